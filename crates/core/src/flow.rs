@@ -1,0 +1,73 @@
+//! Flow identifiers, per-flow configuration and the validated ranges.
+//!
+//! Weights are integers (as in Linux and FreeBSD): a flow's share of the link
+//! is `weight / Σ weights` over all configured flows (seed 000 §8).
+
+/// Identifies a flow inside one scheduler. Ids are chosen by the caller in
+/// `0..capacity.max_flows`; [`FlowId::RESERVED`] is never a valid flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlowId(pub u32);
+
+impl FlowId {
+    /// Sentinel used internally for "no flow" in intrusive lists.
+    pub const RESERVED: FlowId = FlowId(u32::MAX);
+
+    /// The id as an index into per-flow arrays.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl core::fmt::Display for FlowId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Configuration of one flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowConfig {
+    /// Integer weight, `limits.max_weight >= weight >= 1`.
+    pub weight: u32,
+    /// Largest packet (bytes) the flow may enqueue, `1..=limits.max_packet_len`.
+    pub max_len: u32,
+}
+
+impl FlowConfig {
+    /// A flow of the given weight and maximum packet length (bytes).
+    pub const fn new(weight: u32, max_len: u32) -> Self {
+        Self { weight, max_len }
+    }
+}
+
+/// The ranges a scheduler accepts; anything outside is a typed error.
+///
+/// The defaults are the ranges in which every scheduler of this crate is
+/// exact (see each module's doc for its arithmetic):
+/// weights `1..=65536`, packets `1..=65536` bytes (64 KiB, a TSO/GSO segment),
+/// weight sum `<= 2^24`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest accepted weight.
+    pub max_weight: u32,
+    /// Largest accepted `max_len`, in bytes.
+    pub max_packet_len: u32,
+    /// Largest accepted sum of the weights of all configured flows.
+    pub max_weight_sum: u64,
+}
+
+impl Limits {
+    /// The default limits (see the type doc).
+    pub const DEFAULT: Limits = Limits {
+        max_weight: 1 << 16,
+        max_packet_len: 1 << 16,
+        max_weight_sum: 1 << 24,
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}

@@ -1,0 +1,343 @@
+//! Packet storage shared by all schedulers: per-flow FIFO queues in one
+//! pre-sized slab.
+//!
+//! Design: a `Vec` of `max_packets` slots is allocated once; free slots form
+//! a singly linked free list and each flow's packets form a singly linked
+//! FIFO list through the same `next` field (intrusive lists, as mbuf chains
+//! in dummynet). Enqueue and dequeue are O(1) and never allocate; when all
+//! slots are used the enqueue fails with `Full` and the packet is returned.
+//!
+//! This module also owns flow validation (ids, weights, lengths, weight sum)
+//! and the backlog counters, so every scheduler validates identically.
+
+use crate::error::{ConfigError, EnqueueError, EnqueueErrorKind};
+use crate::flow::{FlowConfig, FlowId, Limits};
+use crate::scheduler::{Backlog, Capacity};
+use alloc::vec::Vec;
+
+const NIL: u32 = u32::MAX;
+
+struct Slot<P> {
+    packet: Option<P>,
+    next: u32,
+}
+
+#[derive(Clone, Copy)]
+struct FlowSlot {
+    head: u32,
+    tail: u32,
+    packets: u32,
+    present: bool,
+    bytes: u64,
+    cfg: FlowConfig,
+}
+
+const EMPTY_FLOW: FlowSlot = FlowSlot {
+    head: NIL,
+    tail: NIL,
+    packets: 0,
+    present: false,
+    bytes: 0,
+    cfg: FlowConfig::new(0, 0),
+};
+
+/// Per-flow FIFO queues over a pre-sized slab, with validation and counters.
+pub struct FlowQueues<P> {
+    slots: Vec<Slot<P>>,
+    free: u32,
+    flows: Vec<FlowSlot>,
+    limits: Limits,
+    weight_sum: u64,
+    num_flows: u32,
+    total: Backlog,
+}
+
+impl<P: crate::Packet> FlowQueues<P> {
+    /// Allocates room for `cap.max_flows` flows and `cap.max_packets` packets.
+    pub fn new(cap: Capacity, limits: Limits) -> Self {
+        // u32::MAX is both the reserved flow id and the list terminator.
+        let max_flows = cap.max_flows.min(u32::MAX - 1);
+        let max_packets = cap.max_packets.min(u32::MAX - 1);
+        let mut slots = Vec::with_capacity(max_packets as usize);
+        for i in 0..max_packets {
+            let next = if i + 1 < max_packets { i + 1 } else { NIL };
+            slots.push(Slot { packet: None, next });
+        }
+        Self {
+            slots,
+            free: if max_packets > 0 { 0 } else { NIL },
+            flows: alloc::vec![EMPTY_FLOW; max_flows as usize],
+            limits,
+            weight_sum: 0,
+            num_flows: 0,
+            total: Backlog::default(),
+        }
+    }
+
+    /// The validated ranges.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Number of flow ids (`0..max_flows`).
+    pub fn max_flows(&self) -> u32 {
+        self.flows.len() as u32
+    }
+
+    /// Number of packet slots.
+    pub fn max_packets(&self) -> u32 {
+        self.slots.len() as u32
+    }
+
+    /// Number of configured flows.
+    pub fn num_flows(&self) -> u32 {
+        self.num_flows
+    }
+
+    /// Sum of the weights of all configured flows.
+    pub fn weight_sum(&self) -> u64 {
+        self.weight_sum
+    }
+
+    /// Total backlog.
+    #[inline]
+    pub fn total(&self) -> Backlog {
+        self.total
+    }
+
+    /// True if `id` is a configured flow.
+    #[inline]
+    pub fn contains(&self, id: FlowId) -> bool {
+        self.flows.get(id.index()).is_some_and(|f| f.present)
+    }
+
+    /// A flow's configuration.
+    pub fn config(&self, id: FlowId) -> Option<FlowConfig> {
+        self.flows
+            .get(id.index())
+            .filter(|f| f.present)
+            .map(|f| f.cfg)
+    }
+
+    /// A flow's backlog.
+    pub fn flow_backlog(&self, id: FlowId) -> Option<Backlog> {
+        self.flows
+            .get(id.index())
+            .filter(|f| f.present)
+            .map(|f| Backlog {
+                packets: f.packets as u64,
+                bytes: f.bytes,
+            })
+    }
+
+    /// True if the flow has queued packets (false for unknown flows).
+    #[inline]
+    pub fn is_backlogged(&self, id: FlowId) -> bool {
+        self.flows.get(id.index()).is_some_and(|f| f.packets > 0)
+    }
+
+    /// Length of the flow's head packet.
+    #[inline]
+    pub fn head_len(&self, id: FlowId) -> Option<u32> {
+        self.head(id).map(|p| p.len())
+    }
+
+    /// The flow's head packet.
+    #[inline]
+    pub fn head(&self, id: FlowId) -> Option<&P> {
+        let f = self.flows.get(id.index())?;
+        self.slots.get(f.head as usize)?.packet.as_ref()
+    }
+
+    fn check_id(&self, id: FlowId) -> Result<(), ConfigError> {
+        if id == FlowId::RESERVED {
+            return Err(ConfigError::ReservedFlowId);
+        }
+        if id.index() >= self.flows.len() {
+            return Err(ConfigError::FlowIdOutOfRange {
+                flow: id,
+                max_flows: self.max_flows(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Validates a configuration against the limits.
+    pub fn check_config(&self, cfg: FlowConfig) -> Result<(), ConfigError> {
+        let l = self.limits;
+        if cfg.weight == 0 || cfg.weight > l.max_weight {
+            return Err(ConfigError::InvalidWeight {
+                weight: cfg.weight,
+                max: l.max_weight,
+            });
+        }
+        if cfg.max_len == 0 || cfg.max_len > l.max_packet_len {
+            return Err(ConfigError::InvalidMaxLen {
+                max_len: cfg.max_len,
+                max: l.max_packet_len,
+            });
+        }
+        Ok(())
+    }
+
+    /// Adds a flow after validating id, configuration and weight sum.
+    pub fn add_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
+        self.check_id(id)?;
+        if self.contains(id) {
+            return Err(ConfigError::FlowExists(id));
+        }
+        self.check_config(cfg)?;
+        let sum = self.weight_sum + cfg.weight as u64;
+        if sum > self.limits.max_weight_sum {
+            return Err(ConfigError::WeightSumOverflow {
+                sum,
+                max: self.limits.max_weight_sum,
+            });
+        }
+        self.weight_sum = sum;
+        self.num_flows += 1;
+        self.flows[id.index()] = FlowSlot {
+            present: true,
+            cfg,
+            ..EMPTY_FLOW
+        };
+        Ok(())
+    }
+
+    /// Checks that `id` may take configuration `cfg` (including queued
+    /// packets no longer than the new maximum) and returns the old one.
+    pub fn check_reconfigure(
+        &self,
+        id: FlowId,
+        cfg: FlowConfig,
+    ) -> Result<FlowConfig, ConfigError> {
+        self.check_id(id)?;
+        let old = self.config(id).ok_or(ConfigError::UnknownFlow(id))?;
+        self.check_config(cfg)?;
+        let sum = self.weight_sum - old.weight as u64 + cfg.weight as u64;
+        if sum > self.limits.max_weight_sum {
+            return Err(ConfigError::WeightSumOverflow {
+                sum,
+                max: self.limits.max_weight_sum,
+            });
+        }
+        if cfg.max_len < old.max_len {
+            let longest = self.iter_flow(id).map(|p| p.len()).max().unwrap_or(0);
+            if longest > cfg.max_len {
+                return Err(ConfigError::QueuedPacketTooLong {
+                    flow: id,
+                    queued_len: longest,
+                    new_max_len: cfg.max_len,
+                });
+            }
+        }
+        Ok(old)
+    }
+
+    /// Validates (as [`check_reconfigure`](Self::check_reconfigure)) and applies a
+    /// new configuration; returns the old one.
+    pub fn reconfigure(&mut self, id: FlowId, cfg: FlowConfig) -> Result<FlowConfig, ConfigError> {
+        let old = self.check_reconfigure(id, cfg)?;
+        self.weight_sum = self.weight_sum - old.weight as u64 + cfg.weight as u64;
+        self.flows[id.index()].cfg = cfg;
+        Ok(old)
+    }
+
+    /// Removes a flow, returning its packets in FIFO order.
+    pub fn remove_flow(&mut self, id: FlowId) -> Result<Vec<P>, ConfigError> {
+        self.check_id(id)?;
+        if !self.contains(id) {
+            return Err(ConfigError::UnknownFlow(id));
+        }
+        let mut out = Vec::with_capacity(self.flows[id.index()].packets as usize);
+        while let Some(p) = self.pop(id) {
+            out.push(p);
+        }
+        let f = &mut self.flows[id.index()];
+        self.weight_sum -= f.cfg.weight as u64;
+        self.num_flows -= 1;
+        *f = EMPTY_FLOW;
+        Ok(out)
+    }
+
+    /// Validates and queues a packet. Returns `true` if the flow was empty
+    /// before (it just became backlogged).
+    #[inline]
+    pub fn push(&mut self, id: FlowId, packet: P) -> Result<bool, EnqueueError<P>> {
+        let len = packet.len();
+        let Some(f) = self.flows.get_mut(id.index()).filter(|f| f.present) else {
+            let kind = if id == FlowId::RESERVED {
+                EnqueueErrorKind::ReservedFlowId
+            } else {
+                EnqueueErrorKind::UnknownFlow(id)
+            };
+            return Err(EnqueueError { kind, packet });
+        };
+        if len == 0 {
+            return Err(EnqueueError {
+                kind: EnqueueErrorKind::EmptyPacket,
+                packet,
+            });
+        }
+        if len > f.cfg.max_len {
+            let kind = EnqueueErrorKind::PacketTooLong {
+                len,
+                max_len: f.cfg.max_len,
+            };
+            return Err(EnqueueError { kind, packet });
+        }
+        let idx = self.free;
+        let Some(slot) = self.slots.get_mut(idx as usize) else {
+            let kind = EnqueueErrorKind::Full {
+                capacity: self.slots.len() as u32,
+            };
+            return Err(EnqueueError { kind, packet });
+        };
+        self.free = slot.next;
+        slot.packet = Some(packet);
+        slot.next = NIL;
+        let was_empty = f.packets == 0;
+        if was_empty {
+            f.head = idx;
+        } else if let Some(t) = self.slots.get_mut(f.tail as usize) {
+            t.next = idx;
+        }
+        f.tail = idx;
+        f.packets += 1;
+        f.bytes += len as u64;
+        self.total.packets += 1;
+        self.total.bytes += len as u64;
+        Ok(was_empty)
+    }
+
+    /// Removes the head packet of a flow.
+    #[inline]
+    pub fn pop(&mut self, id: FlowId) -> Option<P> {
+        let f = self.flows.get_mut(id.index())?;
+        let idx = f.head;
+        let slot = self.slots.get_mut(idx as usize)?;
+        let packet = slot.packet.take()?;
+        let len = packet.len() as u64;
+        f.head = slot.next;
+        slot.next = self.free;
+        self.free = idx;
+        f.packets -= 1;
+        f.bytes -= len;
+        if f.packets == 0 {
+            f.tail = NIL;
+        }
+        self.total.packets -= 1;
+        self.total.bytes -= len;
+        Some(packet)
+    }
+
+    /// Iterates over a flow's packets, head first.
+    pub fn iter_flow(&self, id: FlowId) -> impl Iterator<Item = &P> + '_ {
+        let mut idx = self.flows.get(id.index()).map_or(NIL, |f| f.head);
+        core::iter::from_fn(move || {
+            let slot = self.slots.get(idx as usize)?;
+            idx = slot.next;
+            slot.packet.as_ref()
+        })
+    }
+}

@@ -1,0 +1,44 @@
+//! # fairway-core: the scheduling algorithms
+//!
+//! `no_std` + `alloc`: no threads, no I/O, no clocks. Everything here is a pure
+//! data structure driven by its caller.
+//!
+//! * [`Scheduler`] is the one trait every packet scheduler implements
+//!   (add/remove/reconfigure a flow, enqueue, dequeue, peek, counters).
+//! * One module per algorithm: [`fifo`], [`drr`], [`wf2q_plus`] (exact WF2Q+,
+//!   the oracle the approximate schedulers are checked against).
+//! * [`flow_queues`] holds the packets of every scheduler: a pre-sized slab
+//!   with one intrusive FIFO list per flow, so the fast path never allocates.
+//! * [`registry`] turns a textual spec such as `drr` or `wf2q+` into a boxed
+//!   scheduler, for command-line tools and the evaluation harness.
+//!
+//! Bad input never panics and never loses a packet: every error is typed
+//! ([`ConfigError`], [`EnqueueError`]) and an enqueue error hands the packet
+//! back to the caller.
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+extern crate alloc;
+
+pub mod drr;
+pub mod error;
+pub mod fifo;
+pub mod flow;
+pub mod flow_queues;
+pub mod indexed_heap;
+pub mod packet;
+pub mod registry;
+pub mod scheduler;
+pub mod vtime;
+pub mod wf2q_plus;
+
+pub use drr::Drr;
+pub use error::{ConfigError, EnqueueError, EnqueueErrorKind};
+pub use fifo::Fifo;
+pub use flow::{FlowConfig, FlowId, Limits};
+pub use flow_queues::FlowQueues;
+pub use packet::Packet;
+pub use registry::{SchedKind, SchedSpec, SpecError};
+pub use scheduler::{Backlog, Capacity, Dequeued, Scheduler};
+pub use wf2q_plus::Wf2qPlus;

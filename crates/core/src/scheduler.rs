@@ -1,0 +1,103 @@
+//! The one trait every packet scheduler implements.
+//!
+//! The contract, shared by FIFO, DRR, WF2Q+, QFQ and QFQ+:
+//! * flows are identified by caller-chosen [`FlowId`]s below
+//!   `Capacity::max_flows`, configured with a weight and a maximum packet length;
+//! * `enqueue` either accepts the packet or returns it inside an
+//!   [`EnqueueError`]; `dequeue` returns the next packet to transmit and its flow;
+//! * `peek` returns the packet the next `dequeue` will return, provided no
+//!   enqueue or reconfiguration happens in between;
+//! * per-flow queues are FIFO; a flow removed while backlogged hands back its
+//!   packets in order, and every counter stays consistent.
+
+use crate::error::{ConfigError, EnqueueError};
+use crate::flow::{FlowConfig, FlowId};
+use crate::flow_queues::FlowQueues;
+use alloc::vec::Vec;
+
+/// Packets and bytes queued (in a flow, or in the whole scheduler).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    /// Number of packets.
+    pub packets: u64,
+    /// Sum of their lengths, in bytes.
+    pub bytes: u64,
+}
+
+/// Sizes fixed at construction so that the fast path never allocates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacity {
+    /// Flow ids accepted: `0..max_flows`.
+    pub max_flows: u32,
+    /// Packets that can be queued at once over all flows; one more is
+    /// rejected with `EnqueueErrorKind::Full`.
+    pub max_packets: u32,
+}
+
+impl Capacity {
+    /// A capacity of `max_flows` flows and `max_packets` queued packets.
+    pub const fn new(max_flows: u32, max_packets: u32) -> Self {
+        Self {
+            max_flows,
+            max_packets,
+        }
+    }
+}
+
+/// A dequeued packet and the flow it belongs to.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Dequeued<P> {
+    /// The flow the packet was enqueued on.
+    pub flow: FlowId,
+    /// The packet.
+    pub packet: P,
+}
+
+/// A packet scheduler. See the module doc for the contract.
+pub trait Scheduler<P: crate::Packet> {
+    /// Short name, as used on the command line (`drr`, `wf2q+`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Configures a new flow.
+    fn add_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError>;
+
+    /// Removes a flow, returning its queued packets in FIFO order.
+    fn remove_flow(&mut self, id: FlowId) -> Result<Vec<P>, ConfigError>;
+
+    /// Changes a flow's weight and maximum packet length, also while it is
+    /// backlogged. Fails (changing nothing) if a queued packet is longer
+    /// than the new maximum.
+    fn reconfigure_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError>;
+
+    /// Queues `packet` on flow `id`, or hands it back with the reason.
+    fn enqueue(&mut self, id: FlowId, packet: P) -> Result<(), EnqueueError<P>>;
+
+    /// Removes and returns the next packet to transmit.
+    fn dequeue(&mut self) -> Option<Dequeued<P>>;
+
+    /// The flow and packet the next `dequeue` will return.
+    fn peek(&mut self) -> Option<(FlowId, &P)>;
+
+    /// The packet store, for the counters below.
+    fn queues(&self) -> &FlowQueues<P>;
+
+    /// Packets and bytes queued in the whole scheduler.
+    fn backlog(&self) -> Backlog {
+        self.queues().total()
+    }
+
+    /// Packets and bytes queued in one flow, `None` for an unknown flow.
+    fn flow_backlog(&self, id: FlowId) -> Option<Backlog> {
+        self.queues().flow_backlog(id)
+    }
+
+    /// A flow's configuration, `None` for an unknown flow.
+    fn flow_config(&self, id: FlowId) -> Option<FlowConfig> {
+        self.queues().config(id)
+    }
+
+    /// True when no packet is queued.
+    fn is_empty(&self) -> bool {
+        self.queues().total().packets == 0
+    }
+}

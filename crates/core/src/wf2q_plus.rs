@@ -1,0 +1,185 @@
+//! Exact WF2Q+ (Bennett & Zhang; seed 003 §3.1, seed 004 §1.4.1, seed 000 App. A.2).
+//!
+//! Each flow i carries virtual start and finish times of its head packet:
+//! `S_i = max(V, F_i)` when the flow becomes backlogged, `S_i = F_i` after a
+//! dequeue, and `F_i = S_i + l/φ_i`. The system virtual time follows Eq. (3)
+//! of seed 003 (A.3 of seed 000): `V ← max(V + l/Φ, min_{backlogged} S_i)`
+//! after every dequeue of `l` bytes. A flow is *eligible* when `S_i <= V`;
+//! dequeue serves the eligible flow with the smallest `F_i` (ties: lowest id).
+//!
+//! Two indexed binary heaps make every operation O(log N): eligible flows
+//! keyed by F, not-yet-eligible flows keyed by S. This is the exact reference
+//! the approximate schedulers (QFQ, QFQ+) are tested against.
+//!
+//! Arithmetic: φ_i = w_i / W with W the sum of the weights of *all*
+//! configured flows (Σφ = 1). Virtual times are fixed point
+//! ([`crate::vtime`], 24 fractional bits); `l/φ_i` is `l·2^24/w_i` and the V
+//! increment `l·2^24/W`, each truncated by less than one unit (2^-24 byte).
+//! Exact within the default [`Limits`]. A flow idle while more than 2^30 bytes
+//! were served restarts at V, so its stale finish time is never compared
+//! across a wrap of the 64-bit clock.
+
+use crate::error::{ConfigError, EnqueueError};
+use crate::flow::{FlowConfig, FlowId, Limits};
+use crate::flow_queues::FlowQueues;
+use crate::indexed_heap::IndexedHeap;
+use crate::scheduler::{Capacity, Dequeued, Scheduler};
+use crate::vtime::{vt_ge, vt_len, vt_max, VirtualTime};
+use crate::Packet;
+use alloc::vec::Vec;
+
+/// Service (bytes) after which an idle flow's finish time is treated as stale.
+const STALE_BYTES: u64 = 1 << 30;
+
+#[derive(Clone, Copy, Default)]
+struct FlowTimes {
+    start: VirtualTime,
+    finish: VirtualTime,
+    /// `served` when the flow last went idle.
+    idle_mark: u64,
+}
+
+/// Exact WF2Q+.
+pub struct Wf2qPlus<P> {
+    queues: FlowQueues<P>,
+    times: Vec<FlowTimes>,
+    eligible: IndexedHeap,
+    pending: IndexedHeap,
+    vtime: VirtualTime,
+    served: u64,
+}
+
+impl<P: Packet> Wf2qPlus<P> {
+    /// WF2Q+ with default limits.
+    pub fn new(cap: Capacity) -> Self {
+        Self::with_limits(cap, Limits::DEFAULT)
+    }
+
+    /// WF2Q+ with explicit limits (must not exceed [`Limits::DEFAULT`] for
+    /// the arithmetic to stay exact).
+    pub fn with_limits(cap: Capacity, limits: Limits) -> Self {
+        Self {
+            queues: FlowQueues::new(cap, limits),
+            times: alloc::vec![FlowTimes::default(); cap.max_flows as usize],
+            eligible: IndexedHeap::new(cap.max_flows),
+            pending: IndexedHeap::new(cap.max_flows),
+            vtime: 0,
+            served: 0,
+        }
+    }
+
+    /// The system virtual time.
+    pub fn virtual_time(&self) -> VirtualTime {
+        self.vtime
+    }
+
+    /// A flow's virtual (start, finish) times.
+    pub fn flow_times(&self, id: FlowId) -> Option<(VirtualTime, VirtualTime)> {
+        self.queues.config(id)?;
+        let t = self.times[id.index()];
+        Some((t.start, t.finish))
+    }
+
+    /// Stamps the flow's head packet starting at `start` and files the flow.
+    fn schedule(&mut self, i: usize, start: VirtualTime, head_len: u32, weight: u32) {
+        let t = &mut self.times[i];
+        t.start = start;
+        t.finish = start.wrapping_add(vt_len(head_len, weight as u64));
+        if vt_ge(self.vtime, start) {
+            self.eligible.push(t.finish, i as u32);
+        } else {
+            self.pending.push(start, i as u32);
+        }
+    }
+
+    /// Brings V up to the smallest start time if nothing is eligible (work
+    /// conservation) and moves the flows that became eligible.
+    #[inline]
+    fn select(&mut self) -> Option<FlowId> {
+        if self.eligible.is_empty() {
+            let (s, _) = self.pending.peek()?;
+            self.vtime = vt_max(self.vtime, s);
+        }
+        while let Some((s, f)) = self.pending.peek() {
+            if !vt_ge(self.vtime, s) {
+                break;
+            }
+            self.pending.pop();
+            self.eligible.push(self.times[f as usize].finish, f);
+        }
+        self.eligible.peek().map(|(_, f)| FlowId(f))
+    }
+}
+
+impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
+    fn name(&self) -> &'static str {
+        "wf2q+"
+    }
+
+    fn add_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
+        self.queues.add_flow(id, cfg)?;
+        self.times[id.index()] = FlowTimes {
+            start: self.vtime,
+            finish: self.vtime,
+            idle_mark: self.served,
+        };
+        Ok(())
+    }
+
+    fn remove_flow(&mut self, id: FlowId) -> Result<Vec<P>, ConfigError> {
+        let pkts = self.queues.remove_flow(id)?;
+        self.eligible.remove(id.0);
+        self.pending.remove(id.0);
+        Ok(pkts)
+    }
+
+    fn reconfigure_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
+        // The head packet keeps its timestamps; later packets use the new weight.
+        self.queues.reconfigure(id, cfg).map(|_| ())
+    }
+
+    fn enqueue(&mut self, id: FlowId, packet: P) -> Result<(), EnqueueError<P>> {
+        let len = packet.len();
+        if self.queues.push(id, packet)? {
+            let i = id.index();
+            let t = self.times[i];
+            let start = if self.served.wrapping_sub(t.idle_mark) > STALE_BYTES {
+                self.vtime
+            } else {
+                vt_max(self.vtime, t.finish)
+            };
+            let weight = self.queues.config(id).map_or(1, |c| c.weight);
+            self.schedule(i, start, len, weight);
+        }
+        Ok(())
+    }
+
+    fn dequeue(&mut self) -> Option<Dequeued<P>> {
+        let flow = self.select()?;
+        self.eligible.pop();
+        let packet = self.queues.pop(flow)?;
+        let len = packet.len();
+        self.vtime = self
+            .vtime
+            .wrapping_add(vt_len(len, self.queues.weight_sum()));
+        self.served = self.served.wrapping_add(len as u64);
+        let i = flow.index();
+        match (self.queues.head_len(flow), self.queues.config(flow)) {
+            (Some(next_len), Some(cfg)) => {
+                let start = self.times[i].finish;
+                self.schedule(i, start, next_len, cfg.weight);
+            }
+            _ => self.times[i].idle_mark = self.served,
+        }
+        Some(Dequeued { flow, packet })
+    }
+
+    fn peek(&mut self) -> Option<(FlowId, &P)> {
+        let flow = self.select()?;
+        self.queues.head(flow).map(|p| (flow, p))
+    }
+
+    fn queues(&self) -> &FlowQueues<P> {
+        &self.queues
+    }
+}
