@@ -1,0 +1,4 @@
+//! One module per subcommand; each exposes an `Args` struct and `run`.
+
+pub mod demo;
+pub mod guarantees;
