@@ -1,12 +1,140 @@
-//! `fairway guarantees`: T-WFI / B-WFI of schedulers against the fluid reference.
+//! `fairway guarantees`: T-WFI / B-WFI of schedulers against the fluid
+//! reference and the analytical bounds (seed 000 §8.3).
 
+use super::common::{parse_flows, parse_scheds, Table};
 use clap::Args;
+use fairway_eval::controller::Pattern;
+use fairway_eval::guarantees::{run_guarantees, GuaranteeOptions, GuaranteeReport};
+use fairway_eval::workload::PacketSizes;
 
 /// Arguments of `fairway guarantees`.
-#[derive(Args, Default)]
-pub struct GuaranteesArgs {}
+#[derive(Args)]
+#[command(
+    after_help = "Example:\n  fairway guarantees --sched drr,wf2q+ --flows 1k-highw --queue 1 --json"
+)]
+pub struct GuaranteesArgs {
+    /// Schedulers to compare, comma separated, with optional parameters
+    /// (e.g. `drr,wf2q+` or `fifo,drr:quantum=1500`).
+    #[arg(long, default_value = "fifo,drr,wf2q+")]
+    pub sched: String,
+    /// Flow set: a preset (1k-w1, 1k-wmix, 32k-w1, 32k-wmix, 1k-highw) or
+    /// WEIGHTxCOUNT[@MAXLEN] groups (e.g. `1x500,8x125@9000`).
+    #[arg(long, default_value = "1k-highw")]
+    pub flows: String,
+    /// Packets the transmit queue holds besides the one on the wire
+    /// (1 as in seed 000 §8.3, i.e. Q_pkts = 2).
+    #[arg(long, default_value_t = 1)]
+    pub queue: u32,
+    /// Packets to send (default: 60 per flow, at least 20000).
+    #[arg(long)]
+    pub packets: Option<u64>,
+    /// Enqueue pattern of the controller: smooth or bursty.
+    #[arg(long, default_value = "smooth")]
+    pub pattern: String,
+    /// Packet sizes: `fixed` (every packet is the flow's max) or `uniform:MIN`.
+    #[arg(long, default_value = "fixed")]
+    pub sizes: String,
+    /// Probability of switching to the enqueue phase when a flow empties.
+    #[arg(long, default_value_t = 0.5)]
+    pub switch_prob: f64,
+    /// Link rate in bits/s (only converts times to microseconds).
+    #[arg(long, default_value_t = 10_000_000_000)]
+    pub rate: u64,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// One JSON object per scheduler on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Builds the options shared by `guarantees` and `demo`.
+pub fn options(args: &GuaranteesArgs) -> Result<GuaranteeOptions, String> {
+    let flows = parse_flows(&args.flows)?;
+    let mut o = GuaranteeOptions::paper(flows);
+    o.queue_pkts = args.queue;
+    if let Some(p) = args.packets {
+        if p == 0 {
+            return Err("--packets must be positive".into());
+        }
+        o.packets = p;
+    }
+    o.pattern = Pattern::parse(&args.pattern).ok_or_else(|| {
+        format!(
+            "unknown --pattern '{}' (expected smooth or bursty)",
+            args.pattern
+        )
+    })?;
+    o.sizes = PacketSizes::parse(&args.sizes).map_err(|e| e.to_string())?;
+    if !(0.0..=1.0).contains(&args.switch_prob) {
+        return Err(format!(
+            "--switch-prob {} is not a probability",
+            args.switch_prob
+        ));
+    }
+    o.switch_prob = args.switch_prob;
+    if args.rate == 0 {
+        return Err("--rate must be positive".into());
+    }
+    o.rate_bps = args.rate;
+    o.seed = args.seed;
+    Ok(o)
+}
+
+/// Runs every scheduler and returns the reports in order.
+pub fn measure(args: &GuaranteesArgs) -> Result<Vec<GuaranteeReport>, String> {
+    let specs = parse_scheds(&args.sched)?;
+    let o = options(args)?;
+    specs
+        .iter()
+        .map(|s| run_guarantees(s, &o).map(|r| r.0))
+        .collect()
+}
+
+/// Prints the reports as a table.
+pub fn print_table(reports: &[GuaranteeReport]) {
+    let Some(first) = reports.first() else { return };
+    println!(
+        "flows {}, pattern {}, transmit queue {} pkt, {} packets, seed {}; T-WFI in packet service times of the highest-weight flow",
+        first.flows, first.pattern, first.queue, first.packets, first.seed
+    );
+    let mut t = Table::new(&[
+        "sched",
+        "T-WFI",
+        "bound",
+        "T-WFI us",
+        "B-WFI bytes",
+        "bound",
+        "vs GPS",
+        "worst flow",
+        "violations",
+    ]);
+    let opt = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |v| format!("{v:.p$}"));
+    for r in reports {
+        t.row(vec![
+            r.sched.clone(),
+            format!("{:.3}", r.twfi_max_weight_flow),
+            opt(r.twfi_bound_max_weight_flow, 3),
+            format!("{:.2}", r.twfi_max_weight_flow_us),
+            format!("{:.0}", r.bwfi_max_weight_flow),
+            opt(r.bwfi_bound_max_weight_flow, 0),
+            format!("{:.3}", r.gps_delay_max_weight_flow),
+            format!("{:.3}", r.twfi_worst_flow),
+            r.bound_violations.to_string(),
+        ]);
+    }
+    t.print();
+}
 
 /// Runs the measurement.
-pub fn run(_args: GuaranteesArgs) -> Result<(), String> {
-    Err("guarantees not implemented yet".into())
+pub fn run(args: GuaranteesArgs) -> Result<(), String> {
+    let reports = measure(&args)?;
+    if args.json {
+        for r in &reports {
+            println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
+        }
+    } else {
+        print_table(&reports);
+    }
+    Ok(())
 }

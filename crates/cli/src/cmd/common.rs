@@ -1,0 +1,63 @@
+//! Helpers shared by subcommands: argument parsing into library types and a
+//! plain-text table printer.
+
+use fairway_core::registry::parse_list;
+use fairway_core::SchedSpec;
+use fairway_eval::workload::FlowSet;
+
+/// Parses `--sched` lists such as `drr,wf2q+` or `fifo,drr:quantum=1500`.
+pub fn parse_scheds(text: &str) -> Result<Vec<SchedSpec>, String> {
+    let specs = parse_list(text).map_err(|e| e.to_string())?;
+    if specs.is_empty() {
+        return Err("--sched needs at least one scheduler".into());
+    }
+    Ok(specs)
+}
+
+/// Parses `--flows`.
+pub fn parse_flows(text: &str) -> Result<FlowSet, String> {
+    FlowSet::parse(text).map_err(|e| e.to_string())
+}
+
+/// A left-aligned first column, right-aligned numbers.
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these column names.
+    pub fn new(header: &[&str]) -> Self {
+        Self {
+            header: header.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Appends a row.
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// Prints to stdout.
+    pub fn print(&self) {
+        let cols = self.header.len();
+        let mut width = vec![0; cols];
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            for (i, c) in r.iter().enumerate().take(cols) {
+                width[i] = width[i].max(c.chars().count());
+            }
+        }
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            let mut line = String::new();
+            for (i, c) in r.iter().enumerate().take(cols) {
+                if i == 0 {
+                    line.push_str(&format!("{c:<w$}", w = width[i]));
+                } else {
+                    line.push_str(&format!("  {c:>w$}", w = width[i]));
+                }
+            }
+            println!("{}", line.trim_end());
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! The service-guarantee experiment of seed 000 §8.3: run a scheduler in the
+//! link simulation, measure per-flow T-WFI, B-WFI and delay versus GPS, and
+//! compare with the analytical bounds.
+
+use crate::controller::{ControllerConfig, Pattern};
+use crate::link_sim::{simulate, LinkConfig, SimPacket};
+use crate::metrics::{flow_stats, sched_bounds, BoundContext, Bounds, FlowStats};
+use crate::workload::{FlowSet, PacketSizes};
+use fairway_core::{Capacity, Limits, SchedKind, SchedSpec};
+use serde::Serialize;
+
+/// Parameters of one guarantee experiment.
+#[derive(Clone, Debug)]
+pub struct GuaranteeOptions {
+    /// The flows.
+    pub flows: FlowSet,
+    /// Arrival pattern of the controller.
+    pub pattern: Pattern,
+    /// Packet lengths.
+    pub sizes: PacketSizes,
+    /// Transmit-queue size in packets besides the one on the wire.
+    pub queue_pkts: u32,
+    /// Packets to send in total.
+    pub packets: u64,
+    /// Random seed (workload and controller).
+    pub seed: u64,
+    /// Link rate, only to express times in seconds.
+    pub rate_bps: u64,
+    /// Probability of switching to the enqueue phase when a flow empties.
+    pub switch_prob: f64,
+}
+
+impl GuaranteeOptions {
+    /// Seed 000 §8.3 defaults for a flow set.
+    pub fn paper(flows: FlowSet) -> Self {
+        let n = flows.len() as u64;
+        Self {
+            flows,
+            pattern: Pattern::Smooth,
+            sizes: PacketSizes::Fixed,
+            queue_pkts: 1,
+            packets: (60 * n).clamp(20_000, 2_000_000),
+            seed: 1,
+            rate_bps: 10_000_000_000,
+            switch_prob: 0.5,
+        }
+    }
+}
+
+/// The outcome for one scheduler (the JSON object of `fairway guarantees`).
+#[derive(Clone, Debug, Serialize)]
+pub struct GuaranteeReport {
+    /// Scheduler spec.
+    pub sched: String,
+    /// Flow-set name.
+    pub flows: String,
+    /// Arrival pattern.
+    pub pattern: Pattern,
+    /// Transmit-queue size (packets besides the one on the wire).
+    pub queue: u32,
+    /// Packets transmitted.
+    pub packets: u64,
+    /// Seed.
+    pub seed: u64,
+    /// T-WFI of the highest-weight flows, in packet service times of such a flow.
+    pub twfi_max_weight_flow: f64,
+    /// The same in microseconds at `rate_bps`.
+    pub twfi_max_weight_flow_us: f64,
+    /// B-WFI of the highest-weight flows, in bytes.
+    pub bwfi_max_weight_flow: f64,
+    /// Largest delay versus GPS of the highest-weight flows, in their packet service times.
+    pub gps_delay_max_weight_flow: f64,
+    /// Analytical T-WFI bound for the highest-weight flows (packet service times), if known.
+    pub twfi_bound_max_weight_flow: Option<f64>,
+    /// Analytical B-WFI bound for the highest-weight flows (bytes), if known.
+    pub bwfi_bound_max_weight_flow: Option<f64>,
+    /// Largest T-WFI of any flow, each in its own packet service times.
+    pub twfi_worst_flow: f64,
+    /// Flows whose T-WFI or B-WFI exceeded its analytical bound.
+    pub bound_violations: u64,
+    /// Link rate used for the seconds above.
+    pub rate_bps: u64,
+}
+
+/// Analytical bounds for a flow under `spec`, or `None` where the papers
+/// give none we check (FIFO, DRR).
+pub fn bounds_for(spec: &SchedSpec, ctx: BoundContext, flow: &FlowStats) -> Option<Bounds> {
+    let (phi, len) = (flow.phi, flow.max_len as f64);
+    match spec.kind {
+        SchedKind::Wf2qPlus => Some(sched_bounds(ctx, phi, len, 0.0)),
+        SchedKind::Fifo | SchedKind::Drr => None,
+    }
+}
+
+/// Runs one scheduler; returns the report and the per-flow statistics.
+pub fn run_guarantees(
+    spec: &SchedSpec,
+    opt: &GuaranteeOptions,
+) -> Result<(GuaranteeReport, Vec<FlowStats>), String> {
+    let flows = opt.flows.flows();
+    let ctl = ControllerConfig {
+        switch_prob: opt.switch_prob,
+        ..ControllerConfig::paper(opt.pattern, flows.len())
+    };
+    let cap = Capacity::new(
+        flows.len() as u32,
+        (ctl.high + 16).min(u32::MAX as u64 - 2) as u32,
+    );
+    let mut sched = spec.build::<SimPacket>(cap, Limits::DEFAULT);
+    let out = simulate(
+        sched.as_mut(),
+        &opt.flows,
+        ctl,
+        opt.sizes,
+        LinkConfig {
+            queue_pkts: opt.queue_pkts,
+        },
+        opt.packets,
+        opt.seed,
+    )?;
+    if out.refused > 0 {
+        return Err(format!("{spec}: scheduler refused {} packets", out.refused));
+    }
+    let stats = flow_stats(&out, &flows);
+    let ctx = BoundContext::new(opt.flows.max_len(), opt.queue_pkts);
+    let max_w = flows.iter().map(|f| f.0).max().unwrap_or(1);
+    let top: Vec<&FlowStats> = stats.iter().filter(|s| s.weight == max_w).collect();
+    let pst = top.first().map_or(1.0, |s| s.packet_service_time());
+    let fold =
+        |f: &dyn Fn(&FlowStats) -> f64| top.iter().map(|s| f(s)).fold(f64::NEG_INFINITY, f64::max);
+    let twfi = fold(&|s| s.twfi);
+    let bound = top.first().and_then(|s| bounds_for(spec, ctx, s));
+    let violations = stats
+        .iter()
+        .filter(|s| {
+            bounds_for(spec, ctx, s)
+                .is_some_and(|b| s.twfi > b.twfi * (1.0 + 1e-9) || s.bwfi > b.bwfi * (1.0 + 1e-9))
+        })
+        .count() as u64;
+    let report = GuaranteeReport {
+        sched: spec.to_string(),
+        flows: opt.flows.name.clone(),
+        pattern: opt.pattern,
+        queue: opt.queue_pkts,
+        packets: out.records.len() as u64,
+        seed: opt.seed,
+        twfi_max_weight_flow: twfi / pst,
+        twfi_max_weight_flow_us: twfi * 8.0 / opt.rate_bps as f64 * 1e6,
+        bwfi_max_weight_flow: fold(&|s| s.bwfi),
+        gps_delay_max_weight_flow: fold(&|s| s.max_delay_vs_gps) / pst,
+        twfi_bound_max_weight_flow: bound.map(|b| b.twfi / pst),
+        bwfi_bound_max_weight_flow: bound.map(|b| b.bwfi),
+        twfi_worst_flow: stats
+            .iter()
+            .map(|s| s.twfi / s.packet_service_time())
+            .fold(f64::NEG_INFINITY, f64::max),
+        bound_violations: violations,
+        rate_bps: opt.rate_bps,
+    };
+    Ok((report, stats))
+}

@@ -1,0 +1,234 @@
+//! Discrete-event simulation of a scheduler feeding a constant-rate link
+//! through a FIFO transmit queue (seed 000 §4 and App. A.4, Fig. A.9 B).
+//!
+//! Packets arrive from the [`Controller`] (closed loop: enqueue phases at
+//! the current instant, dequeue phases driven by the link). The transmit
+//! queue holds `queue_pkts` packets besides the one on the wire; whenever it
+//! has room the scheduler is asked for the next packet. Time is in
+//! *byte-times* (the link sends one byte per unit), so results do not depend
+//! on the link rate; reports convert to seconds with `rate_bps`.
+//!
+//! Along the run it records, for every packet, its arrival, the flow's
+//! backlog right after the arrival (bytes not yet transmitted, including the
+//! packets in the transmit queue and the untransmitted part of the one on the
+//! wire) and its completion; and for every flow its B-WFI (seed 000 Eq. (5)),
+//! tracked online as explained in [`crate::metrics`].
+
+use crate::controller::{Controller, ControllerConfig};
+use crate::workload::{FlowSet, PacketSizes};
+use fairway_core::{FlowConfig, FlowId, Packet, Scheduler};
+use std::collections::VecDeque;
+
+/// The packet type of simulations: a length and the index of its record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimPacket {
+    /// Length in bytes.
+    pub len: u32,
+    /// Index into [`SimOutput::records`].
+    pub id: u32,
+}
+
+impl Packet for SimPacket {
+    #[inline]
+    fn len(&self) -> u32 {
+        self.len
+    }
+}
+
+/// The link behind the scheduler.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkConfig {
+    /// Packets the transmit queue holds besides the one on the wire
+    /// (1 in seed 000 §8.3, i.e. `Q_pkts = 2`).
+    pub queue_pkts: u32,
+}
+
+/// What happened to one packet. Times in byte-times.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PacketRecord {
+    /// Flow index.
+    pub flow: u32,
+    /// Length (bytes).
+    pub len: u32,
+    /// Arrival time.
+    pub arrival: u64,
+    /// Flow backlog right after the arrival, `B_i(t_a)` (bytes).
+    pub backlog_after_arrival: u64,
+    /// Start of transmission.
+    pub start: u64,
+    /// End of transmission, `t_c`.
+    pub completion: u64,
+}
+
+/// Result of a simulation.
+#[derive(Debug)]
+pub struct SimOutput {
+    /// One record per transmitted packet, in arrival order.
+    pub records: Vec<PacketRecord>,
+    /// B-WFI of each flow (bytes), measured online.
+    pub bwfi: Vec<f64>,
+    /// Enqueues the scheduler refused (should be 0 with enough capacity).
+    pub refused: u64,
+    /// Simulated duration (byte-times).
+    pub duration: u64,
+}
+
+struct FlowState {
+    phi: f64,
+    max_len: u32,
+    arrived: u64,
+    completed: u64,
+    /// Bytes that arrived at exactly `arrival_instant` (excluded from
+    /// `B_i(t1, t2)` when t2 is that instant: arrivals in the open interval).
+    arrival_instant: u64,
+    arrived_at_instant: u64,
+    min_lag: f64,
+    bwfi: f64,
+}
+
+/// Runs `packets` packets of the flow set through `sched` (which must be
+/// empty and have room for the flows) and the link.
+pub fn simulate(
+    sched: &mut dyn Scheduler<SimPacket>,
+    flows: &FlowSet,
+    controller: ControllerConfig,
+    sizes: PacketSizes,
+    link: LinkConfig,
+    packets: u64,
+    seed: u64,
+) -> Result<SimOutput, String> {
+    let cfgs = flows.flows();
+    for (i, &(w, l)) in cfgs.iter().enumerate() {
+        sched
+            .add_flow(FlowId(i as u32), FlowConfig::new(w, l))
+            .map_err(|e| format!("{}: cannot add flow {i}: {e}", sched.name()))?;
+    }
+    let weights: Vec<u32> = cfgs.iter().map(|c| c.0).collect();
+    let wsum = flows.weight_sum() as f64;
+    let mut st: Vec<FlowState> = cfgs
+        .iter()
+        .map(|&(w, l)| FlowState {
+            phi: w as f64 / wsum,
+            max_len: l,
+            arrived: 0,
+            completed: 0,
+            arrival_instant: u64::MAX,
+            arrived_at_instant: 0,
+            min_lag: 0.0,
+            bwfi: 0.0,
+        })
+        .collect();
+    let mut ctl = Controller::new(controller, &weights, seed);
+    let mut records: Vec<PacketRecord> = Vec::with_capacity(packets as usize);
+    let mut fifo: VecDeque<SimPacket> = VecDeque::with_capacity(link.queue_pkts as usize + 1);
+    let mut wire: Option<(SimPacket, u64)> = None;
+    let mut t: u64 = 0;
+    let mut completed_total: u64 = 0;
+    let mut budget = packets;
+    let mut refused = 0u64;
+    let mut want_enqueue = true;
+
+    loop {
+        if want_enqueue && budget > 0 {
+            let before = budget;
+            let sent_now = wire.map(|(p, start)| (records[p.id as usize].flow, t - start));
+            ctl.fill(&mut budget, |flow, rng| {
+                let s = &mut st[flow as usize];
+                let len = sizes.draw(rng, s.max_len);
+                let in_flight = match sent_now {
+                    Some((f, sent)) if f == flow => sent,
+                    _ => 0,
+                };
+                if s.arrived == s.completed {
+                    // A backlogged period starts: t1 of the B-WFI intervals.
+                    let w_now = (completed_total + sent_now.map_or(0, |x| x.1)) as f64;
+                    s.min_lag = s.phi * w_now - s.completed as f64;
+                }
+                let id = records.len() as u32;
+                let pkt = SimPacket { len, id };
+                if let Err(e) = sched.enqueue(FlowId(flow), pkt) {
+                    refused += 1;
+                    let _ = e.into_packet();
+                    return false;
+                }
+                s.arrived += len as u64;
+                if s.arrival_instant != t {
+                    s.arrival_instant = t;
+                    s.arrived_at_instant = 0;
+                }
+                s.arrived_at_instant += len as u64;
+                records.push(PacketRecord {
+                    flow,
+                    len,
+                    arrival: t,
+                    backlog_after_arrival: s.arrived - s.completed - in_flight,
+                    ..Default::default()
+                });
+                true
+            });
+            if budget == before && wire.is_none() && sched.is_empty() {
+                break; // nothing generated and nothing left: avoid spinning
+            }
+        }
+        want_enqueue = false;
+
+        // Keep the wire busy and the transmit queue full.
+        loop {
+            if wire.is_none() {
+                if let Some(p) = fifo.pop_front() {
+                    let rec = &mut records[p.id as usize];
+                    rec.start = t;
+                    let s = &mut st[rec.flow as usize];
+                    // Own transmission starts: the lag can only have grown
+                    // since the last own completion (seed 000 Eq. (5)).
+                    let lag = s.phi * completed_total as f64 - s.completed as f64;
+                    let pending = s.arrived
+                        - s.completed
+                        - if s.arrival_instant == t {
+                            s.arrived_at_instant
+                        } else {
+                            0
+                        };
+                    s.bwfi = s.bwfi.max((lag - s.min_lag).min(pending as f64));
+                    wire = Some((p, t));
+                    continue;
+                }
+            }
+            let room = wire.is_none() || fifo.len() < link.queue_pkts as usize;
+            if !room {
+                break;
+            }
+            match sched.dequeue() {
+                Some(d) => {
+                    want_enqueue |= ctl.on_dequeue(d.flow.0);
+                    fifo.push_back(d.packet);
+                }
+                None => break,
+            }
+        }
+        if want_enqueue && budget > 0 {
+            continue; // the controller enqueues at this same instant
+        }
+        let Some((p, start)) = wire.take() else {
+            if budget == 0 {
+                break;
+            }
+            want_enqueue = true;
+            continue;
+        };
+        t = start + p.len as u64;
+        completed_total += p.len as u64;
+        let rec = &mut records[p.id as usize];
+        rec.completion = t;
+        let s = &mut st[rec.flow as usize];
+        s.completed += p.len as u64;
+        let lag = s.phi * completed_total as f64 - s.completed as f64;
+        s.min_lag = s.min_lag.min(lag);
+    }
+    Ok(SimOutput {
+        bwfi: st.iter().map(|s| s.bwfi).collect(),
+        records,
+        refused,
+        duration: t,
+    })
+}

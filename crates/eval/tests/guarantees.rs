@@ -1,0 +1,86 @@
+//! Service guarantees measured against the fluid reference and checked
+//! against the papers' analytical bounds, packet by packet.
+
+use fairway_core::{SchedKind, SchedSpec};
+use fairway_eval::controller::Pattern;
+use fairway_eval::guarantees::{bounds_for, run_guarantees, GuaranteeOptions};
+use fairway_eval::metrics::BoundContext;
+use fairway_eval::workload::{FlowSet, PacketSizes};
+use proptest::prelude::*;
+
+fn opts(flows: &str, packets: u64, seed: u64) -> GuaranteeOptions {
+    let mut o = GuaranteeOptions::paper(FlowSet::parse(flows).unwrap());
+    o.packets = packets;
+    o.seed = seed;
+    o
+}
+
+/// The regime of seed 000 §8.3 on `1k-highw`: WF2Q+ close to one packet
+/// service time, DRR in the hundreds.
+#[test]
+fn one_k_highw_lands_in_the_papers_regime() {
+    let o = opts("1k-highw", 60_000, 1);
+    let (wf2q, _) = run_guarantees(&SchedSpec::new(SchedKind::Wf2qPlus), &o).unwrap();
+    let (drr, _) = run_guarantees(&SchedSpec::new(SchedKind::Drr), &o).unwrap();
+    assert!(
+        wf2q.twfi_max_weight_flow <= 2.0,
+        "WF2Q+ T-WFI {}",
+        wf2q.twfi_max_weight_flow
+    );
+    assert!(
+        drr.twfi_max_weight_flow >= 100.0,
+        "DRR T-WFI {}",
+        drr.twfi_max_weight_flow
+    );
+    assert_eq!(wf2q.bound_violations, 0);
+    assert_eq!(wf2q.packets, 60_000);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// WF2Q+ never exceeds its T-WFI and B-WFI bounds (seed 000 Eqs. (2) and
+    /// (6), ΔS = 0), on random flow sets, sizes, patterns and queue sizes.
+    #[test]
+    fn wf2q_plus_stays_within_its_bounds(
+        groups in proptest::collection::vec((1u32..64, 1u32..6, 64u32..9000), 1..5),
+        bursty in any::<bool>(),
+        uniform in any::<bool>(),
+        queue in 0u32..4,
+        seed in any::<u64>(),
+    ) {
+        let spec: Vec<String> = groups.iter().map(|(w, c, l)| format!("{w}x{c}@{l}")).collect();
+        let mut o = opts(&spec.join(","), 3000, seed);
+        o.pattern = if bursty { Pattern::Bursty } else { Pattern::Smooth };
+        o.sizes = if uniform { PacketSizes::Uniform { min: 64 } } else { PacketSizes::Fixed };
+        o.queue_pkts = queue;
+        let sched = SchedSpec::new(SchedKind::Wf2qPlus);
+        let (report, stats) = run_guarantees(&sched, &o).unwrap();
+        let ctx = BoundContext::new(o.flows.max_len(), queue);
+        for s in &stats {
+            let b = bounds_for(&sched, ctx, s).unwrap();
+            prop_assert!(s.twfi <= b.twfi + 1e-6, "flow {} T-WFI {} > bound {}", s.flow, s.twfi, b.twfi);
+            prop_assert!(s.bwfi <= b.bwfi + 1e-6, "flow {} B-WFI {} > bound {}", s.flow, s.bwfi, b.bwfi);
+        }
+        prop_assert_eq!(report.bound_violations, 0);
+        prop_assert_eq!(report.packets, 3000);
+    }
+}
+
+/// A deliberately unfair scheduler (FIFO) must violate the WF2Q+ bound on
+/// a skewed flow set: the check can fail.
+#[test]
+fn the_bound_check_catches_an_unfair_scheduler() {
+    let o = opts("333x1,1x99", 20_000, 3);
+    let (fifo, stats) = run_guarantees(&SchedSpec::new(SchedKind::Fifo), &o).unwrap();
+    let ctx = BoundContext::new(o.flows.max_len(), o.queue_pkts);
+    let wf2q = SchedSpec::new(SchedKind::Wf2qPlus);
+    let violated = stats
+        .iter()
+        .any(|s| s.twfi > bounds_for(&wf2q, ctx, s).unwrap().twfi);
+    assert!(
+        violated,
+        "FIFO T-WFI {} should break the WF2Q+ bound",
+        fifo.twfi_max_weight_flow
+    );
+}
