@@ -6,7 +6,8 @@
 //! * [`Scheduler`] is the one trait every packet scheduler implements
 //!   (add/remove/reconfigure a flow, enqueue, dequeue, peek, counters).
 //! * One module per algorithm: [`fifo`], [`drr`], [`wf2q_plus`] (exact WF2Q+,
-//!   the oracle the approximate schedulers are checked against).
+//!   the oracle the approximate schedulers are checked against), [`qfq`]
+//!   (O(1) QFQ) and [`sched_plus`] (the SCHED+ scheme: QFQ+ and WF2Q++).
 //! * [`flow_queues`] holds the packets of every scheduler: a pre-sized slab
 //!   with one intrusive FIFO list per flow, so the fast path never allocates.
 //! * [`registry`] turns a textual spec such as `drr` or `wf2q+` into a boxed
@@ -28,7 +29,9 @@ pub mod flow;
 pub mod flow_queues;
 pub mod indexed_heap;
 pub mod packet;
+pub mod qfq;
 pub mod registry;
+pub mod sched_plus;
 pub mod scheduler;
 pub mod vtime;
 pub mod wf2q_plus;
@@ -39,6 +42,8 @@ pub use fifo::Fifo;
 pub use flow::{FlowConfig, FlowId, Limits};
 pub use flow_queues::FlowQueues;
 pub use packet::Packet;
+pub use qfq::Qfq;
 pub use registry::{SchedKind, SchedSpec, SpecError};
+pub use sched_plus::{AggregateScheduler, QfqPlus, SchedPlus, Wf2qPlusPlus};
 pub use scheduler::{Backlog, Capacity, Dequeued, Scheduler};
 pub use wf2q_plus::Wf2qPlus;

@@ -4,10 +4,14 @@
 //!
 //! Grammar: `NAME[:KEY=VALUE[,KEY=VALUE...]]`. Parameters:
 //! * `drr:quantum=BYTES` — fixed DRR quantum unit (default: largest max_len).
+//! * `qfq+:m=M`, `wf2q++:m=M` — aggregate size M of the SCHED+ schemes,
+//!   `1..=64` (default 8; values outside are clamped).
 
 use crate::drr::Drr;
 use crate::fifo::Fifo;
 use crate::flow::Limits;
+use crate::qfq::Qfq;
+use crate::sched_plus::{QfqPlus, Wf2qPlusPlus, DEFAULT_M};
 use crate::scheduler::{Capacity, Scheduler};
 use crate::wf2q_plus::Wf2qPlus;
 use crate::Packet;
@@ -23,20 +27,36 @@ pub enum SchedKind {
     Fifo,
     /// Deficit Round Robin.
     Drr,
+    /// Quick Fair Queueing.
+    Qfq,
+    /// QFQ+ (SCHED+ over QFQ).
+    QfqPlus,
     /// Exact WF2Q+.
     Wf2qPlus,
+    /// WF2Q++ (SCHED+ over WF2Q+).
+    Wf2qPlusPlus,
 }
 
 impl SchedKind {
     /// Every kind, in the order tables list them.
-    pub const ALL: &'static [SchedKind] = &[SchedKind::Fifo, SchedKind::Drr, SchedKind::Wf2qPlus];
+    pub const ALL: &'static [SchedKind] = &[
+        SchedKind::Fifo,
+        SchedKind::Drr,
+        SchedKind::Qfq,
+        SchedKind::QfqPlus,
+        SchedKind::Wf2qPlus,
+        SchedKind::Wf2qPlusPlus,
+    ];
 
     /// The command-line name.
     pub fn name(self) -> &'static str {
         match self {
             SchedKind::Fifo => "fifo",
             SchedKind::Drr => "drr",
+            SchedKind::Qfq => "qfq",
+            SchedKind::QfqPlus => "qfq+",
             SchedKind::Wf2qPlus => "wf2q+",
+            SchedKind::Wf2qPlusPlus => "wf2q++",
         }
     }
 
@@ -86,6 +106,7 @@ impl fmt::Display for SpecError {
 fn accepted_params(kind: SchedKind) -> &'static [&'static str] {
     match kind {
         SchedKind::Drr => &["quantum"],
+        SchedKind::QfqPlus | SchedKind::Wf2qPlusPlus => &["m"],
         _ => &[],
     }
 }
@@ -126,6 +147,11 @@ impl SchedSpec {
         self.params.iter().find(|(k, _)| k == key).map(|&(_, v)| v)
     }
 
+    /// The SCHED+ aggregate size `m` (default 8), clamped to `1..=64`.
+    fn aggregate_size(&self) -> u32 {
+        self.param("m").unwrap_or(DEFAULT_M as u64).clamp(1, 64) as u32
+    }
+
     /// Builds the scheduler.
     pub fn build<P: Packet + 'static>(
         &self,
@@ -138,7 +164,16 @@ impl SchedSpec {
                 let unit = self.param("quantum").map(|q| q.min(u32::MAX as u64) as u32);
                 Box::new(Drr::with_options(cap, limits, unit))
             }
+            SchedKind::Qfq => Box::new(Qfq::with_limits(cap, limits)),
+            SchedKind::QfqPlus => {
+                Box::new(QfqPlus::with_options(cap, limits, self.aggregate_size()))
+            }
             SchedKind::Wf2qPlus => Box::new(Wf2qPlus::with_limits(cap, limits)),
+            SchedKind::Wf2qPlusPlus => Box::new(Wf2qPlusPlus::with_options(
+                cap,
+                limits,
+                self.aggregate_size(),
+            )),
         }
     }
 }
