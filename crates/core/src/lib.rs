@@ -29,6 +29,7 @@ pub mod flow;
 pub mod flow_queues;
 pub mod indexed_heap;
 pub mod packet;
+pub mod pq;
 pub mod qfq;
 pub mod registry;
 pub mod sched_plus;

@@ -1,0 +1,210 @@
+//! Circular hierarchical FFS-based queue, cFFS (seed 002 §3.1.1, Fig. 4).
+//!
+//! Two [`HierarchicalBitmap`]s of `N` buckets each cover a moving window of
+//! `2N` ranks: the *primary* half holds ranks `base..base + N`, the
+//! *secondary* (buffer) half the next `N`. When the primary empties, the two
+//! halves swap roles in O(1) (a flag flips and `base` advances by `N`): the
+//! old secondary's bitmap and buckets become the primary without copying.
+//!
+//! Out-of-window ranks are clamped as the paper says, and counted:
+//! a rank below `base` goes to the first primary bucket
+//! ([`CircularFfsQueue::clamped_low`]) and one past the window to the last
+//! secondary bucket ([`CircularFfsQueue::clamped_high`]); both keep FIFO order
+//! within that bucket but lose their relative rank order.
+//!
+//! Window policy (choices the paper leaves open):
+//! * an insert into an empty queue re-bases the window on
+//!   `rank - rank % N`, so a fresh burst never clamps;
+//! * an insert past the window while the primary is empty swaps first, which
+//!   extends the window instead of clamping;
+//! * otherwise the swap is lazy, on the extract that finds the primary empty.
+
+use super::bucket_lists::BucketLists;
+use super::hierarchical_ffs::HierarchicalBitmap;
+use super::{IntegerPriorityQueue, PqError};
+
+/// cFFS: a min-queue over a moving window of `2 * buckets_per_half` ranks.
+pub struct CircularFfsQueue {
+    /// Buckets `0..N` belong to half 0 and `N..2N` to half 1.
+    lists: BucketLists,
+    bitmaps: [HierarchicalBitmap; 2],
+    /// Which half is the primary (0 or 1).
+    primary: usize,
+    /// First rank of the primary half.
+    base: u64,
+    half: u32,
+    clamped_low: u64,
+    clamped_high: u64,
+}
+
+impl CircularFfsQueue {
+    /// A queue whose window spans `2 * buckets_per_half` ranks, starting at
+    /// rank 0, for handles `0..capacity`.
+    pub fn new(buckets_per_half: u32, capacity: u32) -> Result<Self, PqError> {
+        if buckets_per_half == 0 || buckets_per_half > u32::MAX / 2 {
+            return Err(PqError::InvalidConfig(
+                "cFFS needs 1..=2^31-1 buckets per half",
+            ));
+        }
+        Ok(Self {
+            lists: BucketLists::new(2 * buckets_per_half, capacity),
+            bitmaps: [
+                HierarchicalBitmap::new(buckets_per_half),
+                HierarchicalBitmap::new(buckets_per_half),
+            ],
+            primary: 0,
+            base: 0,
+            half: buckets_per_half,
+            clamped_low: 0,
+            clamped_high: 0,
+        })
+    }
+
+    /// First rank of the primary half; the window is `base..base + 2N`.
+    pub fn window_start(&self) -> u64 {
+        self.base
+    }
+
+    /// Buckets per half (`N`).
+    pub fn buckets_per_half(&self) -> u32 {
+        self.half
+    }
+
+    /// Inserts whose rank was below the window (served as its first rank).
+    pub fn clamped_low(&self) -> u64 {
+        self.clamped_low
+    }
+
+    /// Inserts whose rank was past the window (served as its last rank).
+    pub fn clamped_high(&self) -> u64 {
+        self.clamped_high
+    }
+
+    /// Depth of each half's bitmap tree.
+    pub fn depth(&self) -> u32 {
+        self.bitmaps[0].depth()
+    }
+
+    /// O(1) rotation: the secondary becomes the primary.
+    #[inline]
+    fn swap_halves(&mut self) {
+        self.primary ^= 1;
+        self.base = self.base.saturating_add(u64::from(self.half));
+    }
+
+    /// The non-empty (half, index) holding the minimum, without swapping.
+    #[inline]
+    fn min_slot(&self) -> Option<(usize, u32)> {
+        let p = self.primary;
+        if let Some(i) = self.bitmaps[p].first() {
+            return Some((p, i));
+        }
+        self.bitmaps[p ^ 1].first().map(|i| (p ^ 1, i))
+    }
+
+    #[inline]
+    fn bucket_id(&self, half: usize, index: u32) -> u32 {
+        half as u32 * self.half + index
+    }
+
+    #[inline]
+    fn slot_rank(&self, half: usize, index: u32) -> u64 {
+        let offset = if half == self.primary {
+            0
+        } else {
+            u64::from(self.half)
+        };
+        self.base.saturating_add(offset + u64::from(index))
+    }
+}
+
+impl IntegerPriorityQueue for CircularFfsQueue {
+    #[inline]
+    fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
+        self.lists.check_insert(handle)?;
+        let n = u64::from(self.half);
+        if self.lists.len() == 0 {
+            self.base = rank - rank % n;
+        } else if rank.saturating_sub(self.base) >= 2 * n && self.bitmaps[self.primary].is_empty() {
+            // The secondary is non-empty (len > 0): promote it, which moves
+            // the window forward instead of clamping the new rank.
+            self.swap_halves();
+        }
+        let offset = if rank < self.base {
+            self.clamped_low += 1;
+            0
+        } else if rank - self.base >= 2 * n {
+            self.clamped_high += 1;
+            2 * n - 1
+        } else {
+            rank - self.base
+        };
+        let (half, index) = if offset < n {
+            (self.primary, offset as u32)
+        } else {
+            (self.primary ^ 1, (offset - n) as u32)
+        };
+        if self
+            .lists
+            .push_back(self.bucket_id(half, index), handle, rank)
+        {
+            self.bitmaps[half].set(index);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn peek_min(&self) -> Option<(u32, u64)> {
+        let (half, index) = self.min_slot()?;
+        self.lists.front(self.bucket_id(half, index))
+    }
+
+    #[inline]
+    fn extract_min(&mut self) -> Option<(u32, u64)> {
+        let mut p = self.primary;
+        let index = match self.bitmaps[p].first() {
+            Some(i) => i,
+            None => {
+                let i = self.bitmaps[p ^ 1].first()?;
+                self.swap_halves();
+                p = self.primary;
+                i
+            }
+        };
+        let (handle, rank, now_empty) = self.lists.pop_front(self.bucket_id(p, index));
+        if now_empty {
+            self.bitmaps[p].clear(index);
+        }
+        Some((handle, rank))
+    }
+
+    fn remove(&mut self, handle: u32) -> bool {
+        match self.lists.unlink(handle) {
+            Some((bucket, now_empty)) => {
+                if now_empty {
+                    let half = (bucket >= self.half) as usize;
+                    self.bitmaps[half].clear(bucket - half as u32 * self.half);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn soonest_rank(&self) -> Option<u64> {
+        let (half, index) = self.min_slot()?;
+        Some(self.slot_rank(half, index))
+    }
+
+    fn len(&self) -> usize {
+        self.lists.len()
+    }
+
+    fn capacity(&self) -> u32 {
+        self.lists.capacity()
+    }
+
+    fn contains(&self, handle: u32) -> bool {
+        self.lists.bucket_of(handle).is_some()
+    }
+}

@@ -1,0 +1,247 @@
+//! Hierarchical FFS-based queue (seed 002 §3.1.1, Fig. 3).
+//!
+//! [`HierarchicalBitmap`] is a tree of 64-bit occupancy words: bit `i` of a
+//! leaf word says whether bucket `i` is non-empty, and bit `j` of a word one
+//! level up says whether leaf word `j` has any bit set. Finding the first
+//! non-empty bucket is one `trailing_zeros` per level, so every operation is
+//! O(log_64 N) with a depth fixed when the queue is built (3 levels cover
+//! 262 144 buckets). [`HierarchicalFfsQueue`] puts per-bucket FIFO lists
+//! under the bitmap over a fixed rank range; the circular variant
+//! ([`super::CircularFfsQueue`]) reuses the bitmap for its two halves.
+
+use super::bucket_lists::BucketLists;
+use super::{IntegerPriorityQueue, PqError};
+use alloc::vec;
+use alloc::vec::Vec;
+
+/// Bits per bitmap word (the FFS width `w` of the paper).
+pub const WORD_BITS: u32 = 64;
+/// 64^6 > u32::MAX, so six levels cover every bucket count.
+const MAX_LEVELS: usize = 6;
+
+/// Number of levels of a 64-ary occupancy tree over `buckets` leaves:
+/// ⌈log_64 N⌉, and 1 for N ≤ 64 (a single word is still one level).
+pub fn bitmap_depth(buckets: u32) -> u32 {
+    let mut depth = 1;
+    let mut words = buckets.div_ceil(WORD_BITS);
+    while words > 1 {
+        depth += 1;
+        words = words.div_ceil(WORD_BITS);
+    }
+    depth
+}
+
+/// A 64-ary tree of occupancy bits over `0..buckets`.
+#[derive(Clone)]
+pub struct HierarchicalBitmap {
+    /// All levels in one allocation; `offsets[0]` is the leaf level.
+    words: Vec<u64>,
+    offsets: [usize; MAX_LEVELS],
+    depth: usize,
+    buckets: u32,
+}
+
+impl HierarchicalBitmap {
+    /// An empty bitmap over `buckets` bits (at least one).
+    pub fn new(buckets: u32) -> Self {
+        let buckets = buckets.max(1);
+        let depth = bitmap_depth(buckets) as usize;
+        let mut offsets = [0; MAX_LEVELS];
+        let mut total = 0usize;
+        let mut bits = buckets;
+        for offset in offsets.iter_mut().take(depth) {
+            *offset = total;
+            let words = bits.div_ceil(WORD_BITS);
+            total += words as usize;
+            bits = words;
+        }
+        Self {
+            words: vec![0; total],
+            offsets,
+            depth,
+            buckets,
+        }
+    }
+
+    /// Number of bits.
+    pub fn buckets(&self) -> u32 {
+        self.buckets
+    }
+
+    /// Levels in the tree (⌈log_64 N⌉, at least 1).
+    pub fn depth(&self) -> u32 {
+        self.depth as u32
+    }
+
+    /// True if no bit is set (one load: the root word).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.words[self.offsets[self.depth - 1]] == 0
+    }
+
+    /// Sets bit `i` (< buckets); stops climbing at the first level whose
+    /// word was already non-zero, since its parent bit is already set.
+    #[inline]
+    pub fn set(&mut self, i: u32) {
+        let mut i = i as usize;
+        for level in 0..self.depth {
+            let w = &mut self.words[self.offsets[level] + i / 64];
+            let was = *w;
+            *w = was | (1u64 << (i % 64));
+            if was != 0 {
+                break;
+            }
+            i /= 64;
+        }
+    }
+
+    /// Clears bit `i` (< buckets); climbs only while words become zero.
+    #[inline]
+    pub fn clear(&mut self, i: u32) {
+        let mut i = i as usize;
+        for level in 0..self.depth {
+            let w = &mut self.words[self.offsets[level] + i / 64];
+            *w &= !(1u64 << (i % 64));
+            if *w != 0 {
+                break;
+            }
+            i /= 64;
+        }
+    }
+
+    /// True if bit `i` is set.
+    #[inline]
+    pub fn contains(&self, i: u32) -> bool {
+        let i = i as usize;
+        self.words[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    /// Index of the lowest set bit: one FFS (`trailing_zeros`) per level.
+    #[inline]
+    pub fn first(&self) -> Option<u32> {
+        let mut idx = 0usize;
+        let mut level = self.depth;
+        while level > 0 {
+            level -= 1;
+            let w = self.words[self.offsets[level] + idx];
+            if w == 0 {
+                return None; // only possible at the root
+            }
+            idx = idx * 64 + w.trailing_zeros() as usize;
+        }
+        Some(idx as u32)
+    }
+
+    /// Lowest set bit at or after `from`, scanning leaf words linearly
+    /// (used by the approximate gradient queue's fallback search).
+    #[inline]
+    pub fn next_set_from(&self, from: u32) -> Option<u32> {
+        let leaves = &self.words[..self.buckets.div_ceil(WORD_BITS) as usize];
+        let mut wi = from as usize / 64;
+        let mut w = *leaves.get(wi)? & (u64::MAX << (from % 64));
+        loop {
+            if w != 0 {
+                return Some((wi * 64) as u32 + w.trailing_zeros());
+            }
+            wi += 1;
+            w = *leaves.get(wi)?;
+        }
+    }
+}
+
+/// Bucketed min-queue over the fixed rank range `base..base + buckets`, with
+/// a [`HierarchicalBitmap`] over the buckets and FIFO order inside each.
+pub struct HierarchicalFfsQueue {
+    lists: BucketLists,
+    bitmap: HierarchicalBitmap,
+    base: u64,
+}
+
+impl HierarchicalFfsQueue {
+    /// A queue for ranks `base..base + buckets` and handles `0..capacity`.
+    pub fn new(base: u64, buckets: u32, capacity: u32) -> Result<Self, PqError> {
+        if buckets == 0 || base.checked_add(u64::from(buckets)).is_none() {
+            return Err(PqError::InvalidConfig(
+                "buckets must be >= 1 and base + buckets must fit in u64",
+            ));
+        }
+        Ok(Self {
+            lists: BucketLists::new(buckets, capacity),
+            bitmap: HierarchicalBitmap::new(buckets),
+            base,
+        })
+    }
+
+    /// Levels of the occupancy tree.
+    pub fn depth(&self) -> u32 {
+        self.bitmap.depth()
+    }
+
+    #[inline]
+    fn bucket_for(&self, rank: u64) -> Result<u32, PqError> {
+        let d = rank.wrapping_sub(self.base);
+        if rank < self.base || d >= u64::from(self.bitmap.buckets()) {
+            return Err(PqError::RankOutOfRange {
+                rank,
+                min: self.base,
+                max: self.base + u64::from(self.bitmap.buckets()) - 1,
+            });
+        }
+        Ok(d as u32)
+    }
+}
+
+impl IntegerPriorityQueue for HierarchicalFfsQueue {
+    #[inline]
+    fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
+        let bucket = self.bucket_for(rank)?;
+        self.lists.check_insert(handle)?;
+        if self.lists.push_back(bucket, handle, rank) {
+            self.bitmap.set(bucket);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn peek_min(&self) -> Option<(u32, u64)> {
+        self.lists.front(self.bitmap.first()?)
+    }
+
+    #[inline]
+    fn extract_min(&mut self) -> Option<(u32, u64)> {
+        let bucket = self.bitmap.first()?;
+        let (handle, rank, now_empty) = self.lists.pop_front(bucket);
+        if now_empty {
+            self.bitmap.clear(bucket);
+        }
+        Some((handle, rank))
+    }
+
+    fn remove(&mut self, handle: u32) -> bool {
+        match self.lists.unlink(handle) {
+            Some((bucket, now_empty)) => {
+                if now_empty {
+                    self.bitmap.clear(bucket);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn soonest_rank(&self) -> Option<u64> {
+        Some(self.base + u64::from(self.bitmap.first()?))
+    }
+
+    fn len(&self) -> usize {
+        self.lists.len()
+    }
+
+    fn capacity(&self) -> u32 {
+        self.lists.capacity()
+    }
+
+    fn contains(&self, handle: u32) -> bool {
+        self.lists.bucket_of(handle).is_some()
+    }
+}

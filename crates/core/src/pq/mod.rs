@@ -1,0 +1,138 @@
+//! # Integer priority queues (seed 002, Eiffel: §3.1 and §5.2)
+//!
+//! Bucketed min-queues for integer ranks: elements are `u32` *handles* the
+//! caller owns (indices `0..capacity`, e.g. packet slots), each queued with a
+//! `u64` rank. Every queue implements [`IntegerPriorityQueue`]: insert,
+//! peek/extract the minimum, remove any handle in O(1) (O(log n) for the
+//! element heap), and the soonest rank (what a timer would be armed with).
+//! Within one bucket elements leave in FIFO order.
+//!
+//! All storage is allocated by the constructor: per-bucket intrusive FIFO
+//! lists over handle-indexed nodes ([`bucket_lists`]), so no operation
+//! allocates. Bad input is a typed [`PqError`], never a panic.
+//!
+//! | queue | paper | find-min cost | range |
+//! |---|---|---|---|
+//! | [`FfsQueue`] | Fig. 2 | O(words) FFS scan | fixed, ≤ 1024 buckets |
+//! | [`HierarchicalFfsQueue`] | Fig. 3 | O(log₆₄ N) FFS | fixed |
+//! | [`CircularFfsQueue`] (cFFS) | Fig. 4 | O(log₆₄ N) FFS | moving window of 2N, O(1) rotation |
+//! | [`GradientQueue`] | §3.1.2, Thm. 1 | O(log₃₂ N) divisions | fixed |
+//! | [`ApproxGradientQueue`] | §3.1.2, App. B | 1 division (+ linear search) | fixed; **approximate** |
+//! | [`BucketHeap`] ("BH") | §5.2 baseline | O(log B) heap of buckets | fixed |
+//! | [`ElementBinaryHeap`] | §5.2 baseline | O(log n) comparisons | any `u64` |
+//! | [`TimingWheel`] | ref. [54], Carousel | linear slot scan | moving horizon of N |
+//!
+//! ## Which queue to use (seed 002 Fig. 16, from fairway's own measurements)
+//!
+//! Measured with `fairway bench-pq` (fill-drain, see `docs/priority-queues.md`
+//! for the table) on a 2-vCPU VM:
+//!
+//! * **Few priority levels (≲ 1k)**: the choice hardly matters; a flat
+//!   [`FfsQueue`] (≤ 1024 levels) or even [`ElementBinaryHeap`] is enough and
+//!   uses the least memory.
+//! * **Many levels, fixed range** (e.g. remaining flow size): an FFS queue,
+//!   [`HierarchicalFfsQueue`]. [`GradientQueue`] is exact too but pays a
+//!   division per level; it never beat the FFS tree in our runs.
+//! * **Many levels, moving range** (shaping timestamps, virtual times):
+//!   [`CircularFfsQueue`]; it was the fastest exact queue in every fill-drain
+//!   configuration and rotates its window in O(1). A [`TimingWheel`] is only
+//!   competitive when nearly every slot is occupied or the caller advances it
+//!   with the clock ([`TimingWheel::pop_due`]).
+//! * **Moving range, densely occupied levels** (≥ ~70 % of buckets non-empty,
+//!   as for LSTF or hierarchical schedules): [`ApproxGradientQueue`] is exact
+//!   at full occupancy, but in our measurements it did not outrun cFFS; use
+//!   it only where its single-step lookup matters more than exactness, and
+//!   re-size the granularity when more than ~30 % of buckets are empty (its
+//!   error rate climbs quickly, as in seed 002 Fig. 14).
+//! * [`BucketHeap`] is the baseline the Eiffel queues must beat; it is
+//!   close to them only when each bucket holds many elements.
+
+pub mod approx_gradient;
+pub mod binary_heap;
+pub mod bucket_heap;
+pub(crate) mod bucket_lists;
+pub mod circular_ffs;
+pub mod ffs;
+pub mod gradient;
+pub mod hierarchical_ffs;
+pub mod timing_wheel;
+
+pub use approx_gradient::ApproxGradientQueue;
+pub use binary_heap::ElementBinaryHeap;
+pub use bucket_heap::BucketHeap;
+pub use circular_ffs::CircularFfsQueue;
+pub use ffs::FfsQueue;
+pub use gradient::GradientQueue;
+pub use hierarchical_ffs::{bitmap_depth, HierarchicalBitmap, HierarchicalFfsQueue};
+pub use timing_wheel::TimingWheel;
+
+use core::fmt;
+
+/// Why an insert or a constructor was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PqError {
+    /// The handle is not below the queue's capacity.
+    HandleOutOfRange {
+        /// The offending handle.
+        handle: u32,
+        /// The queue's capacity (handles are `0..capacity`).
+        capacity: u32,
+    },
+    /// The handle is already queued (remove or extract it first).
+    AlreadyQueued(u32),
+    /// The rank is outside a fixed-range queue's `min..=max`.
+    RankOutOfRange {
+        /// The rejected rank.
+        rank: u64,
+        /// Lowest accepted rank.
+        min: u64,
+        /// Highest accepted rank.
+        max: u64,
+    },
+    /// A constructor parameter is out of range.
+    InvalidConfig(&'static str),
+}
+
+impl fmt::Display for PqError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PqError::HandleOutOfRange { handle, capacity } => {
+                write!(f, "handle {handle} is out of range (capacity {capacity})")
+            }
+            PqError::AlreadyQueued(h) => write!(f, "handle {h} is already queued"),
+            PqError::RankOutOfRange { rank, min, max } => {
+                write!(f, "rank {rank} is outside {min}..={max}")
+            }
+            PqError::InvalidConfig(msg) => write!(f, "invalid queue configuration: {msg}"),
+        }
+    }
+}
+
+/// A min-priority queue of caller-owned `u32` handles with integer ranks.
+///
+/// Equal ranks (for bucketed queues: equal buckets) leave in FIFO order.
+pub trait IntegerPriorityQueue {
+    /// Queues `handle` (< capacity, not already queued) with `rank`.
+    fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError>;
+    /// The element the next [`extract_min`](Self::extract_min) returns.
+    fn peek_min(&self) -> Option<(u32, u64)>;
+    /// Removes and returns the minimum `(handle, rank)` (the rank it was
+    /// inserted with).
+    fn extract_min(&mut self) -> Option<(u32, u64)>;
+    /// Removes a queued handle; false if it was not queued.
+    fn remove(&mut self, handle: u32) -> bool;
+    /// Rank of the bucket served next: the time to arm a timer for. Equals
+    /// the rank of [`peek_min`](Self::peek_min) unless that element's rank
+    /// was clamped into its bucket.
+    fn soonest_rank(&self) -> Option<u64>;
+    /// Queued elements.
+    fn len(&self) -> usize;
+    /// True if nothing is queued.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Handles are `0..capacity`.
+    fn capacity(&self) -> u32;
+    /// True if `handle` is queued.
+    fn contains(&self, handle: u32) -> bool;
+}
