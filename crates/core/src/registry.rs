@@ -148,7 +148,7 @@ impl SchedSpec {
     }
 
     /// The SCHED+ aggregate size `m` (default 8), clamped to `1..=64`.
-    fn aggregate_size(&self) -> u32 {
+    pub fn aggregate_size(&self) -> u32 {
         self.param("m").unwrap_or(DEFAULT_M as u64).clamp(1, 64) as u32
     }
 

@@ -36,14 +36,20 @@ fn one_k_highw_lands_in_the_papers_regime() {
     assert_eq!(wf2q.packets, 60_000);
 }
 
+/// Every scheduler with an analytical bound, and a few SCHED+ aggregate sizes.
+const BOUNDED: &[&str] = &["wf2q+", "qfq", "qfq+", "qfq+:m=2", "wf2q++", "wf2q++:m=3"];
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// WF2Q+ never exceeds its T-WFI and B-WFI bounds (seed 000 Eqs. (2) and
-    /// (6), ΔS = 0), on random flow sets, sizes, patterns and queue sizes.
+    /// WF2Q+, QFQ, QFQ+ and WF2Q++ never exceed their T-WFI and B-WFI bounds
+    /// (seed 000 Eqs. (2), (6) with ΔS = 0 for WF2Q+ and ΔS = 6L/φ for QFQ;
+    /// Eqs. (3), (7) for the SCHED+ variants), checked packet by packet on
+    /// random flow sets (weights 1..1024, max lengths 64..9000 B), sizes,
+    /// patterns and transmit-queue sizes.
     #[test]
-    fn wf2q_plus_stays_within_its_bounds(
-        groups in proptest::collection::vec((1u32..64, 1u32..6, 64u32..9000), 1..5),
+    fn schedulers_stay_within_their_bounds(
+        groups in proptest::collection::vec((1u32..1025, 1u32..6, 64u32..9001), 1..5),
         bursty in any::<bool>(),
         uniform in any::<bool>(),
         queue in 0u32..4,
@@ -54,16 +60,35 @@ proptest! {
         o.pattern = if bursty { Pattern::Bursty } else { Pattern::Smooth };
         o.sizes = if uniform { PacketSizes::Uniform { min: 64 } } else { PacketSizes::Fixed };
         o.queue_pkts = queue;
-        let sched = SchedSpec::new(SchedKind::Wf2qPlus);
-        let (report, stats) = run_guarantees(&sched, &o).unwrap();
         let ctx = BoundContext::new(o.flows.max_len(), queue);
-        for s in &stats {
-            let b = bounds_for(&sched, ctx, s).unwrap();
-            prop_assert!(s.twfi <= b.twfi + 1e-6, "flow {} T-WFI {} > bound {}", s.flow, s.twfi, b.twfi);
-            prop_assert!(s.bwfi <= b.bwfi + 1e-6, "flow {} B-WFI {} > bound {}", s.flow, s.bwfi, b.bwfi);
+        for name in BOUNDED {
+            let sched = SchedSpec::parse(name).unwrap();
+            let (report, stats) = run_guarantees(&sched, &o).unwrap();
+            for s in &stats {
+                let b = bounds_for(&sched, ctx, s).unwrap();
+                prop_assert!(s.twfi <= b.twfi + 1e-6, "{} flow {} T-WFI {} > bound {}", name, s.flow, s.twfi, b.twfi);
+                prop_assert!(s.bwfi <= b.bwfi + 1e-6, "{} flow {} B-WFI {} > bound {}", name, s.flow, s.bwfi, b.bwfi);
+            }
+            prop_assert_eq!(report.bound_violations, 0);
+            prop_assert_eq!(report.packets, 3000);
         }
-        prop_assert_eq!(report.bound_violations, 0);
-        prop_assert_eq!(report.packets, 3000);
+    }
+}
+
+/// The seed 000 §8.3 acceptance regime for the approximate schedulers:
+/// QFQ <= 2, QFQ+ <= 4 packet service times on `1k-highw`, both below
+/// their analytical bounds.
+#[test]
+fn qfq_and_qfq_plus_land_in_the_papers_regime() {
+    let o = opts("1k-highw", 60_000, 1);
+    for (name, limit) in [("qfq", 2.0), ("qfq+", 4.0)] {
+        let (r, _) = run_guarantees(&SchedSpec::parse(name).unwrap(), &o).unwrap();
+        assert!(
+            r.twfi_max_weight_flow <= limit,
+            "{name} T-WFI {}",
+            r.twfi_max_weight_flow
+        );
+        assert_eq!(r.bound_violations, 0, "{name}");
     }
 }
 
