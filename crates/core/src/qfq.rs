@@ -31,8 +31,14 @@
 //! `trailing_zeros` on ER above the group). **Lemma 4 corner case**
 //! (Eq. 29): when an idle group becomes backlogged while `V` has overtaken
 //! the finish time `F_b` of the lowest ER group `b` above it, the flow's
-//! start is shifted back to `max(F_b, F)` instead of `V`, which keeps EB
-//! sorted (the flow can only gain, seed 003 App. A.2).
+//! start is shifted back to `F_b` instead of `V`, which keeps EB sorted
+//! and Lemma 4's `S_h ≤ F_i` true (seed 003 App. A.2; the flow can only
+//! gain, by less than one maximum packet since `V ≤ F_b + L`, Theorem 4).
+//! Eq. 29 writes `max(min(V, F_b), F)`, i.e. it keeps the flow's own
+//! previous finish time when `F_b < F ≤ V`; we do not (as Linux), because
+//! then the group's rounded start can exceed `F_b` and a later
+//! `unblock_groups` would wrongly unblock it — the debug invariant checker
+//! found this with a flow whose `F` was set when it was added mid-run.
 //!
 //! Dequeue (Fig. 5): serve the head flow of the first ER group, advance `V`
 //! by `l/Σφ`, re-file the flow with `S = F`, recompute the group's front
@@ -96,7 +102,10 @@
 //!
 //! Reconfiguring or removing a backlogged flow deactivates it (O(1): bucket
 //! lists are doubly linked) and, for a reconfiguration, re-activates its
-//! head packet in the new group as a newly backlogged flow.
+//! head packet in the new group as a newly backlogged flow whose previous
+//! finish time is capped to V (a finish time earned in another group can
+//! break Lemma 4 in the new one; the debug checker found such a case). The
+//! reconfigured flow may thus gain up to one old slot of service.
 
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
@@ -249,8 +258,6 @@ pub(crate) struct QfqCore {
     old_v: u64,
     iwsum: u64,
     weight_sum: u64,
-    /// An entity is being served outside the buckets (QFQ+ mode).
-    in_service: bool,
     clamps: u64,
 }
 
@@ -272,7 +279,6 @@ impl QfqCore {
             old_v: 0,
             iwsum: 0,
             weight_sum: 0,
-            in_service: false,
             clamps: 0,
         }
     }
@@ -296,6 +302,14 @@ impl QfqCore {
         if fresh {
             ent.s = v;
             ent.f = v;
+        }
+    }
+
+    /// Drops a finish time ahead of V (a reconfigured flow restarts as a
+    /// newly backlogged one: its old `F` was earned in another group).
+    pub(crate) fn forget_future_finish(&mut self, e: usize) {
+        if gt(self.ent[e].f, self.v) {
+            self.ent[e].f = self.v;
         }
     }
 
@@ -387,8 +401,13 @@ impl QfqCore {
     }
 
     /// Start time of a newly backlogged entity (Eq. 2 with the Eq. 29
-    /// back-shift of Lemma 4). A finish time more than 4σ ahead of V cannot
-    /// be legitimate (GBT) and is treated as stale (wrapped).
+    /// back-shift of Lemma 4).
+    ///
+    /// A finish time more than 2^62 units ahead of V can only be a stale
+    /// value from before a wrap of the clock and is ignored (`S = V`). A
+    /// finish time beyond the GBT window `⌊V⌋_σ + σ` of the entity's group
+    /// (possible only after a reconfiguration moved it to a smaller group)
+    /// is capped to that bound, the canonical start of an ineligible group.
     pub(crate) fn start_time(&mut self, e: usize) -> u64 {
         self.sync_eligible();
         let ent = &self.ent[e];
@@ -396,18 +415,24 @@ impl QfqCore {
         let shift = slot_shift(g);
         let f = ent.f;
         let v = self.v;
-        let stale = gt(f, v.wrapping_add(4u64 << shift));
-        if !stale && gt(f, v) {
-            return f;
+        let ahead = f.wrapping_sub(v);
+        let stale = ahead > 1 << 62;
+        if !stale && ahead > 0 {
+            let limit = round_down(v, shift).wrapping_add(1u64 << shift);
+            return if gt(f, limit) { limit } else { f };
         }
-        if self.groups[g].full == 0 {
-            let next = self.sets[ER] & above(g);
-            if next != 0 {
-                let fb = self.groups[next.trailing_zeros() as usize].f;
-                if gt(v, fb) {
-                    // Lemma 4: S = max(min(V, F_b), F) with F_b < V.
-                    return if !stale && gt(f, fb) { f } else { fb };
-                }
+        let next = self.sets[ER] & above(g);
+        if next != 0 {
+            let fb = self.groups[next.trailing_zeros() as usize].f;
+            if gt(v, fb) {
+                // Lemma 4 back-shift: S = min(V, F_b) = F_b (see the module
+                // doc), but not below the group's current start.
+                let grp = &self.groups[g];
+                return if grp.full != 0 && gt(grp.s, fb) {
+                    grp.s
+                } else {
+                    fb
+                };
             }
         }
         v
@@ -511,7 +536,7 @@ impl QfqCore {
             }
             grp.full <<= i;
             grp.front = grp.front.wrapping_sub(i as u32) & SLOT_MASK;
-        } else if self.sets.iter().all(|&x| x == 0) && !self.in_service && gt(rs, self.v) {
+        } else if self.sets.iter().all(|&x| x == 0) && gt(rs, self.v) {
             // Idle system: jump V forward so the group is eligible.
             self.v = rs;
             self.old_v = rs;
@@ -549,31 +574,38 @@ impl QfqCore {
         Some(grp.head[grp.front as usize] as usize)
     }
 
-    /// After the front bucket of group `g` changed: advance the ring to the
-    /// first non-empty bucket, update the group's timestamps and state and
-    /// unblock the groups it was blocking. `g` must be in ER.
+    /// After an entity left group `g` (served or removed): advance the ring
+    /// to the first non-empty bucket, update the group's timestamps and set
+    /// (idle groups leave every set) and, if `g` was in ER, unblock the
+    /// groups it was blocking (`old_f` = its finish time before).
     #[inline]
-    fn refresh_served_group(&mut self, g: usize, old_f: u64) {
+    fn refresh_group(&mut self, g: usize, old_f: u64) {
         let bit = 1u64 << g;
+        let was_er = self.sets[ER] & bit != 0;
         let grp = &mut self.groups[g];
         if grp.full == 0 {
-            self.sets[ER] &= !bit;
+            for set in self.sets.iter_mut() {
+                *set &= !bit;
+            }
+        } else {
+            let i = grp.full.trailing_zeros();
+            if i == 0 {
+                return;
+            }
+            let shift = slot_shift(g);
+            grp.front = (grp.front + i) & SLOT_MASK;
+            grp.full >>= i;
+            grp.s = grp.s.wrapping_add(u64::from(i) << shift);
+            grp.f = grp.s.wrapping_add(2u64 << shift);
+            for set in self.sets.iter_mut() {
+                *set &= !bit;
+            }
+            let st = self.calc_state(g);
+            self.sets[st] |= bit;
+        }
+        if was_er {
             self.unblock_groups(g, old_f);
-            return;
         }
-        let i = grp.full.trailing_zeros();
-        if i == 0 {
-            return;
-        }
-        let shift = slot_shift(g);
-        grp.front = (grp.front + i) & SLOT_MASK;
-        grp.full >>= i;
-        grp.s = grp.s.wrapping_add(u64::from(i) << shift);
-        grp.f = grp.s.wrapping_add(2u64 << shift);
-        self.sets[ER] &= !bit;
-        let st = self.calc_state(g);
-        self.sets[st] |= bit;
-        self.unblock_groups(g, old_f);
     }
 
     /// Dequeue of Fig. 5 for the head entity `e` of the first ER group (as
@@ -598,39 +630,48 @@ impl QfqCore {
             None => ent.queued = false,
         }
         let old_f = self.groups[g].f;
-        self.refresh_served_group(g, old_f);
+        self.refresh_group(g, old_f);
         self.update_eligible();
     }
 
-    /// QFQ+ selection (`qfq_choose_next_agg`): removes the head entity of
-    /// the first ER group from the buckets and marks it in service.
+    /// QFQ+ selection: the head entity of the front bucket of the first ER
+    /// group. Unlike Linux (which takes the in-service aggregate out of its
+    /// group), the entity stays filed while it is served, exactly as a flow
+    /// stays at the head of its bucket until its packet is dequeued in
+    /// QFQ: its group keeps its timestamps, so groups becoming backlogged
+    /// meanwhile are timestamped and blocked against it (Lemma 4), and
+    /// rescheduling it cannot break the ordering of ER.
     pub(crate) fn select(&mut self) -> Option<usize> {
         self.sync_eligible();
-        let g = self.first_er()?;
+        self.peek()
+    }
+
+    /// QFQ+: the in-service entity `e` (the head of its group's front
+    /// bucket) received `service_vt` units of virtual service
+    /// (`service · inv_w`): `F = S + service_vt`. It is re-filed with
+    /// `S = F`, `F = S + requeue_vt` if `requeue_vt` is given, else it goes
+    /// idle; then the group is refreshed as after a QFQ dequeue.
+    pub(crate) fn release(&mut self, e: usize, service_vt: u64, requeue_vt: Option<u64>) {
+        let g = self.ent[e].group as usize;
         let front = self.groups[g].front as usize;
-        let e = self.groups[g].head[front] as usize;
+        debug_assert_eq!(self.groups[g].head[front], e as u32);
         if self.list_unlink(g, front, e) {
             self.groups[g].full &= !1;
         }
-        self.ent[e].queued = false;
-        let old_f = self.groups[g].f;
-        self.refresh_served_group(g, old_f);
-        self.in_service = true;
-        Some(e)
-    }
-
-    /// QFQ+: the in-service entity `e` received `service_vt` units of
-    /// virtual service (`service · inv_w`); `F = S + service_vt`. If
-    /// `requeue_vt` is given it is rescheduled with `S = F` and
-    /// `F = S + requeue_vt`.
-    pub(crate) fn release(&mut self, e: usize, service_vt: u64, requeue_vt: Option<u64>) {
-        self.in_service = false;
         let ent = &mut self.ent[e];
         ent.f = ent.s.wrapping_add(service_vt);
-        if let Some(vl) = requeue_vt {
-            let s = ent.f;
-            self.schedule(e, s, s.wrapping_add(vl));
+        match requeue_vt {
+            Some(vl) => {
+                ent.s = ent.f;
+                ent.f = ent.s.wrapping_add(vl);
+                let rs = round_down(ent.s, slot_shift(g));
+                self.slot_insert(e, g, rs);
+            }
+            None => ent.queued = false,
         }
+        let old_f = self.groups[g].f;
+        self.refresh_group(g, old_f);
+        self.update_eligible();
     }
 
     /// V advance for `len` bytes served (QFQ+ mode; the flow mode does it in
@@ -657,35 +698,24 @@ impl QfqCore {
         let ent = &mut self.ent[e];
         ent.queued = false;
         ent.f = ent.s;
-        let bit = 1u64 << g;
-        let was_er = self.sets[ER] & bit != 0;
         let old_f = self.groups[g].f;
-        if self.groups[g].full == 0 {
-            for set in self.sets.iter_mut() {
-                *set &= !bit;
-            }
-            if was_er {
-                self.unblock_groups(g, old_f);
-            }
-        } else if off == 0 && self.groups[g].full & 1 == 0 {
-            let grp = &mut self.groups[g];
-            let i = grp.full.trailing_zeros();
-            grp.front = (grp.front + i) & SLOT_MASK;
-            grp.full >>= i;
-            grp.s = grp.s.wrapping_add(u64::from(i) << shift);
-            grp.f = grp.s.wrapping_add(2u64 << shift);
-            for set in self.sets.iter_mut() {
-                *set &= !bit;
-            }
-            let st = self.calc_state(g);
-            self.sets[st] |= bit;
-            if was_er {
-                self.unblock_groups(g, old_f);
+        self.refresh_group(g, old_f);
+        self.update_eligible();
+    }
+
+    /// Backlogged groups as `(index, set, S, F)` with set 0..4 = ER, IR,
+    /// EB, IB, and V.
+    #[cfg(any(test, debug_assertions))]
+    pub(crate) fn dump(&self) -> (u64, Vec<(usize, usize, u64, u64)>) {
+        let mut out = Vec::new();
+        for g in 0..NUM_GROUPS {
+            for (k, set) in self.sets.iter().enumerate() {
+                if set & (1u64 << g) != 0 {
+                    out.push((g, k, self.groups[g].s, self.groups[g].f));
+                }
             }
         }
-        if !self.in_service {
-            self.update_eligible();
-        }
+        (self.v, out)
     }
 
     /// The debug invariant checker (seed 003 §4.1.3); see
@@ -857,6 +887,14 @@ impl<P: Packet> Qfq<P> {
     /// the GBT bound `S_i ≤ V + σ_i` for ineligible groups, exact
     /// Ready/Blocked membership, bucket contents, and that exactly the
     /// backlogged flows are scheduled.
+    /// Debug view of the groups: V and `(index, set, S, F)`, set 0..4 =
+    /// ER, IR, EB, IB.
+    #[cfg(any(test, debug_assertions))]
+    #[doc(hidden)]
+    pub fn debug_groups(&self) -> (u64, Vec<(usize, usize, u64, u64)>) {
+        self.core.dump()
+    }
+
     #[cfg(any(test, debug_assertions))]
     #[doc(hidden)]
     pub fn check_invariants(&self) -> Result<(), &'static str> {
@@ -909,6 +947,7 @@ impl<P: Packet> Scheduler<P> for Qfq<P> {
         }
         let i = id.index();
         self.core.deactivate(i);
+        self.core.forget_future_finish(i);
         self.set_params(i, cfg, false);
         if let Some(len) = self.queues.head_len(id) {
             self.activate(i, len);
@@ -959,6 +998,15 @@ pub struct QfqAggregates {
     core: QfqCore,
     budget: Vec<u64>,
     max_members: u32,
+}
+
+impl QfqAggregates {
+    /// Debug view of the groups, as [`Qfq::debug_groups`].
+    #[cfg(any(test, debug_assertions))]
+    #[doc(hidden)]
+    pub fn debug_groups(&self) -> (u64, Vec<(usize, usize, u64, u64)>) {
+        self.core.dump()
+    }
 }
 
 impl crate::sched_plus::AggregateScheduler for QfqAggregates {
