@@ -21,6 +21,10 @@ enum Command {
     Demo(cmd::demo::DemoArgs),
     /// Measure T-WFI / B-WFI against an ideal fluid (GPS) system (seed 000 §8.3).
     Guarantees(cmd::guarantees::GuaranteesArgs),
+    /// PSPAT runtime: decisions/s and submit->transmit latency (seed 001 §5.4-5.5).
+    ArbiterBench(cmd::arbiter_bench::ArbiterBenchArgs),
+    /// Fill-drain throughput of the integer priority queues (seed 002 §5.2).
+    BenchPq(cmd::bench_pq::BenchPqArgs),
 }
 
 fn main() -> ExitCode {
@@ -28,6 +32,8 @@ fn main() -> ExitCode {
     let result = match cli.command.unwrap_or(Command::Demo(Default::default())) {
         Command::Demo(args) => cmd::demo::run(args),
         Command::Guarantees(args) => cmd::guarantees::run(args),
+        Command::ArbiterBench(args) => cmd::arbiter_bench::run(args),
+        Command::BenchPq(args) => cmd::bench_pq::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

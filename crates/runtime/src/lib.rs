@@ -1,4 +1,69 @@
-//! # fairway-runtime (placeholder until issue 6 lands)
+//! # fairway-runtime: the PSPAT architecture (seed 001 §3)
 //!
-//! The PSPAT-style architecture of seed 001: client queues, the arbiter
-//! loop, link emulation and I/O back-ends.
+//! Scheduling decisions are made by one **arbiter** thread; clients never
+//! contend with each other; granted packets are transmitted by the clients
+//! in parallel.
+//!
+//! * [`mailbox`]: the client queue ([`ClientQueue`]), an SPSC mailbox as in
+//!   §3.2.2: the arbiter detects new entries from slot contents, the client
+//!   learns its grants from the arbiter's `head` and clears its own slots.
+//! * [`arbiter`]: `do_scan()` of Fig. 3 over any
+//!   [`Scheduler`](fairway_core::Scheduler): scan at most every Δ_A,
+//!   enqueue, grant while the [`EmulatedLink`] is idle, §4.1 carry-over.
+//! * [`wakeup`]: sleeping and waking without lost wake-ups (§3.1, Fig. 4),
+//!   both `kick_arbiter` variants.
+//! * [`runtime`]: [`RuntimeBuilder`] → [`Client`]s + [`ArbiterHandle`];
+//!   backpressure ([`SubmitError`]), departed clients, accounting.
+//! * [`backend`]: where `drain()` sends packets ([`NullBackend`],
+//!   [`CountingBackend`], [`UdpBackend`]).
+//! * [`bench`]: the `fairway arbiter-bench` measurement (§5.4, §5.5).
+//!
+//! ```
+//! use fairway_runtime::*;
+//! use fairway_core::{Drr, Scheduler};
+//! let mut b = RuntimeBuilder::new(RuntimeConfig::default()).unwrap();
+//! let mut client = b.add_client::<u32>(ClientConfig::default()).unwrap();
+//! let arbiter = b.spawn_send(|cap, lim| Box::new(Drr::<u32>::with_options(cap, lim, None))).unwrap();
+//! client.submit(1000).unwrap();
+//! let mut tx = CountingBackend::default();
+//! while tx.packets == 0 { client.drain_now(&mut tx); }
+//! assert_eq!(tx.bytes, 1000);
+//! arbiter.stop().unwrap();
+//! ```
+//!
+//! ## Verification
+//! `cargo test -p fairway-runtime` runs unit tests and real-thread stress
+//! tests. The queue and sleep/kick protocols are model-checked with loom
+//! (not run in CI):
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p fairway-runtime --release --lib loom
+//! ```
+#![warn(missing_docs)]
+
+pub mod affinity;
+pub mod arbiter;
+pub mod backend;
+#[cfg(not(loom))]
+pub mod bench;
+pub mod clock;
+pub mod link;
+pub mod mailbox;
+pub mod runtime;
+mod sync;
+pub mod wakeup;
+
+#[cfg(loom)]
+mod loom_tests;
+
+pub use arbiter::{Arbiter, ArbiterStats, ScanResult};
+pub use backend::{Backend, CountingBackend, NullBackend, UdpBackend};
+pub use clock::MonotonicClock;
+pub use link::EmulatedLink;
+pub use mailbox::{client_queue, ClientQueue, QueueReader};
+pub use runtime::{
+    ArbiterHandle, ArbiterMode, Client, ClientConfig, ClientStats, RuntimeBuilder, RuntimeConfig,
+    RuntimeError, SubmitError, SubmitErrorKind,
+};
+pub use wakeup::KickMode;

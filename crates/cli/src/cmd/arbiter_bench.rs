@@ -1,0 +1,193 @@
+//! `fairway arbiter-bench`: decisions per second and submit→grant→transmit
+//! latency of the PSPAT runtime (seed 001 §5.4, §5.5). Thin: parses the
+//! arguments, calls `fairway_runtime::bench::run`, prints.
+
+use clap::{Args, ValueEnum};
+use fairway_core::SchedSpec;
+use fairway_runtime::bench::{self, BenchConfig, BenchReport};
+use fairway_runtime::{ArbiterMode, KickMode};
+use std::time::Duration;
+
+/// How the arbiter waits for work.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ModeArg {
+    /// Spin on do_scan (one core always busy).
+    Busy,
+    /// Sleep when idle; clients kick it (seed 001 §3.1).
+    Sleep,
+}
+
+/// How clients wake a sleeping arbiter (seed 001 Fig. 4).
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum KickArg {
+    /// Only notify the arbiter.
+    Notify,
+    /// Run the scheduler in the client while the arbiter sleeps.
+    Scan,
+}
+
+/// Arguments of `fairway arbiter-bench`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  fairway arbiter-bench --clients 4 --sched drr\n  \
+    fairway arbiter-bench --rate 10G --load 0.01 --pkt-size 64      # light-load latency\n  \
+    fairway arbiter-bench --rate 10G --load 0.01 --mode sleep --json"
+)]
+pub struct ArbiterBenchArgs {
+    /// Client threads, one flow each.
+    #[arg(long, default_value_t = 1)]
+    pub clients: usize,
+    /// Scheduler spec (anything `fairway` schedulers accept, e.g. drr, wf2q+).
+    #[arg(long, default_value = "drr")]
+    pub sched: String,
+    /// Emulated link rate in bit/s, suffixes K, M, G, T (default: 1T, faster than any client).
+    #[arg(long, default_value = "1T")]
+    pub rate: String,
+    /// Packet size, bytes.
+    #[arg(long, default_value_t = 60)]
+    pub pkt_size: u32,
+    /// Measurement time, seconds.
+    #[arg(long, default_value_t = 2.0)]
+    pub seconds: f64,
+    /// Offered load as a fraction of the link rate (e.g. 0.01); default: clients send flat out.
+    #[arg(long)]
+    pub load: Option<f64>,
+    /// Arbiter mode.
+    #[arg(long, value_enum, default_value_t = ModeArg::Busy)]
+    pub mode: ModeArg,
+    /// Kick variant for the sleeping arbiter.
+    #[arg(long, value_enum, default_value_t = KickArg::Notify)]
+    pub kick: KickArg,
+    /// Δ_A, ns: the arbiter scans client queues at most this often.
+    #[arg(long, default_value_t = 500)]
+    pub delta_a_ns: u64,
+    /// Δ_C, ns: clients read their grants at most this often.
+    #[arg(long, default_value_t = 500)]
+    pub delta_c_ns: u64,
+    /// Minimum awake time of the sleeping arbiter, µs.
+    #[arg(long, default_value_t = 20)]
+    pub min_awake_us: u64,
+    /// Client queue length, packets.
+    #[arg(long, default_value_t = 1023)]
+    pub queue_len: usize,
+    /// Do not pin the arbiter and clients to CPUs.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parses `10G`, `1.5M`, `1000` (bit/s).
+fn parse_rate(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1e3,
+                'M' => 1e6,
+                'G' => 1e9,
+                'T' => 1e12,
+                _ => return Err(format!("bad rate suffix in '{text}' (use K, M, G or T)")),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1.0),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("bad rate '{text}'"))?;
+    let bps = v * mult;
+    if !(bps.is_finite() && bps >= 1.0 && bps <= u64::MAX as f64) {
+        return Err(format!("rate '{text}' out of range"));
+    }
+    Ok(bps as u64)
+}
+
+/// Runs the benchmark and prints the result.
+pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
+    let sched = SchedSpec::parse(&args.sched).map_err(|e| e.to_string())?;
+    if !(args.seconds > 0.0 && args.seconds <= 3600.0) {
+        return Err("--seconds must be in (0, 3600]".into());
+    }
+    if let Some(l) = args.load {
+        if !(l > 0.0 && l.is_finite()) {
+            return Err("--load must be a positive fraction of the link rate".into());
+        }
+    }
+    let cfg = BenchConfig {
+        clients: args.clients,
+        sched,
+        rate_bps: parse_rate(&args.rate)?,
+        pkt_size: args.pkt_size,
+        duration: Duration::from_secs_f64(args.seconds),
+        load: args.load,
+        mode: match args.mode {
+            ModeArg::Busy => ArbiterMode::BusyPoll,
+            ModeArg::Sleep => ArbiterMode::Sleep,
+        },
+        kick: match args.kick {
+            KickArg::Notify => KickMode::Notify,
+            KickArg::Scan => KickMode::ClientScan { run_for_ns: 2_000 },
+        },
+        delta_a: Duration::from_nanos(args.delta_a_ns),
+        delta_c: Duration::from_nanos(args.delta_c_ns),
+        min_awake: Duration::from_micros(args.min_awake_us),
+        queue_len: args.queue_len,
+        pin: !args.no_pin,
+    };
+    let r = bench::run(&cfg)?;
+    if args.json {
+        println!("{}", to_json(&args, &r));
+    } else {
+        print_human(&args, &r);
+    }
+    Ok(())
+}
+
+fn to_json(args: &ArbiterBenchArgs, r: &BenchReport) -> serde_json::Value {
+    serde_json::json!({
+        "sched": r.sched,
+        "clients": r.clients,
+        "rate_bps": parse_rate(&args.rate).unwrap_or(0),
+        "pkt_size": args.pkt_size,
+        "load": args.load,
+        "mode": format!("{:?}", args.mode).to_lowercase(),
+        "kick": format!("{:?}", args.kick).to_lowercase(),
+        "seconds": r.seconds,
+        "decisions_per_sec": r.decisions_per_sec,
+        "latency_ns_p50": r.latency.p50,
+        "latency_ns_p90": r.latency.p90,
+        "latency_ns_p99": r.latency.p99,
+        "latency_ns_p999": r.latency.p999,
+        "latency_ns_max": r.latency.max,
+        "latency_samples": r.latency.count,
+        "submitted": r.submitted,
+        "accepted": r.accepted,
+        "granted": r.granted,
+        "rejected": r.rejected,
+        "still_queued": r.still_queued,
+        "arbiter_decisions": r.arbiter.decisions,
+        "arbiter_scans": r.arbiter.scans,
+        "arbiter_blocks": r.arbiter.blocks,
+        "arbiter_client_scans": r.arbiter.client_scans,
+    })
+}
+
+fn print_human(args: &ArbiterBenchArgs, r: &BenchReport) {
+    println!(
+        "arbiter-bench: {} client(s), {}, link {} bit/s, {} B packets, {:?} arbiter, {:.1} s",
+        r.clients, r.sched, args.rate, args.pkt_size, args.mode, r.seconds
+    );
+    println!("  decisions/s        {:>12.2} M", r.decisions_per_sec / 1e6);
+    println!(
+        "  latency submit->grant->transmit (ns): p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  ({} packets)",
+        r.latency.p50, r.latency.p90, r.latency.p99, r.latency.p999, r.latency.max, r.latency.count
+    );
+    println!(
+        "  submitted {} = granted {} + rejected {} + still queued {}",
+        r.submitted, r.granted, r.rejected, r.still_queued
+    );
+    println!(
+        "  arbiter: {} decisions, {} scans, {} blocks, {} client-run scans",
+        r.arbiter.decisions, r.arbiter.scans, r.arbiter.blocks, r.arbiter.client_scans
+    );
+}

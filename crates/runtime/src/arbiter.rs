@@ -1,0 +1,202 @@
+//! The arbiter's decision loop body, `do_scan()` of seed 001 Fig. 3.
+//!
+//! One call: (1) at most every Δ_A, scan every client queue and enqueue the
+//! new packets into the scheduler (§3.2.1, §3.3); (2) while the emulated
+//! link is idle (`link_idle < now`), dequeue, grant the packet to its client
+//! and advance `link_idle` by its transmission time; (3) publish the new
+//! grant indices, once per client per call.
+//!
+//! Budget carry-over (§4.1): the last packet granted in a round may end
+//! after `now`; `link_idle` keeps that excess, so the next round grants that
+//! much less and the extra traffic never accumulates. When the scheduler
+//! runs dry, `link_idle = now`: idle time is not saved up as credit.
+//!
+//! The scheduler sees a packet as its length (`u32` implements `Packet`):
+//! payloads stay with their client (see [`crate::mailbox`]). Client `i` is
+//! flow `FlowId(i)`; since a flow is FIFO, granting "the next packet of flow
+//! i" is granting the oldest ungranted packet of queue i, as in Fig. 3.
+
+use crate::link::EmulatedLink;
+use crate::mailbox::QueueReader;
+use fairway_core::{FlowId, Scheduler};
+
+/// What `do_scan` left behind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanResult {
+    /// The scheduler is empty: nothing to do until a client submits.
+    NoTraffic,
+    /// Packets wait for the link, which is busy until `link_idle`.
+    MoreTraffic,
+}
+
+/// Counters kept by the arbiter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ArbiterStats {
+    /// Scheduling decisions (packets granted).
+    pub decisions: u64,
+    /// Packets taken from client queues into the scheduler.
+    pub enqueued: u64,
+    /// Rounds in which the client queues were scanned.
+    pub scans: u64,
+    /// Packets of departed clients dropped from the scheduler.
+    pub reclaimed: u64,
+    /// Packets the scheduler refused (cannot happen when clients validate
+    /// lengths, as [`crate::Client`] does); granted unscheduled to keep the
+    /// queue in order.
+    pub enqueue_errors: u64,
+    /// Times the arbiter blocked waiting for a kick (§3.1, empty queues).
+    pub blocks: u64,
+    /// Times the arbiter slept until `link_idle` (§3.1, busy link).
+    pub timed_sleeps: u64,
+    /// `do_scan` rounds run by clients (second `kick_arbiter` variant).
+    pub client_scans: u64,
+}
+
+pub(crate) struct ClientSlot {
+    pub(crate) reader: QueueReader,
+    live: bool,
+    dirty: bool,
+}
+
+/// The arbiter state: scheduler, client queue ends, emulated link.
+pub struct Arbiter<S: ?Sized> {
+    clients: Vec<ClientSlot>,
+    /// Clients granted something in this round (to publish once each).
+    dirty: Vec<u32>,
+    link: EmulatedLink,
+    delta_a_ns: u64,
+    next_scan_ns: u64,
+    pub(crate) stats: ArbiterStats,
+    sched: Box<S>,
+}
+
+impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
+    /// An arbiter over `readers[i]` = queue of flow `i` (flows already
+    /// configured in `sched`).
+    pub(crate) fn new(
+        sched: Box<S>,
+        readers: Vec<QueueReader>,
+        link: EmulatedLink,
+        delta_a_ns: u64,
+    ) -> Self {
+        let n = readers.len();
+        Self {
+            clients: readers
+                .into_iter()
+                .map(|reader| ClientSlot {
+                    reader,
+                    live: true,
+                    dirty: false,
+                })
+                .collect(),
+            dirty: Vec::with_capacity(n),
+            link,
+            delta_a_ns,
+            next_scan_ns: 0,
+            stats: ArbiterStats::default(),
+            sched,
+        }
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> ArbiterStats {
+        self.stats
+    }
+
+    /// When the emulated link is free again (ns).
+    pub fn link_idle_ns(&self) -> u64 {
+        self.link.idle_at_ns()
+    }
+
+    /// The scheduler (for its counters).
+    pub fn scheduler(&self) -> &S {
+        &self.sched
+    }
+
+    /// Makes the next `do_scan` read the queues whatever Δ_A says: the
+    /// double check before sleeping (§3.1) must not be skipped.
+    #[inline]
+    pub(crate) fn force_scan(&mut self) {
+        self.next_scan_ns = 0;
+    }
+
+    /// One round of Fig. 3 `do_scan()` at time `now_ns`.
+    #[inline]
+    pub fn do_scan(&mut self, now_ns: u64) -> ScanResult {
+        if now_ns >= self.next_scan_ns {
+            self.next_scan_ns = now_ns.saturating_add(self.delta_a_ns);
+            self.scan_queues();
+        }
+        let mut result = ScanResult::MoreTraffic;
+        while self.link.is_idle(now_ns) {
+            match self.sched.dequeue() {
+                Some(d) => {
+                    let slot = &mut self.clients[d.flow.index()];
+                    slot.reader.grant_one();
+                    if !slot.dirty {
+                        slot.dirty = true;
+                        self.dirty.push(d.flow.0);
+                    }
+                    self.link.transmit(d.packet);
+                    self.stats.decisions += 1;
+                }
+                None => {
+                    self.link.set_idle_at(now_ns);
+                    result = ScanResult::NoTraffic;
+                    break;
+                }
+            }
+        }
+        for &i in &self.dirty {
+            let slot = &mut self.clients[i as usize];
+            slot.dirty = false;
+            slot.reader.publish();
+        }
+        self.dirty.clear();
+        if result == ScanResult::MoreTraffic && self.sched.is_empty() {
+            // Link busy but nothing queued: only a submit creates work.
+            result = ScanResult::NoTraffic;
+        }
+        result
+    }
+
+    fn scan_queues(&mut self) {
+        self.stats.scans += 1;
+        let sched = &mut self.sched;
+        let stats = &mut self.stats;
+        for (i, slot) in self.clients.iter_mut().enumerate() {
+            if !slot.live {
+                continue;
+            }
+            let flow = FlowId(i as u32);
+            if slot.reader.is_closed() {
+                // §4.1 fn. 7: a departed client's grants are reclaimed, so
+                // it holds no share of the link from now on.
+                slot.live = false;
+                if let Ok(dropped) = sched.remove_flow(flow) {
+                    stats.reclaimed += dropped.len() as u64;
+                }
+                continue;
+            }
+            let reader = &mut slot.reader;
+            let mut refused = 0;
+            let n = reader.poll(|len| {
+                if sched.enqueue(flow, len).is_err() {
+                    refused += 1;
+                }
+            });
+            stats.enqueued += n as u64;
+            // Keep the index accounting exact: a refused packet is granted
+            // at once (it is still the oldest ungranted one only if nothing
+            // else of this flow waits, which validation guarantees).
+            for _ in 0..refused {
+                reader.grant_one();
+                stats.enqueue_errors += 1;
+                if !slot.dirty {
+                    slot.dirty = true;
+                    self.dirty.push(i as u32);
+                }
+            }
+        }
+    }
+}

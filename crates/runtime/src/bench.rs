@@ -1,0 +1,364 @@
+//! The `fairway arbiter-bench` measurement: decisions per second with a
+//! no-op transmit (seed 001 §5.4, Fig. 7) and the submit→grant→transmit
+//! latency distribution (§5.5, Figs. 8–10), with the arbiter on one core
+//! and the clients on another.
+//!
+//! Each client thread submits fixed-size packets for its own flow, either
+//! as fast as its queue allows or paced at a share of `load × rate`, and
+//! drains its grants into a back-end that records, for every packet, the
+//! time from submit to the drain that transmitted it (the grant is seen
+//! and the packet handed to the null back-end in the same step) in an HDR
+//! histogram. Packet timestamps come from the clock shared with the
+//! arbiter, read once per client loop iteration.
+
+use crate::affinity::{available_cpus, pin_current_thread};
+use crate::backend::Backend;
+use crate::runtime::{ArbiterMode, ClientConfig, RuntimeBuilder, RuntimeConfig};
+use crate::wakeup::KickMode;
+use crate::ArbiterStats;
+use fairway_core::{Packet, SchedSpec};
+use hdrhistogram::Histogram;
+use std::time::Duration;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// Client threads (one flow each, equal weights).
+    pub clients: usize,
+    /// The scheduler.
+    pub sched: SchedSpec,
+    /// Emulated link rate, bits/s.
+    pub rate_bps: u64,
+    /// Packet size, bytes.
+    pub pkt_size: u32,
+    /// Measurement time.
+    pub duration: Duration,
+    /// Offered load as a fraction of the link rate, split evenly over the
+    /// clients; `None`: every client sends as fast as it can.
+    pub load: Option<f64>,
+    /// Busy-poll or sleeping arbiter.
+    pub mode: ArbiterMode,
+    /// Kick variant (sleeping arbiter only).
+    pub kick: KickMode,
+    /// Δ_A.
+    pub delta_a: Duration,
+    /// Δ_C.
+    pub delta_c: Duration,
+    /// Minimum awake time of a sleeping arbiter.
+    pub min_awake: Duration,
+    /// Client queue length.
+    pub queue_len: usize,
+    /// Pin the arbiter to CPU 0 and the clients to the other CPUs.
+    pub pin: bool,
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        Self {
+            clients: 1,
+            sched: SchedSpec::new(fairway_core::SchedKind::Drr),
+            rate_bps: 1_000_000_000_000,
+            pkt_size: 60,
+            duration: Duration::from_secs(2),
+            load: None,
+            mode: ArbiterMode::BusyPoll,
+            kick: KickMode::Notify,
+            delta_a: Duration::from_nanos(500),
+            delta_c: Duration::from_nanos(500),
+            min_awake: Duration::from_micros(20),
+            queue_len: 1023,
+            pin: true,
+        }
+    }
+}
+
+/// Latency percentiles, ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Percentiles {
+    /// Packets measured.
+    pub count: u64,
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest.
+    pub max: u64,
+}
+
+/// What a run measured.
+#[derive(Clone, Debug)]
+pub struct BenchReport {
+    /// The scheduler spec.
+    pub sched: String,
+    /// Client threads.
+    pub clients: usize,
+    /// Measured time, s.
+    pub seconds: f64,
+    /// Packets granted and transmitted within the measured time, per second.
+    pub decisions_per_sec: f64,
+    /// `submit` calls.
+    pub submitted: u64,
+    /// Accepted into a client queue.
+    pub accepted: u64,
+    /// Granted by the arbiter (whole run, including the final drain).
+    pub granted: u64,
+    /// Refused (queue full).
+    pub rejected: u64,
+    /// Accepted, never granted by the end of the run.
+    pub still_queued: u64,
+    /// Submit → transmit latency.
+    pub latency: Percentiles,
+    /// Latency histogram, for CDFs: (upper bound ns, cumulative fraction).
+    pub cdf: Vec<(u64, f64)>,
+    /// The arbiter's counters.
+    pub arbiter: ArbiterStats,
+}
+
+/// The benchmark's packet: a length and its submit time.
+#[derive(Clone, Copy, Debug)]
+pub struct StampedPacket {
+    len: u32,
+    submitted_ns: u64,
+}
+
+impl Packet for StampedPacket {
+    #[inline]
+    fn len(&self) -> u32 {
+        self.len
+    }
+}
+
+/// Records each packet's submit→transmit time; otherwise a null back-end.
+struct LatencyBackend {
+    now_ns: u64,
+    hist: Histogram<u64>,
+    transmitted_in_window: u64,
+    in_window: bool,
+}
+
+impl Backend<StampedPacket> for LatencyBackend {
+    #[inline]
+    fn transmit(&mut self, p: StampedPacket) {
+        self.hist
+            .saturating_record(self.now_ns.saturating_sub(p.submitted_ns).max(1));
+        self.transmitted_in_window += self.in_window as u64;
+    }
+}
+
+struct ClientResult {
+    hist: Histogram<u64>,
+    transmitted_in_window: u64,
+    stats: crate::ClientStats,
+}
+
+fn new_hist() -> Result<Histogram<u64>, String> {
+    Histogram::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| e.to_string())
+}
+
+/// Runs the benchmark.
+pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
+    if cfg.clients == 0 {
+        return Err("need at least one client".into());
+    }
+    if cfg.pkt_size == 0 {
+        return Err("packet size must be at least 1 byte".into());
+    }
+    let cpus = available_cpus();
+    let pin = cfg.pin && cpus >= 2;
+    let rt = RuntimeConfig {
+        rate_bps: cfg.rate_bps,
+        delta_a: cfg.delta_a,
+        delta_c: cfg.delta_c,
+        mode: cfg.mode,
+        kick: cfg.kick,
+        min_awake: cfg.min_awake,
+        arbiter_cpu: pin.then_some(0),
+    };
+    let mut builder = RuntimeBuilder::new(rt).map_err(|e| e.to_string())?;
+    let mut clients = Vec::with_capacity(cfg.clients);
+    for _ in 0..cfg.clients {
+        let c = builder
+            .add_client::<StampedPacket>(ClientConfig {
+                weight: 1,
+                max_len: cfg.pkt_size,
+                queue_len: cfg.queue_len,
+            })
+            .map_err(|e| e.to_string())?;
+        clients.push(c);
+    }
+    let clock = builder.clock().clone();
+    let spec = cfg.sched.clone();
+    let arbiter =
+        if matches!(cfg.kick, KickMode::ClientScan { .. }) && cfg.mode == ArbiterMode::Sleep {
+            spawn_send_by_kind(builder, &spec)?
+        } else {
+            builder
+                .spawn(move |cap, limits| spec.build::<u32>(cap, limits))
+                .map_err(|e| e.to_string())?
+        };
+
+    // Per-client gap between packets when paced, ns (f64: pacing only).
+    let gap_ns = cfg.load.map(|load| {
+        let pps = load * cfg.rate_bps as f64 / (8.0 * cfg.pkt_size as f64) / cfg.clients as f64;
+        1e9 / pps.max(1e-9)
+    });
+    let start = clock.now_ns() + 20_000_000; // let every thread get going
+    let end = start + cfg.duration.as_nanos() as u64;
+    let pkt_size = cfg.pkt_size;
+    let results: Vec<Result<ClientResult, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = clients
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut client)| {
+                let clock = clock.clone();
+                s.spawn(move || -> Result<ClientResult, String> {
+                    if pin {
+                        let _ = pin_current_thread(1 + i % (cpus - 1));
+                    }
+                    let mut be = LatencyBackend {
+                        now_ns: 0,
+                        hist: new_hist()?,
+                        transmitted_in_window: 0,
+                        in_window: false,
+                    };
+                    while clock.now_ns() < start {
+                        std::hint::spin_loop();
+                    }
+                    // Stagger paced clients so they do not send in lockstep.
+                    let mut next_send =
+                        start as f64 + gap_ns.map_or(0.0, |g| g * i as f64 / cfg.clients as f64);
+                    loop {
+                        let now = clock.now_ns();
+                        if now >= end {
+                            break;
+                        }
+                        be.in_window = true;
+                        match gap_ns {
+                            None => {
+                                let burst = client.room().min(64);
+                                for _ in 0..burst {
+                                    let p = StampedPacket {
+                                        len: pkt_size,
+                                        submitted_ns: now,
+                                    };
+                                    if client.submit_quiet(p).is_err() {
+                                        break;
+                                    }
+                                }
+                                if burst > 0 {
+                                    client.kick();
+                                }
+                            }
+                            Some(gap) => {
+                                if now as f64 >= next_send {
+                                    next_send += gap;
+                                    let p = StampedPacket {
+                                        len: pkt_size,
+                                        submitted_ns: now,
+                                    };
+                                    // A refused packet is counted and dropped.
+                                    let _ = client.submit(p);
+                                }
+                            }
+                        }
+                        be.now_ns = now;
+                        client.drain(&mut be);
+                    }
+                    // Collect what is still in flight (bounded wait).
+                    be.in_window = false;
+                    let give_up = end + 200_000_000;
+                    while client.in_flight() > 0 && clock.now_ns() < give_up {
+                        be.now_ns = clock.now_ns();
+                        client.drain_now(&mut be);
+                    }
+                    let stats = client.stats();
+                    Ok(ClientResult {
+                        hist: be.hist,
+                        transmitted_in_window: be.transmitted_in_window,
+                        stats,
+                    })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("client thread panicked".into()))
+            })
+            .collect()
+    });
+    let arbiter_stats = arbiter.stop().map_err(|e| e.to_string())?;
+
+    let mut hist = new_hist()?;
+    let (mut submitted, mut accepted, mut granted, mut rejected, mut queued, mut window) =
+        (0, 0, 0, 0, 0, 0);
+    for r in results {
+        let r = r?;
+        hist.add(&r.hist).map_err(|e| e.to_string())?;
+        submitted += r.stats.offered;
+        accepted += r.stats.accepted;
+        granted += r.stats.granted;
+        rejected += r.stats.rejected_full + r.stats.rejected_invalid;
+        queued += r.stats.queued;
+        window += r.transmitted_in_window;
+    }
+    let seconds = cfg.duration.as_secs_f64();
+    let q = |f: f64| hist.value_at_quantile(f);
+    let mut cdf = Vec::new();
+    for v in hist.iter_quantiles(1) {
+        cdf.push((v.value_iterated_to(), v.quantile_iterated_to()));
+    }
+    Ok(BenchReport {
+        sched: cfg.sched.to_string(),
+        clients: cfg.clients,
+        seconds,
+        decisions_per_sec: window as f64 / seconds,
+        submitted,
+        accepted,
+        granted,
+        rejected,
+        still_queued: queued,
+        latency: Percentiles {
+            count: hist.len(),
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: hist.max(),
+        },
+        cdf,
+        arbiter: arbiter_stats,
+    })
+}
+
+/// The client-scan kick needs a `Send` scheduler; `SchedSpec::build`
+/// returns a non-`Send` box, so build the kinds known here directly.
+fn spawn_send_by_kind(
+    builder: RuntimeBuilder,
+    spec: &SchedSpec,
+) -> Result<crate::ArbiterHandle, String> {
+    use fairway_core::{Drr, Fifo, SchedKind, Wf2qPlus};
+    let r = match spec.kind {
+        SchedKind::Fifo => builder.spawn_send(|c, l| Box::new(Fifo::<u32>::with_limits(c, l))),
+        SchedKind::Drr => {
+            let unit = spec.param("quantum").map(|q| q.min(u32::MAX as u64) as u32);
+            builder.spawn_send(move |c, l| Box::new(Drr::<u32>::with_options(c, l, unit)))
+        }
+        SchedKind::Wf2qPlus => {
+            builder.spawn_send(|c, l| Box::new(Wf2qPlus::<u32>::with_limits(c, l)))
+        }
+        #[allow(unreachable_patterns)] // kinds added to the registry later
+        _ => {
+            return Err(format!(
+                "the client-scan kick is not available for {} yet",
+                spec.kind.name()
+            ))
+        }
+    };
+    r.map_err(|e| e.to_string())
+}

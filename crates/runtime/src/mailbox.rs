@@ -1,0 +1,257 @@
+//! The client queue: a single-producer/single-consumer mailbox shared by one
+//! client and the arbiter, designed as seed 001 §3.2.2 says.
+//!
+//! * The shared part holds only packet **lengths**, one `u32` per slot
+//!   (`0` = empty, seed 001 §3.2.2 "a packet length of 0 marks an empty
+//!   slot"). The payloads stay in the client's private memory, in submit
+//!   order: the arbiter never needs them, so they never cross a cache line
+//!   the arbiter reads.
+//! * The client (producer) writes a slot's length; the arbiter (consumer)
+//!   detects new entries from the slot contents and never reads the
+//!   client's insertion index (FastForward).
+//! * The arbiter publishes how many packets it has granted in `head`; the
+//!   client reads `head`, transmits the granted packets and clears their
+//!   slots itself. So slots are written only by the client and `head` only
+//!   by the arbiter: no cache line is written by both sides.
+//! * One slot always stays empty as a separator (Fig. 3 `submit()` checks
+//!   `slots[next]`), so the arbiter, scanning, always stops on a cleared
+//!   slot and can never mistake a granted-but-undrained entry of the
+//!   previous lap for a new one.
+//!
+//! Indices are free-running counters (`usize`, wrapping), masked on access.
+
+use crate::sync::{Arc, AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use crossbeam_utils::CachePadded;
+use std::collections::VecDeque;
+
+/// Length slots per cache-padded block (128 bytes on x86-64).
+const SLOTS_PER_BLOCK: usize = 32;
+
+/// Largest accepted ring (usable slots + 1).
+pub const MAX_QUEUE_LEN: usize = 1 << 20;
+
+/// The memory shared between one client and the arbiter.
+pub(crate) struct MailboxShared {
+    /// Packets granted so far (free-running). Written by the arbiter only.
+    head: CachePadded<AtomicUsize>,
+    /// Set once by the client when it goes away (seed 001 §4.1 footnote 7:
+    /// the arbiter then reclaims what it had scheduled for it).
+    closed: CachePadded<AtomicBool>,
+    /// Packet length per slot, `0` = empty. Written by the client only.
+    lens: Box<[CachePadded<[AtomicU32; SLOTS_PER_BLOCK]>]>,
+    mask: usize,
+}
+
+impl MailboxShared {
+    #[inline]
+    fn slot(&self, index: usize) -> &AtomicU32 {
+        let i = index & self.mask;
+        &self.lens[i / SLOTS_PER_BLOCK][i % SLOTS_PER_BLOCK]
+    }
+}
+
+/// Creates a queue with room for `usable` packets: the client end and the
+/// arbiter end. `usable` must be in `1..MAX_QUEUE_LEN` (checked by the
+/// caller; [`crate::RuntimeBuilder::add_client`] does).
+pub fn client_queue<P>(usable: usize) -> (ClientQueue<P>, QueueReader) {
+    let ring = (usable + 1).next_power_of_two().max(2);
+    let blocks = ring.div_ceil(SLOTS_PER_BLOCK);
+    let lens = (0..blocks)
+        .map(|_| CachePadded::new(std::array::from_fn(|_| AtomicU32::new(0))))
+        .collect();
+    let shared = Arc::new(MailboxShared {
+        head: CachePadded::new(AtomicUsize::new(0)),
+        closed: CachePadded::new(AtomicBool::new(false)),
+        lens,
+        mask: ring - 1,
+    });
+    let usable = ring - 1;
+    (
+        ClientQueue {
+            shared: shared.clone(),
+            payloads: VecDeque::with_capacity(usable),
+            tail: 0,
+            drained: 0,
+            usable,
+        },
+        QueueReader {
+            shared,
+            next_scan: 0,
+            granted: 0,
+            usable,
+        },
+    )
+}
+
+/// The client (producer) end of a client queue. Owned by one thread at a
+/// time; `Send` if the packets are.
+pub struct ClientQueue<P> {
+    shared: Arc<MailboxShared>,
+    /// Payloads of the packets in `drained..tail`, oldest first.
+    payloads: VecDeque<P>,
+    /// Index of the next slot to fill.
+    tail: usize,
+    /// Index of the next packet to transmit (`client_head` in Fig. 3).
+    drained: usize,
+    usable: usize,
+}
+
+impl<P> ClientQueue<P> {
+    /// Packets the queue holds at most.
+    pub fn capacity(&self) -> usize {
+        self.usable
+    }
+
+    /// Packets submitted and not yet drained (granted or not).
+    pub fn len(&self) -> usize {
+        self.tail.wrapping_sub(self.drained)
+    }
+
+    /// True when nothing is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends a packet of `len > 0` bytes, or hands it back when full.
+    /// The fullness test uses only client-private counters: no shared read.
+    #[inline]
+    pub fn try_push(&mut self, len: u32, packet: P) -> Result<(), P> {
+        debug_assert!(len != 0, "0 marks an empty slot");
+        if self.len() >= self.usable {
+            return Err(packet);
+        }
+        self.payloads.push_back(packet);
+        // Release: the arbiter, acquiring this length, also sees our earlier
+        // clear of the slot after it (the separator), see the module doc.
+        self.shared.slot(self.tail).store(len, Ordering::Release);
+        self.tail = self.tail.wrapping_add(1);
+        Ok(())
+    }
+
+    /// The arbiter's grant index: packets before it may be transmitted.
+    #[inline]
+    pub fn grant_index(&self) -> usize {
+        self.shared.head.load(Ordering::Acquire)
+    }
+
+    /// Packets granted and not yet drained, given a `grant_index()` value.
+    #[inline]
+    pub fn granted_since(&self, grant_index: usize) -> usize {
+        grant_index.wrapping_sub(self.drained)
+    }
+
+    /// Hands every packet granted up to `grant_index` to `transmit`, oldest
+    /// first, and clears their slots (Fig. 3 `drain()`). Returns how many.
+    #[inline]
+    pub fn drain_to(&mut self, grant_index: usize, mut transmit: impl FnMut(P)) -> usize {
+        let n = self.granted_since(grant_index);
+        debug_assert!(
+            n <= self.len(),
+            "the arbiter granted more than was submitted"
+        );
+        for _ in 0..n {
+            // Relaxed: ordered before our next Release store of a length.
+            self.shared.slot(self.drained).store(0, Ordering::Relaxed);
+            self.drained = self.drained.wrapping_add(1);
+            match self.payloads.pop_front() {
+                Some(p) => transmit(p),
+                None => break, // unreachable: n <= len() (checked above)
+            }
+        }
+        n
+    }
+
+    /// Tells the arbiter this client is gone. Undrained payloads are dropped
+    /// with the queue; the arbiter reclaims the lengths it had scheduled.
+    pub(crate) fn close(&self) {
+        self.shared.closed.store(true, Ordering::Release);
+    }
+}
+
+/// The arbiter (consumer) end of a client queue: its private cursors live
+/// here, not in shared memory.
+pub struct QueueReader {
+    shared: Arc<MailboxShared>,
+    /// Next slot to look at for a new entry.
+    next_scan: usize,
+    /// Packets granted so far (published to `head`).
+    granted: usize,
+    usable: usize,
+}
+
+impl QueueReader {
+    /// Reports each new entry's length to `on_new`, at most one queue's
+    /// worth per call (so one busy client cannot monopolise a scan).
+    #[inline]
+    pub fn poll(&mut self, mut on_new: impl FnMut(u32)) -> usize {
+        let mut n = 0;
+        while n < self.usable {
+            // Acquire: see the client's clear of the following slot.
+            let len = self.shared.slot(self.next_scan).load(Ordering::Acquire);
+            if len == 0 {
+                break;
+            }
+            on_new(len);
+            self.next_scan = self.next_scan.wrapping_add(1);
+            n += 1;
+        }
+        n
+    }
+
+    /// Grants the oldest seen-but-ungranted packet (not yet published).
+    #[inline]
+    pub fn grant_one(&mut self) {
+        debug_assert!(self.pending() > 0);
+        self.granted = self.granted.wrapping_add(1);
+    }
+
+    /// Makes the grants visible to the client.
+    #[inline]
+    pub fn publish(&self) {
+        self.shared.head.store(self.granted, Ordering::Release);
+    }
+
+    /// Packets seen and not yet granted.
+    pub fn pending(&self) -> usize {
+        self.next_scan.wrapping_sub(self.granted)
+    }
+
+    /// True once the client has gone away.
+    #[inline]
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_queue_hands_the_packet_back_and_keeps_one_separator() {
+        let (mut c, mut r) = client_queue::<u64>(3);
+        assert_eq!(c.capacity(), 3);
+        for i in 0..3 {
+            c.try_push(10 + i as u32, i).unwrap();
+        }
+        assert_eq!(c.try_push(99, 7), Err(7));
+        let mut seen = vec![];
+        assert_eq!(r.poll(|l| seen.push(l)), 3);
+        assert_eq!(seen, [10, 11, 12]);
+        r.grant_one();
+        r.grant_one();
+        r.publish();
+        let mut out = vec![];
+        assert_eq!(c.drain_to(c.grant_index(), |p| out.push(p)), 2);
+        assert_eq!(out, [0, 1]);
+        // Two slots freed; the ring wraps and the reader sees exactly them.
+        c.try_push(20, 3).unwrap();
+        c.try_push(21, 4).unwrap();
+        assert!(c.try_push(22, 5).is_err());
+        seen.clear();
+        assert_eq!(r.poll(|l| seen.push(l)), 2);
+        assert_eq!(seen, [20, 21]);
+        assert_eq!(r.poll(|_| ()), 0);
+        assert_eq!(r.pending(), 3);
+    }
+}

@@ -1,0 +1,641 @@
+//! Putting it together (seed 001 §3, Fig. 2): a builder that creates one
+//! [`Client`] per client queue, then starts the arbiter thread; the
+//! [`Client`] API (`submit` + `kick_arbiter`, `drain` at most every Δ_C);
+//! and the handle that stops the arbiter.
+
+use crate::arbiter::{Arbiter, ArbiterStats, ScanResult};
+use crate::backend::Backend;
+use crate::clock::MonotonicClock;
+use crate::link::{EmulatedLink, MIN_RATE_BPS};
+use crate::mailbox::{client_queue, ClientQueue, QueueReader, MAX_QUEUE_LEN};
+use crate::wakeup::{ClientScanTarget, KickMode, LockedCore, ScanCore, Wakeup};
+use fairway_core::{Capacity, ConfigError, FlowConfig, FlowId, Limits, Packet, Scheduler};
+use std::fmt;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Whether the arbiter may sleep (§3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArbiterMode {
+    /// Spin on `do_scan` forever: lowest latency, one core always busy.
+    BusyPoll,
+    /// Sleep until `link_idle` when the link is busy, block when all queues
+    /// are empty (Fig. 4); clients kick it as `RuntimeConfig::kick` says.
+    Sleep,
+}
+
+/// Runtime parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct RuntimeConfig {
+    /// Emulated link rate, bits/s (B of §3).
+    pub rate_bps: u64,
+    /// Δ_A: the arbiter scans the client queues at most this often.
+    pub delta_a: Duration,
+    /// Δ_C: a client reads the grant index at most this often in `drain`.
+    pub delta_c: Duration,
+    /// Busy-poll or sleep.
+    pub mode: ArbiterMode,
+    /// How clients wake a sleeping arbiter.
+    pub kick: KickMode,
+    /// Minimum time the arbiter stays awake after a wake-up (§3.1: 20..50 µs).
+    pub min_awake: Duration,
+    /// CPU to pin the arbiter thread to, if any.
+    pub arbiter_cpu: Option<usize>,
+}
+
+impl Default for RuntimeConfig {
+    /// 10 Gbit/s, Δ_A = Δ_C = 1 µs (§5.2), busy-polling, notify kicks,
+    /// 20 µs minimum awake time.
+    fn default() -> Self {
+        Self {
+            rate_bps: 10_000_000_000,
+            delta_a: Duration::from_micros(1),
+            delta_c: Duration::from_micros(1),
+            mode: ArbiterMode::BusyPoll,
+            kick: KickMode::Notify,
+            min_awake: Duration::from_micros(20),
+            arbiter_cpu: None,
+        }
+    }
+}
+
+/// One client: its scheduler flow and its queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// The flow's weight in the scheduler.
+    pub weight: u32,
+    /// Largest packet the client submits, bytes.
+    pub max_len: u32,
+    /// Packets the client queue holds (rounded up to a power of two minus one).
+    pub queue_len: usize,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        Self {
+            weight: 1,
+            max_len: 1514,
+            queue_len: 1023,
+        }
+    }
+}
+
+/// Errors building or running the runtime.
+#[derive(Debug)]
+pub enum RuntimeError {
+    /// Link rate below [`MIN_RATE_BPS`].
+    RateTooLow(u64),
+    /// `queue_len` outside `1..MAX_QUEUE_LEN`.
+    BadQueueLen(usize),
+    /// The scheduler refused a client's flow configuration.
+    Flow {
+        /// The client (= flow) index.
+        client: usize,
+        /// Why.
+        error: ConfigError,
+    },
+    /// More clients than flow ids.
+    TooManyClients,
+    /// `KickMode::ClientScan` lets clients run the scheduler, so it must be
+    /// `Send`: use [`RuntimeBuilder::spawn_send`].
+    ClientScanNeedsSendScheduler,
+    /// The arbiter thread could not be started, or panicked.
+    Thread(String),
+    /// Pinning a thread failed.
+    Affinity(std::io::Error),
+}
+
+impl fmt::Display for RuntimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RuntimeError::RateTooLow(r) => {
+                write!(f, "link rate {r} bit/s is below the minimum {MIN_RATE_BPS}")
+            }
+            RuntimeError::BadQueueLen(n) => {
+                write!(f, "queue length {n} outside 1..{MAX_QUEUE_LEN}")
+            }
+            RuntimeError::Flow { client, error } => write!(f, "client {client}: {error}"),
+            RuntimeError::TooManyClients => write!(f, "too many clients"),
+            RuntimeError::ClientScanNeedsSendScheduler => write!(
+                f,
+                "the client-scan kick needs a Send scheduler (RuntimeBuilder::spawn_send)"
+            ),
+            RuntimeError::Thread(m) => write!(f, "arbiter thread: {m}"),
+            RuntimeError::Affinity(e) => write!(f, "cannot pin thread: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RuntimeError {}
+
+/// Why a submit failed; the packet is handed back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubmitErrorKind {
+    /// The client queue is full (backpressure): drain, then retry.
+    Full,
+    /// Zero-length packet (0 marks an empty slot).
+    EmptyPacket,
+    /// Longer than the client's `max_len`.
+    TooLong {
+        /// The packet's length.
+        len: u32,
+        /// The client's maximum.
+        max_len: u32,
+    },
+}
+
+/// A refused submit: why, and the packet, untouched.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SubmitError<P> {
+    /// Why.
+    pub kind: SubmitErrorKind,
+    /// The packet, back to the caller.
+    pub packet: P,
+}
+
+impl<P> fmt::Display for SubmitError<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            SubmitErrorKind::Full => write!(f, "client queue full"),
+            SubmitErrorKind::EmptyPacket => write!(f, "zero-length packet"),
+            SubmitErrorKind::TooLong { len, max_len } => {
+                write!(
+                    f,
+                    "packet of {len} bytes exceeds the client's max {max_len}"
+                )
+            }
+        }
+    }
+}
+
+/// Per-client counters. At any time
+/// `offered = accepted + rejected_full + rejected_invalid` and
+/// `accepted = granted + queued`, where `queued` = accepted, not yet granted
+/// (as last seen by the client), and `granted ≥ transmitted`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClientStats {
+    /// Every `submit` call.
+    pub offered: u64,
+    /// Submits that entered the queue.
+    pub accepted: u64,
+    /// Refused because the queue was full.
+    pub rejected_full: u64,
+    /// Refused because of a bad length.
+    pub rejected_invalid: u64,
+    /// Grants seen by the client.
+    pub granted: u64,
+    /// Packets handed to a back-end.
+    pub transmitted: u64,
+    /// Accepted, not yet granted (as last seen).
+    pub queued: u64,
+}
+
+enum Kicker {
+    None,
+    Notify(Arc<Wakeup>),
+    ClientScan(Arc<Wakeup>, u64),
+}
+
+/// A client: submits packets of its flow and transmits them once granted.
+/// Dropping it tells the arbiter to reclaim its share.
+pub struct Client<P> {
+    queue: ClientQueue<P>,
+    kicker: Kicker,
+    clock: MonotonicClock,
+    delta_c_ns: u64,
+    next_check_ns: u64,
+    max_len: u32,
+    stats: ClientStats,
+    index: usize,
+}
+
+impl<P: Packet> Client<P> {
+    /// This client's index (= its scheduler flow id).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The clock shared with the arbiter (for timestamps).
+    pub fn clock(&self) -> &MonotonicClock {
+        &self.clock
+    }
+
+    /// Submits one packet and kicks the arbiter if needed (Fig. 3 `submit`).
+    #[inline]
+    pub fn submit(&mut self, packet: P) -> Result<(), SubmitError<P>> {
+        self.submit_quiet(packet)?;
+        self.kick();
+        Ok(())
+    }
+
+    /// Submits without kicking: call [`Client::kick`] after a burst.
+    #[inline]
+    pub fn submit_quiet(&mut self, packet: P) -> Result<(), SubmitError<P>> {
+        self.stats.offered += 1;
+        let len = packet.len();
+        let kind = if len == 0 {
+            SubmitErrorKind::EmptyPacket
+        } else if len > self.max_len {
+            SubmitErrorKind::TooLong {
+                len,
+                max_len: self.max_len,
+            }
+        } else {
+            match self.queue.try_push(len, packet) {
+                Ok(()) => {
+                    self.stats.accepted += 1;
+                    return Ok(());
+                }
+                Err(packet) => {
+                    self.stats.rejected_full += 1;
+                    return Err(SubmitError {
+                        kind: SubmitErrorKind::Full,
+                        packet,
+                    });
+                }
+            }
+        };
+        self.stats.rejected_invalid += 1;
+        Err(SubmitError { kind, packet })
+    }
+
+    /// `kick_arbiter()` of Fig. 4, in the configured variant; a no-op when
+    /// the arbiter busy-polls.
+    #[inline]
+    pub fn kick(&self) {
+        match &self.kicker {
+            Kicker::None => {}
+            Kicker::Notify(w) => w.kick_notify(),
+            Kicker::ClientScan(w, run_for) => match w.scan_target.get() {
+                Some(t) => t.kick_and_scan(w, *run_for),
+                None => w.kick_notify(),
+            },
+        }
+    }
+
+    /// Transmits the granted packets through `backend`, reading the grant
+    /// index at most once every Δ_C. Returns the packets transmitted.
+    #[inline]
+    pub fn drain<B: Backend<P>>(&mut self, backend: &mut B) -> usize {
+        if self.delta_c_ns > 0 {
+            let now = self.clock.now_ns();
+            if now < self.next_check_ns {
+                return 0;
+            }
+            self.next_check_ns = now + self.delta_c_ns;
+        }
+        self.drain_now(backend)
+    }
+
+    /// [`Client::drain`] ignoring Δ_C.
+    #[inline]
+    pub fn drain_now<B: Backend<P>>(&mut self, backend: &mut B) -> usize {
+        let head = self.queue.grant_index();
+        let n = self.queue.drain_to(head, |p| backend.transmit(p));
+        if n > 0 {
+            backend.flush();
+            self.stats.granted += n as u64;
+            self.stats.transmitted += n as u64;
+        }
+        n
+    }
+
+    /// Packets submitted and not yet transmitted.
+    pub fn in_flight(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Packets `submit` would accept right now.
+    pub fn room(&self) -> usize {
+        self.queue.capacity() - self.queue.len()
+    }
+
+    /// The counters, with the grant index read now.
+    pub fn stats(&self) -> ClientStats {
+        let mut s = self.stats;
+        let undrained_grants = self.queue.granted_since(self.queue.grant_index()) as u64;
+        s.granted += undrained_grants;
+        s.queued = s.accepted - s.granted;
+        s
+    }
+}
+
+impl<P> Drop for Client<P> {
+    fn drop(&mut self) {
+        self.queue.close();
+    }
+}
+
+/// The arbiter plus its clock: what the sleep/kick protocol drives.
+pub(crate) struct ClockedArbiter<S: ?Sized> {
+    clock: MonotonicClock,
+    arbiter: Arbiter<S>,
+}
+
+impl<S: Scheduler<u32> + ?Sized> ScanCore for ClockedArbiter<S> {
+    #[inline]
+    fn scan(&mut self, forced: bool) -> ScanResult {
+        if forced {
+            self.arbiter.force_scan();
+        }
+        let now = self.clock.now_ns();
+        self.arbiter.do_scan(now)
+    }
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.clock.now_ns()
+    }
+    fn link_idle_ns(&self) -> u64 {
+        self.arbiter.link_idle_ns()
+    }
+    fn count_sleep(&mut self, blocked: bool) {
+        if blocked {
+            self.arbiter.stats.blocks += 1;
+        } else {
+            self.arbiter.stats.timed_sleeps += 1;
+        }
+    }
+    fn count_client_scan(&mut self) {
+        self.arbiter.stats.client_scans += 1;
+    }
+}
+
+impl<S: Scheduler<u32> + Send + ?Sized> ClientScanTarget for LockedCore<ClockedArbiter<S>> {
+    fn kick_and_scan(&self, wake: &Wakeup, run_for_ns: u64) {
+        wake.kick_client_scan(self, run_for_ns);
+    }
+}
+
+/// Builds a runtime: add clients, then start the arbiter.
+pub struct RuntimeBuilder {
+    cfg: RuntimeConfig,
+    link: EmulatedLink,
+    wake: Arc<Wakeup>,
+    clock: MonotonicClock,
+    readers: Vec<QueueReader>,
+    flows: Vec<FlowConfig>,
+    max_packets: u64,
+}
+
+impl RuntimeBuilder {
+    /// Validates the configuration.
+    pub fn new(cfg: RuntimeConfig) -> Result<Self, RuntimeError> {
+        let link = EmulatedLink::new(cfg.rate_bps).ok_or(RuntimeError::RateTooLow(cfg.rate_bps))?;
+        Ok(Self {
+            link,
+            wake: Arc::new(Wakeup::new()),
+            clock: MonotonicClock::new(),
+            readers: Vec::new(),
+            flows: Vec::new(),
+            max_packets: 0,
+            cfg,
+        })
+    }
+
+    /// Adds a client: flow `FlowId(i)` for the i-th call.
+    pub fn add_client<P: Packet>(&mut self, c: ClientConfig) -> Result<Client<P>, RuntimeError> {
+        if c.queue_len == 0 || c.queue_len >= MAX_QUEUE_LEN {
+            return Err(RuntimeError::BadQueueLen(c.queue_len));
+        }
+        let index = self.readers.len();
+        if index >= u32::MAX as usize - 1 {
+            return Err(RuntimeError::TooManyClients);
+        }
+        let (queue, reader) = client_queue(c.queue_len);
+        self.max_packets += reader_capacity(&queue);
+        self.readers.push(reader);
+        self.flows.push(FlowConfig::new(c.weight, c.max_len));
+        let kicker = match (self.cfg.mode, self.cfg.kick) {
+            (ArbiterMode::BusyPoll, _) => Kicker::None,
+            (ArbiterMode::Sleep, KickMode::Notify) => Kicker::Notify(self.wake.clone()),
+            (ArbiterMode::Sleep, KickMode::ClientScan { run_for_ns }) => {
+                Kicker::ClientScan(self.wake.clone(), run_for_ns)
+            }
+        };
+        Ok(Client {
+            queue,
+            kicker,
+            clock: self.clock.clone(),
+            delta_c_ns: self.cfg.delta_c.as_nanos() as u64,
+            next_check_ns: 0,
+            max_len: c.max_len,
+            stats: ClientStats::default(),
+            index,
+        })
+    }
+
+    /// The scheduler capacity the arbiter needs: one flow per client, and
+    /// room for every client queue at once (so the scheduler never refuses).
+    pub fn capacity(&self) -> Capacity {
+        Capacity::new(
+            self.readers.len() as u32,
+            self.max_packets.min(u32::MAX as u64) as u32,
+        )
+    }
+
+    /// The clock clients and arbiter share.
+    pub fn clock(&self) -> &MonotonicClock {
+        &self.clock
+    }
+
+    /// Starts the arbiter thread; `make_scheduler` runs on that thread, so
+    /// the scheduler need not be `Send` (e.g. `SchedSpec::build`). Not
+    /// available with `KickMode::ClientScan` in `Sleep` mode.
+    pub fn spawn<S, F>(self, make_scheduler: F) -> Result<ArbiterHandle, RuntimeError>
+    where
+        S: Scheduler<u32> + ?Sized + 'static,
+        F: FnOnce(Capacity, Limits) -> Box<S> + Send + 'static,
+    {
+        if self.cfg.mode == ArbiterMode::Sleep
+            && matches!(self.cfg.kick, KickMode::ClientScan { .. })
+        {
+            return Err(RuntimeError::ClientScanNeedsSendScheduler);
+        }
+        let cap = self.capacity();
+        let (tx, rx) = std::sync::mpsc::channel::<Result<(), RuntimeError>>();
+        let Parts {
+            cfg,
+            link,
+            wake,
+            clock,
+            readers,
+            flows,
+        } = self.into_parts();
+        let wake2 = wake.clone();
+        let thread = std::thread::Builder::new()
+            .name("fairway-arbiter".into())
+            .spawn(move || {
+                let sched = make_scheduler(cap, Limits::default());
+                let core = match prepare(&cfg, sched, flows, readers, link, clock) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return ArbiterStats::default();
+                    }
+                };
+                let _ = tx.send(Ok(()));
+                run_arbiter(&cfg, &wake2, core)
+            })
+            .map_err(|e| RuntimeError::Thread(e.to_string()))?;
+        finish_spawn(rx, thread, wake)
+    }
+
+    /// Starts the arbiter thread with a `Send` scheduler built here; every
+    /// mode and kick variant is available.
+    pub fn spawn_send<S, F>(self, make_scheduler: F) -> Result<ArbiterHandle, RuntimeError>
+    where
+        S: Scheduler<u32> + Send + ?Sized + 'static,
+        F: FnOnce(Capacity, Limits) -> Box<S>,
+    {
+        let cap = self.capacity();
+        let Parts {
+            cfg,
+            link,
+            wake,
+            clock,
+            readers,
+            flows,
+        } = self.into_parts();
+        let sched = make_scheduler(cap, Limits::default());
+        let core = Arc::new(prepare(&cfg, sched, flows, readers, link, clock)?);
+        if matches!(cfg.kick, KickMode::ClientScan { .. }) {
+            let target: Arc<dyn ClientScanTarget> = core.clone();
+            let _ = wake.scan_target.set(target);
+        }
+        let (tx, rx) = std::sync::mpsc::channel::<Result<(), RuntimeError>>();
+        let wake2 = wake.clone();
+        let thread = std::thread::Builder::new()
+            .name("fairway-arbiter".into())
+            .spawn(move || {
+                let _ = tx.send(Ok(()));
+                run_arbiter_shared(&cfg, &wake2, &core)
+            })
+            .map_err(|e| RuntimeError::Thread(e.to_string()))?;
+        finish_spawn(rx, thread, wake)
+    }
+
+    fn into_parts(self) -> Parts {
+        Parts {
+            cfg: self.cfg,
+            link: self.link,
+            wake: self.wake,
+            clock: self.clock,
+            readers: self.readers,
+            flows: self.flows,
+        }
+    }
+}
+
+fn reader_capacity<P>(q: &ClientQueue<P>) -> u64 {
+    q.capacity() as u64
+}
+
+struct Parts {
+    cfg: RuntimeConfig,
+    link: EmulatedLink,
+    wake: Arc<Wakeup>,
+    clock: MonotonicClock,
+    readers: Vec<QueueReader>,
+    flows: Vec<FlowConfig>,
+}
+
+fn prepare<S: Scheduler<u32> + ?Sized>(
+    cfg: &RuntimeConfig,
+    mut sched: Box<S>,
+    flows: Vec<FlowConfig>,
+    readers: Vec<QueueReader>,
+    link: EmulatedLink,
+    clock: MonotonicClock,
+) -> Result<LockedCore<ClockedArbiter<S>>, RuntimeError> {
+    for (i, f) in flows.into_iter().enumerate() {
+        sched
+            .add_flow(FlowId(i as u32), f)
+            .map_err(|error| RuntimeError::Flow { client: i, error })?;
+    }
+    let mut link = link;
+    // Start idle now, not at the epoch: no catch-up burst on the first scan.
+    link.set_idle_at(clock.now_ns());
+    let arbiter = Arbiter::new(sched, readers, link, cfg.delta_a.as_nanos() as u64);
+    Ok(LockedCore::new(ClockedArbiter { clock, arbiter }))
+}
+
+fn pin(cfg: &RuntimeConfig) {
+    if let Some(cpu) = cfg.arbiter_cpu {
+        // Best effort: an unpinned arbiter still works, only noisier.
+        let _ = crate::affinity::pin_current_thread(cpu);
+    }
+}
+
+fn run_arbiter<S: Scheduler<u32> + ?Sized>(
+    cfg: &RuntimeConfig,
+    wake: &Wakeup,
+    core: LockedCore<ClockedArbiter<S>>,
+) -> ArbiterStats {
+    run_arbiter_shared(cfg, wake, &core);
+    core.into_inner().arbiter.stats()
+}
+
+fn run_arbiter_shared<S: Scheduler<u32> + ?Sized>(
+    cfg: &RuntimeConfig,
+    wake: &Wakeup,
+    core: &LockedCore<ClockedArbiter<S>>,
+) -> ArbiterStats {
+    pin(cfg);
+    match cfg.mode {
+        ArbiterMode::BusyPoll => wake.run_busy(core),
+        ArbiterMode::Sleep => wake.run_sleeping(core, cfg.min_awake.as_nanos() as u64),
+    }
+    core.lock();
+    let stats = core.with(|c| c.arbiter.stats());
+    core.unlock();
+    stats
+}
+
+fn finish_spawn(
+    rx: std::sync::mpsc::Receiver<Result<(), RuntimeError>>,
+    thread: JoinHandle<ArbiterStats>,
+    wake: Arc<Wakeup>,
+) -> Result<ArbiterHandle, RuntimeError> {
+    match rx.recv() {
+        Ok(Ok(())) => Ok(ArbiterHandle {
+            thread: Some(thread),
+            wake,
+        }),
+        Ok(Err(e)) => {
+            let _ = thread.join();
+            Err(e)
+        }
+        Err(_) => Err(RuntimeError::Thread(
+            "arbiter thread exited during start-up".into(),
+        )),
+    }
+}
+
+/// The running arbiter thread. Dropping it stops the thread.
+pub struct ArbiterHandle {
+    thread: Option<JoinHandle<ArbiterStats>>,
+    wake: Arc<Wakeup>,
+}
+
+impl ArbiterHandle {
+    /// Stops the arbiter and returns its counters.
+    pub fn stop(mut self) -> Result<ArbiterStats, RuntimeError> {
+        self.wake.request_stop();
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .map_err(|_| RuntimeError::Thread("arbiter thread panicked".into())),
+            None => Ok(ArbiterStats::default()),
+        }
+    }
+}
+
+impl Drop for ArbiterHandle {
+    fn drop(&mut self) {
+        if let Some(t) = self.thread.take() {
+            self.wake.request_stop();
+            let _ = t.join();
+        }
+    }
+}
