@@ -13,6 +13,12 @@
 //! * [`registry`] turns a textual spec such as `drr` or `wf2q+` into a boxed
 //!   scheduler, for command-line tools and the evaluation harness.
 //!
+//! Exact ranges: every scheduler accepts weights `1..=2^16`, packets of
+//! `1..=2^16` bytes and a weight sum up to `2^24` ([`Limits::DEFAULT`]).
+//! Virtual times count bytes of service (fixed point, see [`vtime`] and each
+//! scheduler's module doc), never seconds, so results do not depend on the
+//! link rate: any rate is exact.
+//!
 //! Bad input never panics and never loses a packet: every error is typed
 //! ([`ConfigError`], [`EnqueueError`]) and an enqueue error hands the packet
 //! back to the caller.
