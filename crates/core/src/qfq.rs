@@ -318,7 +318,7 @@ impl QfqCore {
         self.ent[e].inv_w
     }
 
-    #[inline]
+    #[cfg(any(test, debug_assertions))]
     pub(crate) fn is_queued(&self, e: usize) -> bool {
         self.ent[e].queued
     }

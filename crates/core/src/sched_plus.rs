@@ -440,10 +440,33 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         }
     }
 
-    /// Runs the SCHED+ selection until the head flow of the in-service
-    /// aggregate can send its head packet; returns that flow.
+    /// The flow whose head packet the next dequeue sends. Fast path: the
+    /// head flow of the in-service aggregate fits both its deficit and the
+    /// aggregate's budget (always true right after a dequeue, which tops up
+    /// and rotates the DRR list eagerly, unless the budget ran out).
     #[inline]
     fn prepare(&mut self) -> Option<u32> {
+        let a = self.in_service;
+        if a != NIL {
+            let agg = &self.aggs[a as usize];
+            let f = agg.head;
+            if f != NIL {
+                if let Some(len) = self.queues.head_len(FlowId(f)) {
+                    if self.flows[f as usize].deficit >= len && u64::from(len) <= agg.budget {
+                        return Some(f);
+                    }
+                }
+            }
+        }
+        self.prepare_slow()
+    }
+
+    /// Runs the SCHED+ selection until the head flow of the in-service
+    /// aggregate can send its head packet: releases an exhausted or empty
+    /// aggregate, selects the next one, grants DRR quanta.
+    #[cold]
+    #[inline(never)]
+    fn prepare_slow(&mut self) -> Option<u32> {
         loop {
             if self.in_service == NIL {
                 let a = self.sched.select()?;
@@ -529,12 +552,24 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
         let packet = self.queues.pop(flow)?;
         let len = packet.len();
         let a = self.in_service;
-        self.flows[f as usize].deficit -= len;
-        self.aggs[a as usize].budget -= u64::from(len);
+        let agg = &mut self.aggs[a as usize];
+        agg.budget -= u64::from(len);
+        let quantum = agg.max_len;
         self.sched.charge(len);
-        if !self.queues.is_backlogged(flow) {
-            self.list_pop(a);
-            self.flows[f as usize].deficit = 0;
+        let fs = &mut self.flows[f as usize];
+        fs.deficit -= len;
+        match self.queues.head_len(flow) {
+            None => {
+                fs.deficit = 0;
+                self.list_pop(a);
+            }
+            Some(next) if fs.deficit < next => {
+                // DRR: the flow's turn is over; next quantum, back of the list.
+                fs.deficit += quantum;
+                let g = self.list_pop(a);
+                self.list_push(a, g);
+            }
+            Some(_) => {}
         }
         Some(Dequeued { flow, packet })
     }

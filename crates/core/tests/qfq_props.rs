@@ -23,6 +23,30 @@ use fairway_core::*;
 use proptest::prelude::*;
 use std::collections::VecDeque;
 
+/// The debug-only invariant checkers (compiled with `debug_assertions`);
+/// release builds of the tests skip them.
+trait Invariants {
+    fn invariants(&self) -> Result<(), &'static str>;
+}
+
+impl<P: Packet> Invariants for fairway_core::qfq::Qfq<P> {
+    fn invariants(&self) -> Result<(), &'static str> {
+        #[cfg(debug_assertions)]
+        return self.check_invariants();
+        #[cfg(not(debug_assertions))]
+        Ok(())
+    }
+}
+
+impl<P: Packet, A: fairway_core::AggregateScheduler> Invariants for fairway_core::SchedPlus<P, A> {
+    fn invariants(&self) -> Result<(), &'static str> {
+        #[cfg(debug_assertions)]
+        return self.check_invariants();
+        #[cfg(not(debug_assertions))]
+        Ok(())
+    }
+}
+
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
 struct Pkt {
     id: u32,
@@ -235,7 +259,7 @@ proptest! {
     #[test]
     fn qfq_model_and_invariants(ops in prop::collection::vec(op(), 1..300)) {
         let mut s = Qfq::<Pkt>::new(cap());
-        run(&mut s, |s| s.check_invariants(), &ops)?;
+        run(&mut s, |s| s.invariants(), &ops)?;
     }
 
     #[test]
@@ -244,7 +268,7 @@ proptest! {
         m in 1u32..=8,
     ) {
         let mut s = QfqPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, m);
-        run(&mut s, |s| s.check_invariants(), &ops)?;
+        run(&mut s, |s| s.invariants(), &ops)?;
     }
 
     #[test]
@@ -253,7 +277,7 @@ proptest! {
         m in 1u32..=8,
     ) {
         let mut s = Wf2qPlusPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, m);
-        run(&mut s, |s| s.check_invariants(), &ops)?;
+        run(&mut s, |s| s.invariants(), &ops)?;
     }
 }
 
@@ -279,10 +303,10 @@ proptest! {
     #[test]
     fn crowded_aggregates(ops in prop::collection::vec(crowded_op(), 1..400), m in 1u32..=4) {
         let mut s = QfqPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, m);
-        run(&mut s, |s| s.check_invariants(), &ops)?;
+        run(&mut s, |s| s.invariants(), &ops)?;
         let mut s = Wf2qPlusPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, m);
-        run(&mut s, |s| s.check_invariants(), &ops)?;
+        run(&mut s, |s| s.invariants(), &ops)?;
         let mut s = Qfq::<Pkt>::new(cap());
-        run(&mut s, |s| s.check_invariants(), &ops)?;
+        run(&mut s, |s| s.invariants(), &ops)?;
     }
 }
