@@ -429,3 +429,31 @@ fn timing_wheel_pop_due_follows_the_clock() {
     assert_eq!(w.clamped_past(), 1);
     assert_eq!(w.extract_min(), Some((3, 90)));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Heavy churn on one to three buckets: long FIFOs spanning many chunks,
+    /// tombstones from removals and in-place compaction.
+    #[test]
+    fn few_buckets_churn_matches_reference(buckets in 1u32..4, ops in ops(800)) {
+        check_fixed_range(HierarchicalFfsQueue::new(0, buckets, CAP).unwrap(), buckets, &ops)?;
+        check_fixed_range(BucketHeap::new(0, buckets, CAP).unwrap(), buckets, &ops)?;
+    }
+}
+
+/// Deterministic compaction: a long-lived head element, then a tombstone
+/// per insert at the tail, so the bucket must compact to stay in its pool.
+#[test]
+fn tombstones_are_compacted_in_fifo_order() {
+    let mut ops = vec![Op::Insert(0); 64];
+    ops.extend((1..60).map(Op::Remove));
+    for _ in 0..500 {
+        ops.push(Op::Insert(0));
+        ops.push(Op::Remove(1));
+        ops.push(Op::Insert(0));
+    }
+    ops.extend((0..20).map(|_| Op::Extract));
+    check_fixed_range(HierarchicalFfsQueue::new(0, 1, CAP).unwrap(), 1, &ops).unwrap();
+    check_fixed_range(CircularFfsQueue::new(1, CAP).unwrap(), 1, &ops).unwrap();
+}

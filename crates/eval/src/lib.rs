@@ -16,4 +16,5 @@ pub mod fluid;
 pub mod guarantees;
 pub mod link_sim;
 pub mod metrics;
+pub mod pq_bench;
 pub mod workload;

@@ -256,7 +256,7 @@ impl IntegerPriorityQueue for ApproxGradientQueue {
         }
         self.lists.check_insert(handle)?;
         let j = d as u32;
-        if self.lists.push_back(j, handle, rank) {
+        if self.lists.push_back(j, handle, None) {
             self.occupied[(j / 64) as usize] |= 1 << (j % 64);
             if j < self.origin || self.lists.len() == 1 {
                 // Weights only grow toward the origin: move it back (or
@@ -271,14 +271,16 @@ impl IntegerPriorityQueue for ApproxGradientQueue {
 
     #[inline]
     fn peek_min(&self) -> Option<(u32, u64)> {
-        self.lists.front(self.locate()?.0)
+        let j = self.locate()?.0;
+        let (handle, _) = self.lists.front(j)?;
+        Some((handle, self.base + u64::from(j)))
     }
 
     #[inline]
     fn extract_min(&mut self) -> Option<(u32, u64)> {
         let (j, searched) = self.locate()?;
         self.fallback_searches += u64::from(searched);
-        let (handle, rank, now_empty) = self.lists.pop_front(j);
+        let (handle, _, now_empty) = self.lists.pop_front(j);
         if now_empty {
             self.occupied[(j / 64) as usize] &= !(1 << (j % 64));
             self.account(j, false);
@@ -289,7 +291,7 @@ impl IntegerPriorityQueue for ApproxGradientQueue {
                 }
             }
         }
-        Some((handle, rank))
+        Some((handle, self.base + u64::from(j)))
     }
 
     fn remove(&mut self, handle: u32) -> bool {

@@ -125,7 +125,7 @@ impl IntegerPriorityQueue for BucketHeap {
         }
         self.lists.check_insert(handle)?;
         let b = d as u32;
-        if self.lists.push_back(b, handle, rank) && !self.in_heap[b as usize] {
+        if self.lists.push_back(b, handle, None) && !self.in_heap[b as usize] {
             self.in_heap[b as usize] = true;
             self.heap.push(b);
             self.sift_up(self.heap.len() - 1);
@@ -134,18 +134,20 @@ impl IntegerPriorityQueue for BucketHeap {
     }
 
     fn peek_min(&self) -> Option<(u32, u64)> {
-        self.lists.front(self.peek_bucket()?)
+        let b = self.peek_bucket()?;
+        let (handle, _) = self.lists.front(b)?;
+        Some((handle, self.base + u64::from(b)))
     }
 
     #[inline]
     fn extract_min(&mut self) -> Option<(u32, u64)> {
         let b = self.top()?;
-        let (handle, rank, now_empty) = self.lists.pop_front(b);
+        let (handle, _, now_empty) = self.lists.pop_front(b);
         if now_empty {
             self.in_heap[b as usize] = false;
             self.pop_top();
         }
-        Some((handle, rank))
+        Some((handle, self.base + u64::from(b)))
     }
 
     fn remove(&mut self, handle: u32) -> bool {

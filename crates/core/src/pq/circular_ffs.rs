@@ -130,14 +130,16 @@ impl IntegerPriorityQueue for CircularFfsQueue {
             // the window forward instead of clamping the new rank.
             self.swap_halves();
         }
-        let offset = if rank < self.base {
+        // Clamped elements keep their own rank aside (tagged); the others'
+        // rank is their bucket's.
+        let (offset, tagged) = if rank < self.base {
             self.clamped_low += 1;
-            0
+            (0, Some(rank))
         } else if rank - self.base >= 2 * n {
             self.clamped_high += 1;
-            2 * n - 1
+            (2 * n - 1, Some(rank))
         } else {
-            rank - self.base
+            (rank - self.base, None)
         };
         let (half, index) = if offset < n {
             (self.primary, offset as u32)
@@ -146,7 +148,7 @@ impl IntegerPriorityQueue for CircularFfsQueue {
         };
         if self
             .lists
-            .push_back(self.bucket_id(half, index), handle, rank)
+            .push_back(self.bucket_id(half, index), handle, tagged)
         {
             self.bitmaps[half].set(index);
         }
@@ -156,7 +158,11 @@ impl IntegerPriorityQueue for CircularFfsQueue {
     #[inline]
     fn peek_min(&self) -> Option<(u32, u64)> {
         let (half, index) = self.min_slot()?;
-        self.lists.front(self.bucket_id(half, index))
+        let (handle, tagged) = self.lists.front(self.bucket_id(half, index))?;
+        Some((
+            handle,
+            tagged.unwrap_or_else(|| self.slot_rank(half, index)),
+        ))
     }
 
     #[inline]
@@ -171,11 +177,11 @@ impl IntegerPriorityQueue for CircularFfsQueue {
                 i
             }
         };
-        let (handle, rank, now_empty) = self.lists.pop_front(self.bucket_id(p, index));
+        let (handle, tagged, now_empty) = self.lists.pop_front(self.bucket_id(p, index));
         if now_empty {
             self.bitmaps[p].clear(index);
         }
-        Some((handle, rank))
+        Some((handle, tagged.unwrap_or(self.base + u64::from(index))))
     }
 
     fn remove(&mut self, handle: u32) -> bool {

@@ -62,7 +62,7 @@ impl IntegerPriorityQueue for FfsQueue {
         }
         self.lists.check_insert(handle)?;
         let bucket = d as u32;
-        if self.lists.push_back(bucket, handle, rank) {
+        if self.lists.push_back(bucket, handle, None) {
             self.words[(bucket / 64) as usize] |= 1 << (bucket % 64);
         }
         Ok(())
@@ -70,17 +70,19 @@ impl IntegerPriorityQueue for FfsQueue {
 
     #[inline]
     fn peek_min(&self) -> Option<(u32, u64)> {
-        self.lists.front(self.first()?)
+        let bucket = self.first()?;
+        let (handle, _) = self.lists.front(bucket)?;
+        Some((handle, self.base + u64::from(bucket)))
     }
 
     #[inline]
     fn extract_min(&mut self) -> Option<(u32, u64)> {
         let bucket = self.first()?;
-        let (handle, rank, now_empty) = self.lists.pop_front(bucket);
+        let (handle, _, now_empty) = self.lists.pop_front(bucket);
         if now_empty {
             self.words[(bucket / 64) as usize] &= !(1 << (bucket % 64));
         }
-        Some((handle, rank))
+        Some((handle, self.base + u64::from(bucket)))
     }
 
     fn remove(&mut self, handle: u32) -> bool {

@@ -183,7 +183,7 @@ impl IntegerPriorityQueue for GradientQueue {
             });
         }
         self.lists.check_insert(handle)?;
-        if self.lists.push_back(d as u32, handle, rank) {
+        if self.lists.push_back(d as u32, handle, None) {
             self.tree.mark_nonempty(d as u32);
         }
         Ok(())
@@ -191,17 +191,19 @@ impl IntegerPriorityQueue for GradientQueue {
 
     #[inline]
     fn peek_min(&self) -> Option<(u32, u64)> {
-        self.lists.front(self.tree.first()?)
+        let bucket = self.tree.first()?;
+        let (handle, _) = self.lists.front(bucket)?;
+        Some((handle, self.base + u64::from(bucket)))
     }
 
     #[inline]
     fn extract_min(&mut self) -> Option<(u32, u64)> {
         let bucket = self.tree.first()?;
-        let (handle, rank, now_empty) = self.lists.pop_front(bucket);
+        let (handle, _, now_empty) = self.lists.pop_front(bucket);
         if now_empty {
             self.tree.mark_empty(bucket);
         }
-        Some((handle, rank))
+        Some((handle, self.base + u64::from(bucket)))
     }
 
     fn remove(&mut self, handle: u32) -> bool {

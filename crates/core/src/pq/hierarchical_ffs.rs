@@ -196,7 +196,7 @@ impl IntegerPriorityQueue for HierarchicalFfsQueue {
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
         let bucket = self.bucket_for(rank)?;
         self.lists.check_insert(handle)?;
-        if self.lists.push_back(bucket, handle, rank) {
+        if self.lists.push_back(bucket, handle, None) {
             self.bitmap.set(bucket);
         }
         Ok(())
@@ -204,17 +204,19 @@ impl IntegerPriorityQueue for HierarchicalFfsQueue {
 
     #[inline]
     fn peek_min(&self) -> Option<(u32, u64)> {
-        self.lists.front(self.bitmap.first()?)
+        let bucket = self.bitmap.first()?;
+        let (handle, _) = self.lists.front(bucket)?;
+        Some((handle, self.base + u64::from(bucket)))
     }
 
     #[inline]
     fn extract_min(&mut self) -> Option<(u32, u64)> {
         let bucket = self.bitmap.first()?;
-        let (handle, rank, now_empty) = self.lists.pop_front(bucket);
+        let (handle, _, now_empty) = self.lists.pop_front(bucket);
         if now_empty {
             self.bitmap.clear(bucket);
         }
-        Some((handle, rank))
+        Some((handle, self.base + u64::from(bucket)))
     }
 
     fn remove(&mut self, handle: u32) -> bool {

@@ -74,8 +74,8 @@ impl TimingWheel {
                 return None;
             }
             if !self.lists.is_bucket_empty(self.now_slot) {
-                let (h, r, _) = self.lists.pop_front(self.now_slot);
-                return Some((h, r));
+                let (h, tagged, _) = self.lists.pop_front(self.now_slot);
+                return Some((h, tagged.unwrap_or(self.now)));
             }
             self.step();
         }
@@ -102,25 +102,29 @@ impl IntegerPriorityQueue for TimingWheel {
     #[inline]
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
         self.lists.check_insert(handle)?;
-        let ahead = if rank < self.now {
+        // Clamped elements keep their own rank aside (tagged); the others'
+        // rank is their slot's time.
+        let (ahead, tagged) = if rank < self.now {
             self.clamped_past += 1;
-            0
+            (0, Some(rank))
         } else if rank - self.now >= u64::from(self.slots) {
             self.clamped_horizon += 1;
-            self.slots - 1
+            (self.slots - 1, Some(rank))
         } else {
-            (rank - self.now) as u32
+            ((rank - self.now) as u32, None)
         };
         let mut slot = self.now_slot + ahead;
         if slot >= self.slots {
             slot -= self.slots;
         }
-        self.lists.push_back(slot, handle, rank);
+        self.lists.push_back(slot, handle, tagged);
         Ok(())
     }
 
     fn peek_min(&self) -> Option<(u32, u64)> {
-        self.lists.front(self.first_slot()?.0)
+        let (slot, time) = self.first_slot()?;
+        let (handle, tagged) = self.lists.front(slot)?;
+        Some((handle, tagged.unwrap_or(time)))
     }
 
     #[inline]
@@ -131,8 +135,8 @@ impl IntegerPriorityQueue for TimingWheel {
         while self.lists.is_bucket_empty(self.now_slot) {
             self.step();
         }
-        let (h, r, _) = self.lists.pop_front(self.now_slot);
-        Some((h, r))
+        let (h, tagged, _) = self.lists.pop_front(self.now_slot);
+        Some((h, tagged.unwrap_or(self.now)))
     }
 
     fn remove(&mut self, handle: u32) -> bool {

@@ -1,0 +1,130 @@
+//! `fairway bench-pq`: fill-drain throughput of the integer priority queues
+//! (seed 002 §5.2, Figs. 12–14); the logic lives in
+//! `fairway_eval::pq_bench`.
+
+use clap::Args;
+use fairway_eval::pq_bench::{
+    chart_svg, run_fill_drain, FillDrainConfig, FillDrainResult, QueueKind,
+};
+
+/// Arguments of `fairway bench-pq`.
+#[derive(Args)]
+#[command(
+    after_help = "Examples:\n  fairway bench-pq\n  fairway bench-pq --queues approx --per-bucket 1 \
+                        --occupancy 10,30,50,70,90,100\n  fairway bench-pq --json --chart pq.svg"
+)]
+pub struct BenchPqArgs {
+    /// Queues, comma separated: cffs, hffs, gradient, approx, bucket-heap,
+    /// binary-heap, timing-wheel.
+    #[arg(
+        long,
+        default_value = "cffs,gradient,approx,bucket-heap,binary-heap,timing-wheel"
+    )]
+    pub queues: String,
+    /// Bucket counts (priority levels), comma separated.
+    #[arg(long, default_value = "5000,10000")]
+    pub buckets: String,
+    /// Elements per occupied bucket, comma separated.
+    #[arg(long, default_value = "1,4,16,64")]
+    pub per_bucket: String,
+    /// Percent of buckets occupied, comma separated.
+    #[arg(long, default_value = "100")]
+    pub occupancy: String,
+    /// α of the approximate gradient queue (f(i) = i/α).
+    #[arg(long, default_value_t = 16)]
+    pub alpha: u32,
+    /// Elements per timed batch (fill-drain repeated until reached).
+    #[arg(long, default_value_t = 200_000)]
+    pub min_ops: u64,
+    /// Timed batches per configuration; the best is reported.
+    #[arg(long, default_value_t = 7)]
+    pub batches: u32,
+    /// Workload seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// One JSON object per configuration instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write an SVG chart (Mpps against elements per bucket) here.
+    #[arg(long, value_name = "PATH.svg")]
+    pub chart: Option<String>,
+}
+
+fn parse_list(what: &str, s: &str) -> Result<Vec<u32>, String> {
+    s.split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<u32>()
+                .map_err(|e| format!("--{what}: `{x}`: {e}"))
+        })
+        .collect()
+}
+
+fn print_table(results: &[FillDrainResult]) {
+    println!(
+        "{:<13} {:>7} {:>10} {:>9} {:>9} {:>8} {:>9} {:>8}",
+        "queue", "buckets", "per_bucket", "occupancy", "elements", "Mpps", "ns/elem", "errors"
+    );
+    for r in results {
+        let errors = r
+            .error_rate
+            .map_or(String::from("-"), |e| format!("{:.2}%", e * 100.0));
+        println!(
+            "{:<13} {:>7} {:>10} {:>8}% {:>9} {:>8.1} {:>9.1} {:>8}",
+            r.queue,
+            r.buckets,
+            r.per_bucket,
+            r.occupancy,
+            r.elements,
+            r.mpps,
+            r.ns_per_element,
+            errors
+        );
+    }
+}
+
+/// Runs every combination of the listed parameters.
+pub fn run(args: BenchPqArgs) -> Result<(), String> {
+    let queues = args
+        .queues
+        .split(',')
+        .map(|q| QueueKind::parse(q.trim()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let buckets = parse_list("buckets", &args.buckets)?;
+    let per_bucket = parse_list("per-bucket", &args.per_bucket)?;
+    let occupancy = parse_list("occupancy", &args.occupancy)?;
+    let mut results = Vec::new();
+    for &b in &buckets {
+        for &occ in &occupancy {
+            for &k in &per_bucket {
+                for &queue in &queues {
+                    let cfg = FillDrainConfig {
+                        queue,
+                        buckets: b,
+                        per_bucket: k,
+                        occupancy: occ,
+                        alpha: args.alpha,
+                        seed: args.seed,
+                        min_ops: args.min_ops,
+                        batches: args.batches,
+                    };
+                    let r = run_fill_drain(&cfg)?;
+                    if args.json {
+                        println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
+                    }
+                    results.push(r);
+                }
+            }
+        }
+    }
+    if !args.json {
+        print_table(&results);
+    }
+    if let Some(path) = args.chart {
+        std::fs::write(&path, chart_svg(&results)).map_err(|e| format!("writing {path}: {e}"))?;
+        if !args.json {
+            println!("chart written to {path}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,437 @@
+//! Fill-drain benchmark of the integer priority queues (seed 002 §5.2,
+//! Figs. 12–14).
+//!
+//! One configuration = a queue, a bucket count `N`, an occupancy (percent of
+//! buckets that hold elements) and a number of elements per occupied bucket.
+//! The occupied buckets are drawn at random, every element's rank is its
+//! bucket, and the ranks are inserted in random order into an empty queue
+//! (handles `0..n` in insertion order, as packet slots would be), then all
+//! elements are extracted. Throughput is `n / (fill + drain time)`, i.e.
+//! each element counts once for its insert and extract together; the best
+//! of several batches is reported, each batch repeating fill-drain on the
+//! same queue until at least [`FillDrainConfig::min_ops`] elements went
+//! through. The approximate queue's error rate (extractions that did not
+//! return a minimum-rank element) comes from a separate, untimed drain.
+
+use fairway_core::pq::{
+    ApproxGradientQueue, BucketHeap, CircularFfsQueue, ElementBinaryHeap, GradientQueue,
+    HierarchicalFfsQueue, IntegerPriorityQueue, TimingWheel,
+};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// The queues the benchmark knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueKind {
+    /// [`CircularFfsQueue`] with two halves of `⌈N/2⌉` buckets, so the
+    /// drain crosses one O(1) rotation.
+    Cffs,
+    /// [`HierarchicalFfsQueue`] over `N` buckets.
+    Hffs,
+    /// Exact [`GradientQueue`].
+    Gradient,
+    /// [`ApproxGradientQueue`] with the configured α.
+    Approx,
+    /// [`BucketHeap`], the paper's "BH".
+    BucketHeap,
+    /// [`ElementBinaryHeap`].
+    BinaryHeap,
+    /// [`TimingWheel`] with `N` slots.
+    TimingWheel,
+}
+
+impl QueueKind {
+    /// Every queue, in table order.
+    pub const ALL: [QueueKind; 7] = [
+        QueueKind::Cffs,
+        QueueKind::Hffs,
+        QueueKind::Gradient,
+        QueueKind::Approx,
+        QueueKind::BucketHeap,
+        QueueKind::BinaryHeap,
+        QueueKind::TimingWheel,
+    ];
+
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueKind::Cffs => "cffs",
+            QueueKind::Hffs => "hffs",
+            QueueKind::Gradient => "gradient",
+            QueueKind::Approx => "approx",
+            QueueKind::BucketHeap => "bucket-heap",
+            QueueKind::BinaryHeap => "binary-heap",
+            QueueKind::TimingWheel => "timing-wheel",
+        }
+    }
+
+    /// Parses a command-line name.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = Self::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown queue `{s}` (expected one of {})", names.join(", "))
+            })
+    }
+}
+
+/// One fill-drain configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct FillDrainConfig {
+    /// Queue under test.
+    pub queue: QueueKind,
+    /// Buckets (priority levels) `N`.
+    pub buckets: u32,
+    /// Elements per occupied bucket.
+    pub per_bucket: u32,
+    /// Percent of buckets that are occupied (1..=100).
+    pub occupancy: u32,
+    /// α of the approximate gradient queue.
+    pub alpha: u32,
+    /// RNG seed of the workload.
+    pub seed: u64,
+    /// Elements per timed batch (fill-drain repeated until reached).
+    pub min_ops: u64,
+    /// Timed batches; the best is reported.
+    pub batches: u32,
+}
+
+/// Result of one configuration (one JSON object with `--json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct FillDrainResult {
+    /// Queue name.
+    pub queue: &'static str,
+    /// Buckets `N`.
+    pub buckets: u32,
+    /// Elements per occupied bucket.
+    pub per_bucket: u32,
+    /// Percent of buckets occupied.
+    pub occupancy: u32,
+    /// Elements per fill-drain.
+    pub elements: u64,
+    /// Million elements per second (insert + extract per element).
+    pub mpps: f64,
+    /// Nanoseconds per element (insert + extract).
+    pub ns_per_element: f64,
+    /// Approximate queue only: share of extractions not at the minimum.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_rate: Option<f64>,
+    /// Approximate queue only: share of extractions that needed the linear
+    /// search.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback_rate: Option<f64>,
+}
+
+/// Random ranks: `occupancy`% of `buckets` chosen, `per_bucket` each,
+/// shuffled.
+pub fn fill_drain_ranks(buckets: u32, per_bucket: u32, occupancy: u32, seed: u64) -> Vec<u64> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let occupied =
+        ((u64::from(buckets) * u64::from(occupancy.min(100)) + 50) / 100).max(1) as usize;
+    let mut ids: Vec<u64> = (0..u64::from(buckets)).collect();
+    ids.shuffle(&mut rng);
+    ids.truncate(occupied);
+    let mut ranks: Vec<u64> = ids
+        .iter()
+        .flat_map(|&b| std::iter::repeat_n(b, per_bucket as usize))
+        .collect();
+    ranks.shuffle(&mut rng);
+    ranks
+}
+
+/// Fills `q` with `ranks` (handle = index) and drains it, `reps` times.
+/// `origin` gives the rank 0 of each repetition (the timing wheel's clock
+/// has moved on after a drain; the other queues restart at 0).
+#[inline(never)]
+fn timed_fill_drain<Q: IntegerPriorityQueue>(
+    q: &mut Q,
+    ranks: &[u64],
+    reps: u64,
+    origin: fn(&Q) -> u64,
+) -> Result<Duration, String> {
+    let mut checksum = 0u64;
+    let start = Instant::now();
+    for _ in 0..reps {
+        let base = origin(q);
+        for (h, &rank) in ranks.iter().enumerate() {
+            q.insert(h as u32, base + rank).map_err(|e| e.to_string())?;
+        }
+        while let Some((h, rank)) = q.extract_min() {
+            checksum = checksum.wrapping_add(rank ^ u64::from(h));
+        }
+    }
+    let elapsed = start.elapsed();
+    black_box(checksum);
+    Ok(elapsed)
+}
+
+/// Best time of one fill-drain over `cfg.batches` batches (fewer once
+/// 0.3 s were spent, so slow queues keep the run short).
+fn measure<Q: IntegerPriorityQueue>(
+    mut q: Q,
+    ranks: &[u64],
+    cfg: &FillDrainConfig,
+) -> Result<Duration, String> {
+    measure_with(&mut q, ranks, cfg, |_| 0)
+}
+
+fn measure_with<Q: IntegerPriorityQueue>(
+    q: &mut Q,
+    ranks: &[u64],
+    cfg: &FillDrainConfig,
+    origin: fn(&Q) -> u64,
+) -> Result<Duration, String> {
+    let n = ranks.len() as u64;
+    let reps = cfg.min_ops.div_ceil(n).max(1);
+    timed_fill_drain(q, ranks, 1, origin)?; // warm-up: page in and train
+    let mut best = Duration::MAX;
+    let mut spent = Duration::ZERO;
+    for batch in 0..cfg.batches.max(1) {
+        let t = timed_fill_drain(q, ranks, reps, origin)?;
+        spent += t;
+        best = best.min(t / reps as u32);
+        if batch >= 1 && spent > Duration::from_millis(300) {
+            break;
+        }
+    }
+    Ok(best)
+}
+
+/// Share of extractions that did not return a minimum-rank element, and
+/// share that needed the linear search, for one untimed fill-drain.
+fn approx_errors(cfg: &FillDrainConfig, ranks: &[u64]) -> Result<(f64, f64), String> {
+    let n = ranks.len() as u32;
+    let mut q =
+        ApproxGradientQueue::new(0, cfg.buckets, cfg.alpha, n).map_err(|e| e.to_string())?;
+    let mut remaining = vec![0u32; cfg.buckets as usize];
+    for (h, &rank) in ranks.iter().enumerate() {
+        q.insert(h as u32, rank).map_err(|e| e.to_string())?;
+        remaining[rank as usize] += 1;
+    }
+    let (mut min, mut errors) = (0usize, 0u64);
+    while let Some((_, rank)) = q.extract_min() {
+        while remaining[min] == 0 {
+            min += 1;
+        }
+        errors += u64::from(rank as usize != min);
+        remaining[rank as usize] -= 1;
+    }
+    Ok((
+        errors as f64 / f64::from(n),
+        q.fallback_searches() as f64 / f64::from(n),
+    ))
+}
+
+/// Runs one configuration.
+pub fn run_fill_drain(cfg: &FillDrainConfig) -> Result<FillDrainResult, String> {
+    if cfg.buckets < 2 || cfg.per_bucket == 0 || cfg.occupancy == 0 || cfg.occupancy > 100 {
+        return Err("need buckets >= 2, per_bucket >= 1 and occupancy in 1..=100".into());
+    }
+    let ranks = fill_drain_ranks(cfg.buckets, cfg.per_bucket, cfg.occupancy, cfg.seed);
+    let n = u32::try_from(ranks.len()).map_err(|_| "too many elements".to_string())?;
+    let err = |e: fairway_core::pq::PqError| e.to_string();
+    let per_fill_drain = match cfg.queue {
+        QueueKind::Cffs => measure(
+            CircularFfsQueue::new(cfg.buckets.div_ceil(2), n).map_err(err)?,
+            &ranks,
+            cfg,
+        )?,
+        QueueKind::Hffs => measure(
+            HierarchicalFfsQueue::new(0, cfg.buckets, n).map_err(err)?,
+            &ranks,
+            cfg,
+        )?,
+        QueueKind::Gradient => measure(
+            GradientQueue::new(0, cfg.buckets, n).map_err(err)?,
+            &ranks,
+            cfg,
+        )?,
+        QueueKind::Approx => measure(
+            ApproxGradientQueue::new(0, cfg.buckets, cfg.alpha, n).map_err(err)?,
+            &ranks,
+            cfg,
+        )?,
+        QueueKind::BucketHeap => measure(
+            BucketHeap::new(0, cfg.buckets, n).map_err(err)?,
+            &ranks,
+            cfg,
+        )?,
+        QueueKind::BinaryHeap => measure(ElementBinaryHeap::new(n), &ranks, cfg)?,
+        QueueKind::TimingWheel => {
+            let mut wheel = TimingWheel::new(cfg.buckets, n).map_err(err)?;
+            measure_with(&mut wheel, &ranks, cfg, TimingWheel::now)?
+        }
+    };
+    let (error_rate, fallback_rate) = if cfg.queue == QueueKind::Approx {
+        let (e, f) = approx_errors(cfg, &ranks)?;
+        (Some(e), Some(f))
+    } else {
+        (None, None)
+    };
+    let ns = per_fill_drain.as_secs_f64() * 1e9 / f64::from(n);
+    Ok(FillDrainResult {
+        queue: cfg.queue.name(),
+        buckets: cfg.buckets,
+        per_bucket: cfg.per_bucket,
+        occupancy: cfg.occupancy,
+        elements: u64::from(n),
+        mpps: 1e3 / ns,
+        ns_per_element: ns,
+        error_rate,
+        fallback_rate,
+    })
+}
+
+/// A dependency-free SVG line chart: Mpps against elements per bucket, one
+/// line per (queue, buckets, occupancy), log2 x axis.
+pub fn chart_svg(results: &[FillDrainResult]) -> String {
+    const W: f64 = 900.0;
+    const H: f64 = 520.0;
+    const L: f64 = 70.0;
+    const R: f64 = 250.0;
+    const T: f64 = 40.0;
+    const B: f64 = 60.0;
+    let mut series: Vec<((&str, u32, u32), Vec<(f64, f64)>)> = Vec::new();
+    for r in results {
+        let key = (r.queue, r.buckets, r.occupancy);
+        let point = (f64::from(r.per_bucket).log2(), r.mpps);
+        match series.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, pts)) => pts.push(point),
+            None => series.push((key, vec![point])),
+        }
+    }
+    let x_max = results
+        .iter()
+        .map(|r| f64::from(r.per_bucket).log2())
+        .fold(1.0, f64::max);
+    let y_max = results.iter().map(|r| r.mpps).fold(1.0, f64::max) * 1.1;
+    let px = |x: f64| L + x / x_max * (W - L - R);
+    let py = |y: f64| H - B - y / y_max * (H - T - B);
+    let colors = [
+        "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+        "#bcbd22", "#17becf",
+    ];
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">fill-drain throughput (seed 002 Fig. 12)</text>"#,
+        (W - R + L) / 2.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<line x1="{L}" y1="{}" x2="{}" y2="{}" stroke="black"/><line x1="{L}" y1="{T}" x2="{L}" y2="{}" stroke="black"/>"#,
+        H - B,
+        W - R,
+        H - B,
+        H - B
+    );
+    for k in 0..=5 {
+        let y = y_max * f64::from(k) / 5.0;
+        let _ = writeln!(
+            s,
+            r##"<line x1="{L}" y1="{0:.1}" x2="{1}" y2="{0:.1}" stroke="#ddd"/><text x="{2}" y="{3:.1}" text-anchor="end">{y:.0}</text>"##,
+            py(y),
+            W - R,
+            L - 6.0,
+            py(y) + 4.0
+        );
+    }
+    let mut x = 0.0;
+    while x <= x_max + 1e-9 {
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            px(x),
+            H - B + 18.0,
+            2f64.powf(x).round()
+        );
+        x += 1.0;
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">elements per bucket</text><text x="18" y="{}" transform="rotate(-90 18 {})" text-anchor="middle">Mpps</text>"#,
+        (W - R + L) / 2.0,
+        H - 15.0,
+        H / 2.0,
+        H / 2.0
+    );
+    for (i, ((queue, buckets, occ), pts)) in series.iter().enumerate() {
+        let color = colors[i % colors.len()];
+        let path: Vec<String> = pts
+            .iter()
+            .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+            .collect();
+        let _ = writeln!(
+            s,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+            path.join(" ")
+        );
+        for &(x, y) in pts {
+            let _ = writeln!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{color}"/>"#,
+                px(x),
+                py(y)
+            );
+        }
+        let ly = T + 16.0 * i as f64;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{0}" y1="{ly}" x2="{1}" y2="{ly}" stroke="{color}" stroke-width="2"/><text x="{2}" y="{3}">{queue} N={buckets} occ={occ}%</text>"#,
+            W - R + 15.0,
+            W - R + 40.0,
+            W - R + 46.0,
+            ly + 4.0
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_have_the_requested_shape() {
+        let ranks = fill_drain_ranks(1000, 4, 10, 7);
+        assert_eq!(ranks.len(), 400);
+        let mut distinct = ranks.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 100);
+    }
+
+    #[test]
+    fn every_queue_runs_and_approx_reports_errors() {
+        for queue in QueueKind::ALL {
+            let cfg = FillDrainConfig {
+                queue,
+                buckets: 300,
+                per_bucket: 2,
+                occupancy: 50,
+                alpha: 16,
+                seed: 1,
+                min_ops: 1000,
+                batches: 1,
+            };
+            let r = run_fill_drain(&cfg).unwrap();
+            assert!(r.mpps > 0.0);
+            assert_eq!(r.error_rate.is_some(), queue == QueueKind::Approx);
+        }
+        let svg = chart_svg(&[]);
+        assert!(svg.starts_with("<svg"));
+    }
+}
