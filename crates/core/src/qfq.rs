@@ -29,16 +29,20 @@
 //! (the group was then ineligible and its bucket ring is rotated back), the
 //! group timestamps and state are recomputed (`compute_group_state`: one
 //! `trailing_zeros` on ER above the group). **Lemma 4 corner case**
-//! (Eq. 29): when an idle group becomes backlogged while `V` has overtaken
-//! the finish time `F_b` of the lowest ER group `b` above it, the flow's
-//! start is shifted back to `F_b` instead of `V`, which keeps EB sorted
-//! and Lemma 4's `S_h ≤ F_i` true (seed 003 App. A.2; the flow can only
-//! gain, by less than one maximum packet since `V ≤ F_b + L`, Theorem 4).
-//! Eq. 29 writes `max(min(V, F_b), F)`, i.e. it keeps the flow's own
-//! previous finish time when `F_b < F ≤ V`; we do not (as Linux), because
-//! then the group's rounded start can exceed `F_b` and a later
-//! `unblock_groups` would wrongly unblock it — the debug invariant checker
-//! found this with a flow whose `F` was set when it was added mid-run.
+//! (Eq. 29): when a flow becomes backlogged while `V` has overtaken the
+//! finish time `F_b` of the lowest ER group `b` above its group, its start
+//! is shifted back to `F_b` (not below the group's current start) instead
+//! of `V`. This keeps EB sorted and Lemma 4's `S_h ≤ F_b` true for every
+//! group `h` that `b` blocks, which Theorem 8 (`unblock_groups`) relies on;
+//! the flow can only gain, by less than one maximum packet since
+//! `V ≤ F_b + L` (Theorem 4). Two deviations from the letter of Eq. 29,
+//! both found by the debug invariant checker (a group wrongly unblocked):
+//! (a) Eq. 29 keeps the flow's own previous finish time when
+//! `F_b < F ≤ V` (`max(min(V, F_b), F)`); we use `F_b` as Linux does;
+//! (b) Eq. 29 is stated for an *idle* group only; we also apply it when the
+//! group already holds flows, otherwise a flow filed at `V` in a
+//! back-shifted group lifts the group's start above `F_b` as soon as the
+//! older flows leave.
 //!
 //! Dequeue (Fig. 5): serve the head flow of the first ER group, advance `V`
 //! by `l/Σφ`, re-file the flow with `S = F`, recompute the group's front
@@ -285,11 +289,9 @@ impl QfqCore {
 
     pub(crate) fn set_weight_sum(&mut self, w: u64) {
         self.weight_sum = w;
-        self.iwsum = if w == 0 {
-            0
-        } else {
-            (1u64 << (FRAC_BITS + IWSUM_EXTRA)) / w
-        };
+        self.iwsum = (1u64 << (FRAC_BITS + IWSUM_EXTRA))
+            .checked_div(w)
+            .unwrap_or(0);
     }
 
     /// Sets an idle entity's weight inverse and group; timestamps start at V
@@ -1011,6 +1013,8 @@ impl QfqAggregates {
 
 impl crate::sched_plus::AggregateScheduler for QfqAggregates {
     const NAME: &'static str = "qfq+";
+    const DELTA_S_MINUS_FACTOR: u32 = DELTA_S_MINUS_FACTOR;
+    const DELTA_S_PLUS_FACTOR: u32 = DELTA_S_PLUS_FACTOR;
 
     fn new(max_aggregates: u32, max_members: u32) -> Self {
         Self {

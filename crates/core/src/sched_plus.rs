@@ -71,6 +71,14 @@ pub trait AggregateScheduler {
     /// Command-line name of the SCHED+ instance.
     const NAME: &'static str;
 
+    /// SCHED's timestamp-error term `ΔS⁻` (seed 000 App. A.3) in units of
+    /// `L^k/φ^k`: 2 for QFQ, 0 for WF2Q+.
+    const DELTA_S_MINUS_FACTOR: u32;
+
+    /// SCHED's timestamp-error term `ΔS⁺` in units of `L^k/φ^k`: 4 for
+    /// QFQ, 1 for WF2Q+.
+    const DELTA_S_PLUS_FACTOR: u32;
+
     /// A scheduler for `max_aggregates` aggregates of at most `max_members`
     /// flows each.
     fn new(max_aggregates: u32, max_members: u32) -> Self;
@@ -206,6 +214,12 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
             ));
         }
         Ok(Self::with_options(cap, limits, m))
+    }
+
+    /// `(ΔS⁻, ΔS⁺)` of SCHED in units of `L^k/φ^k` (for Eq. 3 / Eq. 7 of
+    /// seed 000: `ΔS^k = ΔS⁻ + ΔS⁺`).
+    pub const fn timestamp_error_factors() -> (u32, u32) {
+        (A::DELTA_S_MINUS_FACTOR, A::DELTA_S_PLUS_FACTOR)
     }
 
     /// `M`, the largest number of flows per aggregate.
@@ -617,6 +631,8 @@ impl Wf2qAggregates {
 
 impl AggregateScheduler for Wf2qAggregates {
     const NAME: &'static str = "wf2q++";
+    const DELTA_S_MINUS_FACTOR: u32 = 0;
+    const DELTA_S_PLUS_FACTOR: u32 = 1;
 
     fn new(max_aggregates: u32, _max_members: u32) -> Self {
         let n = max_aggregates as usize;
