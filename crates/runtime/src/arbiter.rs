@@ -73,7 +73,7 @@ pub struct Arbiter<S: ?Sized> {
 impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
     /// An arbiter over `readers[i]` = queue of flow `i` (flows already
     /// configured in `sched`).
-    pub(crate) fn new(
+    pub fn new(
         sched: Box<S>,
         readers: Vec<QueueReader>,
         link: EmulatedLink,
@@ -116,7 +116,7 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
     /// Makes the next `do_scan` read the queues whatever Δ_A says: the
     /// double check before sleeping (§3.1) must not be skipped.
     #[inline]
-    pub(crate) fn force_scan(&mut self) {
+    pub fn force_scan(&mut self) {
         self.next_scan_ns = 0;
     }
 
@@ -198,5 +198,70 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
                 }
             }
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::mailbox::client_queue;
+    use fairway_core::{Capacity, Drr, FlowConfig, Limits};
+
+    fn arbiter(rate: u64, delta_a: u64) -> (Arbiter<Drr<u32>>, crate::ClientQueue<u32>) {
+        let mut d = Drr::with_options(Capacity::new(1, 64), Limits::default(), None);
+        d.add_flow(FlowId(0), FlowConfig::new(1, 1500)).unwrap();
+        let (c, r) = client_queue::<u32>(63);
+        (
+            Arbiter::new(
+                Box::new(d),
+                vec![r],
+                EmulatedLink::new(rate).unwrap(),
+                delta_a,
+            ),
+            c,
+        )
+    }
+
+    #[test]
+    fn grants_follow_the_link_with_carry_over() {
+        // 1 Gbit/s: a 1000-byte packet takes 8 us.
+        let (mut a, mut c) = arbiter(1_000_000_000, 0);
+        for _ in 0..10 {
+            c.try_push(1000, 0).unwrap();
+        }
+        // t = 1 us: link idle since 0 -> one packet, busy until 8 us.
+        assert_eq!(a.do_scan(1_000), ScanResult::MoreTraffic);
+        assert_eq!((a.stats().decisions, a.link_idle_ns()), (1, 8_000));
+        assert_eq!(c.granted_since(c.grant_index()), 1);
+        // t = 8 us: still busy (link_idle < now is strict).
+        a.do_scan(8_000);
+        assert_eq!(a.stats().decisions, 1);
+        // t = 20 us: packets starting at 8 and 16 us; the second ends at
+        // 24 us, and that excess is carried over, not forgiven.
+        a.do_scan(20_000);
+        assert_eq!((a.stats().decisions, a.link_idle_ns()), (3, 24_000));
+        assert_eq!(c.granted_since(c.grant_index()), 3);
+        // Drained dry: idle time is not saved up as credit.
+        a.do_scan(1_000_000);
+        assert_eq!(a.stats().decisions, 10);
+        assert_eq!(a.do_scan(2_000_000), ScanResult::NoTraffic);
+        c.try_push(1000, 0).unwrap();
+        a.do_scan(2_000_001);
+        assert_eq!(a.link_idle_ns(), 2_008_000); // idle from the last scan, 2 ms
+    }
+
+    #[test]
+    fn queues_are_read_at_most_every_delta_a() {
+        let (mut a, mut c) = arbiter(1_000_000_000_000, 1_000);
+        a.do_scan(10_000);
+        c.try_push(100, 0).unwrap();
+        a.do_scan(10_500); // within delta_a: not seen
+        assert_eq!(a.stats().decisions, 0);
+        a.do_scan(11_000);
+        assert_eq!((a.stats().decisions, a.stats().scans), (1, 2));
+        c.try_push(100, 0).unwrap();
+        a.force_scan();
+        a.do_scan(11_001);
+        assert_eq!(a.stats().decisions, 2);
     }
 }

@@ -1,0 +1,66 @@
+//! Single-thread cost of the arbiter's do_scan and of the clock (no
+//! cross-core traffic): a lower bound for `arbiter-bench`.
+//! Run: `cargo run --release -p fairway-runtime --example arbiter_micro`.
+
+use fairway_core::{Capacity, FlowConfig, FlowId, Limits, SchedSpec};
+use fairway_runtime::{client_queue, Arbiter, EmulatedLink, MonotonicClock};
+use std::time::Instant;
+
+fn main() {
+    let clock = MonotonicClock::new();
+    let n = 10_000_000u64;
+    let t = Instant::now();
+    let mut x = 0;
+    for _ in 0..n {
+        x ^= clock.now_ns();
+    }
+    println!(
+        "clock read: {:.1} ns ({x})",
+        t.elapsed().as_nanos() as f64 / n as f64
+    );
+
+    let (mut client, mut reader) = client_queue::<u32>(1023);
+    let t = Instant::now();
+    let mut moved = 0u64;
+    while moved < n {
+        for _ in 0..64 {
+            let _ = client.try_push(60, 0);
+        }
+        let k = reader.poll(|_| {});
+        for _ in 0..k {
+            reader.grant_one();
+        }
+        reader.publish();
+        moved += client.drain_to(client.grant_index(), |_| {}) as u64;
+    }
+    println!(
+        "queue push+poll+grant+drain, one thread: {:.1} ns/packet",
+        t.elapsed().as_nanos() as f64 / moved as f64
+    );
+
+    for name in ["fifo", "drr", "wf2q+", "qfq"] {
+        let Ok(spec) = SchedSpec::parse(name) else {
+            continue;
+        };
+        let mut sched = spec.build::<u32>(Capacity::new(1, 1023), Limits::default());
+        sched.add_flow(FlowId(0), FlowConfig::new(1, 1500)).unwrap();
+        let (mut client, reader) = client_queue::<u32>(1023);
+        let link = EmulatedLink::new(u64::MAX / 2).unwrap();
+        let mut arb = Arbiter::new(sched, vec![reader], link, 0);
+        let t = Instant::now();
+        let mut moved = 0u64;
+        let mut now = 1;
+        while moved < n {
+            for _ in 0..64 {
+                let _ = client.try_push(60, 0);
+            }
+            now += 1000;
+            arb.do_scan(now);
+            moved += client.drain_to(client.grant_index(), |_| {}) as u64;
+        }
+        println!(
+            "{name}: client push+drain and do_scan, one thread: {:.1} ns/packet",
+            t.elapsed().as_nanos() as f64 / moved as f64
+        );
+    }
+}
