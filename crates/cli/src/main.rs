@@ -23,6 +23,8 @@ enum Command {
     Guarantees(cmd::guarantees::GuaranteesArgs),
     /// PSPAT runtime: decisions/s and submit->transmit latency (seed 001 §5.4-5.5).
     ArbiterBench(cmd::arbiter_bench::ArbiterBenchArgs),
+    /// Cost per enqueue/dequeue pair, sweeps and charts (seed 003 §7, seed 000 §8).
+    Bench(cmd::bench::BenchArgs),
     /// Fill-drain throughput of the integer priority queues (seed 002 §5.2).
     BenchPq(cmd::bench_pq::BenchPqArgs),
 }
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => cmd::demo::run(args),
         Command::Guarantees(args) => cmd::guarantees::run(args),
         Command::ArbiterBench(args) => cmd::arbiter_bench::run(args),
+        Command::Bench(args) => cmd::bench::run(args),
         Command::BenchPq(args) => cmd::bench_pq::run(args),
     };
     match result {

@@ -1,6 +1,7 @@
 //! One module per subcommand; each exposes an `Args` struct and `run`.
 
 pub mod arbiter_bench;
+pub mod bench;
 pub mod bench_pq;
 pub mod common;
 pub mod demo;

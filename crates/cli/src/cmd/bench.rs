@@ -1,0 +1,401 @@
+//! `fairway bench`: ns per enqueue/dequeue pair of each scheduler, total and
+//! net of the `none` baseline, as seed 003 §7 (Table 4) and seed 000 §8.2
+//! measure it; `--sweep flows|m` runs the scaling experiments (seed 003
+//! Fig. 10, seed 000 Fig. 2) and writes CSV + SVG. The measuring itself is
+//! `fairway_eval::cost`.
+
+use super::common::{parse_flows, parse_scheds, Table};
+use clap::{Args, ValueEnum};
+use fairway_core::SchedKind;
+use fairway_eval::cost::sweep::{
+    flow_counts, m_values, sweep_flows, sweep_m, write_flows_outputs, write_m_outputs, SweepRow,
+};
+use fairway_eval::cost::{
+    measure, parse_patterns, CostReport, CostSetup, MeasureOptions, PerfCounters, Progress, Subject,
+};
+use fairway_eval::workload::{FlowSet, PRESETS};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Which scaling experiment `--sweep` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SweepKind {
+    /// 1 … 32768 flows of weight 1 (seed 003 Fig. 10).
+    Flows,
+    /// QFQ+ aggregate size M = 1 … 16 (seed 000 Fig. 2).
+    M,
+}
+
+/// Arguments of `fairway bench`.
+#[derive(Args)]
+#[command(after_help = "Examples:
+  fairway bench
+  fairway bench --sched fifo,drr,qfq,qfq+,wf2q+ --flows 32k-wmix --pattern smooth --repeat 5
+  fairway bench --flows 1k-w1,32k-wmix --pattern smooth,bursty --json
+  fairway bench --sched drr,qfq,wf2q+ --pattern alternate --flows 1x1024
+  fairway bench --sweep flows --sched drr,qfq,qfq+,wf2q+ --out target/fairway-bench
+  fairway bench --sweep m")]
+pub struct BenchArgs {
+    /// Schedulers, comma separated, with optional parameters (`qfq+:m=4`);
+    /// `none` adds the baseline's own row. Default: every registry scheduler.
+    #[arg(long)]
+    pub sched: Option<String>,
+    /// Flow set: a preset (1k-w1, 1k-wmix, 32k-w1, 32k-wmix, 1k-highw), a
+    /// comma-separated list of presets, or WEIGHTxCOUNT[@MAXLEN] groups.
+    /// Default: 1k-w1 (the `m` sweep: the four seed 000 §8 presets).
+    #[arg(long)]
+    pub flows: Option<String>,
+    /// Patterns, comma separated: small, large, full (seed 003 §7.1),
+    /// smooth, bursty (seed 000 §8), alternate (dummynet's harness:
+    /// backlog between N and N+1).
+    #[arg(long, default_value = "smooth")]
+    pub pattern: String,
+    /// Enqueue/dequeue pairs per timed run (rounded up to whole cycles of
+    /// the pattern). Default: 2000000, sweeps 1000000.
+    #[arg(long)]
+    pub pairs: Option<u64>,
+    /// Timed runs per scheduler (interleaved); min/median/max are reported.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// One JSON object per (sched, flows, pattern) on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Run a scaling experiment instead: `flows` or `m`.
+    #[arg(long, value_enum)]
+    pub sweep: Option<SweepKind>,
+    /// Directory for the sweeps' CSV and SVG files.
+    #[arg(long, default_value = "target/fairway-bench")]
+    pub out: PathBuf,
+    /// Do not try to open hardware counters.
+    #[arg(long)]
+    pub no_counters: bool,
+}
+
+/// The machine, for table headers and chart titles.
+fn machine() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{model}, {cores} cores")
+}
+
+fn subjects(arg: Option<&str>) -> Result<Vec<Subject>, String> {
+    let Some(text) = arg else {
+        return Ok(SchedKind::ALL
+            .iter()
+            .map(|&k| Subject::Sched(fairway_core::SchedSpec::new(k)))
+            .collect());
+    };
+    let mut out = Vec::new();
+    let mut rest = Vec::new();
+    for piece in text.split(',') {
+        if piece.trim() == "none" {
+            out.push(Subject::None);
+        } else {
+            rest.push(piece);
+        }
+    }
+    if !rest.is_empty() {
+        out.extend(
+            parse_scheds(&rest.join(","))?
+                .into_iter()
+                .map(Subject::Sched),
+        );
+    }
+    if out.is_empty() {
+        return Err("--sched needs at least one scheduler".into());
+    }
+    Ok(out)
+}
+
+/// `1k-w1,32k-wmix` is two presets; anything else is one flow-set spec.
+fn flow_sets(arg: &str) -> Result<Vec<FlowSet>, String> {
+    let pieces: Vec<&str> = arg.split(',').map(str::trim).collect();
+    if pieces.len() > 1
+        && pieces
+            .iter()
+            .all(|p| PRESETS.iter().any(|(n, _, _)| n == p))
+    {
+        pieces.iter().map(|p| parse_flows(p)).collect()
+    } else {
+        Ok(vec![parse_flows(arg)?])
+    }
+}
+
+/// A progress bar on stderr that appears once the work has taken a second.
+struct Bar {
+    bar: ProgressBar,
+    started: Instant,
+    shown: bool,
+}
+
+impl Bar {
+    fn new(total: u64) -> Self {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        Self {
+            bar,
+            started: Instant::now(),
+            shown: false,
+        }
+    }
+
+    fn set(&mut self, pos: u64, msg: &str) {
+        if !self.shown && self.started.elapsed() > Duration::from_secs(1) {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+            self.shown = true;
+        }
+        self.bar.set_message(msg.to_string());
+        self.bar.set_position(pos);
+    }
+
+    fn finish(self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+fn open_counters(args: &BenchArgs) -> Result<PerfCounters, String> {
+    if args.no_counters {
+        Err("disabled by --no-counters".into())
+    } else {
+        PerfCounters::open()
+    }
+}
+
+fn fmt_opt(v: Option<f64>, prec: usize) -> String {
+    v.map_or("-".into(), |v| format!("{v:.prec$}"))
+}
+
+fn print_table(reports: &[CostReport]) {
+    let find = |name: &str| {
+        reports
+            .iter()
+            .find(|r| r.sched == name)
+            .map(|r| r.ns_per_pair)
+    };
+    let refs: Vec<(&str, f64)> = ["drr", "qfq"]
+        .into_iter()
+        .filter_map(|n| find(n).map(|v| (n, v)))
+        .collect();
+    let mut header = vec!["sched", "ns/pair", "min", "max", "net"];
+    let ratio_names: Vec<String> = refs.iter().map(|(n, _)| format!("x{n}")).collect();
+    header.extend(ratio_names.iter().map(String::as_str));
+    header.extend(["instr/pair", "misses/pair"]);
+    let mut t = Table::new(&header);
+    for r in reports {
+        let mut row = vec![
+            r.sched.clone(),
+            format!("{:.1}", r.ns_per_pair),
+            format!("{:.1}", r.ns_per_pair_min),
+            format!("{:.1}", r.ns_per_pair_max),
+            format!("{:.1}", r.ns_per_pair_net),
+        ];
+        row.extend(
+            refs.iter()
+                .map(|(_, v)| format!("{:.2}", r.ns_per_pair / v)),
+        );
+        row.push(fmt_opt(r.instructions_per_pair, 0));
+        row.push(fmt_opt(r.cache_misses_per_pair, 2));
+        t.row(row);
+    }
+    t.print();
+}
+
+fn run_table(args: &BenchArgs) -> Result<(), String> {
+    let subjects = subjects(args.sched.as_deref())?;
+    let sets = flow_sets(args.flows.as_deref().unwrap_or("1k-w1"))?;
+    let patterns = parse_patterns(&args.pattern)?;
+    let opts = MeasureOptions {
+        pairs: args.pairs.unwrap_or(2_000_000).max(1),
+        repeat: args.repeat.max(1),
+        counters: true,
+    };
+    let mut counters = open_counters(args);
+    let runs_per = opts.repeat * (1 + subjects.iter().filter(|s| **s != Subject::None).count());
+    let total = (sets.len() * patterns.len() * runs_per) as u64;
+    let mut bar = Bar::new(total);
+    let mut step = 0u64;
+    let machine = machine();
+    for set in &sets {
+        for &pattern in &patterns {
+            let n = set.len() as u32;
+            let warmup = pattern.thresholds(n).high.min(opts.pairs);
+            let setup = CostSetup::new(set.clone(), pattern, warmup);
+            let label = format!("{} {}", set.name, pattern);
+            bar.set(step, &label);
+            let reports = measure(
+                &subjects,
+                &setup,
+                &opts,
+                &mut counters,
+                &mut |p: Progress| bar.set(step + p.done as u64, &label),
+            )?;
+            step += runs_per as u64;
+            if args.json {
+                for r in &reports {
+                    println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
+                }
+            } else {
+                bar.bar.suspend(|| {
+                    let first = &reports[0];
+                    println!(
+                        "flows {} ({} flows), pattern {}, {} pairs x {} repeats; ns per enqueue+dequeue pair incl. harness (median; net = minus none {:.1} ns); {}",
+                        set.name,
+                        set.len(),
+                        pattern,
+                        first.pairs,
+                        first.repeat,
+                        first.none_ns_per_pair.unwrap_or(0.0),
+                        machine
+                    );
+                    print_table(&reports);
+                    if let Err(e) = &counters {
+                        println!("counters unavailable: {e}");
+                    }
+                    println!();
+                });
+            }
+        }
+    }
+    bar.finish();
+    Ok(())
+}
+
+fn print_rows(rows: &[SweepRow], json: bool, x_name: &str) -> Result<(), String> {
+    if json {
+        for r in rows {
+            println!(
+                "{}",
+                serde_json::to_string(&r.report).map_err(|e| e.to_string())?
+            );
+        }
+        return Ok(());
+    }
+    let mut t = Table::new(&["series", x_name, "ns/pair", "min", "max", "net"]);
+    for r in rows {
+        t.row(vec![
+            r.series.clone(),
+            r.x.to_string(),
+            format!("{:.1}", r.report.ns_per_pair),
+            format!("{:.1}", r.report.ns_per_pair_min),
+            format!("{:.1}", r.report.ns_per_pair_max),
+            format!("{:.1}", r.report.ns_per_pair_net),
+        ]);
+    }
+    t.print();
+    Ok(())
+}
+
+fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
+    let patterns = parse_patterns(&args.pattern)?;
+    let opts = MeasureOptions {
+        pairs: args.pairs.unwrap_or(1_000_000).max(1),
+        repeat: args.repeat.max(1),
+        counters: true,
+    };
+    let mut counters = open_counters(args);
+    let machine = machine();
+    for &pattern in &patterns {
+        let (rows, files) = match kind {
+            SweepKind::Flows => {
+                let mut subjects = subjects(args.sched.as_deref())?;
+                if !subjects.contains(&Subject::None) {
+                    subjects.insert(0, Subject::None);
+                }
+                let counts = flow_counts();
+                let per = opts.repeat * subjects.len();
+                let mut bar = Bar::new((per * counts.len()) as u64);
+                let rows = sweep_flows(
+                    &subjects,
+                    pattern,
+                    &counts,
+                    &opts,
+                    &mut counters,
+                    &mut |s, p| bar.set((s * per + p.done) as u64, &format!("{} flows", counts[s])),
+                )?;
+                bar.finish();
+                let files = write_flows_outputs(&args.out, pattern, &rows, &machine)?;
+                (rows, files)
+            }
+            SweepKind::M => {
+                let sets = flow_sets(
+                    args.flows
+                        .as_deref()
+                        .unwrap_or("1k-w1,1k-wmix,32k-w1,32k-wmix"),
+                )?;
+                let ms = m_values();
+                let per = opts.repeat * (ms.len() + 3);
+                let mut bar = Bar::new((per * sets.len()) as u64);
+                let rows = sweep_m(&sets, pattern, &ms, &opts, &mut counters, &mut |s, p| {
+                    bar.set((s * per + p.done) as u64, &sets[s].name)
+                })?;
+                bar.finish();
+                let files = write_m_outputs(&args.out, pattern, &rows, &machine)?;
+                (rows, files)
+            }
+        };
+        let x_name = if kind == SweepKind::Flows {
+            "flows"
+        } else {
+            "m"
+        };
+        if !args.json {
+            println!(
+                "sweep {x_name}, pattern {pattern}, {} pairs x {} repeats; {machine}",
+                opts.pairs, opts.repeat
+            );
+        }
+        print_rows(&rows, args.json, x_name)?;
+        for f in files {
+            eprintln!("wrote {}", f.display());
+        }
+    }
+    if let Err(e) = &counters {
+        if !args.json {
+            println!("counters unavailable: {e}");
+        }
+    }
+    Ok(())
+}
+
+/// Runs `fairway bench`.
+pub fn run(args: BenchArgs) -> Result<(), String> {
+    if args.repeat == 0 {
+        return Err("--repeat must be at least 1".into());
+    }
+    match args.sweep {
+        Some(kind) => run_sweep(&args, kind),
+        None => run_table(&args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_subjects_and_flow_set_lists() {
+        let s = subjects(Some("none,drr,qfq+:m=4")).unwrap();
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0], Subject::None);
+        assert_eq!(s[2].label(), "qfq+:m=4");
+        assert_eq!(subjects(None).unwrap().len(), SchedKind::ALL.len());
+        assert!(subjects(Some("nope")).is_err());
+        assert_eq!(flow_sets("1k-w1,32k-wmix").unwrap().len(), 2);
+        assert_eq!(flow_sets("1x500,2x250").unwrap().len(), 1);
+        assert_eq!(flow_sets("1x500,2x250").unwrap()[0].len(), 750);
+    }
+}

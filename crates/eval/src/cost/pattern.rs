@@ -1,0 +1,157 @@
+//! Request patterns of the cost controller and their thresholds.
+//!
+//! * seed 003 §7.1: `small` / `large` (bursts of 5N / 30N packets, then the
+//!   scheduler is drained completely) and `full` (total backlog kept between
+//!   3N and 30N), where N is the number of flows;
+//! * seed 000 §8: `smooth` (round-robin fill, each flow oscillating between 0
+//!   and 30 packets) and `bursty` (bursts of 1..=16·w packets to random
+//!   flows, same oscillation);
+//! * issue 4: `alternate`, the FreeBSD dummynet harness configuration the C
+//!   reference figures were taken with: every packet goes to the flow with
+//!   the smallest backlog and the total backlog is held between N and N+1,
+//!   so enqueues and dequeues alternate one by one.
+
+use serde::Serialize;
+use std::fmt;
+
+/// Largest backlog of one flow, in packets (seed 000 §8: flows oscillate
+/// between 0 and 30 packets; dummynet's harness has 30 backlog levels).
+pub const PER_FLOW_CAP: u32 = 30;
+
+/// The enqueue/dequeue pattern driven by the controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CostPattern {
+    /// Bursts of 5N packets to the least backlogged flows, then drain.
+    Small,
+    /// Bursts of 30N packets to the least backlogged flows, then drain.
+    Large,
+    /// Backlog between 3N and 30N, refills go to the least backlogged flows.
+    Full,
+    /// Round-robin fill of every flow up to 30 packets, then drain.
+    Smooth,
+    /// Random bursts of 1..=16·w packets to random non-full flows up to 30
+    /// packets each, then drain.
+    Bursty,
+    /// dummynet's harness: backlog between N and N+1, least backlogged flow.
+    Alternate,
+}
+
+/// How the enqueue phase chooses the flow of the next packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowPick {
+    /// Flows 0, 1, …, N−1, 0, … (no per-packet bookkeeping at all).
+    Cyclic,
+    /// The flow with the smallest backlog, ties first-come first-served
+    /// (backlog-level lists with a bitmask, as dummynet's controller).
+    Least,
+    /// A random non-full flow, a random burst of 1..=16·w packets.
+    Bursty,
+}
+
+/// The thresholds of a pattern for N flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Thresholds {
+    /// The dequeue phase stops at this total backlog.
+    pub low: u64,
+    /// The enqueue phase stops at this total backlog.
+    pub high: u64,
+    /// Largest backlog of one flow.
+    pub per_flow_cap: u32,
+    /// Flow choice of the enqueue phase.
+    pub pick: FlowPick,
+}
+
+impl CostPattern {
+    /// Every pattern, in the order tables list them.
+    pub const ALL: &'static [CostPattern] = &[
+        CostPattern::Small,
+        CostPattern::Large,
+        CostPattern::Full,
+        CostPattern::Smooth,
+        CostPattern::Bursty,
+        CostPattern::Alternate,
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CostPattern::Small => "small",
+            CostPattern::Large => "large",
+            CostPattern::Full => "full",
+            CostPattern::Smooth => "smooth",
+            CostPattern::Bursty => "bursty",
+            CostPattern::Alternate => "alternate",
+        }
+    }
+
+    /// Parses a command-line name.
+    pub fn parse(text: &str) -> Option<CostPattern> {
+        let text = text.trim().to_ascii_lowercase();
+        Self::ALL.iter().copied().find(|p| p.name() == text)
+    }
+
+    /// The thresholds for `n` flows.
+    pub fn thresholds(self, n: u32) -> Thresholds {
+        let n = u64::from(n.max(1));
+        let cap = PER_FLOW_CAP;
+        let (low, high, pick) = match self {
+            CostPattern::Small => (0, 5 * n, FlowPick::Least),
+            CostPattern::Large => (0, 30 * n, FlowPick::Least),
+            CostPattern::Full => (3 * n, 30 * n, FlowPick::Least),
+            CostPattern::Smooth => (0, u64::from(cap) * n, FlowPick::Cyclic),
+            CostPattern::Bursty => (0, u64::from(cap) * n, FlowPick::Bursty),
+            CostPattern::Alternate => (n, n + 1, FlowPick::Least),
+        };
+        Thresholds {
+            low,
+            high,
+            per_flow_cap: cap,
+            pick,
+        }
+    }
+}
+
+impl fmt::Display for CostPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Parses a comma-separated list of patterns.
+pub fn parse_patterns(text: &str) -> Result<Vec<CostPattern>, String> {
+    let mut out = Vec::new();
+    for piece in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let p = CostPattern::parse(piece).ok_or_else(|| {
+            let names: Vec<&str> = CostPattern::ALL.iter().map(|p| p.name()).collect();
+            format!("unknown pattern '{piece}' (known: {})", names.join(", "))
+        })?;
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    if out.is_empty() {
+        return Err("no pattern given".into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_thresholds_follow_the_seeds() {
+        for &p in CostPattern::ALL {
+            assert_eq!(CostPattern::parse(p.name()), Some(p));
+        }
+        assert_eq!(CostPattern::Small.thresholds(10).high, 50);
+        assert_eq!(CostPattern::Large.thresholds(10).high, 300);
+        let full = CostPattern::Full.thresholds(10);
+        assert_eq!((full.low, full.high), (30, 300));
+        let alt = CostPattern::Alternate.thresholds(64);
+        assert_eq!((alt.low, alt.high), (64, 65));
+        assert!(parse_patterns("smooth,nope").is_err());
+        assert_eq!(parse_patterns("smooth, bursty,smooth").unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,138 @@
+//! What the cost controller drives: a scheduler through the [`Scheduler`]
+//! API, or the `none` baseline of seed 003 §7.1 (a plain FIFO list without
+//! the API, whose cost the tables subtract).
+//!
+//! Everything is statically dispatched: [`visit_scheduler`] builds the
+//! concrete type a [`SchedSpec`] names (as `SchedSpec::build` does, but
+//! without the `Box<dyn Scheduler>`) and hands it to a generic visitor, so
+//! the measured loop is monomorphised per scheduler.
+
+use fairway_core::drr::Drr;
+use fairway_core::fifo::Fifo;
+use fairway_core::qfq::Qfq;
+use fairway_core::sched_plus::{QfqPlus, Wf2qPlusPlus, DEFAULT_M};
+use fairway_core::wf2q_plus::Wf2qPlus;
+use fairway_core::{Capacity, FlowId, Limits, Packet, SchedKind, SchedSpec, Scheduler};
+use std::collections::VecDeque;
+
+/// A packet descriptor: the length the scheduler reads and the index of
+/// the (never touched) buffer in the controller's free list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BenchPacket {
+    /// Length in bytes.
+    pub len: u32,
+    /// Buffer index, returned to the free list after the dequeue.
+    pub id: u32,
+}
+
+impl Packet for BenchPacket {
+    #[inline(always)]
+    fn len(&self) -> u32 {
+        self.len
+    }
+}
+
+/// The two operations the controller needs.
+pub trait CostTarget {
+    /// Queues a packet of `flow`, or hands it back.
+    fn push(&mut self, flow: u32, packet: BenchPacket) -> Result<(), BenchPacket>;
+    /// The next packet and its flow.
+    fn pop(&mut self) -> Option<(u32, BenchPacket)>;
+    /// Packets queued (for checks, never on the measured path).
+    fn queued(&self) -> u64;
+    /// Packets queued in one flow, if the target keeps per-flow queues.
+    fn flow_queued(&self, flow: u32) -> Option<u64>;
+}
+
+/// A scheduler driven through its public API.
+pub struct SchedTarget<S>(pub S);
+
+impl<S: Scheduler<BenchPacket>> CostTarget for SchedTarget<S> {
+    #[inline(always)]
+    fn push(&mut self, flow: u32, packet: BenchPacket) -> Result<(), BenchPacket> {
+        self.0.enqueue(FlowId(flow), packet).map_err(|e| e.packet)
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<(u32, BenchPacket)> {
+        self.0.dequeue().map(|d| (d.flow.0, d.packet))
+    }
+
+    fn queued(&self) -> u64 {
+        self.0.backlog().packets
+    }
+
+    fn flow_queued(&self, flow: u32) -> Option<u64> {
+        self.0.flow_backlog(FlowId(flow)).map(|b| b.packets)
+    }
+}
+
+/// The `none` baseline: one pre-sized FIFO ring of `(flow, packet)`, no
+/// validation, no per-flow state (seed 003 §7.1 "NONE").
+pub struct NoneTarget {
+    ring: VecDeque<(u32, BenchPacket)>,
+}
+
+impl NoneTarget {
+    /// A ring for `capacity` packets; it never reallocates below that.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            ring: VecDeque::with_capacity(capacity),
+        }
+    }
+}
+
+impl CostTarget for NoneTarget {
+    #[inline(always)]
+    fn push(&mut self, flow: u32, packet: BenchPacket) -> Result<(), BenchPacket> {
+        self.ring.push_back((flow, packet));
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<(u32, BenchPacket)> {
+        self.ring.pop_front()
+    }
+
+    fn queued(&self) -> u64 {
+        self.ring.len() as u64
+    }
+
+    fn flow_queued(&self, _flow: u32) -> Option<u64> {
+        None
+    }
+}
+
+/// Receives a concretely typed scheduler from [`visit_scheduler`].
+pub trait SchedVisitor<P: Packet> {
+    /// What the visit produces.
+    type Output;
+    /// Called once with the scheduler the spec names.
+    fn visit<S: Scheduler<P> + 'static>(self, sched: S) -> Self::Output;
+}
+
+/// Builds the scheduler `spec` names, with the same parameters as
+/// `SchedSpec::build`, and passes it by value to `visitor`. A new
+/// [`SchedKind`] fails to compile here until it is added, so the harness
+/// cannot silently miss a registry entry.
+pub fn visit_scheduler<P: Packet + 'static, V: SchedVisitor<P>>(
+    spec: &SchedSpec,
+    cap: Capacity,
+    limits: Limits,
+    visitor: V,
+) -> V::Output {
+    let m = spec.param("m").unwrap_or(u64::from(DEFAULT_M)).clamp(1, 64) as u32;
+    match spec.kind {
+        SchedKind::Fifo => visitor.visit(Fifo::<P>::with_limits(cap, limits)),
+        SchedKind::Drr => {
+            let unit = spec
+                .param("quantum")
+                .map(|q| q.min(u64::from(u32::MAX)) as u32);
+            visitor.visit(Drr::<P>::with_options(cap, limits, unit))
+        }
+        SchedKind::Qfq => visitor.visit(Qfq::<P>::with_limits(cap, limits)),
+        SchedKind::QfqPlus => visitor.visit(QfqPlus::<P>::with_options(cap, limits, m)),
+        SchedKind::Wf2qPlus => visitor.visit(Wf2qPlus::<P>::with_limits(cap, limits)),
+        SchedKind::Wf2qPlusPlus => visitor.visit(Wf2qPlusPlus::<P>::with_options(cap, limits, m)),
+    }
+}
