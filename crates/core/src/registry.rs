@@ -153,11 +153,11 @@ impl SchedSpec {
     }
 
     /// Builds the scheduler.
-    pub fn build<P: Packet + 'static>(
+    pub fn build<P: Packet + Send + 'static>(
         &self,
         cap: Capacity,
         limits: Limits,
-    ) -> Box<dyn Scheduler<P>> {
+    ) -> Box<dyn Scheduler<P> + Send> {
         match self.kind {
             SchedKind::Fifo => Box::new(Fifo::with_limits(cap, limits)),
             SchedKind::Drr => {

@@ -292,8 +292,7 @@ proptest! {
         let mut turn_flow = None;
         let mut turn_bytes = 0u64;
         let mut checked = false;
-        loop {
-            let Some(next) = s.peek().map(|(f, _)| f) else { break };
+        while let Some(next) = s.peek().map(|(f, _)| f) {
             if turn_flow != Some(next) {
                 let others = s.backlog().packets - s.flow_backlog(next).unwrap().packets;
                 turn_flow = Some(next);

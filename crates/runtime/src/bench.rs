@@ -336,29 +336,14 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
     })
 }
 
-/// The client-scan kick needs a `Send` scheduler; `SchedSpec::build`
-/// returns a non-`Send` box, so build the kinds known here directly.
+/// The client-scan kick runs the scheduler on client threads, so it needs a
+/// `Send` scheduler: the registry builds `Box<dyn Scheduler + Send>`.
 fn spawn_send_by_kind(
     builder: RuntimeBuilder,
     spec: &SchedSpec,
 ) -> Result<crate::ArbiterHandle, String> {
-    use fairway_core::{Drr, Fifo, SchedKind, Wf2qPlus};
-    let r = match spec.kind {
-        SchedKind::Fifo => builder.spawn_send(|c, l| Box::new(Fifo::<u32>::with_limits(c, l))),
-        SchedKind::Drr => {
-            let unit = spec.param("quantum").map(|q| q.min(u32::MAX as u64) as u32);
-            builder.spawn_send(move |c, l| Box::new(Drr::<u32>::with_options(c, l, unit)))
-        }
-        SchedKind::Wf2qPlus => {
-            builder.spawn_send(|c, l| Box::new(Wf2qPlus::<u32>::with_limits(c, l)))
-        }
-        #[allow(unreachable_patterns)] // kinds added to the registry later
-        _ => {
-            return Err(format!(
-                "the client-scan kick is not available for {} yet",
-                spec.kind.name()
-            ))
-        }
-    };
-    r.map_err(|e| e.to_string())
+    let spec = spec.clone();
+    builder
+        .spawn_send(move |c, l| spec.build::<u32>(c, l))
+        .map_err(|e| e.to_string())
 }
