@@ -16,7 +16,7 @@ impl Packet for Pkt {
     }
 }
 
-fn all() -> Vec<Box<dyn Scheduler<Pkt>>> {
+fn all() -> Vec<Box<dyn Scheduler<Pkt> + Send>> {
     SchedKind::ALL
         .iter()
         .map(|&k| SchedSpec::new(k).build::<Pkt>(Capacity::new(4, 3), Limits::DEFAULT))
