@@ -265,7 +265,9 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
                                 }
                             }
                         }
-                        be.now_ns = now;
+                        // Read the clock again: packets submitted above may be
+                        // granted and transmitted within this same iteration.
+                        be.now_ns = clock.now_ns();
                         client.drain(&mut be);
                     }
                     // Collect what is still in flight (bounded wait).
