@@ -173,7 +173,7 @@ fn timed_fill_drain<Q: IntegerPriorityQueue>(
 }
 
 /// Best time of one fill-drain over `cfg.batches` batches (fewer once
-/// 0.3 s were spent, so slow queues keep the run short).
+/// 0.25 s were spent, so slow queues keep the run short).
 fn measure<Q: IntegerPriorityQueue>(
     mut q: Q,
     ranks: &[u64],
@@ -197,7 +197,7 @@ fn measure_with<Q: IntegerPriorityQueue>(
         let t = timed_fill_drain(q, ranks, reps, origin)?;
         spent += t;
         best = best.min(t / reps as u32);
-        if batch >= 1 && spent > Duration::from_millis(300) {
+        if batch >= 2 && spent > Duration::from_millis(250) {
             break;
         }
     }
@@ -298,7 +298,9 @@ pub fn chart_svg(results: &[FillDrainResult]) -> String {
     const R: f64 = 250.0;
     const T: f64 = 40.0;
     const B: f64 = 60.0;
-    let mut series: Vec<((&str, u32, u32), Vec<(f64, f64)>)> = Vec::new();
+    // One line per (queue, buckets, occupancy): points (log2 per_bucket, Mpps).
+    type Series<'a> = ((&'a str, u32, u32), Vec<(f64, f64)>);
+    let mut series: Vec<Series> = Vec::new();
     for r in results {
         let key = (r.queue, r.buckets, r.occupancy);
         let point = (f64::from(r.per_bucket).log2(), r.mpps);

@@ -34,10 +34,10 @@ pub struct BenchPqArgs {
     #[arg(long, default_value_t = 16)]
     pub alpha: u32,
     /// Elements per timed batch (fill-drain repeated until reached).
-    #[arg(long, default_value_t = 200_000)]
+    #[arg(long, default_value_t = 50_000)]
     pub min_ops: u64,
     /// Timed batches per configuration; the best is reported.
-    #[arg(long, default_value_t = 7)]
+    #[arg(long, default_value_t = 15)]
     pub batches: u32,
     /// Workload seed.
     #[arg(long, default_value_t = 1)]

@@ -2,7 +2,7 @@
 //!
 //! Each bucket is a chain of 64-byte *chunks* holding 15 handles and the
 //! index of the next chunk, taken from one pre-sized pool. Draining a bucket
-//! therefore reads handles sequentially (one cache miss per 15 elements)
+//! therefore reads handles sequentially (about one cache miss per 15 elements)
 //! instead of chasing one pointer per element, which is what makes the
 //! fill-drain benchmark fast at many elements per bucket: with handles
 //! assigned in arrival order, an intrusive list visits them in random order.
@@ -27,15 +27,18 @@ pub(crate) const NIL: u32 = u32::MAX;
 const TOMB: u32 = u32::MAX;
 /// Handle bit marking a tagged (rank stored aside) element.
 const TAG: u32 = 1 << 31;
-/// Entries per chunk; entry 15 links to the next chunk.
-const PER_CHUNK: u32 = 15;
-const LINK: usize = 15;
+/// Chunk size in `u32`s (one 64-byte line): 15 entries, then the link to
+/// the next chunk. (128-byte chunks measured slower: one element per
+/// bucket then wastes a second line.)
+const SLOTS: u32 = 16;
+const PER_CHUNK: u32 = SLOTS - 1;
+const LINK: usize = PER_CHUNK as usize;
 
 #[derive(Clone, Copy)]
 struct Bucket {
-    /// Global slot (`chunk * 16 + pos`) of the next entry to pop.
+    /// Global slot (`chunk * SLOTS + pos`) of the next entry to pop.
     head: u32,
-    /// Global slot of the next entry to write (pos 15 = chunk full).
+    /// Global slot of the next entry to write (pos `LINK` = chunk full).
     tail: u32,
     live: u32,
     tombs: u32,
@@ -50,10 +53,14 @@ const EMPTY_BUCKET: Bucket = Bucket {
 
 /// Handle-indexed locations plus one chunked FIFO per bucket.
 pub(crate) struct BucketLists {
-    chunks: Vec<[u32; 16]>,
+    chunks: Vec<[u32; SLOTS as usize]>,
     free_chunk: u32,
     buckets: Vec<Bucket>,
-    /// Slot of each queued handle, or `NIL`.
+    /// One bit per handle: queued or not. Kept apart from `slot_of` so the
+    /// extract path clears a bit in a small, cache-resident array instead
+    /// of writing to a random slot of a large one.
+    queued: Vec<u64>,
+    /// Slot of each queued handle (stale once it leaves).
     slot_of: Vec<u32>,
     bucket_of: Vec<u32>,
     /// Ranks of tagged elements.
@@ -65,11 +72,12 @@ impl BucketLists {
     /// Room for handles `0..capacity` (< 2^31) spread over `buckets` FIFOs.
     pub(crate) fn new(buckets: u32, capacity: u32) -> Self {
         let capacity = capacity.min(TAG - 1);
-        // Per non-empty bucket: ≤ 2·live + 16 entries after compaction, plus
-        // ≤ 14 consumed and ≤ 14 unwritten positions → ≤ 2·live/15 + 4 chunks.
+        // Per non-empty bucket: tombstones ≤ live + 15 whenever a chunk is
+        // allocated, plus ≤ 14 consumed and ≤ 14 unwritten positions
+        // → ≤ 2·live/15 + 4 chunks.
         let pool =
             2 * (capacity as usize) / PER_CHUNK as usize + 4 * buckets.min(capacity) as usize + 1;
-        let mut chunks = vec![[NIL; 16]; pool];
+        let mut chunks = vec![[NIL; SLOTS as usize]; pool];
         for (i, c) in chunks.iter_mut().enumerate() {
             c[LINK] = if i + 1 < pool { i as u32 + 1 } else { NIL };
         }
@@ -77,6 +85,7 @@ impl BucketLists {
             chunks,
             free_chunk: 0,
             buckets: vec![EMPTY_BUCKET; buckets as usize],
+            queued: vec![0; capacity.div_ceil(64) as usize],
             slot_of: vec![NIL; capacity as usize],
             bucket_of: vec![NIL; capacity as usize],
             ranks: vec![0; capacity as usize],
@@ -97,13 +106,31 @@ impl BucketLists {
     /// Typed check of a caller-supplied handle before it is inserted.
     #[inline]
     pub(crate) fn check_insert(&self, handle: u32) -> Result<(), PqError> {
-        match self.slot_of.get(handle as usize) {
-            None => Err(PqError::HandleOutOfRange {
+        if handle >= self.capacity() {
+            Err(PqError::HandleOutOfRange {
                 handle,
                 capacity: self.capacity(),
-            }),
-            Some(&s) if s != NIL => Err(PqError::AlreadyQueued(handle)),
-            Some(_) => Ok(()),
+            })
+        } else if self.is_queued(handle) {
+            Err(PqError::AlreadyQueued(handle))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// True if `handle` (< capacity) is queued.
+    #[inline]
+    fn is_queued(&self, handle: u32) -> bool {
+        self.queued[(handle / 64) as usize] >> (handle % 64) & 1 == 1
+    }
+
+    #[inline]
+    fn set_queued(&mut self, handle: u32, on: bool) {
+        let w = &mut self.queued[(handle / 64) as usize];
+        if on {
+            *w |= 1 << (handle % 64);
+        } else {
+            *w &= !(1 << (handle % 64));
         }
     }
 
@@ -115,28 +142,29 @@ impl BucketLists {
     /// Bucket currently holding `handle`, if queued.
     #[inline]
     pub(crate) fn bucket_of(&self, handle: u32) -> Option<u32> {
-        match self.slot_of.get(handle as usize) {
-            Some(&s) if s != NIL => Some(self.bucket_of[handle as usize]),
-            _ => None,
+        if handle < self.capacity() && self.is_queued(handle) {
+            Some(self.bucket_of[handle as usize])
+        } else {
+            None
         }
     }
 
     #[inline]
     fn entry(&self, slot: u32) -> u32 {
-        self.chunks[(slot / 16) as usize][(slot % 16) as usize]
+        self.chunks[(slot / SLOTS) as usize][(slot % SLOTS) as usize]
     }
 
     #[inline]
     fn set_entry(&mut self, slot: u32, v: u32) {
-        self.chunks[(slot / 16) as usize][(slot % 16) as usize] = v;
+        self.chunks[(slot / SLOTS) as usize][(slot % SLOTS) as usize] = v;
     }
 
     /// Slot after `slot`, following the link at the end of a chunk.
     #[inline]
     fn next_slot(&self, slot: u32) -> u32 {
         let next = slot + 1;
-        if next % 16 == LINK as u32 {
-            self.chunks[(slot / 16) as usize][LINK].wrapping_mul(16)
+        if next % SLOTS == LINK as u32 {
+            self.chunks[(slot / SLOTS) as usize][LINK].wrapping_mul(SLOTS)
         } else {
             next
         }
@@ -160,7 +188,7 @@ impl BucketLists {
     /// Returns every chunk of an emptied bucket to the pool.
     fn release(&mut self, bucket: u32) {
         let b = self.buckets[bucket as usize];
-        let (mut c, last) = (b.head / 16, b.tail / 16);
+        let (mut c, last) = (b.head / SLOTS, b.tail / SLOTS);
         loop {
             let next = self.chunks[c as usize][LINK];
             self.free_chunk(c);
@@ -211,18 +239,18 @@ impl BucketLists {
         let was_empty = b.live == 0;
         if was_empty {
             let c = self.alloc_chunk();
-            b.head = c * 16;
-            b.tail = c * 16;
-        } else if b.tail % 16 == LINK as u32 {
+            b.head = c * SLOTS;
+            b.tail = c * SLOTS;
+        } else if b.tail % SLOTS == LINK as u32 {
             if b.tombs > b.live + PER_CHUNK {
                 self.buckets[bucket as usize] = b;
                 self.compact(bucket);
                 b = self.buckets[bucket as usize];
             }
-            if b.tail % 16 == LINK as u32 {
+            if b.tail % SLOTS == LINK as u32 {
                 let c = self.alloc_chunk();
-                self.chunks[(b.tail / 16) as usize][LINK] = c;
-                b.tail = c * 16;
+                self.chunks[(b.tail / SLOTS) as usize][LINK] = c;
+                b.tail = c * SLOTS;
             }
         }
         let mut v = handle;
@@ -232,6 +260,7 @@ impl BucketLists {
         }
         self.set_entry(b.tail, v);
         self.slot_of[handle as usize] = b.tail;
+        self.set_queued(handle, true);
         self.bucket_of[handle as usize] = bucket;
         b.tail += 1;
         b.live += 1;
@@ -253,7 +282,7 @@ impl BucketLists {
             v = self.entry(b.head);
         }
         let (h, rank) = self.decode(v);
-        self.slot_of[h as usize] = NIL;
+        self.set_queued(h, false);
         self.len -= 1;
         b.live -= 1;
         if b.live == 0 {
@@ -270,11 +299,11 @@ impl BucketLists {
     #[inline]
     fn advance_head(&mut self, head: u32, tail: u32) -> u32 {
         let next = head + 1;
-        if next % 16 == LINK as u32 && next != tail {
-            let c = head / 16;
+        if next % SLOTS == LINK as u32 && next != tail {
+            let c = head / SLOTS;
             let following = self.chunks[c as usize][LINK];
             self.free_chunk(c);
-            following * 16
+            following * SLOTS
         } else {
             next
         }
@@ -284,12 +313,12 @@ impl BucketLists {
     /// empty, or `None` if the handle is not queued.
     #[inline]
     pub(crate) fn unlink(&mut self, handle: u32) -> Option<(u32, bool)> {
-        let slot = *self.slot_of.get(handle as usize)?;
-        if slot == NIL {
+        if handle >= self.capacity() || !self.is_queued(handle) {
             return None;
         }
+        let slot = self.slot_of[handle as usize];
         let bucket = self.bucket_of[handle as usize];
-        self.slot_of[handle as usize] = NIL;
+        self.set_queued(handle, false);
         self.len -= 1;
         let b = &mut self.buckets[bucket as usize];
         b.live -= 1;
@@ -317,13 +346,13 @@ impl BucketLists {
             read = self.next_slot_for_write(read);
         }
         // Free the chunks after the one `write` ends in.
-        let last = write / 16;
+        let last = write / SLOTS;
         let mut c = self.chunks[last as usize][LINK];
         self.chunks[last as usize][LINK] = NIL;
         while c != NIL {
             let next = self.chunks[c as usize][LINK];
             self.free_chunk(c);
-            if c == b.tail / 16 {
+            if c == b.tail / SLOTS {
                 break;
             }
             c = next;
@@ -333,17 +362,17 @@ impl BucketLists {
         nb.tombs = 0;
     }
 
-    /// Like `next_slot`, but stops at a chunk's end slot 15 when it is the
+    /// Like `next_slot`, but stops at a chunk's link slot when it is the
     /// last chunk (the write position of a full tail chunk).
     #[inline]
     fn next_slot_for_write(&self, slot: u32) -> u32 {
         let next = slot + 1;
-        if next % 16 == LINK as u32 {
-            let link = self.chunks[(slot / 16) as usize][LINK];
+        if next % SLOTS == LINK as u32 {
+            let link = self.chunks[(slot / SLOTS) as usize][LINK];
             if link == NIL {
                 next
             } else {
-                link * 16
+                link * SLOTS
             }
         } else {
             next

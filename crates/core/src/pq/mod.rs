@@ -24,28 +24,31 @@
 //!
 //! ## Which queue to use (seed 002 Fig. 16, from fairway's own measurements)
 //!
-//! Measured with `fairway bench-pq` (fill-drain, see `docs/priority-queues.md`
-//! for the table) on a 2-vCPU VM:
+//! Measured with `fairway bench-pq` (fill-drain at 5k and 10k buckets; table
+//! in `docs/priority-queues.md`) on a shared, heavily loaded 2-vCPU VM, so
+//! treat differences under ~20 % as noise:
 //!
 //! * **Few priority levels (≲ 1k)**: the choice hardly matters; a flat
 //!   [`FfsQueue`] (≤ 1024 levels) or even [`ElementBinaryHeap`] is enough and
 //!   uses the least memory.
 //! * **Many levels, fixed range** (e.g. remaining flow size): an FFS queue,
 //!   [`HierarchicalFfsQueue`]. [`GradientQueue`] is exact too but pays a
-//!   division per level; it never beat the FFS tree in our runs.
+//!   division per level: 2–3x slower than cFFS in every configuration.
 //! * **Many levels, moving range** (shaping timestamps, virtual times):
-//!   [`CircularFfsQueue`]; it was the fastest exact queue in every fill-drain
-//!   configuration and rotates its window in O(1). A [`TimingWheel`] is only
-//!   competitive when nearly every slot is occupied or the caller advances it
-//!   with the clock ([`TimingWheel::pop_due`]).
-//! * **Moving range, densely occupied levels** (≥ ~70 % of buckets non-empty,
-//!   as for LSTF or hierarchical schedules): [`ApproxGradientQueue`] is exact
-//!   at full occupancy, but in our measurements it did not outrun cFFS; use
-//!   it only where its single-step lookup matters more than exactness, and
-//!   re-size the granularity when more than ~30 % of buckets are empty (its
-//!   error rate climbs quickly, as in seed 002 Fig. 14).
-//! * [`BucketHeap`] is the baseline the Eiffel queues must beat; it is
-//!   close to them only when each bucket holds many elements.
+//!   [`CircularFfsQueue`]. It was 3.4x faster than the bucketed heap at one
+//!   element per bucket (28–32 vs 8 Mpps) and on par with it from 16
+//!   elements per bucket, where the per-bucket FIFOs dominate; it rotates
+//!   its window in O(1). The [`TimingWheel`] wins fill-drain because a
+//!   drain sweeps each slot once; it pays a linear scan per empty slot
+//!   whenever the queue is sparse and the caller does not advance it with
+//!   the clock ([`TimingWheel::pop_due`]).
+//! * **Moving range, fully occupied levels**: [`ApproxGradientQueue`] is
+//!   exact at 100 % occupancy, but it ran at about half the speed of cFFS
+//!   and its error rate is 12 % at 10 % occupancy and 70–85 % at 30–90 %
+//!   occupancy (seed 002 Fig. 14 shows the same trend). Use it only with
+//!   every bucket occupied, and re-size the granularity when buckets empty.
+//! * [`BucketHeap`] ("BH") is the baseline the Eiffel queues must beat; it
+//!   catches up with cFFS only when each bucket holds many elements.
 
 pub mod approx_gradient;
 pub mod binary_heap;
