@@ -23,21 +23,26 @@ struct LevelNode {
     level: u32,
 }
 
+/// Levels tracked by [`LevelLists`]: backlogs `0..=63`.
+const LEVELS: usize = 64;
+
 /// Flows bucketed by backlog (0..=cap), FIFO within a level, with a bitmask
-/// of the non-empty levels below the cap: "least backlogged" is one
-/// `trailing_zeros`.
+/// of the non-empty levels: "least backlogged below the cap" is one
+/// `trailing_zeros`. Fixed-size head/tail arrays indexed by `level & 63`
+/// keep the hot path free of bounds checks.
 struct LevelLists {
     nodes: Vec<LevelNode>,
-    head: Vec<u32>,
-    tail: Vec<u32>,
-    /// Bit `l` set iff level `l < cap` holds a flow.
+    head: [u32; LEVELS],
+    tail: [u32; LEVELS],
+    /// Bit `l` set iff level `l` holds a flow.
     mask: u64,
-    cap: u32,
+    /// Levels a flow may be taken from: `0..cap`.
+    below_cap: u64,
 }
 
 impl LevelLists {
     fn new(n: u32, cap: u32) -> Self {
-        let cap = cap.min(63);
+        let cap = cap.min(LEVELS as u32 - 1);
         let mut l = Self {
             nodes: vec![
                 LevelNode {
@@ -47,10 +52,10 @@ impl LevelLists {
                 };
                 n as usize
             ],
-            head: vec![NIL; cap as usize + 1],
-            tail: vec![NIL; cap as usize + 1],
+            head: [NIL; LEVELS],
+            tail: [NIL; LEVELS],
             mask: 0,
-            cap,
+            below_cap: (1u64 << cap) - 1,
         };
         for f in 0..n {
             l.push_tail(f, 0);
@@ -60,38 +65,41 @@ impl LevelLists {
 
     #[inline(always)]
     fn push_tail(&mut self, f: u32, level: u32) {
-        let t = self.tail[level as usize];
-        self.nodes[f as usize] = LevelNode {
-            prev: t,
-            next: NIL,
-            level,
-        };
-        if t == NIL {
-            self.head[level as usize] = f;
-            if level < self.cap {
-                self.mask |= 1 << level;
-            }
-        } else {
-            self.nodes[t as usize].next = f;
+        let lv = level as usize & (LEVELS - 1);
+        let t = self.tail[lv];
+        if let Some(node) = self.nodes.get_mut(f as usize) {
+            *node = LevelNode {
+                prev: t,
+                next: NIL,
+                level: lv as u32,
+            };
         }
-        self.tail[level as usize] = f;
+        if t == NIL {
+            self.head[lv] = f;
+            self.mask |= 1 << lv;
+        } else if let Some(node) = self.nodes.get_mut(t as usize) {
+            node.next = f;
+        }
+        self.tail[lv] = f;
     }
 
+    /// Unlinks `f` and returns its level.
     #[inline(always)]
     fn unlink(&mut self, f: u32) -> u32 {
-        let LevelNode { prev, next, level } = self.nodes[f as usize];
-        if prev == NIL {
-            self.head[level as usize] = next;
-        } else {
-            self.nodes[prev as usize].next = next;
+        let Some(&LevelNode { prev, next, level }) = self.nodes.get(f as usize) else {
+            return 0;
+        };
+        let lv = level as usize & (LEVELS - 1);
+        match self.nodes.get_mut(prev as usize) {
+            Some(p) => p.next = next,
+            None => self.head[lv] = next,
         }
-        if next == NIL {
-            self.tail[level as usize] = prev;
-        } else {
-            self.nodes[next as usize].prev = prev;
+        match self.nodes.get_mut(next as usize) {
+            Some(n) => n.prev = prev,
+            None => self.tail[lv] = prev,
         }
-        if self.head[level as usize] == NIL {
-            self.mask &= !(1 << level);
+        if next == NIL && prev == NIL {
+            self.mask &= !(1 << lv);
         }
         level
     }
@@ -100,11 +108,12 @@ impl LevelLists {
     /// packet for it.
     #[inline(always)]
     fn take_least(&mut self) -> Option<u32> {
-        if self.mask == 0 {
+        let m = self.mask & self.below_cap;
+        if m == 0 {
             return None;
         }
-        let level = self.mask.trailing_zeros();
-        let f = self.head[level as usize];
+        let level = m.trailing_zeros();
+        let f = self.head[level as usize & (LEVELS - 1)];
         self.unlink(f);
         self.push_tail(f, level + 1);
         Some(f)
@@ -172,7 +181,8 @@ pub struct Driver {
     total: u64,
     stats: DriverStats,
     cursor: u32,
-    levels: Option<LevelLists>,
+    /// Backlog levels (empty unless the pattern picks the least backlogged).
+    levels: LevelLists,
     rng: SplitMix64,
     not_full: Vec<u32>,
     fill: Vec<u32>,
@@ -199,7 +209,10 @@ impl Driver {
             total: 0,
             stats: DriverStats::default(),
             cursor: 0,
-            levels: (th.pick == FlowPick::Least).then(|| LevelLists::new(n, th.per_flow_cap)),
+            levels: LevelLists::new(
+                if th.pick == FlowPick::Least { n } else { 0 },
+                th.per_flow_cap,
+            ),
             rng: SplitMix64(seed),
             not_full: if bursty {
                 Vec::with_capacity(n as usize)
@@ -231,7 +244,7 @@ impl Driver {
 
     /// The backlog of `flow` as the least-backlogged lists track it.
     pub fn tracked_backlog(&self, flow: u32) -> Option<u32> {
-        self.levels.as_ref().map(|l| l.level(flow))
+        (self.th.pick == FlowPick::Least).then(|| self.levels.level(flow))
     }
 
     #[inline(always)]
@@ -273,40 +286,58 @@ impl Driver {
     }
 
     /// Enqueues until the backlog reaches `high` (or no flow may take more).
-    #[inline(always)]
     pub fn enqueue_phase<T: CostTarget>(&mut self, t: &mut T) {
         match self.th.pick {
-            FlowPick::Cyclic => {
-                // Backlogs are all 0 here (low = 0), so cycling through the
-                // flows *is* the least-backlogged fill of seed 000 §8.
-                while self.total < self.th.high {
-                    let f = self.cursor;
-                    self.cursor = if f + 1 == self.n { 0 } else { f + 1 };
-                    if !self.send(t, f) {
-                        break;
-                    }
-                }
-            }
-            FlowPick::Least => {
-                while self.total < self.th.high {
-                    let Some(f) = self.levels.as_mut().and_then(LevelLists::take_least) else {
-                        break;
-                    };
-                    if !self.send(t, f) {
-                        if let Some(l) = self.levels.as_mut() {
-                            l.release(f);
-                        }
-                        break;
-                    }
-                }
-            }
-            FlowPick::Bursty => self.bursty_phase(t),
-        }
+            FlowPick::Cyclic => self.fill_cyclic(t),
+            FlowPick::Least => self.fill_least(t),
+            FlowPick::Bursty => self.fill_bursty(t),
+        };
         self.stats.max_backlog = self.stats.max_backlog.max(self.total);
     }
 
-    fn bursty_phase<T: CostTarget>(&mut self, t: &mut T) {
+    /// Dequeues until the backlog falls to `low`, returning every buffer to
+    /// the free list.
+    pub fn dequeue_phase<T: CostTarget>(&mut self, t: &mut T) {
+        if self.th.pick == FlowPick::Least {
+            self.drain_to_low::<T, true>(t);
+        } else {
+            self.drain_to_low::<T, false>(t);
+        }
+    }
+
+    /// Backlogs are all 0 when this starts (low = 0), so cycling through
+    /// the flows *is* the least-backlogged fill of seed 000 §8.
+    #[inline(always)]
+    fn fill_cyclic<T: CostTarget>(&mut self, t: &mut T) -> u64 {
+        let before = self.total;
+        while self.total < self.th.high {
+            let f = self.cursor;
+            self.cursor = if f + 1 == self.n { 0 } else { f + 1 };
+            if !self.send(t, f) {
+                break;
+            }
+        }
+        self.total - before
+    }
+
+    #[inline(always)]
+    fn fill_least<T: CostTarget>(&mut self, t: &mut T) -> u64 {
+        let before = self.total;
+        while self.total < self.th.high {
+            let Some(f) = self.levels.take_least() else {
+                break;
+            };
+            if !self.send(t, f) {
+                self.levels.release(f);
+                break;
+            }
+        }
+        self.total - before
+    }
+
+    fn fill_bursty<T: CostTarget>(&mut self, t: &mut T) -> u64 {
         // The dequeue phase drains to 0, so every phase starts empty.
+        let before = self.total;
         let cap = self.th.per_flow_cap;
         self.not_full.clear();
         self.not_full.extend(0..self.n);
@@ -325,55 +356,64 @@ impl Driver {
             }
             self.fill[f as usize] += sent as u32;
             if sent < burst {
-                return;
+                break;
             }
             if self.fill[f as usize] >= cap {
                 self.not_full.swap_remove(i);
             }
         }
+        self.total - before
     }
 
-    /// Dequeues until the backlog falls to `low`, returning every buffer to
-    /// the free list.
     #[inline(always)]
-    pub fn dequeue_phase<T: CostTarget>(&mut self, t: &mut T) {
+    fn drain_to_low<T: CostTarget, const TRACK: bool>(&mut self, t: &mut T) -> u64 {
+        let before = self.total;
         while self.total > self.th.low {
             let Some((flow, packet)) = t.pop() else {
                 self.stats.underruns += 1;
-                return;
+                break;
             };
             self.free.push(packet.id);
-            if let Some(l) = self.levels.as_mut() {
-                l.release(flow);
+            if TRACK {
+                self.levels.release(flow);
             }
             self.total -= 1;
-            self.stats.dequeued += 1;
         }
+        let n = before - self.total;
+        self.stats.dequeued += n;
+        n
     }
 
     /// Runs whole enqueue+dequeue cycles until at least `pairs` packets were
-    /// enqueued; returns how many were. This is the measured region (its
-    /// symbol is what `scripts/callgrind.sh` counts instructions in).
+    /// enqueued; returns how many were. This is the measured region; the
+    /// pattern is matched once, outside the per-cycle loop.
     #[inline(never)]
     pub fn measured_region<T: CostTarget>(&mut self, t: &mut T, pairs: u64) -> u64 {
         let start = self.stats.enqueued;
-        loop {
-            let before = self.stats.enqueued + self.stats.dequeued;
-            self.enqueue_phase(t);
-            self.dequeue_phase(t);
-            let done = self.stats.enqueued - start;
-            if done >= pairs || self.stats.enqueued + self.stats.dequeued == before {
-                return done;
-            }
+        macro_rules! cycles {
+            ($fill:ident, $track:literal) => {
+                loop {
+                    let moved = self.$fill(t) + self.drain_to_low::<T, $track>(t);
+                    if self.stats.enqueued - start >= pairs || moved == 0 {
+                        break;
+                    }
+                }
+            };
         }
+        match self.th.pick {
+            FlowPick::Cyclic => cycles!(fill_cyclic, false),
+            FlowPick::Least => cycles!(fill_least, true),
+            FlowPick::Bursty => cycles!(fill_bursty, false),
+        }
+        self.stats.enqueued - start
     }
 
     /// Dequeues everything still queued (outside the measured region).
     pub fn drain<T: CostTarget>(&mut self, t: &mut T) {
         while let Some((flow, packet)) = t.pop() {
             self.free.push(packet.id);
-            if let Some(l) = self.levels.as_mut() {
-                l.release(flow);
+            if self.th.pick == FlowPick::Least {
+                self.levels.release(flow);
             }
             self.total = self.total.saturating_sub(1);
             self.stats.dequeued += 1;

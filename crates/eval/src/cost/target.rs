@@ -13,7 +13,6 @@ use fairway_core::qfq::Qfq;
 use fairway_core::sched_plus::{QfqPlus, Wf2qPlusPlus, DEFAULT_M};
 use fairway_core::wf2q_plus::Wf2qPlus;
 use fairway_core::{Capacity, FlowId, Limits, Packet, SchedKind, SchedSpec, Scheduler};
-use std::collections::VecDeque;
 
 /// A packet descriptor: the length the scheduler reads and the index of
 /// the (never touched) buffer in the controller's free list.
@@ -68,16 +67,25 @@ impl<S: Scheduler<BenchPacket>> CostTarget for SchedTarget<S> {
 }
 
 /// The `none` baseline: one pre-sized FIFO ring of `(flow, packet)`, no
-/// validation, no per-flow state (seed 003 §7.1 "NONE").
+/// validation, no per-flow state (seed 003 §7.1 "NONE"), as cheap as a
+/// list append and a list pop can be in safe Rust.
 pub struct NoneTarget {
-    ring: VecDeque<(u32, BenchPacket)>,
+    ring: Box<[(u32, BenchPacket)]>,
+    /// `ring.len() - 1`; the length is a power of two.
+    mask: usize,
+    head: usize,
+    len: usize,
 }
 
 impl NoneTarget {
-    /// A ring for `capacity` packets; it never reallocates below that.
+    /// A ring for at least `capacity` packets.
     pub fn new(capacity: usize) -> Self {
+        let size = capacity.max(1).next_power_of_two();
         Self {
-            ring: VecDeque::with_capacity(capacity),
+            ring: vec![(0, BenchPacket { len: 0, id: 0 }); size].into_boxed_slice(),
+            mask: size - 1,
+            head: 0,
+            len: 0,
         }
     }
 }
@@ -85,17 +93,29 @@ impl NoneTarget {
 impl CostTarget for NoneTarget {
     #[inline(always)]
     fn push(&mut self, flow: u32, packet: BenchPacket) -> Result<(), BenchPacket> {
-        self.ring.push_back((flow, packet));
+        if self.len > self.mask {
+            return Err(packet);
+        }
+        if let Some(slot) = self.ring.get_mut((self.head + self.len) & self.mask) {
+            *slot = (flow, packet);
+        }
+        self.len += 1;
         Ok(())
     }
 
     #[inline(always)]
     fn pop(&mut self) -> Option<(u32, BenchPacket)> {
-        self.ring.pop_front()
+        if self.len == 0 {
+            return None;
+        }
+        let item = *self.ring.get(self.head & self.mask)?;
+        self.head = self.head.wrapping_add(1);
+        self.len -= 1;
+        Some(item)
     }
 
     fn queued(&self) -> u64 {
-        self.ring.len() as u64
+        self.len as u64
     }
 
     fn flow_queued(&self, _flow: u32) -> Option<u64> {
