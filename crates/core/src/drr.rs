@@ -171,7 +171,9 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
         Ok(())
     }
 
-    #[inline]
+    // Inlined into the caller's loop: the call itself (register saves and
+    // the returned struct) was ~15% of DRR's instructions per pair.
+    #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
         let flow = self.select()?;
         let packet = self.queues.pop(flow)?;
