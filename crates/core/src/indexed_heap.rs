@@ -54,6 +54,24 @@ fn min_of_four(c: &[Entry; D]) -> usize {
     }
 }
 
+/// The child of `i` with the smallest entry in `h`, if `i` has children.
+#[inline(always)]
+fn min_child_of(h: &[Entry], i: usize) -> Option<usize> {
+    let first = D * i + 1;
+    if let Some(c) = h.get(first..first + D) {
+        let c: &[Entry; D] = c.try_into().ok()?;
+        return Some(first + min_of_four(c));
+    }
+    let rest = h.get(first..)?;
+    let mut best = first;
+    for (k, &e) in rest.iter().enumerate().skip(1) {
+        if less(e, h[best]) {
+            best = first + k;
+        }
+    }
+    (!rest.is_empty()).then_some(best)
+}
+
 impl IndexedHeap {
     /// An empty heap for flow ids `0..max_flows`.
     pub fn new(max_flows: u32) -> Self {
@@ -106,6 +124,15 @@ impl IndexedHeap {
         Some(top)
     }
 
+    /// Gives the minimum's flow a new key (it stays in the heap): one
+    /// sift-down instead of a `pop` and a `push`.
+    #[inline]
+    pub(crate) fn replace_top(&mut self, key: VirtualTime) {
+        if let Some(&(_, flow)) = self.heap.first() {
+            self.sift_down(0, (key, flow));
+        }
+    }
+
     /// Removes `flow` if present; returns its key.
     pub fn remove(&mut self, flow: u32) -> Option<VirtualTime> {
         let p = *self.pos.get(flow as usize)?;
@@ -144,29 +171,23 @@ impl IndexedHeap {
     /// The child of `i` with the smallest entry, if `i` has children.
     #[inline(always)]
     fn min_child(&self, i: usize) -> Option<usize> {
-        let first = D * i + 1;
-        let h = &self.heap;
-        if let Some(c) = h.get(first..first + D) {
-            let c: &[Entry; D] = c.try_into().ok()?;
-            return Some(first + min_of_four(c));
-        }
-        let rest = h.get(first..)?;
-        let mut best = first;
-        for (k, &e) in rest.iter().enumerate().skip(1) {
-            if less(e, h[best]) {
-                best = first + k;
-            }
-        }
-        (!rest.is_empty()).then_some(best)
+        min_child_of(&self.heap, i)
     }
 
     /// Moves the hole at `i` down to a leaf, pulling the smallest child up
     /// at every level; returns where the hole ends.
     #[inline(always)]
     fn hole_to_leaf(&mut self, mut i: usize) -> usize {
-        while let Some(c) = self.min_child(i) {
-            let e = self.heap[c];
-            self.place(i, e);
+        // Local slices: the compiler keeps pointers and lengths in
+        // registers across the stores.
+        let heap = &mut self.heap[..];
+        let pos = &mut self.pos[..];
+        while let Some(c) = min_child_of(heap, i) {
+            let e = heap[c];
+            heap[i] = e;
+            if let Some(p) = pos.get_mut(e.1 as usize) {
+                *p = i as u32;
+            }
             i = c;
         }
         i
@@ -176,16 +197,24 @@ impl IndexedHeap {
     /// than its parent.
     #[inline(always)]
     fn sift_up(&mut self, mut i: usize, item: Entry) {
+        let heap = &mut self.heap[..];
+        let pos = &mut self.pos[..];
         while i > 0 {
             let parent = (i - 1) / D;
-            let p = self.heap[parent];
+            let p = heap[parent];
             if !less(item, p) {
                 break;
             }
-            self.place(i, p);
+            heap[i] = p;
+            if let Some(q) = pos.get_mut(p.1 as usize) {
+                *q = i as u32;
+            }
             i = parent;
         }
-        self.place(i, item);
+        heap[i] = item;
+        if let Some(q) = pos.get_mut(item.1 as usize) {
+            *q = i as u32;
+        }
     }
 
     /// Places `item` in the hole at `i`, moving it down while a child is

@@ -155,9 +155,14 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
     }
 
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
+        // `flow` is the eligible heap's minimum; it leaves that heap below,
+        // unless it stays eligible with its next packet (then its key is
+        // replaced in place: one sift instead of a pop and a push).
         let flow = self.select()?;
-        self.eligible.pop();
-        let packet = self.queues.pop(flow)?;
+        let Some(packet) = self.queues.pop(flow) else {
+            self.eligible.pop();
+            return None;
+        };
         let len = packet.len();
         self.vtime = self
             .vtime
@@ -166,10 +171,21 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
         let i = flow.index();
         match (self.queues.head_len(flow), self.queues.config(flow)) {
             (Some(next_len), Some(cfg)) => {
-                let start = self.times[i].finish;
-                self.schedule(i, start, next_len, cfg.weight);
+                let t = &mut self.times[i];
+                let start = t.finish;
+                t.start = start;
+                t.finish = start.wrapping_add(vt_len(next_len, cfg.weight as u64));
+                if vt_ge(self.vtime, start) {
+                    self.eligible.replace_top(t.finish);
+                } else {
+                    self.eligible.pop();
+                    self.pending.push(start, i as u32);
+                }
             }
-            _ => self.times[i].idle_mark = self.served,
+            _ => {
+                self.eligible.pop();
+                self.times[i].idle_mark = self.served;
+            }
         }
         Some(Dequeued { flow, packet })
     }
