@@ -103,7 +103,7 @@ impl ApproxGradientQueue {
         let shift = 1.0 / (r - 1.0) + 0.5;
         let max_search_offset = Self::search_offset_bound(&weights, shift).min(buckets);
         Ok(Self {
-            lists: BucketLists::new(buckets, capacity),
+            lists: BucketLists::new(buckets, capacity)?,
             occupied: vec![0; buckets.div_ceil(64) as usize],
             weights,
             a: 0,

@@ -32,7 +32,7 @@ impl BucketHeap {
             ));
         }
         Ok(Self {
-            lists: BucketLists::new(buckets, capacity),
+            lists: BucketLists::new(buckets, capacity)?,
             heap: Vec::with_capacity(buckets as usize),
             in_heap: vec![false; buckets as usize],
             base,

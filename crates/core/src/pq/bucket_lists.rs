@@ -1,11 +1,16 @@
 //! Per-bucket FIFO queues shared by every bucketed queue in [`crate::pq`].
 //!
-//! Each bucket is a chain of 64-byte *chunks* holding 15 handles and the
-//! index of the next chunk, taken from one pre-sized pool. Draining a bucket
-//! therefore reads handles sequentially (about one cache miss per 15 elements)
-//! instead of chasing one pointer per element, which is what makes the
-//! fill-drain benchmark fast at many elements per bucket: with handles
-//! assigned in arrival order, an intrusive list visits them in random order.
+//! Each bucket is a chain of 64-byte *chunks* holding 15 handles and a link
+//! to the next chunk. Bucket `i` owns *home* chunk `i`, where its chain
+//! starts whenever it is empty; further chunks come from a pool. So:
+//!
+//! * filling an empty bucket and draining it allocate nothing (one element
+//!   per bucket never touches the pool), and draining buckets in rank order
+//!   reads their home chunks sequentially, which the prefetcher follows;
+//! * draining a long bucket reads its handles sequentially, about one cache
+//!   miss per 15 elements, instead of chasing one pointer per element (with
+//!   handles assigned in arrival order, an intrusive list visits them in
+//!   random order).
 //!
 //! `remove` stays O(1): each handle records its slot and bucket, and a
 //! removed slot becomes a tombstone that `pop_front` skips. A bucket whose
@@ -13,16 +18,22 @@
 //! place, which costs O(live + tombstones) and is paid for by the removals
 //! that created the tombstones, so the pool size below is never exceeded.
 //!
+//! Links are stored as `chunk + 1` (0 = none), so zeroed memory is a valid
+//! initial state: the chunk array is allocated zeroed and pages in only as
+//! it is used, and pool chunks are handed out first from a bump pointer,
+//! then from the free list.
+//!
 //! Ranks are not stored: an element's rank is its bucket's rank, which the
 //! queue knows. Only elements whose rank differs (clamped into the bucket)
 //! are *tagged* and have their rank kept in a side array.
+//!
+//! The hot paths (`push_back`, `pop_front`) are forced inline and keep
+//! chunk allocation, release, compaction and tombstone skipping out of line.
 
 use super::PqError;
 use alloc::vec;
 use alloc::vec::Vec;
 
-/// Chain terminator / empty bucket.
-pub(crate) const NIL: u32 = u32::MAX;
 /// Slot content of a removed element.
 const TOMB: u32 = u32::MAX;
 /// Handle bit marking a tagged (rank stored aside) element.
@@ -34,6 +45,13 @@ const SLOTS: u32 = 16;
 const PER_CHUNK: u32 = SLOTS - 1;
 const LINK: usize = PER_CHUNK as usize;
 
+/// A chunk with no link (unwritten entries are never read).
+const INIT_CHUNK: [u32; SLOTS as usize] = {
+    let mut c = [TOMB; SLOTS as usize];
+    c[LINK] = 0;
+    c
+};
+
 #[derive(Clone, Copy)]
 struct Bucket {
     /// Global slot (`chunk * SLOTS + pos`) of the next entry to pop.
@@ -44,25 +62,37 @@ struct Bucket {
     tombs: u32,
 }
 
-const EMPTY_BUCKET: Bucket = Bucket {
-    head: NIL,
-    tail: NIL,
-    live: 0,
-    tombs: 0,
-};
+impl Bucket {
+    /// Bucket `i` when empty: both ends at the start of its home chunk.
+    #[inline]
+    fn empty(i: u32) -> Self {
+        Bucket {
+            head: i * SLOTS,
+            tail: i * SLOTS,
+            live: 0,
+            tombs: 0,
+        }
+    }
+}
 
 /// Handle-indexed locations plus one chunked FIFO per bucket.
 pub(crate) struct BucketLists {
+    /// Home chunks `0..buckets`, then the pool.
     chunks: Vec<[u32; SLOTS as usize]>,
-    free_chunk: u32,
+    /// Number of home chunks (= buckets).
+    homes: u32,
+    /// Free-list head as `chunk + 1` (0 = empty).
+    free: u32,
+    /// First pool chunk never handed out.
+    fresh: u32,
     buckets: Vec<Bucket>,
-    /// One bit per handle: queued or not. Kept apart from `slot_of` so the
+    /// One bit per handle: queued or not. Kept apart from `loc` so the
     /// extract path clears a bit in a small, cache-resident array instead
     /// of writing to a random slot of a large one.
     queued: Vec<u64>,
-    /// Slot of each queued handle (stale once it leaves).
-    slot_of: Vec<u32>,
-    bucket_of: Vec<u32>,
+    /// `[slot, bucket]` of each queued handle (stale once it leaves): one
+    /// 8-byte store per insert.
+    loc: Vec<[u32; 2]>,
     /// Ranks of tagged elements.
     ranks: Vec<u64>,
     len: usize,
@@ -70,27 +100,31 @@ pub(crate) struct BucketLists {
 
 impl BucketLists {
     /// Room for handles `0..capacity` (< 2^31) spread over `buckets` FIFOs.
-    pub(crate) fn new(buckets: u32, capacity: u32) -> Self {
+    pub(crate) fn new(buckets: u32, capacity: u32) -> Result<Self, PqError> {
         let capacity = capacity.min(TAG - 1);
         // Per non-empty bucket: tombstones ≤ live + 15 whenever a chunk is
         // allocated, plus ≤ 14 consumed and ≤ 14 unwritten positions
-        // → ≤ 2·live/15 + 4 chunks.
-        let pool =
-            2 * (capacity as usize) / PER_CHUNK as usize + 4 * buckets.min(capacity) as usize + 1;
-        let mut chunks = vec![[NIL; SLOTS as usize]; pool];
-        for (i, c) in chunks.iter_mut().enumerate() {
-            c[LINK] = if i + 1 < pool { i as u32 + 1 } else { NIL };
+        // → ≤ 2·live/15 + 4 chunks (home included).
+        let pool = 2 * u64::from(capacity) / u64::from(PER_CHUNK)
+            + 4 * u64::from(buckets.min(capacity))
+            + 1;
+        let total = u64::from(buckets) + pool;
+        if total > u64::from(u32::MAX / SLOTS) {
+            return Err(PqError::InvalidConfig(
+                "too many buckets and handles for 32-bit chunk slots",
+            ));
         }
-        Self {
-            chunks,
-            free_chunk: 0,
-            buckets: vec![EMPTY_BUCKET; buckets as usize],
+        Ok(Self {
+            chunks: vec![INIT_CHUNK; total as usize],
+            homes: buckets,
+            free: 0,
+            fresh: buckets,
+            buckets: (0..buckets).map(Bucket::empty).collect(),
             queued: vec![0; capacity.div_ceil(64) as usize],
-            slot_of: vec![NIL; capacity as usize],
-            bucket_of: vec![NIL; capacity as usize],
+            loc: vec![[0; 2]; capacity as usize],
             ranks: vec![0; capacity as usize],
             len: 0,
-        }
+        })
     }
 
     #[inline]
@@ -100,11 +134,11 @@ impl BucketLists {
 
     #[inline]
     pub(crate) fn capacity(&self) -> u32 {
-        self.slot_of.len() as u32
+        self.loc.len() as u32
     }
 
     /// Typed check of a caller-supplied handle before it is inserted.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn check_insert(&self, handle: u32) -> Result<(), PqError> {
         if handle >= self.capacity() {
             Err(PqError::HandleOutOfRange {
@@ -119,19 +153,9 @@ impl BucketLists {
     }
 
     /// True if `handle` (< capacity) is queued.
-    #[inline]
+    #[inline(always)]
     fn is_queued(&self, handle: u32) -> bool {
         self.queued[(handle / 64) as usize] >> (handle % 64) & 1 == 1
-    }
-
-    #[inline]
-    fn set_queued(&mut self, handle: u32, on: bool) {
-        let w = &mut self.queued[(handle / 64) as usize];
-        if on {
-            *w |= 1 << (handle % 64);
-        } else {
-            *w &= !(1 << (handle % 64));
-        }
     }
 
     #[inline]
@@ -143,13 +167,13 @@ impl BucketLists {
     #[inline]
     pub(crate) fn bucket_of(&self, handle: u32) -> Option<u32> {
         if handle < self.capacity() && self.is_queued(handle) {
-            Some(self.bucket_of[handle as usize])
+            Some(self.loc[handle as usize][1])
         } else {
             None
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn entry(&self, slot: u32) -> u32 {
         self.chunks[(slot / SLOTS) as usize][(slot % SLOTS) as usize]
     }
@@ -159,59 +183,75 @@ impl BucketLists {
         self.chunks[(slot / SLOTS) as usize][(slot % SLOTS) as usize] = v;
     }
 
+    /// The chunk linked after chunk `c` (which must have one).
+    #[inline(always)]
+    fn next_chunk(&self, c: u32) -> u32 {
+        self.chunks[c as usize][LINK].wrapping_sub(1)
+    }
+
     /// Slot after `slot`, following the link at the end of a chunk.
     #[inline]
     fn next_slot(&self, slot: u32) -> u32 {
         let next = slot + 1;
         if next % SLOTS == LINK as u32 {
-            self.chunks[(slot / SLOTS) as usize][LINK].wrapping_mul(SLOTS)
+            self.next_chunk(slot / SLOTS).wrapping_mul(SLOTS)
         } else {
             next
         }
     }
 
+    /// A pool chunk with no link.
     #[inline]
     fn alloc_chunk(&mut self) -> u32 {
-        let c = self.free_chunk;
-        debug_assert!(c != NIL, "chunk pool exhausted: sizing bound violated");
-        self.free_chunk = self.chunks[c as usize][LINK];
-        self.chunks[c as usize][LINK] = NIL;
+        let c = if self.free != 0 {
+            let c = self.free - 1;
+            self.free = self.chunks[c as usize][LINK];
+            c
+        } else {
+            let c = self.fresh;
+            debug_assert!(
+                (c as usize) < self.chunks.len(),
+                "chunk pool exhausted: sizing bound violated"
+            );
+            self.fresh += 1;
+            c
+        };
+        self.chunks[c as usize][LINK] = 0;
         c
     }
 
-    #[inline]
+    /// Returns pool chunk `c` to the free list; home chunks stay put.
+    #[inline(always)]
     fn free_chunk(&mut self, c: u32) {
-        self.chunks[c as usize][LINK] = self.free_chunk;
-        self.free_chunk = c;
+        if c >= self.homes {
+            self.chunks[c as usize][LINK] = self.free;
+            self.free = c + 1;
+        }
     }
 
-    /// Returns every chunk of an emptied bucket to the pool.
-    fn release(&mut self, bucket: u32) {
-        let b = self.buckets[bucket as usize];
+    /// Marks `bucket` (whose last element just left; `b` is its state)
+    /// empty: back to the start of its home chunk.
+    #[inline(always)]
+    fn reset(&mut self, bucket: u32, b: Bucket) {
+        if b.head / SLOTS != bucket || b.tail / SLOTS != bucket {
+            self.release(b);
+            self.chunks[bucket as usize][LINK] = 0;
+        }
+        self.buckets[bucket as usize] = Bucket::empty(bucket);
+    }
+
+    /// Returns the pool chunks of a chain `b.head..b.tail` to the pool.
+    #[inline(never)]
+    fn release(&mut self, b: Bucket) {
         let (mut c, last) = (b.head / SLOTS, b.tail / SLOTS);
         loop {
-            let next = self.chunks[c as usize][LINK];
+            let next = self.next_chunk(c);
             self.free_chunk(c);
             if c == last {
                 break;
             }
             c = next;
         }
-        self.buckets[bucket as usize] = EMPTY_BUCKET;
-    }
-
-    /// Decodes a popped or peeked entry.
-    #[inline]
-    fn decode(&self, v: u32) -> (u32, Option<u64>) {
-        let h = v & !TAG;
-        (
-            h,
-            if v & TAG != 0 {
-                Some(self.ranks[h as usize])
-            } else {
-                None
-            },
-        )
     }
 
     /// First element of `bucket`: its handle and, if tagged, its rank.
@@ -224,7 +264,8 @@ impl BucketLists {
         loop {
             let v = self.entry(slot);
             if v != TOMB {
-                return Some(self.decode(v));
+                let h = v & !TAG;
+                return Some((h, (v & TAG != 0).then(|| self.ranks[h as usize])));
             }
             slot = self.next_slot(slot);
         }
@@ -233,80 +274,112 @@ impl BucketLists {
     /// Appends `handle` (already validated) to `bucket`; `tagged_rank` is
     /// `Some` when the rank differs from the bucket's. True if the bucket
     /// was empty before.
-    #[inline]
+    ///
+    /// The bucket's fields are read and written in place, never copied as
+    /// a whole: a 16-byte reload of fields just stored one by one defeats
+    /// store forwarding, which cost ~15 % when a bucket is drained.
+    #[inline(always)]
     pub(crate) fn push_back(&mut self, bucket: u32, handle: u32, tagged_rank: Option<u64>) -> bool {
-        let mut b = self.buckets[bucket as usize];
-        let was_empty = b.live == 0;
-        if was_empty {
-            let c = self.alloc_chunk();
-            b.head = c * SLOTS;
-            b.tail = c * SLOTS;
-        } else if b.tail % SLOTS == LINK as u32 {
-            if b.tombs > b.live + PER_CHUNK {
-                self.buckets[bucket as usize] = b;
-                self.compact(bucket);
-                b = self.buckets[bucket as usize];
-            }
-            if b.tail % SLOTS == LINK as u32 {
-                let c = self.alloc_chunk();
-                self.chunks[(b.tail / SLOTS) as usize][LINK] = c;
-                b.tail = c * SLOTS;
-            }
+        // An empty bucket starts at position 0 of its home chunk, so only a
+        // full tail chunk needs work.
+        let mut tail = self.buckets[bucket as usize].tail;
+        if tail % SLOTS == LINK as u32 {
+            tail = self.grow(bucket);
         }
         let mut v = handle;
         if let Some(rank) = tagged_rank {
             self.ranks[handle as usize] = rank;
             v |= TAG;
         }
-        self.set_entry(b.tail, v);
-        self.slot_of[handle as usize] = b.tail;
-        self.set_queued(handle, true);
-        self.bucket_of[handle as usize] = bucket;
-        b.tail += 1;
-        b.live += 1;
-        self.buckets[bucket as usize] = b;
+        self.chunks[(tail / SLOTS) as usize][(tail % SLOTS) as usize] = v;
+        self.loc[handle as usize] = [tail, bucket];
+        self.queued[(handle / 64) as usize] |= 1 << (handle % 64);
         self.len += 1;
-        was_empty
+        let b = &mut self.buckets[bucket as usize];
+        b.tail = tail + 1;
+        b.live += 1;
+        b.live == 1
+    }
+
+    /// Gives `bucket` (full tail chunk) room for one more entry: a
+    /// compaction or a new tail chunk. Returns the new tail slot.
+    #[inline(never)]
+    fn grow(&mut self, bucket: u32) -> u32 {
+        let b = self.buckets[bucket as usize];
+        if b.tombs > b.live + PER_CHUNK {
+            self.compact(bucket);
+        }
+        let tail = self.buckets[bucket as usize].tail;
+        if tail % SLOTS != LINK as u32 {
+            return tail;
+        }
+        let c = self.alloc_chunk();
+        self.chunks[(tail / SLOTS) as usize][LINK] = c + 1;
+        self.buckets[bucket as usize].tail = c * SLOTS;
+        c * SLOTS
     }
 
     /// Pops the first element of a non-empty bucket: handle, tagged rank,
     /// and whether the bucket is now empty.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop_front(&mut self, bucket: u32) -> (u32, Option<u64>, bool) {
-        let mut b = self.buckets[bucket as usize];
-        debug_assert!(b.live > 0, "pop_front on an empty bucket");
-        let mut v = self.entry(b.head);
-        while v == TOMB {
-            b.tombs -= 1;
-            b.head = self.advance_head(b.head, b.tail);
-            v = self.entry(b.head);
+        debug_assert!(
+            self.buckets[bucket as usize].live > 0,
+            "pop_front on an empty bucket"
+        );
+        let head = self.buckets[bucket as usize].head;
+        let v = self.chunks[(head / SLOTS) as usize][(head % SLOTS) as usize];
+        if v == TOMB {
+            return self.pop_front_slow(bucket);
         }
-        let (h, rank) = self.decode(v);
-        self.set_queued(h, false);
+        let h = v & !TAG;
+        let rank = if v & TAG != 0 {
+            Some(self.ranks[h as usize])
+        } else {
+            None
+        };
+        self.queued[(h / 64) as usize] &= !(1 << (h % 64));
         self.len -= 1;
+        let b = &mut self.buckets[bucket as usize];
         b.live -= 1;
         if b.live == 0 {
-            self.buckets[bucket as usize] = b;
-            self.release(bucket);
+            let b = *b;
+            self.reset(bucket, b);
             return (h, rank, true);
         }
-        b.head = self.advance_head(b.head, b.tail);
-        self.buckets[bucket as usize] = b;
+        // A live entry follows, so the slot after `head` exists: the next
+        // one in this chunk or, past its last entry, the linked chunk.
+        let mut next = head + 1;
+        if next % SLOTS == LINK as u32 {
+            let c = head / SLOTS;
+            let following = self.next_chunk(c);
+            self.free_chunk(c);
+            next = following * SLOTS;
+        }
+        self.buckets[bucket as usize].head = next;
         (h, rank, false)
     }
 
-    /// Moves the head past `head`, freeing a chunk it has finished.
-    #[inline]
-    fn advance_head(&mut self, head: u32, tail: u32) -> u32 {
-        let next = head + 1;
-        if next % SLOTS == LINK as u32 && next != tail {
-            let c = head / SLOTS;
-            let following = self.chunks[c as usize][LINK];
-            self.free_chunk(c);
-            following * SLOTS
-        } else {
-            next
+    /// `pop_front` when the head is a tombstone: skips to the first live
+    /// entry (one exists), then pops as usual.
+    #[cold]
+    #[inline(never)]
+    fn pop_front_slow(&mut self, bucket: u32) -> (u32, Option<u64>, bool) {
+        let mut b = self.buckets[bucket as usize];
+        while self.entry(b.head) == TOMB {
+            b.tombs -= 1;
+            let next = b.head + 1;
+            b.head = if next % SLOTS == LINK as u32 {
+                let c = b.head / SLOTS;
+                let following = self.next_chunk(c);
+                self.free_chunk(c);
+                following * SLOTS
+            } else {
+                next
+            };
         }
+        self.buckets[bucket as usize] = b;
+        self.pop_front(bucket)
     }
 
     /// Unlinks `handle`; returns its bucket and whether that bucket is now
@@ -316,17 +389,17 @@ impl BucketLists {
         if handle >= self.capacity() || !self.is_queued(handle) {
             return None;
         }
-        let slot = self.slot_of[handle as usize];
-        let bucket = self.bucket_of[handle as usize];
-        self.set_queued(handle, false);
+        let [slot, bucket] = self.loc[handle as usize];
+        self.queued[(handle / 64) as usize] &= !(1 << (handle % 64));
         self.len -= 1;
-        let b = &mut self.buckets[bucket as usize];
+        let mut b = self.buckets[bucket as usize];
         b.live -= 1;
         if b.live == 0 {
-            self.release(bucket);
+            self.reset(bucket, b);
             return Some((bucket, true));
         }
         b.tombs += 1;
+        self.buckets[bucket as usize] = b;
         self.set_entry(slot, TOMB);
         Some((bucket, false))
     }
@@ -340,22 +413,19 @@ impl BucketLists {
             let v = self.entry(read);
             if v != TOMB {
                 self.set_entry(write, v);
-                self.slot_of[(v & !TAG) as usize] = write;
+                self.loc[(v & !TAG) as usize][0] = write;
                 write = self.next_slot_for_write(write);
             }
             read = self.next_slot_for_write(read);
         }
         // Free the chunks after the one `write` ends in.
         let last = write / SLOTS;
-        let mut c = self.chunks[last as usize][LINK];
-        self.chunks[last as usize][LINK] = NIL;
-        while c != NIL {
-            let next = self.chunks[c as usize][LINK];
+        let mut link = self.chunks[last as usize][LINK];
+        self.chunks[last as usize][LINK] = 0;
+        while link != 0 {
+            let c = link - 1;
+            link = self.chunks[c as usize][LINK];
             self.free_chunk(c);
-            if c == b.tail / SLOTS {
-                break;
-            }
-            c = next;
         }
         let nb = &mut self.buckets[bucket as usize];
         nb.tail = write;
@@ -369,10 +439,10 @@ impl BucketLists {
         let next = slot + 1;
         if next % SLOTS == LINK as u32 {
             let link = self.chunks[(slot / SLOTS) as usize][LINK];
-            if link == NIL {
+            if link == 0 {
                 next
             } else {
-                link * SLOTS
+                (link - 1) * SLOTS
             }
         } else {
             next

@@ -18,6 +18,12 @@
 //! * an insert past the window while the primary is empty swaps first, which
 //!   extends the window instead of clamping;
 //! * otherwise the swap is lazy, on the extract that finds the primary empty.
+//!
+//! The minimum's window offset is cached (`cur`): an insert lowers it, and
+//! only the operation that empties the minimum bucket looks for the next
+//! one — a single leaf-word FFS when it shares the word, else the full
+//! O(log₆₄ N) descent. Draining a bucket therefore costs no bitmap work per
+//! element.
 
 use super::bucket_lists::BucketLists;
 use super::hierarchical_ffs::HierarchicalBitmap;
@@ -35,7 +41,13 @@ pub struct CircularFfsQueue {
     half: u32,
     clamped_low: u64,
     clamped_high: u64,
+    /// Window offset (`0..2N`, primary first) of the minimum non-empty
+    /// bucket, [`EMPTY`] when nothing is queued. Always exact.
+    cur: u32,
 }
+
+/// `cur` of an empty queue (above every offset, so any insert lowers it).
+const EMPTY: u32 = u32::MAX;
 
 impl CircularFfsQueue {
     /// A queue whose window spans `2 * buckets_per_half` ranks, starting at
@@ -47,7 +59,7 @@ impl CircularFfsQueue {
             ));
         }
         Ok(Self {
-            lists: BucketLists::new(2 * buckets_per_half, capacity),
+            lists: BucketLists::new(2 * buckets_per_half, capacity)?,
             bitmaps: [
                 HierarchicalBitmap::new(buckets_per_half),
                 HierarchicalBitmap::new(buckets_per_half),
@@ -57,6 +69,7 @@ impl CircularFfsQueue {
             half: buckets_per_half,
             clamped_low: 0,
             clamped_high: 0,
+            cur: EMPTY,
         })
     }
 
@@ -90,38 +103,34 @@ impl CircularFfsQueue {
     fn swap_halves(&mut self) {
         self.primary ^= 1;
         self.base = self.base.saturating_add(u64::from(self.half));
-    }
-
-    /// The non-empty (half, index) holding the minimum, without swapping.
-    #[inline]
-    fn min_slot(&self) -> Option<(usize, u32)> {
-        let p = self.primary;
-        if let Some(i) = self.bitmaps[p].first() {
-            return Some((p, i));
+        // Only called with the primary empty: the minimum is in the old
+        // secondary (or nothing is queued).
+        if self.cur != EMPTY {
+            self.cur -= self.half;
         }
-        self.bitmaps[p ^ 1].first().map(|i| (p ^ 1, i))
     }
 
+    /// Recomputes `cur` from the bitmaps; `from` is a window offset below
+    /// which nothing is queued.
     #[inline]
-    fn bucket_id(&self, half: usize, index: u32) -> u32 {
-        half as u32 * self.half + index
-    }
-
-    #[inline]
-    fn slot_rank(&self, half: usize, index: u32) -> u64 {
-        let offset = if half == self.primary {
-            0
+    fn refresh_min(&mut self, from: u32) {
+        let p = self.primary;
+        let n = self.half;
+        self.cur = if from < n {
+            match self.bitmaps[p].first_from(from) {
+                Some(i) => i,
+                None => self.bitmaps[p ^ 1].first().map_or(EMPTY, |i| i + n),
+            }
         } else {
-            u64::from(self.half)
+            self.bitmaps[p ^ 1]
+                .first_from(from - n)
+                .map_or(EMPTY, |i| i + n)
         };
-        self.base.saturating_add(offset + u64::from(index))
     }
-}
 
-impl IntegerPriorityQueue for CircularFfsQueue {
-    #[inline]
-    fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
-        self.lists.check_insert(handle)?;
+    /// Insert of a validated handle that re-bases, rotates or clamps.
+    #[inline(never)]
+    fn insert_slow(&mut self, handle: u32, rank: u64) {
         let n = u64::from(self.half);
         if self.lists.len() == 0 {
             self.base = rank - rank % n;
@@ -152,6 +161,60 @@ impl IntegerPriorityQueue for CircularFfsQueue {
         {
             self.bitmaps[half].set(index);
         }
+        self.cur = self.cur.min(offset as u32);
+    }
+
+    /// The non-empty (half, index) holding the minimum, without swapping.
+    #[inline]
+    fn min_slot(&self) -> Option<(usize, u32)> {
+        if self.cur == EMPTY {
+            None
+        } else if self.cur < self.half {
+            Some((self.primary, self.cur))
+        } else {
+            Some((self.primary ^ 1, self.cur - self.half))
+        }
+    }
+
+    #[inline]
+    fn bucket_id(&self, half: usize, index: u32) -> u32 {
+        half as u32 * self.half + index
+    }
+
+    #[inline]
+    fn slot_rank(&self, half: usize, index: u32) -> u64 {
+        let offset = if half == self.primary {
+            0
+        } else {
+            u64::from(self.half)
+        };
+        self.base.saturating_add(offset + u64::from(index))
+    }
+}
+
+impl IntegerPriorityQueue for CircularFfsQueue {
+    #[inline]
+    fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
+        self.lists.check_insert(handle)?;
+        let offset = rank.wrapping_sub(self.base);
+        let n = u64::from(self.half);
+        if offset >= 2 * n || rank < self.base || self.lists.len() == 0 {
+            self.insert_slow(handle, rank);
+            return Ok(());
+        }
+        let offset = offset as u32;
+        let (half, index) = if offset < self.half {
+            (self.primary, offset)
+        } else {
+            (self.primary ^ 1, offset - self.half)
+        };
+        if self
+            .lists
+            .push_back(self.bucket_id(half, index), handle, None)
+        {
+            self.bitmaps[half].set(index);
+        }
+        self.cur = self.cur.min(offset);
         Ok(())
     }
 
@@ -167,19 +230,18 @@ impl IntegerPriorityQueue for CircularFfsQueue {
 
     #[inline]
     fn extract_min(&mut self) -> Option<(u32, u64)> {
-        let mut p = self.primary;
-        let index = match self.bitmaps[p].first() {
-            Some(i) => i,
-            None => {
-                let i = self.bitmaps[p ^ 1].first()?;
-                self.swap_halves();
-                p = self.primary;
-                i
+        if self.cur >= self.half {
+            if self.cur == EMPTY {
+                return None;
             }
-        };
+            // The primary is empty: rotate (O(1)), the minimum moves with it.
+            self.swap_halves();
+        }
+        let (p, index) = (self.primary, self.cur);
         let (handle, tagged, now_empty) = self.lists.pop_front(self.bucket_id(p, index));
         if now_empty {
             self.bitmaps[p].clear(index);
+            self.refresh_min(index);
         }
         Some((handle, tagged.unwrap_or(self.base + u64::from(index))))
     }
@@ -189,7 +251,16 @@ impl IntegerPriorityQueue for CircularFfsQueue {
             Some((bucket, now_empty)) => {
                 if now_empty {
                     let half = (bucket >= self.half) as usize;
-                    self.bitmaps[half].clear(bucket - half as u32 * self.half);
+                    let index = bucket - half as u32 * self.half;
+                    self.bitmaps[half].clear(index);
+                    let offset = if half == self.primary {
+                        index
+                    } else {
+                        index + self.half
+                    };
+                    if offset == self.cur {
+                        self.refresh_min(offset);
+                    }
                 }
                 true
             }

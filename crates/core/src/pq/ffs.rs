@@ -33,7 +33,7 @@ impl FfsQueue {
             return Err(PqError::InvalidConfig("FfsQueue supports 1..=1024 buckets"));
         }
         Ok(Self {
-            lists: BucketLists::new(buckets, capacity),
+            lists: BucketLists::new(buckets, capacity)?,
             words: vec![0; buckets.div_ceil(64) as usize],
             base,
             buckets,

@@ -124,6 +124,20 @@ impl GradientTree {
         }
     }
 
+    /// Lowest non-empty bucket, given that none is below `from`: the
+    /// critical point of `from`'s leaf node (one division) if that node is
+    /// still non-empty, else [`Self::first`].
+    #[inline]
+    fn first_from(&self, from: u32) -> Option<u32> {
+        let leaf = from as usize / WIDTH;
+        let node = self.nodes[self.offsets[0] + leaf];
+        if node.a != 0 {
+            Some((leaf * WIDTH + critical_point(node)) as u32)
+        } else {
+            self.first()
+        }
+    }
+
     /// Lowest non-empty bucket: one critical-point division per level.
     #[inline]
     fn first(&self) -> Option<u32> {
@@ -147,6 +161,9 @@ pub struct GradientQueue {
     tree: GradientTree,
     base: u64,
     buckets: u32,
+    /// The minimum non-empty bucket (`u32::MAX` when empty): lowered by
+    /// inserts; only the operation that empties it evaluates `⌈b/a⌉` again.
+    cur: u32,
 }
 
 impl GradientQueue {
@@ -158,10 +175,11 @@ impl GradientQueue {
             ));
         }
         Ok(Self {
-            lists: BucketLists::new(buckets, capacity),
+            lists: BucketLists::new(buckets, capacity)?,
             tree: GradientTree::new(buckets),
             base,
             buckets,
+            cur: u32::MAX,
         })
     }
 
@@ -183,25 +201,33 @@ impl IntegerPriorityQueue for GradientQueue {
             });
         }
         self.lists.check_insert(handle)?;
-        if self.lists.push_back(d as u32, handle, None) {
-            self.tree.mark_nonempty(d as u32);
+        let bucket = d as u32;
+        if self.lists.push_back(bucket, handle, None) {
+            self.tree.mark_nonempty(bucket);
         }
+        self.cur = self.cur.min(bucket);
         Ok(())
     }
 
     #[inline]
     fn peek_min(&self) -> Option<(u32, u64)> {
-        let bucket = self.tree.first()?;
-        let (handle, _) = self.lists.front(bucket)?;
-        Some((handle, self.base + u64::from(bucket)))
+        if self.cur == u32::MAX {
+            return None;
+        }
+        let (handle, _) = self.lists.front(self.cur)?;
+        Some((handle, self.base + u64::from(self.cur)))
     }
 
     #[inline]
     fn extract_min(&mut self) -> Option<(u32, u64)> {
-        let bucket = self.tree.first()?;
+        let bucket = self.cur;
+        if bucket == u32::MAX {
+            return None;
+        }
         let (handle, _, now_empty) = self.lists.pop_front(bucket);
         if now_empty {
             self.tree.mark_empty(bucket);
+            self.cur = self.tree.first_from(bucket).unwrap_or(u32::MAX);
         }
         Some((handle, self.base + u64::from(bucket)))
     }
@@ -211,6 +237,9 @@ impl IntegerPriorityQueue for GradientQueue {
             Some((bucket, now_empty)) => {
                 if now_empty {
                     self.tree.mark_empty(bucket);
+                    if bucket == self.cur {
+                        self.cur = self.tree.first_from(bucket).unwrap_or(u32::MAX);
+                    }
                 }
                 true
             }
@@ -219,7 +248,7 @@ impl IntegerPriorityQueue for GradientQueue {
     }
 
     fn soonest_rank(&self) -> Option<u64> {
-        Some(self.base + u64::from(self.tree.first()?))
+        (self.cur != u32::MAX).then(|| self.base + u64::from(self.cur))
     }
 
     fn len(&self) -> usize {

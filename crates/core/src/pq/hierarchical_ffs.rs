@@ -81,10 +81,21 @@ impl HierarchicalBitmap {
 
     /// Sets bit `i` (< buckets); stops climbing at the first level whose
     /// word was already non-zero, since its parent bit is already set.
-    #[inline]
+    #[inline(always)]
     pub fn set(&mut self, i: u32) {
+        // The leaf level is at offset 0.
+        let w = &mut self.words[(i / WORD_BITS) as usize];
+        let was = *w;
+        *w = was | 1 << (i % WORD_BITS);
+        if was == 0 && self.depth > 1 {
+            self.set_upper(i / WORD_BITS);
+        }
+    }
+
+    #[inline(never)]
+    fn set_upper(&mut self, i: u32) {
         let mut i = i as usize;
-        for level in 0..self.depth {
+        for level in 1..self.depth {
             let w = &mut self.words[self.offsets[level] + i / 64];
             let was = *w;
             *w = was | (1u64 << (i % 64));
@@ -96,10 +107,19 @@ impl HierarchicalBitmap {
     }
 
     /// Clears bit `i` (< buckets); climbs only while words become zero.
-    #[inline]
+    #[inline(always)]
     pub fn clear(&mut self, i: u32) {
+        let w = &mut self.words[(i / WORD_BITS) as usize];
+        *w &= !(1 << (i % WORD_BITS));
+        if *w == 0 && self.depth > 1 {
+            self.clear_upper(i / WORD_BITS);
+        }
+    }
+
+    #[inline(never)]
+    fn clear_upper(&mut self, i: u32) {
         let mut i = i as usize;
-        for level in 0..self.depth {
+        for level in 1..self.depth {
             let w = &mut self.words[self.offsets[level] + i / 64];
             *w &= !(1u64 << (i % 64));
             if *w != 0 {
@@ -132,6 +152,20 @@ impl HierarchicalBitmap {
         Some(idx as u32)
     }
 
+    /// Lowest set bit, given that no bit below `from` is set: one leaf-word
+    /// FFS when `from`'s word still has a bit at or above it (the common
+    /// case right after the minimum bucket emptied), else [`Self::first`].
+    #[inline]
+    pub fn first_from(&self, from: u32) -> Option<u32> {
+        let wi = (from / WORD_BITS) as usize;
+        let w = self.words[wi] & (u64::MAX << (from % WORD_BITS));
+        if w != 0 {
+            Some(wi as u32 * WORD_BITS + w.trailing_zeros())
+        } else {
+            self.first()
+        }
+    }
+
     /// Lowest set bit at or after `from`, scanning leaf words linearly
     /// (used by the approximate gradient queue's fallback search).
     #[inline]
@@ -155,6 +189,9 @@ pub struct HierarchicalFfsQueue {
     lists: BucketLists,
     bitmap: HierarchicalBitmap,
     base: u64,
+    /// The minimum non-empty bucket (`u32::MAX` when empty): lowered by
+    /// inserts, recomputed only when that bucket empties.
+    cur: u32,
 }
 
 impl HierarchicalFfsQueue {
@@ -166,9 +203,10 @@ impl HierarchicalFfsQueue {
             ));
         }
         Ok(Self {
-            lists: BucketLists::new(buckets, capacity),
+            lists: BucketLists::new(buckets, capacity)?,
             bitmap: HierarchicalBitmap::new(buckets),
             base,
+            cur: u32::MAX,
         })
     }
 
@@ -199,22 +237,29 @@ impl IntegerPriorityQueue for HierarchicalFfsQueue {
         if self.lists.push_back(bucket, handle, None) {
             self.bitmap.set(bucket);
         }
+        self.cur = self.cur.min(bucket);
         Ok(())
     }
 
     #[inline]
     fn peek_min(&self) -> Option<(u32, u64)> {
-        let bucket = self.bitmap.first()?;
-        let (handle, _) = self.lists.front(bucket)?;
-        Some((handle, self.base + u64::from(bucket)))
+        if self.cur == u32::MAX {
+            return None;
+        }
+        let (handle, _) = self.lists.front(self.cur)?;
+        Some((handle, self.base + u64::from(self.cur)))
     }
 
     #[inline]
     fn extract_min(&mut self) -> Option<(u32, u64)> {
-        let bucket = self.bitmap.first()?;
+        let bucket = self.cur;
+        if bucket == u32::MAX {
+            return None;
+        }
         let (handle, _, now_empty) = self.lists.pop_front(bucket);
         if now_empty {
             self.bitmap.clear(bucket);
+            self.cur = self.bitmap.first_from(bucket).unwrap_or(u32::MAX);
         }
         Some((handle, self.base + u64::from(bucket)))
     }
@@ -224,6 +269,9 @@ impl IntegerPriorityQueue for HierarchicalFfsQueue {
             Some((bucket, now_empty)) => {
                 if now_empty {
                     self.bitmap.clear(bucket);
+                    if bucket == self.cur {
+                        self.cur = self.bitmap.first_from(bucket).unwrap_or(u32::MAX);
+                    }
                 }
                 true
             }
@@ -232,7 +280,7 @@ impl IntegerPriorityQueue for HierarchicalFfsQueue {
     }
 
     fn soonest_rank(&self) -> Option<u64> {
-        Some(self.base + u64::from(self.bitmap.first()?))
+        (self.cur != u32::MAX).then(|| self.base + u64::from(self.cur))
     }
 
     fn len(&self) -> usize {

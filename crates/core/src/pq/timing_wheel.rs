@@ -31,7 +31,7 @@ impl TimingWheel {
             return Err(PqError::InvalidConfig("a timing wheel needs >= 1 slot"));
         }
         Ok(Self {
-            lists: BucketLists::new(slots, capacity),
+            lists: BucketLists::new(slots, capacity)?,
             now: 0,
             now_slot: 0,
             slots,
