@@ -159,7 +159,7 @@ proptest! {
                     // Mostly within [base - n/2, base + 3n), sometimes far.
                     let spread = if x % 16 == 0 { 40 * n } else { 3 * n + n / 2 };
                     let rank = (base + 1_000_000 + u64::from(x >> 4) % spread).saturating_sub(n / 2 + 1_000_000);
-                    if r.order.is_empty() {
+                    if r.order.is_empty() && !(base..base + 2 * n).contains(&rank) {
                         base = rank - rank % n;
                     } else if rank.saturating_sub(base) >= 2 * n && !primary_busy(&r, base) {
                         base += n;

@@ -12,6 +12,11 @@
 //! same queue until at least [`FillDrainConfig::min_ops`] elements went
 //! through. The approximate queue's error rate (extractions that did not
 //! return a minimum-rank element) comes from a separate, untimed drain.
+//! Fill and drain are timed separately too (`fill_ns_per_element`,
+//! `drain_ns_per_element`). The moving-range queues (cFFS, timing wheel)
+//! get ranks offset to where the previous drain left them, as time would
+//! move them; cFFS must not clamp any rank (checked), so it is measured
+//! exact like the others.
 
 use fairway_core::pq::{
     ApproxGradientQueue, BucketHeap, CircularFfsQueue, ElementBinaryHeap, GradientQueue,
@@ -29,7 +34,8 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueKind {
     /// [`CircularFfsQueue`] with two halves of `⌈N/2⌉` buckets, so the
-    /// drain crosses one O(1) rotation.
+    /// drain crosses one O(1) rotation; each fill starts at the window the
+    /// previous drain left (ranks advance like time) and must not clamp.
     Cffs,
     /// [`HierarchicalFfsQueue`] over `N` buckets.
     Hffs,
@@ -120,6 +126,10 @@ pub struct FillDrainResult {
     pub mpps: f64,
     /// Nanoseconds per element (insert + extract).
     pub ns_per_element: f64,
+    /// Of which the fill (inserts), ns per element.
+    pub fill_ns_per_element: f64,
+    /// Of which the drain (extracts), ns per element.
+    pub drain_ns_per_element: f64,
     /// Approximate queue only: share of extractions not at the minimum.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_rate: Option<f64>,
@@ -146,30 +156,46 @@ pub fn fill_drain_ranks(buckets: u32, per_bucket: u32, occupancy: u32, seed: u64
     ranks
 }
 
+/// Time of `reps` fills and of `reps` drains.
+#[derive(Clone, Copy)]
+struct Timing {
+    fill: Duration,
+    drain: Duration,
+}
+
 /// Fills `q` with `ranks` (handle = index) and drains it, `reps` times.
 /// `origin` gives the rank 0 of each repetition (the timing wheel's clock
-/// has moved on after a drain; the other queues restart at 0).
+/// has moved on after a drain; the other queues restart at 0). Only the
+/// queue operations and a checksum run between the clock reads: the ranks
+/// are generated and shuffled before.
 #[inline(never)]
 fn timed_fill_drain<Q: IntegerPriorityQueue>(
     q: &mut Q,
     ranks: &[u64],
     reps: u64,
     origin: fn(&Q) -> u64,
-) -> Result<Duration, String> {
+) -> Result<Timing, String> {
     let mut checksum = 0u64;
-    let start = Instant::now();
+    let mut t = Timing {
+        fill: Duration::ZERO,
+        drain: Duration::ZERO,
+    };
     for _ in 0..reps {
         let base = origin(q);
+        let start = Instant::now();
         for (h, &rank) in ranks.iter().enumerate() {
             q.insert(h as u32, base + rank).map_err(|e| e.to_string())?;
         }
+        let filled = Instant::now();
         while let Some((h, rank)) = q.extract_min() {
             checksum = checksum.wrapping_add(rank ^ u64::from(h));
         }
+        let drained = Instant::now();
+        t.fill += filled - start;
+        t.drain += drained - filled;
     }
-    let elapsed = start.elapsed();
     black_box(checksum);
-    Ok(elapsed)
+    Ok(t)
 }
 
 /// Best time of one fill-drain over `cfg.batches` batches (fewer once
@@ -178,7 +204,7 @@ fn measure<Q: IntegerPriorityQueue>(
     mut q: Q,
     ranks: &[u64],
     cfg: &FillDrainConfig,
-) -> Result<Duration, String> {
+) -> Result<Timing, String> {
     measure_with(&mut q, ranks, cfg, |_| 0)
 }
 
@@ -187,21 +213,31 @@ fn measure_with<Q: IntegerPriorityQueue>(
     ranks: &[u64],
     cfg: &FillDrainConfig,
     origin: fn(&Q) -> u64,
-) -> Result<Duration, String> {
+) -> Result<Timing, String> {
     let n = ranks.len() as u64;
     let reps = cfg.min_ops.div_ceil(n).max(1);
     timed_fill_drain(q, ranks, 1, origin)?; // warm-up: page in and train
-    let mut best = Duration::MAX;
+    let mut best: Option<Timing> = None;
     let mut spent = Duration::ZERO;
     for batch in 0..cfg.batches.max(1) {
         let t = timed_fill_drain(q, ranks, reps, origin)?;
-        spent += t;
-        best = best.min(t / reps as u32);
+        let total = t.fill + t.drain;
+        spent += total;
+        if best.is_none_or(|b| total < b.fill + b.drain) {
+            best = Some(t);
+        }
         if batch >= 2 && spent > Duration::from_millis(250) {
             break;
         }
     }
-    Ok(best)
+    let best = best.unwrap_or(Timing {
+        fill: Duration::ZERO,
+        drain: Duration::ZERO,
+    });
+    Ok(Timing {
+        fill: best.fill / reps as u32,
+        drain: best.drain / reps as u32,
+    })
 }
 
 /// Share of extractions that did not return a minimum-rank element, and
@@ -238,11 +274,20 @@ pub fn run_fill_drain(cfg: &FillDrainConfig) -> Result<FillDrainResult, String> 
     let n = u32::try_from(ranks.len()).map_err(|_| "too many elements".to_string())?;
     let err = |e: fairway_core::pq::PqError| e.to_string();
     let per_fill_drain = match cfg.queue {
-        QueueKind::Cffs => measure(
-            CircularFfsQueue::new(cfg.buckets.div_ceil(2), n).map_err(err)?,
-            &ranks,
-            cfg,
-        )?,
+        QueueKind::Cffs => {
+            // Ranks move forward like time: each repetition starts at the
+            // window the previous drain left, so no rank is clamped (checked).
+            let mut q = CircularFfsQueue::new(cfg.buckets.div_ceil(2), n).map_err(err)?;
+            let t = measure_with(&mut q, &ranks, cfg, CircularFfsQueue::window_start)?;
+            if q.clamped_low() + q.clamped_high() != 0 {
+                return Err(format!(
+                    "cFFS clamped {} low and {} high ranks: the workload left its window",
+                    q.clamped_low(),
+                    q.clamped_high()
+                ));
+            }
+            t
+        }
         QueueKind::Hffs => measure(
             HierarchicalFfsQueue::new(0, cfg.buckets, n).map_err(err)?,
             &ranks,
@@ -275,7 +320,8 @@ pub fn run_fill_drain(cfg: &FillDrainConfig) -> Result<FillDrainResult, String> 
     } else {
         (None, None)
     };
-    let ns = per_fill_drain.as_secs_f64() * 1e9 / f64::from(n);
+    let per_element = |d: Duration| d.as_secs_f64() * 1e9 / f64::from(n);
+    let ns = per_element(per_fill_drain.fill + per_fill_drain.drain);
     Ok(FillDrainResult {
         queue: cfg.queue.name(),
         buckets: cfg.buckets,
@@ -284,6 +330,8 @@ pub fn run_fill_drain(cfg: &FillDrainConfig) -> Result<FillDrainResult, String> 
         elements: u64::from(n),
         mpps: 1e3 / ns,
         ns_per_element: ns,
+        fill_ns_per_element: per_element(per_fill_drain.fill),
+        drain_ns_per_element: per_element(per_fill_drain.drain),
         error_rate,
         fallback_rate,
     })

@@ -62,15 +62,24 @@ fn parse_list(what: &str, s: &str) -> Result<Vec<u32>, String> {
 
 fn print_table(results: &[FillDrainResult]) {
     println!(
-        "{:<13} {:>7} {:>10} {:>9} {:>9} {:>8} {:>9} {:>8}",
-        "queue", "buckets", "per_bucket", "occupancy", "elements", "Mpps", "ns/elem", "errors"
+        "{:<13} {:>7} {:>10} {:>9} {:>9} {:>8} {:>9} {:>6} {:>6} {:>8}",
+        "queue",
+        "buckets",
+        "per_bucket",
+        "occupancy",
+        "elements",
+        "Mpps",
+        "ns/elem",
+        "fill",
+        "drain",
+        "errors"
     );
     for r in results {
         let errors = r
             .error_rate
             .map_or(String::from("-"), |e| format!("{:.2}%", e * 100.0));
         println!(
-            "{:<13} {:>7} {:>10} {:>8}% {:>9} {:>8.1} {:>9.1} {:>8}",
+            "{:<13} {:>7} {:>10} {:>8}% {:>9} {:>8.1} {:>9.1} {:>6.1} {:>6.1} {:>8}",
             r.queue,
             r.buckets,
             r.per_bucket,
@@ -78,6 +87,8 @@ fn print_table(results: &[FillDrainResult]) {
             r.elements,
             r.mpps,
             r.ns_per_element,
+            r.fill_ns_per_element,
+            r.drain_ns_per_element,
             errors
         );
     }

@@ -13,8 +13,11 @@
 //! within that bucket but lose their relative rank order.
 //!
 //! Window policy (choices the paper leaves open):
-//! * an insert into an empty queue re-bases the window on
-//!   `rank - rank % N`, so a fresh burst never clamps;
+//! * an insert into an empty queue keeps the window if the rank falls
+//!   inside it, and otherwise re-bases it on `rank - rank % N`, so a fresh
+//!   burst never clamps below its first rank (keeping the window matters
+//!   when ranks arrive out of order: re-basing on the first of them would
+//!   clamp every lower one);
 //! * an insert past the window while the primary is empty swaps first, which
 //!   extends the window instead of clamping;
 //! * otherwise the swap is lazy, on the extract that finds the primary empty.
@@ -128,7 +131,8 @@ impl CircularFfsQueue {
         };
     }
 
-    /// Insert of a validated handle that re-bases, rotates or clamps.
+    /// Insert of a validated handle whose rank is outside the window:
+    /// re-bases (empty queue), rotates or clamps.
     #[inline(never)]
     fn insert_slow(&mut self, handle: u32, rank: u64) {
         let n = u64::from(self.half);
@@ -197,8 +201,7 @@ impl IntegerPriorityQueue for CircularFfsQueue {
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
         self.lists.check_insert(handle)?;
         let offset = rank.wrapping_sub(self.base);
-        let n = u64::from(self.half);
-        if offset >= 2 * n || rank < self.base || self.lists.len() == 0 {
+        if rank < self.base || offset >= 2 * u64::from(self.half) {
             self.insert_slow(handle, rank);
             return Ok(());
         }
