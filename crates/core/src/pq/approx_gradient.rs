@@ -78,6 +78,10 @@ pub struct ApproxGradientQueue {
     max_search_offset: u32,
     fallback_searches: u64,
     rebases: u64,
+    /// [`Self::locate`]'s last answer, valid until `a`, `b`, the origin or
+    /// the occupancy change (a pure function of those), so draining one
+    /// bucket divides once, not once per element.
+    located: Option<(u32, bool)>,
 }
 
 impl ApproxGradientQueue {
@@ -117,6 +121,7 @@ impl ApproxGradientQueue {
             max_search_offset,
             fallback_searches: 0,
             rebases: 0,
+            located: None,
         })
     }
 
@@ -257,6 +262,7 @@ impl IntegerPriorityQueue for ApproxGradientQueue {
         self.lists.check_insert(handle)?;
         let j = d as u32;
         if self.lists.push_back(j, handle, None) {
+            self.located = None;
             self.occupied[(j / 64) as usize] |= 1 << (j % 64);
             if j < self.origin || self.lists.len() == 1 {
                 // Weights only grow toward the origin: move it back (or
@@ -278,10 +284,18 @@ impl IntegerPriorityQueue for ApproxGradientQueue {
 
     #[inline]
     fn extract_min(&mut self) -> Option<(u32, u64)> {
-        let (j, searched) = self.locate()?;
+        let (j, searched) = match self.located {
+            Some(l) => l,
+            None => {
+                let l = self.locate()?;
+                self.located = Some(l);
+                l
+            }
+        };
         self.fallback_searches += u64::from(searched);
         let (handle, _, now_empty) = self.lists.pop_front(j);
         if now_empty {
+            self.located = None;
             self.occupied[(j / 64) as usize] &= !(1 << (j % 64));
             self.account(j, false);
             if self.a == 0 || j - self.origin > self.window / 2 {
@@ -298,6 +312,7 @@ impl IntegerPriorityQueue for ApproxGradientQueue {
         match self.lists.unlink(handle) {
             Some((j, now_empty)) => {
                 if now_empty {
+                    self.located = None;
                     self.occupied[(j / 64) as usize] &= !(1 << (j % 64));
                     self.account(j, false);
                 }

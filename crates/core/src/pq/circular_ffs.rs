@@ -39,6 +39,8 @@ pub struct CircularFfsQueue {
     bitmaps: [HierarchicalBitmap; 2],
     /// Which half is the primary (0 or 1).
     primary: usize,
+    /// First bucket id of the primary half (`primary * N`).
+    pstart: u32,
     /// First rank of the primary half.
     base: u64,
     half: u32,
@@ -68,6 +70,7 @@ impl CircularFfsQueue {
                 HierarchicalBitmap::new(buckets_per_half),
             ],
             primary: 0,
+            pstart: 0,
             base: 0,
             half: buckets_per_half,
             clamped_low: 0,
@@ -105,6 +108,7 @@ impl CircularFfsQueue {
     #[inline]
     fn swap_halves(&mut self) {
         self.primary ^= 1;
+        self.pstart = self.half - self.pstart;
         self.base = self.base.saturating_add(u64::from(self.half));
         // Only called with the primary empty: the minimum is in the old
         // secondary (or nothing is queued).
@@ -129,6 +133,16 @@ impl CircularFfsQueue {
                 .first_from(from - n)
                 .map_or(EMPTY, |i| i + n)
         };
+    }
+
+    /// Marks bucket id `bucket` non-empty in its half's bitmap.
+    #[inline(always)]
+    fn set_bucket(&mut self, bucket: u32) {
+        if bucket < self.half {
+            self.bitmaps[0].set(bucket);
+        } else {
+            self.bitmaps[1].set(bucket - self.half);
+        }
     }
 
     /// Insert of a validated handle whose rank is outside the window:
@@ -205,17 +219,15 @@ impl IntegerPriorityQueue for CircularFfsQueue {
             self.insert_slow(handle, rank);
             return Ok(());
         }
+        // Bucket id of window offset `offset`: the primary half starts at
+        // `primary * N`, the secondary follows it circularly.
         let offset = offset as u32;
-        let (half, index) = if offset < self.half {
-            (self.primary, offset)
-        } else {
-            (self.primary ^ 1, offset - self.half)
-        };
-        if self
-            .lists
-            .push_back(self.bucket_id(half, index), handle, None)
-        {
-            self.bitmaps[half].set(index);
+        let mut bucket = self.pstart + offset;
+        if bucket >= 2 * self.half {
+            bucket -= 2 * self.half;
+        }
+        if self.lists.push_back(bucket, handle, None) {
+            self.set_bucket(bucket);
         }
         self.cur = self.cur.min(offset);
         Ok(())
@@ -240,10 +252,10 @@ impl IntegerPriorityQueue for CircularFfsQueue {
             // The primary is empty: rotate (O(1)), the minimum moves with it.
             self.swap_halves();
         }
-        let (p, index) = (self.primary, self.cur);
-        let (handle, tagged, now_empty) = self.lists.pop_front(self.bucket_id(p, index));
+        let index = self.cur;
+        let (handle, tagged, now_empty) = self.lists.pop_front(self.pstart + index);
         if now_empty {
-            self.bitmaps[p].clear(index);
+            self.bitmaps[self.primary].clear(index);
             self.refresh_min(index);
         }
         Some((handle, tagged.unwrap_or(self.base + u64::from(index))))

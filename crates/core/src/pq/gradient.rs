@@ -46,19 +46,29 @@ fn term(p: usize) -> Curvature {
 
 /// Theorem 1: the highest non-empty weight index is `⌈b / a⌉`; returns the
 /// child position (lowest rank). `c.a` must be non-zero.
-#[inline]
+///
+/// Computed as `⌊(b + a - 1) / a⌋` with one `f64` division: `b + a - 1 <
+/// 2^38` and `a < 2^32` convert exactly (as `i64`, one instruction each),
+/// and the exact quotient is at least `1/a ≥ 2^-32` below the next
+/// integer, far more than the division's rounding error (≤ 2^-47 for
+/// quotients ≤ 32), so truncating it is exact.
+#[inline(always)]
 fn critical_point(c: Curvature) -> usize {
-    let q = c.b as f64 / c.a as f64;
-    // ⌈q⌉ without `f64::ceil` (not in `core`): q ≥ 0, so `as` truncates.
-    let t = q as usize;
-    let i = t + usize::from((t as f64) < q);
+    let q = (c.b + c.a - 1) as i64 as f64 / c.a as i64 as f64;
+    let i = q as u32 as usize;
     debug_assert_eq!(i, 63 - c.a.leading_zeros() as usize, "Theorem 1 violated");
     WIDTH - 1 - i
 }
 
 /// A 32-ary tree of curvature functions over `0..buckets`.
+///
+/// `a` and `b` live in separate arrays and are read and written as scalars:
+/// a 16-byte `(a, b)` reload right after the two 8-byte stores of an
+/// update cannot be store-forwarded, which stalled every extract that
+/// emptied a bucket.
 struct GradientTree {
-    nodes: Vec<Curvature>,
+    a: Vec<u64>,
+    b: Vec<u64>,
     /// `offsets[0]` is the level just above the buckets.
     offsets: [usize; MAX_LEVELS],
     depth: usize,
@@ -80,7 +90,8 @@ impl GradientTree {
             }
         }
         Self {
-            nodes: vec![Curvature::default(); total],
+            a: vec![0; total],
+            b: vec![0; total],
             offsets,
             depth,
         }
@@ -88,19 +99,31 @@ impl GradientTree {
 
     #[inline]
     fn is_empty(&self) -> bool {
-        self.nodes[self.offsets[self.depth - 1]].a == 0
+        self.a[self.offsets[self.depth - 1]] == 0
     }
 
     /// Adds bucket `i`'s weight; climbs while nodes turn non-empty.
-    #[inline]
+    #[inline(always)]
     fn mark_nonempty(&mut self, i: u32) {
-        let mut i = i as usize;
-        for level in 0..self.depth {
+        // Level 0 (offset 0) inline; climbing is rarer and out of line.
+        let t = term(i as usize % WIDTH);
+        let n = i as usize / WIDTH;
+        let was_empty = self.a[n] == 0;
+        self.a[n] += t.a;
+        self.b[n] += t.b;
+        if was_empty && self.depth > 1 {
+            self.mark_nonempty_upper(n);
+        }
+    }
+
+    #[inline(never)]
+    fn mark_nonempty_upper(&mut self, mut i: usize) {
+        for level in 1..self.depth {
             let t = term(i % WIDTH);
-            let node = &mut self.nodes[self.offsets[level] + i / WIDTH];
-            let was_empty = node.a == 0;
-            node.a += t.a;
-            node.b += t.b;
+            let n = self.offsets[level] + i / WIDTH;
+            let was_empty = self.a[n] == 0;
+            self.a[n] += t.a;
+            self.b[n] += t.b;
             if !was_empty {
                 break;
             }
@@ -109,28 +132,46 @@ impl GradientTree {
     }
 
     /// Subtracts bucket `i`'s weight; climbs while nodes turn empty.
-    #[inline]
+    #[inline(always)]
     fn mark_empty(&mut self, i: u32) {
-        let mut i = i as usize;
-        for level in 0..self.depth {
+        let t = term(i as usize % WIDTH);
+        let n = i as usize / WIDTH;
+        self.a[n] -= t.a;
+        self.b[n] -= t.b;
+        if self.a[n] == 0 && self.depth > 1 {
+            self.mark_empty_upper(n);
+        }
+    }
+
+    #[inline(never)]
+    fn mark_empty_upper(&mut self, mut i: usize) {
+        for level in 1..self.depth {
             let t = term(i % WIDTH);
-            let node = &mut self.nodes[self.offsets[level] + i / WIDTH];
-            node.a -= t.a;
-            node.b -= t.b;
-            if node.a != 0 {
+            let n = self.offsets[level] + i / WIDTH;
+            self.a[n] -= t.a;
+            self.b[n] -= t.b;
+            if self.a[n] != 0 {
                 break;
             }
             i /= WIDTH;
         }
     }
 
+    #[inline(always)]
+    fn node(&self, n: usize) -> Curvature {
+        Curvature {
+            a: self.a[n],
+            b: self.b[n],
+        }
+    }
+
     /// Lowest non-empty bucket, given that none is below `from`: the
     /// critical point of `from`'s leaf node (one division) if that node is
     /// still non-empty, else [`Self::first`].
-    #[inline]
+    #[inline(always)]
     fn first_from(&self, from: u32) -> Option<u32> {
         let leaf = from as usize / WIDTH;
-        let node = self.nodes[self.offsets[0] + leaf];
+        let node = self.node(leaf); // level 0 is at offset 0
         if node.a != 0 {
             Some((leaf * WIDTH + critical_point(node)) as u32)
         } else {
@@ -145,7 +186,7 @@ impl GradientTree {
         let mut level = self.depth;
         while level > 0 {
             level -= 1;
-            let node = self.nodes[self.offsets[level] + idx];
+            let node = self.node(self.offsets[level] + idx);
             if node.a == 0 {
                 return None; // only possible at the root
             }
