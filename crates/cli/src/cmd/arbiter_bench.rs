@@ -4,6 +4,7 @@
 
 use clap::{Args, ValueEnum};
 use fairway_core::SchedSpec;
+use fairway_eval::cost::chart::{write_svg, ChartSpec, Series};
 use fairway_runtime::bench::{self, BenchConfig, BenchReport};
 use fairway_runtime::{ArbiterMode, KickMode};
 use std::time::Duration;
@@ -27,11 +28,12 @@ pub enum KickArg {
 }
 
 /// Arguments of `fairway arbiter-bench`.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 #[command(
     after_help = "Examples:\n  fairway arbiter-bench --clients 4 --sched drr\n  \
     fairway arbiter-bench --rate 10G --load 0.01 --pkt-size 64      # light-load latency\n  \
-    fairway arbiter-bench --rate 10G --load 0.01 --mode sleep --json"
+    fairway arbiter-bench --rate 10G --load 0.01 --mode sleep --json\n  \
+    fairway arbiter-bench --rate 10G --load 0.01 --chart latency.svg   # CDF of the three variants"
 )]
 pub struct ArbiterBenchArgs {
     /// Client threads, one flow each.
@@ -76,6 +78,11 @@ pub struct ArbiterBenchArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Also run the other arbiter variants (busy; sleep + notify kick;
+    /// sleep + client-scan kick) with the same load and write their latency
+    /// CDFs to this SVG file (seed 001 Fig. 9).
+    #[arg(long, value_name = "PATH.svg")]
+    pub chart: Option<std::path::PathBuf>,
 }
 
 /// Parses `10G`, `1.5M`, `1000` (bit/s).
@@ -120,27 +127,98 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
         pkt_size: args.pkt_size,
         duration: Duration::from_secs_f64(args.seconds),
         load: args.load,
-        mode: match args.mode {
-            ModeArg::Busy => ArbiterMode::BusyPoll,
-            ModeArg::Sleep => ArbiterMode::Sleep,
-        },
-        kick: match args.kick {
-            KickArg::Notify => KickMode::Notify,
-            KickArg::Scan => KickMode::ClientScan { run_for_ns: 2_000 },
-        },
+        mode: arbiter_mode(args.mode),
+        kick: kick_mode(args.kick),
         delta_a: Duration::from_nanos(args.delta_a_ns),
         delta_c: Duration::from_nanos(args.delta_c_ns),
         min_awake: Duration::from_micros(args.min_awake_us),
         queue_len: args.queue_len,
         pin: !args.no_pin,
     };
-    let r = bench::run(&cfg)?;
-    if args.json {
-        println!("{}", to_json(&args, &r));
-    } else {
-        print_human(&args, &r);
+    let Some(path) = args.chart.clone() else {
+        let r = bench::run(&cfg)?;
+        report(&args, &r);
+        return Ok(());
+    };
+    let variants = [
+        (ModeArg::Busy, KickArg::Notify, "busy-polling arbiter"),
+        (
+            ModeArg::Sleep,
+            KickArg::Notify,
+            "sleeping arbiter, notify kick",
+        ),
+        (
+            ModeArg::Sleep,
+            KickArg::Scan,
+            "sleeping arbiter, client-scan kick",
+        ),
+    ];
+    let mut series = Vec::new();
+    for (i, (mode, kick, name)) in variants.into_iter().enumerate() {
+        let a = ArbiterBenchArgs {
+            mode,
+            kick,
+            chart: None,
+            ..args.clone()
+        };
+        let c = BenchConfig {
+            mode: arbiter_mode(mode),
+            kick: kick_mode(kick),
+            ..cfg.clone()
+        };
+        let r = bench::run(&c)?;
+        report(&a, &r);
+        let points = r
+            .cdf
+            .iter()
+            .map(|&(ns, q)| (ns.max(1) as f64, q * 100.0))
+            .collect();
+        series.push(Series {
+            name: format!("{name} (p50 {} ns)", r.latency.p50),
+            points,
+            dashed: false,
+            color: i,
+        });
     }
+    let spec = ChartSpec {
+        title: format!(
+            "submit -> transmit latency, {} client(s), {}, {} B at {}{}",
+            args.clients,
+            args.sched,
+            args.pkt_size,
+            args.rate,
+            args.load.map_or(String::new(), |l| format!(" x {l}"))
+        ),
+        x_label: "latency (ns, log scale)".into(),
+        y_label: "packets (%)".into(),
+        log_x: true,
+        log_y: false,
+    };
+    write_svg(&path, &spec, &series)?;
+    eprintln!("wrote {}", path.display());
     Ok(())
+}
+
+fn arbiter_mode(m: ModeArg) -> ArbiterMode {
+    match m {
+        ModeArg::Busy => ArbiterMode::BusyPoll,
+        ModeArg::Sleep => ArbiterMode::Sleep,
+    }
+}
+
+fn kick_mode(k: KickArg) -> KickMode {
+    match k {
+        KickArg::Notify => KickMode::Notify,
+        KickArg::Scan => KickMode::ClientScan { run_for_ns: 2_000 },
+    }
+}
+
+fn report(args: &ArbiterBenchArgs, r: &BenchReport) {
+    if args.json {
+        println!("{}", to_json(args, r));
+    } else {
+        print_human(args, r);
+    }
 }
 
 fn to_json(args: &ArbiterBenchArgs, r: &BenchReport) -> serde_json::Value {
