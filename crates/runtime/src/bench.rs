@@ -311,10 +311,12 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
     }
     let seconds = cfg.duration.as_secs_f64();
     let q = |f: f64| hist.value_at_quantile(f);
-    let mut cdf = Vec::new();
-    for v in hist.iter_quantiles(1) {
-        cdf.push((v.value_iterated_to(), v.quantile_iterated_to()));
-    }
+    // 0.1 % steps, plus the far tail, so a CDF chart shows its shape.
+    let mut cdf: Vec<(u64, f64)> = (0..=1000)
+        .map(|i| i as f64 / 1000.0)
+        .map(|f| (q(f), f))
+        .collect();
+    cdf.extend([0.9999, 0.99999, 1.0].map(|f| (q(f), f)));
     Ok(BenchReport {
         sched: cfg.sched.to_string(),
         clients: cfg.clients,
