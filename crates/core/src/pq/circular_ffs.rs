@@ -138,11 +138,10 @@ impl CircularFfsQueue {
     /// Marks bucket id `bucket` non-empty in its half's bitmap.
     #[inline(always)]
     fn set_bucket(&mut self, bucket: u32) {
-        if bucket < self.half {
-            self.bitmaps[0].set(bucket);
-        } else {
-            self.bitmaps[1].set(bucket - self.half);
-        }
+        // Branch-free choice of the half (see `insert`).
+        let upper = bucket >= self.half;
+        let index = bucket - (self.half & u32::from(upper).wrapping_neg());
+        self.bitmaps[usize::from(upper)].set(index);
     }
 
     /// Insert of a validated handle whose rank is outside the window:
@@ -221,11 +220,12 @@ impl IntegerPriorityQueue for CircularFfsQueue {
         }
         // Bucket id of window offset `offset`: the primary half starts at
         // `primary * N`, the secondary follows it circularly.
+        // Branch-free: with ranks in random order the wrap is a coin flip,
+        // and a mispredicted branch here cost more than the rest of the
+        // insert.
         let offset = offset as u32;
-        let mut bucket = self.pstart + offset;
-        if bucket >= 2 * self.half {
-            bucket -= 2 * self.half;
-        }
+        let bucket = self.pstart + offset;
+        let bucket = bucket - (2 * self.half & u32::from(bucket >= 2 * self.half).wrapping_neg());
         if self.lists.push_back(bucket, handle, None) {
             self.set_bucket(bucket);
         }

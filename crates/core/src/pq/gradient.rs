@@ -205,7 +205,16 @@ pub struct GradientQueue {
     /// The minimum non-empty bucket (`u32::MAX` when empty): lowered by
     /// inserts; only the operation that empties it evaluates `⌈b/a⌉` again.
     cur: u32,
+    /// Look-ahead: the minimum once `cur` empties, if that is within
+    /// `cur`'s leaf node (else [`NO_NEXT`]). Computed, with its own
+    /// division, right after `cur` is found, so the division overlaps the
+    /// drain of `cur` instead of sitting between two extracts; dropped
+    /// whenever the tree changes otherwise.
+    next: u32,
 }
+
+/// `next` unknown.
+const NO_NEXT: u32 = u32::MAX;
 
 impl GradientQueue {
     /// A queue for ranks `base..base + buckets` and handles `0..capacity`.
@@ -221,7 +230,25 @@ impl GradientQueue {
             base,
             buckets,
             cur: u32::MAX,
+            next: NO_NEXT,
         })
+    }
+
+    /// The critical point of `cur`'s leaf node without `cur`: the minimum
+    /// after `cur` empties, unless that leaves the node empty.
+    #[inline(always)]
+    fn look_ahead(&self, cur: u32) -> u32 {
+        let leaf = cur as usize / WIDTH;
+        let t = term(cur as usize % WIDTH);
+        let node = self.tree.node(leaf);
+        if node.a == t.a {
+            return NO_NEXT;
+        }
+        let rest = Curvature {
+            a: node.a - t.a,
+            b: node.b - t.b,
+        };
+        (leaf * WIDTH + critical_point(rest)) as u32
     }
 
     /// Levels of the curvature tree (⌈log_32 N⌉, at least 1).
@@ -245,6 +272,7 @@ impl IntegerPriorityQueue for GradientQueue {
         let bucket = d as u32;
         if self.lists.push_back(bucket, handle, None) {
             self.tree.mark_nonempty(bucket);
+            self.next = NO_NEXT;
         }
         self.cur = self.cur.min(bucket);
         Ok(())
@@ -268,7 +296,18 @@ impl IntegerPriorityQueue for GradientQueue {
         let (handle, _, now_empty) = self.lists.pop_front(bucket);
         if now_empty {
             self.tree.mark_empty(bucket);
-            self.cur = self.tree.first_from(bucket).unwrap_or(u32::MAX);
+            self.cur = if self.next != NO_NEXT {
+                self.next
+            } else {
+                match self.tree.first_from(bucket) {
+                    Some(c) => c,
+                    None => {
+                        self.cur = u32::MAX;
+                        return Some((handle, self.base + u64::from(bucket)));
+                    }
+                }
+            };
+            self.next = self.look_ahead(self.cur);
         }
         Some((handle, self.base + u64::from(bucket)))
     }
@@ -278,6 +317,7 @@ impl IntegerPriorityQueue for GradientQueue {
             Some((bucket, now_empty)) => {
                 if now_empty {
                     self.tree.mark_empty(bucket);
+                    self.next = NO_NEXT;
                     if bucket == self.cur {
                         self.cur = self.tree.first_from(bucket).unwrap_or(u32::MAX);
                     }
