@@ -225,7 +225,7 @@ impl IntegerPriorityQueue for CircularFfsQueue {
         // insert.
         let offset = offset as u32;
         let bucket = self.pstart + offset;
-        let bucket = bucket - (2 * self.half & u32::from(bucket >= 2 * self.half).wrapping_neg());
+        let bucket = bucket - ((2 * self.half) & u32::from(bucket >= 2 * self.half).wrapping_neg());
         if self.lists.push_back(bucket, handle, None) {
             self.set_bucket(bucket);
         }
