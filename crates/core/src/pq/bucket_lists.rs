@@ -229,21 +229,24 @@ impl BucketLists {
         }
     }
 
-    /// Marks `bucket` (whose last element just left; `b` is its state)
-    /// empty: back to the start of its home chunk.
+    /// Marks `bucket` (whose last element just left; its chain runs from
+    /// slot `head` to slot `tail`) empty: back to the start of its home
+    /// chunk. Takes the two ends as scalars: reloading the whole bucket
+    /// right after its `live` field was stored would stall store
+    /// forwarding on every bucket that a drain empties.
     #[inline(always)]
-    fn reset(&mut self, bucket: u32, b: Bucket) {
-        if b.head / SLOTS != bucket || b.tail / SLOTS != bucket {
-            self.release(b);
+    fn reset(&mut self, bucket: u32, head: u32, tail: u32) {
+        if head / SLOTS != bucket || tail / SLOTS != bucket {
+            self.release(head, tail);
             self.chunks[bucket as usize][LINK] = 0;
         }
         self.buckets[bucket as usize] = Bucket::empty(bucket);
     }
 
-    /// Returns the pool chunks of a chain `b.head..b.tail` to the pool.
+    /// Returns the pool chunks of a chain `head..tail` to the pool.
     #[inline(never)]
-    fn release(&mut self, b: Bucket) {
-        let (mut c, last) = (b.head / SLOTS, b.tail / SLOTS);
+    fn release(&mut self, head: u32, tail: u32) {
+        let (mut c, last) = (head / SLOTS, tail / SLOTS);
         loop {
             let next = self.next_chunk(c);
             self.free_chunk(c);
@@ -341,12 +344,13 @@ impl BucketLists {
         self.queued[(h / 64) as usize] &= !(1 << (h % 64));
         self.len -= 1;
         let b = &mut self.buckets[bucket as usize];
-        b.live -= 1;
-        if b.live == 0 {
-            let b = *b;
-            self.reset(bucket, b);
+        let live = b.live - 1;
+        if live == 0 {
+            let tail = b.tail;
+            self.reset(bucket, head, tail);
             return (h, rank, true);
         }
+        b.live = live;
         // A live entry follows, so the slot after `head` exists: the next
         // one in this chunk or, past its last entry, the linked chunk.
         let mut next = head + 1;
@@ -395,7 +399,7 @@ impl BucketLists {
         let mut b = self.buckets[bucket as usize];
         b.live -= 1;
         if b.live == 0 {
-            self.reset(bucket, b);
+            self.reset(bucket, b.head, b.tail);
             return Some((bucket, true));
         }
         b.tombs += 1;
