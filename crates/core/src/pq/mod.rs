@@ -7,9 +7,10 @@
 //! element heap), and the soonest rank (what a timer would be armed with).
 //! Within one bucket elements leave in FIFO order.
 //!
-//! All storage is allocated by the constructor: per-bucket intrusive FIFO
-//! lists over handle-indexed nodes ([`bucket_lists`]), so no operation
-//! allocates. Bad input is a typed [`PqError`], never a panic.
+//! All storage is allocated by the constructor: per-bucket FIFOs of 64-byte
+//! chunks plus handle-indexed locations (`bucket_lists`), so no operation
+//! allocates. Bad input is a typed [`PqError`], never a panic. The bucketed
+//! queues cache their minimum bucket and search again only when it empties.
 //!
 //! | queue | paper | find-min cost | range |
 //! |---|---|---|---|
@@ -20,33 +21,37 @@
 //! | [`ApproxGradientQueue`] | §3.1.2, App. B | 1 division (+ linear search) | fixed; **approximate** |
 //! | [`BucketHeap`] ("BH") | §5.2 baseline | O(log B) heap of buckets | fixed |
 //! | [`ElementBinaryHeap`] | §5.2 baseline | O(log n) comparisons | any `u64` |
-//! | [`TimingWheel`] | ref. [54], Carousel | linear slot scan | moving horizon of N |
+//! | [`TimingWheel`] | ref. \[54\], Carousel | linear slot scan | moving horizon of N |
 //!
 //! ## Which queue to use (seed 002 Fig. 16, from fairway's own measurements)
 //!
-//! Measured with `fairway bench-pq` (fill-drain at 5k and 10k buckets; table
-//! in `docs/priority-queues.md`) on a shared, heavily loaded 2-vCPU VM, so
-//! treat differences under ~20 % as noise:
+//! Measured with `fairway bench-pq` (fill-drain at 5k and 10k buckets;
+//! tables, machine caveats and the targets in `docs/priority-queues.md`).
+//! The VM switches between a fast and a slow regime ~1.7x apart, so only
+//! ratios within one run are quoted here:
 //!
 //! * **Few priority levels (≲ 1k)**: the choice hardly matters; a flat
 //!   [`FfsQueue`] (≤ 1024 levels) or even [`ElementBinaryHeap`] is enough and
 //!   uses the least memory.
-//! * **Many levels, fixed range** (e.g. remaining flow size): an FFS queue,
-//!   [`HierarchicalFfsQueue`]. [`GradientQueue`] is exact too but pays a
-//!   division per level: 2–3x slower than cFFS in every configuration.
+//! * **Many levels, fixed range** (e.g. remaining flow size):
+//!   [`HierarchicalFfsQueue`]. [`GradientQueue`] is exact too and runs at
+//!   0.7–1.0x its speed (a division per emptied bucket instead of an FFS),
+//!   with no advantage over it.
 //! * **Many levels, moving range** (shaping timestamps, virtual times):
-//!   [`CircularFfsQueue`]. It was 3.4x faster than the bucketed heap at one
-//!   element per bucket (28–32 vs 8 Mpps) and on par with it from 16
-//!   elements per bucket, where the per-bucket FIFOs dominate; it rotates
-//!   its window in O(1). The [`TimingWheel`] wins fill-drain because a
-//!   drain sweeps each slot once; it pays a linear scan per empty slot
-//!   whenever the queue is sparse and the caller does not advance it with
-//!   the clock ([`TimingWheel::pop_due`]).
+//!   [`CircularFfsQueue`]: within 10–20 % of hFFS, 3–5x faster than the
+//!   bucketed heap at one element per bucket, 1.2–2x at four, on par from
+//!   64, with O(1) window rotation and counted clamping. The
+//!   [`TimingWheel`] is as fast in fill-drain because a drain sweeps each
+//!   slot once; it pays a linear scan per empty slot whenever the queue is
+//!   sparse and the caller does not advance it with the clock
+//!   ([`TimingWheel::pop_due`]).
 //! * **Moving range, fully occupied levels**: [`ApproxGradientQueue`] is
-//!   exact at 100 % occupancy, but it ran at about half the speed of cFFS
-//!   and its error rate is 12 % at 10 % occupancy and 70–85 % at 30–90 %
+//!   exact at 100 % occupancy, but it ran at 0.4–0.8x the speed of cFFS and
+//!   its error rate is 12 % at 10 % occupancy and 70–85 % at 30–90 %
 //!   occupancy (seed 002 Fig. 14 shows the same trend). Use it only with
 //!   every bucket occupied, and re-size the granularity when buckets empty.
+//! * **Many elements per bucket (≳ 64)**: all bucketed queues perform the
+//!   same; the shared per-bucket FIFO storage dominates.
 //! * [`BucketHeap`] ("BH") is the baseline the Eiffel queues must beat; it
 //!   catches up with cFFS only when each bucket holds many elements.
 

@@ -1,4 +1,4 @@
-//! Timing wheel (Varghese & Lauck, seed 002 ref. [54]; the Carousel-style
+//! Timing wheel (Varghese & Lauck, seed 002 ref. \[54\]; the Carousel-style
 //! time-slot queue seed 002 compares against).
 //!
 //! `N` slots hold one FIFO list each; slot `t % N` holds the elements due at
