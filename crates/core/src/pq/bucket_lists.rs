@@ -18,6 +18,10 @@
 //! place, which costs O(live + tombstones) and is paid for by the removals
 //! that created the tombstones, so the pool size below is never exceeded.
 //!
+//! Cost of home chunks: 64 bytes of address space per bucket whatever the
+//! capacity (a 2^20-bucket queue reserves 64 MiB, paged in only as buckets
+//! are used). Queues with far more buckets than elements pay for that.
+//!
 //! Links are stored as `chunk + 1` (0 = none), so zeroed memory is a valid
 //! initial state: the chunk array is allocated zeroed and pages in only as
 //! it is used, and pool chunks are handed out first from a bump pointer,
