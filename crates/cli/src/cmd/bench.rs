@@ -324,7 +324,7 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
                     &counts,
                     &opts,
                     &mut counters,
-                    &mut |s, p| bar.set((s * per + p.done) as u64, &format!("{} flows", counts[s])),
+                    &mut |p| bar.set(p.done as u64, "flows sweep"),
                 )?;
                 bar.finish();
                 let files = write_flows_outputs(&args.out, pattern, &rows, &machine)?;
@@ -339,8 +339,8 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
                 let ms = m_values();
                 let per = opts.repeat * (ms.len() + 3);
                 let mut bar = Bar::new((per * sets.len()) as u64);
-                let rows = sweep_m(&sets, pattern, &ms, &opts, &mut counters, &mut |s, p| {
-                    bar.set((s * per + p.done) as u64, &sets[s].name)
+                let rows = sweep_m(&sets, pattern, &ms, &opts, &mut counters, &mut |p| {
+                    bar.set(p.done as u64, "M sweep")
                 })?;
                 bar.finish();
                 let files = write_m_outputs(&args.out, pattern, &rows, &machine)?;

@@ -351,29 +351,57 @@ pub fn measure(
     counters: &mut Result<PerfCounters, String>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Vec<CostReport>, String> {
+    let mut all = measure_many(
+        subjects,
+        std::slice::from_ref(setup),
+        opts,
+        counters,
+        progress,
+    )?;
+    Ok(all.pop().unwrap_or_default())
+}
+
+/// [`measure`] over several setups (a sweep), each round running every
+/// subject of every setup once: a stretch of machine noise then hits one
+/// repeat of many points instead of all repeats of one point, so the
+/// fastest repeat of each point is a clean one. One report list per setup.
+pub fn measure_many(
+    subjects: &[Subject],
+    setups: &[CostSetup],
+    opts: &MeasureOptions,
+    counters: &mut Result<PerfCounters, String>,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Vec<Vec<CostReport>>, String> {
     let mut all = vec![Subject::None];
     all.extend(subjects.iter().filter(|s| **s != Subject::None).cloned());
-    let mut runners = all
+    let mut runners = setups
         .iter()
-        .map(|s| build_runner(s, setup))
+        .map(|setup| {
+            all.iter()
+                .map(|s| build_runner(s, setup))
+                .collect::<Result<Vec<_>, _>>()
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let repeat = opts.repeat.max(1);
-    let mut samples: Vec<Vec<RunSample>> = vec![Vec::with_capacity(repeat); runners.len()];
-    let total = repeat * runners.len();
+    let mut samples: Vec<Vec<Vec<RunSample>>> =
+        vec![vec![Vec::with_capacity(repeat); all.len()]; setups.len()];
+    let total = repeat * setups.len() * all.len();
     let mut done = 0;
     for _ in 0..repeat {
-        for (r, s) in runners.iter_mut().zip(samples.iter_mut()) {
-            let c = if opts.counters {
-                counters.as_mut().ok()
-            } else {
-                None
-            };
-            s.push(r.run(opts.pairs, c));
-            done += 1;
-            progress(Progress { done, total });
+        for (rs, ss) in runners.iter_mut().zip(samples.iter_mut()) {
+            for (r, s) in rs.iter_mut().zip(ss.iter_mut()) {
+                let c = if opts.counters {
+                    counters.as_mut().ok()
+                } else {
+                    None
+                };
+                s.push(r.run(opts.pairs, c));
+                done += 1;
+                progress(Progress { done, total });
+            }
         }
     }
-    for r in &runners {
+    for r in runners.iter().flatten() {
         let st = r.stats();
         if st.refused > 0 || st.underruns > 0 {
             return Err(format!(
@@ -389,6 +417,22 @@ pub fn measure(
         (true, Ok(_)) => "available".to_string(),
         (true, Err(e)) => format!("unavailable: {e}"),
     };
+    Ok(setups
+        .iter()
+        .zip(&samples)
+        .map(|(setup, s)| reports(subjects, &all, setup, s, repeat, &counters_note))
+        .collect())
+}
+
+/// Turns one setup's samples into reports (`all[0]` is the baseline).
+fn reports(
+    subjects: &[Subject],
+    all: &[Subject],
+    setup: &CostSetup,
+    samples: &[Vec<RunSample>],
+    repeat: usize,
+    counters_note: &str,
+) -> Vec<CostReport> {
     let spread =
         |s: &[RunSample]| Spread::of(&s.iter().map(RunSample::ns_per_pair).collect::<Vec<_>>());
     let none_median = spread(&samples[0]).median;
@@ -400,7 +444,7 @@ pub fn measure(
         (!v.is_empty()).then(|| Spread::of(&v).median)
     };
     let mut out = Vec::new();
-    for (i, (subject, s)) in all.iter().zip(&samples).enumerate() {
+    for (i, (subject, s)) in all.iter().zip(samples).enumerate() {
         if i == 0 && !subjects.contains(&Subject::None) {
             continue;
         }
@@ -421,10 +465,10 @@ pub fn measure(
             none_ns_per_pair: Some(none_median),
             instructions_per_pair: per_pair(s, |c| c.instructions),
             cache_misses_per_pair: per_pair(s, |c| c.cache_misses),
-            counters: counters_note.clone(),
+            counters: counters_note.to_string(),
         });
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

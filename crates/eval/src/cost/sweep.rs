@@ -11,7 +11,8 @@
 
 use super::chart::{write_svg, ChartSpec, Series};
 use super::{
-    measure, CostPattern, CostReport, CostSetup, MeasureOptions, PerfCounters, Progress, Subject,
+    measure_many, CostPattern, CostReport, CostSetup, MeasureOptions, PerfCounters, Progress,
+    Subject,
 };
 use crate::workload::FlowSet;
 use fairway_core::{SchedKind, SchedSpec};
@@ -44,20 +45,30 @@ pub fn warmup_for(pattern: CostPattern, n_flows: u32, pairs: u64) -> u64 {
     pattern.thresholds(n_flows).high.min(pairs.max(1))
 }
 
-/// Cost versus number of flows for `subjects` (seed 003 Fig. 10).
+/// Cost versus number of flows for `subjects` (seed 003 Fig. 10); the
+/// repeats are interleaved across all flow counts ([`measure_many`]).
 pub fn sweep_flows(
     subjects: &[Subject],
     pattern: CostPattern,
     counts: &[u32],
     opts: &MeasureOptions,
     counters: &mut Result<PerfCounters, String>,
-    progress: &mut dyn FnMut(usize, Progress),
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<Vec<SweepRow>, String> {
+    let setups = counts
+        .iter()
+        .map(|&n| {
+            let flows = FlowSet::parse(&format!("1x{n}")).map_err(|e| e.to_string())?;
+            Ok(CostSetup::new(
+                flows,
+                pattern,
+                warmup_for(pattern, n, opts.pairs),
+            ))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let all = measure_many(subjects, &setups, opts, counters, progress)?;
     let mut rows = Vec::new();
-    for (step, &n) in counts.iter().enumerate() {
-        let flows = FlowSet::parse(&format!("1x{n}")).map_err(|e| e.to_string())?;
-        let setup = CostSetup::new(flows, pattern, warmup_for(pattern, n, opts.pairs));
-        let reports = measure(subjects, &setup, opts, counters, &mut |p| progress(step, p))?;
+    for (&n, reports) in counts.iter().zip(all) {
         rows.extend(reports.into_iter().map(|r| SweepRow {
             series: r.sched.clone(),
             x: n,
@@ -75,25 +86,28 @@ pub fn sweep_m(
     ms: &[u32],
     opts: &MeasureOptions,
     counters: &mut Result<PerfCounters, String>,
-    progress: &mut dyn FnMut(usize, Progress),
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<Vec<SweepRow>, String> {
+    let mut subjects: Vec<Subject> = ms
+        .iter()
+        .map(|m| {
+            SchedSpec::parse(&format!("qfq+:m={m}"))
+                .map(Subject::Sched)
+                .map_err(|e| e.to_string())
+        })
+        .collect::<Result<_, _>>()?;
+    subjects.push(Subject::Sched(SchedSpec::new(SchedKind::Qfq)));
+    subjects.push(Subject::Sched(SchedSpec::new(SchedKind::Drr)));
+    let setups: Vec<CostSetup> = flow_sets
+        .iter()
+        .map(|f| {
+            let n = f.len() as u32;
+            CostSetup::new(f.clone(), pattern, warmup_for(pattern, n, opts.pairs))
+        })
+        .collect();
+    let all = measure_many(&subjects, &setups, opts, counters, progress)?;
     let mut rows = Vec::new();
-    for (step, flows) in flow_sets.iter().enumerate() {
-        let mut subjects: Vec<Subject> = ms
-            .iter()
-            .map(|m| {
-                SchedSpec::parse(&format!("qfq+:m={m}"))
-                    .map(Subject::Sched)
-                    .map_err(|e| e.to_string())
-            })
-            .collect::<Result<_, _>>()?;
-        subjects.push(Subject::Sched(SchedSpec::new(SchedKind::Qfq)));
-        subjects.push(Subject::Sched(SchedSpec::new(SchedKind::Drr)));
-        let n = flows.len() as u32;
-        let setup = CostSetup::new(flows.clone(), pattern, warmup_for(pattern, n, opts.pairs));
-        let reports = measure(&subjects, &setup, opts, counters, &mut |p| {
-            progress(step, p)
-        })?;
+    for (flows, reports) in flow_sets.iter().zip(all) {
         for r in reports {
             let (series, x) = match r.sched.strip_prefix("qfq+:m=") {
                 Some(m) => (

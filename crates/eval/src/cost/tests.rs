@@ -185,7 +185,7 @@ fn flow_sweep_writes_csv_and_svg() {
         &[1, 4, 16],
         &opts,
         &mut counters,
-        &mut |_, _| {},
+        &mut |_| {},
     )
     .unwrap();
     assert_eq!(rows.len(), 6);
