@@ -1,34 +1,12 @@
 //! QFQ / QFQ+ / WF2Q++ configuration ranges, the registry entries, the
 //! 1k-highw flow set of seed 000 §8.3, and aggregate management.
 
+mod common;
+use common::*;
 use fairway_core::qfq::{self, Qfq};
 use fairway_core::registry::SchedKind;
 use fairway_core::sched_plus::{QfqPlus, Wf2qPlusPlus};
 use fairway_core::*;
-
-/// The debug-only invariant checkers (compiled with `debug_assertions`);
-/// release builds of the tests skip them.
-trait Invariants {
-    fn invariants(&self) -> Result<(), &'static str>;
-}
-
-impl<P: Packet> Invariants for fairway_core::qfq::Qfq<P> {
-    fn invariants(&self) -> Result<(), &'static str> {
-        #[cfg(debug_assertions)]
-        return self.check_invariants();
-        #[cfg(not(debug_assertions))]
-        Ok(())
-    }
-}
-
-impl<P: Packet, A: fairway_core::AggregateScheduler> Invariants for fairway_core::SchedPlus<P, A> {
-    fn invariants(&self) -> Result<(), &'static str> {
-        #[cfg(debug_assertions)]
-        return self.check_invariants();
-        #[cfg(not(debug_assertions))]
-        Ok(())
-    }
-}
 
 fn all_new(cap: Capacity) -> Vec<Box<dyn Scheduler<u32>>> {
     vec![

@@ -30,44 +30,11 @@
 //!    flow up to one more packet early). The largest difference observed
 //!    over 5000 random cases is 3; 2 is exceeded.
 
+mod common;
+use common::*;
 use fairway_core::qfq::Qfq;
 use fairway_core::*;
 use proptest::prelude::*;
-
-/// The debug-only invariant checkers (compiled with `debug_assertions`);
-/// release builds of the tests skip them.
-trait Invariants {
-    fn invariants(&self) -> Result<(), &'static str>;
-}
-
-impl<P: Packet> Invariants for fairway_core::qfq::Qfq<P> {
-    fn invariants(&self) -> Result<(), &'static str> {
-        #[cfg(debug_assertions)]
-        return self.check_invariants();
-        #[cfg(not(debug_assertions))]
-        Ok(())
-    }
-}
-
-impl<P: Packet, A: fairway_core::AggregateScheduler> Invariants for fairway_core::SchedPlus<P, A> {
-    fn invariants(&self) -> Result<(), &'static str> {
-        #[cfg(debug_assertions)]
-        return self.check_invariants();
-        #[cfg(not(debug_assertions))]
-        Ok(())
-    }
-}
-
-#[derive(Debug, PartialEq, Eq, Clone, Copy)]
-struct Pkt {
-    id: u32,
-    len: u32,
-}
-impl Packet for Pkt {
-    fn len(&self) -> u32 {
-        self.len
-    }
-}
 
 fn pair(n: u32, w: u32, l: u32) -> (Qfq<Pkt>, Wf2qPlus<Pkt>) {
     let cap = Capacity::new(n, 1 << 14);

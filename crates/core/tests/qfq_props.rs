@@ -17,46 +17,13 @@
 //!   GBT, exact Ready/Blocked membership — plus the bucket bookkeeping; for
 //!   SCHED+ also the aggregate and DRR bookkeeping.
 
+mod common;
+use common::*;
 use fairway_core::qfq::Qfq;
 use fairway_core::sched_plus::{QfqPlus, Wf2qPlusPlus};
 use fairway_core::*;
 use proptest::prelude::*;
 use std::collections::VecDeque;
-
-/// The debug-only invariant checkers (compiled with `debug_assertions`);
-/// release builds of the tests skip them.
-trait Invariants {
-    fn invariants(&self) -> Result<(), &'static str>;
-}
-
-impl<P: Packet> Invariants for fairway_core::qfq::Qfq<P> {
-    fn invariants(&self) -> Result<(), &'static str> {
-        #[cfg(debug_assertions)]
-        return self.check_invariants();
-        #[cfg(not(debug_assertions))]
-        Ok(())
-    }
-}
-
-impl<P: Packet, A: fairway_core::AggregateScheduler> Invariants for fairway_core::SchedPlus<P, A> {
-    fn invariants(&self) -> Result<(), &'static str> {
-        #[cfg(debug_assertions)]
-        return self.check_invariants();
-        #[cfg(not(debug_assertions))]
-        Ok(())
-    }
-}
-
-#[derive(Debug, PartialEq, Eq, Clone, Copy)]
-struct Pkt {
-    id: u32,
-    len: u32,
-}
-impl Packet for Pkt {
-    fn len(&self) -> u32 {
-        self.len
-    }
-}
 
 const FLOWS: u32 = 12;
 

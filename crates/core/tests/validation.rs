@@ -1,20 +1,10 @@
 //! Every validation error of the Scheduler API, for every scheduler: a typed
 //! error, the packet handed back, counters untouched.
 
+mod common;
+use common::*;
 use fairway_core::registry::SchedKind;
 use fairway_core::*;
-
-/// A packet that remembers who it is, so we can check it comes back intact.
-#[derive(Debug, PartialEq, Eq, Clone, Copy)]
-struct Pkt {
-    id: u32,
-    len: u32,
-}
-impl Packet for Pkt {
-    fn len(&self) -> u32 {
-        self.len
-    }
-}
 
 fn all() -> Vec<Box<dyn Scheduler<Pkt> + Send>> {
     SchedKind::ALL
@@ -147,13 +137,11 @@ fn enqueue_errors_hand_the_packet_back() {
 fn removing_a_backlogged_flow_returns_its_packets_and_keeps_counters() {
     for mut s in all() {
         let name = s.name();
-        let mut sched = s;
         for f in 0..3 {
             sched
                 .add_flow(FlowId(f), FlowConfig::new(f + 1, 100))
                 .unwrap();
         }
-        s = sched;
         s.enqueue(FlowId(0), Pkt { id: 0, len: 10 }).unwrap();
         s.enqueue(FlowId(1), Pkt { id: 1, len: 20 }).unwrap();
         s.enqueue(FlowId(1), Pkt { id: 2, len: 30 }).unwrap();
