@@ -138,9 +138,7 @@ fn removing_a_backlogged_flow_returns_its_packets_and_keeps_counters() {
     for mut s in all() {
         let name = s.name();
         for f in 0..3 {
-            sched
-                .add_flow(FlowId(f), FlowConfig::new(f + 1, 100))
-                .unwrap();
+            s.add_flow(FlowId(f), FlowConfig::new(f + 1, 100)).unwrap();
         }
         s.enqueue(FlowId(0), Pkt { id: 0, len: 10 }).unwrap();
         s.enqueue(FlowId(1), Pkt { id: 1, len: 20 }).unwrap();
