@@ -152,6 +152,10 @@ const IWSUM_EXTRA: u32 = 16;
 /// Last bucket a new entry may be filed in: one spare slot for a rotation.
 const MAX_INSERT_SLOT: u64 = NUM_SLOTS as u64 - 2;
 const SLOT_MASK: u32 = NUM_SLOTS - 1;
+/// Length of the group array: a power of two `≥ NUM_GROUPS`, so that group
+/// indices masked with [`GROUP_MASK`] need no bounds check.
+const GROUP_SLOTS: usize = 64;
+const GROUP_MASK: usize = GROUP_SLOTS - 1;
 const NIL: u32 = u32::MAX;
 
 // Set indices: bit 0 = ineligible, bit 1 = blocked.
@@ -255,7 +259,8 @@ struct Group {
 /// aggregates for [`QfqAggregates`]).
 pub(crate) struct QfqCore {
     ent: Vec<Ent>,
-    groups: Vec<Group>,
+    /// Groups `0..NUM_GROUPS` (the rest unused), indexed `g & GROUP_MASK`.
+    groups: alloc::boxed::Box<[Group; GROUP_SLOTS]>,
     sets: [u64; 4],
     v: u64,
     /// V at the last eligibility update: groups in IR/IB have `S > old_v`.
@@ -277,7 +282,10 @@ impl QfqCore {
         };
         Self {
             ent: alloc::vec![ENT0; n as usize],
-            groups: alloc::vec![g; NUM_GROUPS],
+            groups: alloc::vec![g; GROUP_SLOTS]
+                .into_boxed_slice()
+                .try_into()
+                .unwrap_or_else(|_| unreachable!()),
             sets: [0; 4],
             v: 0,
             old_v: 0,
@@ -342,7 +350,12 @@ impl QfqCore {
         let grp = &self.groups[g];
         let mut st = if gt(grp.s, self.v) { IR } else { ER };
         let next = self.sets[ER] & above(g);
-        if next != 0 && gt(grp.f, self.groups[next.trailing_zeros() as usize].f) {
+        if next != 0
+            && gt(
+                grp.f,
+                self.groups[next.trailing_zeros() as usize & GROUP_MASK].f,
+            )
+        {
             st |= EB;
         }
         st
@@ -369,7 +382,7 @@ impl QfqCore {
         let inel = self.sets[IR] | self.sets[IB];
         if inel != 0 {
             if self.sets[ER] == 0 {
-                let s = self.groups[inel.trailing_zeros() as usize].s;
+                let s = self.groups[inel.trailing_zeros() as usize & GROUP_MASK].s;
                 if gt(s, self.v) {
                     self.v = s;
                 }
@@ -387,7 +400,12 @@ impl QfqCore {
     /// the next ER group above `g` has a finish time `≤ old_f`.
     fn unblock_groups(&mut self, g: usize, old_f: u64) {
         let next = self.sets[ER] & above(g);
-        if next != 0 && !gt(self.groups[next.trailing_zeros() as usize].f, old_f) {
+        if next != 0
+            && !gt(
+                self.groups[next.trailing_zeros() as usize & GROUP_MASK].f,
+                old_f,
+            )
+        {
             return;
         }
         let lower_er = self.sets[ER] & below(g);
@@ -413,7 +431,7 @@ impl QfqCore {
     pub(crate) fn start_time(&mut self, e: usize) -> u64 {
         self.sync_eligible();
         let ent = &self.ent[e];
-        let g = ent.group as usize;
+        let g = ent.group as usize & GROUP_MASK;
         let shift = slot_shift(g);
         let f = ent.f;
         let v = self.v;
@@ -425,7 +443,7 @@ impl QfqCore {
         }
         let next = self.sets[ER] & above(g);
         if next != 0 {
-            let fb = self.groups[next.trailing_zeros() as usize].f;
+            let fb = self.groups[next.trailing_zeros() as usize & GROUP_MASK].f;
             if gt(v, fb) {
                 // Lemma 4 back-shift: S = min(V, F_b) = F_b (see the module
                 // doc), but not below the group's current start.
@@ -486,7 +504,7 @@ impl QfqCore {
     }
 
     /// `bucket_insert`: files `e` (rounded start `rs ≥ S_g`) in its bucket.
-    #[inline]
+    #[inline(always)]
     fn slot_insert(&mut self, e: usize, g: usize, rs: u64) {
         let shift = slot_shift(g);
         let gs = self.groups[g].s;
@@ -510,7 +528,7 @@ impl QfqCore {
     /// 10–29 of Fig. 4; `qfq_schedule_agg` for aggregates).
     pub(crate) fn schedule(&mut self, e: usize, s: u64, f: u64) {
         self.sync_eligible();
-        let g = self.ent[e].group as usize;
+        let g = self.ent[e].group as usize & GROUP_MASK;
         let shift = slot_shift(g);
         self.ent[e].s = s;
         self.ent[e].f = f;
@@ -564,7 +582,7 @@ impl QfqCore {
                 return None;
             }
         }
-        Some(self.sets[ER].trailing_zeros() as usize)
+        Some(self.sets[ER].trailing_zeros() as usize & GROUP_MASK)
     }
 
     /// The entity the next dequeue serves (head of the front bucket of the
@@ -615,7 +633,7 @@ impl QfqCore {
     /// is the virtual length (`len · inv_w`) of its new head packet, if any.
     #[inline]
     pub(crate) fn served_head(&mut self, e: usize, len: u32, next: Option<u64>) {
-        let g = self.ent[e].group as usize;
+        let g = self.ent[e].group as usize & GROUP_MASK;
         let front = self.groups[g].front as usize;
         self.advance_v(u64::from(len));
         if self.list_unlink(g, front, e) {
@@ -654,7 +672,7 @@ impl QfqCore {
     /// `S = F`, `F = S + requeue_vt` if `requeue_vt` is given, else it goes
     /// idle; then the group is refreshed as after a QFQ dequeue.
     pub(crate) fn release(&mut self, e: usize, service_vt: u64, requeue_vt: Option<u64>) {
-        let g = self.ent[e].group as usize;
+        let g = self.ent[e].group as usize & GROUP_MASK;
         let front = self.groups[g].front as usize;
         debug_assert_eq!(self.groups[g].head[front], e as u32);
         if self.list_unlink(g, front, e) {
@@ -689,7 +707,7 @@ impl QfqCore {
         if !self.ent[e].queued {
             return;
         }
-        let g = self.ent[e].group as usize;
+        let g = self.ent[e].group as usize & GROUP_MASK;
         let shift = slot_shift(g);
         let rs = round_down(self.ent[e].s, shift);
         let off = (rs.wrapping_sub(self.groups[g].s) >> shift) as u32;
@@ -794,7 +812,11 @@ impl QfqCore {
                 }
             }
             let next = s[ER] & above(g);
-            let blocked_now = next != 0 && gt(grp.f, self.groups[next.trailing_zeros() as usize].f);
+            let blocked_now = next != 0
+                && gt(
+                    grp.f,
+                    self.groups[next.trailing_zeros() as usize & GROUP_MASK].f,
+                );
             let blocked = (s[EB] | s[IB]) & bit != 0;
             if blocked != blocked_now {
                 return Err("Ready/Blocked membership disagrees with the definition");
@@ -1060,12 +1082,20 @@ impl crate::sched_plus::AggregateScheduler for QfqAggregates {
         self.core.select().map(|e| e as u32)
     }
 
+    #[inline]
     fn release(&mut self, a: u32, service: u64, backlogged: bool) {
         let e = a as usize;
         let inv_w = u64::from(self.core.inv_w(e));
         let service = service.min(self.budget[e]);
         let requeue = backlogged.then(|| self.budget[e] * inv_w);
         self.core.release(e, service * inv_w, requeue);
+    }
+
+    fn end_turn(&mut self, a: u32, service: u64, uncharged: u32, backlogged: bool) -> Option<u32> {
+        self.core.charge(uncharged);
+        self.release(a, service, backlogged);
+        // `release` ends with the eligibility update `select` would do.
+        self.core.peek().map(|e| e as u32)
     }
 
     #[inline]

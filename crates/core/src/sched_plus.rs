@@ -110,7 +110,17 @@ pub trait AggregateScheduler {
     /// bytes; it is rescheduled (`S = F`) if still `backlogged`.
     fn release(&mut self, a: u32, service: u64, backlogged: bool);
 
-    /// `len` bytes of the in-service aggregate were dequeued.
+    /// The end of a turn as one call: [`charge`](Self::charge) `uncharged`
+    /// bytes, [`release`](Self::release) `a`, [`select`](Self::select).
+    fn end_turn(&mut self, a: u32, service: u64, uncharged: u32, backlogged: bool) -> Option<u32> {
+        self.charge(uncharged);
+        self.release(a, service, backlogged);
+        self.select()
+    }
+
+    /// `len` bytes of the in-service aggregate were dequeued since the last
+    /// call (SCHED+ batches the packets of a turn: it charges before every
+    /// other call, not per packet).
     fn charge(&mut self, len: u32);
 
     /// Timestamp back-shifts forced by a finite data structure (see
@@ -167,6 +177,10 @@ pub struct SchedPlus<P, A> {
     /// Non-full aggregates by `(weight, max_len)`.
     nonfull: BTreeMap<(u32, u32), Vec<u32>>,
     in_service: u32,
+    /// The in-service aggregate's budget when SCHED's virtual time was last
+    /// charged: service since then (`charged_at - budget`) is charged in one
+    /// step before SCHED is next consulted ([`Self::sync`]), not per packet.
+    charged_at: u64,
     max_members: u32,
 }
 
@@ -201,6 +215,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
             free_aggs: (0..n).rev().collect(),
             nonfull: BTreeMap::new(),
             in_service: NIL,
+            charged_at: 0,
             max_members: m,
         }
     }
@@ -288,6 +303,10 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
                 if self.flows[f as usize].agg != a as u32 || !self.queues.is_backlogged(FlowId(f)) {
                     return Err("DRR list holds a foreign or idle flow");
                 }
+                let len = self.queues.head_len(FlowId(f)).unwrap_or(0);
+                if self.flows[f as usize].deficit < len {
+                    return Err("a listed flow's deficit does not cover its head packet");
+                }
                 n += 1;
                 last = f;
                 f = self.flows[f as usize].next;
@@ -305,8 +324,43 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
             if in_service && agg.budget > agg.initial_budget {
                 return Err("budget above its initial value");
             }
+            if in_service && (self.charged_at < agg.budget || self.charged_at > agg.initial_budget)
+            {
+                return Err("uncharged service outside the budget");
+            }
         }
         self.sched.check()
+    }
+
+    /// Charges SCHED's virtual time with the service the in-service
+    /// aggregate received since the last charge; called before every call
+    /// into SCHED, so SCHED always sees exact virtual time.
+    #[inline]
+    fn sync(&mut self) {
+        let a = self.in_service;
+        if a != NIL {
+            let b = self.aggs[a as usize].budget;
+            let d = self.charged_at - b;
+            if d != 0 {
+                self.charged_at = b;
+                // d ≤ m·L ≤ 64·2^16: fits.
+                self.sched.charge(d as u32);
+            }
+        }
+    }
+
+    /// DRR: the head flow `f` of aggregate `a` ends its turn and moves to
+    /// the back of the list.
+    #[inline(always)]
+    fn rotate(&mut self, a: u32, f: u32) {
+        let agg = &mut self.aggs[a as usize];
+        let t = agg.tail;
+        if t != f {
+            agg.head = self.flows[f as usize].next;
+            agg.tail = f;
+            self.flows[f as usize].next = NIL;
+            self.flows[t as usize].next = f;
+        }
     }
 
     fn list_push(&mut self, a: u32, f: u32) {
@@ -364,6 +418,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         let was_idle = agg.head == NIL;
         self.list_push(a, i as u32);
         if was_idle && self.in_service != a && !agg.scheduled {
+            self.sync();
             self.sched.activate(a);
             self.aggs[a as usize].scheduled = true;
         }
@@ -371,6 +426,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
 
     /// Puts flow `i` (configuration `cfg`) into a non-full aggregate.
     fn attach(&mut self, i: usize, cfg: FlowConfig, backlogged: bool) {
+        self.sync();
         let key = (cfg.weight, cfg.max_len);
         let existing = self.nonfull.get(&key).and_then(|v| v.last().copied());
         let a = match existing {
@@ -419,6 +475,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// Takes flow `i` out of its aggregate, destroying the aggregate if it
     /// was the last member.
     fn detach(&mut self, i: usize, backlogged: bool) {
+        self.sync();
         let a = self.flows[i].agg;
         if backlogged {
             self.list_unlink(a, i as u32);
@@ -455,19 +512,27 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     }
 
     /// The flow whose head packet the next dequeue sends. Fast path: the
-    /// head flow of the in-service aggregate fits both its deficit and the
-    /// aggregate's budget (always true right after a dequeue, which tops up
-    /// and rotates the DRR list eagerly, unless the budget ran out).
-    #[inline]
+    /// head flow of the in-service aggregate. Its deficit always covers its
+    /// head packet (a flow joins the DRR list with a full quantum `L`, and a
+    /// dequeue tops up and rotates a flow eagerly when its deficit no longer
+    /// covers the next packet, see [`Self::check_invariants`]), so only the
+    /// budget is checked, and the packet is read only if the budget is below
+    /// `L` (the aggregate's last packets of a turn).
+    #[inline(always)]
     fn prepare(&mut self) -> Option<u32> {
         let a = self.in_service;
         if a != NIL {
             let agg = &self.aggs[a as usize];
             let f = agg.head;
             if f != NIL {
-                if let Some(len) = self.queues.head_len(FlowId(f)) {
-                    if self.flows[f as usize].deficit >= len && u64::from(len) <= agg.budget {
-                        return Some(f);
+                if agg.budget >= u64::from(agg.max_len) {
+                    return Some(f);
+                }
+                if agg.budget != 0 {
+                    if let Some(len) = self.queues.head_len(FlowId(f)) {
+                        if u64::from(len) <= agg.budget {
+                            return Some(f);
+                        }
                     }
                 }
             }
@@ -475,45 +540,50 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         self.prepare_slow()
     }
 
-    /// Runs the SCHED+ selection until the head flow of the in-service
-    /// aggregate can send its head packet: releases an exhausted or empty
-    /// aggregate, selects the next one, grants DRR quanta.
+    /// Aggregate `a`, just selected, enters service with a full budget
+    /// `m·L`. A scheduled aggregate is backlogged, and its head flow's
+    /// deficit (invariant) and the full budget cover the head packet: that
+    /// flow is returned, to be served without re-checking.
+    #[inline(always)]
+    fn start_turn(&mut self, a: u32) -> Option<u32> {
+        let agg = &mut self.aggs[a as usize];
+        agg.scheduled = false;
+        agg.budget = u64::from(agg.members) * u64::from(agg.max_len);
+        agg.initial_budget = agg.budget;
+        self.charged_at = agg.budget;
+        self.in_service = a;
+        (agg.head != NIL).then_some(agg.head)
+    }
+
+    /// The SCHED+ selection, when [`Self::prepare`] found no aggregate in
+    /// service, or the in-service one empty or with a budget that does not
+    /// cover its head packet: the aggregate is released (charged the service
+    /// it received, rescheduled if still backlogged) and the next one
+    /// selected; it starts with a full budget `m·L`.
     #[cold]
     #[inline(never)]
     fn prepare_slow(&mut self) -> Option<u32> {
+        let a = self.in_service;
+        let mut next = if a == NIL {
+            self.sched.select()?
+        } else {
+            let agg = &mut self.aggs[a as usize];
+            let backlogged = agg.head != NIL;
+            agg.scheduled = backlogged;
+            let used = agg.initial_budget - agg.budget;
+            // ≤ m·L ≤ 64·2^16: fits.
+            let uncharged = (self.charged_at - agg.budget) as u32;
+            self.in_service = NIL;
+            self.sched.end_turn(a, used, uncharged, backlogged)?
+        };
         loop {
-            if self.in_service == NIL {
-                let a = self.sched.select()?;
-                let agg = &mut self.aggs[a as usize];
-                agg.scheduled = false;
-                agg.budget = u64::from(agg.members) * u64::from(agg.max_len);
-                agg.initial_budget = agg.budget;
-                self.in_service = a;
+            if let Some(f) = self.start_turn(next) {
+                return Some(f);
             }
+            // Not reached: a scheduled aggregate is backlogged.
             let a = self.in_service;
-            let agg = self.aggs[a as usize];
-            let f = agg.head;
-            if f == NIL {
-                self.sched
-                    .release(a, agg.initial_budget - agg.budget, false);
-                self.in_service = NIL;
-                continue;
-            }
-            let len = self.queues.head_len(FlowId(f)).unwrap_or(0);
-            let fs = &mut self.flows[f as usize];
-            if fs.deficit < len {
-                fs.deficit += agg.max_len;
-                let g = self.list_pop(a);
-                self.list_push(a, g);
-                continue;
-            }
-            if u64::from(len) > agg.budget {
-                self.sched.release(a, agg.initial_budget - agg.budget, true);
-                self.aggs[a as usize].scheduled = true;
-                self.in_service = NIL;
-                continue;
-            }
-            return Some(f);
+            self.in_service = NIL;
+            next = self.sched.end_turn(a, 0, 0, false)?;
         }
     }
 }
@@ -525,12 +595,14 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
 
     fn add_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
         self.queues.add_flow(id, cfg)?;
+        self.sync();
         self.attach(id.index(), cfg, false);
         self.sched.set_weight_sum(self.queues.weight_sum());
         Ok(())
     }
 
     fn remove_flow(&mut self, id: FlowId) -> Result<Vec<P>, ConfigError> {
+        self.sync();
         if self.queues.contains(id) {
             let backlogged = self.queues.is_backlogged(id);
             self.detach(id.index(), backlogged);
@@ -542,6 +614,7 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
 
     fn reconfigure_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
         let old = self.queues.reconfigure(id, cfg)?;
+        self.sync();
         self.sched.set_weight_sum(self.queues.weight_sum());
         if old != cfg {
             let backlogged = self.queues.is_backlogged(id);
@@ -551,7 +624,9 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
         Ok(())
     }
 
-    #[inline]
+    // Inlined into the caller's loop, as DRR's: an enqueue on a backlogged
+    // flow touches only its queue.
+    #[inline(always)]
     fn enqueue(&mut self, id: FlowId, packet: P) -> Result<(), EnqueueError<P>> {
         if self.queues.push(id, packet)? {
             self.start_flow(id.index());
@@ -559,7 +634,12 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
         Ok(())
     }
 
-    #[inline]
+    /// Per packet: the head flow of the in-service aggregate sends, its
+    /// deficit and the aggregate's budget are charged (SCHED's virtual time
+    /// is charged per turn, see [`Self::sync`]), and DRR rotates the flow
+    /// eagerly if its deficit no longer covers its next packet — without
+    /// reading that packet when the deficit is 0.
+    #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
         let f = self.prepare()?;
         let flow = FlowId(f);
@@ -569,21 +649,22 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
         let agg = &mut self.aggs[a as usize];
         agg.budget -= u64::from(len);
         let quantum = agg.max_len;
-        self.sched.charge(len);
         let fs = &mut self.flows[f as usize];
-        fs.deficit -= len;
-        match self.queues.head_len(flow) {
-            None => {
-                fs.deficit = 0;
-                self.list_pop(a);
-            }
-            Some(next) if fs.deficit < next => {
-                // DRR: the flow's turn is over; next quantum, back of the list.
-                fs.deficit += quantum;
-                let g = self.list_pop(a);
-                self.list_push(a, g);
-            }
-            Some(_) => {}
+        let deficit = fs.deficit - len;
+        if !self.queues.is_backlogged(flow) {
+            fs.deficit = 0;
+            self.list_pop(a);
+        } else if deficit == 0
+            || self
+                .queues
+                .head_len(flow)
+                .is_some_and(|next| deficit < next)
+        {
+            // DRR: the flow's turn is over; next quantum, back of the list.
+            fs.deficit = deficit + quantum;
+            self.rotate(a, f);
+        } else {
+            fs.deficit = deficit;
         }
         Some(Dequeued { flow, packet })
     }
