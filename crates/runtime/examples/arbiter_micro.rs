@@ -2,7 +2,7 @@
 //! cross-core traffic): a lower bound for `arbiter-bench`.
 //! Run: `cargo run --release -p fairway-runtime --example arbiter_micro`.
 
-use fairway_core::{Capacity, FlowConfig, FlowId, Limits, SchedSpec};
+use fairway_core::{Capacity, Drr, FlowConfig, FlowId, Limits, Qfq, SchedSpec, Scheduler};
 use fairway_runtime::{client_queue, Arbiter, EmulatedLink, MonotonicClock};
 use std::time::Instant;
 
@@ -63,4 +63,62 @@ fn main() {
             t.elapsed().as_nanos() as f64 / moved as f64
         );
     }
+
+    // The scheduler alone (concrete type, no runtime): enqueue a batch of 64
+    // then dequeue it, as do_scan does. The floor for a decision.
+    fn sched_only<S: Scheduler<u32>>(name: &str, mut sched: S, n: u64) {
+        sched.add_flow(FlowId(0), FlowConfig::new(1, 1500)).unwrap();
+        let t = Instant::now();
+        let mut moved = 0u64;
+        while moved < n {
+            for _ in 0..64 {
+                let _ = sched.enqueue(FlowId(0), 60);
+            }
+            while let Some(d) = sched.dequeue() {
+                std::hint::black_box(d.packet);
+                moved += 1;
+            }
+        }
+        println!(
+            "{name} (concrete), enqueue+dequeue only: {:.1} ns/packet",
+            t.elapsed().as_nanos() as f64 / moved as f64
+        );
+    }
+    let cap = Capacity::new(1, 1023);
+    sched_only(
+        "drr",
+        Drr::<u32>::with_options(cap, Limits::default(), None),
+        n,
+    );
+    sched_only("qfq", Qfq::<u32>::with_limits(cap, Limits::default()), n);
+
+    // The full do_scan path with the concrete scheduler (as arbiter-bench
+    // runs it for drr/qfq/fifo).
+    fn concrete<S: Scheduler<u32>>(name: &str, mut sched: S, n: u64) {
+        sched.add_flow(FlowId(0), FlowConfig::new(1, 1500)).unwrap();
+        let (mut client, reader) = client_queue::<u32>(1023);
+        let link = EmulatedLink::new(u64::MAX / 2).unwrap();
+        let mut arb = Arbiter::new(Box::new(sched), vec![reader], link, 0);
+        let t = Instant::now();
+        let mut moved = 0u64;
+        let mut now = 1;
+        while moved < n {
+            for _ in 0..64 {
+                let _ = client.try_push(60, 0);
+            }
+            now += 1000;
+            arb.do_scan(now);
+            moved += client.drain_to(client.grant_index(), |_| {}) as u64;
+        }
+        println!(
+            "{name} (concrete): client push+drain and do_scan, one thread: {:.1} ns/packet",
+            t.elapsed().as_nanos() as f64 / moved as f64
+        );
+    }
+    concrete(
+        "drr",
+        Drr::<u32>::with_options(cap, Limits::default(), None),
+        n,
+    );
+    concrete("qfq", Qfq::<u32>::with_limits(cap, Limits::default()), n);
 }

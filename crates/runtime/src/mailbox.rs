@@ -22,7 +22,7 @@
 
 use crate::sync::{Arc, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
-use std::collections::VecDeque;
+use std::mem::MaybeUninit;
 
 /// Length slots per cache-padded block (128 bytes on x86-64).
 const SLOTS_PER_BLOCK: usize = 32;
@@ -69,7 +69,7 @@ pub fn client_queue<P>(usable: usize) -> (ClientQueue<P>, QueueReader) {
     (
         ClientQueue {
             shared: shared.clone(),
-            payloads: VecDeque::with_capacity(usable),
+            payloads: (0..ring).map(|_| MaybeUninit::uninit()).collect(),
             tail: 0,
             drained: 0,
             usable,
@@ -87,8 +87,11 @@ pub fn client_queue<P>(usable: usize) -> (ClientQueue<P>, QueueReader) {
 /// time; `Send` if the packets are.
 pub struct ClientQueue<P> {
     shared: Arc<MailboxShared>,
-    /// Payloads of the packets in `drained..tail`, oldest first.
-    payloads: VecDeque<P>,
+    /// Payloads, indexed like the slots (`index & mask`): entries
+    /// `drained..tail` are initialised, the others are not. A plain ring
+    /// rather than a `VecDeque`: same index arithmetic as the slots, no
+    /// length/head bookkeeping of its own, no `Option` per pop.
+    payloads: Box<[MaybeUninit<P>]>,
     /// Index of the next slot to fill.
     tail: usize,
     /// Index of the next packet to transmit (`client_head` in Fig. 3).
@@ -120,7 +123,8 @@ impl<P> ClientQueue<P> {
         if self.len() >= self.usable {
             return Err(packet);
         }
-        self.payloads.push_back(packet);
+        let i = self.tail & self.shared.mask;
+        self.payloads[i].write(packet);
         // Release: the arbiter, acquiring this length, also sees our earlier
         // clear of the slot after it (the separator), see the module doc.
         self.shared.slot(self.tail).store(len, Ordering::Release);
@@ -149,14 +153,21 @@ impl<P> ClientQueue<P> {
             n <= self.len(),
             "the arbiter granted more than was submitted"
         );
+        // Release-mode guard for the `unsafe` read below: never read past
+        // the submitted (initialised) entries, whatever `grant_index` says.
+        let n = n.min(self.len());
+        let mask = self.shared.mask;
         for _ in 0..n {
+            let i = self.drained & mask;
             // Relaxed: ordered before our next Release store of a length.
             self.shared.slot(self.drained).store(0, Ordering::Relaxed);
             self.drained = self.drained.wrapping_add(1);
-            match self.payloads.pop_front() {
-                Some(p) => transmit(p),
-                None => break, // unreachable: n <= len() (checked above)
-            }
+            // SAFETY: `i` is in `drained..tail` (n <= len()), so the entry
+            // was written by `try_push` and not read since; advancing
+            // `drained` first marks it uninitialised again, so it is read
+            // exactly once (also if `transmit` panics).
+            let p = unsafe { self.payloads[i].assume_init_read() };
+            transmit(p);
         }
         n
     }
@@ -165,6 +176,18 @@ impl<P> ClientQueue<P> {
     /// with the queue; the arbiter reclaims the lengths it had scheduled.
     pub(crate) fn close(&self) {
         self.shared.closed.store(true, Ordering::Release);
+    }
+}
+
+impl<P> Drop for ClientQueue<P> {
+    fn drop(&mut self) {
+        let mask = self.shared.mask;
+        while self.drained != self.tail {
+            let i = self.drained & mask;
+            self.drained = self.drained.wrapping_add(1);
+            // SAFETY: entries `drained..tail` are initialised and unread.
+            unsafe { self.payloads[i].assume_init_drop() };
+        }
     }
 }
 
@@ -253,5 +276,30 @@ mod tests {
         assert_eq!(seen, [20, 21]);
         assert_eq!(r.poll(|_| ()), 0);
         assert_eq!(r.pending(), 3);
+    }
+
+    #[test]
+    fn payloads_are_moved_out_once_and_undrained_ones_dropped() {
+        let token = std::sync::Arc::new(());
+        let (mut c, mut r) = client_queue::<std::sync::Arc<()>>(5);
+        for lap in 0..3 {
+            for _ in 0..5 {
+                c.try_push(1, token.clone()).unwrap();
+            }
+            assert_eq!(r.poll(|_| ()), 5);
+            for _ in 0..5 {
+                r.grant_one();
+            }
+            r.publish();
+            let mut out = vec![];
+            assert_eq!(c.drain_to(c.grant_index(), |p| out.push(p)), 5);
+            assert_eq!(std::sync::Arc::strong_count(&token), 6, "lap {lap}");
+        }
+        for _ in 0..4 {
+            c.try_push(1, token.clone()).unwrap();
+        }
+        assert_eq!(std::sync::Arc::strong_count(&token), 5);
+        drop(c);
+        assert_eq!(std::sync::Arc::strong_count(&token), 1);
     }
 }

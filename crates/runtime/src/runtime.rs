@@ -278,12 +278,24 @@ impl<P: Packet> Client<P> {
     /// index at most once every Δ_C. Returns the packets transmitted.
     #[inline]
     pub fn drain<B: Backend<P>>(&mut self, backend: &mut B) -> usize {
+        if self.delta_c_ns == 0 {
+            return self.drain_now(backend);
+        }
+        let now = self.clock.now_ns();
+        self.drain_at(now, backend)
+    }
+
+    /// [`Client::drain`] with the time supplied by the caller (a value of
+    /// [`Client::clock`] it has just read), so a client loop that already
+    /// reads the clock does not pay for a second read (a TSC read costs
+    /// 20–25 ns on a VM, as much as a whole packet).
+    #[inline]
+    pub fn drain_at<B: Backend<P>>(&mut self, now_ns: u64, backend: &mut B) -> usize {
         if self.delta_c_ns > 0 {
-            let now = self.clock.now_ns();
-            if now < self.next_check_ns {
+            if now_ns < self.next_check_ns {
                 return 0;
             }
-            self.next_check_ns = now + self.delta_c_ns;
+            self.next_check_ns = now_ns + self.delta_c_ns;
         }
         self.drain_now(backend)
     }
