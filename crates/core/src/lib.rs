@@ -19,6 +19,26 @@
 //! scheduler's module doc), never seconds, so results do not depend on the
 //! link rate: any rate is exact.
 //!
+//! ```
+//! use fairway_core::{Capacity, EnqueueErrorKind, FlowConfig, FlowId, Limits, Qfq, Scheduler};
+//!
+//! // 1024 flows, at most 4096 packets queued at once (pre-allocated).
+//! let mut q: Qfq<u32> = Qfq::with_limits(Capacity::new(1024, 4096), Limits::DEFAULT);
+//! q.add_flow(FlowId(0), FlowConfig::new(8, 1500)).expect("valid flow");
+//! q.add_flow(FlowId(1), FlowConfig::new(1, 9000)).expect("valid flow");
+//! q.enqueue(FlowId(1), 9000).expect("fits");
+//! q.enqueue(FlowId(0), 1500).expect("fits");
+//! // Too long for flow 0: the packet comes back with the reason.
+//! let err = q.enqueue(FlowId(0), 1501).unwrap_err();
+//! assert_eq!(err.kind, EnqueueErrorKind::PacketTooLong { len: 1501, max_len: 1500 });
+//! assert_eq!(err.packet, 1501);
+//! let mut sent = Vec::new();
+//! while let Some(d) = q.dequeue() {
+//!     sent.push((d.flow, d.packet));
+//! }
+//! assert_eq!(sent.len(), 2);
+//! ```
+//!
 //! Bad input never panics and never loses a packet: every error is typed
 //! ([`ConfigError`], [`EnqueueError`]) and an enqueue error hands the packet
 //! back to the caller.
