@@ -251,16 +251,8 @@ impl ApproxGradientQueue {
 impl IntegerPriorityQueue for ApproxGradientQueue {
     #[inline]
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
-        let d = rank.wrapping_sub(self.base);
-        if rank < self.base || d >= u64::from(self.buckets) {
-            return Err(PqError::RankOutOfRange {
-                rank,
-                min: self.base,
-                max: self.base + u64::from(self.buckets) - 1,
-            });
-        }
+        let j = super::fixed_range_bucket(rank, self.base, self.buckets)?;
         self.lists.check_insert(handle)?;
-        let j = d as u32;
         if self.lists.push_back(j, handle, None) {
             self.located = None;
             self.occupied[(j / 64) as usize] |= 1 << (j % 64);

@@ -115,16 +115,8 @@ impl BucketHeap {
 impl IntegerPriorityQueue for BucketHeap {
     #[inline]
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
-        let d = rank.wrapping_sub(self.base);
-        if rank < self.base || d >= u64::from(self.buckets) {
-            return Err(PqError::RankOutOfRange {
-                rank,
-                min: self.base,
-                max: self.base + u64::from(self.buckets) - 1,
-            });
-        }
+        let b = super::fixed_range_bucket(rank, self.base, self.buckets)?;
         self.lists.check_insert(handle)?;
-        let b = d as u32;
         if self.lists.push_back(b, handle, None) && !self.in_heap[b as usize] {
             self.in_heap[b as usize] = true;
             self.heap.push(b);

@@ -52,16 +52,8 @@ impl FfsQueue {
 impl IntegerPriorityQueue for FfsQueue {
     #[inline]
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
-        let d = rank.wrapping_sub(self.base);
-        if rank < self.base || d >= u64::from(self.buckets) {
-            return Err(PqError::RankOutOfRange {
-                rank,
-                min: self.base,
-                max: self.base + u64::from(self.buckets) - 1,
-            });
-        }
+        let bucket = super::fixed_range_bucket(rank, self.base, self.buckets)?;
         self.lists.check_insert(handle)?;
-        let bucket = d as u32;
         if self.lists.push_back(bucket, handle, None) {
             self.words[(bucket / 64) as usize] |= 1 << (bucket % 64);
         }

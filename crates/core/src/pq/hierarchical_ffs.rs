@@ -217,15 +217,7 @@ impl HierarchicalFfsQueue {
 
     #[inline]
     fn bucket_for(&self, rank: u64) -> Result<u32, PqError> {
-        let d = rank.wrapping_sub(self.base);
-        if rank < self.base || d >= u64::from(self.bitmap.buckets()) {
-            return Err(PqError::RankOutOfRange {
-                rank,
-                min: self.base,
-                max: self.base + u64::from(self.bitmap.buckets()) - 1,
-            });
-        }
-        Ok(d as u32)
+        super::fixed_range_bucket(rank, self.base, self.bitmap.buckets())
     }
 }
 

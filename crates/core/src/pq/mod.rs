@@ -116,6 +116,21 @@ impl fmt::Display for PqError {
     }
 }
 
+/// The bucket of `rank` in a fixed range of `buckets` ranks starting at
+/// `base`, or the typed error every fixed-range queue returns.
+#[inline]
+pub(crate) fn fixed_range_bucket(rank: u64, base: u64, buckets: u32) -> Result<u32, PqError> {
+    let d = rank.wrapping_sub(base);
+    if rank < base || d >= u64::from(buckets) {
+        return Err(PqError::RankOutOfRange {
+            rank,
+            min: base,
+            max: base + u64::from(buckets) - 1,
+        });
+    }
+    Ok(d as u32)
+}
+
 /// A min-priority queue of caller-owned `u32` handles with integer ranks.
 ///
 /// Equal ranks (for bucketed queues: equal buckets) leave in FIFO order.
