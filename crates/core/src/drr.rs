@@ -16,7 +16,7 @@
 
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
-use crate::flow_queues::FlowQueues;
+use crate::flow_queues::{FlowQueues, HeadPop};
 use crate::scheduler::{Capacity, Dequeued, Scheduler};
 use crate::Packet;
 use alloc::vec::Vec;
@@ -175,15 +175,37 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
     // the returned struct) was ~15% of DRR's instructions per pair.
     #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
-        let flow = self.select()?;
-        let packet = self.queues.pop(flow)?;
-        let i = flow.index();
-        self.deficit[i] -= packet.len() as u64;
-        if !self.queues.is_backlogged(flow) {
-            self.deficit[i] = 0;
-            self.pop_head();
+        loop {
+            let f = self.head;
+            let deficit = self.deficit.get_mut(f as usize)?;
+            match self.queues.pop_within(FlowId(f), *deficit) {
+                HeadPop::Popped {
+                    packet,
+                    len,
+                    now_empty,
+                } => {
+                    if now_empty {
+                        *deficit = 0;
+                        self.pop_head();
+                    } else {
+                        *deficit -= u64::from(len);
+                    }
+                    return Some(Dequeued {
+                        flow: FlowId(f),
+                        packet,
+                    });
+                }
+                HeadPop::TooLong(_) => {
+                    let cfg = self.queues.config(FlowId(f))?;
+                    let quantum = self.quantum_of(cfg);
+                    self.deficit[f as usize] += quantum;
+                    let g = self.pop_head();
+                    self.push_tail(g);
+                }
+                // Only with a broken invariant (an empty flow in the list).
+                HeadPop::Empty => return None,
+            }
         }
-        Some(Dequeued { flow, packet })
     }
 
     fn peek(&mut self) -> Option<(FlowId, &P)> {

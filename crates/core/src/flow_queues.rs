@@ -41,6 +41,24 @@ const EMPTY_FLOW: FlowSlot = FlowSlot {
     cfg: FlowConfig::new(0, 0),
 };
 
+/// What [`FlowQueues::pop_within`] found at the head of a flow.
+#[derive(Debug, PartialEq, Eq)]
+pub enum HeadPop<P> {
+    /// The head fitted and was removed.
+    Popped {
+        /// The packet.
+        packet: P,
+        /// Its length, bytes.
+        len: u32,
+        /// True if the flow has nothing left.
+        now_empty: bool,
+    },
+    /// The head packet, of this length, exceeds the budget; nothing removed.
+    TooLong(u32),
+    /// The flow is unknown or has no packet.
+    Empty,
+}
+
 /// Per-flow FIFO queues over a pre-sized slab, with validation and counters.
 pub struct FlowQueues<P> {
     slots: Vec<Slot<P>>,
@@ -331,6 +349,46 @@ impl<P: crate::Packet> FlowQueues<P> {
         Some(packet)
     }
 
+    /// Removes the flow's head packet if its length is at most `budget`
+    /// bytes: DRR's "does the head fit in the deficit, then send it" as one
+    /// lookup of the flow and its head slot instead of three.
+    #[inline]
+    pub fn pop_within(&mut self, id: FlowId, budget: u64) -> HeadPop<P> {
+        let Some(f) = self.flows.get_mut(id.index()) else {
+            return HeadPop::Empty;
+        };
+        let idx = f.head;
+        let Some(slot) = self.slots.get_mut(idx as usize) else {
+            return HeadPop::Empty;
+        };
+        let len = match &slot.packet {
+            Some(p) => p.len(),
+            None => return HeadPop::Empty,
+        };
+        if u64::from(len) > budget {
+            return HeadPop::TooLong(len);
+        }
+        let Some(packet) = slot.packet.take() else {
+            return HeadPop::Empty;
+        };
+        f.head = slot.next;
+        slot.next = self.free;
+        self.free = idx;
+        f.packets -= 1;
+        f.bytes -= u64::from(len);
+        let now_empty = f.packets == 0;
+        if now_empty {
+            f.tail = NIL;
+        }
+        self.total.packets -= 1;
+        self.total.bytes -= u64::from(len);
+        HeadPop::Popped {
+            packet,
+            len,
+            now_empty,
+        }
+    }
+
     /// Iterates over a flow's packets, head first.
     pub fn iter_flow(&self, id: FlowId) -> impl Iterator<Item = &P> + '_ {
         let mut idx = self.flows.get(id.index()).map_or(NIL, |f| f.head);
@@ -339,5 +397,41 @@ impl<P: crate::Packet> FlowQueues<P> {
             idx = slot.next;
             slot.packet.as_ref()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pop_within_removes_the_head_only_if_it_fits() {
+        let mut q = FlowQueues::<u32>::new(Capacity::new(2, 4), Limits::DEFAULT);
+        q.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap();
+        assert_eq!(q.pop_within(FlowId(1), 10_000), HeadPop::Empty);
+        assert_eq!(q.pop_within(FlowId(0), 10_000), HeadPop::Empty); // not configured
+        assert_eq!(q.pop_within(FlowId(7), 10_000), HeadPop::Empty); // out of range
+        q.push(FlowId(1), 100).unwrap();
+        q.push(FlowId(1), 200).unwrap();
+        assert_eq!(q.pop_within(FlowId(1), 99), HeadPop::TooLong(100));
+        assert_eq!(q.total().packets, 2);
+        let popped = HeadPop::Popped {
+            packet: 100,
+            len: 100,
+            now_empty: false,
+        };
+        assert_eq!(q.pop_within(FlowId(1), 100), popped);
+        let popped = HeadPop::Popped {
+            packet: 200,
+            len: 200,
+            now_empty: true,
+        };
+        assert_eq!(q.pop_within(FlowId(1), 1000), popped);
+        assert_eq!((q.total().packets, q.total().bytes), (0, 0));
+        assert!(!q.is_backlogged(FlowId(1)));
+        // The freed slots are reusable.
+        for _ in 0..4 {
+            q.push(FlowId(1), 1).unwrap();
+        }
     }
 }

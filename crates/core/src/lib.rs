@@ -67,7 +67,7 @@ pub use drr::Drr;
 pub use error::{ConfigError, EnqueueError, EnqueueErrorKind};
 pub use fifo::Fifo;
 pub use flow::{FlowConfig, FlowId, Limits};
-pub use flow_queues::FlowQueues;
+pub use flow_queues::{FlowQueues, HeadPop};
 pub use packet::Packet;
 pub use qfq::Qfq;
 pub use registry::{SchedKind, SchedSpec, SpecError};

@@ -20,6 +20,10 @@ use crate::link::EmulatedLink;
 use crate::mailbox::QueueReader;
 use fairway_core::{FlowId, Scheduler};
 
+/// Largest batch of lengths read from one client queue before enqueueing
+/// them (4 KiB of `u32`s: stays in L1).
+const MAX_BATCH: usize = 1024;
+
 /// What `do_scan` left behind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScanResult {
@@ -63,6 +67,9 @@ pub struct Arbiter<S: ?Sized> {
     clients: Vec<ClientSlot>,
     /// Clients granted something in this round (to publish once each).
     dirty: Vec<u32>,
+    /// Lengths read from one client queue, before they are enqueued
+    /// ([`QueueReader::poll_into`]).
+    batch: Vec<u32>,
     link: EmulatedLink,
     delta_a_ns: u64,
     next_scan_ns: u64,
@@ -80,6 +87,12 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
         delta_a_ns: u64,
     ) -> Self {
         let n = readers.len();
+        let batch = readers
+            .iter()
+            .map(QueueReader::capacity)
+            .max()
+            .unwrap_or(0)
+            .min(MAX_BATCH);
         Self {
             clients: readers
                 .into_iter()
@@ -90,6 +103,7 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
                 })
                 .collect(),
             dirty: Vec::with_capacity(n),
+            batch: vec![0; batch],
             link,
             delta_a_ns,
             next_scan_ns: 0,
@@ -180,11 +194,22 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
             }
             let reader = &mut slot.reader;
             let mut refused = 0;
-            let n = reader.poll(|len| {
-                if sched.enqueue(flow, len).is_err() {
-                    refused += 1;
+            let mut n = 0;
+            // At most one queue's worth per scan, so one busy client cannot
+            // monopolise it.
+            while n < reader.capacity() {
+                let room = (reader.capacity() - n).min(self.batch.len());
+                let got = reader.poll_into(&mut self.batch[..room]);
+                for &len in &self.batch[..got] {
+                    if sched.enqueue(flow, len).is_err() {
+                        refused += 1;
+                    }
                 }
-            });
+                n += got;
+                if got < room {
+                    break;
+                }
+            }
             stats.enqueued += n as u64;
             // Keep the index accounting exact: a refused packet is granted
             // at once (it is still the oldest ungranted one only if nothing
