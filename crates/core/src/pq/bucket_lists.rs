@@ -1,31 +1,43 @@
 //! Per-bucket FIFO queues shared by every bucketed queue in [`crate::pq`].
 //!
-//! Each bucket is a chain of 64-byte *chunks* holding 15 handles and a link
-//! to the next chunk. Bucket `i` owns *home* chunk `i`, where its chain
-//! starts whenever it is empty; further chunks come from a pool. So:
+//! Each bucket is a chain of 64-byte *chunks* of `u32`s, the last one a
+//! link to the next chunk. Bucket `i` owns *home* chunk `i`, which holds
+//! the bucket's header (head, tail, live and tombstone counts) and 11
+//! entries, and is where its chain starts whenever it is empty; further
+//! chunks (15 entries each) come from a pool. So:
 //!
-//! * filling an empty bucket and draining it allocate nothing (one element
-//!   per bucket never touches the pool), and draining buckets in rank order
-//!   reads their home chunks sequentially, which the prefetcher follows;
+//! * inserting into a bucket whose tail is in its home chunk (an empty one,
+//!   or one with up to 11 elements) touches one cache line of bucket
+//!   storage: header and entry share it. With ranks in random order every
+//!   insert misses the cache on its bucket, so this halves the misses of a
+//!   fill at few elements per bucket (a separate header array cost one
+//!   more miss per insert);
+//! * filling an empty bucket and draining it allocate nothing (up to 11
+//!   elements per bucket never touch the pool), and draining buckets in
+//!   rank order reads their home chunks sequentially, which the prefetcher
+//!   follows;
 //! * draining a long bucket reads its handles sequentially, about one cache
 //!   miss per 15 elements, instead of chasing one pointer per element (with
 //!   handles assigned in arrival order, an intrusive list visits them in
 //!   random order).
 //!
-//! `remove` stays O(1): each handle records its slot and bucket, and a
-//! removed slot becomes a tombstone that `pop_front` skips. A bucket whose
-//! tombstones outnumber its live elements (plus one chunk) is compacted in
-//! place, which costs O(live + tombstones) and is paid for by the removals
-//! that created the tombstones, so the pool size below is never exceeded.
+//! `remove` stays O(1): each handle records its slot (4 bytes, written on
+//! every insert); the bucket follows from the slot's chunk, a home chunk
+//! being its own bucket and a pool chunk having its owner recorded when it
+//! is handed out (once per 15 entries, not per insert). A removed slot
+//! becomes a tombstone that `pop_front` skips. A bucket whose tombstones
+//! outnumber its live elements (plus one chunk) is compacted in place,
+//! which costs O(live + tombstones) and is paid for by the removals that
+//! created the tombstones, so the pool size below is never exceeded.
 //!
-//! Cost of home chunks: 64 bytes of address space per bucket whatever the
-//! capacity (a 2^20-bucket queue reserves 64 MiB, paged in only as buckets
-//! are used). Queues with far more buckets than elements pay for that.
+//! Cost of home chunks: 64 bytes per bucket whatever the capacity, written
+//! by the constructor (a 2^20-bucket queue takes 64 MiB). Queues with far
+//! more buckets than elements pay for that, and a scan over empty buckets
+//! (the timing wheel's) reads one line per bucket.
 //!
 //! Links are stored as `chunk + 1` (0 = none), so zeroed memory is a valid
-//! initial state: the chunk array is allocated zeroed and pages in only as
-//! it is used, and pool chunks are handed out first from a bump pointer,
-//! then from the free list.
+//! pool chunk: the pool is allocated zeroed and pages in only as it is
+//! used, handed out first from a bump pointer, then from the free list.
 //!
 //! Ranks are not stored: an element's rank is its bucket's rank, which the
 //! queue knows. Only elements whose rank differs (clamped into the bucket)
@@ -42,61 +54,53 @@ use alloc::vec::Vec;
 const TOMB: u32 = u32::MAX;
 /// Handle bit marking a tagged (rank stored aside) element.
 const TAG: u32 = 1 << 31;
-/// Chunk size in `u32`s (one 64-byte line): 15 entries, then the link to
+/// Chunk size in `u32`s (one 64-byte line): entries, then the link to
 /// the next chunk. (128-byte chunks measured slower: one element per
 /// bucket then wastes a second line.)
 const SLOTS: u32 = 16;
+/// Entries of a pool chunk.
 const PER_CHUNK: u32 = SLOTS - 1;
 const LINK: usize = PER_CHUNK as usize;
+/// Header words at the start of a home chunk: global slot
+/// (`chunk * SLOTS + pos`) of the next entry to pop, global slot of the
+/// next entry to write (pos `LINK` = chunk full), live entries,
+/// tombstones. The home chunk's entries start after them.
+const HEAD: usize = 0;
+const TAIL: usize = 1;
+const LIVE: usize = 2;
+const TOMBS: usize = 3;
+const HOME_FIRST: u32 = 4;
 
-/// A chunk with no link (unwritten entries are never read).
-const INIT_CHUNK: [u32; SLOTS as usize] = {
-    let mut c = [TOMB; SLOTS as usize];
-    c[LINK] = 0;
-    c
-};
+type Chunk = [u32; SLOTS as usize];
 
-#[derive(Clone, Copy)]
-struct Bucket {
-    /// Global slot (`chunk * SLOTS + pos`) of the next entry to pop.
-    head: u32,
-    /// Global slot of the next entry to write (pos `LINK` = chunk full).
-    tail: u32,
-    live: u32,
-    tombs: u32,
-}
-
-impl Bucket {
-    /// Bucket `i` when empty: both ends at the start of its home chunk.
-    #[inline]
-    fn empty(i: u32) -> Self {
-        Bucket {
-            head: i * SLOTS,
-            tail: i * SLOTS,
-            live: 0,
-            tombs: 0,
-        }
-    }
+/// Header of bucket `i` when empty: both ends at its home chunk's first
+/// entry.
+#[inline(always)]
+fn empty_header(i: u32) -> [u32; HOME_FIRST as usize] {
+    let start = i * SLOTS + HOME_FIRST;
+    [start, start, 0, 0]
 }
 
 /// Handle-indexed locations plus one chunked FIFO per bucket.
 pub(crate) struct BucketLists {
-    /// Home chunks `0..buckets`, then the pool.
-    chunks: Vec<[u32; SLOTS as usize]>,
+    /// Home chunks `0..buckets` (header + entries), then the pool.
+    chunks: Vec<Chunk>,
     /// Number of home chunks (= buckets).
     homes: u32,
     /// Free-list head as `chunk + 1` (0 = empty).
     free: u32,
     /// First pool chunk never handed out.
     fresh: u32,
-    buckets: Vec<Bucket>,
+    /// Bucket of each pool chunk (index `chunk - homes`), written when the
+    /// chunk is handed out.
+    owner: Vec<u32>,
     /// One bit per handle: queued or not. Kept apart from `loc` so the
     /// extract path clears a bit in a small, cache-resident array instead
     /// of writing to a random slot of a large one.
     queued: Vec<u64>,
-    /// `[slot, bucket]` of each queued handle (stale once it leaves): one
-    /// 8-byte store per insert.
-    loc: Vec<[u32; 2]>,
+    /// Slot of each queued handle (stale once it leaves): one 4-byte store
+    /// per insert.
+    loc: Vec<u32>,
     /// Ranks of tagged elements.
     ranks: Vec<u64>,
     len: usize,
@@ -106,9 +110,11 @@ impl BucketLists {
     /// Room for handles `0..capacity` (< 2^31) spread over `buckets` FIFOs.
     pub(crate) fn new(buckets: u32, capacity: u32) -> Result<Self, PqError> {
         let capacity = capacity.min(TAG - 1);
-        // Per non-empty bucket: tombstones ≤ live + 15 whenever a chunk is
-        // allocated, plus ≤ 14 consumed and ≤ 14 unwritten positions
-        // → ≤ 2·live/15 + 4 chunks (home included).
+        // Per non-empty bucket, when a chunk is allocated: tombstones ≤
+        // live + 15, plus ≤ 14 consumed positions in the head chunk, and
+        // the home chunk (if still in the chain) has 11 positions → after
+        // the allocation ≤ (2·live + 44) / 15 pool chunks, i.e. ≤ 2·live/15
+        // + 3; one more per bucket and one overall for slack.
         let pool = 2 * u64::from(capacity) / u64::from(PER_CHUNK)
             + 4 * u64::from(buckets.min(capacity))
             + 1;
@@ -118,14 +124,19 @@ impl BucketLists {
                 "too many buckets and handles for 32-bit chunk slots",
             ));
         }
+        // Zeroed (lazily paged) chunks; only the home headers need values.
+        let mut chunks = vec![[0; SLOTS as usize]; total as usize];
+        for (i, home) in chunks.iter_mut().take(buckets as usize).enumerate() {
+            home[..HOME_FIRST as usize].copy_from_slice(&empty_header(i as u32));
+        }
         Ok(Self {
-            chunks: vec![INIT_CHUNK; total as usize],
+            chunks,
             homes: buckets,
             free: 0,
             fresh: buckets,
-            buckets: (0..buckets).map(Bucket::empty).collect(),
+            owner: vec![0; pool as usize],
             queued: vec![0; capacity.div_ceil(64) as usize],
-            loc: vec![[0; 2]; capacity as usize],
+            loc: vec![0; capacity as usize],
             ranks: vec![0; capacity as usize],
             len: 0,
         })
@@ -164,14 +175,25 @@ impl BucketLists {
 
     #[inline]
     pub(crate) fn is_bucket_empty(&self, bucket: u32) -> bool {
-        self.buckets[bucket as usize].live == 0
+        self.chunks[bucket as usize][LIVE] == 0
+    }
+
+    /// Bucket whose chain contains `slot`.
+    #[inline]
+    fn bucket_of_slot(&self, slot: u32) -> u32 {
+        let c = slot / SLOTS;
+        if c < self.homes {
+            c
+        } else {
+            self.owner[(c - self.homes) as usize]
+        }
     }
 
     /// Bucket currently holding `handle`, if queued.
     #[inline]
     pub(crate) fn bucket_of(&self, handle: u32) -> Option<u32> {
         if handle < self.capacity() && self.is_queued(handle) {
-            Some(self.loc[handle as usize][1])
+            Some(self.bucket_of_slot(self.loc[handle as usize]))
         } else {
             None
         }
@@ -193,7 +215,8 @@ impl BucketLists {
         self.chunks[c as usize][LINK].wrapping_sub(1)
     }
 
-    /// Slot after `slot`, following the link at the end of a chunk.
+    /// Slot after `slot`, following the link at the end of a chunk (to a
+    /// pool chunk, whose entries start at position 0).
     #[inline]
     fn next_slot(&self, slot: u32) -> u32 {
         let next = slot + 1;
@@ -204,9 +227,9 @@ impl BucketLists {
         }
     }
 
-    /// A pool chunk with no link.
+    /// A pool chunk with no link, recorded as `bucket`'s.
     #[inline]
-    fn alloc_chunk(&mut self) -> u32 {
+    fn alloc_chunk(&mut self, bucket: u32) -> u32 {
         let c = if self.free != 0 {
             let c = self.free - 1;
             self.free = self.chunks[c as usize][LINK];
@@ -221,6 +244,7 @@ impl BucketLists {
             c
         };
         self.chunks[c as usize][LINK] = 0;
+        self.owner[(c - self.homes) as usize] = bucket;
         c
     }
 
@@ -233,18 +257,18 @@ impl BucketLists {
         }
     }
 
-    /// Marks `bucket` (whose last element just left; its chain runs from
-    /// slot `head` to slot `tail`) empty: back to the start of its home
-    /// chunk. Takes the two ends as scalars: reloading the whole bucket
-    /// right after its `live` field was stored would stall store
-    /// forwarding on every bucket that a drain empties.
+    /// Marks `bucket` (whose last element just left; its chain ends at slot
+    /// `tail`, starting at slot `head`) empty: back to the start of its
+    /// home chunk. A chain whose tail is in the home chunk is that chunk
+    /// alone (the home chunk is always a chain's first), so a bucket that
+    /// never outgrew it costs one compare and the header store.
     #[inline(always)]
     fn reset(&mut self, bucket: u32, head: u32, tail: u32) {
-        if head / SLOTS != bucket || tail / SLOTS != bucket {
+        if tail / SLOTS != bucket {
             self.release(head, tail);
             self.chunks[bucket as usize][LINK] = 0;
         }
-        self.buckets[bucket as usize] = Bucket::empty(bucket);
+        self.chunks[bucket as usize][..HOME_FIRST as usize].copy_from_slice(&empty_header(bucket));
     }
 
     /// Returns the pool chunks of a chain `head..tail` to the pool.
@@ -263,11 +287,11 @@ impl BucketLists {
 
     /// First element of `bucket`: its handle and, if tagged, its rank.
     pub(crate) fn front(&self, bucket: u32) -> Option<(u32, Option<u64>)> {
-        let b = self.buckets[bucket as usize];
-        if b.live == 0 {
+        let home = &self.chunks[bucket as usize];
+        if home[LIVE] == 0 {
             return None;
         }
-        let mut slot = b.head;
+        let mut slot = home[HEAD];
         loop {
             let v = self.entry(slot);
             if v != TOMB {
@@ -282,14 +306,15 @@ impl BucketLists {
     /// `Some` when the rank differs from the bucket's. True if the bucket
     /// was empty before.
     ///
-    /// The bucket's fields are read and written in place, never copied as
-    /// a whole: a 16-byte reload of fields just stored one by one defeats
-    /// store forwarding, which cost ~15 % when a bucket is drained.
+    /// The header's fields are read and written one by one, never copied
+    /// as a whole: a 16-byte reload of fields just stored one by one
+    /// defeats store forwarding, which cost ~15 % when a bucket is drained.
     #[inline(always)]
     pub(crate) fn push_back(&mut self, bucket: u32, handle: u32, tagged_rank: Option<u64>) -> bool {
-        // An empty bucket starts at position 0 of its home chunk, so only a
+        // An empty bucket starts at its home chunk's first entry, so only a
         // full tail chunk needs work.
-        let mut tail = self.buckets[bucket as usize].tail;
+        let b = bucket as usize;
+        let mut tail = self.chunks[b][TAIL];
         if tail % SLOTS == LINK as u32 {
             tail = self.grow(bucket);
         }
@@ -298,31 +323,33 @@ impl BucketLists {
             self.ranks[handle as usize] = rank;
             v |= TAG;
         }
-        self.chunks[(tail / SLOTS) as usize][(tail % SLOTS) as usize] = v;
-        self.loc[handle as usize] = [tail, bucket];
+        self.loc[handle as usize] = tail;
         self.queued[(handle / 64) as usize] |= 1 << (handle % 64);
         self.len += 1;
-        let b = &mut self.buckets[bucket as usize];
-        b.tail = tail + 1;
-        b.live += 1;
-        b.live == 1
+        let chunks = &mut self.chunks[..];
+        chunks[(tail / SLOTS) as usize][(tail % SLOTS) as usize] = v;
+        let home = &mut chunks[b];
+        home[TAIL] = tail + 1;
+        let live = home[LIVE] + 1;
+        home[LIVE] = live;
+        live == 1
     }
 
     /// Gives `bucket` (full tail chunk) room for one more entry: a
     /// compaction or a new tail chunk. Returns the new tail slot.
     #[inline(never)]
     fn grow(&mut self, bucket: u32) -> u32 {
-        let b = self.buckets[bucket as usize];
-        if b.tombs > b.live + PER_CHUNK {
+        let home = self.chunks[bucket as usize];
+        if home[TOMBS] > home[LIVE] + PER_CHUNK {
             self.compact(bucket);
         }
-        let tail = self.buckets[bucket as usize].tail;
+        let tail = self.chunks[bucket as usize][TAIL];
         if tail % SLOTS != LINK as u32 {
             return tail;
         }
-        let c = self.alloc_chunk();
+        let c = self.alloc_chunk(bucket);
         self.chunks[(tail / SLOTS) as usize][LINK] = c + 1;
-        self.buckets[bucket as usize].tail = c * SLOTS;
+        self.chunks[bucket as usize][TAIL] = c * SLOTS;
         c * SLOTS
     }
 
@@ -330,11 +357,9 @@ impl BucketLists {
     /// and whether the bucket is now empty.
     #[inline(always)]
     pub(crate) fn pop_front(&mut self, bucket: u32) -> (u32, Option<u64>, bool) {
-        debug_assert!(
-            self.buckets[bucket as usize].live > 0,
-            "pop_front on an empty bucket"
-        );
-        let head = self.buckets[bucket as usize].head;
+        let b = bucket as usize;
+        debug_assert!(self.chunks[b][LIVE] > 0, "pop_front on an empty bucket");
+        let head = self.chunks[b][HEAD];
         let v = self.chunks[(head / SLOTS) as usize][(head % SLOTS) as usize];
         if v == TOMB {
             return self.pop_front_slow(bucket);
@@ -347,14 +372,13 @@ impl BucketLists {
         };
         self.queued[(h / 64) as usize] &= !(1 << (h % 64));
         self.len -= 1;
-        let b = &mut self.buckets[bucket as usize];
-        let live = b.live - 1;
+        let live = self.chunks[b][LIVE] - 1;
         if live == 0 {
-            let tail = b.tail;
+            let tail = self.chunks[b][TAIL];
             self.reset(bucket, head, tail);
             return (h, rank, true);
         }
-        b.live = live;
+        self.chunks[b][LIVE] = live;
         // A live entry follows, so the slot after `head` exists: the next
         // one in this chunk or, past its last entry, the linked chunk.
         let mut next = head + 1;
@@ -364,7 +388,7 @@ impl BucketLists {
             self.free_chunk(c);
             next = following * SLOTS;
         }
-        self.buckets[bucket as usize].head = next;
+        self.chunks[b][HEAD] = next;
         (h, rank, false)
     }
 
@@ -373,12 +397,13 @@ impl BucketLists {
     #[cold]
     #[inline(never)]
     fn pop_front_slow(&mut self, bucket: u32) -> (u32, Option<u64>, bool) {
-        let mut b = self.buckets[bucket as usize];
-        while self.entry(b.head) == TOMB {
-            b.tombs -= 1;
-            let next = b.head + 1;
-            b.head = if next % SLOTS == LINK as u32 {
-                let c = b.head / SLOTS;
+        let b = bucket as usize;
+        let (mut head, mut tombs) = (self.chunks[b][HEAD], self.chunks[b][TOMBS]);
+        while self.entry(head) == TOMB {
+            tombs -= 1;
+            let next = head + 1;
+            head = if next % SLOTS == LINK as u32 {
+                let c = head / SLOTS;
                 let following = self.next_chunk(c);
                 self.free_chunk(c);
                 following * SLOTS
@@ -386,7 +411,8 @@ impl BucketLists {
                 next
             };
         }
-        self.buckets[bucket as usize] = b;
+        self.chunks[b][HEAD] = head;
+        self.chunks[b][TOMBS] = tombs;
         self.pop_front(bucket)
     }
 
@@ -397,17 +423,19 @@ impl BucketLists {
         if handle >= self.capacity() || !self.is_queued(handle) {
             return None;
         }
-        let [slot, bucket] = self.loc[handle as usize];
+        let slot = self.loc[handle as usize];
+        let bucket = self.bucket_of_slot(slot);
         self.queued[(handle / 64) as usize] &= !(1 << (handle % 64));
         self.len -= 1;
-        let mut b = self.buckets[bucket as usize];
-        b.live -= 1;
-        if b.live == 0 {
-            self.reset(bucket, b.head, b.tail);
+        let b = bucket as usize;
+        let live = self.chunks[b][LIVE] - 1;
+        if live == 0 {
+            let (head, tail) = (self.chunks[b][HEAD], self.chunks[b][TAIL]);
+            self.reset(bucket, head, tail);
             return Some((bucket, true));
         }
-        b.tombs += 1;
-        self.buckets[bucket as usize] = b;
+        self.chunks[b][LIVE] = live;
+        self.chunks[b][TOMBS] += 1;
         self.set_entry(slot, TOMB);
         Some((bucket, false))
     }
@@ -415,13 +443,14 @@ impl BucketLists {
     /// Squeezes tombstones out of a bucket, keeping FIFO order; frees the
     /// chunks left unused.
     fn compact(&mut self, bucket: u32) {
-        let b = self.buckets[bucket as usize];
-        let (mut read, mut write) = (b.head, b.head);
-        while read != b.tail {
+        let b = bucket as usize;
+        let (head, tail) = (self.chunks[b][HEAD], self.chunks[b][TAIL]);
+        let (mut read, mut write) = (head, head);
+        while read != tail {
             let v = self.entry(read);
             if v != TOMB {
                 self.set_entry(write, v);
-                self.loc[(v & !TAG) as usize][0] = write;
+                self.loc[(v & !TAG) as usize] = write;
                 write = self.next_slot_for_write(write);
             }
             read = self.next_slot_for_write(read);
@@ -435,9 +464,8 @@ impl BucketLists {
             link = self.chunks[c as usize][LINK];
             self.free_chunk(c);
         }
-        let nb = &mut self.buckets[bucket as usize];
-        nb.tail = write;
-        nb.tombs = 0;
+        self.chunks[b][TAIL] = write;
+        self.chunks[b][TOMBS] = 0;
     }
 
     /// Like `next_slot`, but stops at a chunk's link slot when it is the
