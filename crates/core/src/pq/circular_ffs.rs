@@ -210,7 +210,10 @@ impl CircularFfsQueue {
 }
 
 impl IntegerPriorityQueue for CircularFfsQueue {
-    #[inline]
+    // Forced inline (as `extract_min`): out of line, the register saves
+    // and the returned value cost ~25 instructions per call (callgrind),
+    // a fifth of a fill-drain's work per element.
+    #[inline(always)]
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
         self.lists.check_insert(handle)?;
         let offset = rank.wrapping_sub(self.base);
@@ -243,7 +246,7 @@ impl IntegerPriorityQueue for CircularFfsQueue {
         ))
     }
 
-    #[inline]
+    #[inline(always)]
     fn extract_min(&mut self) -> Option<(u32, u64)> {
         if self.cur >= self.half {
             if self.cur == EMPTY {
@@ -255,8 +258,13 @@ impl IntegerPriorityQueue for CircularFfsQueue {
         let index = self.cur;
         let (handle, tagged, now_empty) = self.lists.pop_front(self.pstart + index);
         if now_empty {
-            self.bitmaps[self.primary].clear(index);
-            self.refresh_min(index);
+            // `index` is the primary's lowest bit: clear it and take the
+            // next from the same leaf word, else the other half's first.
+            let p = self.primary & 1;
+            self.cur = match self.bitmaps[p].clear_min(index) {
+                Some(i) => i,
+                None => self.bitmaps[p ^ 1].first().map_or(EMPTY, |i| i + self.half),
+            };
         }
         Some((handle, tagged.unwrap_or(self.base + u64::from(index))))
     }

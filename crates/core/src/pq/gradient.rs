@@ -5,17 +5,21 @@
 //! child position `p` (0 = lowest rank) has weight index `i = 31 - p`, so the
 //! *maximum* non-empty index — which Theorem 1 locates at `⌈b / a⌉` — is the
 //! *minimum* rank. Maintaining a node is an add or subtract of precomputed
-//! constants when a child turns non-empty or empty; a lookup is one division
-//! per level, O(log_32 N) (seed 002: "an equivalent of FFS-based queue with
-//! more expensive operations").
+//! constants when a child turns non-empty or empty; a lookup evaluates
+//! `⌈b / a⌉` once per level, O(log_32 N) (seed 002: "an equivalent of
+//! FFS-based queue with more expensive operations").
 //!
-//! Why 32 children and `f64` division: with `w = 32`, `a < 2^32` and
-//! `b < 2^37` are exact in an `f64`, and the smallest gap between `b / a` and
-//! the integer below it (all children occupied: `(M + 1) / (2^(M+1) - 1)`,
-//! ≥ 7·10⁻⁹ for M ≤ 31) is far above `f64` rounding, so the floating
-//! quotient's ceiling equals the exact one. An `f64` divide has a fraction of
-//! the latency of a 64-bit integer `div` on x86. (Eiffel's kernel gradient
-//! queue also uses 32-wide nodes.)
+//! How `⌈b / a⌉` is evaluated: it is the unique integer `q` with
+//! `(q - 1)·a < b ≤ q·a`. The candidate `q` is the index of `a`'s highest
+//! set bit (one leading-zero count: `a < 2^(q+1)` and `a ≥ 2^q`, which is
+//! where Theorem 1 says the quotient lands), and two multiplications check
+//! the bracket; a failed check (impossible by Theorem 1) falls back to an
+//! integer division. The result is exact with integers only. It replaced
+//! an `f64` division whose ~13-cycle latency sat on the dependency chain of
+//! every extract that emptied a bucket (the division's result is the next
+//! bucket to read), which also needed a look-ahead division to hide it.
+//! With `w = 32`, `a < 2^32` and `b < 2^37`, so the products fit in `u64`.
+//! (Eiffel's kernel gradient queue also uses 32-wide nodes.)
 
 use super::bucket_lists::BucketLists;
 use super::{IntegerPriorityQueue, PqError};
@@ -47,17 +51,29 @@ fn term(p: usize) -> Curvature {
 /// Theorem 1: the highest non-empty weight index is `⌈b / a⌉`; returns the
 /// child position (lowest rank). `c.a` must be non-zero.
 ///
-/// Computed as `⌊(b + a - 1) / a⌋` with one `f64` division: `b + a - 1 <
-/// 2^38` and `a < 2^32` convert exactly (as `i64`, one instruction each),
-/// and the exact quotient is at least `1/a ≥ 2^-32` below the next
-/// integer, far more than the division's rounding error (≤ 2^-47 for
-/// quotients ≤ 32), so truncating it is exact.
+/// `⌈b / a⌉` is the `q` with `(q - 1)·a < b ≤ q·a`; the candidate is the
+/// highest set bit of `a` (see the module doc), confirmed by the bracket
+/// (`b + a > q·a` is the left side without a signed `q - 1`). The checks
+/// are off the critical path: the candidate does not wait for them, and
+/// the branch is always taken the same way.
 #[inline(always)]
 fn critical_point(c: Curvature) -> usize {
-    let q = (c.b + c.a - 1) as i64 as f64 / c.a as i64 as f64;
-    let i = q as u32 as usize;
-    debug_assert_eq!(i, 63 - c.a.leading_zeros() as usize, "Theorem 1 violated");
-    WIDTH - 1 - i
+    let q = u64::from(63 - c.a.leading_zeros());
+    let qa = q * c.a;
+    let q = if c.b <= qa && c.b + c.a > qa {
+        q
+    } else {
+        ceil_div_fallback(c)
+    };
+    WIDTH - 1 - q as usize
+}
+
+/// `⌈b / a⌉` by integer division; unreachable while Theorem 1 holds.
+#[cold]
+#[inline(never)]
+fn ceil_div_fallback(c: Curvature) -> u64 {
+    debug_assert!(false, "Theorem 1 violated");
+    c.b.div_ceil(c.a)
 }
 
 /// A 32-ary tree of curvature functions over `0..buckets`.
@@ -166,8 +182,8 @@ impl GradientTree {
     }
 
     /// Lowest non-empty bucket, given that none is below `from`: the
-    /// critical point of `from`'s leaf node (one division) if that node is
-    /// still non-empty, else [`Self::first`].
+    /// critical point of `from`'s leaf node if that node is still
+    /// non-empty, else [`Self::first`].
     #[inline(always)]
     fn first_from(&self, from: u32) -> Option<u32> {
         let leaf = from as usize / WIDTH;
@@ -179,7 +195,30 @@ impl GradientTree {
         }
     }
 
-    /// Lowest non-empty bucket: one critical-point division per level.
+    /// Marks bucket `i`, the lowest non-empty one, empty and returns the
+    /// new lowest: [`Self::mark_empty`] then [`Self::first_from`], with the
+    /// leaf node's new `(a, b)` taken from the subtraction instead of
+    /// reloaded.
+    #[inline(always)]
+    fn clear_min(&mut self, i: u32) -> Option<u32> {
+        let t = term(i as usize % WIDTH);
+        let n = i as usize / WIDTH;
+        let node = Curvature {
+            a: self.a[n] - t.a,
+            b: self.b[n] - t.b,
+        };
+        self.a[n] = node.a;
+        self.b[n] = node.b;
+        if node.a != 0 {
+            return Some((n * WIDTH + critical_point(node)) as u32);
+        }
+        if self.depth > 1 {
+            self.mark_empty_upper(n);
+        }
+        self.first()
+    }
+
+    /// Lowest non-empty bucket: one critical point per level.
     #[inline]
     fn first(&self) -> Option<u32> {
         let mut idx = 0usize;
@@ -205,16 +244,7 @@ pub struct GradientQueue {
     /// The minimum non-empty bucket (`u32::MAX` when empty): lowered by
     /// inserts; only the operation that empties it evaluates `⌈b/a⌉` again.
     cur: u32,
-    /// Look-ahead: the minimum once `cur` empties, if that is within
-    /// `cur`'s leaf node (else [`NO_NEXT`]). Computed, with its own
-    /// division, right after `cur` is found, so the division overlaps the
-    /// drain of `cur` instead of sitting between two extracts; dropped
-    /// whenever the tree changes otherwise.
-    next: u32,
 }
-
-/// `next` unknown.
-const NO_NEXT: u32 = u32::MAX;
 
 impl GradientQueue {
     /// A queue for ranks `base..base + buckets` and handles `0..capacity`.
@@ -230,25 +260,7 @@ impl GradientQueue {
             base,
             buckets,
             cur: u32::MAX,
-            next: NO_NEXT,
         })
-    }
-
-    /// The critical point of `cur`'s leaf node without `cur`: the minimum
-    /// after `cur` empties, unless that leaves the node empty.
-    #[inline(always)]
-    fn look_ahead(&self, cur: u32) -> u32 {
-        let leaf = cur as usize / WIDTH;
-        let t = term(cur as usize % WIDTH);
-        let node = self.tree.node(leaf);
-        if node.a == t.a {
-            return NO_NEXT;
-        }
-        let rest = Curvature {
-            a: node.a - t.a,
-            b: node.b - t.b,
-        };
-        (leaf * WIDTH + critical_point(rest)) as u32
     }
 
     /// Levels of the curvature tree (⌈log_32 N⌉, at least 1).
@@ -258,13 +270,15 @@ impl GradientQueue {
 }
 
 impl IntegerPriorityQueue for GradientQueue {
-    #[inline]
+    // Forced inline (as `extract_min`): out of line, the register saves
+    // and the returned value cost ~25 instructions per call (callgrind),
+    // a fifth of a fill-drain's work per element.
+    #[inline(always)]
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
         let bucket = super::fixed_range_bucket(rank, self.base, self.buckets)?;
         self.lists.check_insert(handle)?;
         if self.lists.push_back(bucket, handle, None) {
             self.tree.mark_nonempty(bucket);
-            self.next = NO_NEXT;
         }
         self.cur = self.cur.min(bucket);
         Ok(())
@@ -279,7 +293,7 @@ impl IntegerPriorityQueue for GradientQueue {
         Some((handle, self.base + u64::from(self.cur)))
     }
 
-    #[inline]
+    #[inline(always)]
     fn extract_min(&mut self) -> Option<(u32, u64)> {
         let bucket = self.cur;
         if bucket == u32::MAX {
@@ -287,19 +301,7 @@ impl IntegerPriorityQueue for GradientQueue {
         }
         let (handle, _, now_empty) = self.lists.pop_front(bucket);
         if now_empty {
-            self.tree.mark_empty(bucket);
-            self.cur = if self.next != NO_NEXT {
-                self.next
-            } else {
-                match self.tree.first_from(bucket) {
-                    Some(c) => c,
-                    None => {
-                        self.cur = u32::MAX;
-                        return Some((handle, self.base + u64::from(bucket)));
-                    }
-                }
-            };
-            self.next = self.look_ahead(self.cur);
+            self.cur = self.tree.clear_min(bucket).unwrap_or(u32::MAX);
         }
         Some((handle, self.base + u64::from(bucket)))
     }
@@ -309,7 +311,6 @@ impl IntegerPriorityQueue for GradientQueue {
             Some((bucket, now_empty)) => {
                 if now_empty {
                     self.tree.mark_empty(bucket);
-                    self.next = NO_NEXT;
                     if bucket == self.cur {
                         self.cur = self.tree.first_from(bucket).unwrap_or(u32::MAX);
                     }
@@ -358,10 +359,11 @@ mod tests {
     }
 
     #[test]
-    fn theorem_1_holds_in_f64_for_hardest_patterns() {
+    fn critical_point_is_exact_for_hardest_patterns() {
         // For each lowest position p: p alone, and p with every higher
         // position (every lower weight) set, the pattern closest to the
-        // next integer.
+        // next integer. (In debug builds the fallback asserts, so this
+        // also checks that Theorem 1's bracket never fails.)
         for p in 0..WIDTH {
             let alone = 1u32 << p;
             let dense = u32::MAX << p;
