@@ -318,20 +318,27 @@ impl BucketLists {
         if tail % SLOTS == LINK as u32 {
             tail = self.grow(bucket);
         }
+        // Every array as a local slice up front: their pointers and lengths
+        // then stay in registers instead of being reloaded after each store
+        // (which could alias them as far as the compiler knows).
+        let (chunks, loc, queued) = (
+            &mut self.chunks[..],
+            &mut self.loc[..],
+            &mut self.queued[..],
+        );
         let mut v = handle;
         if let Some(rank) = tagged_rank {
             self.ranks[handle as usize] = rank;
             v |= TAG;
         }
-        self.loc[handle as usize] = tail;
-        self.queued[(handle / 64) as usize] |= 1 << (handle % 64);
-        self.len += 1;
-        let chunks = &mut self.chunks[..];
+        loc[handle as usize] = tail;
+        queued[(handle / 64) as usize] |= 1 << (handle % 64);
         chunks[(tail / SLOTS) as usize][(tail % SLOTS) as usize] = v;
         let home = &mut chunks[b];
         home[TAIL] = tail + 1;
         let live = home[LIVE] + 1;
         home[LIVE] = live;
+        self.len += 1;
         live == 1
     }
 
@@ -357,15 +364,30 @@ impl BucketLists {
     /// and whether the bucket is now empty.
     #[inline(always)]
     pub(crate) fn pop_front(&mut self, bucket: u32) -> (u32, Option<u64>, bool) {
+        self.pop::<true>(bucket)
+    }
+
+    /// [`Self::pop_front`] for a queue that never tags (every rank is its
+    /// bucket's): no rank lookup, whose bounds check is otherwise paid on
+    /// every extract. Returns the handle and whether the bucket is empty.
+    #[inline(always)]
+    pub(crate) fn pop_front_untagged(&mut self, bucket: u32) -> (u32, bool) {
+        let (h, _, now_empty) = self.pop::<false>(bucket);
+        (h, now_empty)
+    }
+
+    #[inline(always)]
+    fn pop<const TAGS: bool>(&mut self, bucket: u32) -> (u32, Option<u64>, bool) {
         let b = bucket as usize;
         debug_assert!(self.chunks[b][LIVE] > 0, "pop_front on an empty bucket");
         let head = self.chunks[b][HEAD];
         let v = self.chunks[(head / SLOTS) as usize][(head % SLOTS) as usize];
         if v == TOMB {
-            return self.pop_front_slow(bucket);
+            return self.pop_front_slow::<TAGS>(bucket);
         }
         let h = v & !TAG;
-        let rank = if v & TAG != 0 {
+        debug_assert!(TAGS || v & TAG == 0, "tagged element in an untagged queue");
+        let rank = if TAGS && v & TAG != 0 {
             Some(self.ranks[h as usize])
         } else {
             None
@@ -396,7 +418,7 @@ impl BucketLists {
     /// entry (one exists), then pops as usual.
     #[cold]
     #[inline(never)]
-    fn pop_front_slow(&mut self, bucket: u32) -> (u32, Option<u64>, bool) {
+    fn pop_front_slow<const TAGS: bool>(&mut self, bucket: u32) -> (u32, Option<u64>, bool) {
         let b = bucket as usize;
         let (mut head, mut tombs) = (self.chunks[b][HEAD], self.chunks[b][TOMBS]);
         while self.entry(head) == TOMB {
@@ -413,7 +435,7 @@ impl BucketLists {
         }
         self.chunks[b][HEAD] = head;
         self.chunks[b][TOMBS] = tombs;
-        self.pop_front(bucket)
+        self.pop::<TAGS>(bucket)
     }
 
     /// Unlinks `handle`; returns its bucket and whether that bucket is now

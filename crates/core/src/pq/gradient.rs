@@ -299,7 +299,7 @@ impl IntegerPriorityQueue for GradientQueue {
         if bucket == u32::MAX {
             return None;
         }
-        let (handle, _, now_empty) = self.lists.pop_front(bucket);
+        let (handle, now_empty) = self.lists.pop_front_untagged(bucket);
         if now_empty {
             self.cur = self.tree.clear_min(bucket).unwrap_or(u32::MAX);
         }

@@ -273,7 +273,7 @@ impl IntegerPriorityQueue for HierarchicalFfsQueue {
         if bucket == u32::MAX {
             return None;
         }
-        let (handle, _, now_empty) = self.lists.pop_front(bucket);
+        let (handle, now_empty) = self.lists.pop_front_untagged(bucket);
         if now_empty {
             self.cur = self.bitmap.clear_min(bucket).unwrap_or(u32::MAX);
         }
