@@ -631,7 +631,7 @@ impl QfqCore {
     /// Dequeue of Fig. 5 for the head entity `e` of the first ER group (as
     /// returned by [`peek`](Self::peek)) after it sent `len` bytes; `next`
     /// is the virtual length (`len · inv_w`) of its new head packet, if any.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn served_head(&mut self, e: usize, len: u32, next: Option<u64>) {
         let g = self.ent[e].group as usize & GROUP_MASK;
         let front = self.groups[g].front as usize;
@@ -988,7 +988,10 @@ impl<P: Packet> Scheduler<P> for Qfq<P> {
         Ok(())
     }
 
-    #[inline]
+    // Forced inline, as DRR's: called once per packet from a caller's loop
+    // (the arbiter's), where the call's register saves and the returned
+    // struct cost ~20 instructions per decision.
+    #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
         let e = self.core.peek()?;
         let flow = FlowId(e as u32);

@@ -1,12 +1,31 @@
 //! Single-thread cost of the arbiter's do_scan and of the clock (no
 //! cross-core traffic): a lower bound for `arbiter-bench`.
 //! Run: `cargo run --release -p fairway-runtime --example arbiter_micro`.
+//!
+//! `arbiter_micro scan drr|qfq` runs only the one-thread client + `do_scan`
+//! loop (concrete scheduler, 10^6 packets), for instruction counts:
+//! `valgrind --tool=callgrind target/release/examples/arbiter_micro scan drr`
+//! (instructions per packet = total / 10^6, setup included, < 1 %).
 
 use fairway_core::{Capacity, Drr, FlowConfig, FlowId, Limits, Qfq, SchedSpec, Scheduler};
 use fairway_runtime::{client_queue, Arbiter, EmulatedLink, MonotonicClock};
 use std::time::Instant;
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("scan") {
+        let cap = Capacity::new(1, 1023);
+        let n = 1_000_000;
+        match args.get(2).map(String::as_str) {
+            Some("qfq") => concrete("qfq", Qfq::<u32>::with_limits(cap, Limits::default()), n),
+            _ => concrete(
+                "drr",
+                Drr::<u32>::with_options(cap, Limits::default(), None),
+                n,
+            ),
+        }
+        return;
+    }
     let clock = MonotonicClock::new();
     let n = 10_000_000u64;
     let t = Instant::now();
@@ -92,33 +111,34 @@ fn main() {
     );
     sched_only("qfq", Qfq::<u32>::with_limits(cap, Limits::default()), n);
 
-    // The full do_scan path with the concrete scheduler (as arbiter-bench
-    // runs it for drr/qfq/fifo).
-    fn concrete<S: Scheduler<u32>>(name: &str, mut sched: S, n: u64) {
-        sched.add_flow(FlowId(0), FlowConfig::new(1, 1500)).unwrap();
-        let (mut client, reader) = client_queue::<u32>(1023);
-        let link = EmulatedLink::new(u64::MAX / 2).unwrap();
-        let mut arb = Arbiter::new(Box::new(sched), vec![reader], link, 0);
-        let t = Instant::now();
-        let mut moved = 0u64;
-        let mut now = 1;
-        while moved < n {
-            for _ in 0..64 {
-                let _ = client.try_push(60, 0);
-            }
-            now += 1000;
-            arb.do_scan(now);
-            moved += client.drain_to(client.grant_index(), |_| {}) as u64;
-        }
-        println!(
-            "{name} (concrete): client push+drain and do_scan, one thread: {:.1} ns/packet",
-            t.elapsed().as_nanos() as f64 / moved as f64
-        );
-    }
     concrete(
         "drr",
         Drr::<u32>::with_options(cap, Limits::default(), None),
         n,
     );
     concrete("qfq", Qfq::<u32>::with_limits(cap, Limits::default()), n);
+}
+
+// The full do_scan path with the concrete scheduler (as arbiter-bench
+// runs it for drr/qfq/fifo).
+fn concrete<S: Scheduler<u32>>(name: &str, mut sched: S, n: u64) {
+    sched.add_flow(FlowId(0), FlowConfig::new(1, 1500)).unwrap();
+    let (mut client, reader) = client_queue::<u32>(1023);
+    let link = EmulatedLink::new(u64::MAX / 2).unwrap();
+    let mut arb = Arbiter::new(Box::new(sched), vec![reader], link, 0);
+    let t = Instant::now();
+    let mut moved = 0u64;
+    let mut now = 1;
+    while moved < n {
+        for _ in 0..64 {
+            let _ = client.try_push(60, 0);
+        }
+        now += 1000;
+        arb.do_scan(now);
+        moved += client.drain_to(client.grant_index(), |_| {}) as u64;
+    }
+    println!(
+        "{name} (concrete): client push+drain and do_scan, one thread: {:.1} ns/packet",
+        t.elapsed().as_nanos() as f64 / moved as f64
+    );
 }
