@@ -221,7 +221,7 @@ fn below(i: usize) -> u64 {
 }
 
 /// Per-entity (flow or aggregate) state: exact timestamps and bucket links.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Ent {
     s: u64,
     f: u64,
@@ -243,7 +243,7 @@ const ENT0: Ent = Ent {
 };
 
 /// One group: timestamps and a ring of bucket lists.
-#[derive(Clone)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Group {
     s: u64,
     f: u64,
@@ -257,6 +257,7 @@ struct Group {
 
 /// The QFQ machinery over abstract entities `0..n` (flows for [`Qfq`],
 /// aggregates for [`QfqAggregates`]).
+#[derive(Clone)]
 pub(crate) struct QfqCore {
     ent: Vec<Ent>,
     /// Groups `0..NUM_GROUPS` (the rest unused), indexed `g & GROUP_MASK`.
@@ -268,6 +269,10 @@ pub(crate) struct QfqCore {
     iwsum: u64,
     weight_sum: u64,
     clamps: u64,
+    /// Debug builds: check every fast path of `served_head` against the
+    /// general path run on a copy (see [`Qfq::verify_fast_paths`]).
+    #[cfg(debug_assertions)]
+    verify_fast_paths: bool,
 }
 
 impl QfqCore {
@@ -292,7 +297,18 @@ impl QfqCore {
             iwsum: 0,
             weight_sum: 0,
             clamps: 0,
+            #[cfg(debug_assertions)]
+            verify_fast_paths: false,
         }
+    }
+
+    /// The state `served_head` must leave identical on every path.
+    #[cfg(debug_assertions)]
+    fn same_state(&self, other: &Self) -> bool {
+        self.ent == other.ent
+            && self.groups == other.groups
+            && self.sets == other.sets
+            && (self.v, self.old_v, self.clamps) == (other.v, other.old_v, other.clamps)
     }
 
     pub(crate) fn set_weight_sum(&mut self, w: u64) {
@@ -399,6 +415,10 @@ impl QfqCore {
     /// between the highest ER group below `g` and `g` — become ready unless
     /// the next ER group above `g` has a finish time `≤ old_f`.
     fn unblock_groups(&mut self, g: usize, old_f: u64) {
+        // Nothing blocked (the usual case with few groups): nothing to move.
+        if self.sets[EB] | self.sets[IB] == 0 {
+            return;
+        }
         let next = self.sets[ER] & above(g);
         if next != 0
             && !gt(
@@ -501,6 +521,23 @@ impl QfqCore {
         self.ent[e].prev = NIL;
         self.ent[e].next = NIL;
         self.groups[g].head[idx] == NIL
+    }
+
+    /// Moves `e`, the head of bucket `idx`, to its tail (nothing to do if
+    /// it is alone there).
+    #[inline(always)]
+    fn bucket_rotate(&mut self, g: usize, idx: usize, e: usize) {
+        let next = self.ent[e].next;
+        if next == NIL {
+            return;
+        }
+        let tail = self.groups[g].tail[idx];
+        self.groups[g].head[idx] = next;
+        self.ent[next as usize].prev = NIL;
+        self.ent[tail as usize].next = e as u32;
+        self.ent[e].prev = tail;
+        self.ent[e].next = NIL;
+        self.groups[g].tail[idx] = e as u32;
     }
 
     /// `bucket_insert`: files `e` (rounded start `rs ≥ S_g`) in its bucket.
@@ -617,12 +654,23 @@ impl QfqCore {
             grp.full >>= i;
             grp.s = grp.s.wrapping_add(u64::from(i) << shift);
             grp.f = grp.s.wrapping_add(2u64 << shift);
-            for set in self.sets.iter_mut() {
-                *set &= !bit;
-            }
-            let st = self.calc_state(g);
-            self.sets[st] |= bit;
+            self.reclassify(g, bit, was_er, old_f);
+            return;
         }
+        if was_er {
+            self.unblock_groups(g, old_f);
+        }
+    }
+
+    /// Group `g` (bit `bit`) got new timestamps: file it in the set they
+    /// put it in and, if it was in ER, unblock the groups it blocked.
+    #[inline(always)]
+    fn reclassify(&mut self, g: usize, bit: u64, was_er: bool, old_f: u64) {
+        for set in self.sets.iter_mut() {
+            *set &= !bit;
+        }
+        let st = self.calc_state(g);
+        self.sets[st] |= bit;
         if was_er {
             self.unblock_groups(g, old_f);
         }
@@ -633,6 +681,84 @@ impl QfqCore {
     /// is the virtual length (`len · inv_w`) of its new head packet, if any.
     #[inline(always)]
     pub(crate) fn served_head(&mut self, e: usize, len: u32, next: Option<u64>) {
+        #[cfg(debug_assertions)]
+        if self.verify_fast_paths {
+            let mut general = self.clone();
+            general.verify_fast_paths = false;
+            general.served_head_general(e, len, next);
+            self.served_head_fast(e, len, next);
+            assert!(
+                self.same_state(&general),
+                "a served_head fast path diverged from the general path"
+            );
+            return;
+        }
+        self.served_head_fast(e, len, next);
+    }
+
+    /// `served_head` with its fast paths (the common cases of one packet
+    /// served), falling back to [`Self::served_head_general`].
+    #[inline(always)]
+    fn served_head_fast(&mut self, e: usize, len: u32, next: Option<u64>) {
+        let g = self.ent[e].group as usize & GROUP_MASK;
+        let front = self.groups[g].front as usize;
+        if let Some(vl) = next {
+            // Common case: the new start `S = F` still rounds down to the
+            // front slot (a packet shorter than the slot, which is ≥ σ).
+            // The entity moves to the tail of the same bucket, the front
+            // bucket stays non-empty, so the group's S_g, F_g and set are
+            // unchanged: the unlink/insert/refresh of the general path
+            // would leave them as they are.
+            let ent = self.ent[e];
+            let shift = slot_shift(g);
+            let rs = round_down(ent.f, shift);
+            let gs = self.groups[g].s;
+            if rs == gs {
+                self.advance_v(u64::from(len));
+                self.bucket_rotate(g, front, e);
+                let ent = &mut self.ent[e];
+                ent.s = ent.f;
+                ent.f = ent.s.wrapping_add(vl);
+                self.update_eligible();
+                return;
+            }
+            // Alone in its group (alone in the front bucket, no other bucket
+            // used) and still within the ring: the group moves with it. This
+            // is what unlink + re-file + refresh_group compute, without the
+            // list and bitmap round trip.
+            let slot = rs.wrapping_sub(gs) >> shift;
+            if ent.prev == NIL
+                && ent.next == NIL
+                && self.groups[g].full == 1
+                && slot <= MAX_INSERT_SLOT
+            {
+                self.advance_v(u64::from(len));
+                let bit = 1u64 << g;
+                let was_er = self.sets[ER] & bit != 0;
+                let grp = &mut self.groups[g];
+                let old_f = grp.f;
+                let to = ((front as u32 + slot as u32) & SLOT_MASK) as usize;
+                grp.head[front] = NIL;
+                grp.tail[front] = NIL;
+                grp.head[to] = e as u32;
+                grp.tail[to] = e as u32;
+                grp.front = to as u32;
+                grp.s = rs;
+                grp.f = rs.wrapping_add(2u64 << shift);
+                let ent = &mut self.ent[e];
+                ent.s = ent.f;
+                ent.f = ent.s.wrapping_add(vl);
+                self.reclassify(g, bit, was_er, old_f);
+                self.update_eligible();
+                return;
+            }
+        }
+        self.served_head_general(e, len, next);
+    }
+
+    /// `served_head` without the fast paths: unlink, re-file, refresh.
+    #[inline(always)]
+    fn served_head_general(&mut self, e: usize, len: u32, next: Option<u64>) {
         let g = self.ent[e].group as usize & GROUP_MASK;
         let front = self.groups[g].front as usize;
         self.advance_v(u64::from(len));
@@ -917,6 +1043,20 @@ impl<P: Packet> Qfq<P> {
     #[doc(hidden)]
     pub fn debug_groups(&self) -> (u64, Vec<(usize, usize, u64, u64)>) {
         self.core.dump()
+    }
+
+    /// Debug builds: from now on, run the general dequeue path on a copy of
+    /// the state at every dequeue and panic if a fast path left a different
+    /// state (a differential test of the fast paths; slow). No-op in
+    /// release builds.
+    #[doc(hidden)]
+    pub fn verify_fast_paths(&mut self, on: bool) {
+        #[cfg(debug_assertions)]
+        {
+            self.core.verify_fast_paths = on;
+        }
+        #[cfg(not(debug_assertions))]
+        let _ = on;
     }
 
     #[cfg(any(test, debug_assertions))]

@@ -226,6 +226,7 @@ proptest! {
     #[test]
     fn qfq_model_and_invariants(ops in prop::collection::vec(op(), 1..300)) {
         let mut s = Qfq::<Pkt>::new(cap());
+        s.verify_fast_paths(true);
         run(&mut s, |s| s.invariants(), &ops)?;
     }
 
@@ -274,6 +275,38 @@ proptest! {
         let mut s = Wf2qPlusPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, m);
         run(&mut s, |s| s.invariants(), &ops)?;
         let mut s = Qfq::<Pkt>::new(cap());
+        s.verify_fast_paths(true);
         run(&mut s, |s| s.invariants(), &ops)?;
+    }
+}
+
+/// The dequeue fast paths (entity re-filed in its front bucket; entity
+/// alone in its group moving the group with it) leave exactly the state the
+/// general path leaves: checked at every dequeue (debug builds) on the
+/// workloads that take them most: small packets, a few flows per group.
+#[test]
+fn qfq_fast_paths_match_the_general_path() {
+    for (flows, max_len, pkt) in [(1, 60, 60), (1, 1500, 60), (3, 1500, 64), (3, 64, 64)] {
+        let mut s = Qfq::<Pkt>::new(cap());
+        s.verify_fast_paths(true);
+        for f in 0..flows {
+            s.add_flow(FlowId(f), FlowConfig::new(1 + f, max_len))
+                .unwrap();
+        }
+        let mut id = 0;
+        for round in 0..200u32 {
+            for f in 0..flows {
+                for _ in 0..(round % 5) {
+                    id += 1;
+                    let len = pkt - (id % 7) as u32;
+                    s.enqueue(FlowId(f), Pkt { id, len }).unwrap();
+                }
+            }
+            for _ in 0..(round % 7) {
+                s.dequeue();
+            }
+            s.invariants().unwrap();
+        }
+        while s.dequeue().is_some() {}
     }
 }

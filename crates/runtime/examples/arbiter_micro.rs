@@ -2,8 +2,9 @@
 //! cross-core traffic): a lower bound for `arbiter-bench`.
 //! Run: `cargo run --release -p fairway-runtime --example arbiter_micro`.
 //!
-//! `arbiter_micro scan drr|qfq` runs only the one-thread client + `do_scan`
-//! loop (concrete scheduler, 10^6 packets), for instruction counts:
+//! `arbiter_micro scan drr|qfq [MAX_LEN]` runs only the one-thread client +
+//! `do_scan` loop (concrete scheduler, 10^6 packets of 60 B, the flow's
+//! max_len 60 B as in `arbiter-bench`, or MAX_LEN), for instruction counts:
 //! `valgrind --tool=callgrind target/release/examples/arbiter_micro scan drr`
 //! (instructions per packet = total / 10^6, setup included, < 1 %).
 
@@ -16,12 +17,19 @@ fn main() {
     if args.get(1).map(String::as_str) == Some("scan") {
         let cap = Capacity::new(1, 1023);
         let n = 1_000_000;
+        let max_len = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(60);
         match args.get(2).map(String::as_str) {
-            Some("qfq") => concrete("qfq", Qfq::<u32>::with_limits(cap, Limits::default()), n),
+            Some("qfq") => concrete(
+                "qfq",
+                Qfq::<u32>::with_limits(cap, Limits::default()),
+                n,
+                max_len,
+            ),
             _ => concrete(
                 "drr",
                 Drr::<u32>::with_options(cap, Limits::default(), None),
                 n,
+                max_len,
             ),
         }
         return;
@@ -115,14 +123,22 @@ fn main() {
         "drr",
         Drr::<u32>::with_options(cap, Limits::default(), None),
         n,
+        60,
     );
-    concrete("qfq", Qfq::<u32>::with_limits(cap, Limits::default()), n);
+    concrete(
+        "qfq",
+        Qfq::<u32>::with_limits(cap, Limits::default()),
+        n,
+        60,
+    );
 }
 
 // The full do_scan path with the concrete scheduler (as arbiter-bench
 // runs it for drr/qfq/fifo).
-fn concrete<S: Scheduler<u32>>(name: &str, mut sched: S, n: u64) {
-    sched.add_flow(FlowId(0), FlowConfig::new(1, 1500)).unwrap();
+fn concrete<S: Scheduler<u32>>(name: &str, mut sched: S, n: u64, max_len: u32) {
+    sched
+        .add_flow(FlowId(0), FlowConfig::new(1, max_len))
+        .unwrap();
     let (mut client, reader) = client_queue::<u32>(1023);
     let link = EmulatedLink::new(u64::MAX / 2).unwrap();
     let mut arb = Arbiter::new(Box::new(sched), vec![reader], link, 0);
@@ -138,7 +154,7 @@ fn concrete<S: Scheduler<u32>>(name: &str, mut sched: S, n: u64) {
         moved += client.drain_to(client.grant_index(), |_| {}) as u64;
     }
     println!(
-        "{name} (concrete): client push+drain and do_scan, one thread: {:.1} ns/packet",
+        "{name} (concrete, max_len {max_len}): client push+drain and do_scan, one thread: {:.1} ns/packet",
         t.elapsed().as_nanos() as f64 / moved as f64
     );
 }
