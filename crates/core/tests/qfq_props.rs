@@ -298,7 +298,7 @@ fn qfq_fast_paths_match_the_general_path() {
             for f in 0..flows {
                 for _ in 0..(round % 5) {
                     id += 1;
-                    let len = pkt - (id % 7) as u32;
+                    let len = pkt - id % 7;
                     s.enqueue(FlowId(f), Pkt { id, len }).unwrap();
                 }
             }
