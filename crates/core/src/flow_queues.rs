@@ -278,32 +278,35 @@ impl<P: crate::Packet> FlowQueues<P> {
         Ok(out)
     }
 
-    /// Validates and queues a packet. Returns `true` if the flow was empty
-    /// before (it just became backlogged).
-    #[inline]
-    pub fn push(&mut self, id: FlowId, packet: P) -> Result<bool, EnqueueError<P>> {
+    /// Why `push` refused `packet` (kept out of the hot path).
+    #[cold]
+    #[inline(never)]
+    fn push_error(&self, id: FlowId, packet: P) -> EnqueueError<P> {
         let len = packet.len();
-        let Some(f) = self.flows.get_mut(id.index()).filter(|f| f.present) else {
-            let kind = if id == FlowId::RESERVED {
-                EnqueueErrorKind::ReservedFlowId
-            } else {
-                EnqueueErrorKind::UnknownFlow(id)
-            };
-            return Err(EnqueueError { kind, packet });
-        };
-        if len == 0 {
-            return Err(EnqueueError {
-                kind: EnqueueErrorKind::EmptyPacket,
-                packet,
-            });
-        }
-        if len > f.cfg.max_len {
-            let kind = EnqueueErrorKind::PacketTooLong {
+        let kind = match self.flows.get(id.index()).filter(|f| f.present) {
+            None if id == FlowId::RESERVED => EnqueueErrorKind::ReservedFlowId,
+            None => EnqueueErrorKind::UnknownFlow(id),
+            Some(_) if len == 0 => EnqueueErrorKind::EmptyPacket,
+            Some(f) => EnqueueErrorKind::PacketTooLong {
                 len,
                 max_len: f.cfg.max_len,
-            };
-            return Err(EnqueueError { kind, packet });
-        }
+            },
+        };
+        EnqueueError { kind, packet }
+    }
+
+    /// Validates and queues a packet. Returns `true` if the flow was empty
+    /// before (it just became backlogged).
+    #[inline(always)]
+    pub fn push(&mut self, id: FlowId, packet: P) -> Result<bool, EnqueueError<P>> {
+        let len = packet.len();
+        // One compare for "configured flow and 1 <= len <= max_len": an
+        // absent flow's slot is EMPTY_FLOW, whose max_len is 0, and a
+        // configured flow's max_len is at least 1; len 0 wraps to u32::MAX.
+        let f = match self.flows.get_mut(id.index()) {
+            Some(f) if len.wrapping_sub(1) < f.cfg.max_len => f,
+            _ => return Err(self.push_error(id, packet)),
+        };
         let idx = self.free;
         let Some(slot) = self.slots.get_mut(idx as usize) else {
             let kind = EnqueueErrorKind::Full {
