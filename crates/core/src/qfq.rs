@@ -491,7 +491,7 @@ impl QfqCore {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn list_append(&mut self, g: usize, idx: usize, e: usize) {
         let t = self.groups[g].tail[idx];
         self.ent[e].prev = t;
@@ -505,7 +505,7 @@ impl QfqCore {
     }
 
     /// Unlinks `e` from bucket `idx`; returns true if the bucket emptied.
-    #[inline]
+    #[inline(always)]
     fn list_unlink(&mut self, g: usize, idx: usize, e: usize) -> bool {
         let Ent { prev, next, .. } = self.ent[e];
         if prev == NIL {
@@ -635,7 +635,7 @@ impl QfqCore {
     /// to the first non-empty bucket, update the group's timestamps and set
     /// (idle groups leave every set) and, if `g` was in ER, unblock the
     /// groups it was blocking (`old_f` = its finish time before).
-    #[inline]
+    #[inline(always)]
     fn refresh_group(&mut self, g: usize, old_f: u64) {
         let bit = 1u64 << g;
         let was_er = self.sets[ER] & bit != 0;

@@ -2,9 +2,10 @@
 //! cross-core traffic): a lower bound for `arbiter-bench`.
 //! Run: `cargo run --release -p fairway-runtime --example arbiter_micro`.
 //!
-//! `arbiter_micro scan drr|qfq [MAX_LEN]` runs only the one-thread client +
-//! `do_scan` loop (concrete scheduler, 10^6 packets of 60 B, the flow's
-//! max_len 60 B as in `arbiter-bench`, or MAX_LEN), for instruction counts:
+//! `arbiter_micro scan drr|qfq [MAX_LEN [CLIENTS]]` runs only the
+//! one-thread client + `do_scan` loop (concrete scheduler, 10^6 packets of
+//! 60 B, the flows' max_len 60 B as in `arbiter-bench`, or MAX_LEN; one
+//! client, or CLIENTS), for instruction counts:
 //! `valgrind --tool=callgrind target/release/examples/arbiter_micro scan drr`
 //! (instructions per packet = total / 10^6, setup included, < 1 %).
 
@@ -15,21 +16,24 @@ use std::time::Instant;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("scan") {
-        let cap = Capacity::new(1, 1023);
         let n = 1_000_000;
         let max_len = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(60);
+        let clients = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(1u32);
+        let cap = Capacity::new(clients, 1023 * clients);
         match args.get(2).map(String::as_str) {
             Some("qfq") => concrete(
                 "qfq",
                 Qfq::<u32>::with_limits(cap, Limits::default()),
                 n,
                 max_len,
+                clients,
             ),
             _ => concrete(
                 "drr",
                 Drr::<u32>::with_options(cap, Limits::default(), None),
                 n,
                 max_len,
+                clients,
             ),
         }
         return;
@@ -124,37 +128,50 @@ fn main() {
         Drr::<u32>::with_options(cap, Limits::default(), None),
         n,
         60,
+        1,
     );
     concrete(
         "qfq",
         Qfq::<u32>::with_limits(cap, Limits::default()),
         n,
         60,
+        1,
     );
 }
 
 // The full do_scan path with the concrete scheduler (as arbiter-bench
-// runs it for drr/qfq/fifo).
-fn concrete<S: Scheduler<u32>>(name: &str, mut sched: S, n: u64, max_len: u32) {
-    sched
-        .add_flow(FlowId(0), FlowConfig::new(1, max_len))
-        .unwrap();
-    let (mut client, reader) = client_queue::<u32>(1023);
+// runs it for drr/qfq/fifo), `clients` equal flows sharing 64-packet rounds.
+fn concrete<S: Scheduler<u32>>(name: &str, mut sched: S, n: u64, max_len: u32, clients: u32) {
+    let mut queues = Vec::new();
+    let mut readers = Vec::new();
+    for i in 0..clients {
+        sched
+            .add_flow(FlowId(i), FlowConfig::new(1, max_len))
+            .unwrap();
+        let (c, r) = client_queue::<u32>(1023);
+        queues.push(c);
+        readers.push(r);
+    }
     let link = EmulatedLink::new(u64::MAX / 2).unwrap();
-    let mut arb = Arbiter::new(Box::new(sched), vec![reader], link, 0);
+    let mut arb = Arbiter::new(Box::new(sched), readers, link, 0);
     let t = Instant::now();
     let mut moved = 0u64;
     let mut now = 1;
+    let per_client = (64 / clients).max(1);
     while moved < n {
-        for _ in 0..64 {
-            let _ = client.try_push(60, 0);
+        for client in queues.iter_mut() {
+            for _ in 0..per_client {
+                let _ = client.try_push(60, 0);
+            }
         }
         now += 1000;
         arb.do_scan(now);
-        moved += client.drain_to(client.grant_index(), |_| {}) as u64;
+        for client in queues.iter_mut() {
+            moved += client.drain_to(client.grant_index(), |_| {}) as u64;
+        }
     }
     println!(
-        "{name} (concrete, max_len {max_len}): client push+drain and do_scan, one thread: {:.1} ns/packet",
+        "{name} (concrete, max_len {max_len}, {clients} client(s)): client push+drain and do_scan, one thread: {:.1} ns/packet",
         t.elapsed().as_nanos() as f64 / moved as f64
     );
 }
