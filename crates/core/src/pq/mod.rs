@@ -34,22 +34,22 @@
 //!   [`FfsQueue`] (≤ 1024 levels) or even [`ElementBinaryHeap`] is enough and
 //!   uses the least memory.
 //! * **Many levels, fixed range** (e.g. remaining flow size):
-//!   [`HierarchicalFfsQueue`]. [`GradientQueue`] is exact too, with no
+//!   [`HierarchicalFfsQueue`], the fastest exact queue measured.
+//!   [`GradientQueue`] is exact too, at 0.7–0.9x hFFS's speed, with no
 //!   advantage over it: per emptied bucket it evaluates `⌈b/a⌉` (a
 //!   leading-zero count checked by two multiplications) where hFFS takes
-//!   one FFS. (It ran at 0.7–1.0x hFFS's speed when that was an `f64`
-//!   division; not re-measured since.)
+//!   one FFS.
 //! * **Many levels, moving range** (shaping timestamps, virtual times):
-//!   [`CircularFfsQueue`]: within 10–20 % of hFFS, 3–5x faster than the
-//!   bucketed heap at one element per bucket, 1.2–2x at four, on par from
+//!   [`CircularFfsQueue`]: 0.75–0.9x hFFS, 5–6x faster than the bucketed
+//!   heap at one element per bucket, 2.3x at four, 1.3x at 16, on par from
 //!   64, with O(1) window rotation and counted clamping. The
-//!   [`TimingWheel`] is as fast in fill-drain because a drain sweeps each
-//!   slot once; it pays a linear scan per empty slot whenever the queue is
-//!   sparse and the caller does not advance it with the clock
-//!   ([`TimingWheel::pop_due`]).
+//!   [`TimingWheel`] is faster in fill-drain because a drain sweeps each
+//!   slot once and it keeps no bitmap; it pays a linear scan per empty
+//!   slot whenever the queue is sparse and the caller does not advance it
+//!   with the clock ([`TimingWheel::pop_due`]).
 //! * **Moving range, fully occupied levels**: [`ApproxGradientQueue`] is
-//!   exact at 100 % occupancy, but it ran at 0.4–0.8x the speed of cFFS and
-//!   its error rate is 12 % at 10 % occupancy and 70–85 % at 30–90 %
+//!   exact at 100 % occupancy, but it ran at 0.3–0.75x the speed of cFFS
+//!   and its error rate is 12 % at 10 % occupancy and 70–85 % at 30–90 %
 //!   occupancy (seed 002 Fig. 14 shows the same trend). Use it only with
 //!   every bucket occupied, and re-size the granularity when buckets empty.
 //! * **Many elements per bucket (≳ 64)**: all bucketed queues perform the
