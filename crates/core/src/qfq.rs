@@ -752,6 +752,27 @@ impl QfqCore {
                 self.update_eligible();
                 return;
             }
+            // Sharing its group, re-filed `slot` (≥ 1) buckets ahead within
+            // the ring: the general path with the slot computed once, and
+            // the group refreshed only if the front bucket emptied (else
+            // refresh_group finds bucket 0 non-empty and changes nothing).
+            if slot <= MAX_INSERT_SLOT {
+                self.advance_v(u64::from(len));
+                let emptied = self.list_unlink(g, front, e);
+                let ent = &mut self.ent[e];
+                ent.s = ent.f;
+                ent.f = ent.s.wrapping_add(vl);
+                let to = ((front as u32 + slot as u32) & SLOT_MASK) as usize;
+                self.list_append(g, to, e);
+                self.groups[g].full |= 1u64 << slot;
+                if emptied {
+                    self.groups[g].full &= !1;
+                    let old_f = self.groups[g].f;
+                    self.refresh_group(g, old_f);
+                }
+                self.update_eligible();
+                return;
+            }
         }
         self.served_head_general(e, len, next);
     }

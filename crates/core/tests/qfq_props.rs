@@ -281,17 +281,26 @@ proptest! {
 }
 
 /// The dequeue fast paths (entity re-filed in its front bucket; entity
-/// alone in its group moving the group with it) leave exactly the state the
-/// general path leaves: checked at every dequeue (debug builds) on the
+/// alone in its group moving the group with it; entity sharing its group
+/// re-filed further on) leave exactly the state the general path leaves: checked at every dequeue (debug builds) on the
 /// workloads that take them most: small packets, a few flows per group.
 #[test]
 fn qfq_fast_paths_match_the_general_path() {
-    for (flows, max_len, pkt) in [(1, 60, 60), (1, 1500, 60), (3, 1500, 64), (3, 64, 64)] {
+    // (flows, max_len, packet length, equal weights: all in one group)
+    let cases = [
+        (1, 60, 60, true),
+        (1, 1500, 60, true),
+        (3, 1500, 64, false),
+        (3, 64, 64, false),
+        (4, 60, 60, true),
+        (4, 1500, 64, true),
+    ];
+    for (flows, max_len, pkt, equal) in cases {
         let mut s = Qfq::<Pkt>::new(cap());
         s.verify_fast_paths(true);
         for f in 0..flows {
-            s.add_flow(FlowId(f), FlowConfig::new(1 + f, max_len))
-                .unwrap();
+            let w = if equal { 1 } else { 1 + f };
+            s.add_flow(FlowId(f), FlowConfig::new(w, max_len)).unwrap();
         }
         let mut id = 0;
         for round in 0..200u32 {
