@@ -1,5 +1,8 @@
-//! Pinning threads to CPUs (`sched_setaffinity`), so the arbiter and the
-//! clients run on different cores as in seed 001 §5.2.
+//! Thread placement: pinning threads to CPUs (`sched_setaffinity`), so the
+//! arbiter and the clients run on different cores as in seed 001 §5.2, and
+//! real-time (`SCHED_FIFO`) priority, so that ordinary processes sharing
+//! those cores cannot preempt them (seed 001 runs its arbiter as a kernel
+//! thread; in user space this is the nearest equivalent).
 
 use std::io;
 
@@ -36,4 +39,42 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
 #[cfg(not(target_os = "linux"))]
 pub fn pin_current_thread(_cpu: usize) -> io::Result<()> {
     Ok(())
+}
+
+/// Highest `SCHED_FIFO` priority Linux accepts.
+pub const MAX_RT_PRIORITY: u8 = 99;
+
+/// Runs the calling thread under `SCHED_FIFO` at `priority` (1..=99).
+/// Needs `CAP_SYS_NICE` (root) or an `RLIMIT_RTPRIO` allowance. Note that
+/// Linux throttles real-time threads to `sched_rt_runtime_us` per
+/// `sched_rt_period_us` (by default 950 ms per second): a busy-polling
+/// real-time thread is stopped for up to 50 ms each second.
+#[cfg(target_os = "linux")]
+pub fn set_realtime_priority(priority: u8) -> io::Result<()> {
+    if priority == 0 || priority > MAX_RT_PRIORITY {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "real-time priority must be 1..=99",
+        ));
+    }
+    let param = libc::sched_param {
+        sched_priority: i32::from(priority),
+    };
+    // SAFETY: `param` is a valid, initialised sched_param; pid 0 is the
+    // calling thread.
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Real-time priority is not available off Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn set_realtime_priority(_priority: u8) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "real-time priority is only implemented on Linux",
+    ))
 }

@@ -22,7 +22,7 @@
 //! DRR, QFQ), not a `Box<dyn Scheduler>`, so `do_scan` inlines its
 //! enqueue/dequeue (see [`spawn_arbiter`]).
 
-use crate::affinity::{available_cpus, pin_current_thread};
+use crate::affinity::{available_cpus, pin_current_thread, set_realtime_priority};
 use crate::backend::Backend;
 use crate::runtime::{ArbiterMode, ClientConfig, RuntimeBuilder, RuntimeConfig};
 use crate::wakeup::KickMode;
@@ -61,6 +61,10 @@ pub struct BenchConfig {
     pub queue_len: usize,
     /// Pin the arbiter to CPU 0 and the clients to the other CPUs.
     pub pin: bool,
+    /// Run the arbiter and the client threads under `SCHED_FIFO` at this
+    /// priority (see [`crate::set_realtime_priority`]), so other processes
+    /// on the machine cannot preempt them.
+    pub realtime: Option<u8>,
 }
 
 impl Default for BenchConfig {
@@ -79,6 +83,7 @@ impl Default for BenchConfig {
             min_awake: Duration::from_micros(20),
             queue_len: 1023,
             pin: true,
+            realtime: None,
         }
     }
 }
@@ -218,6 +223,7 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
         kick: cfg.kick,
         min_awake: cfg.min_awake,
         arbiter_cpu: pin.then_some(0),
+        realtime_priority: cfg.realtime,
     };
     let mut builder = RuntimeBuilder::new(rt).map_err(|e| e.to_string())?;
     let mut clients = Vec::with_capacity(cfg.clients);
@@ -248,6 +254,7 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
     let start = clock.now_ns() + 20_000_000; // let every thread get going
     let end = start + cfg.duration.as_nanos() as u64;
     let pkt_size = cfg.pkt_size;
+    let realtime = cfg.realtime;
     let results: Vec<Result<ClientResult, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = clients
             .into_iter()
@@ -257,6 +264,11 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
                 s.spawn(move || -> Result<ClientResult, String> {
                     if pin {
                         let _ = pin_current_thread(1 + i % (cpus - 1));
+                    }
+                    if let Some(p) = realtime {
+                        set_realtime_priority(p).map_err(|e| {
+                            format!("client {i}: cannot get real-time priority {p}: {e}")
+                        })?;
                     }
                     let mut be = LatencyBackend {
                         now_ns: 0,

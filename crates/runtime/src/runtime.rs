@@ -3,6 +3,7 @@
 //! [`Client`] API (`submit` + `kick_arbiter`, `drain` at most every Δ_C);
 //! and the handle that stops the arbiter.
 
+use crate::affinity::MAX_RT_PRIORITY;
 use crate::arbiter::{Arbiter, ArbiterStats, ScanResult};
 use crate::backend::Backend;
 use crate::clock::MonotonicClock;
@@ -42,6 +43,10 @@ pub struct RuntimeConfig {
     pub min_awake: Duration,
     /// CPU to pin the arbiter thread to, if any.
     pub arbiter_cpu: Option<usize>,
+    /// Run the arbiter thread under `SCHED_FIFO` at this priority (1..=99),
+    /// so other processes cannot preempt it; `None`: normal scheduling.
+    /// Needs `CAP_SYS_NICE`; see [`crate::set_realtime_priority`].
+    pub realtime_priority: Option<u8>,
 }
 
 impl Default for RuntimeConfig {
@@ -56,6 +61,7 @@ impl Default for RuntimeConfig {
             kick: KickMode::Notify,
             min_awake: Duration::from_micros(20),
             arbiter_cpu: None,
+            realtime_priority: None,
         }
     }
 }
@@ -104,6 +110,10 @@ pub enum RuntimeError {
     Thread(String),
     /// Pinning a thread failed.
     Affinity(std::io::Error),
+    /// `realtime_priority` outside 1..=99.
+    BadPriority(u8),
+    /// The arbiter thread could not get its real-time priority.
+    Realtime(std::io::Error),
 }
 
 impl fmt::Display for RuntimeError {
@@ -123,6 +133,13 @@ impl fmt::Display for RuntimeError {
             ),
             RuntimeError::Thread(m) => write!(f, "arbiter thread: {m}"),
             RuntimeError::Affinity(e) => write!(f, "cannot pin thread: {e}"),
+            RuntimeError::BadPriority(p) => {
+                write!(f, "real-time priority {p} outside 1..={MAX_RT_PRIORITY}")
+            }
+            RuntimeError::Realtime(e) => write!(
+                f,
+                "cannot give the arbiter real-time priority: {e} (needs CAP_SYS_NICE, e.g. root)"
+            ),
         }
     }
 }
@@ -393,6 +410,11 @@ pub struct RuntimeBuilder {
 impl RuntimeBuilder {
     /// Validates the configuration.
     pub fn new(cfg: RuntimeConfig) -> Result<Self, RuntimeError> {
+        if let Some(p) = cfg.realtime_priority {
+            if p == 0 || p > MAX_RT_PRIORITY {
+                return Err(RuntimeError::BadPriority(p));
+            }
+        }
         let link = EmulatedLink::new(cfg.rate_bps).ok_or(RuntimeError::RateTooLow(cfg.rate_bps))?;
         Ok(Self {
             link,
@@ -478,6 +500,10 @@ impl RuntimeBuilder {
         let thread = std::thread::Builder::new()
             .name("fairway-arbiter".into())
             .spawn(move || {
+                if let Err(e) = realtime(&cfg) {
+                    let _ = tx.send(Err(e));
+                    return ArbiterStats::default();
+                }
                 let sched = make_scheduler(cap, Limits::default());
                 let core = match prepare(&cfg, sched, flows, readers, link, clock) {
                     Ok(c) => c,
@@ -520,6 +546,10 @@ impl RuntimeBuilder {
         let thread = std::thread::Builder::new()
             .name("fairway-arbiter".into())
             .spawn(move || {
+                if let Err(e) = realtime(&cfg) {
+                    let _ = tx.send(Err(e));
+                    return ArbiterStats::default();
+                }
                 let _ = tx.send(Ok(()));
                 run_arbiter_shared(&cfg, &wake2, &core)
             })
@@ -570,6 +600,14 @@ fn prepare<S: Scheduler<u32> + ?Sized>(
     link.set_idle_at(clock.now_ns());
     let arbiter = Arbiter::new(sched, readers, link, cfg.delta_a.as_nanos() as u64);
     Ok(LockedCore::new(ClockedArbiter { clock, arbiter }))
+}
+
+/// Gives the calling (arbiter) thread the configured real-time priority.
+fn realtime(cfg: &RuntimeConfig) -> Result<(), RuntimeError> {
+    match cfg.realtime_priority {
+        Some(p) => crate::affinity::set_realtime_priority(p).map_err(RuntimeError::Realtime),
+        None => Ok(()),
+    }
 }
 
 fn pin(cfg: &RuntimeConfig) {

@@ -382,3 +382,42 @@ fn stop_wakes_a_blocked_arbiter() {
     let a = arb.stop().unwrap();
     assert!(a.blocks >= 1, "{a:?}");
 }
+
+#[test]
+fn realtime_priority_is_validated_then_applied_or_refused_with_a_typed_error() {
+    let _serial = serial();
+    for bad in [0, 100] {
+        let r = RuntimeBuilder::new(RuntimeConfig {
+            realtime_priority: Some(bad),
+            ..RuntimeConfig::default()
+        });
+        assert!(matches!(r, Err(RuntimeError::BadPriority(p)) if p == bad));
+    }
+    // A sleeping arbiter, so a real-time thread does not hog a core.
+    let cfg = RuntimeConfig {
+        mode: ArbiterMode::Sleep,
+        realtime_priority: Some(1),
+        ..RuntimeConfig::default()
+    };
+    let mut b = RuntimeBuilder::new(cfg).unwrap();
+    let mut c = b.add_client::<u32>(ClientConfig::default()).unwrap();
+    match b.spawn(drr()) {
+        Ok(arbiter) => {
+            for _ in 0..100 {
+                c.submit(100).unwrap();
+            }
+            let mut sink = CountingBackend::default();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while sink.packets < 100 && Instant::now() < deadline {
+                c.drain_now(&mut sink);
+            }
+            assert_eq!(sink.packets, 100);
+            arbiter.stop().unwrap();
+        }
+        // Without CAP_SYS_NICE: refused, typed, and nothing was started.
+        Err(RuntimeError::Realtime(e)) => {
+            assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{e}")
+        }
+        Err(e) => panic!("unexpected error: {e}"),
+    }
+}

@@ -33,7 +33,8 @@ pub enum KickArg {
     after_help = "Examples:\n  fairway arbiter-bench --clients 4 --sched drr\n  \
     fairway arbiter-bench --rate 10G --load 0.01 --pkt-size 64      # light-load latency\n  \
     fairway arbiter-bench --rate 10G --load 0.01 --mode sleep --json\n  \
-    fairway arbiter-bench --rate 10G --load 0.01 --chart latency.svg   # CDF of the three variants"
+    fairway arbiter-bench --rate 10G --load 0.01 --chart latency.svg   # CDF of the three variants\n  \
+    sudo fairway arbiter-bench --rate 10G --load 0.01 --realtime 10  # SCHED_FIFO: no preemption by other processes"
 )]
 pub struct ArbiterBenchArgs {
     /// Client threads, one flow each.
@@ -75,6 +76,12 @@ pub struct ArbiterBenchArgs {
     /// Do not pin the arbiter and clients to CPUs.
     #[arg(long)]
     pub no_pin: bool,
+    /// Run the arbiter and client threads under SCHED_FIFO at this priority
+    /// (1-99), so other processes cannot preempt them; needs root or
+    /// CAP_SYS_NICE. Linux still pauses real-time threads for up to 50 ms
+    /// a second (sched_rt_runtime_us), which shows in the max latency.
+    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99))]
+    pub realtime: Option<u8>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -134,6 +141,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
         min_awake: Duration::from_micros(args.min_awake_us),
         queue_len: args.queue_len,
         pin: !args.no_pin,
+        realtime: args.realtime,
     };
     let Some(path) = args.chart.clone() else {
         let r = bench::run(&cfg)?;
@@ -230,6 +238,7 @@ fn to_json(args: &ArbiterBenchArgs, r: &BenchReport) -> serde_json::Value {
         "load": args.load,
         "mode": format!("{:?}", args.mode).to_lowercase(),
         "kick": format!("{:?}", args.kick).to_lowercase(),
+        "realtime_priority": args.realtime,
         "seconds": r.seconds,
         "decisions_per_sec": r.decisions_per_sec,
         "latency_ns_p50": r.latency.p50,
