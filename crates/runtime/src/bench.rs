@@ -295,10 +295,20 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
                         // were submitted in an earlier iteration, so their
                         // latency is `now - stamp` with no second read.
                         be.now_ns = now;
-                        client.drain_at(now, &mut be);
+                        let drained = client.drain_at(now, &mut be);
                         match gap_ns {
                             None => {
                                 let burst = client.room().min(64);
+                                if burst == 0 && drained == 0 {
+                                    // Queue full, nothing granted yet: a
+                                    // pause hint rather than a hot spin,
+                                    // which on a hyperthread sibling of the
+                                    // arbiter's core (small VMs) takes its
+                                    // issue slots.
+                                    for _ in 0..8 {
+                                        std::hint::spin_loop();
+                                    }
+                                }
                                 for _ in 0..burst {
                                     let p = StampedPacket {
                                         len: pkt_size,

@@ -198,7 +198,13 @@ impl Wakeup {
         core.lock();
         core.with(|c| {
             while !self.stop_requested() {
-                c.scan(false);
+                if c.scan(false) == ScanResult::NoTraffic {
+                    // Nothing queued: a pause hint instead of a hot spin.
+                    // The two vCPUs of a small VM are often hyperthreads
+                    // of one core, and a hot spin here takes issue slots
+                    // from the clients running on the sibling.
+                    spin_wait();
+                }
             }
         });
         core.unlock();
