@@ -42,7 +42,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub sched: Option<String>,
     /// Flow set: a preset (1k-w1, 1k-wmix, 32k-w1, 32k-wmix, 1k-highw), a
-    /// comma-separated list of presets, or WEIGHTxCOUNT[@MAXLEN] groups.
+    /// comma-separated list of presets, or `WEIGHTxCOUNT[@MAXLEN]` groups.
     /// Default: 1k-w1 (the `m` sweep: the four seed 000 §8 presets).
     #[arg(long)]
     pub flows: Option<String>,

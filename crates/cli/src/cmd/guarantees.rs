@@ -18,7 +18,7 @@ pub struct GuaranteesArgs {
     #[arg(long, default_value = "fifo,drr,wf2q+")]
     pub sched: String,
     /// Flow set: a preset (1k-w1, 1k-wmix, 32k-w1, 32k-wmix, 1k-highw) or
-    /// WEIGHTxCOUNT[@MAXLEN] groups (e.g. `1x500,8x125@9000`).
+    /// `WEIGHTxCOUNT[@MAXLEN]` groups (e.g. `1x500,8x125@9000`).
     #[arg(long, default_value = "1k-highw")]
     pub flows: String,
     /// Packets the transmit queue holds besides the one on the wire

@@ -4,7 +4,7 @@
 //! Uses `perf_event_open` on the calling thread. Virtual machines and
 //! containers often refuse it (no PMU, `perf_event_paranoid`, seccomp):
 //! [`PerfCounters::open`] then returns the reason, which the CLI prints as
-//! "counters unavailable: <reason>".
+//! `"counters unavailable: <reason>"`.
 
 /// Counts read over one measured region.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
