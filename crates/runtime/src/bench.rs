@@ -20,7 +20,7 @@
 //!
 //! The arbiter runs the concrete scheduler type for the common kinds (FIFO,
 //! DRR, QFQ), not a `Box<dyn Scheduler>`, so `do_scan` inlines its
-//! enqueue/dequeue (see [`spawn_arbiter`]).
+//! enqueue/dequeue (see `spawn_arbiter`).
 
 use crate::affinity::{available_cpus, pin_current_thread, set_realtime_priority};
 use crate::backend::Backend;

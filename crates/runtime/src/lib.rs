@@ -16,7 +16,7 @@
 //!   backpressure ([`SubmitError`]), departed clients, accounting.
 //! * [`backend`]: where `drain()` sends packets ([`NullBackend`],
 //!   [`CountingBackend`], [`UdpBackend`]).
-//! * [`bench`]: the `fairway arbiter-bench` measurement (§5.4, §5.5).
+//! * `bench`: the `fairway arbiter-bench` measurement (§5.4, §5.5).
 //!
 //! ```
 //! use fairway_runtime::*;

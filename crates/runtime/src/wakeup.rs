@@ -20,7 +20,7 @@
 //!   only right before blocking; it stays awake at least `min_awake` after
 //!   each wake-up, because unlock/notify cost µs (§3.1).
 //!
-//! The protocol is generic over [`ScanCore`] so that the loom models in
+//! The protocol is generic over `ScanCore` so that the loom models in
 //! `loom_tests.rs` check this exact code.
 
 use crate::arbiter::ScanResult;
