@@ -636,7 +636,7 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
 
     /// Per packet: the head flow of the in-service aggregate sends, its
     /// deficit and the aggregate's budget are charged (SCHED's virtual time
-    /// is charged per turn, see [`Self::sync`]), and DRR rotates the flow
+    /// is charged per turn, see `Self::sync`), and DRR rotates the flow
     /// eagerly if its deficit no longer covers its next packet — without
     /// reading that packet when the deficit is 0.
     #[inline(always)]
