@@ -62,9 +62,9 @@ pub use arbiter::{Arbiter, ArbiterStats, ScanResult};
 pub use backend::{Backend, CountingBackend, NullBackend, UdpBackend};
 pub use clock::MonotonicClock;
 pub use link::EmulatedLink;
-pub use mailbox::{client_queue, ClientQueue, QueueReader};
+pub use mailbox::{client_queue, ClientQueue, QueueDrainer, QueuePusher, QueueReader};
 pub use runtime::{
-    ArbiterHandle, ArbiterMode, Client, ClientConfig, ClientStats, RuntimeBuilder, RuntimeConfig,
-    RuntimeError, SubmitError, SubmitErrorKind,
+    ArbiterHandle, ArbiterMode, Client, ClientConfig, ClientDrainer, ClientStats, ClientSubmitter,
+    RuntimeBuilder, RuntimeConfig, RuntimeError, SubmitError, SubmitErrorKind,
 };
 pub use wakeup::KickMode;

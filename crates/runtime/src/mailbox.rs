@@ -10,17 +10,24 @@
 //!   detects new entries from the slot contents and never reads the
 //!   client's insertion index (FastForward).
 //! * The arbiter publishes how many packets it has granted in `head`; the
-//!   client reads `head`, transmits the granted packets and clears their
-//!   slots itself. So slots are written only by the client and `head` only
-//!   by the arbiter: no cache line is written by both sides.
+//!   client (or its dispatcher) reads `head`, transmits the granted packets
+//!   and clears their slots itself. So slots are written only by the client
+//!   side and `head` only by the arbiter: no cache line is written by both.
 //! * One slot always stays empty as a separator (Fig. 3 `submit()` checks
 //!   `slots[next]`), so the arbiter, scanning, always stops on a cleared
 //!   slot and can never mistake a granted-but-undrained entry of the
 //!   previous lap for a new one.
+//! * The client end can be split ([`ClientQueue::split`]) into a push half
+//!   and a drain half on different threads: a dispatcher thread then
+//!   transmits and clears the slots. The two halves share the payload ring
+//!   and two counters, `tail` and `drained`, each written by one half only
+//!   (Release) and read by the other (Acquire): the drain half's `drained`
+//!   tells the push half which payload slots and lengths it may reuse, and
+//!   the push half reads it only when the ring looks full.
 //!
 //! Indices are free-running counters (`usize`, wrapping), masked on access.
 
-use crate::sync::{Arc, AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicU32, AtomicUsize, Ordering, UnsafeCell};
 use crossbeam_utils::CachePadded;
 use std::mem::MaybeUninit;
 
@@ -81,13 +88,28 @@ pub fn client_queue<P>(usable: usize) -> (ClientQueue<P>, QueueReader) {
         block_len: ring.min(SLOTS_PER_BLOCK),
     });
     let usable = ring - 1;
+    let payloads = Arc::new(PayloadRing {
+        slots: (0..ring)
+            .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+            .collect(),
+        drained: CachePadded::new(AtomicUsize::new(0)),
+        tail: CachePadded::new(AtomicUsize::new(0)),
+        shared: shared.clone(),
+    });
     (
         ClientQueue {
-            shared: shared.clone(),
-            payloads: (0..ring).map(|_| MaybeUninit::uninit()).collect(),
-            tail: 0,
-            drained: 0,
-            usable,
+            push: QueuePusher {
+                shared: shared.clone(),
+                payloads: payloads.clone(),
+                tail: 0,
+                drained_seen: 0,
+                usable,
+            },
+            drain: QueueDrainer {
+                shared: shared.clone(),
+                payloads,
+                drained: 0,
+            },
         },
         QueueReader {
             shared,
@@ -98,59 +120,127 @@ pub fn client_queue<P>(usable: usize) -> (ClientQueue<P>, QueueReader) {
     )
 }
 
-/// The client (producer) end of a client queue. Owned by one thread at a
-/// time; `Send` if the packets are.
-pub struct ClientQueue<P> {
+/// The payloads, indexed like the slots (`index & mask`), shared by the
+/// push and drain halves of a client queue: entries `drained..tail` are
+/// initialised, the others are not. Payloads never leave the client side;
+/// the arbiter sees only lengths.
+struct PayloadRing<P> {
+    slots: Box<[UnsafeCell<MaybeUninit<P>>]>,
+    /// Packets drained so far (free-running). Stored (Release) by the drain
+    /// half after it moved the payloads out and cleared their slots; the
+    /// push half loads it (Acquire) only when the ring looks full.
+    drained: CachePadded<AtomicUsize>,
+    /// Packets pushed so far. Stored (Release) by the push half after each
+    /// payload is written; the drain half loads it once per drain, to never
+    /// read past what was pushed whatever the grant index says.
+    tail: CachePadded<AtomicUsize>,
     shared: Arc<MailboxShared>,
-    /// Payloads, indexed like the slots (`index & mask`): entries
-    /// `drained..tail` are initialised, the others are not. A plain ring
-    /// rather than a `VecDeque`: same index arithmetic as the slots, no
-    /// length/head bookkeeping of its own, no `Option` per pop.
-    payloads: Box<[MaybeUninit<P>]>,
+}
+
+// SAFETY: a payload slot is written only by the push half, for entries
+// outside `drained..tail`, and read (moved out) only by the drain half, for
+// entries inside it; `tail` and `drained` are published with Release after
+// the write / move and loaded with Acquire before the other side touches the
+// slot, so no slot is ever accessed by both at once. Moving payloads
+// between threads needs `P: Send`.
+unsafe impl<P: Send> Send for PayloadRing<P> {}
+// SAFETY: as above; `&PayloadRing` gives access only through the protocol.
+unsafe impl<P: Send> Sync for PayloadRing<P> {}
+
+impl<P> Drop for PayloadRing<P> {
+    /// Both halves are gone: drop the payloads never drained, and tell the
+    /// arbiter this client left (seed 001 §4.1 footnote 7: it then reclaims
+    /// what it had scheduled for it).
+    fn drop(&mut self) {
+        let mask = self.shared.mask;
+        let (mut i, tail) = (
+            self.drained.load(Ordering::Acquire),
+            self.tail.load(Ordering::Acquire),
+        );
+        while i != tail {
+            // SAFETY: entries `drained..tail` are initialised and unread, and
+            // no half is left to touch them.
+            self.slots[i & mask].with_mut(|p| unsafe { (*p).assume_init_drop() });
+            i = i.wrapping_add(1);
+        }
+        self.shared.closed.store(true, Ordering::Release);
+    }
+}
+
+/// The push half of a client queue (see [`ClientQueue::split`]).
+pub struct QueuePusher<P> {
+    shared: Arc<MailboxShared>,
+    payloads: Arc<PayloadRing<P>>,
     /// Index of the next slot to fill.
     tail: usize,
-    /// Index of the next packet to transmit (`client_head` in Fig. 3).
-    drained: usize,
+    /// The drain half's `drained` as last loaded (a lower bound).
+    drained_seen: usize,
     usable: usize,
 }
 
-impl<P> ClientQueue<P> {
+impl<P> QueuePusher<P> {
     /// Packets the queue holds at most.
     pub fn capacity(&self) -> usize {
         self.usable
     }
 
-    /// Packets submitted and not yet drained (granted or not).
-    pub fn len(&self) -> usize {
-        self.tail.wrapping_sub(self.drained)
+    /// Packets pushed so far (free-running).
+    pub fn pushed(&self) -> usize {
+        self.tail
     }
 
-    /// True when nothing is waiting.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    /// Room for this many more packets (reads the drain half's progress).
+    pub fn room(&mut self) -> usize {
+        self.drained_seen = self.payloads.drained.load(Ordering::Acquire);
+        self.usable - self.tail.wrapping_sub(self.drained_seen)
     }
 
     /// Appends a packet of `len > 0` bytes, or hands it back when full.
-    /// The fullness test uses only client-private counters: no shared read.
+    /// Reads shared memory only when the ring looks full.
     #[inline]
     pub fn try_push(&mut self, len: u32, packet: P) -> Result<(), P> {
         debug_assert!(len != 0, "0 marks an empty slot");
-        if self.len() >= self.usable {
-            return Err(packet);
+        if self.tail.wrapping_sub(self.drained_seen) >= self.usable {
+            // Acquire: the drain half's moves out of these slots (and its
+            // clears of their lengths) happen before our writes.
+            self.drained_seen = self.payloads.drained.load(Ordering::Acquire);
+            if self.tail.wrapping_sub(self.drained_seen) >= self.usable {
+                return Err(packet);
+            }
         }
         let i = self.tail & self.shared.mask;
-        self.payloads[i].write(packet);
+        // SAFETY: entry `i` is outside `drained..tail` (checked above), so
+        // no one else accesses it until we publish it below.
+        self.payloads.slots[i].with_mut(|p| unsafe { (*p).write(packet) });
         // Release: the arbiter, acquiring this length, also sees our earlier
         // clear of the slot after it (the separator), see the module doc.
         self.shared.slot(self.tail).store(len, Ordering::Release);
         self.tail = self.tail.wrapping_add(1);
+        // Release: the payload write happens before the drain half's read.
+        self.payloads.tail.store(self.tail, Ordering::Release);
         Ok(())
     }
+}
 
+/// The drain half of a client queue (see [`ClientQueue::split`]): what a
+/// dispatcher thread holds to transmit a client's granted packets.
+pub struct QueueDrainer<P> {
+    shared: Arc<MailboxShared>,
+    payloads: Arc<PayloadRing<P>>,
+    /// Index of the next packet to transmit (`client_head` in Fig. 3).
+    drained: usize,
+}
+
+impl<P> QueueDrainer<P> {
     /// The arbiter's grant index: packets before it may be transmitted.
     #[inline]
     pub fn grant_index(&self) -> usize {
         self.shared.head.load(Ordering::Acquire)
+    }
+
+    /// Packets drained so far (free-running).
+    pub fn drained(&self) -> usize {
+        self.drained
     }
 
     /// Packets granted and not yet drained, given a `grant_index()` value.
@@ -164,13 +254,15 @@ impl<P> ClientQueue<P> {
     #[inline]
     pub fn drain_to(&mut self, grant_index: usize, mut transmit: impl FnMut(P)) -> usize {
         let n = self.granted_since(grant_index);
-        debug_assert!(
-            n <= self.len(),
+        // Release-mode guard for the `unsafe` reads below: never read past
+        // the pushed (initialised) entries, whatever `grant_index` says.
+        let pushed = self.payloads.tail.load(Ordering::Acquire);
+        let n = n.min(pushed.wrapping_sub(self.drained));
+        debug_assert_eq!(
+            n,
+            self.granted_since(grant_index),
             "the arbiter granted more than was submitted"
         );
-        // Release-mode guard for the `unsafe` read below: never read past
-        // the submitted (initialised) entries, whatever `grant_index` says.
-        let n = n.min(self.len());
         let mask = self.shared.mask;
         let mut left = n;
         while left > 0 {
@@ -178,36 +270,81 @@ impl<P> ClientQueue<P> {
             left -= run.len();
             for slot in run {
                 let i = self.drained & mask;
-                // Relaxed: ordered before our next Release store of a length.
+                // Relaxed: ordered before the Release store of `drained`.
                 slot.store(0, Ordering::Relaxed);
                 self.drained = self.drained.wrapping_add(1);
-                // SAFETY: `i` is in `drained..tail` (n <= len()), so the
-                // entry was written by `try_push` and not read since;
-                // advancing `drained` first marks it uninitialised again, so
-                // it is read exactly once (also if `transmit` panics).
-                let p = unsafe { self.payloads[i].assume_init_read() };
+                // SAFETY: `i` is in `drained..tail` (n is bounded by the
+                // pushed count), so the entry was written by `try_push` and
+                // not read since; only this half reads it, once.
+                let p = self.payloads.slots[i].with_mut(|p| unsafe { (*p).assume_init_read() });
                 transmit(p);
             }
         }
+        if n > 0 {
+            // Release: our moves out and slot clears happen before the push
+            // half reuses these entries.
+            self.payloads.drained.store(self.drained, Ordering::Release);
+        }
         n
-    }
-
-    /// Tells the arbiter this client is gone. Undrained payloads are dropped
-    /// with the queue; the arbiter reclaims the lengths it had scheduled.
-    pub(crate) fn close(&self) {
-        self.shared.closed.store(true, Ordering::Release);
     }
 }
 
-impl<P> Drop for ClientQueue<P> {
-    fn drop(&mut self) {
-        let mask = self.shared.mask;
-        while self.drained != self.tail {
-            let i = self.drained & mask;
-            self.drained = self.drained.wrapping_add(1);
-            // SAFETY: entries `drained..tail` are initialised and unread.
-            unsafe { self.payloads[i].assume_init_drop() };
-        }
+/// The client end of a client queue: both halves, owned by one thread at a
+/// time (`Send` if the packets are), or [`split`](Self::split) so that a
+/// dispatcher thread drains while the client pushes.
+pub struct ClientQueue<P> {
+    push: QueuePusher<P>,
+    drain: QueueDrainer<P>,
+}
+
+impl<P> ClientQueue<P> {
+    /// Packets the queue holds at most.
+    pub fn capacity(&self) -> usize {
+        self.push.usable
+    }
+
+    /// Packets submitted and not yet drained (granted or not).
+    pub fn len(&self) -> usize {
+        self.push.tail.wrapping_sub(self.drain.drained)
+    }
+
+    /// True when nothing is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends a packet of `len > 0` bytes, or hands it back when full.
+    #[inline]
+    pub fn try_push(&mut self, len: u32, packet: P) -> Result<(), P> {
+        // Both halves are here: the exact drained count needs no load.
+        self.push.drained_seen = self.drain.drained;
+        self.push.try_push(len, packet)
+    }
+
+    /// The arbiter's grant index: packets before it may be transmitted.
+    #[inline]
+    pub fn grant_index(&self) -> usize {
+        self.drain.grant_index()
+    }
+
+    /// Packets granted and not yet drained, given a `grant_index()` value.
+    #[inline]
+    pub fn granted_since(&self, grant_index: usize) -> usize {
+        self.drain.granted_since(grant_index)
+    }
+
+    /// Hands every packet granted up to `grant_index` to `transmit`, oldest
+    /// first, and clears their slots (Fig. 3 `drain()`). Returns how many.
+    #[inline]
+    pub fn drain_to(&mut self, grant_index: usize, transmit: impl FnMut(P)) -> usize {
+        self.drain.drain_to(grant_index, transmit)
+    }
+
+    /// The two halves, for pushing and draining on different threads. The
+    /// arbiter reclaims the client (as when a `ClientQueue` is dropped) once
+    /// both halves are dropped.
+    pub fn split(self) -> (QueuePusher<P>, QueueDrainer<P>) {
+        (self.push, self.drain)
     }
 }
 

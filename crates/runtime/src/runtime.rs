@@ -8,7 +8,9 @@ use crate::arbiter::{Arbiter, ArbiterStats, ScanResult};
 use crate::backend::Backend;
 use crate::clock::MonotonicClock;
 use crate::link::{EmulatedLink, MIN_RATE_BPS};
-use crate::mailbox::{client_queue, ClientQueue, QueueReader, MAX_QUEUE_LEN};
+use crate::mailbox::{
+    client_queue, ClientQueue, QueueDrainer, QueuePusher, QueueReader, MAX_QUEUE_LEN,
+};
 use crate::wakeup::{ClientScanTarget, KickMode, LockedCore, ScanCore, Wakeup};
 use fairway_core::{Capacity, ConfigError, FlowConfig, FlowId, Limits, Packet, Scheduler};
 use std::fmt;
@@ -215,19 +217,121 @@ enum Kicker {
 }
 
 /// A client: submits packets of its flow and transmits them once granted.
-/// Dropping it tells the arbiter to reclaim its share.
+/// Dropping it tells the arbiter to reclaim its share. [`Client::split`]
+/// separates the submitting half from the draining half, so that a
+/// dispatcher thread can transmit for one or more clients (seed 001 §3:
+/// "clients or dispatcher threads").
 pub struct Client<P> {
-    queue: ClientQueue<P>,
+    submit: ClientSubmitter<P>,
+    drain: ClientDrainer<P>,
+}
+
+/// The submitting half of a [`Client`].
+pub struct ClientSubmitter<P> {
+    push: QueuePusher<P>,
     kicker: Kicker,
     clock: MonotonicClock,
-    delta_c_ns: u64,
-    next_check_ns: u64,
     max_len: u32,
     stats: ClientStats,
     index: usize,
 }
 
+/// The draining half of a [`Client`]: what a dispatcher thread holds.
+pub struct ClientDrainer<P> {
+    drain: QueueDrainer<P>,
+    clock: MonotonicClock,
+    delta_c_ns: u64,
+    next_check_ns: u64,
+    stats: ClientStats,
+    index: usize,
+}
+
 impl<P: Packet> Client<P> {
+    /// This client's index (= its scheduler flow id).
+    pub fn index(&self) -> usize {
+        self.submit.index
+    }
+
+    /// The clock shared with the arbiter (for timestamps).
+    pub fn clock(&self) -> &MonotonicClock {
+        &self.submit.clock
+    }
+
+    /// Submits one packet and kicks the arbiter if needed (Fig. 3 `submit`).
+    #[inline]
+    pub fn submit(&mut self, packet: P) -> Result<(), SubmitError<P>> {
+        self.submit.submit(packet)
+    }
+
+    /// Submits without kicking: call [`Client::kick`] after a burst.
+    #[inline]
+    pub fn submit_quiet(&mut self, packet: P) -> Result<(), SubmitError<P>> {
+        self.submit.submit_quiet(packet)
+    }
+
+    /// `kick_arbiter()` of Fig. 4, in the configured variant; a no-op when
+    /// the arbiter busy-polls.
+    #[inline]
+    pub fn kick(&self) {
+        self.submit.kick()
+    }
+
+    /// Transmits the granted packets through `backend`, reading the grant
+    /// index at most once every Δ_C. Returns the packets transmitted.
+    #[inline]
+    pub fn drain<B: Backend<P>>(&mut self, backend: &mut B) -> usize {
+        self.drain.drain(backend)
+    }
+
+    /// [`Client::drain`] with the time supplied by the caller (a value of
+    /// [`Client::clock`] it has just read), so a client loop that already
+    /// reads the clock does not pay for a second read (a TSC read costs
+    /// 20–25 ns on a VM, as much as a whole packet).
+    #[inline]
+    pub fn drain_at<B: Backend<P>>(&mut self, now_ns: u64, backend: &mut B) -> usize {
+        self.drain.drain_at(now_ns, backend)
+    }
+
+    /// [`Client::drain`] ignoring Δ_C.
+    #[inline]
+    pub fn drain_now<B: Backend<P>>(&mut self, backend: &mut B) -> usize {
+        self.drain.drain_now(backend)
+    }
+
+    /// Packets submitted and not yet transmitted.
+    pub fn in_flight(&self) -> usize {
+        self.submit
+            .push
+            .pushed()
+            .wrapping_sub(self.drain.drain.drained())
+    }
+
+    /// Packets `submit` would accept right now.
+    pub fn room(&self) -> usize {
+        self.submit.push.capacity() - self.in_flight()
+    }
+
+    /// The counters, with the grant index read now.
+    pub fn stats(&self) -> ClientStats {
+        let (a, b) = (self.submit.stats(), self.drain.stats());
+        let mut s = ClientStats {
+            granted: b.granted,
+            transmitted: b.transmitted,
+            ..a
+        };
+        s.queued = s.accepted - s.granted;
+        s
+    }
+
+    /// The two halves: submit on one thread, drain (transmit) on another,
+    /// e.g. a dispatcher thread serving several clients. The arbiter
+    /// reclaims the client once both halves are dropped.
+    pub fn split(self) -> (ClientSubmitter<P>, ClientDrainer<P>) {
+        (self.submit, self.drain)
+    }
+}
+
+impl<P: Packet> ClientSubmitter<P> {
     /// This client's index (= its scheduler flow id).
     pub fn index(&self) -> usize {
         self.index
@@ -246,7 +350,7 @@ impl<P: Packet> Client<P> {
         Ok(())
     }
 
-    /// Submits without kicking: call [`Client::kick`] after a burst.
+    /// Submits without kicking: call [`ClientSubmitter::kick`] after a burst.
     #[inline]
     pub fn submit_quiet(&mut self, packet: P) -> Result<(), SubmitError<P>> {
         self.stats.offered += 1;
@@ -259,7 +363,7 @@ impl<P: Packet> Client<P> {
                 max_len: self.max_len,
             }
         } else {
-            match self.queue.try_push(len, packet) {
+            match self.push.try_push(len, packet) {
                 Ok(()) => {
                     self.stats.accepted += 1;
                     return Ok(());
@@ -291,6 +395,24 @@ impl<P: Packet> Client<P> {
         }
     }
 
+    /// Packets `submit` would accept right now (reads the drain half's
+    /// progress).
+    pub fn room(&mut self) -> usize {
+        self.push.room()
+    }
+
+    /// The submit-side counters (`offered`, `accepted`, `rejected_*`).
+    pub fn stats(&self) -> ClientStats {
+        self.stats
+    }
+}
+
+impl<P: Packet> ClientDrainer<P> {
+    /// The client's index (= its scheduler flow id).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
     /// Transmits the granted packets through `backend`, reading the grant
     /// index at most once every Δ_C. Returns the packets transmitted.
     #[inline]
@@ -302,10 +424,7 @@ impl<P: Packet> Client<P> {
         self.drain_at(now, backend)
     }
 
-    /// [`Client::drain`] with the time supplied by the caller (a value of
-    /// [`Client::clock`] it has just read), so a client loop that already
-    /// reads the clock does not pay for a second read (a TSC read costs
-    /// 20–25 ns on a VM, as much as a whole packet).
+    /// [`ClientDrainer::drain`] with the time supplied by the caller.
     #[inline]
     pub fn drain_at<B: Backend<P>>(&mut self, now_ns: u64, backend: &mut B) -> usize {
         if self.delta_c_ns > 0 {
@@ -317,11 +436,11 @@ impl<P: Packet> Client<P> {
         self.drain_now(backend)
     }
 
-    /// [`Client::drain`] ignoring Δ_C.
+    /// [`ClientDrainer::drain`] ignoring Δ_C.
     #[inline]
     pub fn drain_now<B: Backend<P>>(&mut self, backend: &mut B) -> usize {
-        let head = self.queue.grant_index();
-        let n = self.queue.drain_to(head, |p| backend.transmit(p));
+        let head = self.drain.grant_index();
+        let n = self.drain.drain_to(head, |p| backend.transmit(p));
         if n > 0 {
             backend.flush();
             self.stats.granted += n as u64;
@@ -330,29 +449,12 @@ impl<P: Packet> Client<P> {
         n
     }
 
-    /// Packets submitted and not yet transmitted.
-    pub fn in_flight(&self) -> usize {
-        self.queue.len()
-    }
-
-    /// Packets `submit` would accept right now.
-    pub fn room(&self) -> usize {
-        self.queue.capacity() - self.queue.len()
-    }
-
-    /// The counters, with the grant index read now.
+    /// The drain-side counters (`granted`, counting grants not yet drained
+    /// as of now, and `transmitted`).
     pub fn stats(&self) -> ClientStats {
         let mut s = self.stats;
-        let undrained_grants = self.queue.granted_since(self.queue.grant_index()) as u64;
-        s.granted += undrained_grants;
-        s.queued = s.accepted - s.granted;
+        s.granted += self.drain.granted_since(self.drain.grant_index()) as u64;
         s
-    }
-}
-
-impl<P> Drop for Client<P> {
-    fn drop(&mut self) {
-        self.queue.close();
     }
 }
 
@@ -447,15 +549,24 @@ impl RuntimeBuilder {
                 Kicker::ClientScan(self.wake.clone(), run_for_ns)
             }
         };
+        let (push, drain) = queue.split();
         Ok(Client {
-            queue,
-            kicker,
-            clock: self.clock.clone(),
-            delta_c_ns: self.cfg.delta_c.as_nanos() as u64,
-            next_check_ns: 0,
-            max_len: c.max_len,
-            stats: ClientStats::default(),
-            index,
+            submit: ClientSubmitter {
+                push,
+                kicker,
+                clock: self.clock.clone(),
+                max_len: c.max_len,
+                stats: ClientStats::default(),
+                index,
+            },
+            drain: ClientDrainer {
+                drain,
+                clock: self.clock.clone(),
+                delta_c_ns: self.cfg.delta_c.as_nanos() as u64,
+                next_check_ns: 0,
+                stats: ClientStats::default(),
+                index,
+            },
         })
     }
 
