@@ -63,7 +63,8 @@ pub struct BenchConfig {
     pub pin: bool,
     /// Run the arbiter and the client threads under `SCHED_FIFO` at this
     /// priority (see [`crate::set_realtime_priority`]), so other processes
-    /// on the machine cannot preempt them.
+    /// on the machine cannot preempt them. Clients get it only when each
+    /// has a CPU of its own (real-time threads do not time-share).
     pub realtime: Option<u8>,
 }
 
@@ -254,7 +255,11 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
     let start = clock.now_ns() + 20_000_000; // let every thread get going
     let end = start + cfg.duration.as_nanos() as u64;
     let pkt_size = cfg.pkt_size;
-    let realtime = cfg.realtime;
+    // SCHED_FIFO threads of equal priority do not time-share a CPU: a
+    // spinning client would starve the others on its CPU until the kernel's
+    // real-time throttle. So clients get real-time priority only when each
+    // has a CPU of its own; the arbiter always does.
+    let realtime = cfg.realtime.filter(|_| cfg.clients < cpus);
     let results: Vec<Result<ClientResult, String>> = std::thread::scope(|s| {
         let handles: Vec<_> = clients
             .into_iter()

@@ -77,7 +77,8 @@ pub struct ArbiterBenchArgs {
     #[arg(long)]
     pub no_pin: bool,
     /// Run the arbiter and client threads under SCHED_FIFO at this priority
-    /// (1-99), so other processes cannot preempt them; needs root or
+    /// (1-99), so other processes cannot preempt them (clients only if each
+    /// has its own CPU: real-time threads do not time-share); needs root or
     /// CAP_SYS_NICE. Linux still pauses real-time threads for up to 50 ms
     /// a second (sched_rt_runtime_us), which shows in the max latency.
     #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99))]
