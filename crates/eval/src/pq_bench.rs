@@ -417,15 +417,37 @@ pub fn chart_svg(results: &[FillDrainResult]) -> String {
         H / 2.0,
         H / 2.0
     );
+    // One colour per queue, one dash pattern per (buckets, occupancy), so
+    // that a queue's lines are recognisable across configurations.
+    let mut queues: Vec<&str> = Vec::new();
+    let mut variants: Vec<(u32, u32)> = Vec::new();
+    for ((queue, buckets, occ), _) in &series {
+        if !queues.contains(queue) {
+            queues.push(queue);
+        }
+        if !variants.contains(&(*buckets, *occ)) {
+            variants.push((*buckets, *occ));
+        }
+    }
+    let dashes = ["", "7 4", "2 3", "9 3 2 3"];
     for (i, ((queue, buckets, occ), pts)) in series.iter().enumerate() {
-        let color = colors[i % colors.len()];
+        let qi = queues.iter().position(|q| q == queue).unwrap_or(0);
+        let vi = variants
+            .iter()
+            .position(|v| *v == (*buckets, *occ))
+            .unwrap_or(0);
+        let color = colors[qi % colors.len()];
+        let dash = match dashes[vi % dashes.len()] {
+            "" => String::new(),
+            d => format!(r#" stroke-dasharray="{d}""#),
+        };
         let path: Vec<String> = pts
             .iter()
             .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
             .collect();
         let _ = writeln!(
             s,
-            r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="{}"/>"#,
             path.join(" ")
         );
         for &(x, y) in pts {
@@ -439,7 +461,7 @@ pub fn chart_svg(results: &[FillDrainResult]) -> String {
         let ly = T + 16.0 * i as f64;
         let _ = writeln!(
             s,
-            r#"<line x1="{0}" y1="{ly}" x2="{1}" y2="{ly}" stroke="{color}" stroke-width="2"/><text x="{2}" y="{3}">{queue} N={buckets} occ={occ}%</text>"#,
+            r#"<line x1="{0}" y1="{ly}" x2="{1}" y2="{ly}" stroke="{color}" stroke-width="2"{dash}/><text x="{2}" y="{3}">{queue} N={buckets} occ={occ}%</text>"#,
             W - R + 15.0,
             W - R + 40.0,
             W - R + 46.0,
