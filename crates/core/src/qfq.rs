@@ -1158,11 +1158,8 @@ impl<P: Packet> Scheduler<P> for Qfq<P> {
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
         let e = self.core.peek()?;
         let flow = FlowId(e as u32);
-        let packet = self.queues.pop(flow)?;
-        let next = self
-            .queues
-            .head_len(flow)
-            .map(|l| u64::from(l) * u64::from(self.core.inv_w(e)));
+        let (packet, next_len) = self.queues.pop_with_next_len(flow)?;
+        let next = next_len.map(|l| u64::from(l) * u64::from(self.core.inv_w(e)));
         self.core.served_head(e, packet.len(), next);
         Some(Dequeued { flow, packet })
     }
