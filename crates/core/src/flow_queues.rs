@@ -334,22 +334,10 @@ impl<P: crate::Packet> FlowQueues<P> {
     /// Removes the head packet of a flow.
     #[inline]
     pub fn pop(&mut self, id: FlowId) -> Option<P> {
-        let f = self.flows.get_mut(id.index())?;
-        let idx = f.head;
-        let slot = self.slots.get_mut(idx as usize)?;
-        let packet = slot.packet.take()?;
-        let len = packet.len() as u64;
-        f.head = slot.next;
-        slot.next = self.free;
-        self.free = idx;
-        f.packets -= 1;
-        f.bytes -= len;
-        if f.packets == 0 {
-            f.tail = NIL;
+        match self.pop_head(id, u64::MAX).0 {
+            HeadPop::Popped { packet, .. } => Some(packet),
+            _ => None,
         }
-        self.total.packets -= 1;
-        self.total.bytes -= len;
-        Some(packet)
     }
 
     /// Removes the head packet of a flow and reports the length of the one
@@ -357,29 +345,25 @@ impl<P: crate::Packet> FlowQueues<P> {
     /// timestamp scheduler needs after each dequeue.
     #[inline(always)]
     pub fn pop_with_next_len(&mut self, id: FlowId) -> Option<(P, Option<u32>)> {
-        let f = self.flows.get_mut(id.index())?;
-        let idx = f.head;
-        let slot = self.slots.get_mut(idx as usize)?;
-        let packet = slot.packet.take()?;
-        let len = packet.len() as u64;
-        let next = slot.next;
-        f.head = next;
-        slot.next = self.free;
-        self.free = idx;
-        f.packets -= 1;
-        f.bytes -= len;
-        let next_len = if f.packets == 0 {
-            f.tail = NIL;
-            None
-        } else {
-            self.slots
-                .get(next as usize)
-                .and_then(|s| s.packet.as_ref())
-                .map(|p| p.len())
-        };
-        self.total.packets -= 1;
-        self.total.bytes -= len;
-        Some((packet, next_len))
+        match self.pop_head(id, u64::MAX) {
+            (
+                HeadPop::Popped {
+                    packet, now_empty, ..
+                },
+                next,
+            ) => {
+                let next_len = if now_empty {
+                    None
+                } else {
+                    self.slots
+                        .get(next as usize)
+                        .and_then(|s| s.packet.as_ref())
+                        .map(|p| p.len())
+                };
+                Some((packet, next_len))
+            }
+            _ => None,
+        }
     }
 
     /// Removes the flow's head packet if its length is at most `budget`
@@ -387,24 +371,34 @@ impl<P: crate::Packet> FlowQueues<P> {
     /// lookup of the flow and its head slot instead of three.
     #[inline]
     pub fn pop_within(&mut self, id: FlowId, budget: u64) -> HeadPop<P> {
+        self.pop_head(id, budget).0
+    }
+
+    /// The one head-removal path behind `pop`, `pop_with_next_len` and
+    /// `pop_within`: removes the head if it fits in `budget` and returns
+    /// the outcome and the slot of the new head (`NIL` if none). Forced
+    /// inline so that `budget = u64::MAX` folds its check away.
+    #[inline(always)]
+    fn pop_head(&mut self, id: FlowId, budget: u64) -> (HeadPop<P>, u32) {
         let Some(f) = self.flows.get_mut(id.index()) else {
-            return HeadPop::Empty;
+            return (HeadPop::Empty, NIL);
         };
         let idx = f.head;
         let Some(slot) = self.slots.get_mut(idx as usize) else {
-            return HeadPop::Empty;
+            return (HeadPop::Empty, NIL);
         };
         let len = match &slot.packet {
             Some(p) => p.len(),
-            None => return HeadPop::Empty,
+            None => return (HeadPop::Empty, NIL),
         };
         if u64::from(len) > budget {
-            return HeadPop::TooLong(len);
+            return (HeadPop::TooLong(len), NIL);
         }
         let Some(packet) = slot.packet.take() else {
-            return HeadPop::Empty;
+            return (HeadPop::Empty, NIL);
         };
-        f.head = slot.next;
+        let next = slot.next;
+        f.head = next;
         slot.next = self.free;
         self.free = idx;
         f.packets -= 1;
@@ -415,11 +409,12 @@ impl<P: crate::Packet> FlowQueues<P> {
         }
         self.total.packets -= 1;
         self.total.bytes -= u64::from(len);
-        HeadPop::Popped {
+        let popped = HeadPop::Popped {
             packet,
             len,
             now_empty,
-        }
+        };
+        (popped, next)
     }
 
     /// Iterates over a flow's packets, head first.

@@ -8,19 +8,12 @@
 //! `fairway bench` is timed (`fairway_eval::cost`), statically dispatched.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use fairway_core::{SchedKind, SchedSpec};
 use fairway_eval::cost::{build_runner, CostPattern, CostSetup, Subject};
 use fairway_eval::workload::FlowSet;
 use std::time::Duration;
 
 fn subjects() -> Vec<Subject> {
-    let mut v = vec![Subject::None];
-    v.extend(
-        SchedKind::ALL
-            .iter()
-            .map(|&k| Subject::Sched(SchedSpec::new(k))),
-    );
-    v
+    Subject::all()
 }
 
 fn pairs(c: &mut Criterion) {

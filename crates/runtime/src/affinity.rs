@@ -28,6 +28,12 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
         libc::CPU_SET(cpu, &mut set);
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
     };
+    os_result(rc)
+}
+
+/// A libc call's return code as an `io::Result` (`errno` on failure).
+#[cfg(target_os = "linux")]
+fn os_result(rc: libc::c_int) -> io::Result<()> {
     if rc == 0 {
         Ok(())
     } else {
@@ -62,12 +68,7 @@ pub fn set_realtime_priority(priority: u8) -> io::Result<()> {
     };
     // SAFETY: `param` is a valid, initialised sched_param; pid 0 is the
     // calling thread.
-    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    os_result(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) })
 }
 
 /// Real-time priority is not available off Linux.

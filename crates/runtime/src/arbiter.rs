@@ -194,22 +194,13 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
             }
             let reader = &mut slot.reader;
             let mut refused = 0;
-            let mut n = 0;
             // At most one queue's worth per scan, so one busy client cannot
             // monopolise it.
-            while n < reader.capacity() {
-                let room = (reader.capacity() - n).min(self.batch.len());
-                let got = reader.poll_into(&mut self.batch[..room]);
-                for &len in &self.batch[..got] {
-                    if sched.enqueue(flow, len).is_err() {
-                        refused += 1;
-                    }
+            let n = reader.poll_batched(&mut self.batch, |len| {
+                if sched.enqueue(flow, len).is_err() {
+                    refused += 1;
                 }
-                n += got;
-                if got < room {
-                    break;
-                }
-            }
+            });
             stats.enqueued += n as u64;
             // Keep the index accounting exact: a refused packet is granted
             // at once (it is still the oldest ungranted one only if nothing

@@ -362,11 +362,20 @@ pub struct QueueReader {
 impl QueueReader {
     /// Reports each new entry's length to `on_new`, at most one queue's
     /// worth per call (so one busy client cannot monopolise a scan).
-    /// Built on [`QueueReader::poll_into`].
-    pub fn poll(&mut self, mut on_new: impl FnMut(u32)) -> usize {
-        let mut buf = [0u32; 64];
+    /// Built on [`QueueReader::poll_into`], 64 lengths at a time.
+    pub fn poll(&mut self, on_new: impl FnMut(u32)) -> usize {
+        self.poll_batched(&mut [0u32; 64], on_new)
+    }
+
+    /// [`QueueReader::poll`] through a caller-supplied buffer: copies up to
+    /// `buf.len()` new lengths at a time ([`QueueReader::poll_into`]), then
+    /// reports them to `on_new`, until the queue has no new entry or one
+    /// queue's worth was reported. Returns how many. (The arbiter passes a
+    /// large buffer, so that one batch covers many cache lines.)
+    #[inline]
+    pub fn poll_batched(&mut self, buf: &mut [u32], mut on_new: impl FnMut(u32)) -> usize {
         let mut n = 0;
-        while n < self.usable {
+        while n < self.usable && !buf.is_empty() {
             let room = (self.usable - n).min(buf.len());
             let got = self.poll_into(&mut buf[..room]);
             buf[..got].iter().for_each(|&len| on_new(len));

@@ -31,7 +31,7 @@ pub use pattern::{parse_patterns, CostPattern, Thresholds, PER_FLOW_CAP};
 pub use target::{visit_scheduler, BenchPacket, CostTarget, NoneTarget, SchedTarget, SchedVisitor};
 
 use crate::workload::FlowSet;
-use fairway_core::{Capacity, FlowConfig, FlowId, Limits, SchedSpec, Scheduler};
+use fairway_core::{Capacity, FlowConfig, FlowId, Limits, SchedKind, SchedSpec, Scheduler};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -45,6 +45,18 @@ pub enum Subject {
 }
 
 impl Subject {
+    /// The `none` baseline, then every registry scheduler with its default
+    /// parameters.
+    pub fn all() -> Vec<Subject> {
+        let mut v = vec![Subject::None];
+        v.extend(
+            SchedKind::ALL
+                .iter()
+                .map(|&k| Subject::Sched(SchedSpec::new(k))),
+        );
+        v
+    }
+
     /// The label tables and JSON use (`none`, `drr`, `qfq+:m=4`, …).
     pub fn label(&self) -> String {
         match self {

@@ -6,13 +6,7 @@ use super::*;
 use fairway_core::SchedKind;
 
 fn subjects() -> Vec<Subject> {
-    let mut v = vec![Subject::None];
-    v.extend(
-        SchedKind::ALL
-            .iter()
-            .map(|&k| Subject::Sched(SchedSpec::new(k))),
-    );
-    v
+    Subject::all()
 }
 
 fn setup(flows: &str, pattern: CostPattern) -> CostSetup {
