@@ -8,6 +8,10 @@
 //! client, or CLIENTS), for instruction counts:
 //! `valgrind --tool=callgrind target/release/examples/arbiter_micro scan drr`
 //! (instructions per packet = total / 10^6, setup included, < 1 %).
+//! With `IRREGULAR=1` each client pushes a pseudo-random 1..=2·(64/CLIENTS)
+//! packets per round instead of exactly 64/CLIENTS: the flow mix the
+//! scheduler sees then changes from round to round, as with real client
+//! threads, which the data-dependent branches of QFQ's dequeue pay for.
 
 use fairway_core::{Capacity, Drr, FlowConfig, FlowId, Limits, Qfq, SchedSpec, Scheduler};
 use fairway_runtime::{client_queue, Arbiter, EmulatedLink, MonotonicClock};
@@ -158,9 +162,19 @@ fn concrete<S: Scheduler<u32>>(name: &str, mut sched: S, n: u64, max_len: u32, c
     let mut moved = 0u64;
     let mut now = 1;
     let per_client = (64 / clients).max(1);
+    let irregular = std::env::var("IRREGULAR").as_deref() == Ok("1");
+    let mut x: u64 = 0x9E3779B97F4A7C15;
     while moved < n {
         for client in queues.iter_mut() {
-            for _ in 0..per_client {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let k = if irregular {
+                1 + (x % (2 * per_client as u64)) as u32
+            } else {
+                per_client
+            };
+            for _ in 0..k {
                 let _ = client.try_push(60, 0);
             }
         }
