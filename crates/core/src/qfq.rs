@@ -645,21 +645,52 @@ impl QfqCore {
                 *set &= !bit;
             }
         } else {
-            let i = grp.full.trailing_zeros();
-            if i == 0 {
-                return;
+            if grp.full & 1 == 0 {
+                self.advance_ring(g);
+                self.reclassify(g, bit, was_er, old_f);
             }
-            let shift = slot_shift(g);
-            grp.front = (grp.front + i) & SLOT_MASK;
-            grp.full >>= i;
-            grp.s = grp.s.wrapping_add(u64::from(i) << shift);
-            grp.f = grp.s.wrapping_add(2u64 << shift);
-            self.reclassify(g, bit, was_er, old_f);
             return;
         }
         if was_er {
             self.unblock_groups(g, old_f);
         }
+    }
+
+    /// Moves group `g`'s ring to its first non-empty bucket (the front one
+    /// is empty, another is not) and re-times the group.
+    #[inline(always)]
+    fn advance_ring(&mut self, g: usize) {
+        let grp = &mut self.groups[g];
+        let i = grp.full.trailing_zeros();
+        let shift = slot_shift(g);
+        grp.front = (grp.front + i) & SLOT_MASK;
+        grp.full >>= i;
+        grp.s = grp.s.wrapping_add(u64::from(i) << shift);
+        grp.f = grp.s.wrapping_add(2u64 << shift);
+    }
+
+    /// After a dequeue moved group `g` (bit `bit`) forward: files it in the
+    /// set its new timestamps put it in, unblocks what it blocked and
+    /// updates eligibility, as `reclassify` + `update_eligible` do.
+    ///
+    /// Shortcut when `g` is the only backlogged group (it was served, so it
+    /// is in ER): it stays in ER, and V jumps to its new start if that is
+    /// ahead (Eq. 3), which the general route computes by filing it in IR
+    /// and moving it back in `make_eligible`. This happens on every packet
+    /// of a flow served alone while other configured flows are idle: `V`
+    /// then advances at `w/W` of the flow's rate, so its start outruns V.
+    #[inline(always)]
+    fn moved_forward(&mut self, g: usize, bit: u64, was_er: bool, old_f: u64) {
+        if self.sets == [bit, 0, 0, 0] {
+            let s = self.groups[g].s;
+            if gt(s, self.v) {
+                self.v = s;
+            }
+            self.old_v = self.v;
+            return;
+        }
+        self.reclassify(g, bit, was_er, old_f);
+        self.update_eligible();
     }
 
     /// Group `g` (bit `bit`) got new timestamps: file it in the set they
@@ -748,8 +779,7 @@ impl QfqCore {
                 let ent = &mut self.ent[e];
                 ent.s = ent.f;
                 ent.f = ent.s.wrapping_add(vl);
-                self.reclassify(g, bit, was_er, old_f);
-                self.update_eligible();
+                self.moved_forward(g, bit, was_er, old_f);
                 return;
             }
             // Sharing its group, re-filed `slot` (≥ 1) buckets ahead within
@@ -766,9 +796,14 @@ impl QfqCore {
                 self.list_append(g, to, e);
                 self.groups[g].full |= 1u64 << slot;
                 if emptied {
+                    // The ring moves to the bucket `e` went to, or before.
                     self.groups[g].full &= !1;
                     let old_f = self.groups[g].f;
-                    self.refresh_group(g, old_f);
+                    let bit = 1u64 << g;
+                    let was_er = self.sets[ER] & bit != 0;
+                    self.advance_ring(g);
+                    self.moved_forward(g, bit, was_er, old_f);
+                    return;
                 }
                 self.update_eligible();
                 return;
