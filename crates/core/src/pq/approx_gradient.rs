@@ -251,9 +251,9 @@ impl ApproxGradientQueue {
 impl IntegerPriorityQueue for ApproxGradientQueue {
     #[inline]
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
-        let j = super::fixed_range_bucket(rank, self.base, self.buckets)?;
-        self.lists.check_insert(handle)?;
-        if self.lists.push_back(j, handle, None) {
+        let b = super::fixed_range_bucket(rank, self.base, self.lists.buckets())?;
+        let j = b as u32;
+        if self.lists.push_back(b, handle, None)? {
             self.located = None;
             self.occupied[(j / 64) as usize] |= 1 << (j % 64);
             if j < self.origin || self.lists.len() == 1 {

@@ -20,7 +20,6 @@ pub struct BucketHeap {
     heap: Vec<u32>,
     in_heap: Vec<bool>,
     base: u64,
-    buckets: u32,
 }
 
 impl BucketHeap {
@@ -36,7 +35,6 @@ impl BucketHeap {
             heap: Vec::with_capacity(buckets as usize),
             in_heap: vec![false; buckets as usize],
             base,
-            buckets,
         })
     }
 
@@ -115,9 +113,9 @@ impl BucketHeap {
 impl IntegerPriorityQueue for BucketHeap {
     #[inline]
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
-        let b = super::fixed_range_bucket(rank, self.base, self.buckets)?;
-        self.lists.check_insert(handle)?;
-        if self.lists.push_back(b, handle, None) && !self.in_heap[b as usize] {
+        let i = super::fixed_range_bucket(rank, self.base, self.lists.buckets())?;
+        let b = i as u32;
+        if self.lists.push_back(i, handle, None)? && !self.in_heap[b as usize] {
             self.in_heap[b as usize] = true;
             self.heap.push(b);
             self.sift_up(self.heap.len() - 1);

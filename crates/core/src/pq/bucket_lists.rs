@@ -1,24 +1,25 @@
 //! Per-bucket FIFO queues shared by every bucketed queue in [`crate::pq`].
 //!
-//! Each bucket is a chain of 64-byte *chunks* of `u32`s, the last one a
-//! link to the next chunk. Bucket `i` owns *home* chunk `i`, which holds
-//! the bucket's cold header (head slot, tombstone count) and 13 entries,
-//! and is where its chain starts whenever it is empty; further chunks (15
-//! entries each) come from a pool. The hot header (tail slot, live count),
-//! which every insert reads before it can address its store, lives in a
-//! compact side array of 8 bytes per bucket. So:
+//! Each bucket is a chain of 64-byte *chunks*: 15 `u32` entries, then a
+//! link to the next chunk. All chunks live in one flat array of slots
+//! (chunk `c` is slots `16c..16c + 16`), so an entry is addressed by its
+//! global slot number with one index and one bounds check. Bucket `i` owns
+//! *home* chunk `i`, where its chain starts whenever it is empty; further
+//! chunks come from a pool. A bucket's header (tail slot and live count
+//! packed in one `u64`, head slot, tombstones) lives in a compact side
+//! array of 16 bytes per bucket. So:
 //!
-//! * an insert is a hit in a small array (80 KB for 10k buckets, L2
+//! * an insert is a hit in a small array (160 KB for 10k buckets, L2
 //!   resident) plus one store into its bucket's tail line, which the core
 //!   does not wait for. (Headers inside the home chunks made an insert
 //!   into a long bucket wait for a miss on the home chunk first, then
 //!   store to another line: measured 34 -> 38 Mpps at 10k buckets x 64
-//!   per bucket, 54 -> 59 at 10k x 4. A separate 16-byte header array
-//!   before that cost an extra miss at one element per bucket.)
-//! * filling an empty bucket and draining it allocate nothing (up to 13
+//!   per bucket.) Tail and live count change together on every insert:
+//!   one add to the packed word;
+//! * filling an empty bucket and draining it allocate nothing (up to 15
 //!   elements per bucket never touch the pool), and draining buckets in
-//!   rank order reads their home chunks sequentially, which the prefetcher
-//!   follows;
+//!   rank order reads their headers and home chunks sequentially, which
+//!   the prefetcher follows;
 //! * draining a long bucket reads its handles sequentially, about one cache
 //!   miss per 15 elements, instead of chasing one pointer per element (with
 //!   handles assigned in arrival order, an intrusive list visits them in
@@ -27,27 +28,39 @@
 //! `remove` stays O(1): each handle records its slot (4 bytes, written on
 //! every insert); the bucket follows from the slot's chunk, a home chunk
 //! being its own bucket and a pool chunk having its owner recorded when it
-//! is handed out (once per 15 entries, not per insert). A removed slot
+//! is handed out (once per 15 entries, not per insert). The same slot says
+//! whether the handle is queued: every way out overwrites the element's
+//! slot, so a handle is queued iff its recorded slot still holds it. That
+//! costs an insert one load of the slot its handle last had (a random line)
+//! and a pop one store into the line it just read, instead of a bitmap
+//! test-and-set per insert and a clear per pop (~10 instructions each;
+//! clearing `loc` on pop instead was a random store that slowed the drain
+//! at 10k buckets x 64 from 4.6 to 6.7 ns per element). A removed slot
 //! becomes a tombstone that `pop_front` skips. A bucket whose tombstones
 //! outnumber its live elements (plus one chunk) is compacted in place,
 //! which costs O(live + tombstones) and is paid for by the removals that
 //! created the tombstones, so the pool size below is never exceeded.
 //!
-//! Cost of home chunks: 64 bytes per bucket whatever the capacity, written
-//! by the constructor (a 2^20-bucket queue takes 64 MiB). Queues with far
-//! more buckets than elements pay for that, and a scan over empty buckets
-//! (the timing wheel's) reads one line per bucket.
+//! Cost of home chunks: 64 bytes of address space per bucket whatever the
+//! capacity (a 2^20-bucket queue reserves 64 MiB). Every chunk starts
+//! zeroed and nothing is written at construction, so untouched chunks stay
+//! unpaged.
 //!
 //! Links are stored as `chunk + 1` (0 = none), so zeroed memory is a valid
-//! pool chunk: the pool is allocated zeroed and pages in only as it is
-//! used, handed out first from a bump pointer, then from the free list.
+//! chunk; pool chunks are handed out first from a bump pointer, then from
+//! the free list.
 //!
 //! Ranks are not stored: an element's rank is its bucket's rank, which the
 //! queue knows. Only elements whose rank differs (clamped into the bucket)
 //! are *tagged* and have their rank kept in a side array.
 //!
 //! The hot paths (`push_back`, `pop_front`) are forced inline and keep
-//! chunk allocation, release, compaction and tombstone skipping out of line.
+//! chunk allocation, release, compaction and tombstone skipping out of
+//! line. They take every array as a local slice before their first store:
+//! a store through a heap pointer may alias `self` as far as the compiler
+//! knows, so fields read after one are reloaded, with their bounds checks.
+//! Functions used on the hot paths' slow branches take the slices, not
+//! `self`, so the fast path's slices stay in registers.
 
 use super::PqError;
 use alloc::vec;
@@ -55,55 +68,69 @@ use alloc::vec::Vec;
 
 /// Slot content of a removed element.
 const TOMB: u32 = u32::MAX;
+/// `loc` of a handle never queued (no slot is this high).
+const NEVER: u32 = u32::MAX;
 /// Handle bit marking a tagged (rank stored aside) element.
 const TAG: u32 = 1 << 31;
 /// Chunk size in `u32`s (one 64-byte line): entries, then the link to
 /// the next chunk. (128-byte chunks measured slower: one element per
 /// bucket then wastes a second line.)
 const SLOTS: u32 = 16;
-/// Entries of a pool chunk.
+/// Entries of a chunk.
 const PER_CHUNK: u32 = SLOTS - 1;
-const LINK: usize = PER_CHUNK as usize;
-/// Header words at the start of a home chunk: global slot
-/// (`chunk * SLOTS + pos`) of the next entry to pop, tombstones. The home
-/// chunk's entries start after them.
-const HEAD: usize = 0;
-const TOMBS: usize = 1;
-const HOME_FIRST: u32 = 2;
-/// Fields of [`BucketLists::hot`]: global slot of the next entry to write
-/// (pos `LINK` = chunk full), live entries.
-const TAIL: usize = 0;
-const LIVE: usize = 1;
+/// Position of the link in a chunk: first, so that a tail slot one past a
+/// full chunk is a multiple of `SLOTS` (one `test` on the insert path).
+const LINK: u32 = 0;
+/// Position of a chunk's first entry.
+const FIRST: u32 = 1;
+/// One more live element and tail slot in [`Bucket::live_tail`].
+const PUSHED: u64 = 1 << 32 | 1;
 
-type Chunk = [u32; SLOTS as usize];
-
-/// Header of bucket `i` when empty: both ends at its home chunk's first
-/// entry.
-#[inline(always)]
-fn empty_header(i: u32) -> [u32; HOME_FIRST as usize] {
-    [i * SLOTS + HOME_FIRST, 0]
+/// Header of one bucket.
+#[derive(Clone, Copy)]
+struct Bucket {
+    /// Low half: live entries. High half: slot of the next entry to write
+    /// (a multiple of `SLOTS`, one past the end of its chunk, when that
+    /// chunk is full). An insert adds [`PUSHED`]; a pop subtracts 1 and
+    /// tests the low half.
+    live_tail: u64,
+    /// Slot of the next entry to pop.
+    head: u32,
+    /// Tombstones between head and tail.
+    tombs: u32,
 }
 
-/// `hot` entry of bucket `i` when empty.
-#[inline(always)]
-fn empty_hot(i: u32) -> [u32; 2] {
-    [i * SLOTS + HOME_FIRST, 0]
+impl Bucket {
+    /// Bucket `i` when empty: both ends at its home chunk's first entry.
+    #[inline(always)]
+    fn empty(i: u32) -> Self {
+        Self {
+            live_tail: u64::from(i * SLOTS + FIRST) << 32,
+            head: i * SLOTS + FIRST,
+            tombs: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn live(&self) -> u32 {
+        self.live_tail as u32
+    }
+
+    #[inline(always)]
+    fn tail(&self) -> u32 {
+        (self.live_tail >> 32) as u32
+    }
+
+    #[inline(always)]
+    fn set_tail(&mut self, tail: u32) {
+        self.live_tail = u64::from(tail) << 32 | u64::from(self.live());
+    }
 }
 
-/// Handle-indexed locations plus one chunked FIFO per bucket.
-pub(crate) struct BucketLists {
-    /// Home chunks `0..buckets` (header + entries), then the pool.
-    chunks: Vec<Chunk>,
-    /// Number of home chunks (= buckets).
+/// Pool chunks: who owns them, which are free.
+struct Pool {
+    /// Number of home chunks (= buckets): pool chunks follow them.
     homes: u32,
-    /// Per bucket: tail slot and live count. Kept apart from the home
-    /// chunks, in 8 bytes per bucket (80 KB for 10k buckets: stays in L2),
-    /// because an insert needs them *before* it can store: with the header
-    /// in the home chunk, an insert into a bucket whose tail is in a pool
-    /// chunk waited for a cache miss on the home chunk before it could
-    /// even address its store. With them here, an insert is an L1/L2 hit
-    /// plus a store, which the core does not wait for.
-    hot: Vec<[u32; 2]>,
     /// Free-list head as `chunk + 1` (0 = empty).
     free: u32,
     /// First pool chunk never handed out.
@@ -111,15 +138,194 @@ pub(crate) struct BucketLists {
     /// Bucket of each pool chunk (index `chunk - homes`), written when the
     /// chunk is handed out.
     owner: Vec<u32>,
-    /// One bit per handle: queued or not. Kept apart from `loc` so the
-    /// extract path clears a bit in a small, cache-resident array instead
-    /// of writing to a random slot of a large one.
-    queued: Vec<u64>,
-    /// Slot of each queued handle (stale once it leaves): one 4-byte store
-    /// per insert.
+}
+
+impl Pool {
+    /// A pool chunk with no link, recorded as `bucket`'s.
+    #[inline]
+    fn alloc(&mut self, slots: &mut [u32], bucket: u32) -> u32 {
+        let c = if self.free != 0 {
+            let c = self.free - 1;
+            self.free = slots[link_slot(c)];
+            c
+        } else {
+            let c = self.fresh;
+            debug_assert!(
+                (c - self.homes) < self.owner.len() as u32,
+                "chunk pool exhausted: sizing bound violated"
+            );
+            self.fresh += 1;
+            c
+        };
+        slots[link_slot(c)] = 0;
+        self.owner[(c - self.homes) as usize] = bucket;
+        c
+    }
+
+    /// Returns pool chunk `c` to the free list; home chunks stay put.
+    #[inline(always)]
+    fn free_chunk(&mut self, slots: &mut [u32], c: u32) {
+        if c >= self.homes {
+            slots[link_slot(c)] = self.free;
+            self.free = c + 1;
+        }
+    }
+
+    /// Returns the pool chunks of a chain `head..tail` to the pool.
+    #[inline(never)]
+    fn release(&mut self, slots: &mut [u32], head: u32, tail: u32) {
+        let (mut c, last) = (head / SLOTS, last_chunk(tail));
+        loop {
+            let next = slots[link_slot(c)].wrapping_sub(1);
+            self.free_chunk(slots, c);
+            if c == last {
+                break;
+            }
+            c = next;
+        }
+    }
+
+    /// Bucket whose chain contains `slot`.
+    #[inline]
+    fn bucket_of_slot(&self, slot: u32) -> u32 {
+        let c = slot / SLOTS;
+        if c < self.homes {
+            c
+        } else {
+            self.owner[(c - self.homes) as usize]
+        }
+    }
+}
+
+/// True if `slot` holds `handle`: whether `handle`, whose `loc` is `slot`,
+/// is queued. Every way out of the queue overwrites the element's slot
+/// (a pop or a removal writes [`TOMB`]; a compaction moves it and updates
+/// `loc`), so a slot holds a handle only while the handle is queued there.
+#[inline(always)]
+fn holds(slots: &[u32], slot: u32, handle: u32) -> bool {
+    slots
+        .get(slot as usize)
+        .is_some_and(|&v| v & !TAG == handle)
+}
+
+/// Slot of chunk `c`'s link.
+#[inline(always)]
+fn link_slot(c: u32) -> usize {
+    (c * SLOTS + LINK) as usize
+}
+
+/// Chunk holding the entry before tail slot `tail` (the chain's last).
+#[inline(always)]
+fn last_chunk(tail: u32) -> u32 {
+    (tail - 1) / SLOTS
+}
+
+/// Slot after entry slot `slot`, following its chunk's link past the
+/// chunk's last entry (the chunk must have one).
+#[inline]
+fn next_slot(slots: &[u32], slot: u32) -> u32 {
+    let next = slot + 1;
+    if next.is_multiple_of(SLOTS) {
+        slots[link_slot(slot / SLOTS)]
+            .wrapping_sub(1)
+            .wrapping_mul(SLOTS)
+            .wrapping_add(FIRST)
+    } else {
+        next
+    }
+}
+
+/// Like [`next_slot`], but a chunk without a link ends at the slot one
+/// past its last entry (the tail slot of a full tail chunk).
+#[inline]
+fn next_slot_for_write(slots: &[u32], slot: u32) -> u32 {
+    let next = slot + 1;
+    if next.is_multiple_of(SLOTS) {
+        let link = slots[link_slot(slot / SLOTS)];
+        if link == 0 {
+            next
+        } else {
+            (link - 1) * SLOTS + FIRST
+        }
+    } else {
+        next
+    }
+}
+
+/// Marks `bucket` (whose last element just left) empty: back to the start
+/// of its home chunk. A chain whose tail is in the home chunk is that
+/// chunk alone (the home chunk is always a chain's first), so a bucket
+/// that never outgrew it costs one compare and the header store.
+#[inline(always)]
+fn reset(slots: &mut [u32], pool: &mut Pool, bk: &mut Bucket, bucket: u32) {
+    if last_chunk(bk.tail()) != bucket {
+        pool.release(slots, bk.head, bk.tail());
+        slots[link_slot(bucket)] = 0;
+    }
+    *bk = Bucket::empty(bucket);
+}
+
+/// Gives a bucket whose tail chunk is full room for one more entry: a
+/// compaction or a new tail chunk. Returns the new `live_tail`.
+#[inline(never)]
+fn grow(slots: &mut [u32], loc: &mut [u32], pool: &mut Pool, bk: &mut Bucket, bucket: u32) -> u64 {
+    if bk.tombs > bk.live() + PER_CHUNK {
+        compact(slots, loc, pool, bk);
+    }
+    let tail = bk.tail();
+    if !tail.is_multiple_of(SLOTS) {
+        return bk.live_tail;
+    }
+    let c = pool.alloc(slots, bucket);
+    slots[link_slot(last_chunk(tail))] = c + 1;
+    bk.set_tail(c * SLOTS + FIRST);
+    bk.live_tail
+}
+
+/// Squeezes tombstones out of a bucket, keeping FIFO order; frees the
+/// chunks left unused.
+fn compact(slots: &mut [u32], loc: &mut [u32], pool: &mut Pool, bk: &mut Bucket) {
+    let (head, tail) = (bk.head, bk.tail());
+    let (mut read, mut write) = (head, head);
+    while read != tail {
+        let v = slots[read as usize];
+        if v != TOMB {
+            slots[write as usize] = v;
+            loc[(v & !TAG) as usize] = write;
+            write = next_slot_for_write(slots, write);
+        }
+        read = next_slot_for_write(slots, read);
+    }
+    // Free the chunks after the one `write` ends in.
+    let last = link_slot(last_chunk(write));
+    let mut link = slots[last];
+    slots[last] = 0;
+    while link != 0 {
+        let c = link - 1;
+        link = slots[link_slot(c)];
+        pool.free_chunk(slots, c);
+    }
+    bk.set_tail(write);
+    bk.tombs = 0;
+}
+
+/// Handle-indexed locations plus one chunked FIFO per bucket.
+pub(crate) struct BucketLists {
+    /// Home chunks `0..buckets`, then the pool, 16 slots each.
+    slots: Vec<u32>,
+    /// Per bucket: tail, live count, head, tombstones. Kept apart from the
+    /// home chunks (16 bytes per bucket: 160 KB for 10k buckets stays in
+    /// L2) because an insert needs the tail *before* it can store: with
+    /// the header in the home chunk, an insert into a bucket whose tail is
+    /// in a pool chunk waited for a cache miss on the home chunk before it
+    /// could even address its store.
+    buckets: Vec<Bucket>,
+    /// Slot of each handle: where it is queued, or was last (then that
+    /// slot no longer holds it), or [`NEVER`]. One 4-byte store per insert.
     loc: Vec<u32>,
     /// Ranks of tagged elements.
     ranks: Vec<u64>,
+    pool: Pool,
     len: usize,
 }
 
@@ -129,7 +335,7 @@ impl BucketLists {
         let capacity = capacity.min(TAG - 1);
         // Per non-empty bucket, when a chunk is allocated: tombstones ≤
         // live + 15, plus ≤ 14 consumed positions in the head chunk, and
-        // the home chunk (if still in the chain) has 13 positions → after
+        // the home chunk (if still in the chain) has 15 positions → after
         // the allocation ≤ (2·live + 42) / 15 pool chunks, i.e. ≤ 2·live/15
         // + 3; one more per bucket and one overall for slack.
         let pool = 2 * u64::from(capacity) / u64::from(PER_CHUNK)
@@ -141,21 +347,18 @@ impl BucketLists {
                 "too many buckets and handles for 32-bit chunk slots",
             ));
         }
-        // Zeroed (lazily paged) chunks; only the home headers need values.
-        let mut chunks = vec![[0; SLOTS as usize]; total as usize];
-        for (i, home) in chunks.iter_mut().take(buckets as usize).enumerate() {
-            home[..HOME_FIRST as usize].copy_from_slice(&empty_header(i as u32));
-        }
         Ok(Self {
-            chunks,
-            homes: buckets,
-            hot: (0..buckets).map(empty_hot).collect(),
-            free: 0,
-            fresh: buckets,
-            owner: vec![0; pool as usize],
-            queued: vec![0; capacity.div_ceil(64) as usize],
-            loc: vec![0; capacity as usize],
+            // Zeroed (lazily paged): every chunk starts linkless.
+            slots: vec![0; (total * u64::from(SLOTS)) as usize],
+            buckets: (0..buckets).map(Bucket::empty).collect(),
+            loc: vec![NEVER; capacity as usize],
             ranks: vec![0; capacity as usize],
+            pool: Pool {
+                homes: buckets,
+                free: 0,
+                fresh: buckets,
+                owner: vec![0; pool as usize],
+            },
             len: 0,
         })
     }
@@ -165,13 +368,23 @@ impl BucketLists {
         self.len
     }
 
+    /// Number of buckets: the bound of `push_back`'s bucket index. A
+    /// caller that checks its bucket against this value right before
+    /// `push_back` spares it a bounds check (the same load, unchanged).
+    #[inline(always)]
+    pub(crate) fn buckets(&self) -> usize {
+        self.buckets.len()
+    }
+
     #[inline]
     pub(crate) fn capacity(&self) -> u32 {
         self.loc.len() as u32
     }
 
-    /// Typed check of a caller-supplied handle before it is inserted.
-    #[inline(always)]
+    /// Typed check of a caller-supplied handle before it is inserted (for
+    /// callers that change state before [`Self::push_back`], which checks
+    /// again).
+    #[inline]
     pub(crate) fn check_insert(&self, handle: u32) -> Result<(), PqError> {
         if handle >= self.capacity() {
             Err(PqError::HandleOutOfRange {
@@ -188,193 +401,108 @@ impl BucketLists {
     /// True if `handle` (< capacity) is queued.
     #[inline(always)]
     fn is_queued(&self, handle: u32) -> bool {
-        self.queued[(handle / 64) as usize] >> (handle % 64) & 1 == 1
+        holds(&self.slots, self.loc[handle as usize], handle)
     }
 
     #[inline]
     pub(crate) fn is_bucket_empty(&self, bucket: u32) -> bool {
-        self.hot[bucket as usize][LIVE] == 0
-    }
-
-    /// Bucket whose chain contains `slot`.
-    #[inline]
-    fn bucket_of_slot(&self, slot: u32) -> u32 {
-        let c = slot / SLOTS;
-        if c < self.homes {
-            c
-        } else {
-            self.owner[(c - self.homes) as usize]
-        }
+        self.buckets[bucket as usize].live() == 0
     }
 
     /// Bucket currently holding `handle`, if queued.
     #[inline]
     pub(crate) fn bucket_of(&self, handle: u32) -> Option<u32> {
         if handle < self.capacity() && self.is_queued(handle) {
-            Some(self.bucket_of_slot(self.loc[handle as usize]))
+            Some(self.pool.bucket_of_slot(self.loc[handle as usize]))
         } else {
             None
         }
     }
 
-    #[inline(always)]
-    fn entry(&self, slot: u32) -> u32 {
-        self.chunks[(slot / SLOTS) as usize][(slot % SLOTS) as usize]
-    }
-
-    #[inline]
-    fn set_entry(&mut self, slot: u32, v: u32) {
-        self.chunks[(slot / SLOTS) as usize][(slot % SLOTS) as usize] = v;
-    }
-
-    /// The chunk linked after chunk `c` (which must have one).
-    #[inline(always)]
-    fn next_chunk(&self, c: u32) -> u32 {
-        self.chunks[c as usize][LINK].wrapping_sub(1)
-    }
-
-    /// Slot after `slot`, following the link at the end of a chunk (to a
-    /// pool chunk, whose entries start at position 0).
-    #[inline]
-    fn next_slot(&self, slot: u32) -> u32 {
-        let next = slot + 1;
-        if next % SLOTS == LINK as u32 {
-            self.next_chunk(slot / SLOTS).wrapping_mul(SLOTS)
-        } else {
-            next
-        }
-    }
-
-    /// A pool chunk with no link, recorded as `bucket`'s.
-    #[inline]
-    fn alloc_chunk(&mut self, bucket: u32) -> u32 {
-        let c = if self.free != 0 {
-            let c = self.free - 1;
-            self.free = self.chunks[c as usize][LINK];
-            c
-        } else {
-            let c = self.fresh;
-            debug_assert!(
-                (c as usize) < self.chunks.len(),
-                "chunk pool exhausted: sizing bound violated"
-            );
-            self.fresh += 1;
-            c
-        };
-        self.chunks[c as usize][LINK] = 0;
-        self.owner[(c - self.homes) as usize] = bucket;
-        c
-    }
-
-    /// Returns pool chunk `c` to the free list; home chunks stay put.
-    #[inline(always)]
-    fn free_chunk(&mut self, c: u32) {
-        if c >= self.homes {
-            self.chunks[c as usize][LINK] = self.free;
-            self.free = c + 1;
-        }
-    }
-
-    /// Marks `bucket` (whose last element just left; its chain ends at slot
-    /// `tail`, starting at slot `head`) empty: back to the start of its
-    /// home chunk. A chain whose tail is in the home chunk is that chunk
-    /// alone (the home chunk is always a chain's first), so a bucket that
-    /// never outgrew it costs one compare and the header store.
-    #[inline(always)]
-    fn reset(&mut self, bucket: u32, head: u32, tail: u32) {
-        if tail / SLOTS != bucket {
-            self.release(head, tail);
-            self.chunks[bucket as usize][LINK] = 0;
-        }
-        self.chunks[bucket as usize][..HOME_FIRST as usize].copy_from_slice(&empty_header(bucket));
-        self.hot[bucket as usize] = empty_hot(bucket);
-    }
-
-    /// Returns the pool chunks of a chain `head..tail` to the pool.
-    #[inline(never)]
-    fn release(&mut self, head: u32, tail: u32) {
-        let (mut c, last) = (head / SLOTS, tail / SLOTS);
-        loop {
-            let next = self.next_chunk(c);
-            self.free_chunk(c);
-            if c == last {
-                break;
-            }
-            c = next;
-        }
-    }
-
     /// First element of `bucket`: its handle and, if tagged, its rank.
     pub(crate) fn front(&self, bucket: u32) -> Option<(u32, Option<u64>)> {
-        if self.hot[bucket as usize][LIVE] == 0 {
+        let bk = &self.buckets[bucket as usize];
+        if bk.live() == 0 {
             return None;
         }
-        let mut slot = self.chunks[bucket as usize][HEAD];
+        let mut slot = bk.head;
         loop {
-            let v = self.entry(slot);
+            let v = self.slots[slot as usize];
             if v != TOMB {
                 let h = v & !TAG;
                 return Some((h, (v & TAG != 0).then(|| self.ranks[h as usize])));
             }
-            slot = self.next_slot(slot);
+            slot = next_slot(&self.slots, slot);
         }
     }
 
-    /// Appends `handle` (already validated) to `bucket`; `tagged_rank` is
-    /// `Some` when the rank differs from the bucket's. True if the bucket
-    /// was empty before.
-    ///
-    /// The header's fields are read and written one by one, never copied
-    /// as a whole: a 16-byte reload of fields just stored one by one
-    /// defeats store forwarding, which cost ~15 % when a bucket is drained.
+    /// Appends `handle` to `bucket` after checking it (a typed error
+    /// changes nothing); `tagged_rank` is `Some` when the rank differs
+    /// from the bucket's. True if the bucket was empty before.
     #[inline(always)]
-    pub(crate) fn push_back(&mut self, bucket: u32, handle: u32, tagged_rank: Option<u64>) -> bool {
-        // An empty bucket starts at its home chunk's first entry, so only a
-        // full tail chunk needs work.
-        let b = bucket as usize;
-        let mut tail = self.hot[b][TAIL];
-        if tail % SLOTS == LINK as u32 {
-            tail = self.grow(bucket);
+    pub(crate) fn push_back(
+        &mut self,
+        bucket: usize,
+        handle: u32,
+        tagged_rank: Option<u64>,
+    ) -> Result<bool, PqError> {
+        let Self {
+            slots,
+            buckets,
+            loc,
+            ranks,
+            len,
+            ..
+        } = self;
+        let (slots, buckets, loc) = (&mut slots[..], &mut buckets[..], &mut loc[..]);
+        let h = handle as usize;
+        if h >= loc.len() {
+            return Err(PqError::HandleOutOfRange {
+                handle,
+                capacity: loc.len() as u32,
+            });
         }
-        // Every array as a local slice up front: their pointers and lengths
-        // then stay in registers instead of being reloaded after each store
-        // (which could alias them as far as the compiler knows).
-        let (chunks, loc, queued) = (
-            &mut self.chunks[..],
-            &mut self.loc[..],
-            &mut self.queued[..],
-        );
+        if holds(slots, loc[h], handle) {
+            return Err(PqError::AlreadyQueued(handle));
+        }
+        // An empty bucket starts at its home chunk's first entry, so only a
+        // full tail chunk needs work, out of line: a call here would keep
+        // every slice and the caller's state live across it (spills).
+        let bk = &mut buckets[bucket];
+        let live_tail = bk.live_tail;
+        let tail = (live_tail >> 32) as u32;
+        if tail.is_multiple_of(SLOTS) {
+            return Ok(self.push_back_grow(bucket as u32, handle, tagged_rank));
+        }
+        let mut v = handle;
+        if let Some(rank) = tagged_rank {
+            ranks[h] = rank;
+            v |= TAG;
+        }
+        loc[h] = tail;
+        slots[tail as usize] = v;
+        bk.live_tail = live_tail + PUSHED;
+        *len += 1;
+        Ok(live_tail as u32 == 0)
+    }
+
+    /// [`Self::push_back`] of a checked handle into a bucket whose tail
+    /// chunk is full.
+    #[inline(never)]
+    fn push_back_grow(&mut self, bucket: u32, handle: u32, tagged_rank: Option<u64>) -> bool {
+        let bk = &mut self.buckets[bucket as usize];
+        let live_tail = grow(&mut self.slots, &mut self.loc, &mut self.pool, bk, bucket);
         let mut v = handle;
         if let Some(rank) = tagged_rank {
             self.ranks[handle as usize] = rank;
             v |= TAG;
         }
-        loc[handle as usize] = tail;
-        queued[(handle / 64) as usize] |= 1 << (handle % 64);
-        chunks[(tail / SLOTS) as usize][(tail % SLOTS) as usize] = v;
-        let hot = &mut self.hot[b];
-        hot[TAIL] = tail + 1;
-        let live = hot[LIVE] + 1;
-        hot[LIVE] = live;
+        let tail = (live_tail >> 32) as u32;
+        self.loc[handle as usize] = tail;
+        self.slots[tail as usize] = v;
+        bk.live_tail = live_tail + PUSHED;
         self.len += 1;
-        live == 1
-    }
-
-    /// Gives `bucket` (full tail chunk) room for one more entry: a
-    /// compaction or a new tail chunk. Returns the new tail slot.
-    #[inline(never)]
-    fn grow(&mut self, bucket: u32) -> u32 {
-        if self.chunks[bucket as usize][TOMBS] > self.hot[bucket as usize][LIVE] + PER_CHUNK {
-            self.compact(bucket);
-        }
-        let tail = self.hot[bucket as usize][TAIL];
-        if tail % SLOTS != LINK as u32 {
-            return tail;
-        }
-        let c = self.alloc_chunk(bucket);
-        self.chunks[(tail / SLOTS) as usize][LINK] = c + 1;
-        self.hot[bucket as usize][TAIL] = c * SLOTS;
-        c * SLOTS
+        live_tail as u32 == 0
     }
 
     /// Pops the first element of a non-empty bucket: handle, tagged rank,
@@ -395,39 +523,47 @@ impl BucketLists {
 
     #[inline(always)]
     fn pop<const TAGS: bool>(&mut self, bucket: u32) -> (u32, Option<u64>, bool) {
-        let b = bucket as usize;
-        debug_assert!(self.hot[b][LIVE] > 0, "pop_front on an empty bucket");
-        let head = self.chunks[b][HEAD];
-        let v = self.chunks[(head / SLOTS) as usize][(head % SLOTS) as usize];
+        let Self {
+            slots,
+            buckets,
+            ranks,
+            pool,
+            len,
+            ..
+        } = self;
+        let (slots, buckets) = (&mut slots[..], &mut buckets[..]);
+        let bk = &mut buckets[bucket as usize];
+        debug_assert!(bk.live() > 0, "pop_front on an empty bucket");
+        let head = bk.head;
+        let v = slots[head as usize];
         if v == TOMB {
             return self.pop_front_slow::<TAGS>(bucket);
         }
         let h = v & !TAG;
         debug_assert!(TAGS || v & TAG == 0, "tagged element in an untagged queue");
         let rank = if TAGS && v & TAG != 0 {
-            Some(self.ranks[h as usize])
+            Some(ranks[h as usize])
         } else {
             None
         };
-        self.queued[(h / 64) as usize] &= !(1 << (h % 64));
-        self.len -= 1;
-        let live = self.hot[b][LIVE] - 1;
-        if live == 0 {
-            let tail = self.hot[b][TAIL];
-            self.reset(bucket, head, tail);
+        slots[head as usize] = TOMB;
+        *len -= 1;
+        let live_tail = bk.live_tail - 1;
+        if live_tail as u32 == 0 {
+            reset(slots, pool, bk, bucket);
             return (h, rank, true);
         }
-        self.hot[b][LIVE] = live;
+        bk.live_tail = live_tail;
         // A live entry follows, so the slot after `head` exists: the next
         // one in this chunk or, past its last entry, the linked chunk.
         let mut next = head + 1;
-        if next % SLOTS == LINK as u32 {
+        if next.is_multiple_of(SLOTS) {
             let c = head / SLOTS;
-            let following = self.next_chunk(c);
-            self.free_chunk(c);
-            next = following * SLOTS;
+            let following = slots[link_slot(c)].wrapping_sub(1);
+            pool.free_chunk(slots, c);
+            next = following * SLOTS + FIRST;
         }
-        self.chunks[b][HEAD] = next;
+        bk.head = next;
         (h, rank, false)
     }
 
@@ -436,22 +572,23 @@ impl BucketLists {
     #[cold]
     #[inline(never)]
     fn pop_front_slow<const TAGS: bool>(&mut self, bucket: u32) -> (u32, Option<u64>, bool) {
-        let b = bucket as usize;
-        let (mut head, mut tombs) = (self.chunks[b][HEAD], self.chunks[b][TOMBS]);
-        while self.entry(head) == TOMB {
+        let bk = &mut self.buckets[bucket as usize];
+        let slots = &mut self.slots[..];
+        let (mut head, mut tombs) = (bk.head, bk.tombs);
+        while slots[head as usize] == TOMB {
             tombs -= 1;
             let next = head + 1;
-            head = if next % SLOTS == LINK as u32 {
+            head = if next.is_multiple_of(SLOTS) {
                 let c = head / SLOTS;
-                let following = self.next_chunk(c);
-                self.free_chunk(c);
-                following * SLOTS
+                let following = slots[link_slot(c)].wrapping_sub(1);
+                self.pool.free_chunk(slots, c);
+                following * SLOTS + FIRST
             } else {
                 next
             };
         }
-        self.chunks[b][HEAD] = head;
-        self.chunks[b][TOMBS] = tombs;
+        bk.head = head;
+        bk.tombs = tombs;
         self.pop::<TAGS>(bucket)
     }
 
@@ -463,64 +600,17 @@ impl BucketLists {
             return None;
         }
         let slot = self.loc[handle as usize];
-        let bucket = self.bucket_of_slot(slot);
-        self.queued[(handle / 64) as usize] &= !(1 << (handle % 64));
+        let bucket = self.pool.bucket_of_slot(slot);
         self.len -= 1;
-        let b = bucket as usize;
-        let live = self.hot[b][LIVE] - 1;
-        if live == 0 {
-            let (head, tail) = (self.chunks[b][HEAD], self.hot[b][TAIL]);
-            self.reset(bucket, head, tail);
+        self.slots[slot as usize] = TOMB;
+        let bk = &mut self.buckets[bucket as usize];
+        let live_tail = bk.live_tail - 1;
+        if live_tail as u32 == 0 {
+            reset(&mut self.slots, &mut self.pool, bk, bucket);
             return Some((bucket, true));
         }
-        self.hot[b][LIVE] = live;
-        self.chunks[b][TOMBS] += 1;
-        self.set_entry(slot, TOMB);
+        bk.live_tail = live_tail;
+        bk.tombs += 1;
         Some((bucket, false))
-    }
-
-    /// Squeezes tombstones out of a bucket, keeping FIFO order; frees the
-    /// chunks left unused.
-    fn compact(&mut self, bucket: u32) {
-        let b = bucket as usize;
-        let (head, tail) = (self.chunks[b][HEAD], self.hot[b][TAIL]);
-        let (mut read, mut write) = (head, head);
-        while read != tail {
-            let v = self.entry(read);
-            if v != TOMB {
-                self.set_entry(write, v);
-                self.loc[(v & !TAG) as usize] = write;
-                write = self.next_slot_for_write(write);
-            }
-            read = self.next_slot_for_write(read);
-        }
-        // Free the chunks after the one `write` ends in.
-        let last = write / SLOTS;
-        let mut link = self.chunks[last as usize][LINK];
-        self.chunks[last as usize][LINK] = 0;
-        while link != 0 {
-            let c = link - 1;
-            link = self.chunks[c as usize][LINK];
-            self.free_chunk(c);
-        }
-        self.hot[b][TAIL] = write;
-        self.chunks[b][TOMBS] = 0;
-    }
-
-    /// Like `next_slot`, but stops at a chunk's link slot when it is the
-    /// last chunk (the write position of a full tail chunk).
-    #[inline]
-    fn next_slot_for_write(&self, slot: u32) -> u32 {
-        let next = slot + 1;
-        if next % SLOTS == LINK as u32 {
-            let link = self.chunks[(slot / SLOTS) as usize][LINK];
-            if link == 0 {
-                next
-            } else {
-                (link - 1) * SLOTS
-            }
-        } else {
-            next
-        }
     }
 }

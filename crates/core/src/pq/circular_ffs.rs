@@ -144,10 +144,11 @@ impl CircularFfsQueue {
         self.bitmaps[usize::from(upper)].set(index);
     }
 
-    /// Insert of a validated handle whose rank is outside the window:
-    /// re-bases (empty queue), rotates or clamps.
+    /// Insert of a handle whose rank is outside the window: checks the
+    /// handle, then re-bases (empty queue), rotates or clamps.
     #[inline(never)]
-    fn insert_slow(&mut self, handle: u32, rank: u64) {
+    fn insert_slow(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
+        self.lists.check_insert(handle)?;
         let n = u64::from(self.half);
         if self.lists.len() == 0 {
             self.base = rank - rank % n;
@@ -174,11 +175,12 @@ impl CircularFfsQueue {
         };
         if self
             .lists
-            .push_back(self.bucket_id(half, index), handle, tagged)
+            .push_back(self.bucket_id(half, index) as usize, handle, tagged)?
         {
             self.bitmaps[half].set(index);
         }
         self.cur = self.cur.min(offset as u32);
+        Ok(())
     }
 
     /// The non-empty (half, index) holding the minimum, without swapping.
@@ -215,11 +217,9 @@ impl IntegerPriorityQueue for CircularFfsQueue {
     // a fifth of a fill-drain's work per element.
     #[inline(always)]
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
-        self.lists.check_insert(handle)?;
         let offset = rank.wrapping_sub(self.base);
         if rank < self.base || offset >= 2 * u64::from(self.half) {
-            self.insert_slow(handle, rank);
-            return Ok(());
+            return self.insert_slow(handle, rank);
         }
         // Bucket id of window offset `offset`: the primary half starts at
         // `primary * N`, the secondary follows it circularly.
@@ -229,10 +229,12 @@ impl IntegerPriorityQueue for CircularFfsQueue {
         let offset = offset as u32;
         let bucket = self.pstart + offset;
         let bucket = bucket - ((2 * self.half) & u32::from(bucket >= 2 * self.half).wrapping_neg());
-        if self.lists.push_back(bucket, handle, None) {
+        // Only a bucket that was empty can be below the minimum (`cur` is
+        // exact).
+        if self.lists.push_back(bucket as usize, handle, None)? {
             self.set_bucket(bucket);
+            self.cur = self.cur.min(offset);
         }
-        self.cur = self.cur.min(offset);
         Ok(())
     }
 

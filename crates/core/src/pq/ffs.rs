@@ -16,7 +16,6 @@ pub struct FfsQueue {
     lists: BucketLists,
     words: Vec<u64>,
     base: u64,
-    buckets: u32,
 }
 
 impl FfsQueue {
@@ -36,7 +35,6 @@ impl FfsQueue {
             lists: BucketLists::new(buckets, capacity)?,
             words: vec![0; buckets.div_ceil(64) as usize],
             base,
-            buckets,
         })
     }
 
@@ -52,9 +50,9 @@ impl FfsQueue {
 impl IntegerPriorityQueue for FfsQueue {
     #[inline]
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
-        let bucket = super::fixed_range_bucket(rank, self.base, self.buckets)?;
-        self.lists.check_insert(handle)?;
-        if self.lists.push_back(bucket, handle, None) {
+        let i = super::fixed_range_bucket(rank, self.base, self.lists.buckets())?;
+        let bucket = i as u32;
+        if self.lists.push_back(i, handle, None)? {
             self.words[(bucket / 64) as usize] |= 1 << (bucket % 64);
         }
         Ok(())

@@ -78,13 +78,12 @@ fn ceil_div_fallback(c: Curvature) -> u64 {
 
 /// A 32-ary tree of curvature functions over `0..buckets`.
 ///
-/// `a` and `b` live in separate arrays and are read and written as scalars:
-/// a 16-byte `(a, b)` reload right after the two 8-byte stores of an
-/// update cannot be store-forwarded, which stalled every extract that
-/// emptied a bucket.
+/// A node's `a` and `b` sit side by side (one bounds check per node) and
+/// are read and written as scalars: a 16-byte `(a, b)` reload right after
+/// the two 8-byte stores of an update cannot be store-forwarded, which
+/// stalled every extract that emptied a bucket.
 struct GradientTree {
-    a: Vec<u64>,
-    b: Vec<u64>,
+    nodes: Vec<Curvature>,
     /// `offsets[0]` is the level just above the buckets.
     offsets: [usize; MAX_LEVELS],
     depth: usize,
@@ -106,8 +105,7 @@ impl GradientTree {
             }
         }
         Self {
-            a: vec![0; total],
-            b: vec![0; total],
+            nodes: vec![Curvature::default(); total],
             offsets,
             depth,
         }
@@ -115,7 +113,7 @@ impl GradientTree {
 
     #[inline]
     fn is_empty(&self) -> bool {
-        self.a[self.offsets[self.depth - 1]] == 0
+        self.nodes[self.offsets[self.depth - 1]].a == 0
     }
 
     /// Adds bucket `i`'s weight; climbs while nodes turn non-empty.
@@ -124,9 +122,10 @@ impl GradientTree {
         // Level 0 (offset 0) inline; climbing is rarer and out of line.
         let t = term(i as usize % WIDTH);
         let n = i as usize / WIDTH;
-        let was_empty = self.a[n] == 0;
-        self.a[n] += t.a;
-        self.b[n] += t.b;
+        let node = &mut self.nodes[n];
+        let was_empty = node.a == 0;
+        node.a += t.a;
+        node.b += t.b;
         if was_empty && self.depth > 1 {
             self.mark_nonempty_upper(n);
         }
@@ -136,10 +135,10 @@ impl GradientTree {
     fn mark_nonempty_upper(&mut self, mut i: usize) {
         for level in 1..self.depth {
             let t = term(i % WIDTH);
-            let n = self.offsets[level] + i / WIDTH;
-            let was_empty = self.a[n] == 0;
-            self.a[n] += t.a;
-            self.b[n] += t.b;
+            let node = &mut self.nodes[self.offsets[level] + i / WIDTH];
+            let was_empty = node.a == 0;
+            node.a += t.a;
+            node.b += t.b;
             if !was_empty {
                 break;
             }
@@ -152,9 +151,10 @@ impl GradientTree {
     fn mark_empty(&mut self, i: u32) {
         let t = term(i as usize % WIDTH);
         let n = i as usize / WIDTH;
-        self.a[n] -= t.a;
-        self.b[n] -= t.b;
-        if self.a[n] == 0 && self.depth > 1 {
+        let node = &mut self.nodes[n];
+        node.a -= t.a;
+        node.b -= t.b;
+        if node.a == 0 && self.depth > 1 {
             self.mark_empty_upper(n);
         }
     }
@@ -163,10 +163,10 @@ impl GradientTree {
     fn mark_empty_upper(&mut self, mut i: usize) {
         for level in 1..self.depth {
             let t = term(i % WIDTH);
-            let n = self.offsets[level] + i / WIDTH;
-            self.a[n] -= t.a;
-            self.b[n] -= t.b;
-            if self.a[n] != 0 {
+            let node = &mut self.nodes[self.offsets[level] + i / WIDTH];
+            node.a -= t.a;
+            node.b -= t.b;
+            if node.a != 0 {
                 break;
             }
             i /= WIDTH;
@@ -175,9 +175,10 @@ impl GradientTree {
 
     #[inline(always)]
     fn node(&self, n: usize) -> Curvature {
+        let node = &self.nodes[n];
         Curvature {
-            a: self.a[n],
-            b: self.b[n],
+            a: node.a,
+            b: node.b,
         }
     }
 
@@ -203,12 +204,13 @@ impl GradientTree {
     fn clear_min(&mut self, i: u32) -> Option<u32> {
         let t = term(i as usize % WIDTH);
         let n = i as usize / WIDTH;
+        let slot = &mut self.nodes[n];
         let node = Curvature {
-            a: self.a[n] - t.a,
-            b: self.b[n] - t.b,
+            a: slot.a - t.a,
+            b: slot.b - t.b,
         };
-        self.a[n] = node.a;
-        self.b[n] = node.b;
+        slot.a = node.a;
+        slot.b = node.b;
         if node.a != 0 {
             return Some((n * WIDTH + critical_point(node)) as u32);
         }
@@ -240,7 +242,6 @@ pub struct GradientQueue {
     lists: BucketLists,
     tree: GradientTree,
     base: u64,
-    buckets: u32,
     /// The minimum non-empty bucket (`u32::MAX` when empty): lowered by
     /// inserts; only the operation that empties it evaluates `⌈b/a⌉` again.
     cur: u32,
@@ -258,7 +259,6 @@ impl GradientQueue {
             lists: BucketLists::new(buckets, capacity)?,
             tree: GradientTree::new(buckets),
             base,
-            buckets,
             cur: u32::MAX,
         })
     }
@@ -275,12 +275,13 @@ impl IntegerPriorityQueue for GradientQueue {
     // a fifth of a fill-drain's work per element.
     #[inline(always)]
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
-        let bucket = super::fixed_range_bucket(rank, self.base, self.buckets)?;
-        self.lists.check_insert(handle)?;
-        if self.lists.push_back(bucket, handle, None) {
+        let i = super::fixed_range_bucket(rank, self.base, self.lists.buckets())?;
+        let bucket = i as u32;
+        // Only a bucket that was empty can be below the minimum.
+        if self.lists.push_back(i, handle, None)? {
             self.tree.mark_nonempty(bucket);
+            self.cur = self.cur.min(bucket);
         }
-        self.cur = self.cur.min(bucket);
         Ok(())
     }
 

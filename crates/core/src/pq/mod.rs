@@ -120,17 +120,23 @@ impl fmt::Display for PqError {
 
 /// The bucket of `rank` in a fixed range of `buckets` ranks starting at
 /// `base`, or the typed error every fixed-range queue returns.
-#[inline]
-pub(crate) fn fixed_range_bucket(rank: u64, base: u64, buckets: u32) -> Result<u32, PqError> {
+///
+/// One compare: every constructor checks that `base + buckets` fits in a
+/// `u64`, so a rank below `base` wraps to an offset of at least
+/// `2^64 - base ≥ buckets`. Callers pass `BucketLists::buckets()`, the
+/// length the lists index with, so the lists' own bounds check on the
+/// bucket folds into this one.
+#[inline(always)]
+pub(crate) fn fixed_range_bucket(rank: u64, base: u64, buckets: usize) -> Result<usize, PqError> {
     let d = rank.wrapping_sub(base);
-    if rank < base || d >= u64::from(buckets) {
+    if d >= buckets as u64 {
         return Err(PqError::RankOutOfRange {
             rank,
             min: base,
-            max: base + u64::from(buckets) - 1,
+            max: base + (buckets as u64 - 1),
         });
     }
-    Ok(d as u32)
+    Ok(d as usize)
 }
 
 /// A min-priority queue of caller-owned `u32` handles with integer ranks.

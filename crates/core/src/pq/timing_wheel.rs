@@ -117,7 +117,7 @@ impl IntegerPriorityQueue for TimingWheel {
         if slot >= self.slots {
             slot -= self.slots;
         }
-        self.lists.push_back(slot, handle, tagged);
+        self.lists.push_back(slot as usize, handle, tagged)?;
         Ok(())
     }
 
