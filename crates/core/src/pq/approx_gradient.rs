@@ -285,7 +285,7 @@ impl IntegerPriorityQueue for ApproxGradientQueue {
             }
         };
         self.fallback_searches += u64::from(searched);
-        let (handle, _, now_empty) = self.lists.pop_front(j);
+        let (handle, now_empty) = self.lists.pop_front_untagged(j);
         if now_empty {
             self.located = None;
             self.occupied[(j / 64) as usize] &= !(1 << (j % 64));

@@ -132,7 +132,7 @@ impl IntegerPriorityQueue for BucketHeap {
     #[inline]
     fn extract_min(&mut self) -> Option<(u32, u64)> {
         let b = self.top()?;
-        let (handle, _, now_empty) = self.lists.pop_front(b);
+        let (handle, now_empty) = self.lists.pop_front_untagged(b);
         if now_empty {
             self.in_heap[b as usize] = false;
             self.pop_top();

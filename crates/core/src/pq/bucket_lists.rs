@@ -5,17 +5,18 @@
 //! (chunk `c` is slots `16c..16c + 16`), so an entry is addressed by its
 //! global slot number with one index and one bounds check. Bucket `i` owns
 //! *home* chunk `i`, where its chain starts whenever it is empty; further
-//! chunks come from a pool. A bucket's header (tail slot and live count
-//! packed in one `u64`, head slot, tombstones) lives in a compact side
-//! array of 16 bytes per bucket. So:
+//! chunks come from a pool. A bucket's header lives in two compact side
+//! arrays of 8 bytes per bucket: the insert side (live count and tail slot
+//! packed in one `u64`) and the pop side (head slot, tombstones). So:
 //!
-//! * an insert is a hit in a small array (160 KB for 10k buckets, L2
+//! * an insert is a hit in a small array (80 KB for 10k buckets, L2
 //!   resident) plus one store into its bucket's tail line, which the core
 //!   does not wait for. (Headers inside the home chunks made an insert
 //!   into a long bucket wait for a miss on the home chunk first, then
 //!   store to another line: measured 34 -> 38 Mpps at 10k buckets x 64
 //!   per bucket.) Tail and live count change together on every insert:
-//!   one add to the packed word;
+//!   one add to the packed word. (One 16-byte header array instead of the
+//!   two halves: inserts ~1 ns per element slower at 1-4 per bucket.)
 //! * filling an empty bucket and draining it allocate nothing (up to 15
 //!   elements per bucket never touch the pool), and draining buckets in
 //!   rank order reads their headers and home chunks sequentially, which
@@ -83,47 +84,53 @@ const PER_CHUNK: u32 = SLOTS - 1;
 const LINK: u32 = 0;
 /// Position of a chunk's first entry.
 const FIRST: u32 = 1;
-/// One more live element and tail slot in [`Bucket::live_tail`].
+/// One more live element and tail slot in an [`End`].
 const PUSHED: u64 = 1 << 32 | 1;
 
-/// Header of one bucket.
+/// Insert side of a bucket's header, 8 bytes: live entries (low half) and
+/// the slot of the next entry to write (high half; a multiple of `SLOTS`,
+/// one past the end of its chunk, when that chunk is full). An insert adds
+/// [`PUSHED`]; a pop subtracts 1 and tests the low half.
+type End = u64;
+
+#[inline(always)]
+fn live(e: End) -> u32 {
+    e as u32
+}
+
+#[inline(always)]
+fn tail(e: End) -> u32 {
+    (e >> 32) as u32
+}
+
+#[inline(always)]
+fn with_tail(e: End, tail: u32) -> End {
+    u64::from(tail) << 32 | u64::from(live(e))
+}
+
+/// `End` of bucket `i` when empty: tail at its home chunk's first entry.
+#[inline(always)]
+fn empty_end(i: u32) -> End {
+    u64::from(i * SLOTS + FIRST) << 32
+}
+
+/// Pop side of a bucket's header.
 #[derive(Clone, Copy)]
-struct Bucket {
-    /// Low half: live entries. High half: slot of the next entry to write
-    /// (a multiple of `SLOTS`, one past the end of its chunk, when that
-    /// chunk is full). An insert adds [`PUSHED`]; a pop subtracts 1 and
-    /// tests the low half.
-    live_tail: u64,
+struct Start {
     /// Slot of the next entry to pop.
     head: u32,
     /// Tombstones between head and tail.
     tombs: u32,
 }
 
-impl Bucket {
-    /// Bucket `i` when empty: both ends at its home chunk's first entry.
+impl Start {
+    /// Bucket `i` when empty: head at its home chunk's first entry.
     #[inline(always)]
     fn empty(i: u32) -> Self {
         Self {
-            live_tail: u64::from(i * SLOTS + FIRST) << 32,
             head: i * SLOTS + FIRST,
             tombs: 0,
         }
-    }
-
-    #[inline(always)]
-    fn live(&self) -> u32 {
-        self.live_tail as u32
-    }
-
-    #[inline(always)]
-    fn tail(&self) -> u32 {
-        (self.live_tail >> 32) as u32
-    }
-
-    #[inline(always)]
-    fn set_tail(&mut self, tail: u32) {
-        self.live_tail = u64::from(tail) << 32 | u64::from(self.live());
     }
 }
 
@@ -257,35 +264,43 @@ fn next_slot_for_write(slots: &[u32], slot: u32) -> u32 {
 /// chunk alone (the home chunk is always a chain's first), so a bucket
 /// that never outgrew it costs one compare and the header store.
 #[inline(always)]
-fn reset(slots: &mut [u32], pool: &mut Pool, bk: &mut Bucket, bucket: u32) {
-    if last_chunk(bk.tail()) != bucket {
-        pool.release(slots, bk.head, bk.tail());
+fn reset(slots: &mut [u32], pool: &mut Pool, end: &mut End, start: &mut Start, bucket: u32) {
+    if last_chunk(tail(*end)) != bucket {
+        pool.release(slots, start.head, tail(*end));
         slots[link_slot(bucket)] = 0;
     }
-    *bk = Bucket::empty(bucket);
+    *end = empty_end(bucket);
+    *start = Start::empty(bucket);
 }
 
 /// Gives a bucket whose tail chunk is full room for one more entry: a
 /// compaction or a new tail chunk. Returns the new `live_tail`.
 #[inline(never)]
-fn grow(slots: &mut [u32], loc: &mut [u32], pool: &mut Pool, bk: &mut Bucket, bucket: u32) -> u64 {
-    if bk.tombs > bk.live() + PER_CHUNK {
-        compact(slots, loc, pool, bk);
+fn grow(
+    slots: &mut [u32],
+    loc: &mut [u32],
+    pool: &mut Pool,
+    end: &mut End,
+    start: &mut Start,
+    bucket: u32,
+) -> End {
+    if start.tombs > live(*end) + PER_CHUNK {
+        compact(slots, loc, pool, end, start);
     }
-    let tail = bk.tail();
-    if !tail.is_multiple_of(SLOTS) {
-        return bk.live_tail;
+    let t = tail(*end);
+    if !t.is_multiple_of(SLOTS) {
+        return *end;
     }
     let c = pool.alloc(slots, bucket);
-    slots[link_slot(last_chunk(tail))] = c + 1;
-    bk.set_tail(c * SLOTS + FIRST);
-    bk.live_tail
+    slots[link_slot(last_chunk(t))] = c + 1;
+    *end = with_tail(*end, c * SLOTS + FIRST);
+    *end
 }
 
 /// Squeezes tombstones out of a bucket, keeping FIFO order; frees the
 /// chunks left unused.
-fn compact(slots: &mut [u32], loc: &mut [u32], pool: &mut Pool, bk: &mut Bucket) {
-    let (head, tail) = (bk.head, bk.tail());
+fn compact(slots: &mut [u32], loc: &mut [u32], pool: &mut Pool, end: &mut End, start: &mut Start) {
+    let (head, tail) = (start.head, tail(*end));
     let (mut read, mut write) = (head, head);
     while read != tail {
         let v = slots[read as usize];
@@ -305,21 +320,23 @@ fn compact(slots: &mut [u32], loc: &mut [u32], pool: &mut Pool, bk: &mut Bucket)
         link = slots[link_slot(c)];
         pool.free_chunk(slots, c);
     }
-    bk.set_tail(write);
-    bk.tombs = 0;
+    *end = with_tail(*end, write);
+    start.tombs = 0;
 }
 
 /// Handle-indexed locations plus one chunked FIFO per bucket.
 pub(crate) struct BucketLists {
     /// Home chunks `0..buckets`, then the pool, 16 slots each.
     slots: Vec<u32>,
-    /// Per bucket: tail, live count, head, tombstones. Kept apart from the
-    /// home chunks (16 bytes per bucket: 160 KB for 10k buckets stays in
-    /// L2) because an insert needs the tail *before* it can store: with
-    /// the header in the home chunk, an insert into a bucket whose tail is
-    /// in a pool chunk waited for a cache miss on the home chunk before it
-    /// could even address its store.
-    buckets: Vec<Bucket>,
+    /// Per bucket: live count and tail. Kept apart from the home chunks,
+    /// in 8 bytes per bucket (80 KB for 10k buckets), because an insert
+    /// needs the tail *before* it can store: with the header in the home
+    /// chunk, an insert into a bucket whose tail is in a pool chunk waited
+    /// for a cache miss on the home chunk before it could even address its
+    /// store. Inserts touch only this array.
+    ends: Vec<End>,
+    /// Per bucket: head and tombstones (pops and removals only).
+    starts: Vec<Start>,
     /// Slot of each handle: where it is queued, or was last (then that
     /// slot no longer holds it), or [`NEVER`]. One 4-byte store per insert.
     loc: Vec<u32>,
@@ -350,7 +367,8 @@ impl BucketLists {
         Ok(Self {
             // Zeroed (lazily paged): every chunk starts linkless.
             slots: vec![0; (total * u64::from(SLOTS)) as usize],
-            buckets: (0..buckets).map(Bucket::empty).collect(),
+            ends: (0..buckets).map(empty_end).collect(),
+            starts: (0..buckets).map(Start::empty).collect(),
             loc: vec![NEVER; capacity as usize],
             ranks: vec![0; capacity as usize],
             pool: Pool {
@@ -373,7 +391,7 @@ impl BucketLists {
     /// `push_back` spares it a bounds check (the same load, unchanged).
     #[inline(always)]
     pub(crate) fn buckets(&self) -> usize {
-        self.buckets.len()
+        self.ends.len()
     }
 
     #[inline]
@@ -406,7 +424,7 @@ impl BucketLists {
 
     #[inline]
     pub(crate) fn is_bucket_empty(&self, bucket: u32) -> bool {
-        self.buckets[bucket as usize].live() == 0
+        live(self.ends[bucket as usize]) == 0
     }
 
     /// Bucket currently holding `handle`, if queued.
@@ -421,11 +439,10 @@ impl BucketLists {
 
     /// First element of `bucket`: its handle and, if tagged, its rank.
     pub(crate) fn front(&self, bucket: u32) -> Option<(u32, Option<u64>)> {
-        let bk = &self.buckets[bucket as usize];
-        if bk.live() == 0 {
+        if live(self.ends[bucket as usize]) == 0 {
             return None;
         }
-        let mut slot = bk.head;
+        let mut slot = self.starts[bucket as usize].head;
         loop {
             let v = self.slots[slot as usize];
             if v != TOMB {
@@ -448,13 +465,13 @@ impl BucketLists {
     ) -> Result<bool, PqError> {
         let Self {
             slots,
-            buckets,
+            ends,
             loc,
             ranks,
             len,
             ..
         } = self;
-        let (slots, buckets, loc) = (&mut slots[..], &mut buckets[..], &mut loc[..]);
+        let (slots, ends, loc) = (&mut slots[..], &mut ends[..], &mut loc[..]);
         let h = handle as usize;
         if h >= loc.len() {
             return Err(PqError::HandleOutOfRange {
@@ -468,9 +485,9 @@ impl BucketLists {
         // An empty bucket starts at its home chunk's first entry, so only a
         // full tail chunk needs work, out of line: a call here would keep
         // every slice and the caller's state live across it (spills).
-        let bk = &mut buckets[bucket];
-        let live_tail = bk.live_tail;
-        let tail = (live_tail >> 32) as u32;
+        let end = &mut ends[bucket];
+        let live_tail = *end;
+        let tail = tail(live_tail);
         if tail.is_multiple_of(SLOTS) {
             return Ok(self.push_back_grow(bucket as u32, handle, tagged_rank));
         }
@@ -481,79 +498,92 @@ impl BucketLists {
         }
         loc[h] = tail;
         slots[tail as usize] = v;
-        bk.live_tail = live_tail + PUSHED;
+        *end = live_tail + PUSHED;
         *len += 1;
-        Ok(live_tail as u32 == 0)
+        Ok(live(live_tail) == 0)
     }
 
     /// [`Self::push_back`] of a checked handle into a bucket whose tail
     /// chunk is full.
     #[inline(never)]
     fn push_back_grow(&mut self, bucket: u32, handle: u32, tagged_rank: Option<u64>) -> bool {
-        let bk = &mut self.buckets[bucket as usize];
-        let live_tail = grow(&mut self.slots, &mut self.loc, &mut self.pool, bk, bucket);
+        let b = bucket as usize;
+        let (end, start) = (&mut self.ends[b], &mut self.starts[b]);
+        let live_tail = grow(
+            &mut self.slots,
+            &mut self.loc,
+            &mut self.pool,
+            end,
+            start,
+            bucket,
+        );
         let mut v = handle;
         if let Some(rank) = tagged_rank {
             self.ranks[handle as usize] = rank;
             v |= TAG;
         }
-        let tail = (live_tail >> 32) as u32;
+        let tail = tail(live_tail);
         self.loc[handle as usize] = tail;
         self.slots[tail as usize] = v;
-        bk.live_tail = live_tail + PUSHED;
+        *end = live_tail + PUSHED;
         self.len += 1;
-        live_tail as u32 == 0
+        live(live_tail) == 0
     }
 
-    /// Pops the first element of a non-empty bucket: handle, tagged rank,
-    /// and whether the bucket is now empty.
+    /// Pops the first element of a non-empty bucket whose rank is
+    /// `bucket_rank`: handle, its rank (a tagged element's own), and whether
+    /// the bucket is now empty. (A plain `u64` rather than an `Option`:
+    /// the option's flag cost a register and spills in cFFS's drain.)
     #[inline(always)]
-    pub(crate) fn pop_front(&mut self, bucket: u32) -> (u32, Option<u64>, bool) {
-        self.pop::<true>(bucket)
+    pub(crate) fn pop_front_ranked(&mut self, bucket: u32, bucket_rank: u64) -> (u32, u64, bool) {
+        self.pop::<true>(bucket, bucket_rank)
     }
 
-    /// [`Self::pop_front`] for a queue that never tags (every rank is its
+    /// [`Self::pop_front_ranked`] for a queue that never tags (every rank is its
     /// bucket's): no rank lookup, whose bounds check is otherwise paid on
     /// every extract. Returns the handle and whether the bucket is empty.
     #[inline(always)]
     pub(crate) fn pop_front_untagged(&mut self, bucket: u32) -> (u32, bool) {
-        let (h, _, now_empty) = self.pop::<false>(bucket);
+        let (h, _, now_empty) = self.pop::<false>(bucket, 0);
         (h, now_empty)
     }
 
     #[inline(always)]
-    fn pop<const TAGS: bool>(&mut self, bucket: u32) -> (u32, Option<u64>, bool) {
+    fn pop<const TAGS: bool>(&mut self, bucket: u32, bucket_rank: u64) -> (u32, u64, bool) {
         let Self {
             slots,
-            buckets,
+            ends,
+            starts,
             ranks,
             pool,
             len,
             ..
         } = self;
-        let (slots, buckets) = (&mut slots[..], &mut buckets[..]);
-        let bk = &mut buckets[bucket as usize];
-        debug_assert!(bk.live() > 0, "pop_front on an empty bucket");
-        let head = bk.head;
+        let (slots, ends, starts) = (&mut slots[..], &mut ends[..], &mut starts[..]);
+        let b = bucket as usize;
+        let start = &mut starts[b];
+        let head = start.head;
         let v = slots[head as usize];
         if v == TOMB {
-            return self.pop_front_slow::<TAGS>(bucket);
+            return self.pop_front_slow::<TAGS>(bucket, bucket_rank);
         }
         let h = v & !TAG;
         debug_assert!(TAGS || v & TAG == 0, "tagged element in an untagged queue");
         let rank = if TAGS && v & TAG != 0 {
-            Some(ranks[h as usize])
+            ranks[h as usize]
         } else {
-            None
+            bucket_rank
         };
         slots[head as usize] = TOMB;
         *len -= 1;
-        let live_tail = bk.live_tail - 1;
-        if live_tail as u32 == 0 {
-            reset(slots, pool, bk, bucket);
+        let end = &mut ends[b];
+        debug_assert!(live(*end) > 0, "pop_front on an empty bucket");
+        let live_tail = *end - 1;
+        if live(live_tail) == 0 {
+            reset(slots, pool, end, start, bucket);
             return (h, rank, true);
         }
-        bk.live_tail = live_tail;
+        *end = live_tail;
         // A live entry follows, so the slot after `head` exists: the next
         // one in this chunk or, past its last entry, the linked chunk.
         let mut next = head + 1;
@@ -563,7 +593,7 @@ impl BucketLists {
             pool.free_chunk(slots, c);
             next = following * SLOTS + FIRST;
         }
-        bk.head = next;
+        start.head = next;
         (h, rank, false)
     }
 
@@ -571,10 +601,14 @@ impl BucketLists {
     /// entry (one exists), then pops as usual.
     #[cold]
     #[inline(never)]
-    fn pop_front_slow<const TAGS: bool>(&mut self, bucket: u32) -> (u32, Option<u64>, bool) {
-        let bk = &mut self.buckets[bucket as usize];
+    fn pop_front_slow<const TAGS: bool>(
+        &mut self,
+        bucket: u32,
+        bucket_rank: u64,
+    ) -> (u32, u64, bool) {
+        let start = &mut self.starts[bucket as usize];
         let slots = &mut self.slots[..];
-        let (mut head, mut tombs) = (bk.head, bk.tombs);
+        let (mut head, mut tombs) = (start.head, start.tombs);
         while slots[head as usize] == TOMB {
             tombs -= 1;
             let next = head + 1;
@@ -587,9 +621,9 @@ impl BucketLists {
                 next
             };
         }
-        bk.head = head;
-        bk.tombs = tombs;
-        self.pop::<TAGS>(bucket)
+        start.head = head;
+        start.tombs = tombs;
+        self.pop::<TAGS>(bucket, bucket_rank)
     }
 
     /// Unlinks `handle`; returns its bucket and whether that bucket is now
@@ -603,14 +637,15 @@ impl BucketLists {
         let bucket = self.pool.bucket_of_slot(slot);
         self.len -= 1;
         self.slots[slot as usize] = TOMB;
-        let bk = &mut self.buckets[bucket as usize];
-        let live_tail = bk.live_tail - 1;
-        if live_tail as u32 == 0 {
-            reset(&mut self.slots, &mut self.pool, bk, bucket);
+        let b = bucket as usize;
+        let (end, start) = (&mut self.ends[b], &mut self.starts[b]);
+        let live_tail = *end - 1;
+        if live(live_tail) == 0 {
+            reset(&mut self.slots, &mut self.pool, end, start, bucket);
             return Some((bucket, true));
         }
-        bk.live_tail = live_tail;
-        bk.tombs += 1;
+        *end = live_tail;
+        start.tombs += 1;
         Some((bucket, false))
     }
 }

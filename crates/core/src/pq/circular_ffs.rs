@@ -258,7 +258,10 @@ impl IntegerPriorityQueue for CircularFfsQueue {
             self.swap_halves();
         }
         let index = self.cur;
-        let (handle, tagged, now_empty) = self.lists.pop_front(self.pstart + index);
+        let bucket_rank = self.base + u64::from(index);
+        let (handle, rank, now_empty) = self
+            .lists
+            .pop_front_ranked(self.pstart + index, bucket_rank);
         if now_empty {
             // `index` is the primary's lowest bit: clear it and take the
             // next from the same leaf word, else the other half's first.
@@ -268,7 +271,7 @@ impl IntegerPriorityQueue for CircularFfsQueue {
                 None => self.bitmaps[p ^ 1].first().map_or(EMPTY, |i| i + self.half),
             };
         }
-        Some((handle, tagged.unwrap_or(self.base + u64::from(index))))
+        Some((handle, rank))
     }
 
     fn remove(&mut self, handle: u32) -> bool {

@@ -68,7 +68,7 @@ impl IntegerPriorityQueue for FfsQueue {
     #[inline]
     fn extract_min(&mut self) -> Option<(u32, u64)> {
         let bucket = self.first()?;
-        let (handle, _, now_empty) = self.lists.pop_front(bucket);
+        let (handle, now_empty) = self.lists.pop_front_untagged(bucket);
         if now_empty {
             self.words[(bucket / 64) as usize] &= !(1 << (bucket % 64));
         }

@@ -74,8 +74,8 @@ impl TimingWheel {
                 return None;
             }
             if !self.lists.is_bucket_empty(self.now_slot) {
-                let (h, tagged, _) = self.lists.pop_front(self.now_slot);
-                return Some((h, tagged.unwrap_or(self.now)));
+                let (h, rank, _) = self.lists.pop_front_ranked(self.now_slot, self.now);
+                return Some((h, rank));
             }
             self.step();
         }
@@ -135,8 +135,8 @@ impl IntegerPriorityQueue for TimingWheel {
         while self.lists.is_bucket_empty(self.now_slot) {
             self.step();
         }
-        let (h, tagged, _) = self.lists.pop_front(self.now_slot);
-        Some((h, tagged.unwrap_or(self.now)))
+        let (h, rank, _) = self.lists.pop_front_ranked(self.now_slot, self.now);
+        Some((h, rank))
     }
 
     fn remove(&mut self, handle: u32) -> bool {
