@@ -35,14 +35,15 @@
 //!   uses the least memory.
 //! * **Many levels, fixed range** (e.g. remaining flow size):
 //!   [`HierarchicalFfsQueue`], the fastest exact queue measured.
-//!   [`GradientQueue`] is exact too, at 0.7–0.9x hFFS's speed, with no
-//!   advantage over it: per emptied bucket it evaluates `⌈b/a⌉` (a
+//!   [`GradientQueue`] is exact too, at 0.75–1.0x hFFS's speed (the gap is
+//!   at one element per bucket, where every extract empties a bucket),
+//!   with no advantage over it: per emptied bucket it evaluates `⌈b/a⌉` (a
 //!   leading-zero count checked by two multiplications) where hFFS takes
 //!   one FFS.
 //! * **Many levels, moving range** (shaping timestamps, virtual times):
-//!   [`CircularFfsQueue`]: 0.75–0.9x hFFS, 5–6x faster than the bucketed
-//!   heap at one element per bucket, 2.3x at four, 1.3x at 16, on par from
-//!   64, with O(1) window rotation and counted clamping. The
+//!   [`CircularFfsQueue`]: 0.75–0.9x hFFS, ~7x faster than the bucketed
+//!   heap at one element per bucket, 2.7x at four, 1.4x at 16, 1.0–1.15x
+//!   at 64, with O(1) window rotation and counted clamping. The
 //!   [`TimingWheel`] is faster in fill-drain because a drain sweeps each
 //!   slot once and it keeps no bitmap; it pays a linear scan per empty
 //!   slot whenever the queue is sparse and the caller does not advance it
