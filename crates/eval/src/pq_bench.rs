@@ -137,6 +137,26 @@ pub struct FillDrainResult {
     /// search.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback_rate: Option<f64>,
+    /// With several rounds of the sweep (`fairway bench-pq --rounds`): the
+    /// lowest Mpps of any round; the other fields are the best round's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mpps_worst_round: Option<f64>,
+}
+
+impl FillDrainResult {
+    /// Keeps the better of two rounds of the same configuration and
+    /// records the worse one's Mpps in [`Self::mpps_worst_round`].
+    pub fn merge_round(self, other: FillDrainResult) -> FillDrainResult {
+        let worst = self
+            .mpps_worst_round
+            .unwrap_or(self.mpps)
+            .min(other.mpps_worst_round.unwrap_or(other.mpps));
+        let best = if other.mpps > self.mpps { other } else { self };
+        FillDrainResult {
+            mpps_worst_round: Some(worst),
+            ..best
+        }
+    }
 }
 
 /// Random ranks: `occupancy`% of `buckets` chosen, `per_bucket` each,
@@ -334,6 +354,7 @@ pub fn run_fill_drain(cfg: &FillDrainConfig) -> Result<FillDrainResult, String> 
         drain_ns_per_element: per_element(per_fill_drain.drain),
         error_rate,
         fallback_rate,
+        mpps_worst_round: None,
     })
 }
 
@@ -475,6 +496,30 @@ pub fn chart_svg(results: &[FillDrainResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounds_keep_the_best_and_record_the_worst() {
+        let round = |mpps: f64, fill: f64| FillDrainResult {
+            queue: "cffs",
+            buckets: 10,
+            per_bucket: 1,
+            occupancy: 100,
+            elements: 10,
+            mpps,
+            ns_per_element: 1e3 / mpps,
+            fill_ns_per_element: fill,
+            drain_ns_per_element: 1e3 / mpps - fill,
+            error_rate: None,
+            fallback_rate: None,
+            mpps_worst_round: None,
+        };
+        let merged = round(50.0, 10.0)
+            .merge_round(round(80.0, 6.0))
+            .merge_round(round(30.0, 20.0));
+        assert_eq!(merged.mpps, 80.0);
+        assert_eq!(merged.fill_ns_per_element, 6.0);
+        assert_eq!(merged.mpps_worst_round, Some(30.0));
+    }
 
     #[test]
     fn ranks_have_the_requested_shape() {

@@ -11,7 +11,7 @@ use fairway_eval::pq_bench::{
 #[derive(Args)]
 #[command(
     after_help = "Examples:\n  fairway bench-pq\n  fairway bench-pq --queues approx --per-bucket 1 \
-                        --occupancy 10,30,50,70,90,100\n  fairway bench-pq --json --chart pq.svg"
+                        --occupancy 10,30,50,70,90,100\n  fairway bench-pq --rounds 5\n  fairway bench-pq --json --chart pq.svg"
 )]
 pub struct BenchPqArgs {
     /// Queues, comma separated: cffs, hffs, gradient, approx, bucket-heap,
@@ -39,6 +39,12 @@ pub struct BenchPqArgs {
     /// Timed batches per configuration; the best is reported.
     #[arg(long, default_value_t = 15)]
     pub batches: u32,
+    /// Rounds of the whole sweep: each configuration reports its best
+    /// round and, in column `worst`, its worst. On a machine whose speed
+    /// drifts (a shared VM), rounds spread over a minute or more catch its
+    /// undisturbed speed in every configuration.
+    #[arg(long, default_value_t = 1)]
+    pub rounds: u32,
     /// Workload seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -60,15 +66,17 @@ fn parse_list(what: &str, s: &str) -> Result<Vec<u32>, String> {
         .collect()
 }
 
-fn print_table(results: &[FillDrainResult]) {
+fn print_table(results: &[FillDrainResult], rounds: bool) {
+    let worst_header = if rounds { " worst" } else { "" };
     println!(
-        "{:<13} {:>7} {:>10} {:>9} {:>9} {:>8} {:>9} {:>6} {:>6} {:>8}",
+        "{:<13} {:>7} {:>10} {:>9} {:>9} {:>8}{} {:>9} {:>6} {:>6} {:>8}",
         "queue",
         "buckets",
         "per_bucket",
         "occupancy",
         "elements",
         "Mpps",
+        worst_header,
         "ns/elem",
         "fill",
         "drain",
@@ -78,14 +86,19 @@ fn print_table(results: &[FillDrainResult]) {
         let errors = r
             .error_rate
             .map_or(String::from("-"), |e| format!("{:.2}%", e * 100.0));
+        let worst = match r.mpps_worst_round {
+            Some(w) if rounds => format!(" {w:>5.1}"),
+            _ => String::new(),
+        };
         println!(
-            "{:<13} {:>7} {:>10} {:>8}% {:>9} {:>8.1} {:>9.1} {:>6.1} {:>6.1} {:>8}",
+            "{:<13} {:>7} {:>10} {:>8}% {:>9} {:>8.1}{} {:>9.1} {:>6.1} {:>6.1} {:>8}",
             r.queue,
             r.buckets,
             r.per_bucket,
             r.occupancy,
             r.elements,
             r.mpps,
+            worst,
             r.ns_per_element,
             r.fill_ns_per_element,
             r.drain_ns_per_element,
@@ -104,12 +117,12 @@ pub fn run(args: BenchPqArgs) -> Result<(), String> {
     let buckets = parse_list("buckets", &args.buckets)?;
     let per_bucket = parse_list("per-bucket", &args.per_bucket)?;
     let occupancy = parse_list("occupancy", &args.occupancy)?;
-    let mut results = Vec::new();
+    let mut configs = Vec::new();
     for &b in &buckets {
         for &occ in &occupancy {
             for &k in &per_bucket {
                 for &queue in &queues {
-                    let cfg = FillDrainConfig {
+                    configs.push(FillDrainConfig {
                         queue,
                         buckets: b,
                         per_bucket: k,
@@ -118,18 +131,29 @@ pub fn run(args: BenchPqArgs) -> Result<(), String> {
                         seed: args.seed,
                         min_ops: args.min_ops,
                         batches: args.batches,
-                    };
-                    let r = run_fill_drain(&cfg)?;
-                    if args.json {
-                        println!("{}", serde_json::to_string(&r).map_err(|e| e.to_string())?);
-                    }
-                    results.push(r);
+                    });
                 }
             }
         }
     }
-    if !args.json {
-        print_table(&results);
+    let rounds = args.rounds.max(1);
+    let mut results: Vec<FillDrainResult> = Vec::with_capacity(configs.len());
+    for round in 0..rounds {
+        for (i, cfg) in configs.iter().enumerate() {
+            let r = run_fill_drain(cfg)?;
+            if round == 0 {
+                results.push(r);
+            } else {
+                results[i] = results[i].clone().merge_round(r);
+            }
+        }
+    }
+    if args.json {
+        for r in &results {
+            println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
+        }
+    } else {
+        print_table(&results, rounds > 1);
     }
     if let Some(path) = args.chart {
         std::fs::write(&path, chart_svg(&results)).map_err(|e| format!("writing {path}: {e}"))?;
