@@ -361,10 +361,10 @@ pub fn run_fill_drain(cfg: &FillDrainConfig) -> Result<FillDrainResult, String> 
 /// A dependency-free SVG line chart: Mpps against elements per bucket, one
 /// line per (queue, buckets, occupancy), log2 x axis.
 pub fn chart_svg(results: &[FillDrainResult]) -> String {
-    const W: f64 = 900.0;
+    const W: f64 = 960.0;
     const H: f64 = 520.0;
     const L: f64 = 70.0;
-    const R: f64 = 250.0;
+    const R: f64 = 300.0;
     const T: f64 = 40.0;
     const B: f64 = 60.0;
     // One line per (queue, buckets, occupancy): points (log2 per_bucket, Mpps).

@@ -35,28 +35,28 @@
 //!   uses the least memory.
 //! * **Many levels, fixed range** (e.g. remaining flow size):
 //!   [`HierarchicalFfsQueue`], the fastest exact queue measured.
-//!   [`GradientQueue`] is exact too, at 0.75–1.0x hFFS's speed (the gap is
-//!   at one element per bucket, where every extract empties a bucket),
+//!   [`GradientQueue`] is exact too, at 0.8x hFFS's speed at one element
+//!   per bucket (every extract empties a bucket) and 0.94–1.0x from four,
 //!   with no advantage over it: per emptied bucket it evaluates `⌈b/a⌉` (a
 //!   leading-zero count checked by two multiplications) where hFFS takes
 //!   one FFS.
 //! * **Many levels, moving range** (shaping timestamps, virtual times):
-//!   [`CircularFfsQueue`]: 0.75–0.9x hFFS, ~7x faster than the bucketed
-//!   heap at one element per bucket, 2.7x at four, 1.4x at 16, 1.0–1.15x
-//!   at 64, with O(1) window rotation and counted clamping. The
-//!   [`TimingWheel`] is faster in fill-drain because a drain sweeps each
+//!   [`CircularFfsQueue`]: 0.74–0.93x hFFS, 7x faster than the bucketed
+//!   heap at one element per bucket, 2.7x at four, 1.4x at 16, 1.05x at
+//!   64, with O(1) window rotation and counted clamping. The
+//!   [`TimingWheel`] is as fast in fill-drain because a drain sweeps each
 //!   slot once and it keeps no bitmap; it pays a linear scan per empty
 //!   slot whenever the queue is sparse and the caller does not advance it
 //!   with the clock ([`TimingWheel::pop_due`]).
 //! * **Moving range, fully occupied levels**: [`ApproxGradientQueue`] is
-//!   exact at 100 % occupancy, but it ran at 0.3–0.75x the speed of cFFS
+//!   exact at 100 % occupancy, but it ran at 0.27–0.7x the speed of cFFS
 //!   and its error rate is 12 % at 10 % occupancy and 70–85 % at 30–90 %
 //!   occupancy (seed 002 Fig. 14 shows the same trend). Use it only with
 //!   every bucket occupied, and re-size the granularity when buckets empty.
-//! * **Many elements per bucket (≳ 64)**: all bucketed queues perform the
-//!   same; the shared per-bucket FIFO storage dominates.
+//! * **Many elements per bucket (≳ 64)**: all bucketed queues are within
+//!   1.2x of each other; the shared per-bucket FIFO storage dominates.
 //! * [`BucketHeap`] ("BH") is the baseline the Eiffel queues must beat; it
-//!   catches up with cFFS only when each bucket holds many elements.
+//!   comes close to cFFS only when each bucket holds many elements.
 
 pub mod approx_gradient;
 pub mod binary_heap;
