@@ -71,6 +71,22 @@ pub fn set_realtime_priority(priority: u8) -> io::Result<()> {
     os_result(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) })
 }
 
+/// Linux's real-time throttling budget, `sched_rt_runtime_us`
+/// (microseconds of each `sched_rt_period_us` that real-time threads may
+/// use; `-1` = unlimited), or `None` where it cannot be read.
+///
+/// With the default 950 000 µs per second a busy-polling real-time thread
+/// is stopped for the remaining 50 ms of every second, even on an
+/// otherwise idle CPU: every packet submitted meanwhile waits up to 50 ms.
+/// `fairway arbiter-bench --realtime` reports it for that reason.
+pub fn rt_throttle_runtime_us() -> Option<i64> {
+    std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// Real-time priority is not available off Linux.
 #[cfg(not(target_os = "linux"))]
 pub fn set_realtime_priority(_priority: u8) -> io::Result<()> {
@@ -78,4 +94,15 @@ pub fn set_realtime_priority(_priority: u8) -> io::Result<()> {
         io::ErrorKind::Unsupported,
         "real-time priority is only implemented on Linux",
     ))
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rt_throttle_budget_is_read() {
+        let us = rt_throttle_runtime_us().expect("sched_rt_runtime_us readable on Linux");
+        assert!(us == -1 || us >= 0, "unexpected sched_rt_runtime_us {us}");
+    }
 }

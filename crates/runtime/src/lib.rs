@@ -57,7 +57,7 @@ pub mod wakeup;
 #[cfg(loom)]
 mod loom_tests;
 
-pub use affinity::{set_realtime_priority, MAX_RT_PRIORITY};
+pub use affinity::{rt_throttle_runtime_us, set_realtime_priority, MAX_RT_PRIORITY};
 pub use arbiter::{Arbiter, ArbiterStats, ScanResult};
 pub use backend::{Backend, CountingBackend, NullBackend, UdpBackend};
 pub use clock::MonotonicClock;

@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 use fairway_core::SchedSpec;
 use fairway_eval::cost::chart::{write_svg, ChartSpec, Series};
 use fairway_runtime::bench::{self, BenchConfig, BenchReport};
-use fairway_runtime::{ArbiterMode, KickMode};
+use fairway_runtime::{rt_throttle_runtime_us, ArbiterMode, KickMode};
 use std::time::Duration;
 
 /// How the arbiter waits for work.
@@ -34,7 +34,9 @@ pub enum KickArg {
     fairway arbiter-bench --rate 10G --load 0.01 --pkt-size 64      # light-load latency\n  \
     fairway arbiter-bench --rate 10G --load 0.01 --mode sleep --json\n  \
     fairway arbiter-bench --rate 10G --load 0.01 --chart latency.svg   # CDF of the three variants\n  \
-    sudo fairway arbiter-bench --rate 10G --load 0.01 --realtime 10  # SCHED_FIFO: no preemption by other processes"
+    sudo fairway arbiter-bench --rate 10G --load 0.01 --realtime 10  # SCHED_FIFO: no preemption by other processes\n  \
+    (a busy SCHED_FIFO arbiter is also stopped ~50 ms per second unless\n   \
+    /proc/sys/kernel/sched_rt_runtime_us is -1)"
 )]
 pub struct ArbiterBenchArgs {
     /// Client threads, one flow each.
@@ -240,6 +242,7 @@ fn to_json(args: &ArbiterBenchArgs, r: &BenchReport) -> serde_json::Value {
         "mode": format!("{:?}", args.mode).to_lowercase(),
         "kick": format!("{:?}", args.kick).to_lowercase(),
         "realtime_priority": args.realtime,
+        "rt_throttle_runtime_us": rt_throttle_runtime_us(),
         "seconds": r.seconds,
         "decisions_per_sec": r.decisions_per_sec,
         "latency_ns_p50": r.latency.p50,
@@ -278,4 +281,14 @@ fn print_human(args: &ArbiterBenchArgs, r: &BenchReport) {
         "  arbiter: {} decisions, {} scans, {} blocks, {} client-run scans",
         r.arbiter.decisions, r.arbiter.scans, r.arbiter.blocks, r.arbiter.client_scans
     );
+    if let (Some(_), Some(us)) = (args.realtime, rt_throttle_runtime_us()) {
+        if us >= 0 {
+            println!(
+                "  note: real-time throttling is on (sched_rt_runtime_us = {us}): a busy real-time \
+                 arbiter is stopped for the rest of each period once it used {us} µs, and packets \
+                 wait meanwhile; `echo -1 > /proc/sys/kernel/sched_rt_runtime_us` (root) for \
+                 latency measurements"
+            );
+        }
+    }
 }
