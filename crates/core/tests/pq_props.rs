@@ -254,7 +254,7 @@ proptest! {
     /// bucket, never below the true minimum, and the search never starts
     /// more than `max_search_offset` past it.
     #[test]
-    fn approx_gradient_keeps_elements_and_error_bound(buckets in 1u32..400, alpha in 1u32..8, ops in ops(400)) {
+    fn approx_gradient_keeps_elements_and_error_bound(buckets in 1u32..1500, alpha in 1u32..20, ops in ops(400)) {
         let mut q = ApproxGradientQueue::new(0, buckets, alpha, CAP).unwrap();
         let bound = u64::from(q.max_search_offset());
         let mut r = Reference::default();

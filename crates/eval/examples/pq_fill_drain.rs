@@ -14,7 +14,7 @@
 //! callgrind_annotate --inclusive=yes callgrind.out.<pid> | grep -E '::(fill|drain) '
 //! ```
 //!
-//! Arguments: `queue` (cffs, hffs, gradient, bucket-heap), `buckets`,
+//! Arguments: `queue` (cffs, hffs, gradient, approx with α = 16, bucket-heap), `buckets`,
 //! `per_bucket`, `occupancy` (percent), `reps` (measured repetitions, after
 //! one warm-up whose functions are `warm_up_fill` / `warm_up_drain` in the
 //! profile). Prints the element count
@@ -26,7 +26,7 @@
 //! queue, best of 20 fill-drains, in ns per element.
 
 use fairway_core::pq::{
-    BucketHeap, CircularFfsQueue, GradientQueue, HierarchicalFfsQueue, IntegerPriorityQueue,
+    ApproxGradientQueue, BucketHeap, CircularFfsQueue, GradientQueue, HierarchicalFfsQueue, IntegerPriorityQueue,
 };
 use fairway_eval::pq_bench::fill_drain_ranks;
 use std::hint::black_box;
@@ -108,6 +108,10 @@ fn main() {
         }
         "gradient" => {
             let q = GradientQueue::new(0, buckets, n).expect("queue");
+            run(q, &ranks, reps, |_| 0)
+        }
+        "approx" => {
+            let q = ApproxGradientQueue::new(0, buckets, 16, n).expect("queue");
             run(q, &ranks, reps, |_| 0)
         }
         "bucket-heap" => {
