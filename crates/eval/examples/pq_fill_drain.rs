@@ -26,7 +26,8 @@
 //! queue, best of 20 fill-drains, in ns per element.
 
 use fairway_core::pq::{
-    ApproxGradientQueue, BucketHeap, CircularFfsQueue, GradientQueue, HierarchicalFfsQueue, IntegerPriorityQueue,
+    ApproxGradientQueue, BucketHeap, CircularFfsQueue, GradientQueue, HierarchicalFfsQueue,
+    IntegerPriorityQueue,
 };
 use fairway_eval::pq_bench::fill_drain_ranks;
 use std::hint::black_box;

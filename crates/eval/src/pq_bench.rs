@@ -133,8 +133,9 @@ pub struct FillDrainResult {
     /// Approximate queue only: share of extractions not at the minimum.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_rate: Option<f64>,
-    /// Approximate queue only: share of extractions that needed the linear
-    /// search.
+    /// Approximate queue only: share of minimum lookups (one per emptied
+    /// bucket) whose estimate landed on an empty bucket, so that the linear
+    /// search found the bucket served.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback_rate: Option<f64>,
     /// With several rounds of the sweep (`fairway bench-pq --rounds`): the
@@ -261,7 +262,8 @@ fn measure_with<Q: IntegerPriorityQueue>(
 }
 
 /// Share of extractions that did not return a minimum-rank element, and
-/// share that needed the linear search, for one untimed fill-drain.
+/// share of minimum lookups that needed the linear search, for one untimed
+/// fill-drain.
 fn approx_errors(cfg: &FillDrainConfig, ranks: &[u64]) -> Result<(f64, f64), String> {
     let n = ranks.len() as u32;
     let mut q =
@@ -281,7 +283,7 @@ fn approx_errors(cfg: &FillDrainConfig, ranks: &[u64]) -> Result<(f64, f64), Str
     }
     Ok((
         errors as f64 / f64::from(n),
-        q.fallback_searches() as f64 / f64::from(n),
+        q.fallback_searches() as f64 / q.lookups().max(1) as f64,
     ))
 }
 

@@ -135,9 +135,8 @@ pub struct ApproxGradientQueue {
     /// search) after the last change of the curvature; [`NONE`] when it
     /// must be located again.
     cur: u32,
-    /// Whether locating `cur` needed the linear search.
-    cur_searched: bool,
     max_search_offset: u32,
+    lookups: u64,
     fallback_searches: u64,
     rebases: u64,
 }
@@ -155,8 +154,9 @@ impl ApproxGradientQueue {
             return Err(PqError::InvalidConfig("alpha must be in 1..=341"));
         }
         let r = root_of_two(alpha);
-        let weights = weight_table(alpha, r)
-            .ok_or(PqError::InvalidConfig("alpha too large for a 64-bit curvature"))?;
+        let weights = weight_table(alpha, r).ok_or(PqError::InvalidConfig(
+            "alpha too large for a 64-bit curvature",
+        ))?;
         let shift = 1.0 / (r - 1.0) + 0.5;
         let max_search_offset = Self::search_offset_bound(&weights, shift).min(buckets);
         let top = weights.len() as u32 - 1;
@@ -183,8 +183,8 @@ impl ApproxGradientQueue {
             base,
             buckets,
             cur: NONE,
-            cur_searched: false,
             max_search_offset,
+            lookups: 0,
             fallback_searches: 0,
             rebases: 0,
         })
@@ -224,8 +224,14 @@ impl ApproxGradientQueue {
         self.max_search_offset
     }
 
-    /// Extractions served from a bucket the estimate missed (found by the
-    /// linear search).
+    /// Lookups of the minimum by extractions: one per emptied bucket (and
+    /// per extraction after a change by `insert` or `remove`).
+    pub fn lookups(&self) -> u64 {
+        self.lookups
+    }
+
+    /// Lookups whose estimate landed on an empty bucket, so that the
+    /// linear search found the bucket served.
     pub fn fallback_searches(&self) -> u64 {
         self.fallback_searches
     }
@@ -272,7 +278,9 @@ impl ApproxGradientQueue {
     /// stretch of a word costs two prefix-sum differences.
     fn add_occupied(&mut self, from: u32, to: u32) {
         let origin = self.origin;
-        let to = to.min(self.buckets).min(origin.saturating_add(self.top + 1));
+        let to = to
+            .min(self.buckets)
+            .min(origin.saturating_add(self.top + 1));
         let (mut a, mut b) = (self.a, self.b);
         let mut lo = from;
         while lo < to {
@@ -373,13 +381,21 @@ impl ApproxGradientQueue {
         (found.unwrap_or(NONE), true)
     }
 
+    #[inline(always)]
+    fn count_lookup(&mut self, searched: bool) {
+        self.lookups += 1;
+        if searched {
+            self.fallback_searches += 1;
+        }
+    }
+
     /// [`Self::locate`] when the cached answer was invalidated by an insert.
     #[cold]
     #[inline(never)]
     fn relocate(&mut self) -> u32 {
         let (j, searched) = self.locate();
         self.cur = j;
-        self.cur_searched = searched;
+        self.count_lookup(searched);
         j
     }
 
@@ -405,8 +421,12 @@ impl ApproxGradientQueue {
             self.min_emptied(j, guess);
         }
         let (est, searched) = self.locate();
-        self.cur_searched = searched;
-        self.cur = if est == guess { guess } else { mispredicted(est) };
+        self.count_lookup(searched);
+        self.cur = if est == guess {
+            guess
+        } else {
+            mispredicted(est)
+        };
     }
 }
 
@@ -472,7 +492,6 @@ impl IntegerPriorityQueue for ApproxGradientQueue {
             }
             j = self.relocate();
         }
-        self.fallback_searches += u64::from(self.cur_searched);
         let (handle, now_empty) = self.lists.pop_front_untagged(j);
         if now_empty {
             self.emptied(j);

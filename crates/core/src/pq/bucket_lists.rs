@@ -567,8 +567,8 @@ impl BucketLists {
         if v == TOMB {
             return self.pop_front_slow::<TAGS>(bucket, bucket_rank);
         }
-        let h = v & !TAG;
         debug_assert!(TAGS || v & TAG == 0, "tagged element in an untagged queue");
+        let h = if TAGS { v & !TAG } else { v };
         let rank = if TAGS && v & TAG != 0 {
             ranks[h as usize]
         } else {
