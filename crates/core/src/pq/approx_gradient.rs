@@ -181,7 +181,7 @@ impl ApproxGradientQueue {
             occupied: vec![0; buckets.div_ceil(64) as usize],
             prefix,
             top,
-            follow_at: (top + 1) / 2 / alpha * alpha,
+            follow_at: weights.len() as u32 / 2 / alpha * alpha,
             weights,
             a: 0,
             b: 0,

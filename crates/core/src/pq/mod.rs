@@ -18,7 +18,7 @@
 //! | [`HierarchicalFfsQueue`] | Fig. 3 | O(log₆₄ N) FFS | fixed |
 //! | [`CircularFfsQueue`] (cFFS) | Fig. 4 | O(log₆₄ N) FFS | moving window of 2N, O(1) rotation |
 //! | [`GradientQueue`] | §3.1.2, Thm. 1 | O(log₃₂ N) `⌈b/a⌉` evaluations | fixed |
-//! | [`ApproxGradientQueue`] | §3.1.2, App. B | 1 division (+ linear search) | fixed; **approximate** |
+//! | [`ApproxGradientQueue`] | §3.1.2, App. B | 1 division (+ linear search) | fixed, one-word window of 544 buckets (α = 16) that follows the minimum; **approximate** |
 //! | [`BucketHeap`] ("BH") | §5.2 baseline | O(log B) heap of buckets | fixed |
 //! | [`ElementBinaryHeap`] | §5.2 baseline | O(log n) comparisons | any `u64` |
 //! | [`TimingWheel`] | ref. \[54\], Carousel | linear slot scan | moving horizon of N |
@@ -36,23 +36,24 @@
 //! * **Many levels, fixed range** (e.g. remaining flow size):
 //!   [`HierarchicalFfsQueue`], the fastest exact queue measured.
 //!   [`GradientQueue`] is exact too, at 0.8x hFFS's speed at one element
-//!   per bucket (every extract empties a bucket) and 0.94–1.0x from four,
+//!   per bucket (every extract empties a bucket) and 0.85–0.96x from four,
 //!   with no advantage over it: per emptied bucket it evaluates `⌈b/a⌉` (a
 //!   leading-zero count checked by two multiplications) where hFFS takes
 //!   one FFS.
 //! * **Many levels, moving range** (shaping timestamps, virtual times):
-//!   [`CircularFfsQueue`]: 0.74–0.93x hFFS, 7x faster than the bucketed
-//!   heap at one element per bucket, 2.7x at four, 1.4x at 16, 1.05x at
-//!   64, with O(1) window rotation and counted clamping. The
+//!   [`CircularFfsQueue`]: 0.73–0.85x hFFS, 7x faster than the bucketed
+//!   heap at one element per bucket, 2.7x at four, 1.3–1.4x at 16, equal
+//!   at 64, with O(1) window rotation and counted clamping. The
 //!   [`TimingWheel`] is as fast in fill-drain because a drain sweeps each
 //!   slot once and it keeps no bitmap; it pays a linear scan per empty
 //!   slot whenever the queue is sparse and the caller does not advance it
 //!   with the clock ([`TimingWheel::pop_due`]).
 //! * **Moving range, fully occupied levels**: [`ApproxGradientQueue`] is
-//!   exact at 100 % occupancy, but it ran at 0.27–0.7x the speed of cFFS
-//!   and its error rate is 12 % at 10 % occupancy and 70–85 % at 30–90 %
-//!   occupancy (seed 002 Fig. 14 shows the same trend). Use it only with
-//!   every bucket occupied, and re-size the granularity when buckets empty.
+//!   exact at 100 % occupancy; it runs at 0.65–0.7x the speed of cFFS with
+//!   one element per bucket and at 1.05–1.12x from 16. Its error rate is
+//!   12 % at 10 % occupancy and 72–85 % at 30–90 % occupancy (seed 002
+//!   Fig. 14 shows the same trend). Use it only with every bucket
+//!   occupied, and re-size the granularity when buckets empty.
 //! * **Many elements per bucket (≳ 64)**: all bucketed queues are within
 //!   1.2x of each other; the shared per-bucket FIFO storage dominates.
 //! * [`BucketHeap`] ("BH") is the baseline the Eiffel queues must beat; it
