@@ -370,11 +370,23 @@ impl ApproxGradientQueue {
             // Nothing in the window: the (exact) search finds what is left.
             return (self.min, true);
         }
+        self.resolve(self.estimate())
+    }
+
+    /// The one-division estimate `origin + (W - 1 - round(b/a - u(α)))`;
+    /// `a` must be non-zero.
+    #[inline(always)]
+    fn estimate(&self) -> u32 {
         // Both are below 2^63 (see `weight_table`): one signed conversion
         // each instead of the unsigned sequence.
         let mean = self.b as i64 as f64 / self.a as i64 as f64;
         let i_est = ((mean + self.shift) as u32).min(self.top);
-        let j_est = self.origin.saturating_add(self.top - i_est);
+        self.origin.saturating_add(self.top - i_est)
+    }
+
+    /// The estimate if its bucket is occupied, else the linear search.
+    #[inline(always)]
+    fn resolve(&self, j_est: u32) -> (u32, bool) {
         if self.is_occupied(j_est) {
             return (j_est, false);
         }
@@ -429,25 +441,36 @@ impl ApproxGradientQueue {
         if j == self.min {
             self.min_emptied(j, guess);
         }
-        let (est, searched) = self.locate();
+        if self.a == 0 {
+            // Nothing in the window: the (exact) search finds what is left.
+            self.count_lookup(true);
+            self.cur = self.min;
+            return;
+        }
+        let est = self.estimate();
+        if est == guess {
+            // The guess is occupied by construction: no occupancy test.
+            self.count_lookup(false);
+            self.cur = guess;
+            return;
+        }
+        // An estimate on an empty bucket is often corrected to the guess
+        // by the search (sparse queues): compare again.
+        let (j, searched) = self.resolve(est);
         self.count_lookup(searched);
-        self.cur = if est == guess {
-            guess
-        } else {
-            mispredicted(est)
-        };
+        self.cur = if j == guess { guess } else { mispredicted(j) };
     }
 }
 
-/// The estimate when it differs from the bitmap's guess: a call, so that
-/// the agreeing case stays a predicted branch that continues with the
-/// guess rather than a select that waits for the estimate. (`black_box`
+/// The bucket located when it differs from the bitmap's guess: a call, so
+/// that the agreeing case stays a predicted branch that goes on with the
+/// guess rather than a select that waits for the division. (`black_box`
 /// keeps the compiler from seeing that the call returns its argument and
-/// folding both arms into the estimate.)
+/// folding both arms into one.)
 #[cold]
 #[inline(never)]
-fn mispredicted(est: u32) -> u32 {
-    core::hint::black_box(est)
+fn mispredicted(j: u32) -> u32 {
+    core::hint::black_box(j)
 }
 
 impl IntegerPriorityQueue for ApproxGradientQueue {
