@@ -25,23 +25,29 @@
 //!   word (`W = (Q + 1)·α`, so `(W - 1)·Σ weights < 2^63`). Moving the origin
 //!   forward by `k·α` buckets then multiplies every weight by exactly `2^k`:
 //!   `a ← a << k`, `b ← (b + k·α·a) << k`, plus the buckets that enter the
-//!   window, O(k·α) instead of recomputing the whole window. The origin
-//!   jumps to the minimum (rounded down to a multiple of α) once the
-//!   minimum reaches the window's middle. Up to there the paper's
-//!   `g(α, M)`, which the dense-case shift `u(α)` neglects, is below 2^-13
-//!   (`M` is at least half the window, 13α for the largest α; at α = 16,
-//!   `g < 2^-17`, an error of 0.002 buckets), and a non-zero `g` only
-//!   moves the estimate *before* the minimum, which the search corrects. Each bucket therefore enters the window
-//!   once and a dense stretch enters as prefix-sum differences. An insert
-//!   before the origin recomputes the window from the bitmap
+//!   window, O(k·α) instead of recomputing the whole window, and a fully
+//!   occupied stretch of a bitmap word enters as two prefix-sum
+//!   differences. Each bucket enters the window once.
+//! * **The window follows a tracked minimum.** The queue keeps the lowest
+//!   occupied bucket (lowered by inserts, searched forward in the bitmap
+//!   only when its bucket empties) to place the window; extractions still
+//!   serve the estimate. The origin jumps to the minimum, rounded down to
+//!   a multiple of α, once the minimum reaches the window's middle. Up to
+//!   there the paper's `g(α, M)`, which the dense-case shift `u(α)`
+//!   neglects, is below 2^-13 (`M` is at least half the window, 13α for
+//!   the largest α; at α = 16, `g < 2^-17`, an error of 0.002 buckets),
+//!   and in the dense case a non-zero `g` only moves the estimate *before*
+//!   the minimum, which the search corrects. An insert before the origin
+//!   recomputes the window from the bitmap
 //!   ([`ApproxGradientQueue::rebases`]).
 //! * **The division off the critical path.** Each time a bucket empties, the
 //!   queue estimates the next minimum (one `f64` division of `b` by `a`,
 //!   ~14 cycles, plus two conversions) and also reads the next occupied
-//!   bucket in the same bitmap word. When the two agree, which is every
-//!   time in the dense case, the queue continues with the bitmap's value,
-//!   so the next pop does not wait for the division; the answer is the
-//!   estimate's in every case.
+//!   bucket in the same bitmap word, the *guess*. When the two agree (in
+//!   the dense case, all but once per 64 buckets), the queue continues
+//!   with the guess through a predicted branch, so the next pop does not
+//!   wait for the division, and skips the estimate's occupancy test (the
+//!   guess is occupied). The answer is the estimate's in every case.
 //!
 //! Guarantees: nothing is lost or duplicated; a queue whose occupied buckets
 //! are contiguous from the minimum is served exactly; and in general the
@@ -62,7 +68,7 @@ pub const MAX_ALPHA: u32 = 341;
 /// Smallest window, in multiples of α: the minimum stays in the first half
 /// and the dense-case shift needs many occupied buckets after it.
 const MIN_WINDOW_EXPONENTS: u32 = 16;
-/// "No bucket" for the cached minimum.
+/// "No bucket": for the located bucket and the minimum.
 const NONE: u32 = u32::MAX;
 
 /// `2^(1/α)` by Newton's method (`core` has no `powf`).
