@@ -55,7 +55,7 @@
 //!   Fig. 14 shows the same trend). Use it only with every bucket
 //!   occupied, and re-size the granularity when buckets empty.
 //! * **Many elements per bucket (≳ 64)**: all bucketed queues are within
-//!   1.2x of each other; the shared per-bucket FIFO storage dominates.
+//!   1.3x of each other; the shared per-bucket FIFO storage dominates.
 //! * [`BucketHeap`] ("BH") is the baseline the Eiffel queues must beat; it
 //!   comes close to cFFS only when each bucket holds many elements.
 
