@@ -416,7 +416,19 @@ impl ApproxGradientQueue {
         }
     }
 
-    /// [`Self::locate`] when the cached answer was invalidated by an insert.
+    /// The bucket the next extraction serves: the cached answer, or
+    /// [`Self::locate`]'s (without caching it).
+    #[inline]
+    fn located(&self) -> u32 {
+        if self.cur == NONE {
+            self.locate().0
+        } else {
+            self.cur
+        }
+    }
+
+    /// [`Self::locate`] when the cached answer was invalidated by an insert
+    /// or a removal.
     #[cold]
     #[inline(never)]
     fn relocate(&mut self) -> u32 {
@@ -426,18 +438,18 @@ impl ApproxGradientQueue {
         j
     }
 
-    /// Bucket `j` (just served) is empty: update the curvature, move the
-    /// window if the minimum left its head, and locate the next minimum.
+    /// Bucket `j` is empty (served or removed): clears its bit, takes its
+    /// weight out of the curvature and, if it was the minimum, moves on
+    /// to the next one. Returns the next occupied bucket in the same bitmap
+    /// word, or [`NONE`].
     #[inline(always)]
-    fn emptied(&mut self, j: u32) {
-        // The next occupied bucket in the same word: the guess the next pop
-        // proceeds with while the division runs (see the module doc).
-        let mut guess = NONE;
+    fn unmark(&mut self, j: u32) -> u32 {
+        let mut next = NONE;
         if let Some(word) = self.occupied.get_mut((j / 64) as usize) {
             *word &= !(1 << (j % 64));
             let after = *word & (u64::MAX << (j % 64));
             if after != 0 {
-                guess = j & !63 | after.trailing_zeros();
+                next = j & !63 | after.trailing_zeros();
             }
         }
         let (w, wi) = self.terms(j);
@@ -445,8 +457,18 @@ impl ApproxGradientQueue {
         self.b -= wi;
         // (The window empties only with its lowest bucket, the minimum.)
         if j == self.min {
-            self.min_emptied(j, guess);
+            self.min_emptied(j, next);
         }
+        next
+    }
+
+    /// Bucket `j` (just served) is empty: [`Self::unmark`], then locate the
+    /// next minimum.
+    #[inline(always)]
+    fn emptied(&mut self, j: u32) {
+        // The guess the next pop proceeds with while the division runs
+        // (see the module doc).
+        let guess = self.unmark(j);
         if self.a == 0 {
             // Nothing in the window: the (exact) search finds what is left.
             self.count_lookup(true);
@@ -509,11 +531,7 @@ impl IntegerPriorityQueue for ApproxGradientQueue {
 
     #[inline]
     fn peek_min(&self) -> Option<(u32, u64)> {
-        let j = if self.cur == NONE {
-            self.locate().0
-        } else {
-            self.cur
-        };
+        let j = self.located();
         if j == NONE {
             return None;
         }
@@ -542,15 +560,7 @@ impl IntegerPriorityQueue for ApproxGradientQueue {
             Some((j, now_empty)) => {
                 if now_empty {
                     self.cur = NONE;
-                    if let Some(word) = self.occupied.get_mut((j / 64) as usize) {
-                        *word &= !(1 << (j % 64));
-                    }
-                    let (w, wi) = self.terms(j);
-                    self.a -= w;
-                    self.b -= wi;
-                    if j == self.min {
-                        self.min_emptied(j, NONE);
-                    }
+                    self.unmark(j);
                 }
                 true
             }
@@ -559,11 +569,7 @@ impl IntegerPriorityQueue for ApproxGradientQueue {
     }
 
     fn soonest_rank(&self) -> Option<u64> {
-        let j = if self.cur == NONE {
-            self.locate().0
-        } else {
-            self.cur
-        };
+        let j = self.located();
         (j != NONE).then(|| self.base + u64::from(j))
     }
 
