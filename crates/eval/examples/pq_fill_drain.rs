@@ -18,12 +18,8 @@
 //! `per_bucket`, `occupancy` (percent), `reps` (measured repetitions, after
 //! one warm-up whose functions are `warm_up_fill` / `warm_up_drain` in the
 //! profile). Prints the element count
-//! and a checksum.
-//!
-//! `pq_fill_drain floor <buckets> <per_bucket>` instead times the same
-//! workload on the ideal structure for it, one pre-sized `Vec` per bucket
-//! (append, then read the buckets in order): a lower bound for any bucketed
-//! queue, best of 20 fill-drains, in ns per element.
+//! and a checksum. (The workload's ideal structure, one pre-sized `Vec` per
+//! bucket, is timed by `fairway bench-pq --queues ideal`.)
 
 use fairway_core::pq::{
     ApproxGradientQueue, BucketHeap, CircularFfsQueue, GradientQueue, HierarchicalFfsQueue,
@@ -91,9 +87,6 @@ fn main() {
             .unwrap_or(default)
     };
     let queue = args.get(1).map_or("cffs", String::as_str);
-    if queue == "floor" {
-        return floor(arg(2, 10_000), arg(3, 64));
-    }
     let (buckets, per_bucket, occupancy, reps) =
         (arg(2, 10_000), arg(3, 1), arg(4, 100), arg(5, 3));
     let ranks = fill_drain_ranks(buckets, per_bucket, occupancy, 1);
@@ -122,39 +115,4 @@ fn main() {
         other => panic!("unknown queue {other}"),
     };
     println!("elements {} reps {reps} checksum {checksum}", n);
-}
-
-/// The fill-drain workload on one pre-sized `Vec` per bucket.
-fn floor(buckets: u32, per_bucket: u32) {
-    let ranks = fill_drain_ranks(buckets, per_bucket, 100, 1);
-    let mut lists: Vec<Vec<u32>> = (0..buckets)
-        .map(|_| Vec::with_capacity(2 * per_bucket as usize))
-        .collect();
-    let (mut best, mut checksum) = ((f64::MAX, 0.0, 0.0), 0u64);
-    for _ in 0..20 {
-        let start = std::time::Instant::now();
-        for (h, &r) in ranks.iter().enumerate() {
-            lists[r as usize].push(h as u32);
-        }
-        let filled = std::time::Instant::now();
-        for list in lists.iter_mut() {
-            for &h in list.iter() {
-                checksum = checksum.wrapping_add(u64::from(h));
-            }
-            list.clear();
-        }
-        let drained = std::time::Instant::now();
-        let per = |d: std::time::Duration| d.as_secs_f64() * 1e9 / ranks.len() as f64;
-        let (fill, drain) = (per(filled - start), per(drained - filled));
-        if fill + drain < best.0 {
-            best = (fill + drain, fill, drain);
-        }
-    }
-    println!(
-        "floor {buckets} x {per_bucket}: {:.1} ns per element (fill {:.1}, drain {:.1}) checksum {}",
-        best.0,
-        best.1,
-        best.2,
-        black_box(checksum)
-    );
 }

@@ -17,6 +17,13 @@
 //! get ranks offset to where the previous drain left them, as time would
 //! move them; cFFS must not clamp any rank (checked), so it is measured
 //! exact like the others.
+//!
+//! `ideal` is a yardstick, not a queue: the same workload on one pre-sized
+//! `Vec` per bucket (append; then read the buckets in rank order), with no
+//! minimum search, no O(1) remove and no queued-handle check. It is what the
+//! memory system allows this workload on this machine, measured in the same
+//! run as the queues: on a shared VM whose speed drifts by 2x from minute to
+//! minute, a queue's share of `ideal` (`of_ideal`) is steadier than its Mpps.
 
 use fairway_core::pq::{
     ApproxGradientQueue, BucketHeap, CircularFfsQueue, ElementBinaryHeap, GradientQueue,
@@ -49,11 +56,13 @@ pub enum QueueKind {
     BinaryHeap,
     /// [`TimingWheel`] with `N` slots.
     TimingWheel,
+    /// The yardstick (module doc): one pre-sized `Vec` per bucket.
+    Ideal,
 }
 
 impl QueueKind {
-    /// Every queue, in table order.
-    pub const ALL: [QueueKind; 7] = [
+    /// Every queue, in table order, then the yardstick.
+    pub const ALL: [QueueKind; 8] = [
         QueueKind::Cffs,
         QueueKind::Hffs,
         QueueKind::Gradient,
@@ -61,6 +70,7 @@ impl QueueKind {
         QueueKind::BucketHeap,
         QueueKind::BinaryHeap,
         QueueKind::TimingWheel,
+        QueueKind::Ideal,
     ];
 
     /// Command-line name.
@@ -73,6 +83,7 @@ impl QueueKind {
             QueueKind::BucketHeap => "bucket-heap",
             QueueKind::BinaryHeap => "binary-heap",
             QueueKind::TimingWheel => "timing-wheel",
+            QueueKind::Ideal => "ideal",
         }
     }
 
@@ -138,6 +149,10 @@ pub struct FillDrainResult {
     /// search found the bucket served.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback_rate: Option<f64>,
+    /// This configuration's Mpps over `ideal`'s in the same sweep, when
+    /// `ideal` was run too (filled in by [`add_ideal_shares`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub of_ideal: Option<f64>,
     /// With several rounds of the sweep (`fairway bench-pq --rounds`): the
     /// lowest Mpps of any round; the other fields are the best round's.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -184,33 +199,84 @@ struct Timing {
     drain: Duration,
 }
 
-/// Fills `q` with `ranks` (handle = index) and drains it, `reps` times.
-/// `origin` gives the rank 0 of each repetition (the timing wheel's clock
-/// has moved on after a drain; the other queues restart at 0). Only the
-/// queue operations and a checksum run between the clock reads: the ranks
-/// are generated and shuffled before.
-#[inline(never)]
-fn timed_fill_drain<Q: IntegerPriorityQueue>(
-    q: &mut Q,
-    ranks: &[u64],
-    reps: u64,
+/// What the timing loop fills and drains: a queue, or the yardstick.
+trait FillDrain {
+    /// Inserts `ranks` (handle = index).
+    fn fill(&mut self, ranks: &[u64]) -> Result<(), String>;
+    /// Extracts everything; returns a checksum of handles and ranks.
+    fn drain(&mut self) -> u64;
+}
+
+/// A queue with the rank origin of each repetition: `origin` gives rank 0
+/// (the timing wheel's clock has moved on after a drain, cFFS's window too;
+/// the other queues restart at 0).
+struct Timed<'q, Q> {
+    q: &'q mut Q,
     origin: fn(&Q) -> u64,
-) -> Result<Timing, String> {
+}
+
+impl<Q: IntegerPriorityQueue> FillDrain for Timed<'_, Q> {
+    #[inline(always)]
+    fn fill(&mut self, ranks: &[u64]) -> Result<(), String> {
+        let base = (self.origin)(self.q);
+        for (h, &rank) in ranks.iter().enumerate() {
+            self.q
+                .insert(h as u32, base + rank)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn drain(&mut self) -> u64 {
+        let mut checksum = 0u64;
+        while let Some((h, rank)) = self.q.extract_min() {
+            checksum = checksum.wrapping_add(rank ^ u64::from(h));
+        }
+        checksum
+    }
+}
+
+/// The yardstick: one `Vec` per bucket, each with room for its elements.
+struct IdealBuckets(Vec<Vec<u32>>);
+
+impl FillDrain for IdealBuckets {
+    #[inline(always)]
+    fn fill(&mut self, ranks: &[u64]) -> Result<(), String> {
+        for (h, &rank) in ranks.iter().enumerate() {
+            self.0[rank as usize].push(h as u32);
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn drain(&mut self) -> u64 {
+        let mut checksum = 0u64;
+        for (rank, bucket) in self.0.iter_mut().enumerate() {
+            for &h in bucket.iter() {
+                checksum = checksum.wrapping_add(rank as u64 ^ u64::from(h));
+            }
+            bucket.clear();
+        }
+        checksum
+    }
+}
+
+/// Fills and drains `f` with `ranks`, `reps` times. Only the operations and
+/// a checksum run between the clock reads: the ranks are generated and
+/// shuffled before.
+#[inline(never)]
+fn timed_fill_drain<F: FillDrain>(f: &mut F, ranks: &[u64], reps: u64) -> Result<Timing, String> {
     let mut checksum = 0u64;
     let mut t = Timing {
         fill: Duration::ZERO,
         drain: Duration::ZERO,
     };
     for _ in 0..reps {
-        let base = origin(q);
         let start = Instant::now();
-        for (h, &rank) in ranks.iter().enumerate() {
-            q.insert(h as u32, base + rank).map_err(|e| e.to_string())?;
-        }
+        f.fill(ranks)?;
         let filled = Instant::now();
-        while let Some((h, rank)) = q.extract_min() {
-            checksum = checksum.wrapping_add(rank ^ u64::from(h));
-        }
+        checksum = checksum.wrapping_add(f.drain());
         let drained = Instant::now();
         t.fill += filled - start;
         t.drain += drained - filled;
@@ -235,13 +301,21 @@ fn measure_with<Q: IntegerPriorityQueue>(
     cfg: &FillDrainConfig,
     origin: fn(&Q) -> u64,
 ) -> Result<Timing, String> {
+    measure_fill_drain(&mut Timed { q, origin }, ranks, cfg)
+}
+
+fn measure_fill_drain<F: FillDrain>(
+    f: &mut F,
+    ranks: &[u64],
+    cfg: &FillDrainConfig,
+) -> Result<Timing, String> {
     let n = ranks.len() as u64;
     let reps = cfg.min_ops.div_ceil(n).max(1);
-    timed_fill_drain(q, ranks, 1, origin)?; // warm-up: page in and train
+    timed_fill_drain(f, ranks, 1)?; // warm-up: page in and train
     let mut best: Option<Timing> = None;
     let mut spent = Duration::ZERO;
     for batch in 0..cfg.batches.max(1) {
-        let t = timed_fill_drain(q, ranks, reps, origin)?;
+        let t = timed_fill_drain(f, ranks, reps)?;
         let total = t.fill + t.drain;
         spent += total;
         if best.is_none_or(|b| total < b.fill + b.drain) {
@@ -335,6 +409,14 @@ pub fn run_fill_drain(cfg: &FillDrainConfig) -> Result<FillDrainResult, String> 
             let mut wheel = TimingWheel::new(cfg.buckets, n).map_err(err)?;
             measure_with(&mut wheel, &ranks, cfg, TimingWheel::now)?
         }
+        QueueKind::Ideal => {
+            let mut sizes = vec![0usize; cfg.buckets as usize];
+            for &rank in &ranks {
+                sizes[rank as usize] += 1;
+            }
+            let buckets = sizes.into_iter().map(Vec::with_capacity).collect();
+            measure_fill_drain(&mut IdealBuckets(buckets), &ranks, cfg)?
+        }
     };
     let (error_rate, fallback_rate) = if cfg.queue == QueueKind::Approx {
         let (e, f) = approx_errors(cfg, &ranks)?;
@@ -356,8 +438,25 @@ pub fn run_fill_drain(cfg: &FillDrainConfig) -> Result<FillDrainResult, String> 
         drain_ns_per_element: per_element(per_fill_drain.drain),
         error_rate,
         fallback_rate,
+        of_ideal: None,
         mpps_worst_round: None,
     })
+}
+
+/// Fills in [`FillDrainResult::of_ideal`] of every result whose
+/// configuration (buckets, per bucket, occupancy) has an `ideal` result.
+pub fn add_ideal_shares(results: &mut [FillDrainResult]) {
+    let ideal: Vec<(u32, u32, u32, f64)> = results
+        .iter()
+        .filter(|r| r.queue == QueueKind::Ideal.name())
+        .map(|r| (r.buckets, r.per_bucket, r.occupancy, r.mpps))
+        .collect();
+    for r in results.iter_mut() {
+        r.of_ideal = ideal
+            .iter()
+            .find(|i| (i.0, i.1, i.2) == (r.buckets, r.per_bucket, r.occupancy))
+            .map(|i| r.mpps / i.3);
+    }
 }
 
 /// A dependency-free SVG line chart: Mpps against elements per bucket, one
@@ -513,6 +612,7 @@ mod tests {
             drain_ns_per_element: 1e3 / mpps - fill,
             error_rate: None,
             fallback_rate: None,
+            of_ideal: None,
             mpps_worst_round: None,
         };
         let merged = round(50.0, 10.0)
@@ -552,5 +652,62 @@ mod tests {
         }
         let svg = chart_svg(&[]);
         assert!(svg.starts_with("<svg"));
+    }
+
+    #[test]
+    fn ideal_drains_every_element_in_rank_order() {
+        let ranks = fill_drain_ranks(50, 3, 40, 5);
+        let mut sizes = vec![0usize; 50];
+        for &r in &ranks {
+            sizes[r as usize] += 1;
+        }
+        let mut ideal = IdealBuckets(sizes.into_iter().map(Vec::with_capacity).collect());
+        ideal.fill(&ranks).unwrap();
+        let order: Vec<(u64, u32)> = ideal
+            .0
+            .iter()
+            .enumerate()
+            .flat_map(|(rank, b)| b.iter().map(move |&h| (rank as u64, h)))
+            .collect();
+        let mut expected: Vec<(u64, u32)> = ranks
+            .iter()
+            .enumerate()
+            .map(|(h, &r)| (r, h as u32))
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(order, expected, "rank order, FIFO within a bucket");
+        let checksum = expected
+            .iter()
+            .fold(0u64, |c, &(r, h)| c.wrapping_add(r ^ u64::from(h)));
+        assert_eq!(ideal.drain(), checksum);
+        assert!(ideal.0.iter().all(Vec::is_empty));
+    }
+
+    #[test]
+    fn shares_of_ideal_pair_matching_configurations() {
+        let result = |queue: &'static str, per_bucket: u32, mpps: f64| FillDrainResult {
+            queue,
+            buckets: 100,
+            per_bucket,
+            occupancy: 100,
+            elements: 100,
+            mpps,
+            ns_per_element: 1e3 / mpps,
+            fill_ns_per_element: 0.0,
+            drain_ns_per_element: 0.0,
+            error_rate: None,
+            fallback_rate: None,
+            of_ideal: None,
+            mpps_worst_round: None,
+        };
+        let mut results = vec![
+            result("cffs", 1, 30.0),
+            result("cffs", 4, 50.0),
+            result("ideal", 1, 120.0),
+        ];
+        add_ideal_shares(&mut results);
+        assert_eq!(results[0].of_ideal, Some(0.25));
+        assert_eq!(results[1].of_ideal, None, "no ideal at 4 per bucket");
+        assert_eq!(results[2].of_ideal, Some(1.0));
     }
 }

@@ -4,7 +4,7 @@
 
 use clap::Args;
 use fairway_eval::pq_bench::{
-    chart_svg, run_fill_drain, FillDrainConfig, FillDrainResult, QueueKind,
+    add_ideal_shares, chart_svg, run_fill_drain, FillDrainConfig, FillDrainResult, QueueKind,
 };
 
 /// Arguments of `fairway bench-pq`.
@@ -15,10 +15,12 @@ use fairway_eval::pq_bench::{
 )]
 pub struct BenchPqArgs {
     /// Queues, comma separated: cffs, hffs, gradient, approx, bucket-heap,
-    /// binary-heap, timing-wheel.
+    /// binary-heap, timing-wheel; and `ideal`, the yardstick (one pre-sized
+    /// array per bucket, no queue), which adds column `of_ideal`: each
+    /// queue's Mpps over ideal's in the same sweep.
     #[arg(
         long,
-        default_value = "cffs,gradient,approx,bucket-heap,binary-heap,timing-wheel"
+        default_value = "cffs,gradient,approx,bucket-heap,binary-heap,timing-wheel,ideal"
     )]
     pub queues: String,
     /// Bucket counts (priority levels), comma separated.
@@ -68,8 +70,10 @@ fn parse_list(what: &str, s: &str) -> Result<Vec<u32>, String> {
 
 fn print_table(results: &[FillDrainResult], rounds: bool) {
     let worst_header = if rounds { " worst" } else { "" };
+    let ideal = results.iter().any(|r| r.of_ideal.is_some());
+    let ideal_header = if ideal { " of_ideal" } else { "" };
     println!(
-        "{:<13} {:>7} {:>10} {:>9} {:>9} {:>8}{} {:>9} {:>6} {:>6} {:>8}",
+        "{:<13} {:>7} {:>10} {:>9} {:>9} {:>8}{}{} {:>9} {:>6} {:>6} {:>8}",
         "queue",
         "buckets",
         "per_bucket",
@@ -77,6 +81,7 @@ fn print_table(results: &[FillDrainResult], rounds: bool) {
         "elements",
         "Mpps",
         worst_header,
+        ideal_header,
         "ns/elem",
         "fill",
         "drain",
@@ -90,8 +95,13 @@ fn print_table(results: &[FillDrainResult], rounds: bool) {
             Some(w) if rounds => format!(" {w:>5.1}"),
             _ => String::new(),
         };
+        let of_ideal = match r.of_ideal {
+            Some(x) => format!(" {x:>8.2}"),
+            None if ideal => format!(" {:>8}", "-"),
+            None => String::new(),
+        };
         println!(
-            "{:<13} {:>7} {:>10} {:>8}% {:>9} {:>8.1}{} {:>9.1} {:>6.1} {:>6.1} {:>8}",
+            "{:<13} {:>7} {:>10} {:>8}% {:>9} {:>8.1}{}{} {:>9.1} {:>6.1} {:>6.1} {:>8}",
             r.queue,
             r.buckets,
             r.per_bucket,
@@ -99,6 +109,7 @@ fn print_table(results: &[FillDrainResult], rounds: bool) {
             r.elements,
             r.mpps,
             worst,
+            of_ideal,
             r.ns_per_element,
             r.fill_ns_per_element,
             r.drain_ns_per_element,
@@ -148,6 +159,7 @@ pub fn run(args: BenchPqArgs) -> Result<(), String> {
             }
         }
     }
+    add_ideal_shares(&mut results);
     if args.json {
         for r in &results {
             println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
