@@ -460,8 +460,13 @@ pub fn add_ideal_shares(results: &mut [FillDrainResult]) {
 }
 
 /// A dependency-free SVG line chart: Mpps against elements per bucket, one
-/// line per (queue, buckets, occupancy), log2 x axis.
+/// line per (queue, buckets, occupancy), log2 x axis. The `ideal` yardstick
+/// is left out: at about 3x the queues it would flatten their lines.
 pub fn chart_svg(results: &[FillDrainResult]) -> String {
+    let results: Vec<&FillDrainResult> = results
+        .iter()
+        .filter(|r| r.queue != QueueKind::Ideal.name())
+        .collect();
     const W: f64 = 960.0;
     const H: f64 = 520.0;
     const L: f64 = 70.0;
@@ -471,7 +476,7 @@ pub fn chart_svg(results: &[FillDrainResult]) -> String {
     // One line per (queue, buckets, occupancy): points (log2 per_bucket, Mpps).
     type Series<'a> = ((&'a str, u32, u32), Vec<(f64, f64)>);
     let mut series: Vec<Series> = Vec::new();
-    for r in results {
+    for r in &results {
         let key = (r.queue, r.buckets, r.occupancy);
         let point = (f64::from(r.per_bucket).log2(), r.mpps);
         match series.iter_mut().find(|(k, _)| *k == key) {
@@ -709,5 +714,7 @@ mod tests {
         assert_eq!(results[0].of_ideal, Some(0.25));
         assert_eq!(results[1].of_ideal, None, "no ideal at 4 per bucket");
         assert_eq!(results[2].of_ideal, Some(1.0));
+        let svg = chart_svg(&results);
+        assert!(svg.contains("cffs N=100") && !svg.contains("ideal N=100"));
     }
 }
