@@ -36,7 +36,7 @@
 //! * **Many levels, fixed range** (e.g. remaining flow size):
 //!   [`HierarchicalFfsQueue`], the fastest exact queue measured.
 //!   [`GradientQueue`] is exact too, at 0.7–0.8x hFFS's speed at one element
-//!   per bucket (every extract empties a bucket) and 0.85–1.07x from four,
+//!   per bucket (every extract empties a bucket) and 0.85–1.08x from four,
 //!   with no advantage over it: per emptied bucket it evaluates `⌈b/a⌉` (a
 //!   leading-zero count checked by two multiplications) where hFFS takes
 //!   one FFS.
@@ -50,12 +50,12 @@
 //!   with the clock ([`TimingWheel::pop_due`]).
 //! * **Moving range, fully occupied levels**: [`ApproxGradientQueue`] is
 //!   exact at 100 % occupancy; it runs at 0.75–0.8x the speed of cFFS with
-//!   one element per bucket and at 1.05–1.12x from 16. Its error rate is
+//!   one element per bucket and at 1.05–1.17x from 16. Its error rate is
 //!   12 % at 10 % occupancy and 72–85 % at 30–90 % occupancy (seed 002
 //!   Fig. 14 shows the same trend). Use it only with every bucket
 //!   occupied, and re-size the granularity when buckets empty.
 //! * **Many elements per bucket (≳ 64)**: all bucketed queues are within
-//!   1.3x of each other; the shared per-bucket FIFO storage dominates.
+//!   1.35x of each other; the shared per-bucket FIFO storage dominates.
 //! * [`BucketHeap`] ("BH") is the baseline the Eiffel queues must beat; it
 //!   comes close to cFFS only when each bucket holds many elements.
 
