@@ -240,6 +240,17 @@ impl<Q: IntegerPriorityQueue> FillDrain for Timed<'_, Q> {
 /// The yardstick: one `Vec` per bucket, each with room for its elements.
 struct IdealBuckets(Vec<Vec<u32>>);
 
+impl IdealBuckets {
+    /// `buckets` buckets, each sized for its share of `ranks`.
+    fn for_ranks(buckets: u32, ranks: &[u64]) -> Self {
+        let mut sizes = vec![0usize; buckets as usize];
+        for &rank in ranks {
+            sizes[rank as usize] += 1;
+        }
+        Self(sizes.into_iter().map(Vec::with_capacity).collect())
+    }
+}
+
 impl FillDrain for IdealBuckets {
     #[inline(always)]
     fn fill(&mut self, ranks: &[u64]) -> Result<(), String> {
@@ -409,14 +420,11 @@ pub fn run_fill_drain(cfg: &FillDrainConfig) -> Result<FillDrainResult, String> 
             let mut wheel = TimingWheel::new(cfg.buckets, n).map_err(err)?;
             measure_with(&mut wheel, &ranks, cfg, TimingWheel::now)?
         }
-        QueueKind::Ideal => {
-            let mut sizes = vec![0usize; cfg.buckets as usize];
-            for &rank in &ranks {
-                sizes[rank as usize] += 1;
-            }
-            let buckets = sizes.into_iter().map(Vec::with_capacity).collect();
-            measure_fill_drain(&mut IdealBuckets(buckets), &ranks, cfg)?
-        }
+        QueueKind::Ideal => measure_fill_drain(
+            &mut IdealBuckets::for_ranks(cfg.buckets, &ranks),
+            &ranks,
+            cfg,
+        )?,
     };
     let (error_rate, fallback_rate) = if cfg.queue == QueueKind::Approx {
         let (e, f) = approx_errors(cfg, &ranks)?;
@@ -603,22 +611,32 @@ pub fn chart_svg(results: &[FillDrainResult]) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn rounds_keep_the_best_and_record_the_worst() {
-        let round = |mpps: f64, fill: f64| FillDrainResult {
-            queue: "cffs",
-            buckets: 10,
-            per_bucket: 1,
+    /// A result of `queue` at 100 buckets, 100 % occupied, `per_bucket`
+    /// each, all its time in the drain.
+    fn result(queue: &'static str, per_bucket: u32, mpps: f64) -> FillDrainResult {
+        FillDrainResult {
+            queue,
+            buckets: 100,
+            per_bucket,
             occupancy: 100,
-            elements: 10,
+            elements: 100 * u64::from(per_bucket),
             mpps,
             ns_per_element: 1e3 / mpps,
-            fill_ns_per_element: fill,
-            drain_ns_per_element: 1e3 / mpps - fill,
+            fill_ns_per_element: 0.0,
+            drain_ns_per_element: 1e3 / mpps,
             error_rate: None,
             fallback_rate: None,
             of_ideal: None,
             mpps_worst_round: None,
+        }
+    }
+
+    #[test]
+    fn rounds_keep_the_best_and_record_the_worst() {
+        let round = |mpps: f64, fill: f64| FillDrainResult {
+            fill_ns_per_element: fill,
+            drain_ns_per_element: 1e3 / mpps - fill,
+            ..result("cffs", 1, mpps)
         };
         let merged = round(50.0, 10.0)
             .merge_round(round(80.0, 6.0))
@@ -662,11 +680,7 @@ mod tests {
     #[test]
     fn ideal_drains_every_element_in_rank_order() {
         let ranks = fill_drain_ranks(50, 3, 40, 5);
-        let mut sizes = vec![0usize; 50];
-        for &r in &ranks {
-            sizes[r as usize] += 1;
-        }
-        let mut ideal = IdealBuckets(sizes.into_iter().map(Vec::with_capacity).collect());
+        let mut ideal = IdealBuckets::for_ranks(50, &ranks);
         ideal.fill(&ranks).unwrap();
         let order: Vec<(u64, u32)> = ideal
             .0
@@ -690,21 +704,6 @@ mod tests {
 
     #[test]
     fn shares_of_ideal_pair_matching_configurations() {
-        let result = |queue: &'static str, per_bucket: u32, mpps: f64| FillDrainResult {
-            queue,
-            buckets: 100,
-            per_bucket,
-            occupancy: 100,
-            elements: 100,
-            mpps,
-            ns_per_element: 1e3 / mpps,
-            fill_ns_per_element: 0.0,
-            drain_ns_per_element: 0.0,
-            error_rate: None,
-            fallback_rate: None,
-            of_ideal: None,
-            mpps_worst_round: None,
-        };
         let mut results = vec![
             result("cffs", 1, 30.0),
             result("cffs", 4, 50.0),
