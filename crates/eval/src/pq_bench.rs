@@ -23,7 +23,8 @@
 //! minimum search, no O(1) remove and no queued-handle check. It is what the
 //! memory system allows this workload on this machine, measured in the same
 //! run as the queues: on a shared VM whose speed drifts by 2x from minute to
-//! minute, a queue's share of `ideal` (`of_ideal`) is steadier than its Mpps.
+//! minute, a queue's share of `ideal` (`of_ideal`) usually moves less than
+//! its Mpps.
 
 use fairway_core::pq::{
     ApproxGradientQueue, BucketHeap, CircularFfsQueue, ElementBinaryHeap, GradientQueue,
