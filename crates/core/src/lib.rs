@@ -42,8 +42,15 @@
 //! Bad input never panics and never loses a packet: every error is typed
 //! ([`ConfigError`], [`EnqueueError`]) and an enqueue error hands the packet
 //! back to the caller.
+//!
+//! `unsafe` is denied crate-wide. The one exception is the per-bucket FIFO
+//! storage of the integer priority queues (`pq::bucket_lists`), whose two
+//! hot paths index without bounds checks where the module's own invariants
+//! (private fields, fixed lengths) guarantee the index, and prefetch the
+//! next chunk of a bucket; each block states its invariant, and debug
+//! builds (the tests) assert it.
 #![no_std]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 extern crate alloc;

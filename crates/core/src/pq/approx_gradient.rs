@@ -506,7 +506,7 @@ impl IntegerPriorityQueue for ApproxGradientQueue {
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
         let b = super::fixed_range_bucket(rank, self.base, self.lists.buckets())?;
         let j = b as u32;
-        if self.lists.push_back(b, handle, None)? {
+        if self.lists.push_back_untagged(b, handle)? {
             self.cur = NONE;
             if let Some(word) = self.occupied.get_mut(b / 64) {
                 *word |= 1 << (j % 64);

@@ -115,7 +115,7 @@ impl IntegerPriorityQueue for BucketHeap {
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
         let i = super::fixed_range_bucket(rank, self.base, self.lists.buckets())?;
         let b = i as u32;
-        if self.lists.push_back(i, handle, None)? && !self.in_heap[b as usize] {
+        if self.lists.push_back_untagged(i, handle)? && !self.in_heap[b as usize] {
             self.in_heap[b as usize] = true;
             self.heap.push(b);
             self.sift_up(self.heap.len() - 1);

@@ -117,7 +117,11 @@ fn empty_end(i: u32) -> End {
 /// Pop side of a bucket's header.
 #[derive(Clone, Copy)]
 struct Start {
-    /// Slot of the next entry to pop.
+    /// Slot of the next entry to pop. Invariant the unchecked reads of
+    /// `pop` rely on: always a slot of an existing chunk (`< slots.len()`).
+    /// Heads are set only to a home chunk's first entry, to the next slot
+    /// in the same chunk, or to the first entry of a linked chunk, which
+    /// the pops check.
     head: u32,
     /// Tombstones between head and tail.
     tombs: u32,
@@ -213,6 +217,32 @@ fn holds(slots: &[u32], slot: u32, handle: u32) -> bool {
     slots
         .get(slot as usize)
         .is_some_and(|&v| v & !TAG == handle)
+}
+
+/// Starts loading the chunk after `slot`'s, if linked, into the cache;
+/// `slot` is a chunk's first entry. Draining a long bucket then finds each
+/// pool chunk (handed out in fill order, so scattered) already on its way
+/// 15 pops ahead, where it used to stall the pop that crossed into it.
+/// (Interleaved A/B runs, 10k buckets x 64 per bucket: drain -4 %.)
+#[inline(always)]
+fn prefetch_next_chunk(slots: &[u32], slot: u32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let link = slots[(slot - FIRST + LINK) as usize];
+        if link != 0 {
+            let next = slots.as_ptr().wrapping_add(link_slot(link - 1));
+            // SAFETY: a prefetch is only a hint: it never faults, whatever
+            // the address, and changes no memory.
+            #[allow(unsafe_code)]
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                    next.cast(),
+                );
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (slots, slot);
 }
 
 /// Slot of chunk `c`'s link.
@@ -468,6 +498,28 @@ impl BucketLists {
         handle: u32,
         tagged_rank: Option<u64>,
     ) -> Result<bool, PqError> {
+        self.push::<true>(bucket, handle, tagged_rank)
+    }
+
+    /// [`Self::push_back`] for a queue that never tags (as
+    /// [`Self::pop_front_untagged`]): its slots hold bare handles, so the
+    /// already-queued check compares without masking the tag bit.
+    #[inline(always)]
+    pub(crate) fn push_back_untagged(
+        &mut self,
+        bucket: usize,
+        handle: u32,
+    ) -> Result<bool, PqError> {
+        self.push::<false>(bucket, handle, None)
+    }
+
+    #[inline(always)]
+    fn push<const TAGS: bool>(
+        &mut self,
+        bucket: usize,
+        handle: u32,
+        tagged_rank: Option<u64>,
+    ) -> Result<bool, PqError> {
         let Self {
             slots,
             ends,
@@ -484,7 +536,12 @@ impl BucketLists {
                 capacity: loc.len() as u32,
             });
         }
-        if holds(slots, loc[h], handle) {
+        let queued = if TAGS {
+            holds(slots, loc[h], handle)
+        } else {
+            slots.get(loc[h] as usize) == Some(&handle)
+        };
+        if queued {
             return Err(PqError::AlreadyQueued(handle));
         }
         // An empty bucket starts at its home chunk's first entry, so only a
@@ -566,9 +623,14 @@ impl BucketLists {
         } = self;
         let (slots, ends, starts) = (&mut slots[..], &mut ends[..], &mut starts[..]);
         let b = bucket as usize;
+        debug_assert_eq!(ends.len(), starts.len());
         let start = &mut starts[b];
         let head = start.head;
-        let v = slots[head as usize];
+        debug_assert!((head as usize) < slots.len());
+        // SAFETY: every head ever stored is a slot of an existing chunk
+        // (see `Start::head`).
+        #[allow(unsafe_code)]
+        let v = unsafe { *slots.get_unchecked(head as usize) };
         if v == TOMB {
             return self.pop_front_slow::<TAGS>(bucket, bucket_rank);
         }
@@ -579,9 +641,19 @@ impl BucketLists {
         } else {
             bucket_rank
         };
-        slots[head as usize] = TOMB;
+        // SAFETY: the slot just read.
+        #[allow(unsafe_code)]
+        unsafe {
+            *slots.get_unchecked_mut(head as usize) = TOMB;
+        }
+        if head % SLOTS == FIRST {
+            prefetch_next_chunk(slots, head);
+        }
         *len -= 1;
-        let end = &mut ends[b];
+        // SAFETY: `ends` and `starts` both have one entry per bucket (set
+        // by the constructor, never resized), and `starts[b]` exists.
+        #[allow(unsafe_code)]
+        let end = unsafe { ends.get_unchecked_mut(b) };
         debug_assert!(live(*end) > 0, "pop_front on an empty bucket");
         let live_tail = *end - 1;
         if live(live_tail) == 0 {
@@ -591,12 +663,15 @@ impl BucketLists {
         *end = live_tail;
         // A live entry follows, so the slot after `head` exists: the next
         // one in this chunk or, past its last entry, the linked chunk.
+        // (`next` stays a slot of an existing chunk: the next one in the
+        // same chunk, or the first of a linked chunk, checked by index.)
         let mut next = head + 1;
         if next.is_multiple_of(SLOTS) {
             let c = head / SLOTS;
             let following = slots[link_slot(c)].wrapping_sub(1);
             pool.free_chunk(slots, c);
             next = following * SLOTS + FIRST;
+            assert!((next as usize) < slots.len(), "corrupt chunk link");
         }
         start.head = next;
         (h, rank, false)

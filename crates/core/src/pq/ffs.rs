@@ -52,7 +52,7 @@ impl IntegerPriorityQueue for FfsQueue {
     fn insert(&mut self, handle: u32, rank: u64) -> Result<(), PqError> {
         let i = super::fixed_range_bucket(rank, self.base, self.lists.buckets())?;
         let bucket = i as u32;
-        if self.lists.push_back(i, handle, None)? {
+        if self.lists.push_back_untagged(i, handle)? {
             self.words[(bucket / 64) as usize] |= 1 << (bucket % 64);
         }
         Ok(())

@@ -278,7 +278,7 @@ impl IntegerPriorityQueue for GradientQueue {
         let i = super::fixed_range_bucket(rank, self.base, self.lists.buckets())?;
         let bucket = i as u32;
         // Only a bucket that was empty can be below the minimum.
-        if self.lists.push_back(i, handle, None)? {
+        if self.lists.push_back_untagged(i, handle)? {
             self.tree.mark_nonempty(bucket);
             self.cur = self.cur.min(bucket);
         }

@@ -249,7 +249,7 @@ impl IntegerPriorityQueue for HierarchicalFfsQueue {
         let i = super::fixed_range_bucket(rank, self.base, self.lists.buckets())?;
         let bucket = i as u32;
         // Only a bucket that was empty can be below the minimum.
-        if self.lists.push_back(i, handle, None)? {
+        if self.lists.push_back_untagged(i, handle)? {
             self.bitmap.set(bucket);
             self.cur = self.cur.min(bucket);
         }
