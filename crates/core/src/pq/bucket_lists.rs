@@ -62,6 +62,16 @@
 //! knows, so fields read after one are reloaded, with their bounds checks.
 //! Functions used on the hot paths' slow branches take the slices, not
 //! `self`, so the fast path's slices stay in registers.
+//!
+//! This module holds the core crate's only `unsafe`: a pop reads its
+//! bucket's head slot and live count without bounds checks, because every
+//! stored head is a slot of an existing chunk (see `Start::head`; the one
+//! place a head comes from a stored link is checked) and `ends` has
+//! `starts`' length; debug builds assert both. A pop that crosses into a
+//! bucket's next chunk also prefetches the chunk after it (x86_64), since
+//! a long bucket's pool chunks lie scattered in fill order. Together with
+//! the untagged queues' mask-free queued check: gradient queue 5k x 64
+//! and 10k x 64 about 5 % faster, interleaved runs (docs/priority-queues.md).
 
 use super::PqError;
 use alloc::vec;
