@@ -447,6 +447,25 @@ proptest! {
         check_fixed_range(HierarchicalFfsQueue::new(0, buckets, CAP).unwrap(), buckets, &ops)?;
         check_fixed_range(BucketHeap::new(0, buckets, CAP).unwrap(), buckets, &ops)?;
     }
+
+    /// Bursts of up to `CAP` elements into one to three buckets (chains of
+    /// several pool chunks), some removed, then drained to empty: every
+    /// pool chunk is released between bursts, so the next burst takes
+    /// chunks in address order again (the pool's restart).
+    #[test]
+    fn bursts_drained_to_empty_match_reference(
+        buckets in 1u32..4,
+        bursts in prop::collection::vec((1u32..=CAP, prop::collection::vec(any::<u32>(), 0..12)), 1..6),
+    ) {
+        let mut ops = Vec::new();
+        for (n, removes) in &bursts {
+            ops.extend((0..*n).map(|i| Op::Insert(i.wrapping_mul(0x9E37_79B9))));
+            ops.extend(removes.iter().map(|&k| Op::Remove(k)));
+            ops.extend((0..*n).map(|_| Op::Extract));
+        }
+        check_fixed_range(HierarchicalFfsQueue::new(0, buckets, CAP).unwrap(), buckets, &ops)?;
+        check_fixed_range(GradientQueue::new(0, buckets, CAP).unwrap(), buckets, &ops)?;
+    }
 }
 
 /// Deterministic compaction: a long-lived head element, then a tombstone
