@@ -36,21 +36,21 @@
 //! * **Many levels, fixed range** (e.g. remaining flow size):
 //!   [`HierarchicalFfsQueue`], the fastest exact queue measured.
 //!   [`GradientQueue`] is exact too, at 0.75–0.8x hFFS's speed at one element
-//!   per bucket (every extract empties a bucket) and 0.95–1.06x from four,
+//!   per bucket (every extract empties a bucket) and 0.94–1.02x from four,
 //!   with no advantage over it: per emptied bucket it evaluates `⌈b/a⌉` (a
 //!   leading-zero count checked by two multiplications) where hFFS takes
 //!   one FFS.
 //! * **Many levels, moving range** (shaping timestamps, virtual times):
 //!   [`CircularFfsQueue`]: 0.7–0.9x hFFS, 6x faster than the bucketed
-//!   heap at one element per bucket, 2.4–2.5x at four, 1.4x at 16,
-//!   1.0–1.06x at 64, with O(1) window rotation and counted clamping. The
+//!   heap at one element per bucket, 2.4–2.5x at four, 1.3x at 16,
+//!   1.05x at 64, with O(1) window rotation and counted clamping. The
 //!   [`TimingWheel`] is as fast in fill-drain because a drain sweeps each
 //!   slot once and it keeps no bitmap; it pays a linear scan per empty
 //!   slot whenever the queue is sparse and the caller does not advance it
 //!   with the clock ([`TimingWheel::pop_due`]).
 //! * **Moving range, fully occupied levels**: [`ApproxGradientQueue`] is
-//!   exact at 100 % occupancy; it runs at 0.78–0.82x the speed of cFFS with
-//!   one element per bucket and at 1.16–1.24x from 16. Its error rate is
+//!   exact at 100 % occupancy; it runs at 0.77–0.81x the speed of cFFS with
+//!   one element per bucket and at 1.14–1.19x from 16. Its error rate is
 //!   12 % at 10 % occupancy and 72–85 % at 30–90 % occupancy (seed 002
 //!   Fig. 14 shows the same trend). Use it only with every bucket
 //!   occupied, and re-size the granularity when buckets empty.
