@@ -44,11 +44,11 @@
 //! back to the caller.
 //!
 //! `unsafe` is denied crate-wide. The one exception is the per-bucket FIFO
-//! storage of the integer priority queues (`pq::bucket_lists`), whose two
-//! hot paths index without bounds checks where the module's own invariants
-//! (private fields, fixed lengths) guarantee the index, and prefetch the
-//! next chunk of a bucket; each block states its invariant, and debug
-//! builds (the tests) assert it.
+//! storage of the integer priority queues (`pq::bucket_lists`), whose pop
+//! path indexes without bounds checks where the module's own invariants
+//! (private fields, fixed lengths) guarantee the index, and prefetches a
+//! bucket's next chunk; each block states its invariant, and debug builds
+//! (the tests) assert it.
 #![no_std]
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

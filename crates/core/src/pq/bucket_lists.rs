@@ -242,11 +242,14 @@ impl Pool {
 /// is queued. Every way out of the queue overwrites the element's slot
 /// (a pop or a removal writes [`TOMB`]; a compaction moves it and updates
 /// `loc`), so a slot holds a handle only while the handle is queued there.
+/// `TAGS`: whether the queue may tag; one that never does stores bare
+/// handles, so the comparison needs no mask.
 #[inline(always)]
-fn holds(slots: &[u32], slot: u32, handle: u32) -> bool {
+fn holds<const TAGS: bool>(slots: &[u32], slot: u32, handle: u32) -> bool {
+    let mask = if TAGS { !TAG } else { u32::MAX };
     slots
         .get(slot as usize)
-        .is_some_and(|&v| v & !TAG == handle)
+        .is_some_and(|&v| v & mask == handle)
 }
 
 /// Starts loading the chunk after `slot`'s, if linked, into the cache;
@@ -262,6 +265,8 @@ fn holds(slots: &[u32], slot: u32, handle: u32) -> bool {
 fn prefetch_next_chunk(slots: &[u32], slot: u32) {
     #[cfg(target_arch = "x86_64")]
     {
+        // (Indexed from `slot`, which the caller has just checked: the
+        // bounds check folds away.)
         let link = slots[(slot - FIRST + LINK) as usize];
         if link != 0 {
             let next = slots.as_ptr().wrapping_add(link_slot(link - 1));
@@ -489,7 +494,7 @@ impl BucketLists {
     /// True if `handle` (< capacity) is queued.
     #[inline(always)]
     fn is_queued(&self, handle: u32) -> bool {
-        holds(&self.slots, self.loc[handle as usize], handle)
+        holds::<true>(&self.slots, self.loc[handle as usize], handle)
     }
 
     #[inline]
@@ -571,12 +576,7 @@ impl BucketLists {
                 capacity: loc.len() as u32,
             });
         }
-        let queued = if TAGS {
-            holds(slots, loc[h], handle)
-        } else {
-            slots.get(loc[h] as usize) == Some(&handle)
-        };
-        if queued {
+        if holds::<TAGS>(slots, loc[h], handle) {
             return Err(PqError::AlreadyQueued(handle));
         }
         // An empty bucket starts at its home chunk's first entry, so only a
