@@ -7,9 +7,12 @@
 //! becomes backlogged joins the tail with a full quantum.
 //!
 //! Quantum of flow i = `weight_i × quantum_unit` bytes. The unit defaults to
-//! the largest `max_len` among configured flows, so every flow can send at
-//! least one maximum-size packet per round and selection is O(1); an explicit
-//! smaller unit is allowed (then a flow may need several rounds per packet).
+//! the largest `max_len` among the flows configured *now*, so every flow can
+//! send at least one maximum-size packet per round and selection is O(1); it
+//! is recomputed whenever a flow is added, removed or reconfigured (a count
+//! of flows per `max_len` makes that O(log N)), so removing the flow with the
+//! largest packets shrinks the quantum back. An explicit smaller unit is
+//! allowed (then a flow may need several rounds per packet).
 //!
 //! Per round, flow i sends at most `quantum_i + max_len_i - 1` bytes
 //! (the deficit carried over is always below the flow's max packet length).
@@ -19,6 +22,7 @@ use crate::flow::{FlowConfig, FlowId, Limits};
 use crate::flow_queues::{FlowQueues, HeadPop};
 use crate::scheduler::{Capacity, Dequeued, Scheduler};
 use crate::Packet;
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 const NIL: u32 = u32::MAX;
@@ -32,7 +36,11 @@ pub struct Drr<P> {
     head: u32,
     tail: u32,
     fixed_unit: Option<u32>,
+    /// The largest `max_len` of the configured flows (0 if none).
     largest_max_len: u32,
+    /// Number of configured flows per `max_len`, to keep `largest_max_len`
+    /// current when flows leave or change.
+    max_len_counts: BTreeMap<u32, u32>,
 }
 
 impl<P: Packet> Drr<P> {
@@ -52,7 +60,22 @@ impl<P: Packet> Drr<P> {
             tail: NIL,
             fixed_unit: quantum_unit.filter(|&u| u > 0),
             largest_max_len: 0,
+            max_len_counts: BTreeMap::new(),
         }
+    }
+
+    /// Counts a flow of maximum length `max_len` in (`joined`) or out of the
+    /// configured set and refreshes the default quantum unit.
+    fn count_max_len(&mut self, max_len: u32, joined: bool) {
+        if joined {
+            *self.max_len_counts.entry(max_len).or_insert(0) += 1;
+        } else if let Some(n) = self.max_len_counts.get_mut(&max_len) {
+            *n -= 1;
+            if *n == 0 {
+                self.max_len_counts.remove(&max_len);
+            }
+        }
+        self.largest_max_len = self.max_len_counts.keys().next_back().copied().unwrap_or(0);
     }
 
     /// The quantum of a flow, in bytes.
@@ -137,13 +160,17 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
     fn add_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
         self.queues.add_flow(id, cfg)?;
         self.deficit[id.index()] = 0;
-        self.largest_max_len = self.largest_max_len.max(cfg.max_len);
+        self.count_max_len(cfg.max_len, true);
         Ok(())
     }
 
     fn remove_flow(&mut self, id: FlowId) -> Result<Vec<P>, ConfigError> {
         let backlogged = self.queues.is_backlogged(id);
+        let old = self.queues.config(id);
         let pkts = self.queues.remove_flow(id)?;
+        if let Some(old) = old {
+            self.count_max_len(old.max_len, false);
+        }
         if backlogged {
             // O(active flows), acceptable on this rare configuration path.
             self.unlink(id.0);
@@ -153,8 +180,11 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
     }
 
     fn reconfigure_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
-        self.queues.reconfigure(id, cfg)?;
-        self.largest_max_len = self.largest_max_len.max(cfg.max_len);
+        let old = self.queues.reconfigure(id, cfg)?;
+        if old.max_len != cfg.max_len {
+            self.count_max_len(old.max_len, false);
+            self.count_max_len(cfg.max_len, true);
+        }
         Ok(())
     }
 

@@ -115,6 +115,7 @@ use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
 use crate::flow_queues::FlowQueues;
 use crate::scheduler::{Capacity, Dequeued, Scheduler};
+use crate::vtime::VirtualClock;
 use crate::Packet;
 use alloc::vec::Vec;
 
@@ -263,7 +264,11 @@ pub(crate) struct QfqCore {
     /// Groups `0..NUM_GROUPS` (the rest unused), indexed `g & GROUP_MASK`.
     groups: alloc::boxed::Box<[Group; GROUP_SLOTS]>,
     sets: [u64; 4],
-    v: u64,
+    /// The system virtual time V, counting its wraps (see [`crate::vtime`]).
+    clock: VirtualClock,
+    /// Per entity, the era of its `F` when it last went idle: its restart
+    /// `max(V, F)` is exact after any idle time, also across wraps of V.
+    idle_era: Vec<u64>,
     /// V at the last eligibility update: groups in IR/IB have `S > old_v`.
     old_v: u64,
     iwsum: u64,
@@ -292,7 +297,8 @@ impl QfqCore {
                 .try_into()
                 .unwrap_or_else(|_| unreachable!()),
             sets: [0; 4],
-            v: 0,
+            clock: VirtualClock::default(),
+            idle_era: alloc::vec![0; n as usize],
             old_v: 0,
             iwsum: 0,
             weight_sum: 0,
@@ -308,7 +314,8 @@ impl QfqCore {
         self.ent == other.ent
             && self.groups == other.groups
             && self.sets == other.sets
-            && (self.v, self.old_v, self.clamps) == (other.v, other.old_v, other.clamps)
+            && self.idle_era == other.idle_era
+            && (self.clock, self.old_v, self.clamps) == (other.clock, other.old_v, other.clamps)
     }
 
     pub(crate) fn set_weight_sum(&mut self, w: u64) {
@@ -321,22 +328,38 @@ impl QfqCore {
     /// Sets an idle entity's weight inverse and group; timestamps start at V
     /// if `fresh`.
     pub(crate) fn configure(&mut self, e: usize, inv_w: u32, group: usize, fresh: bool) {
-        let v = self.v;
+        let v = self.clock.now();
         let ent = &mut self.ent[e];
         ent.inv_w = inv_w;
         ent.group = group as u8;
         if fresh {
             ent.s = v;
             ent.f = v;
+            self.went_idle(e);
         }
     }
 
-    /// Drops a finish time ahead of V (a reconfigured flow restarts as a
-    /// newly backlogged one: its old `F` was earned in another group).
+    /// Drops the finish time of idle entity `e` if it is ahead of V (a
+    /// reconfigured flow restarts as a newly backlogged one: its old `F` was
+    /// earned in another group).
     pub(crate) fn forget_future_finish(&mut self, e: usize) {
-        if gt(self.ent[e].f, self.v) {
-            self.ent[e].f = self.v;
+        if self.clock.is_ahead(self.ent[e].f, self.idle_era[e]) {
+            self.ent[e].f = self.clock.now();
+            self.went_idle(e);
         }
+    }
+
+    /// Entity `e` is idle from now on, with finish time `ent[e].f`.
+    #[inline]
+    fn went_idle(&mut self, e: usize) {
+        self.idle_era[e] = self.clock.era(self.ent[e].f);
+    }
+
+    /// Test hook: advances V by `delta` while no entity is scheduled.
+    pub(crate) fn warp_idle_clock(&mut self, delta: u64) {
+        debug_assert!(self.sets == [0; 4]);
+        self.clock.advance(delta);
+        self.old_v = self.clock.now();
     }
 
     #[inline]
@@ -351,7 +374,7 @@ impl QfqCore {
 
     #[inline]
     fn advance_v(&mut self, len: u64) {
-        self.v = self.v.wrapping_add((len * self.iwsum) >> IWSUM_EXTRA);
+        self.clock.advance((len * self.iwsum) >> IWSUM_EXTRA);
     }
 
     #[inline]
@@ -364,7 +387,7 @@ impl QfqCore {
     #[inline]
     fn calc_state(&self, g: usize) -> usize {
         let grp = &self.groups[g];
-        let mut st = if gt(grp.s, self.v) { IR } else { ER };
+        let mut st = if gt(grp.s, self.clock.now()) { IR } else { ER };
         let next = self.sets[ER] & above(g);
         if next != 0
             && gt(
@@ -381,8 +404,8 @@ impl QfqCore {
     /// slot boundary V crossed since `old_v`.
     #[inline]
     fn make_eligible(&mut self) {
-        let diff = (self.old_v ^ self.v) >> MIN_SLOT_SHIFT;
-        self.old_v = self.v;
+        let diff = (self.old_v ^ self.clock.now()) >> MIN_SLOT_SHIFT;
+        self.old_v = self.clock.now();
         if diff != 0 {
             let pos = 64 - diff.leading_zeros();
             let mask = if pos >= 64 { !0 } else { (1u64 << pos) - 1 };
@@ -399,13 +422,11 @@ impl QfqCore {
         if inel != 0 {
             if self.sets[ER] == 0 {
                 let s = self.groups[inel.trailing_zeros() as usize & GROUP_MASK].s;
-                if gt(s, self.v) {
-                    self.v = s;
-                }
+                self.clock.advance_to(s);
             }
             self.make_eligible();
         } else {
-            self.old_v = self.v;
+            self.old_v = self.clock.now();
         }
     }
 
@@ -443,9 +464,9 @@ impl QfqCore {
     /// Start time of a newly backlogged entity (Eq. 2 with the Eq. 29
     /// back-shift of Lemma 4).
     ///
-    /// A finish time more than 2^62 units ahead of V can only be a stale
-    /// value from before a wrap of the clock and is ignored (`S = V`). A
-    /// finish time beyond the GBT window `⌊V⌋_σ + σ` of the entity's group
+    /// Whether the entity's finish time is still ahead of V is decided
+    /// exactly, by its era (see [`crate::vtime`]): a finish time left behind
+    /// by V, however long ago, is ignored (`S = V`). A finish time beyond the GBT window `⌊V⌋_σ + σ` of the entity's group
     /// (possible only after a reconfiguration moved it to a smaller group)
     /// is capped to that bound, the canonical start of an ineligible group.
     pub(crate) fn start_time(&mut self, e: usize) -> u64 {
@@ -454,10 +475,8 @@ impl QfqCore {
         let g = ent.group as usize & GROUP_MASK;
         let shift = slot_shift(g);
         let f = ent.f;
-        let v = self.v;
-        let ahead = f.wrapping_sub(v);
-        let stale = ahead > 1 << 62;
-        if !stale && ahead > 0 {
+        let v = self.clock.now();
+        if self.clock.is_ahead(f, self.idle_era[e]) {
             let limit = round_down(v, shift).wrapping_add(1u64 << shift);
             return if gt(f, limit) { limit } else { f };
         }
@@ -482,11 +501,11 @@ impl QfqCore {
     /// advances while an aggregate is served outside the buckets).
     #[inline]
     fn sync_eligible(&mut self) {
-        if self.v != self.old_v {
+        if self.clock.now() != self.old_v {
             if self.sets[IR] | self.sets[IB] != 0 {
                 self.make_eligible();
             } else {
-                self.old_v = self.v;
+                self.old_v = self.clock.now();
             }
         }
     }
@@ -593,9 +612,9 @@ impl QfqCore {
             }
             grp.full <<= i;
             grp.front = grp.front.wrapping_sub(i as u32) & SLOT_MASK;
-        } else if self.sets.iter().all(|&x| x == 0) && gt(rs, self.v) {
+        } else if self.sets.iter().all(|&x| x == 0) && gt(rs, self.clock.now()) {
             // Idle system: jump V forward so the group is eligible.
-            self.v = rs;
+            self.clock.advance_to(rs);
             self.old_v = rs;
         }
         let grp = &mut self.groups[g];
@@ -682,11 +701,8 @@ impl QfqCore {
     #[inline(always)]
     fn moved_forward(&mut self, g: usize, bit: u64, was_er: bool, old_f: u64) {
         if self.sets == [bit, 0, 0, 0] {
-            let s = self.groups[g].s;
-            if gt(s, self.v) {
-                self.v = s;
-            }
-            self.old_v = self.v;
+            self.clock.advance_to(self.groups[g].s);
+            self.old_v = self.clock.now();
             return;
         }
         self.reclassify(g, bit, was_er, old_f);
@@ -829,7 +845,10 @@ impl QfqCore {
                 let rs = round_down(ent.s, slot_shift(g));
                 self.slot_insert(e, g, rs);
             }
-            None => ent.queued = false,
+            None => {
+                ent.queued = false;
+                self.went_idle(e);
+            }
         }
         let old_f = self.groups[g].f;
         self.refresh_group(g, old_f);
@@ -869,7 +888,10 @@ impl QfqCore {
                 let rs = round_down(ent.s, slot_shift(g));
                 self.slot_insert(e, g, rs);
             }
-            None => ent.queued = false,
+            None => {
+                ent.queued = false;
+                self.went_idle(e);
+            }
         }
         let old_f = self.groups[g].f;
         self.refresh_group(g, old_f);
@@ -900,6 +922,7 @@ impl QfqCore {
         let ent = &mut self.ent[e];
         ent.queued = false;
         ent.f = ent.s;
+        self.went_idle(e);
         let old_f = self.groups[g].f;
         self.refresh_group(g, old_f);
         self.update_eligible();
@@ -917,7 +940,7 @@ impl QfqCore {
                 }
             }
         }
-        (self.v, out)
+        (self.clock.now(), out)
     }
 
     /// The debug invariant checker (seed 003 §4.1.3); see
@@ -982,7 +1005,7 @@ impl QfqCore {
             }
             let bit = 1u64 << g;
             let eligible = (s[ER] | s[EB]) & bit != 0;
-            if eligible && gt(grp.s, self.v) {
+            if eligible && gt(grp.s, self.clock.now()) {
                 return Err("a group in ER/EB has S > V");
             }
             if !eligible {
@@ -1078,7 +1101,7 @@ impl<P: Packet> Qfq<P> {
 
     /// The system virtual time (fixed point, [`FRAC_BITS`]).
     pub fn virtual_time(&self) -> u64 {
-        self.core.v
+        self.core.clock.now()
     }
 
     /// How many times a timestamp had to be shifted back to fit the bucket
@@ -1199,6 +1222,14 @@ impl<P: Packet> Scheduler<P> for Qfq<P> {
         Some(Dequeued { flow, packet })
     }
 
+    fn warp_idle_clock(&mut self, delta: u64) -> bool {
+        if !self.is_empty() {
+            return false;
+        }
+        self.core.warp_idle_clock(delta);
+        true
+    }
+
     fn peek(&mut self) -> Option<(FlowId, &P)> {
         let e = self.core.peek()?;
         let flow = FlowId(e as u32);
@@ -1303,6 +1334,10 @@ impl crate::sched_plus::AggregateScheduler for QfqAggregates {
 
     fn slot_clamps(&self) -> u64 {
         self.core.clamps
+    }
+
+    fn warp_idle_clock(&mut self, delta: u64) {
+        self.core.warp_idle_clock(delta);
     }
 
     #[cfg(any(test, debug_assertions))]

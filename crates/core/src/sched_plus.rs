@@ -48,7 +48,7 @@ use crate::flow_queues::FlowQueues;
 use crate::indexed_heap::IndexedHeap;
 use crate::qfq::{clamp_limits, QfqAggregates};
 use crate::scheduler::{Capacity, Dequeued, Scheduler};
-use crate::vtime::{vt_ge, vt_gt, vt_len, vt_max, VirtualTime};
+use crate::vtime::{vt_ge, vt_len, VirtualClock, VirtualTime};
 use crate::Packet;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -128,6 +128,11 @@ pub trait AggregateScheduler {
     fn slot_clamps(&self) -> u64 {
         0
     }
+
+    /// Test hook behind [`Scheduler::warp_idle_clock`]: advances the virtual
+    /// time by `delta` units while no aggregate is scheduled or in service.
+    #[doc(hidden)]
+    fn warp_idle_clock(&mut self, delta: u64);
 
     /// Debug invariant checker.
     #[cfg(any(test, debug_assertions))]
@@ -669,6 +674,24 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
         Some(Dequeued { flow, packet })
     }
 
+    fn warp_idle_clock(&mut self, delta: u64) -> bool {
+        if !self.is_empty() {
+            return false;
+        }
+        // An emptied aggregate may still be in service: end its turn first.
+        self.sync();
+        let a = self.in_service;
+        if a != NIL {
+            let agg = &mut self.aggs[a as usize];
+            let used = agg.initial_budget - agg.budget;
+            agg.scheduled = false;
+            self.in_service = NIL;
+            self.sched.release(a, used, false);
+        }
+        self.sched.warp_idle_clock(delta);
+        true
+    }
+
     fn peek(&mut self) -> Option<(FlowId, &P)> {
         let f = self.prepare()?;
         let flow = FlowId(f);
@@ -686,18 +709,21 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
 pub struct Wf2qAggregates {
     start: Vec<VirtualTime>,
     finish: Vec<VirtualTime>,
+    /// The era of `finish` when the aggregate last went idle (see
+    /// [`crate::vtime`]): its restart `max(V, F)` is exact after any idle time.
+    idle_era: Vec<u64>,
     weight: Vec<u64>,
     budget: Vec<u64>,
     eligible: IndexedHeap,
     pending: IndexedHeap,
-    vtime: VirtualTime,
+    clock: VirtualClock,
     weight_sum: u64,
 }
 
 impl Wf2qAggregates {
     fn push(&mut self, a: u32) {
         let i = a as usize;
-        if vt_ge(self.vtime, self.start[i]) {
+        if vt_ge(self.clock.now(), self.start[i]) {
             self.eligible.push(self.finish[i], a);
         } else {
             self.pending.push(self.start[i], a);
@@ -707,6 +733,11 @@ impl Wf2qAggregates {
     #[inline]
     fn vlen(&self, bytes: u64, a: usize) -> VirtualTime {
         vt_len(bytes.min(u64::from(u32::MAX)) as u32, self.weight[a])
+    }
+
+    /// Aggregate `a` is idle from now on with finish time `finish[a]`.
+    fn went_idle(&mut self, a: usize) {
+        self.idle_era[a] = self.clock.era(self.finish[a]);
     }
 }
 
@@ -720,11 +751,12 @@ impl AggregateScheduler for Wf2qAggregates {
         Self {
             start: alloc::vec![0; n],
             finish: alloc::vec![0; n],
+            idle_era: alloc::vec![0; n],
             weight: alloc::vec![1; n],
             budget: alloc::vec![0; n],
             eligible: IndexedHeap::new(max_aggregates),
             pending: IndexedHeap::new(max_aggregates),
-            vtime: 0,
+            clock: VirtualClock::default(),
             weight_sum: 1,
         }
     }
@@ -736,8 +768,10 @@ impl AggregateScheduler for Wf2qAggregates {
     }
 
     fn init_aggregate(&mut self, a: u32, _weight: u32, _max_len: u32) {
-        self.start[a as usize] = self.vtime;
-        self.finish[a as usize] = self.vtime;
+        let now = self.clock.now();
+        self.start[a as usize] = now;
+        self.finish[a as usize] = now;
+        self.went_idle(a as usize);
     }
 
     fn set_members(&mut self, a: u32, m: u32, weight: u32, max_len: u32) {
@@ -751,10 +785,7 @@ impl AggregateScheduler for Wf2qAggregates {
 
     fn activate(&mut self, a: u32) {
         let i = a as usize;
-        let f = self.finish[i];
-        // A finish time more than 2^62 ahead is a wrapped stale value.
-        let fresh = vt_gt(f, self.vtime) && f.wrapping_sub(self.vtime) < 1 << 62;
-        let s = if fresh { f } else { self.vtime };
+        let s = self.clock.restart(self.finish[i], self.idle_era[i]);
         self.start[i] = s;
         self.finish[i] = s.wrapping_add(self.vlen(self.budget[i], i));
         self.push(a);
@@ -764,15 +795,16 @@ impl AggregateScheduler for Wf2qAggregates {
         self.eligible.remove(a);
         self.pending.remove(a);
         self.finish[a as usize] = self.start[a as usize];
+        self.went_idle(a as usize);
     }
 
     fn select(&mut self) -> Option<u32> {
         if self.eligible.is_empty() {
             let (s, _) = self.pending.peek()?;
-            self.vtime = vt_max(self.vtime, s);
+            self.clock.advance_to(s);
         }
         while let Some((s, a)) = self.pending.peek() {
-            if !vt_ge(self.vtime, s) {
+            if !vt_ge(self.clock.now(), s) {
                 break;
             }
             self.pending.pop();
@@ -789,11 +821,18 @@ impl AggregateScheduler for Wf2qAggregates {
             self.start[i] = self.finish[i];
             self.finish[i] = self.start[i].wrapping_add(self.vlen(self.budget[i], i));
             self.push(a);
+        } else {
+            self.went_idle(i);
         }
     }
 
     #[inline]
     fn charge(&mut self, len: u32) {
-        self.vtime = self.vtime.wrapping_add(vt_len(len, self.weight_sum));
+        self.clock.advance(vt_len(len, self.weight_sum));
+    }
+
+    fn warp_idle_clock(&mut self, delta: u64) {
+        debug_assert!(self.eligible.is_empty() && self.pending.is_empty());
+        self.clock.advance(delta);
     }
 }

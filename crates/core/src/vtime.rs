@@ -8,10 +8,26 @@
 //! Values are compared through their wrapping difference read as `i64`, so
 //! they may wrap around `u64` freely as long as any two values compared are
 //! within `2^63` units of each other. With the default limits (packets up to
-//! 2^16 bytes, weights >= 1) one packet spans at most `2^40` units, leaving
-//! more than 2^22 maximum-size packets of slack between compared values;
-//! schedulers that can compare against a long-idle flow's stale timestamp
-//! (WF2Q+) detect staleness separately.
+//! 2^16 bytes, weights >= 1) one packet spans at most `2^40` units (`2^46`
+//! with QFQ's 30 fractional bits), so the timestamps of *backlogged* flows
+//! always lie within a few packets of the system virtual time `V`.
+//!
+//! # Idle flows and the wrap
+//!
+//! An *idle* flow keeps the finish time `F` of its last packet, and when it
+//! becomes backlogged again its start is `max(V, F)`. Meanwhile `V` may have
+//! advanced arbitrarily far: at 10 Gbit/s of 64 KiB packets between two
+//! equal-weight flows, `V` runs through half of the 64-bit range in minutes
+//! (24 fractional bits) or seconds (30 bits), after which a wrap-safe
+//! comparison reads the stale `F` as far in the *future* and the returning
+//! flow would wait for `V` to catch up with it, i.e. starve. No threshold on
+//! `F - V` can tell the two apart, so [`VirtualClock`] counts the wraps of
+//! `V`: a flow going idle records the [`era`](VirtualClock::era) of its `F`
+//! (the wrap count of `F` read as a 128-bit time), and
+//! [`is_ahead`](VirtualClock::is_ahead) compares the two 128-bit times
+//! exactly, however long the flow stayed idle. The cost is one add-with-carry
+//! per advance of `V` and one `u64` per flow, touched only when it goes idle
+//! or comes back.
 
 /// A virtual time (see the module doc).
 pub type VirtualTime = u64;
@@ -48,6 +64,105 @@ pub fn vt_len(len: u32, weight: u64) -> VirtualTime {
     ((len as u64) << FRAC_BITS) / weight.max(1)
 }
 
+/// The system virtual time `V` together with the number of times it has
+/// wrapped around `u64`, so that timestamps recorded long ago can be compared
+/// with it exactly (see the module doc).
+///
+/// ```
+/// use fairway_core::vtime::VirtualClock;
+///
+/// let mut v = VirtualClock::default();
+/// v.advance(100);
+/// // A flow goes idle with finish time 150, 50 units ahead of V.
+/// let finish = 150;
+/// let era = v.era(finish);
+/// assert!(v.is_ahead(finish, era));
+/// // V runs once around the whole 64-bit range: 150 is now far behind,
+/// // although `vt_gt(150, V)` alone would say it is ahead.
+/// v.advance(u64::MAX);
+/// v.advance(1);
+/// assert_eq!(v.now(), 100);
+/// assert!(!v.is_ahead(finish, era));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VirtualClock {
+    now: VirtualTime,
+    wraps: u64,
+}
+
+impl VirtualClock {
+    /// A clock reading `now`, never wrapped.
+    pub const fn at(now: VirtualTime) -> Self {
+        Self { now, wraps: 0 }
+    }
+
+    /// The current virtual time.
+    #[inline(always)]
+    pub fn now(&self) -> VirtualTime {
+        self.now
+    }
+
+    /// How many times `V` has wrapped around `u64`.
+    #[inline]
+    pub fn wraps(&self) -> u64 {
+        self.wraps
+    }
+
+    /// Advances `V` by `delta` units (any `delta`: a wrap is counted).
+    #[inline(always)]
+    pub fn advance(&mut self, delta: u64) {
+        let (now, wrapped) = self.now.overflowing_add(delta);
+        self.now = now;
+        self.wraps += u64::from(wrapped);
+    }
+
+    /// Moves `V` forward to `t` if `t` is ahead of it (wrap-safe: `t` must be
+    /// within `2^63` units of `V`, as the timestamps of backlogged flows are).
+    #[inline(always)]
+    pub fn advance_to(&mut self, t: VirtualTime) {
+        if vt_gt(t, self.now) {
+            self.advance(t.wrapping_sub(self.now));
+        }
+    }
+
+    /// The era of timestamp `t`, which must lie within `2^63` units of `V`
+    /// (the finish time of a flow that is going idle): the wrap count of
+    /// `t` read as a 128-bit time, to be passed back to
+    /// [`is_ahead`](Self::is_ahead) later.
+    #[inline]
+    pub fn era(&self, t: VirtualTime) -> u64 {
+        let ahead = vt_ge(t, self.now);
+        if ahead && t < self.now {
+            // t is ahead of V but has already wrapped.
+            self.wraps.wrapping_add(1)
+        } else if !ahead && t > self.now {
+            // t is behind V, before V's last wrap.
+            self.wraps.wrapping_sub(1)
+        } else {
+            self.wraps
+        }
+    }
+
+    /// Whether timestamp `t` of era `era` (see [`era`](Self::era)) is
+    /// strictly after `V`, exactly, however far `V` has advanced since.
+    #[inline]
+    pub fn is_ahead(&self, t: VirtualTime, era: u64) -> bool {
+        let eras = era.wrapping_sub(self.wraps) as i64;
+        eras > 0 || (eras == 0 && t > self.now)
+    }
+
+    /// The start time of a flow becoming backlogged whose last finish time
+    /// was `finish`, recorded in era `era`: `max(V, F)`, exact.
+    #[inline]
+    pub fn restart(&self, finish: VirtualTime, era: u64) -> VirtualTime {
+        if self.is_ahead(finish, era) {
+            finish
+        } else {
+            self.now
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,6 +176,36 @@ mod tests {
         assert!(vt_ge(a, a));
         assert_eq!(vt_max(a, b), b);
         assert_eq!(vt_max(b, a), b);
+    }
+
+    #[test]
+    fn clock_eras_order_timestamps_across_any_number_of_wraps() {
+        let mut v = VirtualClock::at(u64::MAX - 10);
+        // Ahead of V, past the wrap point.
+        let ahead = 5u64;
+        let e_ahead = v.era(ahead);
+        assert_eq!(e_ahead, 1);
+        // Behind V, not wrapped.
+        let behind = u64::MAX - 20;
+        let e_behind = v.era(behind);
+        assert_eq!(e_behind, 0);
+        assert!(v.is_ahead(ahead, e_ahead));
+        assert!(!v.is_ahead(behind, e_behind));
+        assert_eq!(v.restart(ahead, e_ahead), ahead);
+        assert_eq!(v.restart(behind, e_behind), v.now());
+        v.advance_to(ahead);
+        assert_eq!((v.now(), v.wraps()), (5, 1));
+        assert!(!v.is_ahead(ahead, e_ahead));
+        // Three quarters of a turn later a wrap-safe comparison reads the
+        // stale value as ahead; the era does not.
+        v.advance(3 << 62);
+        assert!(vt_gt(behind, v.now()));
+        assert!(!v.is_ahead(behind, e_behind));
+        // Behind V, before V's last wrap.
+        let mut w = VirtualClock::at(3);
+        w.advance(u64::MAX); // wraps once, now 2
+        assert_eq!(w.era(u64::MAX - 1), 0);
+        assert_eq!(w.era(1), 1);
     }
 
     #[test]

@@ -15,28 +15,25 @@
 //! configured flows (Σφ = 1). Virtual times are fixed point
 //! ([`crate::vtime`], 24 fractional bits); `l/φ_i` is `l·2^24/w_i` and the V
 //! increment `l·2^24/W`, each truncated by less than one unit (2^-24 byte).
-//! Exact within the default [`Limits`]. A flow idle while more than 2^30 bytes
-//! were served restarts at V, so its stale finish time is never compared
-//! across a wrap of the 64-bit clock.
+//! Exact within the default [`Limits`]. A flow going idle records the era of
+//! its finish time on the wrap-counting [`VirtualClock`], so its start
+//! `max(V, F)` is exact however long it stayed idle (see [`crate::vtime`]).
 
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
 use crate::flow_queues::FlowQueues;
 use crate::indexed_heap::IndexedHeap;
 use crate::scheduler::{Capacity, Dequeued, Scheduler};
-use crate::vtime::{vt_ge, vt_len, vt_max, VirtualTime};
+use crate::vtime::{vt_ge, vt_len, VirtualClock, VirtualTime};
 use crate::Packet;
 use alloc::vec::Vec;
-
-/// Service (bytes) after which an idle flow's finish time is treated as stale.
-const STALE_BYTES: u64 = 1 << 30;
 
 #[derive(Clone, Copy, Default)]
 struct FlowTimes {
     start: VirtualTime,
     finish: VirtualTime,
-    /// `served` when the flow last went idle.
-    idle_mark: u64,
+    /// The era of `finish` on the virtual clock when the flow last went idle.
+    idle_era: u64,
 }
 
 /// Exact WF2Q+.
@@ -45,8 +42,7 @@ pub struct Wf2qPlus<P> {
     times: Vec<FlowTimes>,
     eligible: IndexedHeap,
     pending: IndexedHeap,
-    vtime: VirtualTime,
-    served: u64,
+    clock: VirtualClock,
 }
 
 impl<P: Packet> Wf2qPlus<P> {
@@ -63,14 +59,13 @@ impl<P: Packet> Wf2qPlus<P> {
             times: alloc::vec![FlowTimes::default(); cap.max_flows as usize],
             eligible: IndexedHeap::new(cap.max_flows),
             pending: IndexedHeap::new(cap.max_flows),
-            vtime: 0,
-            served: 0,
+            clock: VirtualClock::default(),
         }
     }
 
     /// The system virtual time.
     pub fn virtual_time(&self) -> VirtualTime {
-        self.vtime
+        self.clock.now()
     }
 
     /// A flow's virtual (start, finish) times.
@@ -85,7 +80,7 @@ impl<P: Packet> Wf2qPlus<P> {
         let t = &mut self.times[i];
         t.start = start;
         t.finish = start.wrapping_add(vt_len(head_len, weight as u64));
-        if vt_ge(self.vtime, start) {
+        if vt_ge(self.clock.now(), start) {
             self.eligible.push(t.finish, i as u32);
         } else {
             self.pending.push(start, i as u32);
@@ -98,10 +93,10 @@ impl<P: Packet> Wf2qPlus<P> {
     fn select(&mut self) -> Option<FlowId> {
         if self.eligible.is_empty() {
             let (s, _) = self.pending.peek()?;
-            self.vtime = vt_max(self.vtime, s);
+            self.clock.advance_to(s);
         }
         while let Some((s, f)) = self.pending.peek() {
-            if !vt_ge(self.vtime, s) {
+            if !vt_ge(self.clock.now(), s) {
                 break;
             }
             self.pending.pop();
@@ -118,10 +113,11 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
 
     fn add_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
         self.queues.add_flow(id, cfg)?;
+        let now = self.clock.now();
         self.times[id.index()] = FlowTimes {
-            start: self.vtime,
-            finish: self.vtime,
-            idle_mark: self.served,
+            start: now,
+            finish: now,
+            idle_era: self.clock.era(now),
         };
         Ok(())
     }
@@ -143,11 +139,7 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
         if self.queues.push(id, packet)? {
             let i = id.index();
             let t = self.times[i];
-            let start = if self.served.wrapping_sub(t.idle_mark) > STALE_BYTES {
-                self.vtime
-            } else {
-                vt_max(self.vtime, t.finish)
-            };
+            let start = self.clock.restart(t.finish, t.idle_era);
             let weight = self.queues.config(id).map_or(1, |c| c.weight);
             self.schedule(i, start, len, weight);
         }
@@ -164,10 +156,7 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
             return None;
         };
         let len = packet.len();
-        self.vtime = self
-            .vtime
-            .wrapping_add(vt_len(len, self.queues.weight_sum()));
-        self.served = self.served.wrapping_add(len as u64);
+        self.clock.advance(vt_len(len, self.queues.weight_sum()));
         let i = flow.index();
         match (self.queues.head_len(flow), self.queues.config(flow)) {
             (Some(next_len), Some(cfg)) => {
@@ -175,7 +164,7 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
                 let start = t.finish;
                 t.start = start;
                 t.finish = start.wrapping_add(vt_len(next_len, cfg.weight as u64));
-                if vt_ge(self.vtime, start) {
+                if vt_ge(self.clock.now(), start) {
                     self.eligible.replace_top(t.finish);
                 } else {
                     self.eligible.pop();
@@ -184,10 +173,19 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
             }
             _ => {
                 self.eligible.pop();
-                self.times[i].idle_mark = self.served;
+                let t = &mut self.times[i];
+                t.idle_era = self.clock.era(t.finish);
             }
         }
         Some(Dequeued { flow, packet })
+    }
+
+    fn warp_idle_clock(&mut self, delta: u64) -> bool {
+        if !self.is_empty() {
+            return false;
+        }
+        self.clock.advance(delta);
+        true
     }
 
     fn peek(&mut self) -> Option<(FlowId, &P)> {

@@ -269,6 +269,73 @@ proptest! {
         }
     }
 
+    /// WF2Q+ against the same brute-force model kept in 128-bit virtual
+    /// time, which never wraps, while the scheduler's 64-bit clock is moved
+    /// across the wrap point (and around it, several times) whenever the
+    /// system is empty: identical dequeue order, so a flow's stale finish
+    /// time is never misread however long it stayed idle.
+    #[test]
+    fn wf2q_plus_matches_a_non_wrapping_model_across_clock_wraps(
+        flows in proptest::collection::vec((1u32..1025, 64u32..9001), 1..8),
+        ops in proptest::collection::vec((0u8..10, 0usize..8, 0.0f64..1.0, any::<u64>()), 1..600),
+    ) {
+        let n = flows.len();
+        let mut s: Wf2qPlus<Pkt> = Wf2qPlus::new(Capacity::new(n as u32, 10_000));
+        let wsum: u64 = flows.iter().map(|f| f.0 as u64).sum();
+        for (i, &(w, l)) in flows.iter().enumerate() {
+            s.add_flow(FlowId(i as u32), FlowConfig::new(w, l)).unwrap();
+        }
+        let vlen = |len: u32, w: u64| u128::from(vt_len(len, w));
+        let mut q: Vec<VecDeque<Pkt>> = vec![VecDeque::new(); n];
+        let (mut st, mut fin) = (vec![0u128; n], vec![0u128; n]);
+        let mut v = 0u128;
+        let mut seq = 0;
+        for (what, f, x, delta) in ops {
+            let f = f % n;
+            if what == 0 {
+                // Warp, only possible (and only tried) when nothing is queued.
+                let empty = q.iter().all(|q| q.is_empty());
+                prop_assert_eq!(s.warp_idle_clock(delta), empty);
+                if empty {
+                    v += u128::from(delta);
+                }
+            } else if what < 5 {
+                seq += 1;
+                let len = 1 + (x * (flows[f].1 - 1) as f64) as u32;
+                let p = Pkt { seq, len };
+                s.enqueue(FlowId(f as u32), p).unwrap();
+                if q[f].is_empty() {
+                    st[f] = v.max(fin[f]);
+                    fin[f] = st[f] + vlen(len, flows[f].0 as u64);
+                }
+                q[f].push_back(p);
+            } else {
+                let backlogged: Vec<usize> = (0..n).filter(|&i| !q[i].is_empty()).collect();
+                if backlogged.is_empty() {
+                    prop_assert!(s.dequeue().is_none());
+                    continue;
+                }
+                let min_s = backlogged.iter().map(|&i| st[i]).min().unwrap();
+                v = v.max(min_s);
+                let pick = backlogged
+                    .iter()
+                    .copied()
+                    .filter(|&i| v >= st[i])
+                    .min_by_key(|&i| (fin[i], i))
+                    .unwrap();
+                let p = q[pick].pop_front().unwrap();
+                v += vlen(p.len, wsum);
+                if let Some(h) = q[pick].front() {
+                    st[pick] = fin[pick];
+                    fin[pick] = st[pick] + vlen(h.len, flows[pick].0 as u64);
+                }
+                let d = s.dequeue().unwrap();
+                prop_assert_eq!((d.flow.index(), d.packet), (pick, p));
+                prop_assert_eq!(s.virtual_time(), v as u64, "V modulo 2^64");
+            }
+        }
+    }
+
     /// DRR: while a flow stays backlogged, each of its turns sends at most
     /// `quantum + max_len - 1` bytes (Shreedhar & Varghese, Lemma 1), and
     /// backlogged flows are visited round robin.
