@@ -115,7 +115,7 @@ use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
 use crate::flow_queues::FlowQueues;
 use crate::scheduler::{Capacity, Dequeued, Scheduler};
-use crate::vtime::VirtualClock;
+use crate::vtime::{Era, VirtualClock};
 use crate::Packet;
 use alloc::vec::Vec;
 
@@ -226,6 +226,10 @@ fn below(i: usize) -> u64 {
 struct Ent {
     s: u64,
     f: u64,
+    /// While queued, the previous entity in its bucket list. While idle the
+    /// links are unused, and `prev` holds the era of `f` on the virtual
+    /// clock instead (see [`QfqCore::went_idle`]): the entity stays 32
+    /// bytes, two to a cache line.
     prev: u32,
     next: u32,
     inv_w: u32,
@@ -266,9 +270,6 @@ pub(crate) struct QfqCore {
     sets: [u64; 4],
     /// The system virtual time V, counting its wraps (see [`crate::vtime`]).
     clock: VirtualClock,
-    /// Per entity, the era of its `F` when it last went idle: its restart
-    /// `max(V, F)` is exact after any idle time, also across wraps of V.
-    idle_era: Vec<u64>,
     /// V at the last eligibility update: groups in IR/IB have `S > old_v`.
     old_v: u64,
     iwsum: u64,
@@ -298,7 +299,6 @@ impl QfqCore {
                 .unwrap_or_else(|_| unreachable!()),
             sets: [0; 4],
             clock: VirtualClock::default(),
-            idle_era: alloc::vec![0; n as usize],
             old_v: 0,
             iwsum: 0,
             weight_sum: 0,
@@ -314,7 +314,6 @@ impl QfqCore {
         self.ent == other.ent
             && self.groups == other.groups
             && self.sets == other.sets
-            && self.idle_era == other.idle_era
             && (self.clock, self.old_v, self.clamps) == (other.clock, other.old_v, other.clamps)
     }
 
@@ -343,16 +342,25 @@ impl QfqCore {
     /// reconfigured flow restarts as a newly backlogged one: its old `F` was
     /// earned in another group).
     pub(crate) fn forget_future_finish(&mut self, e: usize) {
-        if self.clock.is_ahead(self.ent[e].f, self.idle_era[e]) {
+        if self.clock.is_ahead(self.ent[e].f, self.idle_era(e)) {
             self.ent[e].f = self.clock.now();
             self.went_idle(e);
         }
     }
 
-    /// Entity `e` is idle from now on, with finish time `ent[e].f`.
+    /// Entity `e` is idle from now on, with finish time `ent[e].f`: its
+    /// (unused) `prev` link records the era of `f`, so that its restart
+    /// `max(V, F)` is exact after any idle time, also across wraps of V.
     #[inline]
     fn went_idle(&mut self, e: usize) {
-        self.idle_era[e] = self.clock.era(self.ent[e].f);
+        let ent = &mut self.ent[e];
+        ent.prev = self.clock.era(ent.f);
+    }
+
+    /// The era of idle entity `e`'s finish time (see [`Self::went_idle`]).
+    #[inline]
+    fn idle_era(&self, e: usize) -> Era {
+        self.ent[e].prev
     }
 
     /// Test hook: advances V by `delta` while no entity is scheduled.
@@ -476,7 +484,7 @@ impl QfqCore {
         let shift = slot_shift(g);
         let f = ent.f;
         let v = self.clock.now();
-        if self.clock.is_ahead(f, self.idle_era[e]) {
+        if self.clock.is_ahead(f, self.idle_era(e)) {
             let limit = round_down(v, shift).wrapping_add(1u64 << shift);
             return if gt(f, limit) { limit } else { f };
         }

@@ -48,7 +48,7 @@ use crate::flow_queues::FlowQueues;
 use crate::indexed_heap::IndexedHeap;
 use crate::qfq::{clamp_limits, QfqAggregates};
 use crate::scheduler::{Capacity, Dequeued, Scheduler};
-use crate::vtime::{vt_ge, vt_len, VirtualClock, VirtualTime};
+use crate::vtime::{vt_ge, vt_len, Era, VirtualClock, VirtualTime};
 use crate::Packet;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -711,7 +711,7 @@ pub struct Wf2qAggregates {
     finish: Vec<VirtualTime>,
     /// The era of `finish` when the aggregate last went idle (see
     /// [`crate::vtime`]): its restart `max(V, F)` is exact after any idle time.
-    idle_era: Vec<u64>,
+    idle_era: Vec<Era>,
     weight: Vec<u64>,
     budget: Vec<u64>,
     eligible: IndexedHeap,

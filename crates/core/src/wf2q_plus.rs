@@ -24,7 +24,7 @@ use crate::flow::{FlowConfig, FlowId, Limits};
 use crate::flow_queues::FlowQueues;
 use crate::indexed_heap::IndexedHeap;
 use crate::scheduler::{Capacity, Dequeued, Scheduler};
-use crate::vtime::{vt_ge, vt_len, VirtualClock, VirtualTime};
+use crate::vtime::{vt_ge, vt_len, Era, VirtualClock, VirtualTime};
 use crate::Packet;
 use alloc::vec::Vec;
 
@@ -33,7 +33,7 @@ struct FlowTimes {
     start: VirtualTime,
     finish: VirtualTime,
     /// The era of `finish` on the virtual clock when the flow last went idle.
-    idle_era: u64,
+    idle_era: Era,
 }
 
 /// Exact WF2Q+.

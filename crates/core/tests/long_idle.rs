@@ -145,20 +145,42 @@ fn a_flow_returning_after_millions_of_64k_packets_is_served_at_once() {
         for packets in [13_000_000u32, 29_400_000, 40_000_000] {
             let mut s = build(kind);
             s.add_flow(FlowId(0), FlowConfig::new(1, MAX_LEN)).unwrap();
-            s.add_flow(FlowId(1), FlowConfig::new(1, MAX_LEN - 1)).unwrap();
+            s.add_flow(FlowId(1), FlowConfig::new(1, MAX_LEN - 1))
+                .unwrap();
             for id in 0..3 {
                 s.enqueue(FlowId(0), Pkt { id, len: MAX_LEN }).unwrap();
             }
             for id in 0..4 {
-                s.enqueue(FlowId(1), Pkt { id, len: MAX_LEN - 1 }).unwrap();
+                s.enqueue(
+                    FlowId(1),
+                    Pkt {
+                        id,
+                        len: MAX_LEN - 1,
+                    },
+                )
+                .unwrap();
             }
             for id in 0..packets {
-                s.enqueue(FlowId(1), Pkt { id, len: MAX_LEN - 1 }).unwrap();
+                s.enqueue(
+                    FlowId(1),
+                    Pkt {
+                        id,
+                        len: MAX_LEN - 1,
+                    },
+                )
+                .unwrap();
                 s.dequeue().unwrap();
             }
             assert_eq!(s.flow_backlog(FlowId(0)).unwrap().packets, 0);
             for id in 0..1000 {
-                s.enqueue(FlowId(1), Pkt { id, len: MAX_LEN - 1 }).unwrap();
+                s.enqueue(
+                    FlowId(1),
+                    Pkt {
+                        id,
+                        len: MAX_LEN - 1,
+                    },
+                )
+                .unwrap();
             }
             for id in 0..4 {
                 s.enqueue(FlowId(0), Pkt { id, len: MAX_LEN }).unwrap();
