@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""fairway against the QFQ authors' C harness, in the same run on one core.
+
+Builds `test_sched` from a checkout of the public dummynet sources (given as
+an argument, never vendored here), then for each number of flows N and each
+workload runs the C harness and `fairway bench` alternately, pinned to one
+CPU, and prints per scheduler: both totals (ns per enqueue/dequeue pair),
+both totals net of each harness's empty run, and the ratios fairway / C with
+their spread over the rounds. Each ratio is taken within one round (the two
+programs ran back to back), so a slow minute of the machine moves both sides.
+
+    scripts/vs-dummynet.py ~/src/dummynet                    # every N, alternate
+    scripts/vs-dummynet.py ~/src/dummynet --flows 1,64 --patterns alternate,full --rounds 5
+    scripts/vs-dummynet.py ~/src/dummynet --json > vs-dummynet.json
+
+How the workloads map between the harnesses is in docs/vs-dummynet.md.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+# fairway scheduler name -> dummynet's -alg name. `none` / `null` are each
+# harness's empty run (a scheduler that does nothing).
+SCHEDULERS = [("none", "null"), ("drr", "rr"), ("qfq", "qfq"), ("wf2q+", "wf2qp")]
+
+# Thresholds of each fairway cost pattern in dummynet's terms (-qmin, -qmax),
+# for N flows: both controllers enqueue to the least backlogged flow until the
+# total backlog reaches qmax, then dequeue until it is down to qmin.
+PATTERNS = {
+    "alternate": lambda n: (n, n + 1),
+    "small": lambda n: (0, 5 * n),
+    "large": lambda n: (0, 30 * n),
+    "full": lambda n: (3 * n, 30 * n),
+}
+
+PACKET_LEN = 1500
+
+
+def find_dir(root, filename):
+    for dirpath, _dirs, files in os.walk(root):
+        if filename in files and "test" not in os.path.relpath(dirpath, root).split(os.sep)[:1]:
+            return dirpath
+    return None
+
+
+def build_test_sched(src, out_dir):
+    """Compiles test_sched with -O3 straight from the checkout's files."""
+    test = os.path.join(src, "test")
+    if not os.path.isfile(os.path.join(test, "main.c")):
+        sys.exit(f"vs-dummynet: {src} has no test/main.c: give the root of a dummynet checkout")
+    ipfw = find_dir(src, "dn_sched_qfq.c")
+    if ipfw is None:
+        sys.exit(f"vs-dummynet: no dn_sched_qfq.c under {src}")
+    sources = [os.path.join(test, f) for f in ("test_dn_sched.c", "main.c")] + [
+        os.path.join(ipfw, f)
+        for f in ("dn_sched_fifo.c", "dn_sched_wf2q.c", "dn_sched_qfq.c", "dn_sched_rr.c", "dn_heap.c")
+    ]
+    binary = os.path.join(out_dir, "test_sched")
+    cc = os.environ.get("CC", "cc")
+    # -w: the 2010 sources trip newer compilers' warnings, which the
+    # harness's own Makefile turns into errors; the code is unchanged.
+    cmd = [cc, "-O3", "-g", "-w", "-DIPFW", f"-I{test}", f"-I{ipfw}", "-o", binary] + sources
+    subprocess.run(cmd, check=True)
+    return binary
+
+
+def run_c(binary, cpu, alg, n_flows, qmin, qmax, pairs):
+    """ns per pair from test_sched: its figure is total time / enqueues."""
+    cmd = ["taskset", "-c", str(cpu), binary, "-n", str(2 * pairs), "-alg", alg,
+           "-qmin", str(qmin), "-qmax", str(qmax), "-flowsets", f"1:{PACKET_LEN}:{n_flows}"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    text = out.stdout + out.stderr
+    for line in text.splitlines():
+        fields = line.split()
+        if "time" in fields and "qlen" in fields:
+            return float(fields[fields.index("qlen") - 1])
+    raise RuntimeError(f"no timing line in test_sched output: {text!r}")
+
+
+def run_fairway(fairway, cpu, n_flows, pattern, pairs):
+    names = ",".join(f for f, _ in SCHEDULERS)
+    cmd = ["taskset", "-c", str(cpu), fairway, "bench", "--sched", names, "--pattern", pattern,
+           "--flows", f"1x{n_flows}@{PACKET_LEN}", "--pairs", str(pairs), "--repeat", "1",
+           "--json", "--no-counters"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    result = {}
+    for line in out.stdout.splitlines():
+        row = json.loads(line)
+        result[row["sched"]] = row["ns_per_pair"]
+    return result
+
+
+def spread(values):
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dummynet", help="root of a dummynet checkout (has test/ and the dn_sched_*.c files)")
+    ap.add_argument("--flows", default="1,64,1024,32768", help="numbers of flows N, comma separated")
+    ap.add_argument("--patterns", default="alternate", help=f"comma separated, of {','.join(PATTERNS)}")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds per configuration")
+    ap.add_argument("--pairs", type=int, default=2_000_000, help="enqueue/dequeue pairs per run")
+    ap.add_argument("--cpu", type=int, default=1, help="the one CPU both programs are pinned to")
+    ap.add_argument("--fairway", default="target/release/fairway", help="the fairway binary")
+    ap.add_argument("--json", action="store_true", help="one JSON object per configuration")
+    args = ap.parse_args()
+
+    for p in args.patterns.split(","):
+        if p not in PATTERNS:
+            sys.exit(f"vs-dummynet: unknown pattern {p!r}; one of {', '.join(PATTERNS)}")
+    if args.rounds < 1 or args.pairs < 1:
+        sys.exit("vs-dummynet: --rounds and --pairs must be at least 1")
+    if not os.access(args.fairway, os.X_OK):
+        sys.exit(f"vs-dummynet: {args.fairway} not found: run `cargo build --release` first")
+    if shutil.which("taskset") is None:
+        sys.exit("vs-dummynet: needs taskset (util-linux) to pin both programs to one CPU")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        binary = build_test_sched(os.path.abspath(args.dummynet), tmp)
+        for pattern in args.patterns.split(","):
+            for n in (int(x) for x in args.flows.split(",")):
+                qmin, qmax = PATTERNS[pattern](n)
+                rows = {f: {"fw": [], "c": []} for f, _ in SCHEDULERS}
+                for r in range(args.rounds):
+                    # ABBA: alternate which program runs first in a round.
+                    order = ["c", "fw"] if r % 2 == 0 else ["fw", "c"]
+                    for side in order:
+                        if side == "fw":
+                            got = run_fairway(args.fairway, args.cpu, n, pattern, args.pairs)
+                            for f, _ in SCHEDULERS:
+                                rows[f]["fw"].append(got[f])
+                        else:
+                            for f, alg in SCHEDULERS:
+                                rows[f]["c"].append(run_c(binary, args.cpu, alg, n, qmin, qmax, args.pairs))
+                report(args, pattern, n, qmin, qmax, rows)
+
+
+def report(args, pattern, n, qmin, qmax, rows):
+    fw_empty, c_empty = rows["none"]["fw"], rows["none"]["c"]
+    out = {"pattern": pattern, "flows": n, "qmin": qmin, "qmax": qmax, "rounds": args.rounds,
+           "pairs": args.pairs, "cpu": args.cpu, "empty_fairway_ns": spread(fw_empty),
+           "empty_c_ns": spread(c_empty), "schedulers": {}}
+    for f, alg in SCHEDULERS[1:]:
+        fw, c = rows[f]["fw"], rows[f]["c"]
+        fw_net = [a - e for a, e in zip(fw, fw_empty)]
+        c_net = [a - e for a, e in zip(c, c_empty)]
+        out["schedulers"][f] = {
+            "dummynet_alg": alg,
+            "fairway_ns": spread(fw), "c_ns": spread(c),
+            "ratio_total": spread([a / b for a, b in zip(fw, c)]),
+            "fairway_net_ns": spread(fw_net), "c_net_ns": spread(c_net),
+            "ratio_net": spread([a / b for a, b in zip(fw_net, c_net)]) if min(c_net) > 0 else None,
+        }
+    if args.json:
+        print(json.dumps(out))
+        return
+    print(f"\n{pattern}, N = {n} (dummynet -qmin {qmin} -qmax {qmax} -flowsets 1:{PACKET_LEN}:{n}), "
+          f"{args.rounds} rounds on CPU {args.cpu}; empty harness: fairway "
+          f"{statistics.median(fw_empty):.1f} ns, C {statistics.median(c_empty):.1f} ns")
+    print(f"{'sched':8} {'fairway':>9} {'C':>9} {'fw/C total':>18} {'fw net':>8} {'C net':>8} {'fw/C net':>18}")
+    for f, s in out["schedulers"].items():
+        rt, rn = s["ratio_total"], s["ratio_net"]
+        net = f"{rn['median']:.2f} ({rn['min']:.2f}-{rn['max']:.2f})" if rn else "n/a"
+        print(f"{f:8} {s['fairway_ns']['median']:9.1f} {s['c_ns']['median']:9.1f} "
+              f"{rt['median']:6.2f} ({rt['min']:.2f}-{rt['max']:.2f}) "
+              f"{s['fairway_net_ns']['median']:8.1f} {s['c_net_ns']['median']:8.1f} {net:>18}")
+
+
+if __name__ == "__main__":
+    main()
