@@ -7,13 +7,13 @@
 //! * `qfq+:m=M`, `wf2q++:m=M` — aggregate size M of the SCHED+ schemes,
 //!   `1..=64` (default 8; values outside are clamped).
 
-use crate::drr::Drr;
-use crate::fifo::Fifo;
 use crate::flow::Limits;
-use crate::qfq::Qfq;
-use crate::sched_plus::{QfqPlus, Wf2qPlusPlus, DEFAULT_M};
-use crate::scheduler::{Capacity, Scheduler};
-use crate::wf2q_plus::Wf2qPlus;
+use crate::sched::drr::Drr;
+use crate::sched::fifo::Fifo;
+use crate::sched::qfq::Qfq;
+use crate::sched::sched_plus::{QfqPlus, Wf2qPlusPlus, DEFAULT_M};
+use crate::sched::scheduler::{Capacity, Scheduler};
+use crate::sched::wf2q_plus::Wf2qPlus;
 use crate::Packet;
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};

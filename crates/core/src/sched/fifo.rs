@@ -7,8 +7,9 @@
 
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
-use crate::flow_queues::FlowQueues;
-use crate::scheduler::{Capacity, Dequeued, Scheduler};
+use crate::sched::capacity::{Backlog, Capacity};
+use crate::sched::flow_queues::FlowQueues;
+use crate::sched::scheduler::{Dequeued, Scheduler};
 use crate::Packet;
 use alloc::vec::Vec;
 
@@ -105,7 +106,16 @@ impl<P: Packet> Scheduler<P> for Fifo<P> {
         self.queues.head(flow).map(|p| (flow, p))
     }
 
-    fn queues(&self) -> &FlowQueues<P> {
-        &self.queues
+    #[inline]
+    fn backlog(&self) -> Backlog {
+        self.queues.total()
+    }
+
+    fn flow_backlog(&self, id: FlowId) -> Option<Backlog> {
+        self.queues.flow_backlog(id)
+    }
+
+    fn flow_config(&self, id: FlowId) -> Option<FlowConfig> {
+        self.queues.config(id)
     }
 }

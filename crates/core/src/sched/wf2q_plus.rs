@@ -13,18 +13,19 @@
 //!
 //! Arithmetic: φ_i = w_i / W with W the sum of the weights of *all*
 //! configured flows (Σφ = 1). Virtual times are fixed point
-//! ([`crate::vtime`], 24 fractional bits); `l/φ_i` is `l·2^24/w_i` and the V
+//! ([`crate::sched::vtime`], 24 fractional bits); `l/φ_i` is `l·2^24/w_i` and the V
 //! increment `l·2^24/W`, each truncated by less than one unit (2^-24 byte).
 //! Exact within the default [`Limits`]. A flow going idle records the era of
 //! its finish time on the wrap-counting [`VirtualClock`], so its start
-//! `max(V, F)` is exact however long it stayed idle (see [`crate::vtime`]).
+//! `max(V, F)` is exact however long it stayed idle (see [`crate::sched::vtime`]).
 
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
-use crate::flow_queues::FlowQueues;
-use crate::indexed_heap::IndexedHeap;
-use crate::scheduler::{Capacity, Dequeued, Scheduler};
-use crate::vtime::{vt_ge, vt_len, Era, VirtualClock, VirtualTime};
+use crate::sched::capacity::{Backlog, Capacity};
+use crate::sched::flow_queues::FlowQueues;
+use crate::sched::indexed_heap::IndexedHeap;
+use crate::sched::scheduler::{Dequeued, Scheduler};
+use crate::sched::vtime::{vt_ge, vt_len, Era, VirtualClock, VirtualTime};
 use crate::Packet;
 use alloc::vec::Vec;
 
@@ -193,7 +194,16 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
         self.queues.head(flow).map(|p| (flow, p))
     }
 
-    fn queues(&self) -> &FlowQueues<P> {
-        &self.queues
+    #[inline]
+    fn backlog(&self) -> Backlog {
+        self.queues.total()
+    }
+
+    fn flow_backlog(&self, id: FlowId) -> Option<Backlog> {
+        self.queues.flow_backlog(id)
+    }
+
+    fn flow_config(&self, id: FlowId) -> Option<FlowConfig> {
+        self.queues.config(id)
     }
 }

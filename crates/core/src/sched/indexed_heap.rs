@@ -1,7 +1,7 @@
 //! A 4-ary min-heap of flow ids keyed by virtual time, with O(log N) removal
 //! of any flow: each flow's position in the heap is tracked.
 //!
-//! Keys are compared wrap-safely (see [`crate::vtime`]); ties are broken by
+//! Keys are compared wrap-safely (see [`crate::sched::vtime`]); ties are broken by
 //! flow id so schedules are deterministic (the order is total, so the
 //! minimum does not depend on the heap's shape).
 //!
@@ -19,7 +19,7 @@
 //! --pattern alternate`): 1368 → 1178 instructions per pair at 1024 flows
 //! and 749 → 348 ns per pair at 32768 flows; see docs/bench.md.
 
-use crate::vtime::VirtualTime;
+use crate::sched::vtime::VirtualTime;
 use alloc::vec::Vec;
 
 const ABSENT: u32 = u32::MAX;
