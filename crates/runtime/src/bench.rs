@@ -27,7 +27,8 @@ use crate::backend::Backend;
 use crate::runtime::{ArbiterMode, ClientConfig, RuntimeBuilder, RuntimeConfig};
 use crate::wakeup::KickMode;
 use crate::ArbiterStats;
-use fairway_core::{Drr, Fifo, Packet, Qfq, SchedKind, SchedSpec};
+use fairway_core::registry::SchedVisitor;
+use fairway_core::{Capacity, Limits, Packet, SchedSpec, Scheduler};
 use hdrhistogram::Histogram;
 use std::time::Duration;
 
@@ -421,16 +422,25 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
 /// enqueue/dequeue inline into `do_scan` (no virtual call per packet);
 /// other kinds go through the registry's `Box<dyn Scheduler>`.
 fn spawn_arbiter(builder: RuntimeBuilder, spec: SchedSpec) -> Result<crate::ArbiterHandle, String> {
-    let r = match spec.kind {
-        SchedKind::Fifo => builder.spawn(|c, l| Box::new(Fifo::<u32>::with_limits(c, l))),
-        SchedKind::Drr => {
-            let unit = spec.param("quantum").map(|q| q.min(u32::MAX as u64) as u32);
-            builder.spawn(move |c, l| Box::new(Drr::<u32>::with_options(c, l, unit)))
-        }
-        SchedKind::Qfq => builder.spawn(|c, l| Box::new(Qfq::<u32>::with_limits(c, l))),
-        _ => builder.spawn(move |c, l| spec.build::<u32>(c, l)),
-    };
-    r.map_err(|e| e.to_string())
+    spec.visit(SpawnArbiter(builder)).map_err(|e| e.to_string())
+}
+
+/// Spawns the arbiter with the concrete scheduler type a spec names, built
+/// on the arbiter thread: the scheduler is called through a `Box<S>` of a
+/// sized type, not a `dyn Scheduler`, so its fast path inlines into the
+/// arbiter loop.
+struct SpawnArbiter(RuntimeBuilder);
+
+impl SchedVisitor<u32> for SpawnArbiter {
+    type Output = Result<crate::ArbiterHandle, crate::RuntimeError>;
+
+    fn visit<S, F>(self, make: F) -> Self::Output
+    where
+        S: Scheduler<u32> + Send + 'static,
+        F: FnOnce(Capacity, Limits) -> S + Send + 'static,
+    {
+        self.0.spawn(move |c, l| Box::new(make(c, l)))
+    }
 }
 
 /// The client-scan kick runs the scheduler on client threads, so it needs a

@@ -29,6 +29,13 @@ use crate::sched::vtime::{vt_ge, vt_len, Era, VirtualClock, VirtualTime};
 use crate::Packet;
 use alloc::vec::Vec;
 
+/// `ΔS⁻ ≤ DELTA_S_MINUS_FACTOR · L_k/φ_k` for exact WF2Q+: its timestamps are
+/// exact, `Ŝ = S` (seed 000 App. A, Eq. A.4).
+pub const DELTA_S_MINUS_FACTOR: u32 = 0;
+/// `ΔS⁺ ≤ DELTA_S_PLUS_FACTOR · L_k/φ_k` for exact WF2Q+: `F̂ = F = S + l/φ_k
+/// ≤ S + L_k/φ_k` (seed 000 App. A, Eq. A.4).
+pub const DELTA_S_PLUS_FACTOR: u32 = 1;
+
 #[derive(Clone, Copy, Default)]
 struct FlowTimes {
     start: VirtualTime,

@@ -28,9 +28,10 @@ pub mod target;
 pub use counters::{CounterValues, PerfCounters};
 pub use driver::{Driver, DriverStats};
 pub use pattern::{parse_patterns, CostPattern, Thresholds, PER_FLOW_CAP};
-pub use target::{visit_scheduler, BenchPacket, CostTarget, NoneTarget, SchedTarget, SchedVisitor};
+pub use target::{BenchPacket, CostTarget, NoneTarget, SchedTarget};
 
 use crate::workload::FlowSet;
+use fairway_core::registry::SchedVisitor;
 use fairway_core::{Capacity, FlowConfig, FlowId, Limits, SchedKind, SchedSpec, Scheduler};
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -232,7 +233,12 @@ struct BuildRunner<'a> {
 impl SchedVisitor<BenchPacket> for BuildRunner<'_> {
     type Output = Result<Box<dyn CostRunner>, String>;
 
-    fn visit<S: Scheduler<BenchPacket> + 'static>(self, mut sched: S) -> Self::Output {
+    fn visit<S, F>(self, make: F) -> Self::Output
+    where
+        S: Scheduler<BenchPacket> + Send + 'static,
+        F: FnOnce(Capacity, Limits) -> S + Send + 'static,
+    {
+        let mut sched = make(self.setup.capacity(), Limits::DEFAULT);
         for (i, (weight, max_len)) in self.setup.flows.flows().into_iter().enumerate() {
             sched
                 .add_flow(FlowId(i as u32), FlowConfig::new(weight, max_len))
@@ -254,15 +260,10 @@ pub fn build_runner(subject: &Subject, setup: &CostSetup) -> Result<Box<dyn Cost
             NoneTarget::new(cap.max_packets as usize),
             setup,
         )),
-        Subject::Sched(spec) => visit_scheduler(
-            spec,
-            cap,
-            Limits::DEFAULT,
-            BuildRunner {
-                label: spec.to_string(),
-                setup,
-            },
-        ),
+        Subject::Sched(spec) => spec.visit(BuildRunner {
+            label: spec.to_string(),
+            setup,
+        }),
     }
 }
 

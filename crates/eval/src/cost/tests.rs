@@ -196,9 +196,9 @@ fn flow_sweep_writes_csv_and_svg() {
 #[test]
 fn empty_or_invalid_setups_are_errors() {
     let s = setup("1x4", CostPattern::Smooth);
-    let bad = SchedSpec::parse("qfq+:m=0").unwrap();
-    // m is clamped, so this still builds.
-    assert!(build_runner(&Subject::Sched(bad), &s).is_ok());
+    // An aggregate size outside 1..=64 never reaches a runner.
+    assert!(SchedSpec::parse("qfq+:m=0").is_err());
+    assert!(build_runner(&Subject::Sched(SchedSpec::parse("qfq+:m=1").unwrap()), &s).is_ok());
     let heavy = setup("70000x1", CostPattern::Smooth);
     assert!(build_runner(&Subject::Sched(SchedSpec::new(SchedKind::Drr)), &heavy).is_err());
 }

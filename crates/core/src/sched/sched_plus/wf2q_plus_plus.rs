@@ -6,6 +6,7 @@ use crate::flow::Limits;
 use crate::sched::indexed_heap::IndexedHeap;
 use crate::sched::qfq::clamp_limits;
 use crate::sched::vtime::{vt_ge, vt_len, Era, VirtualClock, VirtualTime};
+use crate::sched::wf2q_plus;
 use alloc::vec::Vec;
 
 /// WF2Q++: SCHED+ over exact WF2Q+.
@@ -51,8 +52,8 @@ impl Wf2qAggregates {
 
 impl AggregateScheduler for Wf2qAggregates {
     const NAME: &'static str = "wf2q++";
-    const DELTA_S_MINUS_FACTOR: u32 = 0;
-    const DELTA_S_PLUS_FACTOR: u32 = 1;
+    const DELTA_S_MINUS_FACTOR: u32 = wf2q_plus::DELTA_S_MINUS_FACTOR;
+    const DELTA_S_PLUS_FACTOR: u32 = wf2q_plus::DELTA_S_PLUS_FACTOR;
 
     fn new(max_aggregates: u32, _max_members: u32) -> Self {
         let n = max_aggregates as usize;
