@@ -2,11 +2,11 @@
 //! link simulation, measure per-flow T-WFI, B-WFI and delay versus GPS, and
 //! compare with the analytical bounds.
 
-use crate::controller::{ControllerConfig, Pattern};
 use crate::link_sim::{simulate, LinkConfig, SimPacket};
 use crate::metrics::{
     flow_stats, sched_bounds, sched_plus_bounds, BoundContext, Bounds, FlowStats,
 };
+use crate::traffic::{ControllerConfig, Pattern};
 use crate::workload::{FlowSet, PacketSizes};
 use fairway_core::registry::Guarantee;
 use fairway_core::{Capacity, Limits, SchedSpec};

@@ -11,12 +11,11 @@
 //!
 //! * an insert is a hit in a small array (80 KB for 10k buckets, L2
 //!   resident) plus one store into its bucket's tail line, which the core
-//!   does not wait for. (Headers inside the home chunks made an insert
-//!   into a long bucket wait for a miss on the home chunk first, then
-//!   store to another line: measured 34 -> 38 Mpps at 10k buckets x 64
-//!   per bucket.) Tail and live count change together on every insert:
-//!   one add to the packed word. (One 16-byte header array instead of the
-//!   two halves: inserts ~1 ns per element slower at 1-4 per bucket.)
+//!   does not wait for. (Headers inside the home chunks would make an
+//!   insert into a long bucket wait for a miss on the home chunk first,
+//!   then store to another line.) Tail and live count change together on
+//!   every insert: one add to the packed word. (One 16-byte header array
+//!   instead of the two halves makes inserts slower at 1-4 per bucket.)
 //! * filling an empty bucket and draining it allocate nothing (up to 15
 //!   elements per bucket never touch the pool), and draining buckets in
 //!   rank order reads their headers and home chunks sequentially, which

@@ -15,9 +15,7 @@
 //!   entry is usually large and stays near the leaf, so the comparisons
 //!   against it at every level are skipped.
 //!
-//! Against the previous binary heap (issue 4, WF2Q+ under `fairway bench
-//! --pattern alternate`): 1368 → 1178 instructions per pair at 1024 flows
-//! and 749 → 348 ns per pair at 32768 flows; see docs/bench.md.
+//! docs/bench.md compares it with a binary heap (WF2Q+ cost per packet).
 
 use crate::sched::vtime::VirtualTime;
 use alloc::vec::Vec;

@@ -18,18 +18,20 @@
 //! load). Packets of one burst share their stamp, so they are recorded as
 //! one run (`record_n`) rather than one histogram update each.
 //!
-//! The arbiter runs the concrete scheduler type for the common kinds (FIFO,
-//! DRR, QFQ), not a `Box<dyn Scheduler>`, so `do_scan` inlines its
-//! enqueue/dequeue (see `spawn_arbiter`).
+//! The arbiter runs the concrete scheduler type the spec names (through the
+//! registry's [`SchedVisitor`]), not a `Box<dyn Scheduler>`, so its scan
+//! inlines the scheduler's enqueue/dequeue (see `spawn_arbiter`).
 
-use crate::affinity::{available_cpus, pin_current_thread, set_realtime_priority};
-use crate::backend::Backend;
-use crate::runtime::{ArbiterMode, ClientConfig, RuntimeBuilder, RuntimeConfig};
-use crate::wakeup::KickMode;
-use crate::ArbiterStats;
+use crate::chart::{write_svg, ChartSpec, Series};
 use fairway_core::registry::SchedVisitor;
 use fairway_core::{Capacity, Limits, Packet, SchedSpec, Scheduler};
+use fairway_runtime::affinity::{available_cpus, pin_current_thread, set_realtime_priority};
+use fairway_runtime::backend::Backend;
+use fairway_runtime::runtime::{ArbiterMode, ClientConfig, RuntimeBuilder, RuntimeConfig};
+use fairway_runtime::wakeup::KickMode;
+use fairway_runtime::ArbiterStats;
 use hdrhistogram::Histogram;
+use std::path::Path;
 use std::time::Duration;
 
 /// What to run.
@@ -63,7 +65,7 @@ pub struct BenchConfig {
     /// Pin the arbiter to CPU 0 and the clients to the other CPUs.
     pub pin: bool,
     /// Run the arbiter and the client threads under `SCHED_FIFO` at this
-    /// priority (see [`crate::set_realtime_priority`]), so other processes
+    /// priority (see [`fairway_runtime::set_realtime_priority`]), so other processes
     /// on the machine cannot preempt them. Clients get it only when each
     /// has a CPU of its own (real-time threads do not time-share).
     pub realtime: Option<u8>,
@@ -196,7 +198,7 @@ impl Backend<StampedPacket> for LatencyBackend {
 struct ClientResult {
     hist: Histogram<u64>,
     transmitted_in_window: u64,
-    stats: crate::ClientStats,
+    stats: fairway_runtime::ClientStats,
 }
 
 /// How far behind its schedule a paced client may fall before it skips
@@ -421,7 +423,42 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
 /// kind has one here, so `Arbiter<S>` is monomorphized and the scheduler's
 /// enqueue/dequeue inline into `do_scan` (no virtual call per packet);
 /// other kinds go through the registry's `Box<dyn Scheduler>`.
-fn spawn_arbiter(builder: RuntimeBuilder, spec: SchedSpec) -> Result<crate::ArbiterHandle, String> {
+/// Writes the submit→transmit latency distributions of `runs` (a label
+/// and a report each) as one SVG chart: percent of packets against latency
+/// on a log axis, the median in each legend entry.
+pub fn write_latency_chart(
+    path: &Path,
+    title: &str,
+    runs: &[(String, BenchReport)],
+) -> Result<(), String> {
+    let series: Vec<Series> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, (name, r))| Series {
+            name: format!("{name} (p50 {} ns)", r.latency.p50),
+            points: r
+                .cdf
+                .iter()
+                .map(|&(ns, q)| (ns.max(1) as f64, q * 100.0))
+                .collect(),
+            dashed: false,
+            color: i,
+        })
+        .collect();
+    let spec = ChartSpec {
+        title: title.to_string(),
+        x_label: "latency (ns, log scale)".into(),
+        y_label: "packets (%)".into(),
+        log_x: true,
+        log_y: false,
+    };
+    write_svg(path, &spec, &series)
+}
+
+fn spawn_arbiter(
+    builder: RuntimeBuilder,
+    spec: SchedSpec,
+) -> Result<fairway_runtime::ArbiterHandle, String> {
     spec.visit(SpawnArbiter(builder)).map_err(|e| e.to_string())
 }
 
@@ -432,7 +469,7 @@ fn spawn_arbiter(builder: RuntimeBuilder, spec: SchedSpec) -> Result<crate::Arbi
 struct SpawnArbiter(RuntimeBuilder);
 
 impl SchedVisitor<u32> for SpawnArbiter {
-    type Output = Result<crate::ArbiterHandle, crate::RuntimeError>;
+    type Output = Result<fairway_runtime::ArbiterHandle, fairway_runtime::RuntimeError>;
 
     fn visit<S, F>(self, make: F) -> Self::Output
     where
@@ -448,7 +485,7 @@ impl SchedVisitor<u32> for SpawnArbiter {
 fn spawn_send_by_kind(
     builder: RuntimeBuilder,
     spec: &SchedSpec,
-) -> Result<crate::ArbiterHandle, String> {
+) -> Result<fairway_runtime::ArbiterHandle, String> {
     let spec = spec.clone();
     builder
         .spawn_send(move |c, l| spec.build::<u32>(c, l))

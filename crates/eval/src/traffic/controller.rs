@@ -6,48 +6,21 @@
 //! (seed 000 §8.3) it switches to the enqueue phase with probability
 //! `switch_prob` every time a flow queue gets empty.
 //!
-//! Patterns of the enqueue phase:
-//! * `smooth`: one packet at a time to the flow with the smallest backlog
-//!   (round-robin fill);
+//! The enqueue phase follows the [`Pattern`]:
 //! * `bursty`: bursts of a random size in `1..=16·w` to a random flow of
-//!   weight `w`.
+//!   weight `w`;
+//! * every other pattern: one packet at a time to the flow with the
+//!   smallest backlog (round-robin fill for `smooth`), between the pattern's
+//!   thresholds ([`Pattern::thresholds`]).
 //!
-//! In both, a flow never holds more than `per_flow_max` packets.
+//! A flow never holds more than `per_flow_max` packets. The cost harness
+//! drives the same patterns with its own allocation-free loop
+//! ([`crate::cost::driver`]).
 
+pub use super::pattern::Pattern;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
-use std::fmt;
-
-/// Arrival pattern of the enqueue phase.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pattern {
-    /// Round-robin fill: always the least backlogged flow.
-    Smooth,
-    /// Random bursts of 1..=16·weight packets to random flows.
-    Bursty,
-}
-
-impl Pattern {
-    /// Parses `smooth` or `bursty`.
-    pub fn parse(s: &str) -> Option<Pattern> {
-        match s {
-            "smooth" => Some(Pattern::Smooth),
-            "bursty" => Some(Pattern::Bursty),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Pattern {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Pattern::Smooth => "smooth",
-            Pattern::Bursty => "bursty",
-        })
-    }
-}
 
 /// Controller parameters.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -65,14 +38,16 @@ pub struct ControllerConfig {
 }
 
 impl ControllerConfig {
-    /// The paper's configuration for `n` flows: flows oscillate between 0
-    /// and 30 packets, random switch with probability 0.5 (seed 000 §8.3).
+    /// The paper's configuration for `n` flows: the pattern's thresholds
+    /// (for `smooth` and `bursty` flows oscillate between 0 and 30 packets),
+    /// random switch with probability 0.5 (seed 000 §8.3).
     pub fn paper(pattern: Pattern, n: usize) -> Self {
+        let t = pattern.thresholds(n.min(u32::MAX as usize) as u32);
         Self {
             pattern,
-            per_flow_max: 30,
-            high: 30 * n as u64,
-            low: 0,
+            per_flow_max: t.per_flow_cap,
+            high: t.high,
+            low: t.low,
             switch_prob: 0.5,
         }
     }
@@ -205,7 +180,11 @@ impl Controller {
         let cap = self.cfg.per_flow_max;
         while *budget > 0 && self.total < self.cfg.high {
             let (flow, burst) = match self.cfg.pattern {
-                Pattern::Smooth => match self.levels.least() {
+                Pattern::Small
+                | Pattern::Large
+                | Pattern::Full
+                | Pattern::Smooth
+                | Pattern::Alternate => match self.levels.least() {
                     Some((f, lvl)) if lvl < cap => (f, 1),
                     _ => return,
                 },
