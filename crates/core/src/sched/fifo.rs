@@ -14,6 +14,24 @@ use crate::Packet;
 use alloc::vec::Vec;
 
 /// First-in first-out over all flows.
+/// # Examples
+///
+/// ```
+/// use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Scheduler, Fifo};
+///
+/// // Flow ids 0..4, at most 64 packets queued.
+/// let mut s: Fifo<u32> = Fifo::with_limits(Capacity::new(4, 64), Limits::DEFAULT);
+/// s.add_flow(FlowId(0), FlowConfig::new(3, 1500)).unwrap(); // weight 3
+/// s.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap(); // weight 1
+/// for _ in 0..8 {
+///     s.enqueue(FlowId(0), 1500).unwrap();
+///     s.enqueue(FlowId(1), 1500).unwrap();
+/// }
+/// // The first 8 packets sent while both flows are backlogged.
+/// let first: Vec<u32> = (0..8).filter_map(|_| s.dequeue()).map(|d| d.flow.0).collect();
+/// assert_eq!(first, [0, 1, 0, 1, 0, 1, 0, 1]); // arrival order, weights ignored
+/// assert_eq!(s.backlog().packets, 8);
+/// ```
 pub struct Fifo<P> {
     queues: FlowQueues<P>,
     /// Arrival order as flow ids; ring of `max_packets` entries.

@@ -26,6 +26,37 @@ pub struct Dequeued<P> {
 }
 
 /// A packet scheduler. See the module doc for the contract.
+/// # Examples
+///
+/// Code written against the trait runs any scheduler, chosen statically or
+/// from a spec at run time:
+///
+/// ```
+/// use fairway_core::{Capacity, Drr, FlowConfig, FlowId, Limits, SchedSpec, Scheduler};
+///
+/// /// Sends `n` packets of `len` bytes on each of two flows, returns the order.
+/// fn serve(s: &mut dyn Scheduler<u32>, n: usize, len: u32) -> Vec<u32> {
+///     s.add_flow(FlowId(0), FlowConfig::new(1, len)).unwrap();
+///     s.add_flow(FlowId(1), FlowConfig::new(1, len)).unwrap();
+///     for _ in 0..n {
+///         s.enqueue(FlowId(0), len).unwrap();
+///         s.enqueue(FlowId(1), len).unwrap();
+///     }
+///     assert_eq!(s.flow_backlog(FlowId(0)).unwrap().packets, n as u64);
+///     let mut order = Vec::new();
+///     while let Some(d) = s.dequeue() {
+///         order.push(d.flow.0);
+///     }
+///     assert!(s.is_empty());
+///     order
+/// }
+///
+/// let cap = Capacity::new(2, 16);
+/// let mut drr: Drr<u32> = Drr::new(cap);
+/// assert_eq!(serve(&mut drr, 2, 100), [0, 1, 0, 1]);
+/// let mut wf2q = SchedSpec::parse("wf2q+").unwrap().build::<u32>(cap, Limits::DEFAULT);
+/// assert_eq!(serve(wf2q.as_mut(), 2, 100), [0, 1, 0, 1]);
+/// ```
 pub trait Scheduler<P: crate::Packet> {
     /// Short name, as used on the command line (`drr`, `wf2q+`, ...).
     fn name(&self) -> &'static str;

@@ -45,6 +45,25 @@ struct FlowTimes {
 }
 
 /// Exact WF2Q+.
+/// # Examples
+///
+/// ```
+/// use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Scheduler, Wf2qPlus};
+///
+/// // Flow ids 0..4, at most 64 packets queued.
+/// let mut s: Wf2qPlus<u32> = Wf2qPlus::with_limits(Capacity::new(4, 64), Limits::DEFAULT);
+/// s.add_flow(FlowId(0), FlowConfig::new(3, 1500)).unwrap(); // weight 3
+/// s.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap(); // weight 1
+/// for _ in 0..8 {
+///     s.enqueue(FlowId(0), 1500).unwrap();
+///     s.enqueue(FlowId(1), 1500).unwrap();
+/// }
+/// // The first 8 packets sent while both flows are backlogged.
+/// let first: Vec<u32> = (0..8).filter_map(|_| s.dequeue()).map(|d| d.flow.0).collect();
+/// let from_0 = first.iter().filter(|&&f| f == 0).count();
+/// assert_eq!(from_0, 6); // a 3:1 share
+/// assert_eq!(s.backlog().packets, 8);
+/// ```
 pub struct Wf2qPlus<P> {
     queues: FlowQueues<P>,
     times: Vec<FlowTimes>,

@@ -10,6 +10,25 @@ use crate::Packet;
 use alloc::vec::Vec;
 
 /// Quick Fair Queueing over flows (see the module doc).
+/// # Examples
+///
+/// ```
+/// use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Scheduler, Qfq};
+///
+/// // Flow ids 0..4, at most 64 packets queued.
+/// let mut s: Qfq<u32> = Qfq::with_limits(Capacity::new(4, 64), Limits::DEFAULT);
+/// s.add_flow(FlowId(0), FlowConfig::new(3, 1500)).unwrap(); // weight 3
+/// s.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap(); // weight 1
+/// for _ in 0..8 {
+///     s.enqueue(FlowId(0), 1500).unwrap();
+///     s.enqueue(FlowId(1), 1500).unwrap();
+/// }
+/// // The first 8 packets sent while both flows are backlogged.
+/// let first: Vec<u32> = (0..8).filter_map(|_| s.dequeue()).map(|d| d.flow.0).collect();
+/// let from_0 = first.iter().filter(|&&f| f == 0).count();
+/// assert!((5..=7).contains(&from_0)); // a 3:1 share, within QFQ's approximation
+/// assert_eq!(s.backlog().packets, 8);
+/// ```
 pub struct Qfq<P> {
     queues: FlowQueues<P>,
     core: QfqCore,

@@ -9,6 +9,25 @@ use crate::sched::qfq::{
 use alloc::vec::Vec;
 
 /// QFQ+: SCHED+ over QFQ.
+/// # Examples
+///
+/// ```
+/// use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Scheduler, QfqPlus};
+///
+/// // Flow ids 0..4, at most 64 packets queued.
+/// let mut s: QfqPlus<u32> = QfqPlus::with_options(Capacity::new(4, 64), Limits::DEFAULT, 8);
+/// s.add_flow(FlowId(0), FlowConfig::new(3, 1500)).unwrap(); // weight 3
+/// s.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap(); // weight 1
+/// for _ in 0..8 {
+///     s.enqueue(FlowId(0), 1500).unwrap();
+///     s.enqueue(FlowId(1), 1500).unwrap();
+/// }
+/// // The first 8 packets sent while both flows are backlogged.
+/// let first: Vec<u32> = (0..8).filter_map(|_| s.dequeue()).map(|d| d.flow.0).collect();
+/// let from_0 = first.iter().filter(|&&f| f == 0).count();
+/// assert!((4..=8).contains(&from_0)); // flows of different weights: separate aggregates
+/// assert_eq!(s.backlog().packets, 8);
+/// ```
 pub type QfqPlus<P> = SchedPlus<P, QfqAggregates>;
 
 /// QFQ scheduling aggregates of flows: the SCHED of QFQ+
