@@ -3,8 +3,8 @@
 
 use super::common::{parse_flows, parse_scheds, Table};
 use clap::Args;
-use fairway_eval::controller::Pattern;
 use fairway_eval::guarantees::{run_guarantees, GuaranteeOptions, GuaranteeReport};
+use fairway_eval::traffic::Pattern;
 use fairway_eval::workload::PacketSizes;
 
 /// Arguments of `fairway guarantees`.

@@ -168,11 +168,7 @@ const IB: usize = 3;
 
 /// Intersection of the caller's limits with [`QFQ_LIMITS`].
 pub fn clamp_limits(l: Limits) -> Limits {
-    Limits {
-        max_weight: l.max_weight.min(MAX_WEIGHT),
-        max_packet_len: l.max_packet_len.min(MAX_PACKET_LEN),
-        max_weight_sum: l.max_weight_sum.min(MAX_WEIGHT_SUM),
-    }
+    l.intersect(QFQ_LIMITS)
 }
 
 /// `⌈ONE_FP / w⌉`, the per-byte virtual-time step of weight `w` (`w ≥ 1`).

@@ -72,12 +72,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// `1..=MAX_AGGREGATE_FLOWS`; see [`Self::try_with_options`]).
     pub fn with_options(cap: Capacity, limits: Limits, m: u32) -> Self {
         let m = m.clamp(1, MAX_AGGREGATE_FLOWS);
-        let own = A::limits();
-        let limits = Limits {
-            max_weight: limits.max_weight.min(own.max_weight),
-            max_packet_len: limits.max_packet_len.min(own.max_packet_len),
-            max_weight_sum: limits.max_weight_sum.min(own.max_weight_sum),
-        };
+        let limits = limits.intersect(A::limits());
         let n = cap.max_flows;
         Self {
             queues: FlowQueues::new(cap, limits),
