@@ -12,9 +12,8 @@
 //! with the arbiter is read only once per client loop iteration: that one
 //! value decides the Δ_C check, timestamps the packets drained in this
 //! iteration (their transmit time) and stamps the packets submitted in it.
-//! A TSC read costs 20–25 ns on a VM, as much as a whole scheduling
-//! decision, so reading it per packet or three times per iteration halved
-//! the rate. The error is below one loop iteration (tens of ns at light
+//! A TSC read on a VM costs as much as a whole scheduling decision, so
+//! reading it per packet would dominate the client loop. The error is below one loop iteration (tens of ns at light
 //! load). Packets of one burst share their stamp, so they are recorded as
 //! one run (`record_n`) rather than one histogram update each.
 //!
