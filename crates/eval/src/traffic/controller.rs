@@ -299,4 +299,33 @@ mod tests {
         assert!(c.on_dequeue(0), "flow 0 emptied with switch_prob 1");
         assert!(c.on_dequeue(1), "total reached low");
     }
+
+    #[test]
+    fn every_pattern_fills_to_its_thresholds() {
+        for &pattern in Pattern::ALL {
+            let cfg = ControllerConfig {
+                switch_prob: 0.0,
+                ..ControllerConfig::paper(pattern, 4)
+            };
+            let t = pattern.thresholds(4);
+            assert_eq!(
+                (cfg.low, cfg.high, cfg.per_flow_max),
+                (t.low, t.high, t.per_flow_cap)
+            );
+            let mut c = Controller::new(cfg, &[1, 2, 1, 4], 9);
+            let mut budget = 1_000;
+            c.fill(&mut budget, |_, _| true);
+            assert_eq!(c.total(), t.high, "{pattern}");
+            // Draining to the low threshold asks for the enqueue phase.
+            let mut switched = false;
+            for f in (0..4).cycle().take(1_000) {
+                if c.backlog(f) > 0 && c.on_dequeue(f) {
+                    switched = true;
+                    break;
+                }
+            }
+            assert!(switched, "{pattern}");
+            assert_eq!(c.total(), t.low, "{pattern}");
+        }
+    }
 }
