@@ -1,5 +1,5 @@
-//! End-to-end tests of the `fairway` binary: the acceptance commands of the
-//! issues, exit codes and error messages.
+//! End-to-end tests of the `fairway` binary: the commands the guides show,
+//! exit codes and error messages.
 
 use std::process::{Command, Output};
 
@@ -77,6 +77,8 @@ fn bad_input_gives_one_line_and_a_failure_code() {
         &["guarantees", "--flows", "1x"][..],
         &["guarantees", "--sched", "nope"],
         &["guarantees", "--sched", "drr:m=3"],
+        &["guarantees", "--sched", "qfq+:m=65"],
+        &["bench", "--sched", "drr:quantum=0"],
         &["guarantees", "--pattern", "wavy"],
         &["guarantees", "--sizes", "uniform:0"],
         &["guarantees", "--flows", "70000x1"],
@@ -98,4 +100,19 @@ fn help_documents_flags_with_an_example() {
     ] {
         assert!(text.contains(flag), "missing {flag}");
     }
+}
+
+#[test]
+fn scheds_lists_the_catalogue_with_ranges() {
+    let out = fairway(&["scheds", "--json"]);
+    assert!(out.status.success());
+    let rows = json_lines(&out);
+    let names: Vec<&str> = rows.iter().filter_map(|r| r["name"].as_str()).collect();
+    assert_eq!(names, ["fifo", "drr", "qfq", "qfq+", "wf2q+", "wf2q++"]);
+    let qfq_plus = &rows[3];
+    assert_eq!(qfq_plus["params"][0]["key"], "m");
+    assert_eq!(qfq_plus["params"][0]["max"], 64);
+    assert_eq!(qfq_plus["guarantee"], "aggregate");
+    assert_eq!(rows[2]["delta_s_minus"], 2);
+    assert_eq!(rows[2]["delta_s_plus"], 4);
 }

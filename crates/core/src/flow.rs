@@ -64,6 +64,27 @@ impl Limits {
         max_packet_len: 1 << 16,
         max_weight_sum: 1 << 24,
     };
+
+    /// The ranges both `self` and `other` accept: a scheduler combines the
+    /// caller's limits with its own this way.
+    pub const fn intersect(self, other: Limits) -> Limits {
+        const fn min32(a: u32, b: u32) -> u32 {
+            if a < b {
+                a
+            } else {
+                b
+            }
+        }
+        Limits {
+            max_weight: min32(self.max_weight, other.max_weight),
+            max_packet_len: min32(self.max_packet_len, other.max_packet_len),
+            max_weight_sum: if self.max_weight_sum < other.max_weight_sum {
+                self.max_weight_sum
+            } else {
+                other.max_weight_sum
+            },
+        }
+    }
 }
 
 impl Default for Limits {

@@ -3,15 +3,24 @@
 //! `no_std` + `alloc`: no threads, no I/O, no clocks. Everything here is a pure
 //! data structure driven by its caller.
 //!
-//! * [`Scheduler`] is the one trait every packet scheduler implements
-//!   (add/remove/reconfigure a flow, enqueue, dequeue, peek, counters).
-//! * One module per algorithm: [`fifo`], [`drr`], [`wf2q_plus`] (exact WF2Q+,
-//!   the oracle the approximate schedulers are checked against), [`qfq`]
-//!   (O(1) QFQ) and [`sched_plus`] (the SCHED+ scheme: QFQ+ and WF2Q++).
-//! * [`flow_queues`] holds the packets of every scheduler: a pre-sized slab
-//!   with one intrusive FIFO list per flow, so the fast path never allocates.
-//! * [`registry`] turns a textual spec such as `drr` or `wf2q+` into a boxed
-//!   scheduler, for command-line tools and the evaluation harness.
+//! The crate is laid out by concept:
+//!
+//! * [`sched`]: the packet schedulers. [`Scheduler`] is the one trait they
+//!   all implement (add/remove/reconfigure a flow, enqueue, dequeue, peek,
+//!   counters); one module per algorithm: [`fifo`], [`drr`], [`wf2q_plus`]
+//!   (exact WF2Q+, the oracle the approximate schedulers are checked
+//!   against), [`qfq`] (O(1) QFQ) and [`sched_plus`] (the SCHED+ scheme:
+//!   QFQ+ and WF2Q++); [`flow_queues`] holds the packets of every scheduler
+//!   (a pre-sized slab with one intrusive FIFO list per flow, so the fast
+//!   path never allocates); [`vtime`] is their fixed-point virtual time.
+//! * [`pq`]: integer priority queues (bucketed FFS and gradient queues of
+//!   Eiffel, a bucket heap, a binary heap, a timing wheel).
+//! * [`registry`]: the catalogue of schedulers. It turns a textual spec such
+//!   as `drr` or `qfq+:m=4` into a boxed scheduler, describes each
+//!   algorithm's parameters and guarantees, and dispatches statically for
+//!   benchmarks.
+//! * [`flow`], [`packet`], [`error`]: flow ids and configurations, the
+//!   packet abstraction and the typed errors shared by everything above.
 //!
 //! Exact ranges: every scheduler accepts weights `1..=2^16`, packets of
 //! `1..=2^16` bytes and a weight sum up to `2^24` ([`Limits::DEFAULT`]).
@@ -55,29 +64,25 @@
 
 extern crate alloc;
 
-pub mod drr;
 pub mod error;
-pub mod fifo;
 pub mod flow;
-pub mod flow_queues;
-pub mod indexed_heap;
 pub mod packet;
 pub mod pq;
-pub mod qfq;
 pub mod registry;
-pub mod sched_plus;
-pub mod scheduler;
-pub mod vtime;
-pub mod wf2q_plus;
+pub mod sched;
 
-pub use drr::Drr;
+// The algorithm modules keep their paths at the crate root
+// (`fairway_core::qfq::Qfq`, `fairway_core::vtime::vt_ge`, ...), so code
+// written against those paths compiles unchanged.
+pub use sched::{
+    capacity, drr, fifo, flow_queues, indexed_heap, qfq, sched_plus, scheduler, vtime, wf2q_plus,
+};
+
 pub use error::{ConfigError, EnqueueError, EnqueueErrorKind};
-pub use fifo::Fifo;
 pub use flow::{FlowConfig, FlowId, Limits};
-pub use flow_queues::{FlowQueues, HeadPop};
 pub use packet::Packet;
-pub use qfq::Qfq;
 pub use registry::{SchedKind, SchedSpec, SpecError};
-pub use sched_plus::{AggregateScheduler, QfqPlus, SchedPlus, Wf2qPlusPlus};
-pub use scheduler::{Backlog, Capacity, Dequeued, Scheduler};
-pub use wf2q_plus::Wf2qPlus;
+pub use sched::{
+    AggregateScheduler, Backlog, Capacity, Dequeued, Drr, Fifo, FlowQueues, HeadPop, Qfq, QfqPlus,
+    SchedPlus, Scheduler, Wf2qPlus, Wf2qPlusPlus,
+};

@@ -1,19 +1,41 @@
-//! Textual scheduler specs (`drr`, `wf2q+`, `drr:quantum=1500`) and a factory
-//! building any scheduler behind `Box<dyn Scheduler<P>>`, for the CLI and the
-//! evaluation harness.
+//! The catalogue of schedulers: one descriptor per algorithm ([`SchedInfo`]:
+//! name, parameters with their ranges, the guarantee it proves and its
+//! timestamp-error factors), textual specs (`drr`, `wf2q+`,
+//! `drr:quantum=1500`) and the one place a spec becomes a scheduler, either
+//! boxed ([`SchedSpec::build`]) or statically typed through a
+//! [`SchedVisitor`] ([`SchedSpec::visit`], for benchmarks that must not pay
+//! for dynamic dispatch).
 //!
-//! Grammar: `NAME[:KEY=VALUE[,KEY=VALUE...]]`. Parameters:
-//! * `drr:quantum=BYTES` — fixed DRR quantum unit (default: largest max_len).
-//! * `qfq+:m=M`, `wf2q++:m=M` — aggregate size M of the SCHED+ schemes,
-//!   `1..=64` (default 8; values outside are clamped).
+//! Adding a scheduler means one [`SchedKind`] variant, its [`SchedInfo`] in
+//! [`SchedKind::info`] and its constructor in [`SchedSpec::visit`]; the CLI,
+//! the runtime benchmark, the cost harness and the guarantee checks follow.
+//!
+//! Grammar: `NAME[:KEY=VALUE[,KEY=VALUE...]]`, values are integers and must
+//! lie in the parameter's range ([`ParamInfo`]); anything else is a
+//! [`SpecError`] naming the parameter and its range.
+//!
+//! # Examples
+//!
+//! ```
+//! use fairway_core::registry::{Guarantee, SchedSpec};
+//! use fairway_core::{Capacity, FlowConfig, FlowId, Limits};
+//!
+//! let spec = SchedSpec::parse("qfq+:m=4").unwrap();
+//! assert_eq!(spec.param("m"), Some(4));
+//! assert!(matches!(spec.kind.info().guarantee, Guarantee::Aggregate(_)));
+//! // Out of range: rejected with the allowed range, never clamped.
+//! let err = SchedSpec::parse("qfq+:m=65").unwrap_err();
+//! assert_eq!(err.to_string(), "parameter m=65 of qfq+ is outside 1..=64");
+//!
+//! let mut s = spec.build::<u32>(Capacity::new(16, 256), Limits::DEFAULT);
+//! s.add_flow(FlowId(3), FlowConfig::new(2, 1500)).unwrap();
+//! s.enqueue(FlowId(3), 1000).unwrap();
+//! assert_eq!(s.dequeue().map(|d| d.packet), Some(1000));
+//! ```
 
-use crate::drr::Drr;
-use crate::fifo::Fifo;
 use crate::flow::Limits;
-use crate::qfq::Qfq;
-use crate::sched_plus::{QfqPlus, Wf2qPlusPlus, DEFAULT_M};
-use crate::scheduler::{Capacity, Scheduler};
-use crate::wf2q_plus::Wf2qPlus;
+use crate::sched::sched_plus::{QfqPlus, Wf2qPlusPlus, DEFAULT_M, MAX_AGGREGATE_FLOWS};
+use crate::sched::{qfq, wf2q_plus, Capacity, Drr, Fifo, Qfq, Scheduler, Wf2qPlus};
 use crate::Packet;
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};
@@ -37,6 +59,147 @@ pub enum SchedKind {
     Wf2qPlusPlus,
 }
 
+/// A numeric parameter of a spec (`NAME:KEY=VALUE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamInfo {
+    /// The key.
+    pub key: &'static str,
+    /// What it sets, with its unit.
+    pub help: &'static str,
+    /// Smallest accepted value.
+    pub min: u64,
+    /// Largest accepted value.
+    pub max: u64,
+    /// The value when not given; `None` when it is derived from the flows
+    /// (the help says how).
+    pub default: Option<u64>,
+}
+
+/// Timestamp-error terms of a fair-queueing scheduler in units of `L_k/φ_k`
+/// (flow k's maximum packet length over its share), as defined in seed 000
+/// App. A (Eq. A.4): `Ŝ ≥ S − ΔS⁻` and `F̂ ≤ S + ΔS⁺`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimestampErrors {
+    /// `ΔS⁻ / (L_k/φ_k)`.
+    pub minus: u32,
+    /// `ΔS⁺ / (L_k/φ_k)`.
+    pub plus: u32,
+}
+
+impl TimestampErrors {
+    /// `ΔS = ΔS⁻ + ΔS⁺` for a flow of maximum length `len` bytes and share
+    /// `phi`, in bytes (the `ΔS^k` of seed 000 Eqs. 2, 3, 6, 7).
+    pub fn delta_s(self, len: f64, phi: f64) -> f64 {
+        f64::from(self.minus + self.plus) * len / phi
+    }
+}
+
+/// The worst-case service guarantee a scheduler proves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Guarantee {
+    /// No per-flow worst-case bound is claimed (FIFO, DRR).
+    None,
+    /// A fair-queueing scheduler of flows: T-WFI and B-WFI of seed 000
+    /// Eqs. (2) and (6) with these timestamp errors.
+    Flow(TimestampErrors),
+    /// SCHED+ over a scheduler with these timestamp errors: seed 000
+    /// Theorems 1 and 2 (Eqs. 3 and 7), with the aggregate size `m` of the
+    /// spec.
+    Aggregate(TimestampErrors),
+}
+
+/// The catalogue entry of one algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedInfo {
+    /// Which algorithm.
+    pub kind: SchedKind,
+    /// The command-line name.
+    pub name: &'static str,
+    /// One line saying what it is, with the paper it follows.
+    pub summary: &'static str,
+    /// The parameters the spec accepts.
+    pub params: &'static [ParamInfo],
+    /// What it guarantees.
+    pub guarantee: Guarantee,
+}
+
+/// The SCHED+ aggregate size parameter.
+const PARAM_M: ParamInfo = ParamInfo {
+    key: "m",
+    help: "aggregate size M: flows of equal weight and max length grouped per aggregate",
+    min: 1,
+    max: MAX_AGGREGATE_FLOWS as u64,
+    default: Some(DEFAULT_M as u64),
+};
+
+const FIFO: SchedInfo = SchedInfo {
+    kind: SchedKind::Fifo,
+    name: "fifo",
+    summary: "first come, first served over all flows; the cost baseline",
+    params: &[],
+    guarantee: Guarantee::None,
+};
+
+const DRR: SchedInfo = SchedInfo {
+    kind: SchedKind::Drr,
+    name: "drr",
+    summary: "Deficit Round Robin (Shreedhar and Varghese): O(1), fair in the long run only",
+    params: &[ParamInfo {
+        key: "quantum",
+        help:
+            "quantum unit in bytes, times the flow's weight (default: largest max_len of the flows)",
+        min: 1,
+        max: u32::MAX as u64,
+        default: None,
+    }],
+    guarantee: Guarantee::None,
+};
+
+const QFQ: SchedInfo = SchedInfo {
+    kind: SchedKind::Qfq,
+    name: "qfq",
+    summary: "Quick Fair Queueing (Checconi, Rizzo, Valente): O(1) approximate WF2Q+",
+    params: &[],
+    guarantee: Guarantee::Flow(TimestampErrors {
+        minus: qfq::DELTA_S_MINUS_FACTOR,
+        plus: qfq::DELTA_S_PLUS_FACTOR,
+    }),
+};
+
+const QFQ_PLUS: SchedInfo = SchedInfo {
+    kind: SchedKind::QfqPlus,
+    name: "qfq+",
+    summary: "QFQ+: the SCHED+ scheme over QFQ (Checconi, Rizzo, Valente), fewer scheduler runs per packet",
+    params: &[PARAM_M],
+    guarantee: Guarantee::Aggregate(TimestampErrors {
+        minus: QfqPlus::<u32>::timestamp_error_factors().0,
+        plus: QfqPlus::<u32>::timestamp_error_factors().1,
+    }),
+};
+
+const WF2Q_PLUS: SchedInfo = SchedInfo {
+    kind: SchedKind::Wf2qPlus,
+    name: "wf2q+",
+    summary:
+        "exact WF2Q+ (Bennett and Zhang): O(log N), the reference the others are checked against",
+    params: &[],
+    guarantee: Guarantee::Flow(TimestampErrors {
+        minus: wf2q_plus::DELTA_S_MINUS_FACTOR,
+        plus: wf2q_plus::DELTA_S_PLUS_FACTOR,
+    }),
+};
+
+const WF2Q_PLUS_PLUS: SchedInfo = SchedInfo {
+    kind: SchedKind::Wf2qPlusPlus,
+    name: "wf2q++",
+    summary: "WF2Q++: the SCHED+ scheme over exact WF2Q+",
+    params: &[PARAM_M],
+    guarantee: Guarantee::Aggregate(TimestampErrors {
+        minus: Wf2qPlusPlus::<u32>::timestamp_error_factors().0,
+        plus: Wf2qPlusPlus::<u32>::timestamp_error_factors().1,
+    }),
+};
+
 impl SchedKind {
     /// Every kind, in the order tables list them.
     pub const ALL: &'static [SchedKind] = &[
@@ -48,16 +211,21 @@ impl SchedKind {
         SchedKind::Wf2qPlusPlus,
     ];
 
+    /// The catalogue entry.
+    pub const fn info(self) -> &'static SchedInfo {
+        match self {
+            SchedKind::Fifo => &FIFO,
+            SchedKind::Drr => &DRR,
+            SchedKind::Qfq => &QFQ,
+            SchedKind::QfqPlus => &QFQ_PLUS,
+            SchedKind::Wf2qPlus => &WF2Q_PLUS,
+            SchedKind::Wf2qPlusPlus => &WF2Q_PLUS_PLUS,
+        }
+    }
+
     /// The command-line name.
     pub fn name(self) -> &'static str {
-        match self {
-            SchedKind::Fifo => "fifo",
-            SchedKind::Drr => "drr",
-            SchedKind::Qfq => "qfq",
-            SchedKind::QfqPlus => "qfq+",
-            SchedKind::Wf2qPlus => "wf2q+",
-            SchedKind::Wf2qPlusPlus => "wf2q++",
-        }
+        self.info().name
     }
 
     /// Looks a kind up by its command-line name.
@@ -66,6 +234,44 @@ impl SchedKind {
     }
 }
 
+/// Receives the scheduler a spec names, statically typed, from
+/// [`SchedSpec::visit`].
+///
+/// The visitor gets a constructor rather than a built scheduler, so it
+/// chooses where the scheduler is built (a runtime builds it on its
+/// arbiter thread, a benchmark right away).
+///
+/// # Examples
+///
+/// ```
+/// use fairway_core::registry::{SchedSpec, SchedVisitor};
+/// use fairway_core::{Capacity, Limits, Scheduler};
+///
+/// /// Reports the name of the concrete type's scheduler.
+/// struct NameOf;
+/// impl SchedVisitor<u32> for NameOf {
+///     type Output = &'static str;
+///     fn visit<S, F>(self, make: F) -> &'static str
+///     where
+///         S: Scheduler<u32> + Send + 'static,
+///         F: FnOnce(Capacity, Limits) -> S + Send + 'static,
+///     {
+///         make(Capacity::new(4, 16), Limits::DEFAULT).name()
+///     }
+/// }
+/// assert_eq!(SchedSpec::parse("wf2q++").unwrap().visit(NameOf), "wf2q++");
+/// ```
+pub trait SchedVisitor<P: Packet> {
+    /// What the visit produces.
+    type Output;
+    /// Called once with the constructor of the scheduler the spec names.
+    fn visit<S, F>(self, make: F) -> Self::Output
+    where
+        S: Scheduler<P> + Send + 'static,
+        F: FnOnce(Capacity, Limits) -> S + Send + 'static;
+}
+
+/// A scheduler kind plus its parameters.
 /// A scheduler kind plus its parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchedSpec {
@@ -75,7 +281,7 @@ pub struct SchedSpec {
     pub params: Vec<(String, u64)>,
 }
 
-/// A spec that could not be parsed or built.
+/// A spec that could not be parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SpecError {
     /// No scheduler has this name.
@@ -87,6 +293,19 @@ pub enum SpecError {
         /// The offending text.
         param: String,
     },
+    /// A parameter outside its range.
+    OutOfRange {
+        /// The scheduler.
+        sched: &'static str,
+        /// The parameter.
+        key: &'static str,
+        /// The value given.
+        value: u64,
+        /// Smallest accepted value.
+        min: u64,
+        /// Largest accepted value.
+        max: u64,
+    },
 }
 
 impl fmt::Display for SpecError {
@@ -97,22 +316,35 @@ impl fmt::Display for SpecError {
                 write!(f, "unknown scheduler '{n}' (known: {})", names.join(", "))
             }
             SpecError::BadParameter { sched, param } => {
-                write!(f, "bad parameter '{param}' for scheduler {sched}")
+                let keys: Vec<&str> = SchedKind::from_name(sched)
+                    .map(|k| k.info().params.iter().map(|p| p.key).collect())
+                    .unwrap_or_default();
+                if keys.is_empty() {
+                    write!(f, "bad parameter '{param}': scheduler {sched} takes none")
+                } else {
+                    write!(
+                        f,
+                        "bad parameter '{param}' for scheduler {sched} (takes {}=INTEGER)",
+                        keys.join("=INTEGER, ")
+                    )
+                }
             }
+            SpecError::OutOfRange {
+                sched,
+                key,
+                value,
+                min,
+                max,
+            } => write!(
+                f,
+                "parameter {key}={value} of {sched} is outside {min}..={max}"
+            ),
         }
     }
 }
 
-fn accepted_params(kind: SchedKind) -> &'static [&'static str] {
-    match kind {
-        SchedKind::Drr => &["quantum"],
-        SchedKind::QfqPlus | SchedKind::Wf2qPlusPlus => &["m"],
-        _ => &[],
-    }
-}
-
 impl SchedSpec {
-    /// A spec with no parameters.
+    /// A spec with no parameters (every parameter at its default).
     pub fn new(kind: SchedKind) -> Self {
         Self {
             kind,
@@ -120,24 +352,33 @@ impl SchedSpec {
         }
     }
 
-    /// Parses `NAME[:KEY=VALUE,...]`.
+    /// Parses `NAME[:KEY=VALUE,...]`, checking every value against its
+    /// range.
     pub fn parse(text: &str) -> Result<Self, SpecError> {
         let text = text.trim();
         let (name, rest) = text.split_once(':').unwrap_or((text, ""));
         let kind = SchedKind::from_name(&name.to_ascii_lowercase())
             .ok_or_else(|| SpecError::UnknownScheduler(name.to_string()))?;
+        let info = kind.info();
         let mut params = Vec::new();
         for p in rest.split(',').filter(|p| !p.is_empty()) {
             let bad = || SpecError::BadParameter {
-                sched: kind.name(),
+                sched: info.name,
                 param: p.to_string(),
             };
             let (k, v) = p.split_once('=').ok_or_else(bad)?;
-            if !accepted_params(kind).contains(&k) {
-                return Err(bad());
+            let param = info.params.iter().find(|q| q.key == k).ok_or_else(bad)?;
+            let value: u64 = v.parse().map_err(|_| bad())?;
+            if !(param.min..=param.max).contains(&value) {
+                return Err(SpecError::OutOfRange {
+                    sched: info.name,
+                    key: param.key,
+                    value,
+                    min: param.min,
+                    max: param.max,
+                });
             }
-            let v: u64 = v.parse().map_err(|_| bad())?;
-            params.push((k.to_string(), v));
+            params.push((k.to_string(), value));
         }
         Ok(Self { kind, params })
     }
@@ -147,34 +388,77 @@ impl SchedSpec {
         self.params.iter().find(|(k, _)| k == key).map(|&(_, v)| v)
     }
 
-    /// The SCHED+ aggregate size `m` (default 8), clamped to `1..=64`.
+    /// The SCHED+ aggregate size `m`: the one given, or [`DEFAULT_M`].
     pub fn aggregate_size(&self) -> u32 {
-        self.param("m").unwrap_or(DEFAULT_M as u64).clamp(1, 64) as u32
+        self.param("m")
+            .map_or(DEFAULT_M, |m| m.min(u64::from(u32::MAX)) as u32)
     }
 
-    /// Builds the scheduler.
+    /// Hands the constructor of the scheduler this spec names, with its
+    /// parameters, to `visitor`: the one place a spec becomes a scheduler.
+    ///
+    /// Parameters come from [`SchedSpec::parse`], which checked their
+    /// ranges; in a spec assembled by hand, a DRR quantum above `u32::MAX`
+    /// saturates and an aggregate size outside `1..=64` is clamped by
+    /// [`SchedPlus::with_options`](crate::SchedPlus::with_options).
+    pub fn visit<P: Packet + Send + 'static, V: SchedVisitor<P>>(&self, visitor: V) -> V::Output {
+        let m = self.aggregate_size();
+        match self.kind {
+            SchedKind::Fifo => visitor.visit(Fifo::<P>::with_limits),
+            SchedKind::Drr => {
+                let unit = self
+                    .param("quantum")
+                    .map(|q| q.min(u64::from(u32::MAX)) as u32);
+                visitor.visit(move |c, l| Drr::<P>::with_options(c, l, unit))
+            }
+            SchedKind::Qfq => visitor.visit(Qfq::<P>::with_limits),
+            SchedKind::QfqPlus => visitor.visit(move |c, l| QfqPlus::<P>::with_options(c, l, m)),
+            SchedKind::Wf2qPlus => visitor.visit(Wf2qPlus::<P>::with_limits),
+            SchedKind::Wf2qPlusPlus => {
+                visitor.visit(move |c, l| Wf2qPlusPlus::<P>::with_options(c, l, m))
+            }
+        }
+    }
+
+    /// Builds the scheduler behind a box, for callers that pick the
+    /// algorithm at run time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use fairway_core::{Capacity, FlowConfig, FlowId, Limits, SchedSpec};
+    ///
+    /// let spec = SchedSpec::parse("drr:quantum=1500").unwrap();
+    /// let mut s = spec.build::<u32>(Capacity::new(2, 8), Limits::DEFAULT);
+    /// s.add_flow(FlowId(0), FlowConfig::new(1, 1500)).unwrap();
+    /// s.enqueue(FlowId(0), 700).unwrap();
+    /// assert_eq!(s.name(), "drr");
+    /// assert_eq!(s.backlog().bytes, 700);
+    /// ```
     pub fn build<P: Packet + Send + 'static>(
         &self,
         cap: Capacity,
         limits: Limits,
     ) -> Box<dyn Scheduler<P> + Send> {
-        match self.kind {
-            SchedKind::Fifo => Box::new(Fifo::with_limits(cap, limits)),
-            SchedKind::Drr => {
-                let unit = self.param("quantum").map(|q| q.min(u32::MAX as u64) as u32);
-                Box::new(Drr::with_options(cap, limits, unit))
-            }
-            SchedKind::Qfq => Box::new(Qfq::with_limits(cap, limits)),
-            SchedKind::QfqPlus => {
-                Box::new(QfqPlus::with_options(cap, limits, self.aggregate_size()))
-            }
-            SchedKind::Wf2qPlus => Box::new(Wf2qPlus::with_limits(cap, limits)),
-            SchedKind::Wf2qPlusPlus => Box::new(Wf2qPlusPlus::with_options(
-                cap,
-                limits,
-                self.aggregate_size(),
-            )),
-        }
+        self.visit(Boxed { cap, limits })
+    }
+}
+
+/// The visitor behind [`SchedSpec::build`].
+struct Boxed {
+    cap: Capacity,
+    limits: Limits,
+}
+
+impl<P: Packet> SchedVisitor<P> for Boxed {
+    type Output = Box<dyn Scheduler<P> + Send>;
+
+    fn visit<S, F>(self, make: F) -> Self::Output
+    where
+        S: Scheduler<P> + Send + 'static,
+        F: FnOnce(Capacity, Limits) -> S + Send + 'static,
+    {
+        Box::new(make(self.cap, self.limits))
     }
 }
 
@@ -227,6 +511,44 @@ mod tests {
             SchedSpec::parse("drr:quantum=x"),
             Err(SpecError::BadParameter { .. })
         ));
+    }
+
+    #[test]
+    fn rejects_out_of_range_parameters_naming_the_range() {
+        for (text, key, min, max) in [
+            ("qfq+:m=0", "m", 1, 64),
+            ("wf2q++:m=65", "m", 1, 64),
+            ("drr:quantum=0", "quantum", 1, u32::MAX as u64),
+            ("drr:quantum=4294967296", "quantum", 1, u32::MAX as u64),
+        ] {
+            match SchedSpec::parse(text) {
+                Err(SpecError::OutOfRange {
+                    key: k,
+                    min: lo,
+                    max: hi,
+                    ..
+                }) => assert_eq!((k, lo, hi), (key, min, max), "{text}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        assert_eq!(SchedSpec::parse("qfq+:m=64").unwrap().aggregate_size(), 64);
+        assert_eq!(
+            SchedSpec::parse("qfq+").unwrap().aggregate_size(),
+            DEFAULT_M
+        );
+    }
+
+    #[test]
+    fn every_kind_builds_the_scheduler_its_entry_names() {
+        for &k in SchedKind::ALL {
+            let info = k.info();
+            assert_eq!(info.kind, k);
+            let s = SchedSpec::new(k).build::<u32>(Capacity::new(2, 2), Limits::DEFAULT);
+            assert_eq!(s.name(), info.name);
+            for p in info.params {
+                assert!(p.min <= p.max && p.default.iter().all(|d| (p.min..=p.max).contains(d)));
+            }
+        }
     }
 
     #[test]

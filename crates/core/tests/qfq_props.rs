@@ -192,7 +192,11 @@ fn run<S: Scheduler<Pkt>>(
             prop_assert!(false, "invariant after {:?}: {}", op, e);
         }
         prop_assert_eq!(s.backlog(), m.total(), "backlog counters");
-        prop_assert_eq!(s.queues().weight_sum(), m.weight_sum());
+        let weight_sum: u64 = (0..FLOWS)
+            .filter_map(|i| s.flow_config(FlowId(i)))
+            .map(|c| u64::from(c.weight))
+            .sum();
+        prop_assert_eq!(weight_sum, m.weight_sum());
         for i in 0..FLOWS {
             let want = m.cfg[i as usize].map(|_| {
                 let q = &m.q[i as usize];

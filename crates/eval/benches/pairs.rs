@@ -2,7 +2,7 @@
 //! enqueue+dequeue pair per iteration, for every registry scheduler and the
 //! `none` baseline, at 64 and 32768 flows.
 //!
-//! The pattern is `alternate` (issue 4's dummynet configuration: backlog
+//! The pattern is `alternate` (FreeBSD dummynet's harness: backlog
 //! held between N and N+1), because each of its cycles is exactly one pair,
 //! so criterion's iteration counts are honoured exactly. The same loop as
 //! `fairway bench` is timed (`fairway_eval::cost`), statically dispatched.

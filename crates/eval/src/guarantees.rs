@@ -2,13 +2,14 @@
 //! link simulation, measure per-flow T-WFI, B-WFI and delay versus GPS, and
 //! compare with the analytical bounds.
 
-use crate::controller::{ControllerConfig, Pattern};
 use crate::link_sim::{simulate, LinkConfig, SimPacket};
 use crate::metrics::{
     flow_stats, sched_bounds, sched_plus_bounds, BoundContext, Bounds, FlowStats,
 };
+use crate::traffic::{ControllerConfig, Pattern};
 use crate::workload::{FlowSet, PacketSizes};
-use fairway_core::{Capacity, Limits, SchedKind, SchedSpec};
+use fairway_core::registry::Guarantee;
+use fairway_core::{Capacity, Limits, SchedSpec};
 use serde::Serialize;
 
 /// Parameters of one guarantee experiment.
@@ -84,38 +85,40 @@ pub struct GuaranteeReport {
     pub rate_bps: u64,
 }
 
-/// Analytical bounds for a flow under `spec`, or `None` where the papers
-/// give none we check (FIFO, DRR).
+/// Analytical bounds for a flow under `spec`, from the guarantee its
+/// catalogue entry declares ([`SchedInfo::guarantee`]), or `None` where it
+/// declares none (FIFO, DRR).
 ///
-/// * WF2Q+: seed 000 Eqs. (2), (6) with ΔS = 0.
-/// * QFQ: the same with ΔS = ΔS⁻ + ΔS⁺ = 2L/φ + 4L/φ (seed 000 §6).
+/// * A flow scheduler (WF2Q+, QFQ): seed 000 Eqs. (2) and (6) with
+///   `ΔS = ΔS⁻ + ΔS⁺` from its timestamp-error factors (WF2Q+: `L/φ`,
+///   QFQ: `2L/φ + 4L/φ`, seed 000 App. A and §6).
 /// * SCHED+ (QFQ+, WF2Q++): Theorems 1 and 2 (Eqs. (3), (7)) with SCHED's
 ///   ΔS, maximized over the aggregate occupancy m = 1..=M, since a flow's
 ///   aggregate may hold any number of flows up to M during a run.
+///
+/// [`SchedInfo::guarantee`]: fairway_core::registry::SchedInfo::guarantee
 pub fn bounds_for(spec: &SchedSpec, ctx: BoundContext, flow: &FlowStats) -> Option<Bounds> {
     let (phi, len) = (flow.phi, flow.max_len as f64);
-    let qfq_delta_s = 6.0 * len / phi;
-    let plus = |delta_s: f64| {
-        let big_m = spec.aggregate_size() as f64;
-        (1..=spec.aggregate_size())
-            .map(|m| sched_plus_bounds(ctx, phi, len, delta_s, m as f64, big_m))
-            .fold(
-                Bounds {
-                    twfi: f64::NEG_INFINITY,
-                    bwfi: f64::NEG_INFINITY,
-                },
-                |a, b| Bounds {
-                    twfi: a.twfi.max(b.twfi),
-                    bwfi: a.bwfi.max(b.bwfi),
-                },
-            )
-    };
-    match spec.kind {
-        SchedKind::Wf2qPlus => Some(sched_bounds(ctx, phi, len, 0.0)),
-        SchedKind::Qfq => Some(sched_bounds(ctx, phi, len, qfq_delta_s)),
-        SchedKind::QfqPlus => Some(plus(qfq_delta_s)),
-        SchedKind::Wf2qPlusPlus => Some(plus(0.0)),
-        SchedKind::Fifo | SchedKind::Drr => None,
+    match spec.kind.info().guarantee {
+        Guarantee::None => None,
+        Guarantee::Flow(errors) => Some(sched_bounds(ctx, phi, len, errors.delta_s(len, phi))),
+        Guarantee::Aggregate(errors) => {
+            let delta_s = errors.delta_s(len, phi);
+            let big_m = spec.aggregate_size();
+            let worst = (1..=big_m)
+                .map(|m| sched_plus_bounds(ctx, phi, len, delta_s, f64::from(m), f64::from(big_m)))
+                .fold(
+                    Bounds {
+                        twfi: f64::NEG_INFINITY,
+                        bwfi: f64::NEG_INFINITY,
+                    },
+                    |a, b| Bounds {
+                        twfi: a.twfi.max(b.twfi),
+                        bwfi: a.bwfi.max(b.bwfi),
+                    },
+                );
+            Some(worst)
+        }
     }
 }
 

@@ -2,21 +2,33 @@
 //!
 //! * [`workload`]: flow sets (`WEIGHTxCOUNT[@MAXLEN]`, seed 000 §8 presets)
 //!   and packet-size distributions;
-//! * [`controller`]: the enqueue/dequeue-phase controller of seeds 003 §7 and 000 §8;
+//! * [`traffic`]: the test environment of seeds 003 §7 and 000 §8: the
+//!   patterns and the enqueue/dequeue-phase controller;
 //! * [`cost`]: the cost harness (ns per enqueue/dequeue pair, sweeps, charts);
 //! * [`link_sim`]: a scheduler feeding a constant-rate link through a FIFO
 //!   transmit queue, recording every packet;
 //! * [`fluid`]: the ideal GPS fluid reference;
 //! * [`metrics`]: T-WFI, B-WFI, delay versus GPS, and the papers' bounds;
-//! * [`guarantees`]: the seed 000 §8.3 experiment end to end.
+//! * [`guarantees`]: the seed 000 §8.3 experiment end to end;
+//! * [`runtime_bench`]: the arbiter benchmark of the runtime (decisions per
+//!   second and latency, seed 001 §5.4–5.5);
+//! * [`pq_bench`]: the priority-queue benchmarks;
+//! * [`chart`]: SVG line charts of every measurement; [`machine`]: the CPU
+//!   model and core count printed with the figures.
 //!
 //! Everything is seeded and reproducible.
 
-pub mod controller;
+pub mod chart;
 pub mod cost;
 pub mod fluid;
 pub mod guarantees;
 pub mod link_sim;
+pub mod machine;
 pub mod metrics;
 pub mod pq_bench;
+pub mod runtime_bench;
+pub mod traffic;
 pub mod workload;
+
+/// The former path of [`traffic::controller`].
+pub use traffic::controller;

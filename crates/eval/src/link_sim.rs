@@ -14,7 +14,7 @@
 //! wire) and its completion; and for every flow its B-WFI (seed 000 Eq. (5)),
 //! tracked online as explained in [`crate::metrics`].
 
-use crate::controller::{Controller, ControllerConfig};
+use crate::traffic::{Controller, ControllerConfig};
 use crate::workload::{FlowSet, PacketSizes};
 use fairway_core::{FlowConfig, FlowId, Packet, Scheduler};
 use std::collections::VecDeque;

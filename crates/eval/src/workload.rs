@@ -66,6 +66,22 @@ impl fmt::Display for FlowSetError {
 impl std::error::Error for FlowSetError {}
 
 impl FlowSet {
+    /// A list of flow sets: `1k-w1,32k-wmix` (only presets, comma
+    /// separated) is two sets; anything else is one spec, whose groups are
+    /// comma separated too (`1x500,2x250`).
+    pub fn parse_list(text: &str) -> Result<Vec<FlowSet>, FlowSetError> {
+        let pieces: Vec<&str> = text.split(',').map(str::trim).collect();
+        if pieces.len() > 1
+            && pieces
+                .iter()
+                .all(|p| PRESETS.iter().any(|(n, _, _)| n == p))
+        {
+            pieces.iter().map(|p| FlowSet::parse(p)).collect()
+        } else {
+            Ok(vec![FlowSet::parse(text)?])
+        }
+    }
+
     /// Parses a preset name or a `WEIGHTxCOUNT[@MAXLEN],...` list.
     pub fn parse(text: &str) -> Result<FlowSet, FlowSetError> {
         let text = text.trim();

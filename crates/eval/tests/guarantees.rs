@@ -2,9 +2,9 @@
 //! against the papers' analytical bounds, packet by packet.
 
 use fairway_core::{SchedKind, SchedSpec};
-use fairway_eval::controller::Pattern;
 use fairway_eval::guarantees::{bounds_for, run_guarantees, GuaranteeOptions};
 use fairway_eval::metrics::BoundContext;
+use fairway_eval::traffic::Pattern;
 use fairway_eval::workload::{FlowSet, PacketSizes};
 use proptest::prelude::*;
 

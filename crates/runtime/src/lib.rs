@@ -16,7 +16,8 @@
 //!   backpressure ([`SubmitError`]), departed clients, accounting.
 //! * [`backend`]: where `drain()` sends packets ([`NullBackend`],
 //!   [`CountingBackend`], [`UdpBackend`]).
-//! * `bench`: the `fairway arbiter-bench` measurement (§5.4, §5.5).
+//! * The `fairway arbiter-bench` measurement (§5.4, §5.5) lives in
+//!   `fairway_eval::runtime_bench`, with the other measurements.
 //!
 //! ```
 //! use fairway_runtime::*;
@@ -45,8 +46,6 @@
 pub mod affinity;
 pub mod arbiter;
 pub mod backend;
-#[cfg(not(loom))]
-pub mod bench;
 pub mod clock;
 pub mod link;
 pub mod mailbox;

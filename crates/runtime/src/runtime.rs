@@ -221,6 +221,31 @@ enum Kicker {
 /// separates the submitting half from the draining half, so that a
 /// dispatcher thread can transmit for one or more clients (seed 001 §3:
 /// "clients or dispatcher threads").
+/// # Examples
+///
+/// ```
+/// use fairway_core::Drr;
+/// use fairway_runtime::{ClientConfig, CountingBackend, RuntimeBuilder, RuntimeConfig};
+///
+/// let mut b = RuntimeBuilder::new(RuntimeConfig::default()).unwrap();
+/// let cfg = ClientConfig { queue_len: 4, ..ClientConfig::default() };
+/// let mut client = b.add_client::<u32>(cfg).unwrap();
+/// let arbiter = b.spawn_send(|cap, lim| Box::new(Drr::<u32>::with_options(cap, lim, None))).unwrap();
+/// // Submit hands a packet to the arbiter; a full queue hands it back.
+/// let mut accepted = 0;
+/// for len in [100, 200, 300, 400, 500, 600] {
+///     match client.submit(len) {
+///         Ok(()) => accepted += 1,
+///         Err(e) => assert_eq!(e.packet, len),
+///     }
+/// }
+/// // Drain transmits, through a back-end, what the arbiter granted.
+/// let mut tx = CountingBackend::default();
+/// while tx.packets < accepted {
+///     client.drain_now(&mut tx);
+/// }
+/// arbiter.stop().unwrap();
+/// ```
 pub struct Client<P> {
     submit: ClientSubmitter<P>,
     drain: ClientDrainer<P>,
@@ -499,6 +524,30 @@ impl<S: Scheduler<u32> + Send + ?Sized> ClientScanTarget for LockedCore<ClockedA
 }
 
 /// Builds a runtime: add clients, then start the arbiter.
+/// # Examples
+///
+/// ```
+/// use fairway_core::Qfq;
+/// use fairway_runtime::{ClientConfig, CountingBackend, RuntimeBuilder, RuntimeConfig};
+///
+/// let mut b = RuntimeBuilder::new(RuntimeConfig::default()).unwrap();
+/// // One client (flow) of weight 4 and one of weight 1.
+/// let heavy = ClientConfig { weight: 4, ..ClientConfig::default() };
+/// let mut c0 = b.add_client::<u32>(heavy).unwrap();
+/// let mut c1 = b.add_client::<u32>(ClientConfig::default()).unwrap();
+/// // The scheduler is built for the capacity the clients need.
+/// let arbiter = b.spawn_send(|cap, lim| Box::new(Qfq::<u32>::with_limits(cap, lim))).unwrap();
+/// c0.submit(1000).unwrap();
+/// c1.submit(500).unwrap();
+/// let (mut tx0, mut tx1) = (CountingBackend::default(), CountingBackend::default());
+/// while tx0.packets + tx1.packets < 2 {
+///     c0.drain_now(&mut tx0);
+///     c1.drain_now(&mut tx1);
+/// }
+/// assert_eq!((tx0.bytes, tx1.bytes), (1000, 500));
+/// let stats = arbiter.stop().unwrap();
+/// assert_eq!(stats.decisions, 2);
+/// ```
 pub struct RuntimeBuilder {
     cfg: RuntimeConfig,
     link: EmulatedLink,

@@ -1,11 +1,10 @@
 //! `fairway arbiter-bench`: decisions per second and submit→grant→transmit
 //! latency of the PSPAT runtime (seed 001 §5.4, §5.5). Thin: parses the
-//! arguments, calls `fairway_runtime::bench::run`, prints.
+//! arguments, calls `fairway_eval::runtime_bench::run`, prints.
 
 use clap::{Args, ValueEnum};
 use fairway_core::SchedSpec;
-use fairway_eval::cost::chart::{write_svg, ChartSpec, Series};
-use fairway_runtime::bench::{self, BenchConfig, BenchReport};
+use fairway_eval::runtime_bench::{self as bench, BenchConfig, BenchReport};
 use fairway_runtime::{rt_throttle_runtime_us, ArbiterMode, KickMode};
 use std::time::Duration;
 
@@ -164,8 +163,8 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
             "sleeping arbiter, client-scan kick",
         ),
     ];
-    let mut series = Vec::new();
-    for (i, (mode, kick, name)) in variants.into_iter().enumerate() {
+    let mut runs = Vec::new();
+    for (mode, kick, name) in variants {
         let a = ArbiterBenchArgs {
             mode,
             kick,
@@ -179,33 +178,17 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
         };
         let r = bench::run(&c)?;
         report(&a, &r);
-        let points = r
-            .cdf
-            .iter()
-            .map(|&(ns, q)| (ns.max(1) as f64, q * 100.0))
-            .collect();
-        series.push(Series {
-            name: format!("{name} (p50 {} ns)", r.latency.p50),
-            points,
-            dashed: false,
-            color: i,
-        });
+        runs.push((name.to_string(), r));
     }
-    let spec = ChartSpec {
-        title: format!(
-            "submit -> transmit latency, {} client(s), {}, {} B at {}{}",
-            args.clients,
-            args.sched,
-            args.pkt_size,
-            args.rate,
-            args.load.map_or(String::new(), |l| format!(" x {l}"))
-        ),
-        x_label: "latency (ns, log scale)".into(),
-        y_label: "packets (%)".into(),
-        log_x: true,
-        log_y: false,
-    };
-    write_svg(&path, &spec, &series)?;
+    let title = format!(
+        "submit -> transmit latency, {} client(s), {}, {} B at {}{}",
+        args.clients,
+        args.sched,
+        args.pkt_size,
+        args.rate,
+        args.load.map_or(String::new(), |l| format!(" x {l}"))
+    );
+    bench::write_latency_chart(&path, &title, &runs)?;
     eprintln!("wrote {}", path.display());
     Ok(())
 }

@@ -4,16 +4,15 @@
 //! Fig. 10, seed 000 Fig. 2) and writes CSV + SVG. The measuring itself is
 //! `fairway_eval::cost`.
 
-use super::common::{parse_flows, parse_scheds, Table};
+use super::common::Table;
 use clap::{Args, ValueEnum};
-use fairway_core::SchedKind;
 use fairway_eval::cost::sweep::{
     flow_counts, m_values, sweep_flows, sweep_m, write_flows_outputs, write_m_outputs, SweepRow,
 };
 use fairway_eval::cost::{
     measure, parse_patterns, CostReport, CostSetup, MeasureOptions, PerfCounters, Progress, Subject,
 };
-use fairway_eval::workload::{FlowSet, PRESETS};
+use fairway_eval::workload::FlowSet;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -70,64 +69,6 @@ pub struct BenchArgs {
     /// Do not try to open hardware counters.
     #[arg(long)]
     pub no_counters: bool,
-}
-
-/// The machine, for table headers and chart titles.
-fn machine() -> String {
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, m)| m.trim().to_string())
-        })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!("{model}, {cores} cores")
-}
-
-fn subjects(arg: Option<&str>) -> Result<Vec<Subject>, String> {
-    let Some(text) = arg else {
-        return Ok(SchedKind::ALL
-            .iter()
-            .map(|&k| Subject::Sched(fairway_core::SchedSpec::new(k)))
-            .collect());
-    };
-    let mut out = Vec::new();
-    let mut rest = Vec::new();
-    for piece in text.split(',') {
-        if piece.trim() == "none" {
-            out.push(Subject::None);
-        } else {
-            rest.push(piece);
-        }
-    }
-    if !rest.is_empty() {
-        out.extend(
-            parse_scheds(&rest.join(","))?
-                .into_iter()
-                .map(Subject::Sched),
-        );
-    }
-    if out.is_empty() {
-        return Err("--sched needs at least one scheduler".into());
-    }
-    Ok(out)
-}
-
-/// `1k-w1,32k-wmix` is two presets; anything else is one flow-set spec.
-fn flow_sets(arg: &str) -> Result<Vec<FlowSet>, String> {
-    let pieces: Vec<&str> = arg.split(',').map(str::trim).collect();
-    if pieces.len() > 1
-        && pieces
-            .iter()
-            .all(|p| PRESETS.iter().any(|(n, _, _)| n == p))
-    {
-        pieces.iter().map(|p| parse_flows(p)).collect()
-    } else {
-        Ok(vec![parse_flows(arg)?])
-    }
 }
 
 /// A progress bar on stderr that appears once the work has taken a second.
@@ -215,8 +156,9 @@ fn print_table(reports: &[CostReport]) {
 }
 
 fn run_table(args: &BenchArgs) -> Result<(), String> {
-    let subjects = subjects(args.sched.as_deref())?;
-    let sets = flow_sets(args.flows.as_deref().unwrap_or("1k-w1"))?;
+    let subjects = Subject::parse_list(args.sched.as_deref())?;
+    let sets =
+        FlowSet::parse_list(args.flows.as_deref().unwrap_or("1k-w1")).map_err(|e| e.to_string())?;
     let patterns = parse_patterns(&args.pattern)?;
     let opts = MeasureOptions {
         pairs: args.pairs.unwrap_or(2_000_000).max(1),
@@ -228,7 +170,7 @@ fn run_table(args: &BenchArgs) -> Result<(), String> {
     let total = (sets.len() * patterns.len() * runs_per) as u64;
     let mut bar = Bar::new(total);
     let mut step = 0u64;
-    let machine = machine();
+    let machine = fairway_eval::machine::describe();
     for set in &sets {
         for &pattern in &patterns {
             let n = set.len() as u32;
@@ -307,11 +249,11 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
         counters: true,
     };
     let mut counters = open_counters(args);
-    let machine = machine();
+    let machine = fairway_eval::machine::describe();
     for &pattern in &patterns {
         let (rows, files) = match kind {
             SweepKind::Flows => {
-                let mut subjects = subjects(args.sched.as_deref())?;
+                let mut subjects = Subject::parse_list(args.sched.as_deref())?;
                 if !subjects.contains(&Subject::None) {
                     subjects.insert(0, Subject::None);
                 }
@@ -331,11 +273,12 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
                 (rows, files)
             }
             SweepKind::M => {
-                let sets = flow_sets(
+                let sets = FlowSet::parse_list(
                     args.flows
                         .as_deref()
                         .unwrap_or("1k-w1,1k-wmix,32k-w1,32k-wmix"),
-                )?;
+                )
+                .map_err(|e| e.to_string())?;
                 let ms = m_values();
                 let per = opts.repeat * (ms.len() + 3);
                 let mut bar = Bar::new((per * sets.len()) as u64);
@@ -379,23 +322,5 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
     match args.sweep {
         Some(kind) => run_sweep(&args, kind),
         None => run_table(&args),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_subjects_and_flow_set_lists() {
-        let s = subjects(Some("none,drr,qfq+:m=4")).unwrap();
-        assert_eq!(s.len(), 3);
-        assert_eq!(s[0], Subject::None);
-        assert_eq!(s[2].label(), "qfq+:m=4");
-        assert_eq!(subjects(None).unwrap().len(), SchedKind::ALL.len());
-        assert!(subjects(Some("nope")).is_err());
-        assert_eq!(flow_sets("1k-w1,32k-wmix").unwrap().len(), 2);
-        assert_eq!(flow_sets("1x500,2x250").unwrap().len(), 1);
-        assert_eq!(flow_sets("1x500,2x250").unwrap()[0].len(), 750);
     }
 }

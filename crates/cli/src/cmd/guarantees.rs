@@ -3,8 +3,8 @@
 
 use super::common::{parse_flows, parse_scheds, Table};
 use clap::Args;
-use fairway_eval::controller::Pattern;
 use fairway_eval::guarantees::{run_guarantees, GuaranteeOptions, GuaranteeReport};
+use fairway_eval::traffic::Pattern;
 use fairway_eval::workload::PacketSizes;
 
 /// Arguments of `fairway guarantees`.
@@ -28,7 +28,8 @@ pub struct GuaranteesArgs {
     /// Packets to send (default: 60 per flow, at least 20000).
     #[arg(long)]
     pub packets: Option<u64>,
-    /// Enqueue pattern of the controller: smooth or bursty.
+    /// Enqueue pattern of the controller: smooth or bursty (seed 000 §8.3),
+    /// or small, large, full, alternate (the cost patterns). Example: --pattern bursty
     #[arg(long, default_value = "smooth")]
     pub pattern: String,
     /// Packet sizes: `fixed` (every packet is the flow's max) or `uniform:MIN`.
@@ -60,9 +61,11 @@ pub fn options(args: &GuaranteesArgs) -> Result<GuaranteeOptions, String> {
         o.packets = p;
     }
     o.pattern = Pattern::parse(&args.pattern).ok_or_else(|| {
+        let names: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
         format!(
-            "unknown --pattern '{}' (expected smooth or bursty)",
-            args.pattern
+            "unknown --pattern '{}' (expected one of {})",
+            args.pattern,
+            names.join(", ")
         )
     })?;
     o.sizes = PacketSizes::parse(&args.sizes).map_err(|e| e.to_string())?;

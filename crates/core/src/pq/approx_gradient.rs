@@ -118,6 +118,28 @@ fn weight_table(alpha: u32, r: f64) -> Option<Vec<u64>> {
 }
 
 /// Approximate single-level gradient queue over ranks `base..base + buckets`.
+/// # Examples
+///
+/// ```
+/// use fairway_core::pq::{ApproxGradientQueue, IntegerPriorityQueue};
+///
+/// // Ranks 0..1024, handles 0..1024, weight exponent i/16 (the paper's α).
+/// let mut q = ApproxGradientQueue::new(0, 1024, 16, 1024).unwrap();
+/// // Every bucket occupied: the estimate of the minimum is exact.
+/// for r in (0..1024u32).rev() {
+///     q.insert(r, u64::from(r)).unwrap();
+/// }
+/// for r in 0..1024u64 {
+///     assert_eq!(q.extract_min().map(|(_, rank)| rank), Some(r));
+/// }
+/// // With buckets missing it may return a near-minimum element, never lose one.
+/// for (h, r) in [(1, 900), (2, 3), (3, 500)] {
+///     q.insert(h, r).unwrap();
+/// }
+/// let mut out: Vec<u64> = (0..3).filter_map(|_| q.extract_min()).map(|(_, r)| r).collect();
+/// out.sort();
+/// assert_eq!(out, [3, 500, 900]);
+/// ```
 pub struct ApproxGradientQueue {
     lists: BucketLists,
     /// Occupancy bits, one per bucket: the linear-search fallback.

@@ -11,12 +11,11 @@
 //!
 //! * an insert is a hit in a small array (80 KB for 10k buckets, L2
 //!   resident) plus one store into its bucket's tail line, which the core
-//!   does not wait for. (Headers inside the home chunks made an insert
-//!   into a long bucket wait for a miss on the home chunk first, then
-//!   store to another line: measured 34 -> 38 Mpps at 10k buckets x 64
-//!   per bucket.) Tail and live count change together on every insert:
-//!   one add to the packed word. (One 16-byte header array instead of the
-//!   two halves: inserts ~1 ns per element slower at 1-4 per bucket.)
+//!   does not wait for. (Headers inside the home chunks would make an
+//!   insert into a long bucket wait for a miss on the home chunk first,
+//!   then store to another line.) Tail and live count change together on
+//!   every insert: one add to the packed word. (One 16-byte header array
+//!   instead of the two halves makes inserts slower at 1-4 per bucket.)
 //! * filling an empty bucket and draining it allocate nothing (up to 15
 //!   elements per bucket never touch the pool), and draining buckets in
 //!   rank order reads their headers and home chunks sequentially, which
@@ -35,8 +34,8 @@
 //! costs an insert one load of the slot its handle last had (a random line)
 //! and a pop one store into the line it just read, instead of a bitmap
 //! test-and-set per insert and a clear per pop (~10 instructions each;
-//! clearing `loc` on pop instead was a random store that slowed the drain
-//! at 10k buckets x 64 from 4.6 to 6.7 ns per element). A removed slot
+//! clearing `loc` on pop instead would be a random store on the drain
+//! path, see docs/priority-queues.md). A removed slot
 //! becomes a tombstone that `pop_front` skips. A bucket whose tombstones
 //! outnumber its live elements (plus one chunk) is compacted in place,
 //! which costs O(live + tombstones) and is paid for by the removals that

@@ -33,6 +33,23 @@ use super::hierarchical_ffs::HierarchicalBitmap;
 use super::{IntegerPriorityQueue, PqError};
 
 /// cFFS: a min-queue over a moving window of `2 * buckets_per_half` ranks.
+/// # Examples
+///
+/// ```
+/// use fairway_core::pq::{CircularFfsQueue, IntegerPriorityQueue};
+///
+/// // A window of 2048 ranks starting at 0 that moves with the minimum;
+/// // handles 0..8.
+/// let mut q = CircularFfsQueue::new(1024, 8).unwrap();
+/// q.insert(5, 130).unwrap();
+/// q.insert(2, 110).unwrap();
+/// q.insert(7, 110).unwrap(); // same bucket as handle 2: FIFO order
+/// assert!(q.insert(5, 120).is_err()); // handle 5 is already queued
+/// assert!(q.remove(5)); // O(1), by handle
+/// assert_eq!(q.extract_min(), Some((2, 110)));
+/// assert_eq!(q.extract_min(), Some((7, 110)));
+/// assert!(q.is_empty());
+/// ```
 pub struct CircularFfsQueue {
     /// Buckets `0..N` belong to half 0 and `N..2N` to half 1.
     lists: BucketLists,

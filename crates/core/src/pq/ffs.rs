@@ -12,6 +12,22 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 /// Bucketed min-queue over `base..base + buckets` with a flat bitmap.
+/// # Examples
+///
+/// ```
+/// use fairway_core::pq::{FfsQueue, IntegerPriorityQueue};
+///
+/// // Ranks 100..164, handles 0..8.
+/// let mut q = FfsQueue::new(100, 64, 8).unwrap();
+/// q.insert(5, 130).unwrap();
+/// q.insert(2, 110).unwrap();
+/// q.insert(7, 110).unwrap(); // same bucket as handle 2: FIFO order
+/// assert!(q.insert(5, 120).is_err()); // handle 5 is already queued
+/// assert!(q.remove(5)); // O(1), by handle
+/// assert_eq!(q.extract_min(), Some((2, 110)));
+/// assert_eq!(q.extract_min(), Some((7, 110)));
+/// assert!(q.is_empty());
+/// ```
 pub struct FfsQueue {
     lists: BucketLists,
     words: Vec<u64>,

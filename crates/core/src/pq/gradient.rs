@@ -238,6 +238,22 @@ impl GradientTree {
 }
 
 /// Exact hierarchical gradient queue over ranks `base..base + buckets`.
+/// # Examples
+///
+/// ```
+/// use fairway_core::pq::{GradientQueue, IntegerPriorityQueue};
+///
+/// // Ranks 100..10100, handles 0..8.
+/// let mut q = GradientQueue::new(100, 10_000, 8).unwrap();
+/// q.insert(5, 130).unwrap();
+/// q.insert(2, 110).unwrap();
+/// q.insert(7, 110).unwrap(); // same bucket as handle 2: FIFO order
+/// assert!(q.insert(5, 120).is_err()); // handle 5 is already queued
+/// assert!(q.remove(5)); // O(1), by handle
+/// assert_eq!(q.extract_min(), Some((2, 110)));
+/// assert_eq!(q.extract_min(), Some((7, 110)));
+/// assert!(q.is_empty());
+/// ```
 pub struct GradientQueue {
     lists: BucketLists,
     tree: GradientTree,

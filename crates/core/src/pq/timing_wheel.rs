@@ -13,6 +13,22 @@ use super::bucket_lists::BucketLists;
 use super::{IntegerPriorityQueue, PqError};
 
 /// A timing wheel of `slots` one-unit slots starting at time 0.
+/// # Examples
+///
+/// ```
+/// use fairway_core::pq::{TimingWheel, IntegerPriorityQueue};
+///
+/// // 1024 one-unit slots from time 0, handles 0..8.
+/// let mut q = TimingWheel::new(1024, 8).unwrap();
+/// q.insert(5, 130).unwrap();
+/// q.insert(2, 110).unwrap();
+/// q.insert(7, 110).unwrap(); // same bucket as handle 2: FIFO order
+/// assert!(q.insert(5, 120).is_err()); // handle 5 is already queued
+/// assert!(q.remove(5)); // O(1), by handle
+/// assert_eq!(q.extract_min(), Some((2, 110)));
+/// assert_eq!(q.extract_min(), Some((7, 110)));
+/// assert!(q.is_empty());
+/// ```
 pub struct TimingWheel {
     lists: BucketLists,
     /// Current time (the earliest time an element can be due).

@@ -10,8 +10,8 @@
 //! `full`/`alternate` is dummynet's O(1) scheme: one intrusive list per
 //! backlog level plus a bitmask of non-empty levels.
 
-use super::pattern::{FlowPick, Thresholds};
 use super::target::{BenchPacket, CostTarget};
+use crate::traffic::{FlowPick, Thresholds};
 
 const NIL: u32 = u32::MAX;
 

@@ -18,19 +18,23 @@
 //! [`sweep`] runs the scaling experiments (seed 003 Fig. 10, seed 000
 //! Fig. 2) and [`chart`] draws them.
 
-pub mod chart;
+/// The charts moved to [`crate::chart`], shared by every measurement.
+pub use crate::chart;
 pub mod counters;
 pub mod driver;
-pub mod pattern;
 pub mod sweep;
 pub mod target;
 
+pub use crate::traffic::pattern;
+/// The cost harness's name for [`Pattern`](crate::traffic::Pattern).
+pub use crate::traffic::Pattern as CostPattern;
+pub use crate::traffic::{parse_patterns, Thresholds, PER_FLOW_CAP};
 pub use counters::{CounterValues, PerfCounters};
 pub use driver::{Driver, DriverStats};
-pub use pattern::{parse_patterns, CostPattern, Thresholds, PER_FLOW_CAP};
-pub use target::{visit_scheduler, BenchPacket, CostTarget, NoneTarget, SchedTarget, SchedVisitor};
+pub use target::{BenchPacket, CostTarget, NoneTarget, SchedTarget};
 
 use crate::workload::FlowSet;
+use fairway_core::registry::{parse_list, SchedVisitor};
 use fairway_core::{Capacity, FlowConfig, FlowId, Limits, SchedKind, SchedSpec, Scheduler};
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -55,6 +59,36 @@ impl Subject {
                 .map(|&k| Subject::Sched(SchedSpec::new(k))),
         );
         v
+    }
+
+    /// The subjects of a `--sched` list such as `none,drr,qfq+:m=4`: `none`
+    /// is the baseline, every other piece a registry spec (parameters of
+    /// one spec continue after a comma). `None`: every registry scheduler
+    /// with its default parameters, without the baseline.
+    pub fn parse_list(text: Option<&str>) -> Result<Vec<Subject>, String> {
+        let Some(text) = text else {
+            return Ok(SchedKind::ALL
+                .iter()
+                .map(|&k| Subject::Sched(SchedSpec::new(k)))
+                .collect());
+        };
+        let mut out = Vec::new();
+        let mut rest = Vec::new();
+        for piece in text.split(',') {
+            if piece.trim() == "none" {
+                out.push(Subject::None);
+            } else {
+                rest.push(piece);
+            }
+        }
+        if !rest.is_empty() {
+            let specs = parse_list(&rest.join(",")).map_err(|e| e.to_string())?;
+            out.extend(specs.into_iter().map(Subject::Sched));
+        }
+        if out.is_empty() {
+            return Err("--sched needs at least one scheduler".into());
+        }
+        Ok(out)
     }
 
     /// The label tables and JSON use (`none`, `drr`, `qfq+:m=4`, …).
@@ -232,7 +266,12 @@ struct BuildRunner<'a> {
 impl SchedVisitor<BenchPacket> for BuildRunner<'_> {
     type Output = Result<Box<dyn CostRunner>, String>;
 
-    fn visit<S: Scheduler<BenchPacket> + 'static>(self, mut sched: S) -> Self::Output {
+    fn visit<S, F>(self, make: F) -> Self::Output
+    where
+        S: Scheduler<BenchPacket> + Send + 'static,
+        F: FnOnce(Capacity, Limits) -> S + Send + 'static,
+    {
+        let mut sched = make(self.setup.capacity(), Limits::DEFAULT);
         for (i, (weight, max_len)) in self.setup.flows.flows().into_iter().enumerate() {
             sched
                 .add_flow(FlowId(i as u32), FlowConfig::new(weight, max_len))
@@ -254,15 +293,10 @@ pub fn build_runner(subject: &Subject, setup: &CostSetup) -> Result<Box<dyn Cost
             NoneTarget::new(cap.max_packets as usize),
             setup,
         )),
-        Subject::Sched(spec) => visit_scheduler(
-            spec,
-            cap,
-            Limits::DEFAULT,
-            BuildRunner {
-                label: spec.to_string(),
-                setup,
-            },
-        ),
+        Subject::Sched(spec) => spec.visit(BuildRunner {
+            label: spec.to_string(),
+            setup,
+        }),
     }
 }
 

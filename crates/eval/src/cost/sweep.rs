@@ -9,11 +9,11 @@
 //! Charts plot the fastest of the K repeats (the least disturbed by other
 //! load on a shared machine); the CSV has min, median and max.
 
-use super::chart::{write_svg, ChartSpec, Series};
 use super::{
     measure_many, CostPattern, CostReport, CostSetup, MeasureOptions, PerfCounters, Progress,
     Subject,
 };
+use crate::chart::{write_svg, ChartSpec, Series};
 use crate::workload::FlowSet;
 use fairway_core::{SchedKind, SchedSpec};
 use std::fmt::Write as _;

@@ -2,17 +2,12 @@
 //! API, or the `none` baseline of seed 003 §7.1 (a plain FIFO list without
 //! the API, whose cost the tables subtract).
 //!
-//! Everything is statically dispatched: [`visit_scheduler`] builds the
-//! concrete type a [`SchedSpec`] names (as `SchedSpec::build` does, but
-//! without the `Box<dyn Scheduler>`) and hands it to a generic visitor, so
-//! the measured loop is monomorphised per scheduler.
+//! Everything is statically dispatched: the registry's
+//! [`SchedSpec::visit`](fairway_core::SchedSpec::visit) hands the concrete
+//! scheduler type a spec names to a generic visitor (see `BuildRunner` in
+//! the parent module), so the measured loop is monomorphised per scheduler.
 
-use fairway_core::drr::Drr;
-use fairway_core::fifo::Fifo;
-use fairway_core::qfq::Qfq;
-use fairway_core::sched_plus::{QfqPlus, Wf2qPlusPlus, DEFAULT_M};
-use fairway_core::wf2q_plus::Wf2qPlus;
-use fairway_core::{Capacity, FlowId, Limits, Packet, SchedKind, SchedSpec, Scheduler};
+use fairway_core::{FlowId, Packet, Scheduler};
 
 /// A packet descriptor: the length the scheduler reads and the index of
 /// the (never touched) buffer in the controller's free list.
@@ -120,39 +115,5 @@ impl CostTarget for NoneTarget {
 
     fn flow_queued(&self, _flow: u32) -> Option<u64> {
         None
-    }
-}
-
-/// Receives a concretely typed scheduler from [`visit_scheduler`].
-pub trait SchedVisitor<P: Packet> {
-    /// What the visit produces.
-    type Output;
-    /// Called once with the scheduler the spec names.
-    fn visit<S: Scheduler<P> + 'static>(self, sched: S) -> Self::Output;
-}
-
-/// Builds the scheduler `spec` names, with the same parameters as
-/// `SchedSpec::build`, and passes it by value to `visitor`. A new
-/// [`SchedKind`] fails to compile here until it is added, so the harness
-/// cannot silently miss a registry entry.
-pub fn visit_scheduler<P: Packet + 'static, V: SchedVisitor<P>>(
-    spec: &SchedSpec,
-    cap: Capacity,
-    limits: Limits,
-    visitor: V,
-) -> V::Output {
-    let m = spec.param("m").unwrap_or(u64::from(DEFAULT_M)).clamp(1, 64) as u32;
-    match spec.kind {
-        SchedKind::Fifo => visitor.visit(Fifo::<P>::with_limits(cap, limits)),
-        SchedKind::Drr => {
-            let unit = spec
-                .param("quantum")
-                .map(|q| q.min(u64::from(u32::MAX)) as u32);
-            visitor.visit(Drr::<P>::with_options(cap, limits, unit))
-        }
-        SchedKind::Qfq => visitor.visit(Qfq::<P>::with_limits(cap, limits)),
-        SchedKind::QfqPlus => visitor.visit(QfqPlus::<P>::with_options(cap, limits, m)),
-        SchedKind::Wf2qPlus => visitor.visit(Wf2qPlus::<P>::with_limits(cap, limits)),
-        SchedKind::Wf2qPlusPlus => visitor.visit(Wf2qPlusPlus::<P>::with_options(cap, limits, m)),
     }
 }

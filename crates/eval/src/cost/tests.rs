@@ -196,9 +196,26 @@ fn flow_sweep_writes_csv_and_svg() {
 #[test]
 fn empty_or_invalid_setups_are_errors() {
     let s = setup("1x4", CostPattern::Smooth);
-    let bad = SchedSpec::parse("qfq+:m=0").unwrap();
-    // m is clamped, so this still builds.
-    assert!(build_runner(&Subject::Sched(bad), &s).is_ok());
+    // An aggregate size outside 1..=64 never reaches a runner.
+    assert!(SchedSpec::parse("qfq+:m=0").is_err());
+    assert!(build_runner(&Subject::Sched(SchedSpec::parse("qfq+:m=1").unwrap()), &s).is_ok());
     let heavy = setup("70000x1", CostPattern::Smooth);
     assert!(build_runner(&Subject::Sched(SchedSpec::new(SchedKind::Drr)), &heavy).is_err());
+}
+
+#[test]
+fn parses_subjects_and_flow_set_lists() {
+    let s = Subject::parse_list(Some("none,drr,qfq+:m=4")).unwrap();
+    assert_eq!(s.len(), 3);
+    assert_eq!(s[0], Subject::None);
+    assert_eq!(s[2].label(), "qfq+:m=4");
+    assert_eq!(
+        Subject::parse_list(None).unwrap().len(),
+        SchedKind::ALL.len()
+    );
+    assert!(Subject::parse_list(Some("nope")).is_err());
+    assert!(Subject::parse_list(Some("")).is_err());
+    assert_eq!(FlowSet::parse_list("1k-w1,32k-wmix").unwrap().len(), 2);
+    assert_eq!(FlowSet::parse_list("1x500,2x250").unwrap().len(), 1);
+    assert_eq!(FlowSet::parse_list("1x500,2x250").unwrap()[0].len(), 750);
 }

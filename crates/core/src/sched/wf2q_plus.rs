@@ -13,20 +13,28 @@
 //!
 //! Arithmetic: φ_i = w_i / W with W the sum of the weights of *all*
 //! configured flows (Σφ = 1). Virtual times are fixed point
-//! ([`crate::vtime`], 24 fractional bits); `l/φ_i` is `l·2^24/w_i` and the V
+//! ([`crate::sched::vtime`], 24 fractional bits); `l/φ_i` is `l·2^24/w_i` and the V
 //! increment `l·2^24/W`, each truncated by less than one unit (2^-24 byte).
 //! Exact within the default [`Limits`]. A flow going idle records the era of
 //! its finish time on the wrap-counting [`VirtualClock`], so its start
-//! `max(V, F)` is exact however long it stayed idle (see [`crate::vtime`]).
+//! `max(V, F)` is exact however long it stayed idle (see [`crate::sched::vtime`]).
 
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
-use crate::flow_queues::FlowQueues;
-use crate::indexed_heap::IndexedHeap;
-use crate::scheduler::{Capacity, Dequeued, Scheduler};
-use crate::vtime::{vt_ge, vt_len, Era, VirtualClock, VirtualTime};
+use crate::sched::capacity::{Backlog, Capacity};
+use crate::sched::flow_queues::FlowQueues;
+use crate::sched::indexed_heap::IndexedHeap;
+use crate::sched::scheduler::{Dequeued, Scheduler};
+use crate::sched::vtime::{vt_ge, vt_len, Era, VirtualClock, VirtualTime};
 use crate::Packet;
 use alloc::vec::Vec;
+
+/// `ΔS⁻ ≤ DELTA_S_MINUS_FACTOR · L_k/φ_k` for exact WF2Q+: its timestamps are
+/// exact, `Ŝ = S` (seed 000 App. A, Eq. A.4).
+pub const DELTA_S_MINUS_FACTOR: u32 = 0;
+/// `ΔS⁺ ≤ DELTA_S_PLUS_FACTOR · L_k/φ_k` for exact WF2Q+: `F̂ = F = S + l/φ_k
+/// ≤ S + L_k/φ_k` (seed 000 App. A, Eq. A.4).
+pub const DELTA_S_PLUS_FACTOR: u32 = 1;
 
 #[derive(Clone, Copy, Default)]
 struct FlowTimes {
@@ -37,6 +45,25 @@ struct FlowTimes {
 }
 
 /// Exact WF2Q+.
+/// # Examples
+///
+/// ```
+/// use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Scheduler, Wf2qPlus};
+///
+/// // Flow ids 0..4, at most 64 packets queued.
+/// let mut s: Wf2qPlus<u32> = Wf2qPlus::with_limits(Capacity::new(4, 64), Limits::DEFAULT);
+/// s.add_flow(FlowId(0), FlowConfig::new(3, 1500)).unwrap(); // weight 3
+/// s.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap(); // weight 1
+/// for _ in 0..8 {
+///     s.enqueue(FlowId(0), 1500).unwrap();
+///     s.enqueue(FlowId(1), 1500).unwrap();
+/// }
+/// // The first 8 packets sent while both flows are backlogged.
+/// let first: Vec<u32> = (0..8).filter_map(|_| s.dequeue()).map(|d| d.flow.0).collect();
+/// let from_0 = first.iter().filter(|&&f| f == 0).count();
+/// assert_eq!(from_0, 6); // a 3:1 share
+/// assert_eq!(s.backlog().packets, 8);
+/// ```
 pub struct Wf2qPlus<P> {
     queues: FlowQueues<P>,
     times: Vec<FlowTimes>,
@@ -193,7 +220,16 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
         self.queues.head(flow).map(|p| (flow, p))
     }
 
-    fn queues(&self) -> &FlowQueues<P> {
-        &self.queues
+    #[inline]
+    fn backlog(&self) -> Backlog {
+        self.queues.total()
+    }
+
+    fn flow_backlog(&self, id: FlowId) -> Option<Backlog> {
+        self.queues.flow_backlog(id)
+    }
+
+    fn flow_config(&self, id: FlowId) -> Option<FlowConfig> {
+        self.queues.config(id)
     }
 }

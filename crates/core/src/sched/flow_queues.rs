@@ -12,7 +12,7 @@
 
 use crate::error::{ConfigError, EnqueueError, EnqueueErrorKind};
 use crate::flow::{FlowConfig, FlowId, Limits};
-use crate::scheduler::{Backlog, Capacity};
+use crate::sched::capacity::{Backlog, Capacity};
 use alloc::vec::Vec;
 
 const NIL: u32 = u32::MAX;

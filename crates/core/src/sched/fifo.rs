@@ -7,12 +7,31 @@
 
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
-use crate::flow_queues::FlowQueues;
-use crate::scheduler::{Capacity, Dequeued, Scheduler};
+use crate::sched::capacity::{Backlog, Capacity};
+use crate::sched::flow_queues::FlowQueues;
+use crate::sched::scheduler::{Dequeued, Scheduler};
 use crate::Packet;
 use alloc::vec::Vec;
 
 /// First-in first-out over all flows.
+/// # Examples
+///
+/// ```
+/// use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Scheduler, Fifo};
+///
+/// // Flow ids 0..4, at most 64 packets queued.
+/// let mut s: Fifo<u32> = Fifo::with_limits(Capacity::new(4, 64), Limits::DEFAULT);
+/// s.add_flow(FlowId(0), FlowConfig::new(3, 1500)).unwrap(); // weight 3
+/// s.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap(); // weight 1
+/// for _ in 0..8 {
+///     s.enqueue(FlowId(0), 1500).unwrap();
+///     s.enqueue(FlowId(1), 1500).unwrap();
+/// }
+/// // The first 8 packets sent while both flows are backlogged.
+/// let first: Vec<u32> = (0..8).filter_map(|_| s.dequeue()).map(|d| d.flow.0).collect();
+/// assert_eq!(first, [0, 1, 0, 1, 0, 1, 0, 1]); // arrival order, weights ignored
+/// assert_eq!(s.backlog().packets, 8);
+/// ```
 pub struct Fifo<P> {
     queues: FlowQueues<P>,
     /// Arrival order as flow ids; ring of `max_packets` entries.
@@ -105,7 +124,16 @@ impl<P: Packet> Scheduler<P> for Fifo<P> {
         self.queues.head(flow).map(|p| (flow, p))
     }
 
-    fn queues(&self) -> &FlowQueues<P> {
-        &self.queues
+    #[inline]
+    fn backlog(&self) -> Backlog {
+        self.queues.total()
+    }
+
+    fn flow_backlog(&self, id: FlowId) -> Option<Backlog> {
+        self.queues.flow_backlog(id)
+    }
+
+    fn flow_config(&self, id: FlowId) -> Option<FlowConfig> {
+        self.queues.config(id)
     }
 }

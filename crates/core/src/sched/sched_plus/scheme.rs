@@ -1,145 +1,17 @@
-//! The SCHED+ modification scheme (seed 000 §2), written once over any
-//! aggregate-level fair-queueing scheduler, and its instances QFQ+ (seed 000
-//! §3) and WF2Q++.
-//!
-//! # The scheme
-//!
-//! Flows with the same weight `w` and maximum packet length `L` are grouped
-//! into *aggregates* of at most `M` flows. An aggregate `k` with `m^k`
-//! flows is scheduled by SCHED as one entity of weight `m^k·w` whose
-//! "packet" is its *budget* `m^k·L` (the largest amount of service it may
-//! receive per turn). Once SCHED selects an aggregate, it is served alone:
-//! each dequeue picks the next flow of the aggregate with a weightless DRR
-//! (quantum `L`, a flow joins with a full quantum), charges the packet to
-//! the flow's deficit and to the aggregate's budget, and advances SCHED's
-//! virtual time by the packet. The aggregate is deselected when its budget
-//! does not cover the next packet (it is then charged the service actually
-//! received and rescheduled, `S = F`) or when it empties (charged and left
-//! idle). Flows' head packets are read only when they are about to be served
-//! (*head-packet independence*): enqueues on backlogged flows never touch
-//! SCHED, and SCHED runs once per ~`m·L` bytes instead of once per packet.
-//!
-//! Aggregates are created, filled and emptied as flows are added, removed
-//! and reconfigured — also while backlogged: a reconfigured flow leaves its
-//! aggregate (deactivating it in SCHED if it was its last backlogged flow)
-//! and joins a non-full aggregate with its new `(w, L)`, activating that one
-//! if it was idle. Finding a non-full aggregate is an ordered-map lookup on
-//! the configuration path only.
-//!
-//! # M
-//!
-//! `M` is a constructor parameter, `1..=`[`MAX_AGGREGATE_FLOWS`]. Linux QFQ+
-//! (seed 000 §3.1) sets `M = min(8, Q_pkts)` with `Q_pkts` one plus the
-//! length in packets of the device transmit queue; the core does not know
-//! the device, so the default is 8 and callers that know the transmit queue
-//! should pass `min(8, tx_queue_len + 1)`.
-//!
-//! # Guarantees
-//!
-//! Seed 000 Theorem 1 / Eq. (3) (T-WFI) and Theorem 2 / Eq. (7) (B-WFI) with
-//! `φ^k = w / W` (W = [`SchedPlus::weight_denominator`]), `m^k` =
-//! [`SchedPlus::aggregate_size`] and the SCHED timestamp-error terms:
-//! for QFQ+ `ΔS⁻ = 2L^k/φ^k`, `ΔS⁺ = 4L^k/φ^k` (Eq. 22); for WF2Q++
-//! `ΔS⁻ = 0`, `ΔS⁺ = L^k/φ^k` (seed 000 App. A.3).
+//! [`SchedPlus`]: the SCHED+ scheme over any [`AggregateScheduler`] (see the
+//! [module doc](super) for the derivation).
 
+use super::{AggregateScheduler, DEFAULT_M, MAX_AGGREGATE_FLOWS};
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
-use crate::flow_queues::FlowQueues;
-use crate::indexed_heap::IndexedHeap;
-use crate::qfq::{clamp_limits, QfqAggregates};
-use crate::scheduler::{Capacity, Dequeued, Scheduler};
-use crate::vtime::{vt_ge, vt_len, Era, VirtualClock, VirtualTime};
+use crate::sched::capacity::{Backlog, Capacity};
+use crate::sched::flow_queues::FlowQueues;
+use crate::sched::scheduler::{Dequeued, Scheduler};
 use crate::Packet;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-pub use crate::qfq::MAX_AGGREGATE_FLOWS;
-
-/// Default aggregate size (the Linux cap, seed 000 §3.1).
-pub const DEFAULT_M: u32 = 8;
-
 const NIL: u32 = u32::MAX;
-
-/// A fair-queueing scheduler of aggregates: the SCHED of SCHED+.
-///
-/// Aggregate ids are `0..max_aggregates`. An aggregate is *idle*,
-/// *scheduled* (after [`activate`](Self::activate) or a backlogged
-/// [`release`](Self::release)) or *in service* (returned by
-/// [`select`](Self::select), until [`release`](Self::release)); at most
-/// one is in service.
-pub trait AggregateScheduler {
-    /// Command-line name of the SCHED+ instance.
-    const NAME: &'static str;
-
-    /// SCHED's timestamp-error term `ΔS⁻` (seed 000 App. A.3) in units of
-    /// `L^k/φ^k`: 2 for QFQ, 0 for WF2Q+.
-    const DELTA_S_MINUS_FACTOR: u32;
-
-    /// SCHED's timestamp-error term `ΔS⁺` in units of `L^k/φ^k`: 4 for
-    /// QFQ, 1 for WF2Q+.
-    const DELTA_S_PLUS_FACTOR: u32;
-
-    /// A scheduler for `max_aggregates` aggregates of at most `max_members`
-    /// flows each.
-    fn new(max_aggregates: u32, max_members: u32) -> Self;
-
-    /// The ranges of weights, lengths and weight sums the arithmetic supports.
-    fn limits() -> Limits;
-
-    /// Prepares idle aggregate `a` for flows of weight `weight` and maximum
-    /// length `max_len` (fixed for the aggregate's lifetime).
-    fn init_aggregate(&mut self, a: u32, weight: u32, max_len: u32);
-
-    /// Aggregate `a` now has `m ≥ 1` flows: weight `m·weight`, budget
-    /// `m·max_len`. Allowed in any state.
-    fn set_members(&mut self, a: u32, m: u32, weight: u32, max_len: u32);
-
-    /// Sum of the weights of all configured flows.
-    fn set_weight_sum(&mut self, w: u64);
-
-    /// Idle aggregate `a` became backlogged: timestamp and schedule it.
-    fn activate(&mut self, a: u32);
-
-    /// Removes scheduled aggregate `a` (its flows left or emptied).
-    fn deactivate(&mut self, a: u32);
-
-    /// Picks the next aggregate to serve and removes it from the schedule.
-    fn select(&mut self) -> Option<u32>;
-
-    /// The in-service aggregate stops being served after receiving `service`
-    /// bytes; it is rescheduled (`S = F`) if still `backlogged`.
-    fn release(&mut self, a: u32, service: u64, backlogged: bool);
-
-    /// The end of a turn as one call: [`charge`](Self::charge) `uncharged`
-    /// bytes, [`release`](Self::release) `a`, [`select`](Self::select).
-    fn end_turn(&mut self, a: u32, service: u64, uncharged: u32, backlogged: bool) -> Option<u32> {
-        self.charge(uncharged);
-        self.release(a, service, backlogged);
-        self.select()
-    }
-
-    /// `len` bytes of the in-service aggregate were dequeued since the last
-    /// call (SCHED+ batches the packets of a turn: it charges before every
-    /// other call, not per packet).
-    fn charge(&mut self, len: u32);
-
-    /// Timestamp back-shifts forced by a finite data structure (see
-    /// [`crate::qfq`]); 0 for exact schedulers.
-    fn slot_clamps(&self) -> u64 {
-        0
-    }
-
-    /// Test hook behind [`Scheduler::warp_idle_clock`]: advances the virtual
-    /// time by `delta` units while no aggregate is scheduled or in service.
-    #[doc(hidden)]
-    fn warp_idle_clock(&mut self, delta: u64);
-
-    /// Debug invariant checker.
-    #[cfg(any(test, debug_assertions))]
-    fn check(&self) -> Result<(), &'static str> {
-        Ok(())
-    }
-}
 
 #[derive(Clone, Copy)]
 struct FlowState {
@@ -189,11 +61,6 @@ pub struct SchedPlus<P, A> {
     max_members: u32,
 }
 
-/// QFQ+: SCHED+ over QFQ.
-pub type QfqPlus<P> = SchedPlus<P, QfqAggregates>;
-/// WF2Q++: SCHED+ over exact WF2Q+.
-pub type Wf2qPlusPlus<P> = SchedPlus<P, Wf2qAggregates>;
-
 impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// SCHED+ with `M` = [`DEFAULT_M`] and the scheduler's own limits.
     pub fn new(cap: Capacity) -> Self {
@@ -205,12 +72,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// `1..=MAX_AGGREGATE_FLOWS`; see [`Self::try_with_options`]).
     pub fn with_options(cap: Capacity, limits: Limits, m: u32) -> Self {
         let m = m.clamp(1, MAX_AGGREGATE_FLOWS);
-        let own = A::limits();
-        let limits = Limits {
-            max_weight: limits.max_weight.min(own.max_weight),
-            max_packet_len: limits.max_packet_len.min(own.max_packet_len),
-            max_weight_sum: limits.max_weight_sum.min(own.max_weight_sum),
-        };
+        let limits = limits.intersect(A::limits());
         let n = cap.max_flows;
         Self {
             queues: FlowQueues::new(cap, limits),
@@ -263,7 +125,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         self.queues.weight_sum()
     }
 
-    /// Timestamp back-shifts of the aggregate scheduler (see [`crate::qfq`]).
+    /// Timestamp back-shifts of the aggregate scheduler (see [`crate::sched::qfq`]).
     pub fn slot_clamps(&self) -> u64 {
         self.sched.slot_clamps()
     }
@@ -698,141 +560,16 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
         self.queues.head(flow).map(|p| (flow, p))
     }
 
-    fn queues(&self) -> &FlowQueues<P> {
-        &self.queues
-    }
-}
-
-/// Exact WF2Q+ over aggregates: the SCHED of WF2Q++. Same policy and
-/// arithmetic as [`crate::Wf2qPlus`] (virtual times of [`crate::vtime`],
-/// `φ = weight / W`), with two indexed heaps (eligible by F, pending by S).
-pub struct Wf2qAggregates {
-    start: Vec<VirtualTime>,
-    finish: Vec<VirtualTime>,
-    /// The era of `finish` when the aggregate last went idle (see
-    /// [`crate::vtime`]): its restart `max(V, F)` is exact after any idle time.
-    idle_era: Vec<Era>,
-    weight: Vec<u64>,
-    budget: Vec<u64>,
-    eligible: IndexedHeap,
-    pending: IndexedHeap,
-    clock: VirtualClock,
-    weight_sum: u64,
-}
-
-impl Wf2qAggregates {
-    fn push(&mut self, a: u32) {
-        let i = a as usize;
-        if vt_ge(self.clock.now(), self.start[i]) {
-            self.eligible.push(self.finish[i], a);
-        } else {
-            self.pending.push(self.start[i], a);
-        }
-    }
-
     #[inline]
-    fn vlen(&self, bytes: u64, a: usize) -> VirtualTime {
-        vt_len(bytes.min(u64::from(u32::MAX)) as u32, self.weight[a])
+    fn backlog(&self) -> Backlog {
+        self.queues.total()
     }
 
-    /// Aggregate `a` is idle from now on with finish time `finish[a]`.
-    fn went_idle(&mut self, a: usize) {
-        self.idle_era[a] = self.clock.era(self.finish[a]);
-    }
-}
-
-impl AggregateScheduler for Wf2qAggregates {
-    const NAME: &'static str = "wf2q++";
-    const DELTA_S_MINUS_FACTOR: u32 = 0;
-    const DELTA_S_PLUS_FACTOR: u32 = 1;
-
-    fn new(max_aggregates: u32, _max_members: u32) -> Self {
-        let n = max_aggregates as usize;
-        Self {
-            start: alloc::vec![0; n],
-            finish: alloc::vec![0; n],
-            idle_era: alloc::vec![0; n],
-            weight: alloc::vec![1; n],
-            budget: alloc::vec![0; n],
-            eligible: IndexedHeap::new(max_aggregates),
-            pending: IndexedHeap::new(max_aggregates),
-            clock: VirtualClock::default(),
-            weight_sum: 1,
-        }
+    fn flow_backlog(&self, id: FlowId) -> Option<Backlog> {
+        self.queues.flow_backlog(id)
     }
 
-    fn limits() -> Limits {
-        // Same arithmetic range as the flow-level WF2Q+, intersected with
-        // QFQ's so that the two SCHED+ instances accept the same flows.
-        clamp_limits(Limits::DEFAULT)
-    }
-
-    fn init_aggregate(&mut self, a: u32, _weight: u32, _max_len: u32) {
-        let now = self.clock.now();
-        self.start[a as usize] = now;
-        self.finish[a as usize] = now;
-        self.went_idle(a as usize);
-    }
-
-    fn set_members(&mut self, a: u32, m: u32, weight: u32, max_len: u32) {
-        self.weight[a as usize] = u64::from(m.max(1)) * u64::from(weight);
-        self.budget[a as usize] = u64::from(m) * u64::from(max_len);
-    }
-
-    fn set_weight_sum(&mut self, w: u64) {
-        self.weight_sum = w.max(1);
-    }
-
-    fn activate(&mut self, a: u32) {
-        let i = a as usize;
-        let s = self.clock.restart(self.finish[i], self.idle_era[i]);
-        self.start[i] = s;
-        self.finish[i] = s.wrapping_add(self.vlen(self.budget[i], i));
-        self.push(a);
-    }
-
-    fn deactivate(&mut self, a: u32) {
-        self.eligible.remove(a);
-        self.pending.remove(a);
-        self.finish[a as usize] = self.start[a as usize];
-        self.went_idle(a as usize);
-    }
-
-    fn select(&mut self) -> Option<u32> {
-        if self.eligible.is_empty() {
-            let (s, _) = self.pending.peek()?;
-            self.clock.advance_to(s);
-        }
-        while let Some((s, a)) = self.pending.peek() {
-            if !vt_ge(self.clock.now(), s) {
-                break;
-            }
-            self.pending.pop();
-            self.eligible.push(self.finish[a as usize], a);
-        }
-        self.eligible.pop().map(|(_, a)| a)
-    }
-
-    fn release(&mut self, a: u32, service: u64, backlogged: bool) {
-        let i = a as usize;
-        let service = service.min(self.budget[i]);
-        self.finish[i] = self.start[i].wrapping_add(self.vlen(service, i));
-        if backlogged {
-            self.start[i] = self.finish[i];
-            self.finish[i] = self.start[i].wrapping_add(self.vlen(self.budget[i], i));
-            self.push(a);
-        } else {
-            self.went_idle(i);
-        }
-    }
-
-    #[inline]
-    fn charge(&mut self, len: u32) {
-        self.clock.advance(vt_len(len, self.weight_sum));
-    }
-
-    fn warp_idle_clock(&mut self, delta: u64) {
-        debug_assert!(self.eligible.is_empty() && self.pending.is_empty());
-        self.clock.advance(delta);
+    fn flow_config(&self, id: FlowId) -> Option<FlowConfig> {
+        self.queues.config(id)
     }
 }

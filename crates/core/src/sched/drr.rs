@@ -19,8 +19,9 @@
 
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
-use crate::flow_queues::{FlowQueues, HeadPop};
-use crate::scheduler::{Capacity, Dequeued, Scheduler};
+use crate::sched::capacity::{Backlog, Capacity};
+use crate::sched::flow_queues::{FlowQueues, HeadPop};
+use crate::sched::scheduler::{Dequeued, Scheduler};
 use crate::Packet;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -28,6 +29,25 @@ use alloc::vec::Vec;
 const NIL: u32 = u32::MAX;
 
 /// Deficit Round Robin.
+/// # Examples
+///
+/// ```
+/// use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Scheduler, Drr};
+///
+/// // Flow ids 0..4, at most 64 packets queued.
+/// let mut s: Drr<u32> = Drr::with_options(Capacity::new(4, 64), Limits::DEFAULT, None);
+/// s.add_flow(FlowId(0), FlowConfig::new(3, 1500)).unwrap(); // weight 3
+/// s.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap(); // weight 1
+/// for _ in 0..8 {
+///     s.enqueue(FlowId(0), 1500).unwrap();
+///     s.enqueue(FlowId(1), 1500).unwrap();
+/// }
+/// // The first 8 packets sent while both flows are backlogged.
+/// let first: Vec<u32> = (0..8).filter_map(|_| s.dequeue()).map(|d| d.flow.0).collect();
+/// let from_0 = first.iter().filter(|&&f| f == 0).count();
+/// assert_eq!(from_0, 6); // a 3:1 share
+/// assert_eq!(s.backlog().packets, 8);
+/// ```
 pub struct Drr<P> {
     queues: FlowQueues<P>,
     deficit: Vec<u64>,
@@ -248,7 +268,16 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
         self.queues.head(flow).map(|p| (flow, p))
     }
 
-    fn queues(&self) -> &FlowQueues<P> {
-        &self.queues
+    #[inline]
+    fn backlog(&self) -> Backlog {
+        self.queues.total()
+    }
+
+    fn flow_backlog(&self, id: FlowId) -> Option<Backlog> {
+        self.queues.flow_backlog(id)
+    }
+
+    fn flow_config(&self, id: FlowId) -> Option<FlowConfig> {
+        self.queues.config(id)
     }
 }

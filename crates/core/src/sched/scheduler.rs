@@ -12,37 +12,9 @@
 
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId};
-use crate::flow_queues::FlowQueues;
 use alloc::vec::Vec;
 
-/// Packets and bytes queued (in a flow, or in the whole scheduler).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Backlog {
-    /// Number of packets.
-    pub packets: u64,
-    /// Sum of their lengths, in bytes.
-    pub bytes: u64,
-}
-
-/// Sizes fixed at construction so that the fast path never allocates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Capacity {
-    /// Flow ids accepted: `0..max_flows`.
-    pub max_flows: u32,
-    /// Packets that can be queued at once over all flows; one more is
-    /// rejected with `EnqueueErrorKind::Full`.
-    pub max_packets: u32,
-}
-
-impl Capacity {
-    /// A capacity of `max_flows` flows and `max_packets` queued packets.
-    pub const fn new(max_flows: u32, max_packets: u32) -> Self {
-        Self {
-            max_flows,
-            max_packets,
-        }
-    }
-}
+pub use super::capacity::{Backlog, Capacity};
 
 /// A dequeued packet and the flow it belongs to.
 #[derive(Debug, PartialEq, Eq)]
@@ -54,6 +26,37 @@ pub struct Dequeued<P> {
 }
 
 /// A packet scheduler. See the module doc for the contract.
+/// # Examples
+///
+/// Code written against the trait runs any scheduler, chosen statically or
+/// from a spec at run time:
+///
+/// ```
+/// use fairway_core::{Capacity, Drr, FlowConfig, FlowId, Limits, SchedSpec, Scheduler};
+///
+/// /// Sends `n` packets of `len` bytes on each of two flows, returns the order.
+/// fn serve(s: &mut dyn Scheduler<u32>, n: usize, len: u32) -> Vec<u32> {
+///     s.add_flow(FlowId(0), FlowConfig::new(1, len)).unwrap();
+///     s.add_flow(FlowId(1), FlowConfig::new(1, len)).unwrap();
+///     for _ in 0..n {
+///         s.enqueue(FlowId(0), len).unwrap();
+///         s.enqueue(FlowId(1), len).unwrap();
+///     }
+///     assert_eq!(s.flow_backlog(FlowId(0)).unwrap().packets, n as u64);
+///     let mut order = Vec::new();
+///     while let Some(d) = s.dequeue() {
+///         order.push(d.flow.0);
+///     }
+///     assert!(s.is_empty());
+///     order
+/// }
+///
+/// let cap = Capacity::new(2, 16);
+/// let mut drr: Drr<u32> = Drr::new(cap);
+/// assert_eq!(serve(&mut drr, 2, 100), [0, 1, 0, 1]);
+/// let mut wf2q = SchedSpec::parse("wf2q+").unwrap().build::<u32>(cap, Limits::DEFAULT);
+/// assert_eq!(serve(wf2q.as_mut(), 2, 100), [0, 1, 0, 1]);
+/// ```
 pub trait Scheduler<P: crate::Packet> {
     /// Short name, as used on the command line (`drr`, `wf2q+`, ...).
     fn name(&self) -> &'static str;
@@ -78,27 +81,19 @@ pub trait Scheduler<P: crate::Packet> {
     /// The flow and packet the next `dequeue` will return.
     fn peek(&mut self) -> Option<(FlowId, &P)>;
 
-    /// The packet store, for the counters below.
-    fn queues(&self) -> &FlowQueues<P>;
-
     /// Packets and bytes queued in the whole scheduler.
-    fn backlog(&self) -> Backlog {
-        self.queues().total()
-    }
+    fn backlog(&self) -> Backlog;
 
     /// Packets and bytes queued in one flow, `None` for an unknown flow.
-    fn flow_backlog(&self, id: FlowId) -> Option<Backlog> {
-        self.queues().flow_backlog(id)
-    }
+    fn flow_backlog(&self, id: FlowId) -> Option<Backlog>;
 
     /// A flow's configuration, `None` for an unknown flow.
-    fn flow_config(&self, id: FlowId) -> Option<FlowConfig> {
-        self.queues().config(id)
-    }
+    fn flow_config(&self, id: FlowId) -> Option<FlowConfig>;
 
     /// True when no packet is queued.
+    #[inline]
     fn is_empty(&self) -> bool {
-        self.queues().total().packets == 0
+        self.backlog().packets == 0
     }
 
     /// Test hook, not part of the stable interface. If nothing is queued,

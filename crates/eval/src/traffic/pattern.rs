@@ -1,4 +1,6 @@
-//! Request patterns of the cost controller and their thresholds.
+//! The traffic patterns of the test environment and their thresholds, shared
+//! by the cost harness ([`crate::cost`]) and the guarantee experiment
+//! ([`crate::guarantees`], through [`super::controller`]).
 //!
 //! * seed 003 §7.1: `small` / `large` (bursts of 5N / 30N packets, then the
 //!   scheduler is drained completely) and `full` (total backlog kept between
@@ -6,7 +8,7 @@
 //! * seed 000 §8: `smooth` (round-robin fill, each flow oscillating between 0
 //!   and 30 packets) and `bursty` (bursts of 1..=16·w packets to random
 //!   flows, same oscillation);
-//! * issue 4: `alternate`, the FreeBSD dummynet harness configuration the C
+//! * `alternate`, the FreeBSD dummynet harness configuration the C
 //!   reference figures were taken with: every packet goes to the flow with
 //!   the smallest backlog and the total backlog is held between N and N+1,
 //!   so enqueues and dequeues alternate one by one.
@@ -18,10 +20,10 @@ use std::fmt;
 /// between 0 and 30 packets; dummynet's harness has 30 backlog levels).
 pub const PER_FLOW_CAP: u32 = 30;
 
-/// The enqueue/dequeue pattern driven by the controller.
+/// The enqueue/dequeue pattern driven by a controller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum CostPattern {
+pub enum Pattern {
     /// Bursts of 5N packets to the least backlogged flows, then drain.
     Small,
     /// Bursts of 30N packets to the least backlogged flows, then drain.
@@ -62,31 +64,31 @@ pub struct Thresholds {
     pub pick: FlowPick,
 }
 
-impl CostPattern {
+impl Pattern {
     /// Every pattern, in the order tables list them.
-    pub const ALL: &'static [CostPattern] = &[
-        CostPattern::Small,
-        CostPattern::Large,
-        CostPattern::Full,
-        CostPattern::Smooth,
-        CostPattern::Bursty,
-        CostPattern::Alternate,
+    pub const ALL: &'static [Pattern] = &[
+        Pattern::Small,
+        Pattern::Large,
+        Pattern::Full,
+        Pattern::Smooth,
+        Pattern::Bursty,
+        Pattern::Alternate,
     ];
 
     /// The command-line name.
     pub fn name(self) -> &'static str {
         match self {
-            CostPattern::Small => "small",
-            CostPattern::Large => "large",
-            CostPattern::Full => "full",
-            CostPattern::Smooth => "smooth",
-            CostPattern::Bursty => "bursty",
-            CostPattern::Alternate => "alternate",
+            Pattern::Small => "small",
+            Pattern::Large => "large",
+            Pattern::Full => "full",
+            Pattern::Smooth => "smooth",
+            Pattern::Bursty => "bursty",
+            Pattern::Alternate => "alternate",
         }
     }
 
     /// Parses a command-line name.
-    pub fn parse(text: &str) -> Option<CostPattern> {
+    pub fn parse(text: &str) -> Option<Pattern> {
         let text = text.trim().to_ascii_lowercase();
         Self::ALL.iter().copied().find(|p| p.name() == text)
     }
@@ -96,12 +98,12 @@ impl CostPattern {
         let n = u64::from(n.max(1));
         let cap = PER_FLOW_CAP;
         let (low, high, pick) = match self {
-            CostPattern::Small => (0, 5 * n, FlowPick::Least),
-            CostPattern::Large => (0, 30 * n, FlowPick::Least),
-            CostPattern::Full => (3 * n, 30 * n, FlowPick::Least),
-            CostPattern::Smooth => (0, u64::from(cap) * n, FlowPick::Cyclic),
-            CostPattern::Bursty => (0, u64::from(cap) * n, FlowPick::Bursty),
-            CostPattern::Alternate => (n, n + 1, FlowPick::Least),
+            Pattern::Small => (0, 5 * n, FlowPick::Least),
+            Pattern::Large => (0, 30 * n, FlowPick::Least),
+            Pattern::Full => (3 * n, 30 * n, FlowPick::Least),
+            Pattern::Smooth => (0, u64::from(cap) * n, FlowPick::Cyclic),
+            Pattern::Bursty => (0, u64::from(cap) * n, FlowPick::Bursty),
+            Pattern::Alternate => (n, n + 1, FlowPick::Least),
         };
         Thresholds {
             low,
@@ -112,18 +114,18 @@ impl CostPattern {
     }
 }
 
-impl fmt::Display for CostPattern {
+impl fmt::Display for Pattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
 /// Parses a comma-separated list of patterns.
-pub fn parse_patterns(text: &str) -> Result<Vec<CostPattern>, String> {
+pub fn parse_patterns(text: &str) -> Result<Vec<Pattern>, String> {
     let mut out = Vec::new();
     for piece in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let p = CostPattern::parse(piece).ok_or_else(|| {
-            let names: Vec<&str> = CostPattern::ALL.iter().map(|p| p.name()).collect();
+        let p = Pattern::parse(piece).ok_or_else(|| {
+            let names: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
             format!("unknown pattern '{piece}' (known: {})", names.join(", "))
         })?;
         if !out.contains(&p) {
@@ -142,14 +144,14 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_thresholds_follow_the_seeds() {
-        for &p in CostPattern::ALL {
-            assert_eq!(CostPattern::parse(p.name()), Some(p));
+        for &p in Pattern::ALL {
+            assert_eq!(Pattern::parse(p.name()), Some(p));
         }
-        assert_eq!(CostPattern::Small.thresholds(10).high, 50);
-        assert_eq!(CostPattern::Large.thresholds(10).high, 300);
-        let full = CostPattern::Full.thresholds(10);
+        assert_eq!(Pattern::Small.thresholds(10).high, 50);
+        assert_eq!(Pattern::Large.thresholds(10).high, 300);
+        let full = Pattern::Full.thresholds(10);
         assert_eq!((full.low, full.high), (30, 300));
-        let alt = CostPattern::Alternate.thresholds(64);
+        let alt = Pattern::Alternate.thresholds(64);
         assert_eq!((alt.low, alt.high), (64, 65));
         assert!(parse_patterns("smooth,nope").is_err());
         assert_eq!(parse_patterns("smooth, bursty,smooth").unwrap().len(), 2);

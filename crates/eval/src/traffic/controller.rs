@@ -6,48 +6,21 @@
 //! (seed 000 §8.3) it switches to the enqueue phase with probability
 //! `switch_prob` every time a flow queue gets empty.
 //!
-//! Patterns of the enqueue phase:
-//! * `smooth`: one packet at a time to the flow with the smallest backlog
-//!   (round-robin fill);
+//! The enqueue phase follows the [`Pattern`]:
 //! * `bursty`: bursts of a random size in `1..=16·w` to a random flow of
-//!   weight `w`.
+//!   weight `w`;
+//! * every other pattern: one packet at a time to the flow with the
+//!   smallest backlog (round-robin fill for `smooth`), between the pattern's
+//!   thresholds ([`Pattern::thresholds`]).
 //!
-//! In both, a flow never holds more than `per_flow_max` packets.
+//! A flow never holds more than `per_flow_max` packets. The cost harness
+//! drives the same patterns with its own allocation-free loop
+//! ([`crate::cost::driver`]).
 
+pub use super::pattern::Pattern;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
-use std::fmt;
-
-/// Arrival pattern of the enqueue phase.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pattern {
-    /// Round-robin fill: always the least backlogged flow.
-    Smooth,
-    /// Random bursts of 1..=16·weight packets to random flows.
-    Bursty,
-}
-
-impl Pattern {
-    /// Parses `smooth` or `bursty`.
-    pub fn parse(s: &str) -> Option<Pattern> {
-        match s {
-            "smooth" => Some(Pattern::Smooth),
-            "bursty" => Some(Pattern::Bursty),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Pattern {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Pattern::Smooth => "smooth",
-            Pattern::Bursty => "bursty",
-        })
-    }
-}
 
 /// Controller parameters.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -65,14 +38,16 @@ pub struct ControllerConfig {
 }
 
 impl ControllerConfig {
-    /// The paper's configuration for `n` flows: flows oscillate between 0
-    /// and 30 packets, random switch with probability 0.5 (seed 000 §8.3).
+    /// The paper's configuration for `n` flows: the pattern's thresholds
+    /// (for `smooth` and `bursty` flows oscillate between 0 and 30 packets),
+    /// random switch with probability 0.5 (seed 000 §8.3).
     pub fn paper(pattern: Pattern, n: usize) -> Self {
+        let t = pattern.thresholds(n.min(u32::MAX as usize) as u32);
         Self {
             pattern,
-            per_flow_max: 30,
-            high: 30 * n as u64,
-            low: 0,
+            per_flow_max: t.per_flow_cap,
+            high: t.high,
+            low: t.low,
             switch_prob: 0.5,
         }
     }
@@ -205,7 +180,11 @@ impl Controller {
         let cap = self.cfg.per_flow_max;
         while *budget > 0 && self.total < self.cfg.high {
             let (flow, burst) = match self.cfg.pattern {
-                Pattern::Smooth => match self.levels.least() {
+                Pattern::Small
+                | Pattern::Large
+                | Pattern::Full
+                | Pattern::Smooth
+                | Pattern::Alternate => match self.levels.least() {
                     Some((f, lvl)) if lvl < cap => (f, 1),
                     _ => return,
                 },
@@ -319,5 +298,34 @@ mod tests {
         assert!(!c.on_dequeue(0));
         assert!(c.on_dequeue(0), "flow 0 emptied with switch_prob 1");
         assert!(c.on_dequeue(1), "total reached low");
+    }
+
+    #[test]
+    fn every_pattern_fills_to_its_thresholds() {
+        for &pattern in Pattern::ALL {
+            let cfg = ControllerConfig {
+                switch_prob: 0.0,
+                ..ControllerConfig::paper(pattern, 4)
+            };
+            let t = pattern.thresholds(4);
+            assert_eq!(
+                (cfg.low, cfg.high, cfg.per_flow_max),
+                (t.low, t.high, t.per_flow_cap)
+            );
+            let mut c = Controller::new(cfg, &[1, 2, 1, 4], 9);
+            let mut budget = 1_000;
+            c.fill(&mut budget, |_, _| true);
+            assert_eq!(c.total(), t.high, "{pattern}");
+            // Draining to the low threshold asks for the enqueue phase.
+            let mut switched = false;
+            for f in (0..4).cycle().take(1_000) {
+                if c.backlog(f) > 0 && c.on_dequeue(f) {
+                    switched = true;
+                    break;
+                }
+            }
+            assert!(switched, "{pattern}");
+            assert_eq!(c.total(), t.low, "{pattern}");
+        }
     }
 }

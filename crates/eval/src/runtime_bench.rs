@@ -12,23 +12,25 @@
 //! with the arbiter is read only once per client loop iteration: that one
 //! value decides the Δ_C check, timestamps the packets drained in this
 //! iteration (their transmit time) and stamps the packets submitted in it.
-//! A TSC read costs 20–25 ns on a VM, as much as a whole scheduling
-//! decision, so reading it per packet or three times per iteration halved
-//! the rate. The error is below one loop iteration (tens of ns at light
+//! A TSC read on a VM costs as much as a whole scheduling decision, so
+//! reading it per packet would dominate the client loop. The error is below one loop iteration (tens of ns at light
 //! load). Packets of one burst share their stamp, so they are recorded as
 //! one run (`record_n`) rather than one histogram update each.
 //!
-//! The arbiter runs the concrete scheduler type for the common kinds (FIFO,
-//! DRR, QFQ), not a `Box<dyn Scheduler>`, so `do_scan` inlines its
-//! enqueue/dequeue (see `spawn_arbiter`).
+//! The arbiter runs the concrete scheduler type the spec names (through the
+//! registry's [`SchedVisitor`]), not a `Box<dyn Scheduler>`, so its scan
+//! inlines the scheduler's enqueue/dequeue (see `spawn_arbiter`).
 
-use crate::affinity::{available_cpus, pin_current_thread, set_realtime_priority};
-use crate::backend::Backend;
-use crate::runtime::{ArbiterMode, ClientConfig, RuntimeBuilder, RuntimeConfig};
-use crate::wakeup::KickMode;
-use crate::ArbiterStats;
-use fairway_core::{Drr, Fifo, Packet, Qfq, SchedKind, SchedSpec};
+use crate::chart::{write_svg, ChartSpec, Series};
+use fairway_core::registry::SchedVisitor;
+use fairway_core::{Capacity, Limits, Packet, SchedSpec, Scheduler};
+use fairway_runtime::affinity::{available_cpus, pin_current_thread, set_realtime_priority};
+use fairway_runtime::backend::Backend;
+use fairway_runtime::runtime::{ArbiterMode, ClientConfig, RuntimeBuilder, RuntimeConfig};
+use fairway_runtime::wakeup::KickMode;
+use fairway_runtime::ArbiterStats;
 use hdrhistogram::Histogram;
+use std::path::Path;
 use std::time::Duration;
 
 /// What to run.
@@ -62,7 +64,7 @@ pub struct BenchConfig {
     /// Pin the arbiter to CPU 0 and the clients to the other CPUs.
     pub pin: bool,
     /// Run the arbiter and the client threads under `SCHED_FIFO` at this
-    /// priority (see [`crate::set_realtime_priority`]), so other processes
+    /// priority (see [`fairway_runtime::set_realtime_priority`]), so other processes
     /// on the machine cannot preempt them. Clients get it only when each
     /// has a CPU of its own (real-time threads do not time-share).
     pub realtime: Option<u8>,
@@ -195,7 +197,7 @@ impl Backend<StampedPacket> for LatencyBackend {
 struct ClientResult {
     hist: Histogram<u64>,
     transmitted_in_window: u64,
-    stats: crate::ClientStats,
+    stats: fairway_runtime::ClientStats,
 }
 
 /// How far behind its schedule a paced client may fall before it skips
@@ -420,17 +422,61 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
 /// kind has one here, so `Arbiter<S>` is monomorphized and the scheduler's
 /// enqueue/dequeue inline into `do_scan` (no virtual call per packet);
 /// other kinds go through the registry's `Box<dyn Scheduler>`.
-fn spawn_arbiter(builder: RuntimeBuilder, spec: SchedSpec) -> Result<crate::ArbiterHandle, String> {
-    let r = match spec.kind {
-        SchedKind::Fifo => builder.spawn(|c, l| Box::new(Fifo::<u32>::with_limits(c, l))),
-        SchedKind::Drr => {
-            let unit = spec.param("quantum").map(|q| q.min(u32::MAX as u64) as u32);
-            builder.spawn(move |c, l| Box::new(Drr::<u32>::with_options(c, l, unit)))
-        }
-        SchedKind::Qfq => builder.spawn(|c, l| Box::new(Qfq::<u32>::with_limits(c, l))),
-        _ => builder.spawn(move |c, l| spec.build::<u32>(c, l)),
+/// Writes the submit→transmit latency distributions of `runs` (a label
+/// and a report each) as one SVG chart: percent of packets against latency
+/// on a log axis, the median in each legend entry.
+pub fn write_latency_chart(
+    path: &Path,
+    title: &str,
+    runs: &[(String, BenchReport)],
+) -> Result<(), String> {
+    let series: Vec<Series> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, (name, r))| Series {
+            name: format!("{name} (p50 {} ns)", r.latency.p50),
+            points: r
+                .cdf
+                .iter()
+                .map(|&(ns, q)| (ns.max(1) as f64, q * 100.0))
+                .collect(),
+            dashed: false,
+            color: i,
+        })
+        .collect();
+    let spec = ChartSpec {
+        title: title.to_string(),
+        x_label: "latency (ns, log scale)".into(),
+        y_label: "packets (%)".into(),
+        log_x: true,
+        log_y: false,
     };
-    r.map_err(|e| e.to_string())
+    write_svg(path, &spec, &series)
+}
+
+fn spawn_arbiter(
+    builder: RuntimeBuilder,
+    spec: SchedSpec,
+) -> Result<fairway_runtime::ArbiterHandle, String> {
+    spec.visit(SpawnArbiter(builder)).map_err(|e| e.to_string())
+}
+
+/// Spawns the arbiter with the concrete scheduler type a spec names, built
+/// on the arbiter thread: the scheduler is called through a `Box<S>` of a
+/// sized type, not a `dyn Scheduler`, so its fast path inlines into the
+/// arbiter loop.
+struct SpawnArbiter(RuntimeBuilder);
+
+impl SchedVisitor<u32> for SpawnArbiter {
+    type Output = Result<fairway_runtime::ArbiterHandle, fairway_runtime::RuntimeError>;
+
+    fn visit<S, F>(self, make: F) -> Self::Output
+    where
+        S: Scheduler<u32> + Send + 'static,
+        F: FnOnce(Capacity, Limits) -> S + Send + 'static,
+    {
+        self.0.spawn(move |c, l| Box::new(make(c, l)))
+    }
 }
 
 /// The client-scan kick runs the scheduler on client threads, so it needs a
@@ -438,7 +484,7 @@ fn spawn_arbiter(builder: RuntimeBuilder, spec: SchedSpec) -> Result<crate::Arbi
 fn spawn_send_by_kind(
     builder: RuntimeBuilder,
     spec: &SchedSpec,
-) -> Result<crate::ArbiterHandle, String> {
+) -> Result<fairway_runtime::ArbiterHandle, String> {
     let spec = spec.clone();
     builder
         .spawn_send(move |c, l| spec.build::<u32>(c, l))

@@ -1,7 +1,7 @@
 //! A 4-ary min-heap of flow ids keyed by virtual time, with O(log N) removal
 //! of any flow: each flow's position in the heap is tracked.
 //!
-//! Keys are compared wrap-safely (see [`crate::vtime`]); ties are broken by
+//! Keys are compared wrap-safely (see [`crate::sched::vtime`]); ties are broken by
 //! flow id so schedules are deterministic (the order is total, so the
 //! minimum does not depend on the heap's shape).
 //!
@@ -15,11 +15,9 @@
 //!   entry is usually large and stays near the leaf, so the comparisons
 //!   against it at every level are skipped.
 //!
-//! Against the previous binary heap (issue 4, WF2Q+ under `fairway bench
-//! --pattern alternate`): 1368 → 1178 instructions per pair at 1024 flows
-//! and 749 → 348 ns per pair at 32768 flows; see docs/bench.md.
+//! docs/bench.md compares it with a binary heap (WF2Q+ cost per packet).
 
-use crate::vtime::VirtualTime;
+use crate::sched::vtime::VirtualTime;
 use alloc::vec::Vec;
 
 const ABSENT: u32 = u32::MAX;

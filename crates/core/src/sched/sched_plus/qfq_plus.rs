@@ -1,0 +1,127 @@
+//! QFQ+: the SCHED+ scheme over QFQ (seed 000 §3), and [`QfqAggregates`],
+//! the QFQ engine scheduling aggregates that it runs.
+
+use super::{AggregateScheduler, SchedPlus};
+use crate::flow::Limits;
+use crate::sched::qfq::{
+    group_index, inv_weight, QfqCore, DELTA_S_MINUS_FACTOR, DELTA_S_PLUS_FACTOR, QFQ_LIMITS,
+};
+use alloc::vec::Vec;
+
+/// QFQ+: SCHED+ over QFQ.
+/// # Examples
+///
+/// ```
+/// use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Scheduler, QfqPlus};
+///
+/// // Flow ids 0..4, at most 64 packets queued.
+/// let mut s: QfqPlus<u32> = QfqPlus::with_options(Capacity::new(4, 64), Limits::DEFAULT, 8);
+/// s.add_flow(FlowId(0), FlowConfig::new(3, 1500)).unwrap(); // weight 3
+/// s.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap(); // weight 1
+/// for _ in 0..8 {
+///     s.enqueue(FlowId(0), 1500).unwrap();
+///     s.enqueue(FlowId(1), 1500).unwrap();
+/// }
+/// // The first 8 packets sent while both flows are backlogged.
+/// let first: Vec<u32> = (0..8).filter_map(|_| s.dequeue()).map(|d| d.flow.0).collect();
+/// let from_0 = first.iter().filter(|&&f| f == 0).count();
+/// assert!((4..=8).contains(&from_0)); // flows of different weights: separate aggregates
+/// assert_eq!(s.backlog().packets, 8);
+/// ```
+pub type QfqPlus<P> = SchedPlus<P, QfqAggregates>;
+
+/// QFQ scheduling aggregates of flows: the SCHED of QFQ+
+/// ([`crate::sched::sched_plus::QfqPlus`]). An aggregate of `m` flows of weight `w`
+/// and max length `L` is an entity of weight `m·w` whose "packet" is its
+/// budget `m·L`; its group is that of one of its flows, computed with
+/// enough slack (`L·M` extra units) that `m·L·⌈2^30/(m·w)⌉ ≤ σ_i` for every
+/// `m ≤ M`.
+pub struct QfqAggregates {
+    core: QfqCore,
+    budget: Vec<u64>,
+    max_members: u32,
+}
+
+impl AggregateScheduler for QfqAggregates {
+    const NAME: &'static str = "qfq+";
+    const DELTA_S_MINUS_FACTOR: u32 = DELTA_S_MINUS_FACTOR;
+    const DELTA_S_PLUS_FACTOR: u32 = DELTA_S_PLUS_FACTOR;
+
+    fn new(max_aggregates: u32, max_members: u32) -> Self {
+        Self {
+            core: QfqCore::new(max_aggregates),
+            budget: alloc::vec![0; max_aggregates as usize],
+            max_members,
+        }
+    }
+
+    fn limits() -> Limits {
+        QFQ_LIMITS
+    }
+
+    fn init_aggregate(&mut self, a: u32, weight: u32, max_len: u32) {
+        let per_flow = u64::from(max_len) * u64::from(inv_weight(u64::from(weight)));
+        let g = group_index(per_flow + u64::from(max_len) * u64::from(self.max_members));
+        self.core.configure(a as usize, 0, g, true);
+    }
+
+    fn set_members(&mut self, a: u32, m: u32, weight: u32, max_len: u32) {
+        let inv_w = inv_weight(u64::from(weight) * u64::from(m.max(1)));
+        let e = a as usize;
+        self.core.set_inv_w(e, inv_w);
+        self.budget[e] = u64::from(m) * u64::from(max_len);
+    }
+
+    fn set_weight_sum(&mut self, w: u64) {
+        self.core.set_weight_sum(w);
+    }
+
+    fn activate(&mut self, a: u32) {
+        let e = a as usize;
+        let s = self.core.start_time(e);
+        let f = s.wrapping_add(self.budget[e] * u64::from(self.core.inv_w(e)));
+        self.core.schedule(e, s, f);
+    }
+
+    fn deactivate(&mut self, a: u32) {
+        self.core.deactivate(a as usize);
+    }
+
+    fn select(&mut self) -> Option<u32> {
+        self.core.select().map(|e| e as u32)
+    }
+
+    #[inline]
+    fn release(&mut self, a: u32, service: u64, backlogged: bool) {
+        let e = a as usize;
+        let inv_w = u64::from(self.core.inv_w(e));
+        let service = service.min(self.budget[e]);
+        let requeue = backlogged.then(|| self.budget[e] * inv_w);
+        self.core.release(e, service * inv_w, requeue);
+    }
+
+    fn end_turn(&mut self, a: u32, service: u64, uncharged: u32, backlogged: bool) -> Option<u32> {
+        self.core.charge(uncharged);
+        self.release(a, service, backlogged);
+        // `release` ends with the eligibility update `select` would do.
+        self.core.peek().map(|e| e as u32)
+    }
+
+    #[inline]
+    fn charge(&mut self, len: u32) {
+        self.core.charge(len);
+    }
+
+    fn slot_clamps(&self) -> u64 {
+        self.core.clamps()
+    }
+
+    fn warp_idle_clock(&mut self, delta: u64) {
+        self.core.warp_idle_clock(delta);
+    }
+
+    #[cfg(any(test, debug_assertions))]
+    fn check(&self) -> Result<(), &'static str> {
+        self.core.check()
+    }
+}
