@@ -8,7 +8,9 @@
 //!   transmit queue, recording every packet;
 //! * [`fluid`]: the ideal GPS fluid reference;
 //! * [`metrics`]: T-WFI, B-WFI, delay versus GPS, and the papers' bounds;
-//! * [`guarantees`]: the seed 000 §8.3 experiment end to end.
+//! * [`guarantees`]: the seed 000 §8.3 experiment end to end;
+//! * [`netsim`]: a packet-level network simulator (links, output queues,
+//!   sources, end-to-end delays) and seed 003's Fig. 8 / Tables 2–3.
 //!
 //! Everything is seeded and reproducible.
 
@@ -18,5 +20,6 @@ pub mod fluid;
 pub mod guarantees;
 pub mod link_sim;
 pub mod metrics;
+pub mod netsim;
 pub mod pq_bench;
 pub mod workload;

@@ -140,6 +140,9 @@ fn s_kps_on_1k_highw() {
         .filter(|s| s.weight == top)
         .map(|s| s.twfi / s.packet_service_time())
         .fold(f64::NEG_INFINITY, f64::max);
+    let packets: u64 = stats.iter().map(|s| s.packets).sum();
+    eprintln!("S-KPS on 1k-highw: {packets} packets, T-WFI {worst:.3} packet service times");
+    assert_eq!(packets, 60_000);
     assert!(worst <= 7.0, "S-KPS T-WFI {worst} packet service times");
 }
 
