@@ -27,6 +27,8 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// Fill-drain throughput of the integer priority queues (seed 002 §5.2).
     BenchPq(cmd::bench_pq::BenchPqArgs),
+    /// Network simulation of seed 003 §6 (Fig. 8): end-to-end delays, Tables 2-3.
+    Netsim(cmd::netsim::NetsimArgs),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         Command::ArbiterBench(args) => cmd::arbiter_bench::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::BenchPq(args) => cmd::bench_pq::run(args),
+        Command::Netsim(args) => cmd::netsim::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
