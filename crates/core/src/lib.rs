@@ -8,6 +8,8 @@
 //! * One module per algorithm: [`fifo`], [`drr`], [`wf2q_plus`] (exact WF2Q+,
 //!   the oracle the approximate schedulers are checked against), [`qfq`]
 //!   (O(1) QFQ) and [`sched_plus`] (the SCHED+ scheme: QFQ+ and WF2Q++).
+//!   [`s_kps`] is S-KPS, seed 003's O(1) competitor (reconstructed; not in
+//!   the registry yet).
 //! * [`flow_queues`] holds the packets of every scheduler: a pre-sized slab
 //!   with one intrusive FIFO list per flow, so the fast path never allocates.
 //! * [`registry`] turns a textual spec such as `drr` or `wf2q+` into a boxed
