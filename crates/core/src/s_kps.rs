@@ -47,10 +47,12 @@
 //!   of the front bucket with the smallest `F̂` over the non-empty eligible
 //!   strata; advance `V` by `l/Σφ`; re-file the flow with `S = F`; then
 //!   *release*: every pending front bucket whose `Ŝ` the clock has reached
-//!   moves, flow by flow, to the eligible wheel of its stratum. The released
-//!   entries per packet are bounded by the grid points `V` crossed, i.e.
+//!   moves, flow by flow, to the eligible wheel of its stratum. The buckets
+//!   released per packet are those whose grid point `V` crossed, a number
 //!   proportional to the packet length — the ISTW hand moving groups "in
-//!   parallel with the transmission". Finding the smallest `F̂` scans the
+//!   parallel with the transmission" (each flow is moved at most once per
+//!   packet it sends, so the moves are O(1) amortized per packet).
+//!   Finding the smallest `F̂` scans the
 //!   non-empty eligible strata (at most [`NUM_STRATA`], typically a few):
 //!   the one place where this reconstruction may do more work than
 //!   Karsten's hand, which a software scheduler cannot run in parallel.
