@@ -29,6 +29,8 @@ enum Command {
     BenchPq(cmd::bench_pq::BenchPqArgs),
     /// The catalogue of schedulers: spec names, parameters and ranges, guarantees.
     Scheds(cmd::scheds::SchedsArgs),
+    /// Network simulation of seed 003 §6 (Fig. 8): end-to-end delays, Tables 2-3.
+    Netsim(cmd::netsim::NetsimArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(args),
         Command::BenchPq(args) => cmd::bench_pq::run(args),
         Command::Scheds(args) => cmd::scheds::run(args),
+        Command::Netsim(args) => cmd::netsim::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

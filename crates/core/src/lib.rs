@@ -9,8 +9,8 @@
 //!   all implement (add/remove/reconfigure a flow, enqueue, dequeue, peek,
 //!   counters); one module per algorithm: [`fifo`], [`drr`], [`wf2q_plus`]
 //!   (exact WF2Q+, the oracle the approximate schedulers are checked
-//!   against), [`qfq`] (O(1) QFQ) and [`sched_plus`] (the SCHED+ scheme:
-//!   QFQ+ and WF2Q++); [`flow_queues`] holds the packets of every scheduler
+//!   against), [`qfq`] (O(1) QFQ), [`s_kps`] (S-KPS, QFQ's O(1) competitor)
+//!   and [`sched_plus`] (the SCHED+ scheme: QFQ+ and WF2Q++); [`flow_queues`] holds the packets of every scheduler
 //!   (a pre-sized slab with one intrusive FIFO list per flow, so the fast
 //!   path never allocates); [`vtime`] is their fixed-point virtual time.
 //! * [`pq`]: integer priority queues (bucketed FFS and gradient queues of
@@ -75,7 +75,8 @@ pub mod sched;
 // (`fairway_core::qfq::Qfq`, `fairway_core::vtime::vt_ge`, ...), so code
 // written against those paths compiles unchanged.
 pub use sched::{
-    capacity, drr, fifo, flow_queues, indexed_heap, qfq, sched_plus, scheduler, vtime, wf2q_plus,
+    capacity, drr, fifo, flow_queues, indexed_heap, qfq, s_kps, sched_plus, scheduler, vtime,
+    wf2q_plus,
 };
 
 pub use error::{ConfigError, EnqueueError, EnqueueErrorKind};
@@ -84,5 +85,5 @@ pub use packet::Packet;
 pub use registry::{SchedKind, SchedSpec, SpecError};
 pub use sched::{
     AggregateScheduler, Backlog, Capacity, Dequeued, Drr, Fifo, FlowQueues, HeadPop, Qfq, QfqPlus,
-    SchedPlus, Scheduler, Wf2qPlus, Wf2qPlusPlus,
+    SKps, SchedPlus, Scheduler, Wf2qPlus, Wf2qPlusPlus,
 };

@@ -35,7 +35,7 @@
 
 use crate::flow::Limits;
 use crate::sched::sched_plus::{QfqPlus, Wf2qPlusPlus, DEFAULT_M, MAX_AGGREGATE_FLOWS};
-use crate::sched::{qfq, wf2q_plus, Capacity, Drr, Fifo, Qfq, Scheduler, Wf2qPlus};
+use crate::sched::{qfq, s_kps, wf2q_plus, Capacity, Drr, Fifo, Qfq, SKps, Scheduler, Wf2qPlus};
 use crate::Packet;
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};
@@ -53,6 +53,8 @@ pub enum SchedKind {
     Qfq,
     /// QFQ+ (SCHED+ over QFQ).
     QfqPlus,
+    /// S-KPS (WF2Q+ over stratified interleaved timer wheels).
+    SKps,
     /// Exact WF2Q+.
     Wf2qPlus,
     /// WF2Q++ (SCHED+ over WF2Q+).
@@ -177,6 +179,17 @@ const QFQ_PLUS: SchedInfo = SchedInfo {
     }),
 };
 
+const S_KPS: SchedInfo = SchedInfo {
+    kind: SchedKind::SKps,
+    name: "s-kps",
+    summary: "S-KPS (Karsten's stratified interleaved timer wheels, reconstructed from the QFQ paper): O(1) approximate WF2Q+",
+    params: &[],
+    guarantee: Guarantee::Flow(TimestampErrors {
+        minus: s_kps::DELTA_S_MINUS_FACTOR,
+        plus: s_kps::DELTA_S_PLUS_FACTOR,
+    }),
+};
+
 const WF2Q_PLUS: SchedInfo = SchedInfo {
     kind: SchedKind::Wf2qPlus,
     name: "wf2q+",
@@ -207,6 +220,7 @@ impl SchedKind {
         SchedKind::Drr,
         SchedKind::Qfq,
         SchedKind::QfqPlus,
+        SchedKind::SKps,
         SchedKind::Wf2qPlus,
         SchedKind::Wf2qPlusPlus,
     ];
@@ -218,6 +232,7 @@ impl SchedKind {
             SchedKind::Drr => &DRR,
             SchedKind::Qfq => &QFQ,
             SchedKind::QfqPlus => &QFQ_PLUS,
+            SchedKind::SKps => &S_KPS,
             SchedKind::Wf2qPlus => &WF2Q_PLUS,
             SchedKind::Wf2qPlusPlus => &WF2Q_PLUS_PLUS,
         }
@@ -412,6 +427,7 @@ impl SchedSpec {
                 visitor.visit(move |c, l| Drr::<P>::with_options(c, l, unit))
             }
             SchedKind::Qfq => visitor.visit(Qfq::<P>::with_limits),
+            SchedKind::SKps => visitor.visit(SKps::<P>::with_limits),
             SchedKind::QfqPlus => visitor.visit(move |c, l| QfqPlus::<P>::with_options(c, l, m)),
             SchedKind::Wf2qPlus => visitor.visit(Wf2qPlus::<P>::with_limits),
             SchedKind::Wf2qPlusPlus => {

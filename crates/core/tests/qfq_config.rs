@@ -54,7 +54,10 @@ fn ranges_are_enforced_with_typed_errors() {
 #[test]
 fn registry_builds_the_new_schedulers() {
     let names: Vec<&str> = SchedKind::ALL.iter().map(|k| k.name()).collect();
-    assert_eq!(names, ["fifo", "drr", "qfq", "qfq+", "wf2q+", "wf2q++"]);
+    assert_eq!(
+        names,
+        ["fifo", "drr", "qfq", "qfq+", "s-kps", "wf2q+", "wf2q++"]
+    );
     let l = registry::parse_list("qfq,qfq+:m=4,wf2q++:m=2,wf2q+").unwrap();
     assert_eq!(l[1].param("m"), Some(4));
     assert!(SchedSpec::parse("qfq:m=4").is_err());

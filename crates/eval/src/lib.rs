@@ -15,6 +15,8 @@
 //! * [`pq_bench`]: the priority-queue benchmarks;
 //! * [`chart`]: SVG line charts of every measurement; [`machine`]: the CPU
 //!   model and core count printed with the figures.
+//! * [`netsim`]: a packet-level network simulator (links, output queues,
+//!   sources, end-to-end delays) and seed 003's Fig. 8 / Tables 2–3.
 //!
 //! Everything is seeded and reproducible.
 
@@ -25,6 +27,7 @@ pub mod guarantees;
 pub mod link_sim;
 pub mod machine;
 pub mod metrics;
+pub mod netsim;
 pub mod pq_bench;
 pub mod runtime_bench;
 pub mod traffic;

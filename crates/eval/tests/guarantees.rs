@@ -37,7 +37,15 @@ fn one_k_highw_lands_in_the_papers_regime() {
 }
 
 /// Every scheduler with an analytical bound, and a few SCHED+ aggregate sizes.
-const BOUNDED: &[&str] = &["wf2q+", "qfq", "qfq+", "qfq+:m=2", "wf2q++", "wf2q++:m=3"];
+const BOUNDED: &[&str] = &[
+    "wf2q+",
+    "qfq",
+    "s-kps",
+    "qfq+",
+    "qfq+:m=2",
+    "wf2q++",
+    "wf2q++:m=3",
+];
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]

@@ -6,7 +6,8 @@
 //! * One module per algorithm: [`fifo`], [`drr`], [`wf2q_plus`] (exact WF2Q+,
 //!   the oracle the approximate schedulers are checked against), [`qfq`]
 //!   (O(1) QFQ) and [`sched_plus`] (the SCHED+ scheme and its instances QFQ+
-//!   and WF2Q++, each next to the aggregate scheduler it runs).
+//!   and WF2Q++, each next to the aggregate scheduler it runs); [`s_kps`]
+//!   is S-KPS, the QFQ paper's O(1) competitor (reconstructed from it).
 //! * [`flow_queues`] holds the packets of every scheduler: a pre-sized slab
 //!   with one intrusive FIFO list per flow, so the fast path never allocates.
 //! * [`vtime`] is the fixed-point virtual time with wrap-safe comparisons and
@@ -23,6 +24,7 @@ pub mod fifo;
 pub mod flow_queues;
 pub mod indexed_heap;
 pub mod qfq;
+pub mod s_kps;
 pub mod sched_plus;
 pub mod scheduler;
 pub mod vtime;
@@ -33,6 +35,7 @@ pub use drr::Drr;
 pub use fifo::Fifo;
 pub use flow_queues::{FlowQueues, HeadPop};
 pub use qfq::Qfq;
+pub use s_kps::SKps;
 pub use sched_plus::{AggregateScheduler, QfqPlus, SchedPlus, Wf2qPlusPlus};
 pub use scheduler::{Dequeued, Scheduler};
 pub use wf2q_plus::Wf2qPlus;

@@ -1,0 +1,223 @@
+//! `fairway netsim`: the packet-level network simulation of seed 003 §6
+//! (Fig. 8): end-to-end delays of flows f0 and f1 through two 10 Mbit/s
+//! bottlenecks, Tables 2 (average ± std) and 3 (maximum) beside the
+//! paper's numbers, and the paper's orderings checked.
+
+use super::common::Table;
+use clap::Args;
+use fairway_eval::netsim::fig8::{claims, run_fig8, Claim, Fig8Params, Fig8Row};
+use fairway_eval::netsim::SchedChoice;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::time::Instant;
+
+/// Arguments of `fairway netsim`.
+#[derive(Args)]
+#[command(
+    after_help = "Examples:\n  fairway netsim\n  fairway netsim --quick --json\n  \
+                  fairway netsim --sched qfq,s-kps --seeds 5 --cbr-len 200"
+)]
+pub struct NetsimArgs {
+    /// Schedulers run by every router, comma separated: registry specs
+    /// (e.g. `drr:quantum=250`, `qfq`, `s-kps`, `wf2q+`, `qfq+:m=4`).
+    #[arg(long, default_value = "drr:quantum=250,qfq,s-kps,wf2q+")]
+    pub sched: String,
+    /// Reduced run for CI: 8 s simulated, 2 s discarded, one seed
+    /// (overridden by explicit --duration/--warmup/--seeds).
+    #[arg(long)]
+    pub quick: bool,
+    /// Simulated seconds (paper: 20), e.g. `--duration 20`.
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Seconds discarded at the start (paper: 5), e.g. `--warmup 5`.
+    #[arg(long)]
+    pub warmup: Option<f64>,
+    /// Runs pooled per scheduler, with seeds SEED.. (default 3), e.g. `--seeds 5`.
+    #[arg(long)]
+    pub seeds: Option<u64>,
+    /// First random seed (CBR phases, Pareto bursts), e.g. `--seed 7`.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Packet length of the CBR flows in bytes (our choice: 50), e.g. `--cbr-len 200`.
+    #[arg(long, default_value_t = 50)]
+    pub cbr_len: u32,
+    /// Packet length of the two best-effort flows in bytes, e.g. `--be-len 1500`.
+    #[arg(long, default_value_t = 1000)]
+    pub be_len: u32,
+    /// Packets per flow per router output queue, e.g. `--buffer 128`.
+    #[arg(long, default_value_t = 256)]
+    pub buffer: u32,
+    /// One JSON object on stdout (rows, claims) instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The `--sched` list: registry specs, commas inside a spec's parameters kept.
+fn parse_choices(text: &str) -> Result<Vec<SchedChoice>, String> {
+    let mut groups: Vec<String> = Vec::new();
+    for piece in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match groups.last_mut() {
+            Some(last) if piece.contains('=') && !piece.contains(':') => {
+                last.push(',');
+                last.push_str(piece);
+            }
+            _ => groups.push(piece.to_string()),
+        }
+    }
+    if groups.is_empty() {
+        return Err("--sched needs at least one scheduler".into());
+    }
+    groups
+        .iter()
+        .map(|g| SchedChoice::parse(g).map_err(|e| format!("--sched: {e}")))
+        .collect()
+}
+
+fn params(args: &NetsimArgs) -> Result<Fig8Params, String> {
+    let mut p = if args.quick {
+        Fig8Params::quick()
+    } else {
+        Fig8Params::paper()
+    };
+    if let Some(d) = args.duration {
+        p.duration_s = d;
+    }
+    if let Some(w) = args.warmup {
+        p.warmup_s = w;
+    }
+    if let Some(s) = args.seeds {
+        p.seeds = s;
+    }
+    if !(p.duration_s.is_finite() && p.duration_s > 0.0 && p.duration_s <= 3600.0) {
+        return Err(format!(
+            "--duration {} must be in (0, 3600] s",
+            p.duration_s
+        ));
+    }
+    if !(p.warmup_s >= 0.0 && p.warmup_s < p.duration_s) {
+        return Err(format!(
+            "--warmup {} must be in [0, duration {})",
+            p.warmup_s, p.duration_s
+        ));
+    }
+    if !(1..=100).contains(&p.seeds) {
+        return Err(format!("--seeds {} must be in 1..=100", p.seeds));
+    }
+    if !(1..=65536).contains(&args.cbr_len) {
+        return Err(format!("--cbr-len {} must be in 1..=65536", args.cbr_len));
+    }
+    if !(1..=65536).contains(&args.be_len) {
+        return Err(format!("--be-len {} must be in 1..=65536", args.be_len));
+    }
+    if !(1..=1_000_000).contains(&args.buffer) {
+        return Err(format!("--buffer {} must be in 1..=1000000", args.buffer));
+    }
+    p.seed = args.seed;
+    p.cbr_len = args.cbr_len;
+    p.best_effort_len = args.be_len;
+    p.per_flow_buffer = args.buffer;
+    Ok(p)
+}
+
+/// Runs the simulation and prints the tables (or JSON).
+pub fn run(args: NetsimArgs) -> Result<(), String> {
+    let choices = parse_choices(&args.sched)?;
+    let p = params(&args)?;
+    let bar = ProgressBar::with_draw_target(
+        Some(1000),
+        if args.json {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        },
+    );
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {percent}% {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_message(format!("{} runs", choices.len() as u64 * p.seeds));
+    let started = Instant::now();
+    let rows = run_fig8(&choices, &p, &mut |done, total| {
+        bar.set_position((done / total * 1000.0) as u64);
+    })?;
+    bar.finish_and_clear();
+    let elapsed = started.elapsed().as_secs_f64();
+    let checked = claims(&rows);
+    if args.json {
+        let v = serde_json::json!({
+            "experiment": "seed 003 §6 Fig. 8, Tables 2-3",
+            "duration_s": p.duration_s,
+            "warmup_s": p.warmup_s,
+            "seeds": p.seeds,
+            "seed": p.seed,
+            "cbr_len": p.cbr_len,
+            "best_effort_len": p.best_effort_len,
+            "per_flow_buffer": p.per_flow_buffer,
+            "elapsed_s": elapsed,
+            "rows": rows,
+            "claims": checked,
+        });
+        println!("{v}");
+        return Ok(());
+    }
+    print_tables(&rows, &checked, &p, elapsed);
+    Ok(())
+}
+
+fn print_tables(rows: &[Fig8Row], checked: &[Claim], p: &Fig8Params, elapsed: f64) {
+    println!(
+        "seed 003 Fig. 8: {} s simulated, first {} s discarded, {} seed(s) from {}; CBR {} B, best effort {} B, {} pkt/flow buffers ({:.1} s)",
+        p.duration_s,
+        p.warmup_s,
+        p.seeds,
+        p.seed,
+        p.cbr_len,
+        p.best_effort_len,
+        p.per_flow_buffer,
+        elapsed
+    );
+    println!("\nTable 2: average ± std end-to-end delay, ms (paper beside)");
+    let mut t = Table::new(&[
+        "sched", "f0", "paper f0", "f1", "paper f1", "f0 pkts", "f1 pkts",
+    ]);
+    let paper =
+        |v: Option<(f64, f64, f64)>| v.map_or("-".into(), |v| format!("{:.2} ± {:.2}", v.0, v.1));
+    for r in rows {
+        t.row(vec![
+            r.sched.clone(),
+            format!("{:.2} ± {:.2}", r.f0.mean_delay_ms, r.f0.std_delay_ms),
+            paper(r.paper.map(|p| p.f0)),
+            format!("{:.2} ± {:.2}", r.f1.mean_delay_ms, r.f1.std_delay_ms),
+            paper(r.paper.map(|p| p.f1)),
+            r.f0.received.to_string(),
+            r.f1.received.to_string(),
+        ]);
+    }
+    t.print();
+    println!("\nTable 3: maximum end-to-end delay, ms (paper beside)");
+    let mut t = Table::new(&[
+        "sched",
+        "f0",
+        "paper f0",
+        "f1",
+        "paper f1",
+        "drops (all flows)",
+    ]);
+    let max = |v: Option<(f64, f64, f64)>| v.map_or("-".into(), |v| format!("{:.2}", v.2));
+    for r in rows {
+        t.row(vec![
+            r.sched.clone(),
+            format!("{:.2}", r.f0.max_delay_ms),
+            max(r.paper.map(|p| p.f0)),
+            format!("{:.2}", r.f1.max_delay_ms),
+            max(r.paper.map(|p| p.f1)),
+            r.dropped.to_string(),
+        ]);
+    }
+    t.print();
+    if !checked.is_empty() {
+        println!("\nThe paper's orderings:");
+        for c in checked {
+            println!("  {}  {}", if c.holds { "pass" } else { "FAIL" }, c.claim);
+        }
+    }
+}
