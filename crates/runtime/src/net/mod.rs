@@ -1,0 +1,67 @@
+//! Real packets (Linux only): the I/O that puts the runtime's granted
+//! packets on a wire, and the testbed that wire lives in. Seed 001 §5.4–§5.5
+//! measure the arbiter with UDP senders through the kernel; this module is
+//! that I/O, kept apart so the rest of the runtime stays portable.
+//!
+//! * [`datagram`]: the 60-byte test frame (seed 001 §5.2) and its payload:
+//!   flow, sequence number and the `CLOCK_MONOTONIC` time of *submission*,
+//!   from which the receiver computes the one-way delay (§5.5).
+//! * [`udp`]: [`UdpSender`], one connected UDP socket per client, batching
+//!   with `sendmmsg`; a [`Backend`](crate::Backend) for `drain()`.
+//! * [`receiver`]: one socket per flow; a thread reading the watched flows
+//!   with non-blocking I/O while the others are counted after the run;
+//!   per-flow counts, delay histograms and the kernel's socket drop counter.
+//! * [`testbed`]: two network namespaces joined by a veth pair on a private
+//!   benchmarking subnet, the HTB configuration of the `tc` comparison, the
+//!   kernel's drop counters, removal on drop.
+//!
+//! Every send loop using these types is bounded by its caller in packets and
+//! time; [`interrupted`] lets loops stop early on Ctrl-C (see
+//! [`install_interrupt_handler`]) so the testbed is still removed.
+
+pub mod datagram;
+pub mod receiver;
+pub mod testbed;
+pub mod udp;
+
+pub use datagram::{monotonic_ns, Datagram, FRAME_LEN, HEADER_LEN, PAYLOAD_LEN};
+pub use receiver::{FlowCount, Receiver, ReceiverReport, ReceiverSockets};
+pub use testbed::{HtbClass, KernelDrops, Testbed, TestbedError};
+pub use udp::{SendCounters, UdpSender};
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: nix::libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+/// Makes SIGINT (Ctrl-C) set the flag [`interrupted`] reads instead of
+/// killing the process, so a measurement loop can stop early and the
+/// testbed's `Drop` removes the namespaces.
+pub fn install_interrupt_handler() -> std::io::Result<()> {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let action = SigAction::new(
+        SigHandler::Handler(on_sigint),
+        SaFlags::empty(),
+        SigSet::empty(),
+    );
+    // SAFETY: the handler only stores to an atomic, which is
+    // async-signal-safe; no previous handler is relied upon.
+    unsafe { sigaction(Signal::SIGINT, &action) }
+        .map(|_| ())
+        .map_err(std::io::Error::from)
+}
+
+/// True once Ctrl-C was pressed (after [`install_interrupt_handler`]).
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// True when the process runs as root (effective uid 0), which creating
+/// namespaces and qdiscs needs.
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
