@@ -27,6 +27,8 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// Fill-drain throughput of the integer priority queues (seed 002 §5.2).
     BenchPq(cmd::bench_pq::BenchPqArgs),
+    /// Real UDP packets: none / tc (HTB) / fairway side by side (seed 001 §5.4-5.5).
+    UdpBench(cmd::udp_bench::UdpBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         Command::ArbiterBench(args) => cmd::arbiter_bench::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::BenchPq(args) => cmd::bench_pq::run(args),
+        Command::UdpBench(args) => cmd::udp_bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

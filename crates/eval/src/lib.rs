@@ -8,7 +8,9 @@
 //!   transmit queue, recording every packet;
 //! * [`fluid`]: the ideal GPS fluid reference;
 //! * [`metrics`]: T-WFI, B-WFI, delay versus GPS, and the papers' bounds;
-//! * [`guarantees`]: the seed 000 §8.3 experiment end to end.
+//! * [`guarantees`]: the seed 000 §8.3 experiment end to end;
+//! * `udp_bench` (Linux): seed 001 §5.4–§5.5 with real UDP packets, the
+//!   kernel's HTB and fairway's arbiter side by side.
 //!
 //! Everything is seeded and reproducible.
 
@@ -19,4 +21,6 @@ pub mod guarantees;
 pub mod link_sim;
 pub mod metrics;
 pub mod pq_bench;
+#[cfg(target_os = "linux")]
+pub mod udp_bench;
 pub mod workload;

@@ -6,3 +6,4 @@ pub mod bench_pq;
 pub mod common;
 pub mod demo;
 pub mod guarantees;
+pub mod udp_bench;
