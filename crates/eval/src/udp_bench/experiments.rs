@@ -176,11 +176,14 @@ pub struct SweepPoint {
     pub rate_pps: u64,
     /// Aggregate packets/s sent.
     pub tx_pps: f64,
+    /// Aggregate packets/s that got past the qdisc and the veth.
+    pub delivered_pps: f64,
     /// The target's latency.
     pub target: Percentiles,
     /// The target's received rate / offered rate.
     pub target_rate_ratio: f64,
-    /// The configuration sent less than 90 % of the link rate: overloaded.
+    /// The configuration delivered less than 90 % of the link rate:
+    /// overloaded.
     pub overloaded: bool,
     /// Accounting held.
     pub accounting_ok: bool,
@@ -422,9 +425,10 @@ pub fn run(
                     mode,
                     rate_pps: rate,
                     tx_pps: r.tx_pps,
+                    delivered_pps: r.delivered_pps,
                     target: t.latency,
                     target_rate_ratio: t.rate_ratio,
-                    overloaded: r.tx_pps < 0.9 * rate as f64,
+                    overloaded: r.delivered_pps < 0.9 * rate as f64,
                     accounting_ok: r.accounting_holds(),
                 });
             }

@@ -115,7 +115,7 @@ pub fn text(r: &Report) -> String {
         let _ = writeln!(
             out,
             "{:>10} {:>10} {:>10} {:>11} {:>11} {:>9} {:>9}",
-            "rate pps", "tc p98 µs", "fw p98 µs", "tc sent/s", "fw sent/s", "tc rate", "fw rate"
+            "rate pps", "tc p98 µs", "fw p98 µs", "tc deliv/s", "fw deliv/s", "tc rate", "fw rate"
         );
         let mut rates: Vec<u64> = r.sweep.iter().map(|p| p.rate_pps).collect();
         rates.dedup();
@@ -128,15 +128,15 @@ pub fn text(r: &Report) -> String {
                 rate,
                 opt(g(Mode::Tc).map(|p| p.target.p98), 1),
                 opt(g(Mode::Fairway).map(|p| p.target.p98), 1),
-                opt(g(Mode::Tc).map(|p| p.tx_pps), 0),
+                opt(g(Mode::Tc).map(|p| p.delivered_pps), 0),
                 mark(Mode::Tc),
-                opt(g(Mode::Fairway).map(|p| p.tx_pps), 0),
+                opt(g(Mode::Fairway).map(|p| p.delivered_pps), 0),
                 mark(Mode::Fairway),
                 opt(g(Mode::Tc).map(|p| p.target_rate_ratio), 3),
                 opt(g(Mode::Fairway).map(|p| p.target_rate_ratio), 3),
             );
         }
-        let _ = writeln!(out, "(* = sent < 90 % of the link rate: overloaded)");
+        let _ = writeln!(out, "(* = delivered < 90 % of the link rate: overloaded)");
     }
     let t = &r.targets;
     let _ = writeln!(out, "\ntargets (ratios from this run)");

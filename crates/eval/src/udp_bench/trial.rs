@@ -86,9 +86,12 @@ pub struct Placement {
     pub client_cpu: Option<usize>,
     /// The receiver's CPU.
     pub receiver_cpu: Option<usize>,
-    /// `SCHED_FIFO` priority of the paced (target) clients and the
-    /// receiver: they sleep between packets, and on a shared CPU a wake-up
-    /// must not wait for a time slice.
+    /// Real-time priority P of the benchmark's threads, so that other
+    /// processes on the machine cannot take their CPUs: flat-out clients
+    /// `SCHED_RR` at P (they share their CPU in turns), the arbiter
+    /// `SCHED_FIFO` at P, the target client and the receiver `SCHED_FIFO`
+    /// at P + 1 (they sleep between packets and must run as soon as they
+    /// wake). `None`: ordinary scheduling.
     pub rt_priority: Option<u8>,
 }
 
@@ -192,6 +195,8 @@ pub struct FlowResult {
     pub received: u64,
     /// Dropped at the receiving socket (counted by the kernel).
     pub socket_drops: u64,
+    /// `sendmmsg` calls made.
+    pub calls: u64,
     /// fairway: submitted but still queued (never granted) when the grace
     /// period ended; never sent.
     pub left_queued: u64,
@@ -208,8 +213,11 @@ pub struct TargetResult {
     pub received_pps: f64,
     /// received_pps / offered_pps.
     pub rate_ratio: f64,
-    /// One-way delay, submit → receive, µs.
+    /// One-way delay, submit → the kernel received it at the far end of the
+    /// veth (`SO_TIMESTAMPNS`), µs.
     pub latency: Percentiles,
+    /// Submit → read by the receiver thread, µs (adds its wake-up).
+    pub app_latency: Percentiles,
     /// The same as a CDF: (µs, fraction).
     pub cdf: Vec<(f64, f64)>,
     /// Submit → send (`sendmmsg` returned), µs: the scheduling delay.
@@ -382,7 +390,9 @@ fn fairway_client(
                 let n = drn.drain(&mut sender) as u64;
                 transmitted += n;
                 if room == 0 && n == 0 {
-                    std::hint::spin_loop();
+                    // Waiting for the arbiter: let another client of this
+                    // CPU run (they share it round-robin).
+                    std::thread::yield_now();
                 }
             }
         }
@@ -475,7 +485,8 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         senders[w].record_delays();
     }
     let p = spec.placement;
-    let receiver = Receiver::spawn(sockets, watched.clone(), p.receiver_cpu, p.rt_priority)
+    let high = p.rt_priority.map(|x| x.saturating_add(1).min(99));
+    let receiver = Receiver::spawn(sockets, watched.clone(), p.receiver_cpu, high)
         .map_err(|e| format!("receiver: {e}"))?;
 
     let mut clients = Vec::new();
@@ -487,6 +498,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
             delta_c: Duration::from_nanos(spec.delta_c_ns),
             mode: ArbiterMode::BusyPoll,
             arbiter_cpu: p.arbiter_cpu,
+            realtime_priority: p.rt_priority,
             ..RuntimeConfig::default()
         };
         let mut b = RuntimeBuilder::new(cfg).map_err(|e| e.to_string())?;
@@ -522,8 +534,16 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                         if let Some(c) = p.client_cpu {
                             let _ = fairway_runtime::affinity::pin_current_thread(c);
                         }
-                        if let (Some(prio), Some(_)) = (p.rt_priority, f.pace_pps) {
-                            let _ = fairway_runtime::set_realtime_priority(prio);
+                        // Best effort: without the capability the run is
+                        // only noisier.
+                        match (p.rt_priority, f.pace_pps) {
+                            (Some(_), Some(_)) => {
+                                let _ = fairway_runtime::set_realtime_priority(high.unwrap_or(99));
+                            }
+                            (Some(prio), None) => {
+                                let _ = fairway_runtime::net::set_round_robin_priority(prio);
+                            }
+                            _ => {}
                         }
                         let (batch, max, secs) =
                             (spec.batch, spec.max_packets_per_flow, spec.seconds);
@@ -572,6 +592,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
             weight: f.weight,
             sent: o.counters.sent,
             refused: o.counters.refused,
+            calls: o.counters.calls,
             received: r.received,
             socket_drops: r.socket_drops,
             left_queued: o.left_queued,
@@ -590,6 +611,11 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
             Some(h) => (Percentiles::of(h), cdf_points(h, 200)),
             None => (Percentiles::default(), Vec::new()),
         };
+        let app_latency = rx
+            .app_delays
+            .as_ref()
+            .map(Percentiles::of)
+            .unwrap_or_default();
         let sched = outcomes[t].delays.clone();
         TargetResult {
             flow: t,
@@ -601,6 +627,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                 0.0
             },
             latency,
+            app_latency,
             cdf,
             sched_delay: sched.as_ref().map(Percentiles::of).unwrap_or_default(),
             sched_delay_hist: sched,

@@ -65,3 +65,28 @@ pub fn interrupted() -> bool {
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
+
+/// Runs the calling thread under `SCHED_RR` at `priority` (1..=99): like
+/// `SCHED_FIFO` ([`crate::set_realtime_priority`]), ordinary processes
+/// cannot preempt it, but threads of equal priority on one CPU share it in
+/// time slices (and `yield` hands it to the next), which several
+/// flat-out senders on one core need. Needs `CAP_SYS_NICE`.
+pub fn set_round_robin_priority(priority: u8) -> std::io::Result<()> {
+    if priority == 0 || priority > crate::MAX_RT_PRIORITY {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "real-time priority must be 1..=99",
+        ));
+    }
+    let param = libc::sched_param {
+        sched_priority: i32::from(priority),
+    };
+    // SAFETY: `param` is a valid, initialised sched_param; pid 0 is the
+    // calling thread. (nix has no sched_setscheduler.)
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_RR, &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -94,8 +94,10 @@ pub struct FlowCount {
     pub socket_drops: u64,
     /// Datagrams of the wrong size or carrying another flow's index.
     pub malformed: u64,
-    /// One-way delay (receive − submit), ns, for watched flows.
+    /// One-way delay (kernel receive time − submit), ns, for watched flows.
     pub delays: Option<Histogram<u64>>,
+    /// Submit → read by the receiver thread, ns, for watched flows.
+    pub app_delays: Option<Histogram<u64>>,
     /// Receive time of the first and the last datagram read live, ns.
     pub first_last_ns: Option<(u64, u64)>,
 }
@@ -124,27 +126,108 @@ pub struct Receiver {
     thread: Option<JoinHandle<(ReceiverSockets, Vec<FlowCount>)>>,
 }
 
+fn new_hist(watched: bool) -> io::Result<Option<Histogram<u64>>> {
+    if !watched {
+        return Ok(None);
+    }
+    Histogram::new_with_bounds(1, 60_000_000_000, 3)
+        .map(Some)
+        .map_err(|e| io::Error::other(e.to_string()))
+}
+
 fn new_count(watched: bool) -> io::Result<FlowCount> {
-    let delays = if watched {
-        Some(
-            Histogram::new_with_bounds(1, 60_000_000_000, 3)
-                .map_err(|e| io::Error::other(e.to_string()))?,
-        )
-    } else {
-        None
-    };
     Ok(FlowCount {
         received: 0,
         socket_drops: 0,
         malformed: 0,
-        delays,
+        delays: new_hist(watched)?,
+        app_delays: new_hist(watched)?,
         first_last_ns: None,
     })
 }
 
-/// Reads everything queued on `socket` without blocking, counting it in
-/// `count`; `live` records delays.
-fn read_ready(socket: &UdpSocket, flow: usize, count: &mut FlowCount, live: bool) -> usize {
+/// CLOCK_REALTIME − CLOCK_MONOTONIC, ns: converts the kernel's receive
+/// timestamps (realtime) to the senders' clock. The pair of reads with the
+/// smallest gap of three is used.
+fn realtime_offset_ns() -> i128 {
+    use nix::time::{clock_gettime, ClockId};
+    let ns = |c| {
+        clock_gettime(c)
+            .map(|t| t.tv_sec() as i128 * 1_000_000_000 + t.tv_nsec() as i128)
+            .unwrap_or(0)
+    };
+    let mut best = (i128::MAX, 0);
+    for _ in 0..3 {
+        let a = ns(ClockId::CLOCK_MONOTONIC);
+        let r = ns(ClockId::CLOCK_REALTIME);
+        let b = ns(ClockId::CLOCK_MONOTONIC);
+        if b - a < best.0 {
+            best = (b - a, r - (a + b) / 2);
+        }
+    }
+    best.1
+}
+
+/// Reads what is queued on a watched socket, with the kernel's receive
+/// timestamp of each datagram.
+fn read_ready_timestamped(
+    socket: &UdpSocket,
+    flow: usize,
+    count: &mut FlowCount,
+    offset: i128,
+) -> usize {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, SockaddrIn};
+    let mut buf = [0u8; 64];
+    let mut cmsg = nix::cmsg_space!(nix::sys::time::TimeSpec);
+    let mut n = 0;
+    loop {
+        let mut iov = [io::IoSliceMut::new(&mut buf)];
+        let (len, kernel_ns) = match recvmsg::<SockaddrIn>(
+            socket.as_raw_fd(),
+            &mut iov,
+            Some(&mut cmsg),
+            MsgFlags::MSG_DONTWAIT,
+        ) {
+            Ok(msg) => {
+                let mut ts = None;
+                if let Ok(cmsgs) = msg.cmsgs() {
+                    for c in cmsgs {
+                        if let ControlMessageOwned::ScmTimestampns(t) = c {
+                            ts = Some(t.tv_sec() as i128 * 1_000_000_000 + t.tv_nsec() as i128);
+                        }
+                    }
+                }
+                (msg.bytes, ts)
+            }
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return n,
+        };
+        let now = monotonic_ns();
+        n += 1;
+        match Datagram::parse(&buf[..len]) {
+            Some(d) if d.flow() as usize == flow => {
+                count.received += 1;
+                let submit = d.submit_ns();
+                if let Some(h) = count.app_delays.as_mut() {
+                    let _ = h.record(now.saturating_sub(submit).max(1));
+                }
+                if let (Some(h), Some(k)) = (count.delays.as_mut(), kernel_ns) {
+                    let delay = (k - offset - submit as i128).max(1);
+                    let _ = h.record(delay.min(u64::MAX as i128) as u64);
+                }
+                count.first_last_ns = Some(match count.first_last_ns {
+                    Some((f, _)) => (f, now),
+                    None => (now, now),
+                });
+            }
+            _ => count.malformed += 1,
+        }
+    }
+}
+
+/// Reads everything queued on an unwatched `socket` without blocking,
+/// counting it in `count`.
+fn read_ready(socket: &UdpSocket, flow: usize, count: &mut FlowCount) -> usize {
     let mut buf = [0u8; 64];
     let mut n = 0;
     loop {
@@ -152,19 +235,7 @@ fn read_ready(socket: &UdpSocket, flow: usize, count: &mut FlowCount, live: bool
             Ok(len) => {
                 n += 1;
                 match Datagram::parse(&buf[..len]) {
-                    Some(d) if d.flow() as usize == flow => {
-                        count.received += 1;
-                        if live {
-                            let now = monotonic_ns();
-                            if let Some(h) = count.delays.as_mut() {
-                                let _ = h.record(now.saturating_sub(d.submit_ns()).max(1));
-                            }
-                            count.first_last_ns = Some(match count.first_last_ns {
-                                Some((f, _)) => (f, now),
-                                None => (now, now),
-                            });
-                        }
-                    }
+                    Some(d) if d.flow() as usize == flow => count.received += 1,
                     _ => count.malformed += 1,
                 }
             }
@@ -214,8 +285,18 @@ impl Receiver {
         let stop2 = stop.clone();
         let mut counts = Vec::with_capacity(sockets.len());
         for i in 0..sockets.len() {
-            counts.push(new_count(watched.contains(&i))?);
+            let w = watched.contains(&i);
+            if w {
+                nix::sys::socket::setsockopt(
+                    &sockets.sockets[i],
+                    nix::sys::socket::sockopt::ReceiveTimestampns,
+                    &true,
+                )
+                .map_err(io::Error::from)?;
+            }
+            counts.push(new_count(w)?);
         }
+        let offset = realtime_offset_ns();
         let (tx, rx) = std::sync::mpsc::channel::<io::Result<()>>();
         let thread = std::thread::Builder::new()
             .name("fairway-receiver".into())
@@ -236,7 +317,8 @@ impl Receiver {
                 while !stop2.load(Ordering::Acquire) {
                     let mut got = 0;
                     for &w in &watched {
-                        got += read_ready(&sockets.sockets[w], w, &mut counts[w], true);
+                        got +=
+                            read_ready_timestamped(&sockets.sockets[w], w, &mut counts[w], offset);
                     }
                     if got == 0 {
                         wait_readable(&sockets, &watched);
@@ -267,9 +349,13 @@ impl Receiver {
             .ok_or_else(|| io::Error::other("receiver already finished"))?
             .join()
             .map_err(|_| io::Error::other("receiver thread panicked"))?;
+        let offset = realtime_offset_ns();
         for (i, s) in sockets.sockets.iter().enumerate() {
-            let live = counts[i].delays.is_some();
-            read_ready(s, i, &mut counts[i], live);
+            if counts[i].delays.is_some() {
+                read_ready_timestamped(s, i, &mut counts[i], offset);
+            } else {
+                read_ready(s, i, &mut counts[i]);
+            }
             counts[i].socket_drops = socket_drops(s)?;
         }
         Ok(ReceiverReport { flows: counts })
