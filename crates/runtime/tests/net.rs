@@ -87,7 +87,7 @@ fn every_datagram_is_received_or_counted_dropped_and_the_testbed_goes_away() {
         "the test should overflow a socket"
     );
     let h = report.flows[0].delays.as_ref().unwrap();
-    assert!(h.len() > 0 && report.flows[1].delays.is_none());
+    assert!(!h.is_empty() && report.flows[1].delays.is_none());
     // Same with HTB on the egress device.
     tb.set_htb(&[HtbClass { weight: 1 }; 3], 10_000_000_000, FRAME_LEN)
         .unwrap();

@@ -37,6 +37,9 @@ pub const UNLIMITED_FAIRWAY_BPS: u64 = 1_000_000_000_000;
 const GRACE_NS: u64 = 500_000_000;
 /// How long to wait for the qdisc to empty after the clients stopped.
 const QUIESCE_MAX: Duration = Duration::from_secs(2);
+/// How long a flat-out fairway client waits for a grant before yielding
+/// its CPU to the next client, ns.
+const YIELD_AFTER_NS: u64 = 20_000;
 /// How long a socket send may block on a full socket buffer.
 const SEND_TIMEOUT: Duration = Duration::from_millis(100);
 
@@ -371,6 +374,7 @@ fn fairway_client(
     let mut transmitted = 0u64;
     match spec.pace_pps {
         None => {
+            let mut waiting_since: Option<u64> = None;
             while seq < max && !interrupted() {
                 let now = monotonic_ns();
                 if now >= deadline {
@@ -390,9 +394,20 @@ fn fairway_client(
                 let n = drn.drain(&mut sender) as u64;
                 transmitted += n;
                 if room == 0 && n == 0 {
-                    // Waiting for the arbiter: let another client of this
-                    // CPU run (they share it round-robin).
-                    std::thread::yield_now();
+                    // Waiting for the arbiter. A grant normally comes within
+                    // a few µs; past YIELD_AFTER_NS the grants are going to
+                    // other clients, so let the next client of this CPU run
+                    // (they share it round-robin).
+                    let t = monotonic_ns();
+                    let since = *waiting_since.get_or_insert(t);
+                    if t - since > YIELD_AFTER_NS {
+                        std::thread::yield_now();
+                        waiting_since = None;
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                } else {
+                    waiting_since = None;
                 }
             }
         }
