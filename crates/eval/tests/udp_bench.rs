@@ -12,11 +12,18 @@ use fairway_eval::udp_bench::*;
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn root_or_skip(name: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
-    if fairway_runtime::net::is_root() {
-        return Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()));
+    if !fairway_runtime::net::is_root() {
+        println!("{name}: skipped, needs root");
+        return None;
     }
-    println!("{name}: skipped, needs root");
-    None
+    let tools = ["ip", "tc"]
+        .iter()
+        .all(|t| std::process::Command::new(t).arg("-V").output().is_ok());
+    if !tools {
+        println!("{name}: skipped, needs iproute2 (ip, tc)");
+        return None;
+    }
+    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 fn placement() -> Placement {

@@ -7,11 +7,18 @@ use fairway_runtime::net::*;
 use std::time::Duration;
 
 fn root_or_skip(name: &str) -> bool {
-    if is_root() {
-        return true;
+    if !is_root() {
+        println!("{name}: skipped, needs root");
+        return false;
     }
-    println!("{name}: skipped, needs root");
-    false
+    let tools = ["ip", "tc"]
+        .iter()
+        .all(|t| std::process::Command::new(t).arg("-V").output().is_ok());
+    if !tools {
+        println!("{name}: skipped, needs iproute2 (ip, tc)");
+        return false;
+    }
+    true
 }
 
 /// Sends `per_flow` datagrams on each of `flows` sockets and returns
