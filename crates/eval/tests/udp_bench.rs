@@ -47,6 +47,7 @@ fn spec(mode: Mode, flows: Vec<FlowSpec>, link_pps: Option<u64>, sched: &str) ->
         delta_a_ns: 500,
         delta_c_ns: 500,
         batch: 32,
+        transport: Transport::Udp,
         queue_len: 511,
         placement: placement(),
     }
@@ -111,6 +112,24 @@ fn every_configuration_accounts_for_every_packet() {
     }
     // Every trial removed its testbed.
     assert_eq!(own_namespaces(), 0);
+}
+
+#[test]
+fn raw_frames_through_af_packet_are_received_and_accounted_for() {
+    let Some(_serial) = root_or_skip("raw_frames_through_af_packet_are_received_and_accounted_for")
+    else {
+        return;
+    };
+    for mode in Mode::ALL {
+        let mut s = spec(mode, target_plus(2), Some(50_000), "drr");
+        s.transport = Transport::AfPacket;
+        let r = run_trial(&s).unwrap();
+        assert!(r.accounting_holds(), "{mode:?}: {:?}", r.kernel);
+        // The target's frames arrive as UDP datagrams with their payload.
+        let t = r.target.as_ref().unwrap();
+        assert!(t.rate_ratio > 0.9, "{mode:?}: {}", t.rate_ratio);
+        assert!(r.flows.iter().all(|f| f.received > 0));
+    }
 }
 
 #[test]

@@ -53,6 +53,10 @@ pub struct UdpBenchArgs {
     /// Datagrams per sendmmsg call, 1..=1024. Example: `--batch 32`
     #[arg(long, default_value_t = 32)]
     pub batch: usize,
+    /// How clients send: `udp` (one UDP socket each) or `af-packet` (raw
+    /// Ethernet frames, seed 001 Fig. 7's netmap analogue). Example: `--transport af-packet`
+    #[arg(long, default_value = "udp")]
+    pub transport: String,
     /// Client queue length (fairway), 1..1048576. Example: `--queue-len 511`
     #[arg(long, default_value_t = 511)]
     pub queue_len: usize,
@@ -121,7 +125,12 @@ fn parse_list<T>(text: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Ve
 
 #[cfg(target_os = "linux")]
 fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, String> {
-    use fairway_eval::udp_bench::{BenchConfig, Experiment, Placement};
+    use fairway_eval::udp_bench::{BenchConfig, Experiment, Placement, Transport};
+    let transport = match args.transport.as_str() {
+        "udp" => Transport::Udp,
+        "af-packet" => Transport::AfPacket,
+        other => return Err(format!("--transport: unknown `{other}` (udp, af-packet)")),
+    };
     let mut exp = Experiment {
         throughput: false,
         latency: false,
@@ -173,6 +182,7 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
         delta_throughput_ns: args.delta_ns,
         delta_latency_ns: args.latency_delta_ns,
         batch: args.batch,
+        transport,
         queue_len: args.queue_len,
         placement: Placement {
             arbiter_cpu,

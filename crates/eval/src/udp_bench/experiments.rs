@@ -3,7 +3,9 @@
 //! machine is noisy; ratios are taken within one run).
 
 use super::bound::{self, BoundCheck, BoundInput};
-use super::trial::{run_trial, FlowSpec, Mode, Percentiles, Placement, TrialResult, TrialSpec};
+use super::trial::{
+    run_trial, FlowSpec, Mode, Percentiles, Placement, Transport, TrialResult, TrialSpec,
+};
 use fairway_core::SchedSpec;
 use fairway_runtime::net::FRAME_LEN;
 use serde::Serialize;
@@ -46,6 +48,8 @@ pub struct BenchConfig {
     pub delta_latency_ns: u64,
     /// Datagrams per `sendmmsg`.
     pub batch: usize,
+    /// UDP sockets or raw `AF_PACKET` frames.
+    pub transport: Transport,
     /// Client queue length.
     pub queue_len: usize,
     /// Thread placement.
@@ -115,6 +119,7 @@ impl BenchConfig {
             delta_a_ns: delta,
             delta_c_ns: delta,
             batch: self.batch,
+            transport: self.transport,
             queue_len: self.queue_len,
             placement: self.placement,
         }
@@ -224,6 +229,8 @@ pub struct Report {
     pub cpus: usize,
     /// The scheduler in the arbiter.
     pub sched: String,
+    /// How clients sent.
+    pub transport: Transport,
     /// Seconds per trial.
     pub seconds: f64,
     /// Throughput points.
@@ -295,6 +302,7 @@ pub fn run(
     let mut report = Report {
         cpus: fairway_runtime::affinity::available_cpus(),
         sched: cfg.sched.to_string(),
+        transport: cfg.transport,
         seconds: cfg.seconds,
         throughput: Vec::new(),
         light: Vec::new(),

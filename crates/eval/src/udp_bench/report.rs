@@ -56,8 +56,8 @@ pub fn text(r: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "seed 001 §5.4-5.5 with real UDP packets: {} CPUs, scheduler {}, {} s per trial",
-        r.cpus, r.sched, r.seconds
+        "seed 001 §5.4-5.5 with real UDP packets ({:?}): {} CPUs, scheduler {}, {} s per trial",
+        r.transport, r.cpus, r.sched, r.seconds
     );
     if !r.throughput.is_empty() {
         let _ = writeln!(

@@ -16,11 +16,13 @@
 
 use fairway_core::SchedSpec;
 use fairway_runtime::net::testbed::RECEIVER_IP;
+use fairway_runtime::net::testbed::{RECEIVER_MAC, SENDER_IP, SENDER_MAC};
 use fairway_runtime::net::{
     interrupted, monotonic_ns, Datagram, HtbClass, KernelDrops, Receiver, ReceiverSockets,
     SendCounters, Testbed, UdpSender, FRAME_LEN,
 };
-use fairway_runtime::{ArbiterMode, ClientConfig, RuntimeBuilder, RuntimeConfig};
+use fairway_runtime::net::{FrameAddrs, PacketSender};
+use fairway_runtime::{ArbiterMode, Backend, ClientConfig, RuntimeBuilder, RuntimeConfig};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::sync::Barrier;
@@ -65,6 +67,60 @@ impl Mode {
             Mode::None => "none",
             Mode::Tc => "tc",
             Mode::Fairway => "fairway",
+        }
+    }
+}
+
+/// How clients put packets on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    /// One UDP socket per client ([`UdpSender`]).
+    Udp,
+    /// One raw `AF_PACKET` socket per client writing whole frames
+    /// ([`PacketSender`]; seed 001 Fig. 7's netmap analogue).
+    AfPacket,
+}
+
+/// A client's socket, either kind.
+enum Sender {
+    Udp(UdpSender),
+    Packet(PacketSender),
+}
+
+impl Sender {
+    fn send_now(&mut self, d: &[Datagram]) {
+        match self {
+            Sender::Udp(s) => s.send_now(d),
+            Sender::Packet(s) => s.send_now(d),
+        }
+    }
+    fn counters(&self) -> SendCounters {
+        match self {
+            Sender::Udp(s) => s.counters(),
+            Sender::Packet(s) => s.counters(),
+        }
+    }
+    fn delays(&self) -> Option<&Histogram<u64>> {
+        match self {
+            Sender::Udp(s) => s.delays(),
+            Sender::Packet(_) => None,
+        }
+    }
+}
+
+impl Backend<Datagram> for Sender {
+    #[inline]
+    fn transmit(&mut self, p: Datagram) {
+        match self {
+            Sender::Udp(s) => s.transmit(p),
+            Sender::Packet(s) => s.transmit(p),
+        }
+    }
+    fn flush(&mut self) {
+        match self {
+            Sender::Udp(s) => s.flush(),
+            Sender::Packet(s) => s.flush(),
         }
     }
 }
@@ -120,6 +176,8 @@ pub struct TrialSpec {
     pub delta_c_ns: u64,
     /// Datagrams per `sendmmsg`.
     pub batch: usize,
+    /// UDP sockets or raw frames.
+    pub transport: Transport,
     /// Client queue length (`fairway`).
     pub queue_len: usize,
     /// Thread placement.
@@ -303,7 +361,7 @@ fn wait_until(due: u64) {
 }
 
 fn direct_client(
-    mut sender: UdpSender,
+    mut sender: Sender,
     flow: u16,
     spec: FlowSpec,
     batch: usize,
@@ -357,7 +415,7 @@ fn direct_client(
 #[allow(clippy::too_many_arguments)]
 fn fairway_client(
     client: fairway_runtime::Client<Datagram>,
-    mut sender: UdpSender,
+    mut sender: Sender,
     flow: u16,
     spec: FlowSpec,
     batch: usize,
@@ -482,14 +540,32 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
     let addrs: Vec<_> = (0..n).map(|i| sockets.addr(i)).collect();
     let tc = spec.mode == Mode::Tc;
     let batch = spec.batch;
-    let mut senders = tb
+    let ifindex = match spec.transport {
+        Transport::AfPacket => Some(tb.sender_ifindex().map_err(testbed_err)?),
+        Transport::Udp => None,
+    };
+    let transport = spec.transport;
+    let mut senders: Vec<Sender> = tb
         .in_sender_ns(|| {
             addrs
                 .iter()
                 .enumerate()
                 .map(|(i, a)| {
                     let prio = tc.then(|| Testbed::htb_priority(i));
-                    UdpSender::connect(*a, batch, prio, SEND_TIMEOUT)
+                    match (transport, ifindex) {
+                        (Transport::AfPacket, Some(ix)) => {
+                            let frame = FrameAddrs {
+                                src_mac: SENDER_MAC,
+                                dst_mac: RECEIVER_MAC,
+                                src_ip: SENDER_IP,
+                                dst_ip: RECEIVER_IP,
+                                src_port: 30_000u16.wrapping_add(i as u16),
+                                dst_port: a.port(),
+                            };
+                            PacketSender::open(ix, frame, batch, prio).map(Sender::Packet)
+                        }
+                        _ => UdpSender::connect(*a, batch, prio, SEND_TIMEOUT).map(Sender::Udp),
+                    }
                 })
                 .collect::<Result<Vec<_>, _>>()
         })
@@ -497,7 +573,9 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         .map_err(|e| format!("sender sockets: {e}"))?;
     let watched: Vec<usize> = (0..n).filter(|&i| spec.flows[i].watched).collect();
     for &w in &watched {
-        senders[w].record_delays();
+        if let Sender::Udp(s) = &mut senders[w] {
+            s.record_delays();
+        }
     }
     let p = spec.placement;
     let high = p.rt_priority.map(|x| x.saturating_add(1).min(99));

@@ -14,16 +14,21 @@
 //! * [`testbed`]: two network namespaces joined by a veth pair on a private
 //!   benchmarking subnet, the HTB configuration of the `tc` comparison, the
 //!   kernel's drop counters, removal on drop.
+//! * [`af_packet`]: [`PacketSender`], whole Ethernet frames through a raw
+//!   `AF_PACKET` socket, `sendmmsg`-batched: the analogue of seed 001's
+//!   netmap path (Fig. 7).
 //!
 //! Every send loop using these types is bounded by its caller in packets and
 //! time; [`interrupted`] lets loops stop early on Ctrl-C (see
 //! [`install_interrupt_handler`]) so the testbed is still removed.
 
+pub mod af_packet;
 pub mod datagram;
 pub mod receiver;
 pub mod testbed;
 pub mod udp;
 
+pub use af_packet::{FrameAddrs, PacketSender};
 pub use datagram::{monotonic_ns, Datagram, FRAME_LEN, HEADER_LEN, PAYLOAD_LEN};
 pub use receiver::{FlowCount, Receiver, ReceiverReport, ReceiverSockets};
 pub use testbed::{HtbClass, KernelDrops, Testbed, TestbedError};

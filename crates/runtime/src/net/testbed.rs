@@ -41,6 +41,10 @@ pub const RECEIVER_IP: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
 pub const SENDER_DEV: &str = "veth0";
 /// The receiver's interface.
 pub const RECEIVER_DEV: &str = "veth1";
+/// The sender's MAC address.
+pub const SENDER_MAC: [u8; 6] = [0x02, 0x00, 0xc6, 0x12, 0x00, 0x01];
+/// The receiver's MAC address.
+pub const RECEIVER_MAC: [u8; 6] = [0x02, 0x00, 0xc6, 0x12, 0x00, 0x02];
 /// Prefix of every namespace a testbed creates.
 const NS_PREFIX: &str = "fwy";
 
@@ -278,6 +282,12 @@ impl Testbed {
     /// Runs `f` in the receiver namespace (create receiver sockets there).
     pub fn in_receiver_ns<T: Send>(&self, f: impl FnOnce() -> T + Send) -> Result<T, TestbedError> {
         in_ns(&self.receiver_ns, f)
+    }
+
+    /// The sender device's interface index (for `AF_PACKET` sockets).
+    pub fn sender_ifindex(&self) -> Result<u32, TestbedError> {
+        self.in_sender_ns(|| nix::net::if_::if_nametoindex(SENDER_DEV))?
+            .map_err(|e| TestbedError::Io(e.into()))
     }
 
     /// Removes any root qdisc: veth then sends directly (`noqueue`).
