@@ -17,8 +17,14 @@ fn bad_parameters_are_rejected_with_one_line_naming_them() {
         (&["udp-bench", "--seconds", "0"][..], "--seconds"),
         (&["udp-bench", "--rates", "fast"][..], "--rates"),
         (&["udp-bench", "--batch", "0"][..], "--batch"),
-        (&["udp-bench", "--transport", "carrier-pigeon"][..], "--transport"),
-        (&["udp-bench", "--experiments", "everything"][..], "--experiments"),
+        (
+            &["udp-bench", "--transport", "carrier-pigeon"][..],
+            "--transport",
+        ),
+        (
+            &["udp-bench", "--experiments", "everything"][..],
+            "--experiments",
+        ),
     ] {
         let out = fairway(args);
         let err = String::from_utf8_lossy(&out.stderr);
