@@ -31,6 +31,8 @@ enum Command {
     Scheds(cmd::scheds::SchedsArgs),
     /// Network simulation of seed 003 §6 (Fig. 8): end-to-end delays, Tables 2-3.
     Netsim(cmd::netsim::NetsimArgs),
+    /// Real UDP packets: none / tc (HTB) / fairway side by side (seed 001 §5.4-5.5).
+    UdpBench(cmd::udp_bench::UdpBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Command::BenchPq(args) => cmd::bench_pq::run(args),
         Command::Scheds(args) => cmd::scheds::run(args),
         Command::Netsim(args) => cmd::netsim::run(args),
+        Command::UdpBench(args) => cmd::udp_bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

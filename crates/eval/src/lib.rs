@@ -17,6 +17,8 @@
 //!   model and core count printed with the figures.
 //! * [`netsim`]: a packet-level network simulator (links, output queues,
 //!   sources, end-to-end delays) and seed 003's Fig. 8 / Tables 2–3.
+//! * `udp_bench` (Linux): seed 001 §5.4–§5.5 with real UDP packets, the
+//!   kernel's HTB and fairway's arbiter side by side.
 //!
 //! Everything is seeded and reproducible.
 
@@ -31,6 +33,8 @@ pub mod netsim;
 pub mod pq_bench;
 pub mod runtime_bench;
 pub mod traffic;
+#[cfg(target_os = "linux")]
+pub mod udp_bench;
 pub mod workload;
 
 /// The former path of [`traffic::controller`].

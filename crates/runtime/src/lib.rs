@@ -16,6 +16,8 @@
 //!   backpressure ([`SubmitError`]), departed clients, accounting.
 //! * [`backend`]: where `drain()` sends packets ([`NullBackend`],
 //!   [`CountingBackend`], [`UdpBackend`]).
+//! * [`net`] (Linux): real packets — UDP back-end with `sendmmsg`, a
+//!   receiver measuring one-way delay, the namespace/veth testbed (§5.4–5.5).
 //! * The `fairway arbiter-bench` measurement (§5.4, §5.5) lives in
 //!   `fairway_eval::runtime_bench`, with the other measurements.
 //!
@@ -49,6 +51,8 @@ pub mod backend;
 pub mod clock;
 pub mod link;
 pub mod mailbox;
+#[cfg(all(target_os = "linux", not(loom)))]
+pub mod net;
 pub mod runtime;
 mod sync;
 pub mod wakeup;

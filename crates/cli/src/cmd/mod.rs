@@ -8,3 +8,4 @@ pub mod demo;
 pub mod guarantees;
 pub mod netsim;
 pub mod scheds;
+pub mod udp_bench;

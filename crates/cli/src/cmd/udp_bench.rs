@@ -1,0 +1,261 @@
+//! `fairway udp-bench`: seed 001's UDP experiments (§5.4 Fig. 6, §5.5 Figs.
+//! 8–10, the §4 Eq. (1) check) with real packets, `none` / `tc` (HTB) /
+//! `fairway` measured in one run on a namespace testbed the command creates
+//! and removes. Linux, root.
+
+use clap::Args;
+use std::time::Duration;
+
+/// Arguments of `fairway udp-bench`.
+#[derive(Args, Debug)]
+pub struct UdpBenchArgs {
+    /// Experiments to run, comma-separated: throughput, latency, sweep, or
+    /// all. Example: `--experiments throughput,latency`
+    #[arg(long, default_value = "all")]
+    pub experiments: String,
+    /// Client counts of the throughput experiment. Example: `--clients 1,2,4,8`
+    #[arg(long, default_value = "1,2,4,8,16")]
+    pub clients: String,
+    /// Seconds of sending per trial, in (0, 60]. Example: `--seconds 2`
+    #[arg(long, default_value_t = 1.0)]
+    pub seconds: f64,
+    /// Trials per throughput point and configuration (median kept), 1..=20.
+    /// Example: `--repeat 3`
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// Flat-out clients next to the target in the latency experiments.
+    /// Example: `--interferers 4`
+    #[arg(long, default_value_t = 4)]
+    pub interferers: usize,
+    /// The target client's rate, packets/s (seed 001: 4000). Example: `--target-pps 4000`
+    #[arg(long, default_value_t = 4000)]
+    pub target_pps: u64,
+    /// The target's weight; the others have 1 (seed 001: 50). Example: `--target-weight 50`
+    #[arg(long, default_value_t = 50)]
+    pub target_weight: u32,
+    /// Link rate of the latency experiments, packets/s of 60 bytes.
+    /// Example: `--link-pps 200000`
+    #[arg(long, default_value_t = 200_000)]
+    pub link_pps: u64,
+    /// Link rates of the sweep, packets/s (k and M suffixes allowed).
+    /// Example: `--rates 50k,100k,200k,400k,800k`
+    #[arg(long, default_value = "50k,100k,200k,400k,800k,1600k")]
+    pub rates: String,
+    /// The arbiter's scheduler (registry spec). Example: `--sched qfq`
+    #[arg(long, default_value = "drr")]
+    pub sched: String,
+    /// Δ_A = Δ_C of the throughput experiment, ns (§5.2: 1000). Example: `--delta-ns 1000`
+    #[arg(long, default_value_t = 1000)]
+    pub delta_ns: u64,
+    /// Δ_A = Δ_C of the latency experiments, ns (§5.5: 500). Example: `--latency-delta-ns 500`
+    #[arg(long, default_value_t = 500)]
+    pub latency_delta_ns: u64,
+    /// Datagrams per sendmmsg call, 1..=1024. Example: `--batch 32`
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+    /// How clients send: `udp` (one UDP socket each) or `af-packet` (raw
+    /// Ethernet frames, seed 001 Fig. 7's netmap analogue). Example: `--transport af-packet`
+    #[arg(long, default_value = "udp")]
+    pub transport: String,
+    /// Client queue length (fairway), 1..1048576. Example: `--queue-len 511`
+    #[arg(long, default_value_t = 511)]
+    pub queue_len: usize,
+    /// CPU of the arbiter (and receiver); `none` to leave unpinned. Example: `--arbiter-cpu 0`
+    #[arg(long, default_value = "0")]
+    pub arbiter_cpu: String,
+    /// CPU of every client; `none` to leave unpinned. Example: `--client-cpu 1`
+    #[arg(long, default_value = "1")]
+    pub client_cpu: String,
+    /// SCHED_FIFO priority of the target client and the receiver (they
+    /// sleep between packets), 1..=99, or `none`. Example: `--rt-priority 10`
+    #[arg(long, default_value = "10")]
+    pub rt_priority: String,
+    /// Packets per client per trial, at most. Example: `--max-packets 50000000`
+    #[arg(long, default_value_t = 50_000_000)]
+    pub max_packets: u64,
+    /// A short run for CI: clients 1,4; 0.3 s; 1 repeat; rates 50k,400k.
+    #[arg(long)]
+    pub quick: bool,
+    /// Print the report as JSON (no progress bar, no table).
+    #[arg(long)]
+    pub json: bool,
+    /// Write throughput.csv, latency.csv and sweep.csv into this directory.
+    /// Example: `--csv out/`
+    #[arg(long)]
+    pub csv: Option<String>,
+    /// Write SVG charts `<PREFIX>-throughput.svg`, `-latency.svg`,
+    /// `-sweep.svg`. Example: `--chart docs/img/udp`
+    #[arg(long)]
+    pub chart: Option<String>,
+}
+
+fn parse_cpu(text: &str, flag: &str) -> Result<Option<usize>, String> {
+    if text == "none" {
+        return Ok(None);
+    }
+    let cpu: usize = text
+        .parse()
+        .map_err(|_| format!("{flag} {text}: expected a CPU index or `none`"))?;
+    let n = fairway_runtime::affinity::available_cpus();
+    if cpu >= n {
+        return Err(format!("{flag} {cpu} outside 0..{n}"));
+    }
+    Ok(Some(cpu))
+}
+
+fn parse_rate(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (num, mul) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1_000),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1_000_000),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mul))
+        .ok_or_else(|| format!("--rates: `{text}` is not a packet rate (e.g. 200k)"))
+}
+
+fn parse_list<T>(text: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+    text.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(f)
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, String> {
+    use fairway_eval::udp_bench::{BenchConfig, Experiment, Placement, Transport};
+    let transport = match args.transport.as_str() {
+        "udp" => Transport::Udp,
+        "af-packet" => Transport::AfPacket,
+        other => return Err(format!("--transport: unknown `{other}` (udp, af-packet)")),
+    };
+    let mut exp = Experiment {
+        throughput: false,
+        latency: false,
+        sweep: false,
+    };
+    for e in args.experiments.split(',').map(str::trim) {
+        match e {
+            "all" => {
+                exp = Experiment {
+                    throughput: true,
+                    latency: true,
+                    sweep: true,
+                }
+            }
+            "throughput" => exp.throughput = true,
+            "latency" => exp.latency = true,
+            "sweep" => exp.sweep = true,
+            other => {
+                return Err(format!(
+                    "--experiments: unknown `{other}` (throughput, latency, sweep, all)"
+                ))
+            }
+        }
+    }
+    let sched = fairway_core::SchedSpec::parse(&args.sched).map_err(|e| format!("--sched: {e}"))?;
+    let clients = parse_list(&args.clients, |s| {
+        s.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("--clients: `{s}` is not a number"))
+    })?;
+    let rt_priority = match args.rt_priority.as_str() {
+        "none" => None,
+        p => match p.parse::<u8>() {
+            Ok(v) if (1..=99).contains(&v) => Some(v),
+            _ => return Err(format!("--rt-priority {p} outside 1..=99 (or `none`)")),
+        },
+    };
+    let arbiter_cpu = parse_cpu(&args.arbiter_cpu, "--arbiter-cpu")?;
+    let mut cfg = BenchConfig {
+        clients,
+        seconds: args.seconds,
+        repeat: args.repeat,
+        interferers: args.interferers,
+        target_pps: args.target_pps,
+        target_weight: args.target_weight,
+        link_pps: args.link_pps,
+        rates: parse_list(&args.rates, parse_rate)?,
+        sched,
+        delta_throughput_ns: args.delta_ns,
+        delta_latency_ns: args.latency_delta_ns,
+        batch: args.batch,
+        transport,
+        queue_len: args.queue_len,
+        placement: Placement {
+            arbiter_cpu,
+            client_cpu: parse_cpu(&args.client_cpu, "--client-cpu")?,
+            receiver_cpu: arbiter_cpu,
+            rt_priority,
+        },
+        experiments: exp,
+        max_packets_per_flow: args.max_packets,
+    };
+    if args.quick {
+        cfg.clients = vec![1, 4];
+        cfg.seconds = 0.3;
+        cfg.repeat = 1;
+        cfg.rates = vec![50_000, 400_000];
+    }
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// Runs the command.
+#[cfg(target_os = "linux")]
+pub fn run(args: UdpBenchArgs) -> Result<(), String> {
+    use fairway_eval::udp_bench::{report, run};
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    let cfg = config(&args)?;
+    if !fairway_runtime::net::is_root() {
+        return Err("udp-bench needs root (CAP_NET_ADMIN) to create its network namespaces".into());
+    }
+    fairway_runtime::net::install_interrupt_handler().map_err(|e| e.to_string())?;
+    let total = cfg.trials() as u64;
+    let bar = if args.json {
+        ProgressBar::hidden()
+    } else {
+        let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        b.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b.enable_steady_tick(Duration::from_millis(200));
+        b
+    };
+    let result = run(&cfg, &mut |done, _, label| {
+        bar.set_position(done as u64);
+        bar.set_message(label.to_string());
+    });
+    bar.finish_and_clear();
+    let rep = result?;
+    if let Some(dir) = &args.csv {
+        report::write_csv(&rep, std::path::Path::new(dir))?;
+    }
+    let charts = match &args.chart {
+        Some(prefix) => report::write_charts(&rep, prefix)?,
+        None => Vec::new(),
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rep).map_err(|e| e.to_string())?
+        );
+    } else {
+        print!("{}", report::text(&rep));
+        for c in charts {
+            println!("chart: {c}");
+        }
+    }
+    Ok(())
+}
+
+/// Real packets need Linux (network namespaces, sendmmsg).
+#[cfg(not(target_os = "linux"))]
+pub fn run(_args: UdpBenchArgs) -> Result<(), String> {
+    Err("udp-bench needs Linux (network namespaces, sendmmsg)".into())
+}

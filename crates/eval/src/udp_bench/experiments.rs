@@ -1,0 +1,470 @@
+//! The three experiments of seed 001 §5.4–§5.5 and the Eq. (1) check, with
+//! the three configurations measured back to back for each point (the
+//! machine is noisy; ratios are taken within one run).
+
+use super::bound::{self, BoundCheck, BoundInput};
+use super::trial::{
+    run_trial, FlowSpec, Mode, Percentiles, Placement, Transport, TrialResult, TrialSpec,
+};
+use fairway_core::SchedSpec;
+use fairway_runtime::net::FRAME_LEN;
+use serde::Serialize;
+
+/// Which experiments to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Experiment {
+    /// Throughput versus clients (Fig. 6).
+    pub throughput: bool,
+    /// Target latency alone and under load (Figs. 8, 10) + Eq. (1).
+    pub latency: bool,
+    /// p98 versus link rate (Fig. 9).
+    pub sweep: bool,
+}
+
+/// The run's parameters.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// Client counts for the throughput experiment.
+    pub clients: Vec<usize>,
+    /// Seconds per trial.
+    pub seconds: f64,
+    /// Trials per throughput point and configuration (the median is kept).
+    pub repeat: usize,
+    /// Interfering (flat-out) clients next to the target.
+    pub interferers: usize,
+    /// The target's rate, packets/s (seed 001: 4000).
+    pub target_pps: u64,
+    /// The target's weight (seed 001: 50; the others have 1).
+    pub target_weight: u32,
+    /// Link rate of the loaded latency experiment, packets/s.
+    pub link_pps: u64,
+    /// Link rates of the sweep, packets/s.
+    pub rates: Vec<u64>,
+    /// The arbiter's scheduler.
+    pub sched: SchedSpec,
+    /// Δ_A and Δ_C of the throughput experiment, ns (§5.2: 1000).
+    pub delta_throughput_ns: u64,
+    /// Δ_A and Δ_C of the latency experiments, ns (§5.5: 500).
+    pub delta_latency_ns: u64,
+    /// Datagrams per `sendmmsg`.
+    pub batch: usize,
+    /// UDP sockets or raw `AF_PACKET` frames.
+    pub transport: Transport,
+    /// Client queue length.
+    pub queue_len: usize,
+    /// Thread placement.
+    pub placement: Placement,
+    /// Which experiments.
+    pub experiments: Experiment,
+    /// Packets per client at most, per trial.
+    pub max_packets_per_flow: u64,
+}
+
+impl BenchConfig {
+    /// Checks every parameter; the error names it and its allowed range.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.seconds > 0.0 && self.seconds <= 60.0) {
+            return Err(format!("--seconds {} outside (0, 60]", self.seconds));
+        }
+        if self.clients.is_empty() || self.clients.iter().any(|&c| c == 0 || c > 256) {
+            return Err("--clients: each count must be in 1..=256".into());
+        }
+        if self.repeat == 0 || self.repeat > 20 {
+            return Err(format!("--repeat {} outside 1..=20", self.repeat));
+        }
+        if self.interferers > 255 {
+            return Err(format!(
+                "--interferers {} outside 0..=255",
+                self.interferers
+            ));
+        }
+        if self.target_pps == 0 || self.target_pps > 1_000_000 {
+            return Err(format!(
+                "--target-pps {} outside 1..=1000000",
+                self.target_pps
+            ));
+        }
+        if self.target_weight == 0 {
+            return Err("--target-weight must be at least 1".into());
+        }
+        let max_pps = 1_000_000_000_000 / (FRAME_LEN as u64 * 8);
+        for &r in std::iter::once(&self.link_pps).chain(&self.rates) {
+            if r < 100 || r > max_pps {
+                return Err(format!("link rate {r} pps outside 100..={max_pps}"));
+            }
+        }
+        if self.batch == 0 || self.batch > 1024 {
+            return Err(format!("--batch {} outside 1..=1024", self.batch));
+        }
+        if self.queue_len == 0 || self.queue_len >= 1 << 20 {
+            return Err(format!("--queue-len {} outside 1..1048576", self.queue_len));
+        }
+        Ok(())
+    }
+
+    fn spec(
+        &self,
+        mode: Mode,
+        flows: Vec<FlowSpec>,
+        link_pps: Option<u64>,
+        delta: u64,
+    ) -> TrialSpec {
+        TrialSpec {
+            mode,
+            flows,
+            link_pps,
+            seconds: self.seconds,
+            max_packets_per_flow: self.max_packets_per_flow,
+            sched: self.sched.clone(),
+            delta_a_ns: delta,
+            delta_c_ns: delta,
+            batch: self.batch,
+            transport: self.transport,
+            queue_len: self.queue_len,
+            placement: self.placement,
+        }
+    }
+
+    fn target_flows(&self, interferers: usize) -> Vec<FlowSpec> {
+        let mut f = vec![FlowSpec {
+            weight: self.target_weight,
+            pace_pps: Some(self.target_pps),
+            watched: true,
+        }];
+        f.extend((0..interferers).map(|_| FlowSpec {
+            weight: 1,
+            pace_pps: None,
+            watched: false,
+        }));
+        f
+    }
+
+    /// Number of trials `run` makes (for a progress bar).
+    pub fn trials(&self) -> usize {
+        let mut t = 0;
+        if self.experiments.throughput {
+            t += self.clients.len() * 3 * self.repeat;
+        }
+        if self.experiments.latency {
+            t += 6;
+        }
+        if self.experiments.sweep {
+            t += self.rates.len() * 2;
+        }
+        t
+    }
+}
+
+/// One throughput point: the median of the repeats.
+#[derive(Clone, Debug, Serialize)]
+pub struct ThroughputPoint {
+    /// Configuration.
+    pub mode: Mode,
+    /// Clients.
+    pub clients: usize,
+    /// Median packets/s sent.
+    pub tx_pps: f64,
+    /// Median packets/s reaching the receiving sockets.
+    pub delivered_pps: f64,
+    /// tx pps of every repeat.
+    pub runs: Vec<f64>,
+    /// Accounting held in every repeat.
+    pub accounting_ok: bool,
+}
+
+/// One sweep point.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepPoint {
+    /// Configuration.
+    pub mode: Mode,
+    /// Configured link rate, packets/s.
+    pub rate_pps: u64,
+    /// Aggregate packets/s sent.
+    pub tx_pps: f64,
+    /// Aggregate packets/s that got past the qdisc and the veth.
+    pub delivered_pps: f64,
+    /// The target's latency.
+    pub target: Percentiles,
+    /// The target's received rate / offered rate.
+    pub target_rate_ratio: f64,
+    /// The configuration delivered less than 90 % of the link rate:
+    /// overloaded.
+    pub overloaded: bool,
+    /// Accounting held.
+    pub accounting_ok: bool,
+}
+
+/// The targets as ratios from this run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Targets {
+    /// min over client counts of fairway / none throughput (target ≥ 0.9).
+    pub fairway_over_none_min: Option<f64>,
+    /// fairway / tc throughput at the largest client count (target ≥ 1.3).
+    pub fairway_over_tc_at_max_clients: Option<f64>,
+    /// fairway's light-load median − none's, µs (target ≤ 2).
+    pub added_median_us: Option<f64>,
+    /// tc's light-load median − none's, µs (seed 001: 0.3..0.6).
+    pub tc_added_median_us: Option<f64>,
+    /// The target's received/offered rate under load in fairway (target
+    /// 1 ± 0.02).
+    pub fairway_target_rate_ratio: Option<f64>,
+    /// The same in tc (reported).
+    pub tc_target_rate_ratio: Option<f64>,
+    /// The same in none (reported).
+    pub none_target_rate_ratio: Option<f64>,
+    /// The lowest swept rate at which tc is overloaded.
+    pub tc_overload_pps: Option<u64>,
+    /// The lowest swept rate at which fairway is overloaded.
+    pub fairway_overload_pps: Option<u64>,
+    /// At every swept rate ≥ tc's overload threshold, fairway's p98 < tc's.
+    pub fairway_p98_below_tc_above_threshold: Option<bool>,
+    /// Every trial accounted for every packet.
+    pub accounting_ok: bool,
+}
+
+/// Everything measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// CPUs available.
+    pub cpus: usize,
+    /// The scheduler in the arbiter.
+    pub sched: String,
+    /// How clients sent.
+    pub transport: Transport,
+    /// Seconds per trial.
+    pub seconds: f64,
+    /// Throughput points.
+    pub throughput: Vec<ThroughputPoint>,
+    /// Target alone, three configurations (Fig. 8).
+    pub light: Vec<TrialResult>,
+    /// Target with interferers at `link_pps` (Fig. 10).
+    pub loaded: Vec<TrialResult>,
+    /// Link rate of the loaded runs.
+    pub link_pps: u64,
+    /// p98 versus rate (Fig. 9).
+    pub sweep: Vec<SweepPoint>,
+    /// Eq. (1) on fairway's loaded run.
+    pub bound: Option<BoundCheck>,
+    /// The targets as ratios.
+    pub targets: Targets,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        0.0
+    } else {
+        v[v.len() / 2]
+    }
+}
+
+/// The Eq. (1) check for a fairway trial with a watched target (flow 0),
+/// using the bound of `kind` (pass the arbiter's own scheduler; a test
+/// passes DRR's bound for a FIFO run to show the check failing).
+pub fn bound_check(
+    trial: &TrialResult,
+    kind: fairway_core::SchedKind,
+    delta_a_ns: u64,
+    delta_c_ns: u64,
+    link_pps: u64,
+) -> Option<BoundCheck> {
+    let t = trial.target.as_ref()?;
+    let input = BoundInput {
+        kind,
+        weights: trial.flows.iter().map(|f| f.weight).collect(),
+        target: t.flow,
+        max_len: FRAME_LEN,
+        link_bps: link_pps as f64 * FRAME_LEN as f64 * 8.0,
+        delta_a_ns,
+        delta_c_ns,
+    };
+    bound::check(&input, t.sched_delay_hist.as_ref()?)
+}
+
+/// Runs the selected experiments; `progress(done, total, label)` after
+/// each trial. Stops early (with an error) on Ctrl-C.
+pub fn run(
+    cfg: &BenchConfig,
+    progress: &mut dyn FnMut(usize, usize, &str),
+) -> Result<Report, String> {
+    cfg.validate()?;
+    let total = cfg.trials();
+    let mut done = 0;
+    let mut step = |label: String, spec: TrialSpec| -> Result<TrialResult, String> {
+        if fairway_runtime::net::interrupted() {
+            return Err("interrupted".into());
+        }
+        let r = run_trial(&spec)?;
+        done += 1;
+        progress(done, total, &label);
+        Ok(r)
+    };
+    let mut report = Report {
+        cpus: fairway_runtime::affinity::available_cpus(),
+        sched: cfg.sched.to_string(),
+        transport: cfg.transport,
+        seconds: cfg.seconds,
+        throughput: Vec::new(),
+        light: Vec::new(),
+        loaded: Vec::new(),
+        link_pps: cfg.link_pps,
+        sweep: Vec::new(),
+        bound: None,
+        targets: Targets {
+            accounting_ok: true,
+            ..Targets::default()
+        },
+    };
+    let mut all_ok = true;
+
+    if cfg.experiments.throughput {
+        for &n in &cfg.clients {
+            let mut runs: Vec<Vec<TrialResult>> = vec![Vec::new(); 3];
+            for _ in 0..cfg.repeat {
+                for (m, &mode) in Mode::ALL.iter().enumerate() {
+                    let flows = vec![
+                        FlowSpec {
+                            weight: 1,
+                            pace_pps: None,
+                            watched: false
+                        };
+                        n
+                    ];
+                    let spec = cfg.spec(mode, flows, None, cfg.delta_throughput_ns);
+                    runs[m].push(step(
+                        format!("throughput {n} clients {}", mode.name()),
+                        spec,
+                    )?);
+                }
+            }
+            for (m, &mode) in Mode::ALL.iter().enumerate() {
+                let ok = runs[m].iter().all(TrialResult::accounting_holds);
+                all_ok &= ok;
+                let mut tx: Vec<f64> = runs[m].iter().map(|r| r.tx_pps).collect();
+                let mut dl: Vec<f64> = runs[m].iter().map(|r| r.delivered_pps).collect();
+                let all = tx.clone();
+                report.throughput.push(ThroughputPoint {
+                    mode,
+                    clients: n,
+                    tx_pps: median(&mut tx),
+                    delivered_pps: median(&mut dl),
+                    runs: all,
+                    accounting_ok: ok,
+                });
+            }
+        }
+        let at = |mode: Mode, n: usize| {
+            report
+                .throughput
+                .iter()
+                .find(|p| p.mode == mode && p.clients == n)
+                .map(|p| p.tx_pps)
+        };
+        report.targets.fairway_over_none_min = cfg
+            .clients
+            .iter()
+            .filter_map(|&n| Some(at(Mode::Fairway, n)? / at(Mode::None, n)?))
+            .min_by(|a, b| a.total_cmp(b));
+        let nmax = cfg.clients.iter().copied().max().unwrap_or(1);
+        report.targets.fairway_over_tc_at_max_clients = at(Mode::Fairway, nmax)
+            .zip(at(Mode::Tc, nmax))
+            .map(|(f, t)| f / t);
+    }
+
+    if cfg.experiments.latency {
+        let d = cfg.delta_latency_ns;
+        for mode in Mode::ALL {
+            let spec = cfg.spec(mode, cfg.target_flows(0), Some(cfg.link_pps), d);
+            report
+                .light
+                .push(step(format!("latency alone {}", mode.name()), spec)?);
+        }
+        for mode in Mode::ALL {
+            let spec = cfg.spec(
+                mode,
+                cfg.target_flows(cfg.interferers),
+                Some(cfg.link_pps),
+                d,
+            );
+            report
+                .loaded
+                .push(step(format!("latency loaded {}", mode.name()), spec)?);
+        }
+        for r in report.light.iter().chain(&report.loaded) {
+            all_ok &= r.accounting_holds();
+        }
+        let p50 = |v: &[TrialResult], m: Mode| {
+            v.iter()
+                .find(|r| r.mode == m)
+                .and_then(|r| r.target.as_ref())
+                .map(|t| t.latency.p50)
+        };
+        let none = p50(&report.light, Mode::None);
+        report.targets.added_median_us = p50(&report.light, Mode::Fairway)
+            .zip(none)
+            .map(|(f, n)| f - n);
+        report.targets.tc_added_median_us =
+            p50(&report.light, Mode::Tc).zip(none).map(|(t, n)| t - n);
+        let ratio = |m: Mode| {
+            report
+                .loaded
+                .iter()
+                .find(|r| r.mode == m)
+                .and_then(|r| r.target.as_ref())
+                .map(|t| t.rate_ratio)
+        };
+        report.targets.fairway_target_rate_ratio = ratio(Mode::Fairway);
+        report.targets.tc_target_rate_ratio = ratio(Mode::Tc);
+        report.targets.none_target_rate_ratio = ratio(Mode::None);
+        if let Some(f) = report.loaded.iter().find(|r| r.mode == Mode::Fairway) {
+            report.bound = bound_check(f, cfg.sched.kind, d, d, cfg.link_pps);
+        }
+    }
+
+    if cfg.experiments.sweep {
+        let d = cfg.delta_latency_ns;
+        for &rate in &cfg.rates {
+            for mode in [Mode::Tc, Mode::Fairway] {
+                let spec = cfg.spec(mode, cfg.target_flows(cfg.interferers), Some(rate), d);
+                let r = step(format!("sweep {rate} pps {}", mode.name()), spec)?;
+                all_ok &= r.accounting_holds();
+                let t = r.target.clone().unwrap_or_default();
+                report.sweep.push(SweepPoint {
+                    mode,
+                    rate_pps: rate,
+                    tx_pps: r.tx_pps,
+                    delivered_pps: r.delivered_pps,
+                    target: t.latency,
+                    target_rate_ratio: t.rate_ratio,
+                    overloaded: r.delivered_pps < 0.9 * rate as f64,
+                    accounting_ok: r.accounting_holds(),
+                });
+            }
+        }
+        let threshold = |m: Mode| {
+            report
+                .sweep
+                .iter()
+                .filter(|p| p.mode == m && p.overloaded)
+                .map(|p| p.rate_pps)
+                .min()
+        };
+        report.targets.tc_overload_pps = threshold(Mode::Tc);
+        report.targets.fairway_overload_pps = threshold(Mode::Fairway);
+        report.targets.fairway_p98_below_tc_above_threshold =
+            report.targets.tc_overload_pps.map(|th| {
+                cfg.rates.iter().filter(|&&r| r >= th).all(|&r| {
+                    let p = |m: Mode| {
+                        report
+                            .sweep
+                            .iter()
+                            .find(|p| p.mode == m && p.rate_pps == r)
+                            .map(|p| p.target.p98)
+                    };
+                    matches!((p(Mode::Fairway), p(Mode::Tc)), (Some(f), Some(t)) if f < t)
+                })
+            });
+    }
+    report.targets.accounting_ok = all_ok;
+    Ok(report)
+}

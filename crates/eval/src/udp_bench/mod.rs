@@ -1,0 +1,35 @@
+//! # Real packets: seed 001's UDP experiments against the kernel's scheduler
+//!
+//! Seed 001 §5.4–§5.5 measure the arbiter architecture with real UDP
+//! senders, side by side with no scheduler and with the kernel's TC. This
+//! module runs the same three configurations in one run, on a testbed the
+//! run creates (two network namespaces and a veth pair, see
+//! [`fairway_runtime::net::testbed`]):
+//!
+//! * `none`: clients send directly, no qdisc;
+//! * `tc`: clients send directly, HTB on the egress device, one class per
+//!   client (the kernel here has HTB and TBF, not the QFQ/DRR qdiscs);
+//! * `fairway`: clients submit to the arbiter (default DRR with a quantum of
+//!   one 60-byte packet, §5.2) and transmit what it granted.
+//!
+//! Experiments ([`experiments`]):
+//! * throughput versus number of clients, 60-byte packets (Fig. 6);
+//! * the one-way latency of a *target* client sending 4 kpps with weight
+//!   50, alone (Fig. 8) and with the other clients sending flat out
+//!   (Fig. 10), Δ_A = Δ_C = 500 ns;
+//! * the 98th percentile of that latency versus the configured link rate
+//!   (Fig. 9), locating each configuration's overload threshold;
+//! * the Eq. (1) bound of §4 checked on the target's measured scheduling
+//!   delay ([`bound`]).
+//!
+//! Every trial checks that nothing is lost uncounted: packets sent =
+//! received + drops counted by the kernel.
+
+pub mod bound;
+pub mod experiments;
+pub mod report;
+pub mod trial;
+
+pub use bound::{BoundCheck, BoundInput};
+pub use experiments::{run, BenchConfig, Experiment, Report, Targets};
+pub use trial::{run_trial, FlowSpec, Mode, Placement, Transport, TrialResult, TrialSpec};

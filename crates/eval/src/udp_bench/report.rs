@@ -1,0 +1,326 @@
+//! Text tables, CSV files and SVG charts of a [`Report`].
+
+use super::experiments::Report;
+use super::trial::{Mode, TrialResult};
+use crate::cost::chart::{write_svg, ChartSpec, Series};
+use std::fmt::Write as _;
+use std::path::Path;
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".into(), |x| format!("{x:.digits$}"))
+}
+
+fn color(m: Mode) -> usize {
+    match m {
+        Mode::None => 7,
+        Mode::Tc => 1,
+        Mode::Fairway => 0,
+    }
+}
+
+fn latency_rows(out: &mut String, title: &str, runs: &[TrialResult]) {
+    let _ = writeln!(out, "\n{title}");
+    let _ = writeln!(
+        out,
+        "{:<8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9} {:>11}",
+        "config",
+        "p50 µs",
+        "p90 µs",
+        "p98 µs",
+        "p99 µs",
+        "max µs",
+        "target pps",
+        "rate",
+        "accounted"
+    );
+    for r in runs {
+        let Some(t) = &r.target else { continue };
+        let _ = writeln!(
+            out,
+            "{:<8} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>10.0} {:>9.3} {:>11}",
+            r.mode.name(),
+            t.latency.p50,
+            t.latency.p90,
+            t.latency.p98,
+            t.latency.p99,
+            t.latency.max,
+            t.received_pps,
+            t.rate_ratio,
+            if r.accounting_holds() { "yes" } else { "NO" }
+        );
+    }
+}
+
+/// The report as text tables.
+pub fn text(r: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "seed 001 §5.4-5.5 with real UDP packets ({:?}): {} CPUs, scheduler {}, {} s per trial",
+        r.transport, r.cpus, r.sched, r.seconds
+    );
+    if !r.throughput.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nthroughput, 60-byte packets (Mpps sent, median; Fig. 6)"
+        );
+        let _ = writeln!(
+            out,
+            "{:>7} {:>9} {:>9} {:>9} {:>13} {:>11} {:>9}",
+            "clients", "none", "tc", "fairway", "fairway/none", "fairway/tc", "accounted"
+        );
+        let mut ns: Vec<usize> = r.throughput.iter().map(|p| p.clients).collect();
+        ns.dedup();
+        for n in ns {
+            let get = |m: Mode| r.throughput.iter().find(|p| p.clients == n && p.mode == m);
+            let v = |m: Mode| get(m).map(|p| p.tx_pps);
+            let ok = Mode::ALL
+                .iter()
+                .all(|&m| get(m).is_some_and(|p| p.accounting_ok));
+            let _ = writeln!(
+                out,
+                "{:>7} {:>9} {:>9} {:>9} {:>13} {:>11} {:>9}",
+                n,
+                opt(v(Mode::None).map(|x| x / 1e6), 3),
+                opt(v(Mode::Tc).map(|x| x / 1e6), 3),
+                opt(v(Mode::Fairway).map(|x| x / 1e6), 3),
+                opt(v(Mode::Fairway).zip(v(Mode::None)).map(|(f, n)| f / n), 2),
+                opt(v(Mode::Fairway).zip(v(Mode::Tc)).map(|(f, t)| f / t), 2),
+                if ok { "yes" } else { "NO" }
+            );
+        }
+    }
+    if !r.light.is_empty() {
+        latency_rows(
+            &mut out,
+            "target client alone, one-way latency (Fig. 8)",
+            &r.light,
+        );
+        let title = format!(
+            "target (4 kpps-style pacing, high weight) + interferers flat out, link {} pps (Fig. 10)",
+            r.link_pps
+        );
+        latency_rows(&mut out, &title, &r.loaded);
+    }
+    if let Some(b) = &r.bound {
+        let _ = writeln!(
+            out,
+            "\nEq. (1) on fairway's target: bound {:.1} µs (scheduler {:.1} µs), worst submit->send {:.1} µs, p99.9 {:.1} µs, margin {:.1} µs, {} of {} over: {}",
+            b.bound_us, b.twfi_scheduler_us, b.worst_us, b.p999_us, b.margin_us, b.over_bound, b.packets,
+            if b.holds { "holds" } else { "VIOLATED" }
+        );
+    }
+    if !r.sweep.is_empty() {
+        let _ = writeln!(out, "\ntarget p98 latency versus link rate (Fig. 9)");
+        let _ = writeln!(
+            out,
+            "{:>10} {:>10} {:>10} {:>11} {:>11} {:>9} {:>9}",
+            "rate pps", "tc p98 µs", "fw p98 µs", "tc deliv/s", "fw deliv/s", "tc rate", "fw rate"
+        );
+        let mut rates: Vec<u64> = r.sweep.iter().map(|p| p.rate_pps).collect();
+        rates.dedup();
+        for rate in rates {
+            let g = |m: Mode| r.sweep.iter().find(|p| p.rate_pps == rate && p.mode == m);
+            let mark = |m: Mode| g(m).map_or("", |p| if p.overloaded { "*" } else { "" });
+            let _ = writeln!(
+                out,
+                "{:>10} {:>10} {:>10} {:>10}{:1} {:>10}{:1} {:>9} {:>9}",
+                rate,
+                opt(g(Mode::Tc).map(|p| p.target.p98), 1),
+                opt(g(Mode::Fairway).map(|p| p.target.p98), 1),
+                opt(g(Mode::Tc).map(|p| p.delivered_pps), 0),
+                mark(Mode::Tc),
+                opt(g(Mode::Fairway).map(|p| p.delivered_pps), 0),
+                mark(Mode::Fairway),
+                opt(g(Mode::Tc).map(|p| p.target_rate_ratio), 3),
+                opt(g(Mode::Fairway).map(|p| p.target_rate_ratio), 3),
+            );
+        }
+        let _ = writeln!(out, "(* = delivered < 90 % of the link rate: overloaded)");
+    }
+    let t = &r.targets;
+    let _ = writeln!(out, "\ntargets (ratios from this run)");
+    let _ = writeln!(
+        out,
+        "  fairway/none throughput, min over clients: {} (target >= 0.9)",
+        opt(t.fairway_over_none_min, 2)
+    );
+    let _ = writeln!(
+        out,
+        "  fairway/tc throughput at the most clients: {} (target >= 1.3)",
+        opt(t.fairway_over_tc_at_max_clients, 2)
+    );
+    let _ = writeln!(
+        out,
+        "  added median latency at light load: fairway {} µs (target <= 2), tc {} µs",
+        opt(t.added_median_us, 2),
+        opt(t.tc_added_median_us, 2)
+    );
+    let _ = writeln!(
+        out,
+        "  target's rate under load, received/offered: fairway {} (target 1 ± 0.02), tc {}, none {}",
+        opt(t.fairway_target_rate_ratio, 3),
+        opt(t.tc_target_rate_ratio, 3),
+        opt(t.none_target_rate_ratio, 3)
+    );
+    let _ = writeln!(
+        out,
+        "  overload threshold: tc {}, fairway {}; fairway p98 < tc p98 at every rate from tc's threshold: {}",
+        t.tc_overload_pps.map_or("not reached".into(), |p| format!("{p} pps")),
+        t.fairway_overload_pps.map_or("not reached".into(), |p| format!("{p} pps")),
+        t.fairway_p98_below_tc_above_threshold.map_or("-".into(), |b| b.to_string())
+    );
+    let _ = writeln!(
+        out,
+        "  every packet accounted for (sent = received + counted drops): {}",
+        t.accounting_ok
+    );
+    out
+}
+
+/// Writes `throughput.csv`, `latency.csv` (CDF points) and `sweep.csv` into
+/// `dir`.
+pub fn write_csv(r: &Report, dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let write = |name: &str, body: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, body).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let mut s = String::from("mode,clients,tx_pps,delivered_pps,accounting_ok\n");
+    for p in &r.throughput {
+        let _ = writeln!(
+            s,
+            "{},{},{:.0},{:.0},{}",
+            p.mode.name(),
+            p.clients,
+            p.tx_pps,
+            p.delivered_pps,
+            p.accounting_ok
+        );
+    }
+    write("throughput.csv", s)?;
+    let mut s = String::from("run,mode,latency_us,fraction\n");
+    for (run, v) in [("alone", &r.light), ("loaded", &r.loaded)] {
+        for t in v.iter() {
+            if let Some(tg) = &t.target {
+                for (x, q) in &tg.cdf {
+                    let _ = writeln!(s, "{run},{},{x:.3},{q:.4}", t.mode.name());
+                }
+            }
+        }
+    }
+    write("latency.csv", s)?;
+    let mut s =
+        String::from("mode,rate_pps,tx_pps,p50_us,p98_us,p99_us,target_rate_ratio,overloaded\n");
+    for p in &r.sweep {
+        let _ = writeln!(
+            s,
+            "{},{},{:.0},{:.3},{:.3},{:.3},{:.4},{}",
+            p.mode.name(),
+            p.rate_pps,
+            p.tx_pps,
+            p.target.p50,
+            p.target.p98,
+            p.target.p99,
+            p.target_rate_ratio,
+            p.overloaded
+        );
+    }
+    write("sweep.csv", s)
+}
+
+/// Writes the charts `<prefix>-throughput.svg`, `<prefix>-latency.svg` and
+/// `<prefix>-sweep.svg` for the experiments that ran; returns the paths.
+pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
+    let mut written = Vec::new();
+    if !r.throughput.is_empty() {
+        let series: Vec<Series> = Mode::ALL
+            .iter()
+            .map(|&m| Series {
+                name: m.name().into(),
+                points: r
+                    .throughput
+                    .iter()
+                    .filter(|p| p.mode == m)
+                    .map(|p| (p.clients as f64, p.tx_pps / 1e6))
+                    .collect(),
+                dashed: false,
+                color: color(m),
+            })
+            .collect();
+        let path = format!("{prefix}-throughput.svg");
+        write_svg(
+            Path::new(&path),
+            &ChartSpec {
+                title: "UDP throughput, 60-byte packets (seed 001 Fig. 6)".into(),
+                x_label: "clients".into(),
+                y_label: "Mpps sent".into(),
+                log_x: false,
+                log_y: false,
+            },
+            &series,
+        )?;
+        written.push(path);
+    }
+    if !r.light.is_empty() {
+        let mut series = Vec::new();
+        for (label, runs, dashed) in [("alone", &r.light, true), ("loaded", &r.loaded, false)] {
+            for t in runs.iter() {
+                if let Some(tg) = &t.target {
+                    series.push(Series {
+                        name: format!("{} {label}", t.mode.name()),
+                        points: tg.cdf.iter().map(|&(x, q)| (x.max(0.01), q)).collect(),
+                        dashed,
+                        color: color(t.mode),
+                    });
+                }
+            }
+        }
+        let path = format!("{prefix}-latency.svg");
+        write_svg(
+            Path::new(&path),
+            &ChartSpec {
+                title: format!(
+                    "target one-way latency CDF, link {} pps (Figs. 8, 10)",
+                    r.link_pps
+                ),
+                x_label: "latency [µs]".into(),
+                y_label: "fraction".into(),
+                log_x: true,
+                log_y: false,
+            },
+            &series,
+        )?;
+        written.push(path);
+    }
+    if !r.sweep.is_empty() {
+        let series: Vec<Series> = [Mode::Tc, Mode::Fairway]
+            .iter()
+            .map(|&m| Series {
+                name: format!("{} p98", m.name()),
+                points: r
+                    .sweep
+                    .iter()
+                    .filter(|p| p.mode == m)
+                    .map(|p| (p.rate_pps as f64, p.target.p98.max(0.01)))
+                    .collect(),
+                dashed: false,
+                color: color(m),
+            })
+            .collect();
+        let path = format!("{prefix}-sweep.svg");
+        write_svg(
+            Path::new(&path),
+            &ChartSpec {
+                title: "target p98 latency versus link rate (seed 001 Fig. 9)".into(),
+                x_label: "link rate [pps]".into(),
+                y_label: "p98 latency [µs]".into(),
+                log_x: true,
+                log_y: true,
+            },
+            &series,
+        )?;
+        written.push(path);
+    }
+    Ok(written)
+}

@@ -1,0 +1,750 @@
+//! One measurement: one configuration (`none`, `tc` or `fairway`), one set
+//! of clients, on a testbed of its own (so every kernel counter starts from
+//! zero and nothing of a previous run is still queued).
+//!
+//! Threads: each client is a thread with its own UDP socket (seed 001
+//! §5.2); in `fairway` it submits to its client queue and transmits what
+//! the arbiter granted itself (`drain()` with the [`UdpSender`] back-end).
+//! The receiver is a thread reading the watched flows. A flat-out client
+//! sends batches stamped with the current time; a paced client (the
+//! *target*) sends packet i at t0 + i/rate, stamped when actually sent or
+//! submitted.
+//!
+//! Every loop is bounded by `seconds` and by `max_packets_per_flow`, and
+//! stops on Ctrl-C; the grace period after the deadline (fairway clients
+//! transmitting what was granted, the qdisc emptying) is bounded too.
+
+use fairway_core::SchedSpec;
+use fairway_runtime::net::testbed::RECEIVER_IP;
+use fairway_runtime::net::testbed::{RECEIVER_MAC, SENDER_IP, SENDER_MAC};
+use fairway_runtime::net::{
+    interrupted, monotonic_ns, Datagram, HtbClass, KernelDrops, Receiver, ReceiverSockets,
+    SendCounters, Testbed, UdpSender, FRAME_LEN,
+};
+use fairway_runtime::net::{FrameAddrs, PacketSender};
+use fairway_runtime::{ArbiterMode, Backend, ClientConfig, RuntimeBuilder, RuntimeConfig};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::sync::Barrier;
+use std::time::Duration;
+
+/// First receiver port; flow i uses `BASE_PORT + i`.
+pub const BASE_PORT: u16 = 40_000;
+/// HTB's link rate when the link should never be the bottleneck, bits/s.
+pub const UNLIMITED_TC_BPS: u64 = 100_000_000_000;
+/// fairway's emulated link rate when it should never be the bottleneck.
+pub const UNLIMITED_FAIRWAY_BPS: u64 = 1_000_000_000_000;
+/// How long fairway clients keep transmitting granted packets after the
+/// deadline, at most.
+const GRACE_NS: u64 = 500_000_000;
+/// How long to wait for the qdisc to empty after the clients stopped.
+const QUIESCE_MAX: Duration = Duration::from_secs(2);
+/// How long a flat-out fairway client waits for a grant before yielding
+/// its CPU to the next client, ns.
+const YIELD_AFTER_NS: u64 = 20_000;
+/// How long a socket send may block on a full socket buffer.
+const SEND_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// Who schedules the clients' packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Clients send directly; the veth has no qdisc (`noqueue`).
+    None,
+    /// Clients send directly; HTB on the egress device, one class each.
+    Tc,
+    /// Clients submit to the arbiter and transmit what it granted.
+    Fairway,
+}
+
+impl Mode {
+    /// All three, in table order.
+    pub const ALL: [Mode; 3] = [Mode::None, Mode::Tc, Mode::Fairway];
+
+    /// The name used in tables, CSV and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::None => "none",
+            Mode::Tc => "tc",
+            Mode::Fairway => "fairway",
+        }
+    }
+}
+
+/// How clients put packets on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    /// One UDP socket per client ([`UdpSender`]).
+    Udp,
+    /// One raw `AF_PACKET` socket per client writing whole frames
+    /// ([`PacketSender`]; seed 001 Fig. 7's netmap analogue).
+    AfPacket,
+}
+
+/// A client's socket, either kind.
+enum Sender {
+    Udp(UdpSender),
+    Packet(PacketSender),
+}
+
+impl Sender {
+    fn send_now(&mut self, d: &[Datagram]) {
+        match self {
+            Sender::Udp(s) => s.send_now(d),
+            Sender::Packet(s) => s.send_now(d),
+        }
+    }
+    fn counters(&self) -> SendCounters {
+        match self {
+            Sender::Udp(s) => s.counters(),
+            Sender::Packet(s) => s.counters(),
+        }
+    }
+    fn delays(&self) -> Option<&Histogram<u64>> {
+        match self {
+            Sender::Udp(s) => s.delays(),
+            Sender::Packet(_) => None,
+        }
+    }
+}
+
+impl Backend<Datagram> for Sender {
+    #[inline]
+    fn transmit(&mut self, p: Datagram) {
+        match self {
+            Sender::Udp(s) => s.transmit(p),
+            Sender::Packet(s) => s.transmit(p),
+        }
+    }
+    fn flush(&mut self) {
+        match self {
+            Sender::Udp(s) => s.flush(),
+            Sender::Packet(s) => s.flush(),
+        }
+    }
+}
+
+/// One client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    /// Its weight (HTB class share / scheduler flow weight).
+    pub weight: u32,
+    /// Packets per second, or `None` to send as fast as possible.
+    pub pace_pps: Option<u64>,
+    /// Read by the receiver during the run, one-way delays recorded.
+    pub watched: bool,
+}
+
+/// Where threads run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// The arbiter's CPU.
+    pub arbiter_cpu: Option<usize>,
+    /// The clients' CPU (all of them).
+    pub client_cpu: Option<usize>,
+    /// The receiver's CPU.
+    pub receiver_cpu: Option<usize>,
+    /// Real-time priority P of the benchmark's threads, so that other
+    /// processes on the machine cannot take their CPUs: flat-out clients
+    /// `SCHED_RR` at P (they share their CPU in turns), the arbiter
+    /// `SCHED_FIFO` at P, the target client and the receiver `SCHED_FIFO`
+    /// at P + 1 (they sleep between packets and must run as soon as they
+    /// wake). `None`: ordinary scheduling.
+    pub rt_priority: Option<u8>,
+}
+
+/// Everything one trial needs.
+#[derive(Clone, Debug)]
+pub struct TrialSpec {
+    /// The configuration.
+    pub mode: Mode,
+    /// The clients.
+    pub flows: Vec<FlowSpec>,
+    /// Link rate in packets/s of [`FRAME_LEN`] bytes; `None`: not a
+    /// bottleneck.
+    pub link_pps: Option<u64>,
+    /// Sending time, seconds.
+    pub seconds: f64,
+    /// At most this many packets per client.
+    pub max_packets_per_flow: u64,
+    /// The arbiter's scheduler (`fairway`).
+    pub sched: SchedSpec,
+    /// Δ_A, ns.
+    pub delta_a_ns: u64,
+    /// Δ_C, ns.
+    pub delta_c_ns: u64,
+    /// Datagrams per `sendmmsg`.
+    pub batch: usize,
+    /// UDP sockets or raw frames.
+    pub transport: Transport,
+    /// Client queue length (`fairway`).
+    pub queue_len: usize,
+    /// Thread placement.
+    pub placement: Placement,
+}
+
+impl TrialSpec {
+    /// The link rate in bits/s this trial configures for `mode`.
+    pub fn link_bps(&self) -> u64 {
+        match (self.link_pps, self.mode) {
+            (Some(p), _) => p * FRAME_LEN as u64 * 8,
+            (None, Mode::Fairway) => UNLIMITED_FAIRWAY_BPS,
+            (None, _) => UNLIMITED_TC_BPS,
+        }
+    }
+}
+
+/// Latency percentiles, µs.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Percentiles {
+    /// Samples.
+    pub count: u64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 98th percentile (seed 001 Fig. 9).
+    pub p98: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl Percentiles {
+    /// From a histogram in ns.
+    pub fn of(h: &Histogram<u64>) -> Self {
+        let q = |x: f64| h.value_at_quantile(x) as f64 / 1e3;
+        Self {
+            count: h.len(),
+            p50: q(0.5),
+            p90: q(0.9),
+            p98: q(0.98),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: h.max() as f64 / 1e3,
+        }
+    }
+}
+
+/// (latency µs, cumulative fraction) points of a histogram in ns.
+pub fn cdf_points(h: &Histogram<u64>, points: usize) -> Vec<(f64, f64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    (0..=points)
+        .map(|i| {
+            let q = i as f64 / points as f64;
+            (h.value_at_quantile(q) as f64 / 1e3, q)
+        })
+        .collect()
+}
+
+/// What one client did and what became of its packets.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct FlowResult {
+    /// Weight.
+    pub weight: u32,
+    /// Datagrams the kernel accepted from this client.
+    pub sent: u64,
+    /// Datagrams the kernel refused (not sent).
+    pub refused: u64,
+    /// Read by the receiver.
+    pub received: u64,
+    /// Dropped at the receiving socket (counted by the kernel).
+    pub socket_drops: u64,
+    /// `sendmmsg` calls made.
+    pub calls: u64,
+    /// fairway: submitted but still queued (never granted) when the grace
+    /// period ended; never sent.
+    pub left_queued: u64,
+}
+
+/// The target (watched, paced) client's view.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct TargetResult {
+    /// Its flow index.
+    pub flow: usize,
+    /// The rate it asked for, packets/s.
+    pub offered_pps: f64,
+    /// Packets received per second of the run.
+    pub received_pps: f64,
+    /// received_pps / offered_pps.
+    pub rate_ratio: f64,
+    /// One-way delay, submit → the kernel received it at the far end of the
+    /// veth (`SO_TIMESTAMPNS`), µs.
+    pub latency: Percentiles,
+    /// Submit → read by the receiver thread, µs (adds its wake-up).
+    pub app_latency: Percentiles,
+    /// The same as a CDF: (µs, fraction).
+    pub cdf: Vec<(f64, f64)>,
+    /// Submit → send (`sendmmsg` returned), µs: the scheduling delay.
+    pub sched_delay: Percentiles,
+    /// The largest submit → send delay, ns (for the Eq. (1) check).
+    #[serde(skip)]
+    pub sched_delay_hist: Option<Histogram<u64>>,
+}
+
+/// The outcome of one trial.
+#[derive(Clone, Debug, Serialize)]
+pub struct TrialResult {
+    /// The configuration.
+    pub mode: Mode,
+    /// Number of clients.
+    pub clients: usize,
+    /// Configured link rate, packets/s (`None`: unlimited).
+    pub link_pps: Option<u64>,
+    /// Sending time, s.
+    pub seconds: f64,
+    /// Per client.
+    pub flows: Vec<FlowResult>,
+    /// The kernel's counters along the path.
+    pub kernel: KernelCounts,
+    /// Σ sent.
+    pub sent: u64,
+    /// Σ received.
+    pub received: u64,
+    /// Σ drops counted by the kernel (sockets, qdisc, veth, UDP).
+    pub counted_drops: u64,
+    /// sent − received − counted drops: must be 0.
+    pub unaccounted: i64,
+    /// Σ sent / seconds.
+    pub tx_pps: f64,
+    /// (Σ sent − counted drops outside the sockets) / seconds: what
+    /// reached the receiving sockets.
+    pub delivered_pps: f64,
+    /// The target client, if one was watched.
+    pub target: Option<TargetResult>,
+    /// fairway: scheduling decisions made.
+    pub decisions: Option<u64>,
+}
+
+/// Serializable copy of [`KernelDrops`].
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct KernelCounts {
+    /// Root qdisc drops.
+    pub qdisc: u64,
+    /// veth drops (sender tx + receiver rx).
+    pub veth: u64,
+    /// UDP drops outside the sockets (no port, other errors).
+    pub udp_other: u64,
+    /// UDP `RcvbufErrors`: must equal Σ socket drops.
+    pub udp_rcvbuf_errors: u64,
+}
+
+impl TrialResult {
+    /// sent = received + counted drops, and the namespace's UDP counter
+    /// agrees with the per-socket drop counters.
+    pub fn accounting_holds(&self) -> bool {
+        let socket: u64 = self.flows.iter().map(|f| f.socket_drops).sum();
+        self.unaccounted == 0 && self.kernel.udp_rcvbuf_errors == socket
+    }
+}
+
+struct ClientOutcome {
+    counters: SendCounters,
+    delays: Option<Histogram<u64>>,
+    left_queued: u64,
+}
+
+/// Waits until `due` (ns): sleeps when far, spins when close.
+fn wait_until(due: u64) {
+    let now = monotonic_ns();
+    if due > now + 30_000 {
+        std::thread::sleep(Duration::from_nanos(due - now - 20_000));
+    } else {
+        std::hint::spin_loop();
+    }
+}
+
+fn direct_client(
+    mut sender: Sender,
+    flow: u16,
+    spec: FlowSpec,
+    batch: usize,
+    max: u64,
+    start: &Barrier,
+    seconds: f64,
+) -> ClientOutcome {
+    start.wait();
+    let t0 = monotonic_ns();
+    let deadline = t0 + (seconds * 1e9) as u64;
+    let mut seq = 0u64;
+    let mut buf = Vec::with_capacity(batch);
+    match spec.pace_pps {
+        None => {
+            while seq < max && !interrupted() {
+                let now = monotonic_ns();
+                if now >= deadline {
+                    break;
+                }
+                buf.clear();
+                let k = (batch as u64).min(max - seq);
+                buf.extend((0..k).map(|j| Datagram::new(flow, seq + j, now)));
+                sender.send_now(&buf);
+                seq += k;
+            }
+        }
+        Some(pps) => {
+            let period = 1e9 / pps.max(1) as f64;
+            while seq < max && !interrupted() {
+                let now = monotonic_ns();
+                if now >= deadline {
+                    break;
+                }
+                let due = t0 + (seq as f64 * period) as u64;
+                if now >= due {
+                    sender.send_now(&[Datagram::new(flow, seq, now)]);
+                    seq += 1;
+                } else {
+                    wait_until(due);
+                }
+            }
+        }
+    }
+    ClientOutcome {
+        counters: sender.counters(),
+        delays: sender.delays().cloned(),
+        left_queued: 0,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fairway_client(
+    client: fairway_runtime::Client<Datagram>,
+    mut sender: Sender,
+    flow: u16,
+    spec: FlowSpec,
+    batch: usize,
+    max: u64,
+    start: &Barrier,
+    seconds: f64,
+) -> ClientOutcome {
+    let (mut sub, mut drn) = client.split();
+    start.wait();
+    let t0 = monotonic_ns();
+    let deadline = t0 + (seconds * 1e9) as u64;
+    let mut seq = 0u64;
+    let mut accepted = 0u64;
+    let mut transmitted = 0u64;
+    match spec.pace_pps {
+        None => {
+            let mut waiting_since: Option<u64> = None;
+            while seq < max && !interrupted() {
+                let now = monotonic_ns();
+                if now >= deadline {
+                    break;
+                }
+                let room = (sub.room() as u64).min(batch as u64).min(max - seq);
+                for _ in 0..room {
+                    if sub.submit_quiet(Datagram::new(flow, seq, now)).is_err() {
+                        break;
+                    }
+                    seq += 1;
+                    accepted += 1;
+                }
+                if room > 0 {
+                    sub.kick();
+                }
+                let n = drn.drain(&mut sender) as u64;
+                transmitted += n;
+                if room == 0 && n == 0 {
+                    // Waiting for the arbiter. A grant normally comes within
+                    // a few µs; past YIELD_AFTER_NS the grants are going to
+                    // other clients, so let the next client of this CPU run
+                    // (they share it round-robin).
+                    let t = monotonic_ns();
+                    let since = *waiting_since.get_or_insert(t);
+                    if t - since > YIELD_AFTER_NS {
+                        std::thread::yield_now();
+                        waiting_since = None;
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                } else {
+                    waiting_since = None;
+                }
+            }
+        }
+        Some(pps) => {
+            let period = 1e9 / pps.max(1) as f64;
+            while seq < max && !interrupted() {
+                let now = monotonic_ns();
+                if now >= deadline {
+                    break;
+                }
+                if transmitted < accepted {
+                    // Granted soon: poll the grant index every Δ_C.
+                    transmitted += drn.drain(&mut sender) as u64;
+                    continue;
+                }
+                let due = t0 + (seq as f64 * period) as u64;
+                if now >= due {
+                    // A refused submit (full queue) is retried at the next
+                    // turn of the loop with a new timestamp.
+                    if sub.submit(Datagram::new(flow, seq, now)).is_ok() {
+                        seq += 1;
+                        accepted += 1;
+                    }
+                } else {
+                    wait_until(due);
+                }
+            }
+        }
+    }
+    // Transmit what is still granted, for a bounded time.
+    let grace_end = monotonic_ns() + GRACE_NS;
+    while transmitted < accepted && monotonic_ns() < grace_end && !interrupted() {
+        let n = drn.drain_now(&mut sender) as u64;
+        transmitted += n;
+        if n == 0 {
+            std::thread::yield_now();
+        }
+    }
+    ClientOutcome {
+        counters: sender.counters(),
+        delays: sender.delays().cloned(),
+        left_queued: accepted - transmitted,
+    }
+}
+
+fn testbed_err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// Runs one trial on a fresh testbed, which is removed before returning.
+pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
+    let n = spec.flows.len();
+    if n == 0 || n > 4096 {
+        return Err(format!("clients {n} outside 1..=4096"));
+    }
+    let tb = Testbed::create().map_err(testbed_err)?;
+    let link_bps = spec.link_bps();
+    if spec.mode == Mode::Tc {
+        let classes: Vec<HtbClass> = spec
+            .flows
+            .iter()
+            .map(|f| HtbClass { weight: f.weight })
+            .collect();
+        tb.set_htb(&classes, link_bps, FRAME_LEN)
+            .map_err(testbed_err)?;
+    }
+    let before = tb.kernel_drops().map_err(testbed_err)?;
+    let sockets = tb
+        .in_receiver_ns(|| ReceiverSockets::bind(RECEIVER_IP, BASE_PORT, n, None))
+        .map_err(testbed_err)?
+        .map_err(|e| format!("receiver sockets: {e}"))?;
+    let addrs: Vec<_> = (0..n).map(|i| sockets.addr(i)).collect();
+    let tc = spec.mode == Mode::Tc;
+    let batch = spec.batch;
+    let ifindex = match spec.transport {
+        Transport::AfPacket => Some(tb.sender_ifindex().map_err(testbed_err)?),
+        Transport::Udp => None,
+    };
+    let transport = spec.transport;
+    let mut senders: Vec<Sender> = tb
+        .in_sender_ns(|| {
+            addrs
+                .iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    let prio = tc.then(|| Testbed::htb_priority(i));
+                    match (transport, ifindex) {
+                        (Transport::AfPacket, Some(ix)) => {
+                            let frame = FrameAddrs {
+                                src_mac: SENDER_MAC,
+                                dst_mac: RECEIVER_MAC,
+                                src_ip: SENDER_IP,
+                                dst_ip: RECEIVER_IP,
+                                src_port: 30_000u16.wrapping_add(i as u16),
+                                dst_port: a.port(),
+                            };
+                            PacketSender::open(ix, frame, batch, prio).map(Sender::Packet)
+                        }
+                        _ => UdpSender::connect(*a, batch, prio, SEND_TIMEOUT).map(Sender::Udp),
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(testbed_err)?
+        .map_err(|e| format!("sender sockets: {e}"))?;
+    let watched: Vec<usize> = (0..n).filter(|&i| spec.flows[i].watched).collect();
+    for &w in &watched {
+        if let Sender::Udp(s) = &mut senders[w] {
+            s.record_delays();
+        }
+    }
+    let p = spec.placement;
+    let high = p.rt_priority.map(|x| x.saturating_add(1).min(99));
+    let receiver = Receiver::spawn(sockets, watched.clone(), p.receiver_cpu, high)
+        .map_err(|e| format!("receiver: {e}"))?;
+
+    let mut clients = Vec::new();
+    let mut arbiter = None;
+    if spec.mode == Mode::Fairway {
+        let cfg = RuntimeConfig {
+            rate_bps: link_bps,
+            delta_a: Duration::from_nanos(spec.delta_a_ns),
+            delta_c: Duration::from_nanos(spec.delta_c_ns),
+            mode: ArbiterMode::BusyPoll,
+            arbiter_cpu: p.arbiter_cpu,
+            realtime_priority: p.rt_priority,
+            ..RuntimeConfig::default()
+        };
+        let mut b = RuntimeBuilder::new(cfg).map_err(|e| e.to_string())?;
+        for f in &spec.flows {
+            clients.push(Some(
+                b.add_client::<Datagram>(ClientConfig {
+                    weight: f.weight,
+                    max_len: FRAME_LEN,
+                    queue_len: spec.queue_len,
+                })
+                .map_err(|e| e.to_string())?,
+            ));
+        }
+        let sched = spec.sched.clone();
+        arbiter = Some(
+            b.spawn(move |c, l| sched.build::<u32>(c, l))
+                .map_err(|e| e.to_string())?,
+        );
+    }
+
+    let start = Barrier::new(n);
+    let outcomes: Vec<ClientOutcome> = std::thread::scope(|s| {
+        let handles: Vec<_> = senders
+            .drain(..)
+            .enumerate()
+            .map(|(i, sender)| {
+                let f = spec.flows[i];
+                let client = clients.get_mut(i).and_then(Option::take);
+                let start = &start;
+                std::thread::Builder::new()
+                    .name(format!("client-{i}"))
+                    .spawn_scoped(s, move || {
+                        if let Some(c) = p.client_cpu {
+                            let _ = fairway_runtime::affinity::pin_current_thread(c);
+                        }
+                        // Best effort: without the capability the run is
+                        // only noisier.
+                        match (p.rt_priority, f.pace_pps) {
+                            (Some(_), Some(_)) => {
+                                let _ = fairway_runtime::set_realtime_priority(high.unwrap_or(99));
+                            }
+                            (Some(prio), None) => {
+                                let _ = fairway_runtime::net::set_round_robin_priority(prio);
+                            }
+                            _ => {}
+                        }
+                        let (batch, max, secs) =
+                            (spec.batch, spec.max_packets_per_flow, spec.seconds);
+                        match client {
+                            Some(c) => {
+                                fairway_client(c, sender, i as u16, f, batch, max, start, secs)
+                            }
+                            None => direct_client(sender, i as u16, f, batch, max, start, secs),
+                        }
+                    })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.map_err(|e| format!("client thread: {e}"))?
+                    .join()
+                    .map_err(|_| "client thread panicked".to_string())
+            })
+            .collect::<Result<Vec<_>, String>>()
+    })?;
+    let decisions = match arbiter {
+        Some(a) => Some(a.stop().map_err(|e| e.to_string())?.decisions),
+        None => None,
+    };
+
+    // Let the qdisc empty (bounded), then read everything back.
+    let t_quiesce = std::time::Instant::now();
+    while t_quiesce.elapsed() < QUIESCE_MAX {
+        let k = tb.kernel_drops().map_err(testbed_err)?;
+        if k.qdisc_backlog == 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    let report = receiver.finish().map_err(|e| format!("receiver: {e}"))?;
+    let k: KernelDrops = tb.kernel_drops().map_err(testbed_err)?.since(&before);
+    drop(tb);
+
+    let flows: Vec<FlowResult> = outcomes
+        .iter()
+        .zip(&report.flows)
+        .zip(&spec.flows)
+        .map(|((o, r), f)| FlowResult {
+            weight: f.weight,
+            sent: o.counters.sent,
+            refused: o.counters.refused,
+            calls: o.counters.calls,
+            received: r.received,
+            socket_drops: r.socket_drops,
+            left_queued: o.left_queued,
+        })
+        .collect();
+    let sent: u64 = flows.iter().map(|f| f.sent).sum();
+    let received: u64 = flows.iter().map(|f| f.received).sum();
+    let socket_drops: u64 = flows.iter().map(|f| f.socket_drops).sum();
+    let outside = k.outside_sockets();
+    let counted = socket_drops + outside;
+    let target = watched.first().map(|&t| {
+        let offered = spec.flows[t].pace_pps.unwrap_or(0) as f64;
+        let rx = &report.flows[t];
+        let received_pps = rx.received as f64 / spec.seconds;
+        let (latency, cdf) = match &rx.delays {
+            Some(h) => (Percentiles::of(h), cdf_points(h, 200)),
+            None => (Percentiles::default(), Vec::new()),
+        };
+        let app_latency = rx
+            .app_delays
+            .as_ref()
+            .map(Percentiles::of)
+            .unwrap_or_default();
+        let sched = outcomes[t].delays.clone();
+        TargetResult {
+            flow: t,
+            offered_pps: offered,
+            received_pps,
+            rate_ratio: if offered > 0.0 {
+                received_pps / offered
+            } else {
+                0.0
+            },
+            latency,
+            app_latency,
+            cdf,
+            sched_delay: sched.as_ref().map(Percentiles::of).unwrap_or_default(),
+            sched_delay_hist: sched,
+        }
+    });
+    Ok(TrialResult {
+        mode: spec.mode,
+        clients: n,
+        link_pps: spec.link_pps,
+        seconds: spec.seconds,
+        flows,
+        kernel: KernelCounts {
+            qdisc: k.qdisc,
+            veth: k.veth_tx + k.veth_rx,
+            udp_other: k.udp_no_ports + k.udp_other_errors,
+            udp_rcvbuf_errors: k.udp_rcvbuf_errors,
+        },
+        sent,
+        received,
+        counted_drops: counted,
+        unaccounted: sent as i64 - received as i64 - counted as i64,
+        tx_pps: sent as f64 / spec.seconds,
+        delivered_pps: sent.saturating_sub(outside) as f64 / spec.seconds,
+        target,
+        decisions,
+    })
+}

@@ -1,0 +1,97 @@
+//! Real packets (Linux only): the I/O that puts the runtime's granted
+//! packets on a wire, and the testbed that wire lives in. Seed 001 §5.4–§5.5
+//! measure the arbiter with UDP senders through the kernel; this module is
+//! that I/O, kept apart so the rest of the runtime stays portable.
+//!
+//! * [`datagram`]: the 60-byte test frame (seed 001 §5.2) and its payload:
+//!   flow, sequence number and the `CLOCK_MONOTONIC` time of *submission*,
+//!   from which the receiver computes the one-way delay (§5.5).
+//! * [`udp`]: [`UdpSender`], one connected UDP socket per client, batching
+//!   with `sendmmsg`; a [`Backend`](crate::Backend) for `drain()`.
+//! * [`receiver`]: one socket per flow; a thread reading the watched flows
+//!   with non-blocking I/O while the others are counted after the run;
+//!   per-flow counts, delay histograms and the kernel's socket drop counter.
+//! * [`testbed`]: two network namespaces joined by a veth pair on a private
+//!   benchmarking subnet, the HTB configuration of the `tc` comparison, the
+//!   kernel's drop counters, removal on drop.
+//! * [`af_packet`]: [`PacketSender`], whole Ethernet frames through a raw
+//!   `AF_PACKET` socket, `sendmmsg`-batched: the analogue of seed 001's
+//!   netmap path (Fig. 7).
+//!
+//! Every send loop using these types is bounded by its caller in packets and
+//! time; [`interrupted`] lets loops stop early on Ctrl-C (see
+//! [`install_interrupt_handler`]) so the testbed is still removed.
+
+pub mod af_packet;
+pub mod datagram;
+pub mod receiver;
+pub mod testbed;
+pub mod udp;
+
+pub use af_packet::{FrameAddrs, PacketSender};
+pub use datagram::{monotonic_ns, Datagram, FRAME_LEN, HEADER_LEN, PAYLOAD_LEN};
+pub use receiver::{FlowCount, Receiver, ReceiverReport, ReceiverSockets};
+pub use testbed::{HtbClass, KernelDrops, Testbed, TestbedError};
+pub use udp::{SendCounters, UdpSender};
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: nix::libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+/// Makes SIGINT (Ctrl-C) set the flag [`interrupted`] reads instead of
+/// killing the process, so a measurement loop can stop early and the
+/// testbed's `Drop` removes the namespaces.
+pub fn install_interrupt_handler() -> std::io::Result<()> {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let action = SigAction::new(
+        SigHandler::Handler(on_sigint),
+        SaFlags::empty(),
+        SigSet::empty(),
+    );
+    // SAFETY: the handler only stores to an atomic, which is
+    // async-signal-safe; no previous handler is relied upon.
+    unsafe { sigaction(Signal::SIGINT, &action) }
+        .map(|_| ())
+        .map_err(std::io::Error::from)
+}
+
+/// True once Ctrl-C was pressed (after [`install_interrupt_handler`]).
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// True when the process runs as root (effective uid 0), which creating
+/// namespaces and qdiscs needs.
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// Runs the calling thread under `SCHED_RR` at `priority` (1..=99): like
+/// `SCHED_FIFO` ([`crate::set_realtime_priority`]), ordinary processes
+/// cannot preempt it, but threads of equal priority on one CPU share it in
+/// time slices (and `yield` hands it to the next), which several
+/// flat-out senders on one core need. Needs `CAP_SYS_NICE`.
+pub fn set_round_robin_priority(priority: u8) -> std::io::Result<()> {
+    if priority == 0 || priority > crate::MAX_RT_PRIORITY {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "real-time priority must be 1..=99",
+        ));
+    }
+    let param = libc::sched_param {
+        sched_priority: i32::from(priority),
+    };
+    // SAFETY: `param` is a valid, initialised sched_param; pid 0 is the
+    // calling thread. (nix has no sched_setscheduler.)
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_RR, &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
