@@ -81,3 +81,7 @@ pub use registry::{SchedKind, SchedSpec, SpecError};
 pub use sched_plus::{AggregateScheduler, QfqPlus, SchedPlus, Wf2qPlusPlus};
 pub use scheduler::{Backlog, Capacity, Dequeued, Scheduler};
 pub use wf2q_plus::Wf2qPlus;
+pub use {
+    indexed_heap::IndexedHeap,
+    vtime::{vt_ge, vt_gt, vt_len, Era, VirtualClock, VirtualTime, FRAC_BITS},
+};

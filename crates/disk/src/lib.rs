@@ -1,0 +1,42 @@
+//! # fairway-disk: proportional-share disk scheduling (BFQ) and a disk simulator
+//!
+//! This crate follows chapter 2 and appendix C of seed 004 (Checconi's
+//! thesis): BFQ (budget fair queueing) with its internal B-WF2Q+ budget
+//! scheduler, the baselines it is compared with, a model of a rotating disk
+//! and a deterministic discrete-event simulator to run the thesis'
+//! experiments.
+//!
+//! * [`DiskScheduler`] is the trait every disk scheduler implements:
+//!   `add_request` / `dispatch` / `complete`, time passed in by the caller.
+//! * [`bfq`]: BFQ (§2.1), [`bwf2q`]: its B-WF2Q+ engine (§2.1.4).
+//!
+//! ```
+//! use fairway_disk::{AppId, AppSpec, Bfq, BfqConfig, DiskScheduler, Dispatch, Request, MS};
+//!
+//! let mut bfq = Bfq::new(BfqConfig::simplified(4096).unwrap()).unwrap();
+//! bfq.add_app(AppId(0), AppSpec::weight(2)).unwrap();
+//! bfq.add_app(AppId(1), AppSpec::weight(1)).unwrap();
+//! bfq.add_request(0, Request::read(AppId(0), 1000, 256)).unwrap();
+//! bfq.add_request(0, Request::read(AppId(1), 9_000_000, 256)).unwrap();
+//! let Dispatch::Serve(r) = bfq.dispatch(0) else { panic!() };
+//! // ... the disk serves r, then reports the completion:
+//! bfq.complete(10 * MS, &r);
+//! // r's application has nothing queued: BFQ idles up to T_wait = 4 ms for
+//! // its next (synchronous) request instead of seeking to the other one.
+//! assert_eq!(bfq.dispatch(10 * MS), Dispatch::Idle(Some(14 * MS)));
+//! ```
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod bfq;
+pub mod bwf2q;
+pub mod queue;
+pub mod request;
+pub mod scheduler;
+
+pub use bfq::{Bfq, BfqConfig, BfqStats, TimeBudget};
+pub use queue::RequestQueue;
+pub use request::{
+    AddError, AddErrorKind, AppId, Direction, DiskConfigError, Nanos, Request, MS, SECTOR_BYTES,
+};
+pub use scheduler::{AppSpec, DiskScheduler, Dispatch, MAX_WEIGHT, MAX_WEIGHT_SUM};
