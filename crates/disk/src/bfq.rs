@@ -229,7 +229,7 @@ pub enum BfqFault {
     NoIdling,
     /// Re-inserts a deactivated application at `max(V, F)`, not `F`.
     NoBackshift,
-    /// While idling, serves other applications' requests anyway.
+    /// Ends the idling wait when *another* application's request arrives.
     ServeWhileIdling,
 }
 
@@ -488,7 +488,7 @@ impl DiskScheduler for Bfq {
 
     fn add_request(&mut self, now: Nanos, mut req: Request) -> Result<(), AddError> {
         let fail = |kind| Err(AddError { kind, request: req });
-        let Some(st) = self.apps.get(req.app.index()).filter(|a| a.configured) else {
+        if !self.apps.get(req.app.index()).is_some_and(|a| a.configured) {
             return fail(AddErrorKind::UnknownApp);
         };
         if req.len == 0 {
@@ -505,6 +505,14 @@ impl DiskScheduler for Bfq {
                 capacity: self.cfg.max_queued,
             });
         }
+        if self.fault == BfqFault::ServeWhileIdling {
+            if let Some(a) = self.active.as_mut().filter(|a| a.app != req.app.0) {
+                if let Idling::Until(_) = a.idling {
+                    a.idling = Idling::Until(now);
+                }
+            }
+        }
+        let st = &self.apps[req.app.index()];
         let was_empty = st.queue.is_empty();
         req.arrival = now;
         let i = req.app.0;
@@ -535,13 +543,7 @@ impl DiskScheduler for Bfq {
         loop {
             if let Some(a) = self.active {
                 match a.idling {
-                    Idling::Until(t) if now < t => {
-                        if self.fault != BfqFault::ServeWhileIdling || self.engine.is_empty() {
-                            return Dispatch::Idle(Some(t));
-                        }
-                        self.expire_idle();
-                        continue;
-                    }
+                    Idling::Until(t) if now < t => return Dispatch::Idle(Some(t)),
                     Idling::Until(_) => {
                         self.expire_idle();
                         continue;

@@ -30,9 +30,13 @@
 
 pub mod bfq;
 pub mod bwf2q;
+pub mod check;
+pub mod model;
 pub mod queue;
 pub mod request;
 pub mod scheduler;
+pub mod sim;
+pub mod workload;
 
 pub use bfq::{Bfq, BfqConfig, BfqStats, TimeBudget};
 pub use queue::RequestQueue;
