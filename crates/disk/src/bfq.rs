@@ -271,8 +271,10 @@ pub struct BfqStats {
     pub idle_expired: u64,
     /// Idling periods ended by a request arriving in time.
     pub idle_hits: u64,
-    /// T_max expirations (overcharged B_i,max).
+    /// T_max expirations.
     pub timeouts: u64,
+    /// T_max expirations of seeky applications, overcharged B_i,max.
+    pub overcharged: u64,
 }
 
 /// The BFQ scheduler.
@@ -416,13 +418,23 @@ impl Bfq {
         self.deactivate(served, served);
     }
 
-    /// T_max exceeded: overcharge B_i,max (§2.1.1).
+    /// T_max exceeded (§2.1.1): deactivated, and overcharged B_i,max if it
+    /// is *seeky*, i.e. it consumed less than 2/3 of its budget in T_max
+    /// (the criterion Linux's BFQ uses). An application that merely reads a
+    /// slower zone a bit below the estimated rate is charged what it got,
+    /// or fairness between sequential readers in different zones would be
+    /// lost.
     fn expire_timeout(&mut self) {
         let Some(a) = self.active else { return };
         let st = &self.apps[a.app as usize];
         let (max, budget) = (st.max_budget, st.budget);
         self.stats.timeouts += 1;
-        self.deactivate(max, budget);
+        if a.remaining >= budget / 3 {
+            self.stats.overcharged += 1;
+            self.deactivate(max, budget);
+        } else {
+            self.deactivate(budget - a.remaining, budget);
+        }
     }
 }
 

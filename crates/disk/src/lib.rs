@@ -28,9 +28,11 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod baseline;
 pub mod bfq;
 pub mod bwf2q;
 pub mod check;
+pub mod experiment;
 pub mod model;
 pub mod queue;
 pub mod request;

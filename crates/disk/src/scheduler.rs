@@ -74,3 +74,30 @@ pub trait DiskScheduler {
     /// Removes and returns every queued request (nothing is lost on shutdown).
     fn drain(&mut self) -> Vec<Request>;
 }
+
+impl<T: DiskScheduler + ?Sized> DiskScheduler for Box<T> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn add_app(&mut self, app: AppId, spec: AppSpec) -> Result<(), DiskConfigError> {
+        (**self).add_app(app, spec)
+    }
+    fn remove_app(&mut self, app: AppId) -> Result<Vec<Request>, DiskConfigError> {
+        (**self).remove_app(app)
+    }
+    fn add_request(&mut self, now: Nanos, req: Request) -> Result<(), AddError> {
+        (**self).add_request(now, req)
+    }
+    fn dispatch(&mut self, now: Nanos) -> Dispatch {
+        (**self).dispatch(now)
+    }
+    fn complete(&mut self, now: Nanos, req: &Request) {
+        (**self).complete(now, req)
+    }
+    fn queued(&self) -> usize {
+        (**self).queued()
+    }
+    fn drain(&mut self) -> Vec<Request> {
+        (**self).drain()
+    }
+}

@@ -179,6 +179,10 @@ pub struct WebProcess {
     pub capacity: u64,
     /// Think time between requests, ns.
     pub think: Nanos,
+    /// Longest pause before starting the next file (accepting the next
+    /// HTTP request, opening the file), ns; the pause is uniform in
+    /// `0..=file_gap_max`.
+    pub file_gap_max: Nanos,
     /// Completion times of small files, ns.
     pub small_latencies: Vec<Nanos>,
     /// (sectors, duration ns) of each large file read.
@@ -202,6 +206,7 @@ impl WebProcess {
             app,
             capacity,
             think: MS / 10,
+            file_gap_max: 10 * MS,
             small_latencies: Vec::new(),
             large_reads: Vec::new(),
             until: Nanos::MAX,
@@ -238,17 +243,18 @@ impl WebProcess {
             let len = self.rng.random_range(2048..=61440u64);
             (half + self.rng.random_range(0..half - len), len, false)
         };
-        self.file = Some((start, len, 0, small, io.now));
-        self.next_request(io);
+        let gap = self.rng.random_range(0..=self.file_gap_max);
+        self.file = Some((start, len, 0, small, io.now + gap));
+        self.next_request(io, gap);
     }
 
-    fn next_request(&mut self, io: &mut Io) {
+    fn next_request(&mut self, io: &mut Io, gap: Nanos) {
         let Some((start, len, next, small, t0)) = self.file else {
             return;
         };
         let step = if small { SMALL_REQ } else { 256 };
         let n = (len - next).min(u64::from(step)) as u32;
-        io.issue(self.think, Request::read(self.app, start + next, n));
+        io.issue(gap + self.think, Request::read(self.app, start + next, n));
         self.file = Some((start, len, next + u64::from(n), small, t0));
     }
 }
@@ -426,7 +432,7 @@ impl App {
                 };
                 let _ = start;
                 if next < len {
-                    w.next_request(io);
+                    w.next_request(io, 0);
                     return;
                 }
                 if req.dir == Direction::Read {
