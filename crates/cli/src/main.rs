@@ -27,6 +27,8 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// Fill-drain throughput of the integer priority queues (seed 002 §5.2).
     BenchPq(cmd::bench_pq::BenchPqArgs),
+    /// BFQ disk scheduling on a simulated disk: the thesis' experiments (seed 004 §2.4).
+    Disk(cmd::disk::DiskArgs),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         Command::ArbiterBench(args) => cmd::arbiter_bench::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::BenchPq(args) => cmd::bench_pq::run(args),
+        Command::Disk(args) => cmd::disk::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

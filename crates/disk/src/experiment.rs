@@ -11,7 +11,7 @@ use crate::bfq::{Bfq, BfqConfig, DEFAULT_L_MAX};
 use crate::model::DiskModel;
 use crate::request::{AppId, DiskConfigError, Nanos, MS, SECTOR_BYTES};
 use crate::scheduler::{AppSpec, DiskScheduler};
-use crate::sim::{SimEvent, Simulation};
+use crate::sim::Simulation;
 use crate::workload::{App, OnOffReader, SeqReader, Streamer, WebProcess};
 use serde::Serialize;
 use std::cell::Cell;
@@ -19,6 +19,8 @@ use std::rc::Rc;
 
 /// Number of disk slices (§2.4).
 pub const SLICES: u64 = 30;
+/// Fewest chunks due in the loss window before the loss rate counts.
+pub const MIN_CHUNKS: u64 = 100;
 /// One second in ns.
 pub const SEC: Nanos = 1_000_000_000;
 
@@ -118,9 +120,11 @@ pub struct SeqResult {
     pub sched: String,
     /// Weights.
     pub weights: Vec<u32>,
-    /// Aggregate throughput until the first reader finished, MB/s.
+    /// Aggregate throughput: all files' bytes over the time the last one
+    /// finished, MB/s.
     pub aggregate_mb_s: f64,
-    /// Per-reader throughput over the same interval, MB/s.
+    /// Per-reader throughput: its file's bytes over the time it finished
+    /// (all start at 0), MB/s.
     pub per_app_mb_s: Vec<f64>,
     /// Simulated seconds.
     pub sim_seconds: f64,
@@ -128,8 +132,8 @@ pub struct SeqResult {
 
 /// `weights.len()` synchronous sequential readers of files placed in slices
 /// at the maximum distance from each other; the file of reader i is
-/// `w_i / max w · file_mb` MB. Throughputs are measured until the first
-/// reader finishes (the interval during which all compete).
+/// `w_i / max w · file_mb` MB, so with exact shares all finish together
+/// (as in §2.4).
 pub fn seq_readers(
     spec: SchedSpec,
     weights: &[u32],
@@ -160,25 +164,26 @@ pub fn seq_readers(
         })
         .collect();
     let mut sim = Simulation::new(sched, disk.clone(), apps);
-    let mut done = vec![0u64; weights.len()];
-    let mut snapshot: Option<(Nanos, Vec<u64>)> = None;
-    sim.run(Nanos::MAX, &mut |ev| {
-        if let SimEvent::Complete { t, req } = ev {
-            let i = req.app.index();
-            done[i] += u64::from(req.len);
-            if done[i] >= lens[i] && snapshot.is_none() {
-                snapshot = Some((*t, done.clone()));
-            }
-        }
-    });
-    let (t, got) = snapshot.unwrap_or((sim.now(), done));
-    let per: Vec<f64> = got.iter().map(|&s| mb_per_s(s, t)).collect();
+    sim.run(Nanos::MAX, &mut |_| {});
+    let finish: Vec<Nanos> = sim
+        .apps
+        .iter()
+        .map(|a| match a {
+            App::Seq(s) => s.finished.unwrap_or(sim.now()),
+            _ => sim.now(),
+        })
+        .collect();
+    let end = finish.iter().copied().max().unwrap_or(0);
     Ok(SeqResult {
         sched: spec.label(),
         weights: weights.to_vec(),
-        aggregate_mb_s: per.iter().sum(),
-        per_app_mb_s: per,
-        sim_seconds: t as f64 / 1e9,
+        aggregate_mb_s: mb_per_s(lens.iter().sum(), end),
+        per_app_mb_s: lens
+            .iter()
+            .zip(&finish)
+            .map(|(&l, &t)| mb_per_s(l, t))
+            .collect(),
+        sim_seconds: end as f64 / 1e9,
     })
 }
 
@@ -294,7 +299,8 @@ impl StreamSetup {
 }
 
 /// The streaming workload (§2.4). Loss rate: lost chunks over chunks due in
-/// the last `every` ns, checked every second.
+/// the last `every` ns, checked every second once at least [`MIN_CHUNKS`]
+/// are due in that window.
 pub fn streaming(
     spec: SchedSpec,
     setup: StreamSetup,
@@ -354,7 +360,8 @@ pub fn streaming(
         } else {
             0.0
         };
-        if loss >= setup.max_loss {
+        // A rate over fewer chunks than a window of one stream is noise.
+        if due >= MIN_CHUNKS && loss >= setup.max_loss {
             streams = ((t / setup.every) as usize + 1).min(setup.movies);
             break;
         }
@@ -369,3 +376,75 @@ pub fn streaming(
         sim_seconds: t as f64 / 1e9,
     })
 }
+
+/// The configurations of the thesis' throughput sweep (Fig. 5 and the
+/// first table of §2.4); `quick` keeps one per scheduler family plus the
+/// B_max sweep's ends.
+pub fn throughput_specs(quick: bool) -> Vec<SchedSpec> {
+    let mut v = Vec::new();
+    let bmax: &[u32] = if quick {
+        &[512, 4096, 16384]
+    } else {
+        &[512, 1024, 2048, 4096, 8192, 16384]
+    };
+    v.extend(bmax.iter().map(|&b_max| SchedSpec::Bfq { b_max }));
+    let deltas: &[u64] = if quick {
+        &[640]
+    } else {
+        &[20, 40, 80, 160, 320, 640]
+    };
+    for &t_wait_ms in &[0, 4] {
+        v.extend(deltas.iter().map(|&delta_ms| SchedSpec::ScanEdf {
+            delta_ms,
+            t_wait_ms,
+        }));
+    }
+    let batches: &[usize] = if quick { &[16] } else { &[4, 8, 16] };
+    for &t_wait_ms in &[0, 4] {
+        v.extend(
+            batches
+                .iter()
+                .map(|&batch| SchedSpec::Yfq { batch, t_wait_ms }),
+        );
+    }
+    v.extend([
+        SchedSpec::Cfq { slice_ms: 100 },
+        SchedSpec::CLook,
+        SchedSpec::As,
+    ]);
+    v
+}
+
+/// The schedulers of the thesis' equal-share table and web-server table.
+pub const SHARE_SPECS: [SchedSpec; 6] = [
+    SchedSpec::Bfq { b_max: 4096 },
+    SchedSpec::ScanEdf {
+        delta_ms: 80,
+        t_wait_ms: 4,
+    },
+    SchedSpec::Yfq {
+        batch: 4,
+        t_wait_ms: 4,
+    },
+    SchedSpec::Cfq { slice_ms: 100 },
+    SchedSpec::CLook,
+    SchedSpec::As,
+];
+
+/// The schedulers of the thesis' streaming table.
+pub const STREAM_SPECS: [SchedSpec; 8] = [
+    SchedSpec::Bfq { b_max: 4096 },
+    SchedSpec::Bfq { b_max: 8192 },
+    SchedSpec::Bfq { b_max: 16384 },
+    SchedSpec::ScanEdf {
+        delta_ms: 20,
+        t_wait_ms: 4,
+    },
+    SchedSpec::Yfq {
+        batch: 4,
+        t_wait_ms: 4,
+    },
+    SchedSpec::Cfq { slice_ms: 20 },
+    SchedSpec::CLook,
+    SchedSpec::As,
+];

@@ -32,12 +32,14 @@ pub mod baseline;
 pub mod bfq;
 pub mod bwf2q;
 pub mod check;
+pub mod cost;
 pub mod experiment;
 pub mod model;
 pub mod queue;
 pub mod request;
 pub mod scheduler;
 pub mod sim;
+pub mod thesis;
 pub mod workload;
 
 pub use bfq::{Bfq, BfqConfig, BfqStats, TimeBudget};

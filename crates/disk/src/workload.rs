@@ -313,7 +313,9 @@ impl Streamer {
 }
 
 /// An ON/OFF reader (§2.4): reads a random 64–512 MiB portion of its file,
-/// then sleeps 1–200 ms, again and again.
+/// then sleeps 1–200 ms, again and again. It keeps `depth` requests
+/// outstanding while ON (a large `read()` lets the kernel queue several
+/// read-ahead requests at once).
 #[derive(Clone, Debug)]
 pub struct OnOffReader {
     /// Application id.
@@ -322,29 +324,31 @@ pub struct OnOffReader {
     pub start: u64,
     /// File length, sectors.
     pub len: u64,
+    /// Requests outstanding while ON.
+    pub depth: u32,
     pos: u64,
     left: u64,
+    outstanding: u32,
     rng: StdRng,
 }
 
 impl OnOffReader {
-    /// A reader of the file at `start`.
+    /// A reader of the file at `start`, 4 requests outstanding.
     pub fn new(app: AppId, start: u64, len: u64, seed: u64) -> Self {
         Self {
             app,
             start,
             len,
+            depth: 4,
             pos: 0,
             left: 0,
+            outstanding: 0,
             rng: StdRng::seed_from_u64(seed),
         }
     }
 
-    fn next(&mut self, io: &mut Io, delay: Nanos) {
+    fn issue_one(&mut self, io: &mut Io, delay: Nanos) {
         if self.left == 0 {
-            self.left = self.rng.random_range(131_072..=1_048_576u64);
-            let sleep = self.rng.random_range(MS..=200 * MS);
-            io.wake = Some(io.now + sleep);
             return;
         }
         if self.pos + 256 > self.len {
@@ -354,6 +358,24 @@ impl OnOffReader {
         io.issue(delay, Request::read(self.app, self.start + self.pos, n));
         self.pos += u64::from(n);
         self.left -= u64::from(n);
+        self.outstanding += 1;
+    }
+
+    fn wake(&mut self, io: &mut Io) {
+        // 64..=512 MiB in sectors.
+        self.left = self.rng.random_range(131_072..=1_048_576u64);
+        for _ in 0..self.depth.max(1) {
+            self.issue_one(io, 0);
+        }
+    }
+
+    fn completed(&mut self, io: &mut Io) {
+        self.outstanding -= 1;
+        if self.left > 0 {
+            self.issue_one(io, MS / 10);
+        } else if self.outstanding == 0 {
+            io.wake = Some(io.now + self.rng.random_range(MS..=200 * MS));
+        }
     }
 }
 
@@ -401,12 +423,7 @@ impl App {
                     s.issue(io);
                 }
             }
-            App::OnOff(o) => {
-                if o.left == 0 {
-                    o.left = o.rng.random_range(131_072..=1_048_576u64);
-                }
-                o.next(io, 0);
-            }
+            App::OnOff(o) => o.wake(io),
         }
     }
 
@@ -457,7 +474,7 @@ impl App {
                     io.wake = Some(next);
                 }
             }
-            App::OnOff(o) => o.next(io, MS / 10),
+            App::OnOff(o) => o.completed(io),
         }
     }
 }

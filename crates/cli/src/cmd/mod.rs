@@ -5,4 +5,5 @@ pub mod bench;
 pub mod bench_pq;
 pub mod common;
 pub mod demo;
+pub mod disk;
 pub mod guarantees;
