@@ -94,7 +94,7 @@ struct WebArgs {
     /// Processes.
     #[arg(long, default_value_t = 100)]
     procs: u32,
-    /// Simulated seconds (default 3600, 60 with --quick).
+    /// Simulated seconds (default 3600, 300 with --quick).
     #[arg(long)]
     seconds: Option<u64>,
     #[command(flatten)]
@@ -425,7 +425,7 @@ fn shares(a: SharesArgs) -> Result<(), String> {
 fn web(a: WebArgs) -> Result<(), String> {
     let c = &a.common;
     let disk = load_disk(c)?;
-    let secs = a.seconds.unwrap_or(if c.quick { 60 } else { 3600 });
+    let secs = a.seconds.unwrap_or(if c.quick { 300 } else { 3600 });
     if !(1..=86_400).contains(&secs) {
         return Err("--seconds must be in 1..=86400".into());
     }
