@@ -33,6 +33,7 @@ pub mod bfq;
 pub mod bwf2q;
 pub mod check;
 pub mod cost;
+pub mod emulator;
 pub mod experiment;
 pub mod model;
 pub mod queue;
@@ -40,6 +41,7 @@ pub mod request;
 pub mod scheduler;
 pub mod sim;
 pub mod thesis;
+pub mod validate;
 pub mod workload;
 
 pub use bfq::{Bfq, BfqConfig, BfqStats, TimeBudget};
