@@ -3,7 +3,7 @@
 //! checks can fail: deliberately broken variants violate them.
 
 use fairway_disk::bfq::BfqFault;
-use fairway_disk::check::{IdlingCheck, ServiceLagCheck};
+use fairway_disk::check::{CompletionBoundCheck, IdlingCheck, ServiceLagCheck};
 use fairway_disk::model::DiskModel;
 use fairway_disk::sim::Simulation;
 use fairway_disk::workload::{App, RandomReader};
@@ -55,6 +55,7 @@ struct Outcome {
     bound: f64,
     idle_violations: u64,
     idles: u64,
+    completion: CompletionBoundCheck,
 }
 
 /// `cases` plus, if `stream_period_ms > 0`, an open-loop periodic reader
@@ -62,7 +63,18 @@ struct Outcome {
 /// another application's idling window).
 fn run(cases: &[AppCase], stream_period_ms: u64, fault: BfqFault, seed: u64, secs: u64) -> Outcome {
     let (b_max, l_max) = (512u32, 64u32);
-    let mut bfq = Bfq::with_fault(config(b_max, l_max), fault).unwrap();
+    let bfq = Bfq::with_fault(config(b_max, l_max), fault).unwrap();
+    run_with(bfq, cases, stream_period_ms, seed, secs)
+}
+
+fn run_with<S: DiskScheduler>(
+    mut bfq: S,
+    cases: &[AppCase],
+    stream_period_ms: u64,
+    seed: u64,
+    secs: u64,
+) -> Outcome {
+    let (b_max, l_max) = (512u32, 64u32);
     let disk = DiskModel::dtla_307030();
     let cap = disk.capacity();
     let mut apps = Vec::new();
@@ -94,16 +106,20 @@ fn run(cases: &[AppCase], stream_period_ms: u64, fault: BfqFault, seed: u64, sec
     }
     let mut lag = ServiceLagCheck::new(&weights, T_WAIT);
     let mut idle = IdlingCheck::default();
+    let mut completion =
+        CompletionBoundCheck::new(&weights, &vec![b_max; weights.len()], b_max, l_max);
     let mut sim = Simulation::new(bfq, disk, apps);
     sim.run(secs * 1000 * MS, &mut |ev| {
         lag.observe(ev);
         idle.observe(ev);
+        completion.observe(ev);
     });
     Outcome {
         worst: lag.worst(),
         bound: f64::from(b_max + b_max + l_max),
         idle_violations: idle.violations,
         idles: idle.idles,
+        completion,
     }
 }
 
@@ -123,6 +139,7 @@ proptest! {
             prop_assert!(*w <= out.bound, "app {i}: lag {w} > bound {}", out.bound);
         }
         prop_assert_eq!(out.idle_violations, 0);
+        prop_assert_eq!(out.completion.violations, 0, "worst {}", out.completion.worst_ratio);
     }
 }
 
@@ -171,4 +188,30 @@ fn bfq_without_idling_violates_theorem_2_1() {
 fn serving_while_idling_is_caught() {
     let out = run(&sync_vs_async(), 3, BfqFault::ServeWhileIdling, 7, 2);
     assert!(out.idle_violations > 0);
+}
+
+/// The completion-time check (Theorem 2.2) holds for BFQ on the mix and
+/// fails for a scheduler without the guarantee: AS keeps serving the
+/// asynchronous reader's sequential requests while the synchronous one
+/// waits.
+#[test]
+fn theorem_2_2_holds_for_bfq_and_fails_for_anticipatory() {
+    let out = run(&sync_vs_async(), 10, BfqFault::None, 7, 4);
+    assert!(out.completion.checked > 100);
+    assert_eq!(
+        out.completion.violations, 0,
+        "{}",
+        out.completion.worst_ratio
+    );
+    let mut cases = sync_vs_async();
+    cases[0].p_seq = 0.0;
+    cases[0].weight = 4;
+    cases[1].p_seq = 1.0;
+    let as_ = fairway_disk::baseline::Anticipatory::new(16, 64, T_WAIT);
+    let out = run_with(as_, &cases, 0, 7, 4);
+    assert!(
+        out.completion.violations > 0,
+        "worst {}",
+        out.completion.worst_ratio
+    );
 }
