@@ -35,6 +35,7 @@ pub mod check;
 pub mod cost;
 pub mod emulator;
 pub mod experiment;
+pub mod file_device;
 pub mod model;
 pub mod queue;
 pub mod request;
