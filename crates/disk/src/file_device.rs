@@ -7,9 +7,9 @@
 //! (`pread`/`pwrite`, [`std::os::unix::fs::FileExt`]), one at a time, so
 //! the scheduler decides the order the storage sees, idling included: a
 //! synchronous reader's next read is waited for up to T_wait on the wall
-//! clock. I/O goes through the page cache (no `O_DIRECT`, which would need
-//! aligned buffers); open a block device or drop caches to measure the
-//! device itself.
+//! clock. Buffers are 4 KiB-aligned, so the caller may open the file with
+//! `O_DIRECT` to bypass the page cache (requests must then be aligned to
+//! the device's logical block size).
 //!
 //! Every submitted request comes back exactly once: completed (with its
 //! data for a read), refused by the scheduler (typed, see [`FileIoError`]),
@@ -177,6 +177,9 @@ impl Drop for FileDevice {
     }
 }
 
+/// Buffer alignment for O_DIRECT.
+const ALIGN: usize = 4096;
+
 struct Pending {
     reply: Sender<FileCompletion>,
     tag: u64,
@@ -280,18 +283,22 @@ fn run<S: DiskScheduler>(mut sched: S, file: File, rx: Receiver<Cmd>) -> FileDev
                 let p = waiting.remove(&req.tag);
                 let offset = req.sector * SECTOR_BYTES;
                 let bytes = req.len as usize * SECTOR_BYTES as usize;
+                // Transfers go through a 4 KiB-aligned buffer, so a file
+                // opened with O_DIRECT works too.
+                let mut raw = vec![0u8; bytes + ALIGN];
+                let at = raw.as_ptr().align_offset(ALIGN).min(ALIGN);
+                let buf = &mut raw[at..at + bytes];
                 let (result, data) = match req.dir {
-                    Direction::Read => {
-                        let mut buf = vec![0u8; bytes];
-                        match file.read_exact_at(&mut buf, offset) {
-                            Ok(()) => (Ok(()), buf),
-                            Err(e) => (Err(FileIoError::Io(e)), Vec::new()),
-                        }
-                    }
+                    Direction::Read => match file.read_exact_at(buf, offset) {
+                        Ok(()) => (Ok(()), buf.to_vec()),
+                        Err(e) => (Err(FileIoError::Io(e)), Vec::new()),
+                    },
                     Direction::Write => {
-                        let data = p.as_ref().map_or(&[][..], |p| &p.data[..]);
+                        if let Some(p) = &p {
+                            buf.copy_from_slice(&p.data);
+                        }
                         (
-                            file.write_all_at(data, offset).map_err(FileIoError::Io),
+                            file.write_all_at(buf, offset).map_err(FileIoError::Io),
                             Vec::new(),
                         )
                     }

@@ -36,6 +36,7 @@ pub mod cost;
 pub mod emulator;
 pub mod experiment;
 pub mod file_device;
+pub mod kernel_bfq;
 pub mod model;
 pub mod queue;
 pub mod request;

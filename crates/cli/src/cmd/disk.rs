@@ -49,6 +49,12 @@ enum DiskCmd {
         after_help = "Examples:\n  fairway disk validate\n  fairway disk validate --trace mixed --requests 500 --max-gap-ms 500\n  fairway disk validate --quick --json"
     )]
     Validate(ValidateArgs),
+    /// Share accuracy of the kernel's BFQ (fio) and fairway's (real reads)
+    /// on the same loop device; needs root, fio and losetup.
+    #[command(
+        after_help = "Examples:\n  fairway disk kernel\n  fairway disk kernel --seconds 10 --json"
+    )]
+    Kernel(KernelArgs),
     /// Nanoseconds per add+dispatch of BFQ at 10 and 1000 applications.
     #[command(
         after_help = "Examples:\n  fairway disk bench\n  fairway disk bench --apps 10,100,1000,10000 --pairs 500000"
@@ -131,6 +137,16 @@ struct ValidateArgs {
 }
 
 #[derive(Args)]
+struct KernelArgs {
+    /// Seconds per side (kernel, then fairway), 1..=600.
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    /// One JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
 struct BenchArgs {
     /// Application counts, comma separated.
     #[arg(long, default_value = "10,1000")]
@@ -154,6 +170,7 @@ pub fn run(args: DiskArgs) -> Result<(), String> {
         DiskCmd::Web(a) => web(a),
         DiskCmd::Streaming(a) => streaming_cmd(a),
         DiskCmd::Validate(a) => validate_cmd(a),
+        DiskCmd::Kernel(a) => kernel(a),
         DiskCmd::Bench(a) => bench(a),
     }
 }
@@ -674,6 +691,59 @@ fn validate_cmd(a: ValidateArgs) -> Result<(), String> {
         println!("Emulated device vs simulator, per request (seed 004 App. C.5.1; error = emulated - simulated response time):");
         table.print();
     }
+    Ok(())
+}
+
+fn kernel(a: KernelArgs) -> Result<(), String> {
+    use fairway_disk::kernel_bfq::{compare, Skip};
+    if !(1..=600).contains(&a.seconds) {
+        return Err("--seconds must be in 1..=600".into());
+    }
+    let pb = bar(1, a.json);
+    pb.set_message("kernel BFQ (fio), then fairway BFQ, on a loop device");
+    let r = compare(a.seconds);
+    pb.finish_and_clear();
+    let c = match r {
+        Ok(c) => c,
+        Err(Skip::Failed(e)) => return Err(e),
+        Err(skip) => {
+            // Not an error: the environment lacks what the comparison needs.
+            eprintln!("fairway disk kernel: {skip}");
+            return Ok(());
+        }
+    };
+    if a.json {
+        return json_line(&c);
+    }
+    println!(
+        "Two synchronous sequential readers (128 KiB O_DIRECT reads), weights {:?}, {} s each side, same loop device:",
+        c.weights, a.seconds
+    );
+    let mut t = Table::new(&[
+        "scheduler",
+        "MB/s per reader",
+        "shares",
+        "ideal",
+        "worst share error",
+    ]);
+    for side in [&c.kernel, &c.fairway] {
+        let err = side
+            .share
+            .iter()
+            .zip(&c.ideal)
+            .map(|(s, i)| s / i - 1.0)
+            .fold(0.0f64, |m, e| if e.abs() > m.abs() { e } else { m });
+        let list =
+            |v: &[f64], f: fn(f64) -> String| v.iter().map(|x| f(*x)).collect::<Vec<_>>().join(" ");
+        t.row(vec![
+            side.scheduler.clone(),
+            list(&side.mb_s, |x| format!("{x:.1}")),
+            list(&side.share, |x| format!("{x:.3}")),
+            list(&c.ideal, |x| format!("{x:.3}")),
+            format!("{:+.1} %", err * 100.0),
+        ]);
+    }
+    t.print();
     Ok(())
 }
 
