@@ -8,7 +8,17 @@
 //!
 //! * [`DiskScheduler`] is the trait every disk scheduler implements:
 //!   `add_request` / `dispatch` / `complete`, time passed in by the caller.
-//! * [`bfq`]: BFQ (§2.1), [`bwf2q`]: its B-WF2Q+ engine (§2.1.4).
+//! * [`bfq`]: BFQ (§2.1), [`bwf2q`]: its B-WF2Q+ engine (§2.1.4),
+//!   [`queue`]: per-application C-LOOK/FIFO request queues.
+//! * [`baseline`]: C-LOOK, AS, CFQ-like, SCAN-EDF, YFQ (§2.3–2.4).
+//! * [`model`]: the rotating-disk model and the IBM-DTLA-307030 preset;
+//!   [`sim`]: the discrete-event simulator; [`workload`]: application
+//!   models; [`experiment`]: §2.4's experiments; [`thesis`]: its numbers.
+//! * [`check`]: online checks of Theorems 2.1 and 2.2 and of idling.
+//! * [`emulator`]: the real-time emulated disk (App. C), [`validate`]: its
+//!   App. C.5.1 trace-replay validation; [`file_device`]: BFQ in front of a
+//!   real file or block device; [`kernel_bfq`]: comparison with Linux's
+//!   BFQ; [`cost`]: the add+dispatch cost benchmark.
 //!
 //! ```
 //! use fairway_disk::{AppId, AppSpec, Bfq, BfqConfig, DiskScheduler, Dispatch, Request, MS};
