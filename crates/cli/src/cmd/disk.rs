@@ -78,9 +78,6 @@ struct Common {
     /// A short version for CI (smaller files, shorter runs).
     #[arg(long)]
     quick: bool,
-    /// Workload seed.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
 }
 
 #[derive(Args)]
@@ -109,12 +106,18 @@ struct WebArgs {
     /// Simulated seconds (default 3600, 300 with --quick).
     #[arg(long)]
     seconds: Option<u64>,
+    /// Workload seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     #[command(flatten)]
     common: Common,
 }
 
 #[derive(Args)]
 struct StreamingArgs {
+    /// Workload seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     #[command(flatten)]
     common: Common,
 }
@@ -132,6 +135,9 @@ struct ValidateArgs {
     /// requests and the run short: 500 requests take ~10 s).
     #[arg(long, default_value_t = 40)]
     max_gap_ms: u64,
+    /// Workload seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     #[command(flatten)]
     common: Common,
 }
@@ -488,7 +494,7 @@ fn web(a: WebArgs) -> Result<(), String> {
     for spec in SHARE_SPECS {
         pb.set_message(spec.label());
         let t0 = std::time::Instant::now();
-        let r = web_server(spec, a.procs, secs * SEC, &disk, c.seed).map_err(|e| e.to_string())?;
+        let r = web_server(spec, a.procs, secs * SEC, &disk, a.seed).map_err(|e| e.to_string())?;
         let wall = t0.elapsed().as_secs_f64();
         let th = thesis::find(thesis::WEB_SERVER, &r.sched, |r| r.0);
         let t = |f: fn(&(&str, f64, f64, f64)) -> f64| th.map_or(String::new(), |x| fmt2(f(x)));
@@ -577,7 +583,7 @@ fn streaming_cmd(a: StreamingArgs) -> Result<(), String> {
     let mut pts = Vec::new();
     for (i, spec) in STREAM_SPECS.iter().enumerate() {
         pb.set_message(spec.label());
-        let r = streaming(*spec, setup, &disk, c.seed).map_err(|e| e.to_string())?;
+        let r = streaming(*spec, setup, &disk, a.seed).map_err(|e| e.to_string())?;
         let th = thesis::find(thesis::STREAMING, &r.sched, |r| r.0);
         if c.json {
             json_line(&serde_json::json!({
@@ -670,7 +676,7 @@ fn validate_cmd(a: ValidateArgs) -> Result<(), String> {
     };
     for kind in kinds {
         pb.set_message(format!("{kind:?} trace"));
-        let trace = synthetic_trace(kind, n, a.max_gap_ms * 1_000_000, disk.capacity(), c.seed);
+        let trace = synthetic_trace(kind, n, a.max_gap_ms * 1_000_000, disk.capacity(), a.seed);
         let v = validate(kind, &trace, &disk);
         if c.json {
             json_line(&v)?;
