@@ -269,7 +269,7 @@ pub struct BfqStats {
     pub exhausted: u64,
     /// Idling timer expirations (application deemed idle).
     pub idle_expired: u64,
-    /// Idling periods ended by a request arriving in time.
+    /// Idling timers cancelled by a request arriving in time.
     pub idle_hits: u64,
     /// T_max expirations.
     pub timeouts: u64,
@@ -536,7 +536,7 @@ impl DiskScheduler for Bfq {
         }
         match &mut self.active {
             Some(a) if a.app == i => {
-                if a.idling != Idling::No {
+                if matches!(a.idling, Idling::Until(_)) {
                     self.stats.idle_hits += 1;
                 }
                 a.idling = Idling::No;

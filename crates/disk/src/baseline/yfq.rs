@@ -85,6 +85,9 @@ impl DiskScheduler for Yfq {
         Ok(out)
     }
     fn add_request(&mut self, now: Nanos, mut req: Request) -> Result<(), AddError> {
+        // The requests live outside the table's queues: give it the count
+        // its capacity check needs.
+        self.table.queued = self.queued();
         self.table
             .check(&req)
             .map_err(|kind| AddError { kind, request: req })?;
