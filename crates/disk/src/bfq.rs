@@ -570,22 +570,21 @@ impl DiskScheduler for Bfq {
                     self.expire_timeout();
                     continue;
                 }
-                let st = &self.apps[a.app as usize];
-                let Some(next) = st.queue.peek_next(self.head, now, Some(self.cfg.t_fifo)) else {
-                    // Unreachable by construction (a serving active
-                    // application is backlogged); recover by expiring it.
-                    self.expire_idle();
-                    continue;
-                };
-                if a.remaining < next.len {
-                    let len = next.len;
-                    self.expire_exhausted(now, len);
-                    continue;
-                }
-                let app = a.app;
-                let st = &mut self.apps[app as usize];
-                let Some(req) = st.queue.pop_next(self.head, now, Some(self.cfg.t_fifo)) else {
-                    continue;
+                let head = self.head;
+                let t_fifo = Some(self.cfg.t_fifo);
+                let st = &mut self.apps[a.app as usize];
+                let req = match st.queue.pop_next_within(head, now, t_fifo, a.remaining) {
+                    Ok(r) => r,
+                    Err(Some(len)) => {
+                        self.expire_exhausted(now, len);
+                        continue;
+                    }
+                    Err(None) => {
+                        // Unreachable by construction (a serving active
+                        // application is backlogged); recover by expiring it.
+                        self.expire_idle();
+                        continue;
+                    }
                 };
                 let empty = st.queue.is_empty();
                 self.queued -= 1;

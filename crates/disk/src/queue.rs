@@ -88,6 +88,24 @@ impl RequestQueue {
         self.remove_key(key)
     }
 
+    /// Removes the next request (as [`pop_next`](Self::pop_next)) if it is
+    /// at most `max_len` sectors long; otherwise leaves it and returns its
+    /// length. One lookup instead of a peek and a pop.
+    pub fn pop_next_within(
+        &mut self,
+        head: u64,
+        now: Nanos,
+        t_fifo: Option<Nanos>,
+        max_len: u32,
+    ) -> Result<Request, Option<u32>> {
+        let key = self.pick_key(head, now, t_fifo).ok_or(None)?;
+        let len = self.by_pos.get(&key).map_or(0, |r| r.len);
+        if len > max_len {
+            return Err(Some(len));
+        }
+        self.remove_key(key).ok_or(None)
+    }
+
     /// Removes the oldest request.
     pub fn pop_oldest(&mut self) -> Option<Request> {
         let (&seq, &sector) = self.by_age.iter().next()?;
