@@ -33,6 +33,8 @@ enum Command {
     Netsim(cmd::netsim::NetsimArgs),
     /// Real UDP packets: none / tc (HTB) / fairway side by side (seed 001 §5.4-5.5).
     UdpBench(cmd::udp_bench::UdpBenchArgs),
+    /// BFQ disk scheduling on a simulated disk: the thesis' experiments (seed 004 §2.4).
+    Disk(cmd::disk::DiskArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
         Command::Scheds(args) => cmd::scheds::run(args),
         Command::Netsim(args) => cmd::netsim::run(args),
         Command::UdpBench(args) => cmd::udp_bench::run(args),
+        Command::Disk(args) => cmd::disk::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

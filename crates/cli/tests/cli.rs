@@ -108,7 +108,10 @@ fn scheds_lists_the_catalogue_with_ranges() {
     assert!(out.status.success());
     let rows = json_lines(&out);
     let names: Vec<&str> = rows.iter().filter_map(|r| r["name"].as_str()).collect();
-    assert_eq!(names, ["fifo", "drr", "qfq", "qfq+", "s-kps", "wf2q+", "wf2q++"]);
+    assert_eq!(
+        names,
+        ["fifo", "drr", "qfq", "qfq+", "s-kps", "wf2q+", "wf2q++"]
+    );
     let qfq_plus = &rows[3];
     assert_eq!(qfq_plus["params"][0]["key"], "m");
     assert_eq!(qfq_plus["params"][0]["max"], 64);

@@ -87,3 +87,9 @@ pub use sched::{
     AggregateScheduler, Backlog, Capacity, Dequeued, Drr, Fifo, FlowQueues, HeadPop, Qfq, QfqPlus,
     SKps, SchedPlus, Scheduler, Wf2qPlus, Wf2qPlusPlus,
 };
+// The virtual-time primitives and the indexed heap, for schedulers built
+// outside this crate on the same clock (fairway-disk's B-WF2Q+).
+pub use {
+    indexed_heap::IndexedHeap,
+    vtime::{vt_ge, vt_gt, vt_len, Era, VirtualClock, VirtualTime, FRAC_BITS},
+};

@@ -305,7 +305,9 @@ trait Configured {
 impl<P: Packet> Configured for SKps<P> {
     fn num_configured(&self) -> u32 {
         // Every id a test here uses is below 64.
-        (0..64).filter(|&i| self.flow_config(FlowId(i)).is_some()).count() as u32
+        (0..64)
+            .filter(|&i| self.flow_config(FlowId(i)).is_some())
+            .count() as u32
     }
 }
 

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod bench_pq;
 pub mod common;
 pub mod demo;
+pub mod disk;
 pub mod guarantees;
 pub mod netsim;
 pub mod scheds;

@@ -1,0 +1,645 @@
+//! BFQ, Budget Fair Queueing of disk requests (seed 004 §2.1, Figs. 2–4).
+//!
+//! # The problem
+//!
+//! A disk serves one request at a time and its service time depends on
+//! where the request is: a sequential reader gets ~36 MB/s from the model
+//! drive, a reader alternating between two far-apart files a fraction of
+//! that, because every switch costs a seek and half a rotation (≈ 8–15 ms).
+//! Applications also issue *synchronous* requests: the next one arrives only
+//! after the previous completes, so for a moment the application looks idle
+//! (deceptive idleness), and a timestamp scheduler that stamps it at its
+//! actual arrival pushes it behind everybody (delayed arrival). Fair
+//! queueing per request therefore loses both throughput and fairness.
+//!
+//! # The algorithm
+//!
+//! BFQ serves one *active* application at a time, exclusively, for a
+//! *budget* B_i of sectors, and picks the next active application with
+//! B-WF2Q+ ([`crate::bwf2q`]) over budgets, so each application gets its
+//! share φ_i = w_i/Σw of the *sectors* transferred, whatever the seek costs:
+//!
+//! * `add_request` (Fig. 3 lines 5–19) queues the request in the
+//!   application's queue; if the queue was empty the application enters
+//!   B-WF2Q+ with `S = max(V, F)`, unless it is the active one waiting for
+//!   this very request, in which case the idling timer is cancelled.
+//! * `dispatch` (lines 22–55) serves the active application's next request
+//!   (C-LOOK order from the head, unless the oldest has waited T_FIFO) and
+//!   decrements the remaining budget. When the next request no longer fits
+//!   in the remaining budget the application is *deactivated with backlog*:
+//!   charged its actual service (`F = S + served/w`), its budget grows by
+//!   [`BfqConfig::budget_step`] if that stays within B_i,max, and it is
+//!   re-inserted with the back-shifted start `S = F` (lines 27–36).
+//! * **Device idling.** When the active application's queue empties, the
+//!   disk is kept idle for T_wait after the completion of its last request
+//!   (the SI property measures `a_i^j − c_i^{j−1} ≤ T_wait` from the
+//!   completion, so the timer is armed there, as Linux does). A request
+//!   arriving in time cancels the timer and the batch goes on; otherwise the
+//!   application is deemed idle, its budget becomes what it consumed and it
+//!   is charged that (lines 57–65). Nothing else is dispatched meanwhile.
+//! * **T_max** (§2.1.1). An application still active T_max after its
+//!   activation is deactivated and *overcharged* B_i,max, so a seeky
+//!   application cannot hold the disk for long at a low rate. With
+//!   [`TimeBudget::Auto`] (the simplified interface) T_max is 4/3 of the
+//!   time to transfer B_max at the estimated rate, the rate being an
+//!   exponentially weighted average (gain 1/8) of the rates of batches that
+//!   exhausted their budget; no timeout applies before the first estimate.
+//!
+//! A budget never falls below the next request's size (Fig. 3's comment at
+//! lines 45–46 defers this to the code; here an application whose next
+//! request does not fit an unused budget is deactivated with zero service
+//! and its budget raised to that size, so it loses nothing).
+//!
+//! # Guarantees (§2.2)
+//!
+//! For an application continuously quasi-backlogged over [t1, t2],
+//! `φ_i·W(t1,t2) − W_i(t1,t2) ≤ B_max + B_i,max + L_max` (Theorem 2.1);
+//! the integration tests check it on random workloads, and that a variant
+//! without idling violates it.
+//!
+//! # Constants and their units
+//!
+//! | symbol | field | default (simplified interface) | unit |
+//! |---|---|---|---|
+//! | B_max | [`BfqConfig::max_budget`] | user-given, or from the boost level | sectors |
+//! | B_i^0 | [`BfqConfig::default_budget`] | max(L_max, B_max/8) | sectors |
+//! | BUDG_INC_STEP | [`BfqConfig::budget_step`] | max(1, B_max/8) | sectors |
+//! | T_wait | [`BfqConfig::t_wait`] | [`DEFAULT_T_WAIT`] = 4 ms | ns |
+//! | T_FIFO | [`BfqConfig::t_fifo`] | [`DEFAULT_T_FIFO`] = 100 ms | ns |
+//! | T_max | [`BfqConfig::t_max`] | 4/3 · B_max / rate | ns |
+//! | L_max | [`BfqConfig::l_max`] | [`DEFAULT_L_MAX`] = 256 | sectors |
+//!
+//! Cost: O(log N) per dispatch for N queued applications (two heaps) plus
+//! O(log n) for the application's own queue of n requests.
+
+use crate::bwf2q::BudgetWf2q;
+use crate::queue::RequestQueue;
+use crate::request::{
+    check_range, AddError, AddErrorKind, AppId, DiskConfigError, Nanos, Request, MS,
+};
+use crate::scheduler::{AppSpec, DiskScheduler, Dispatch, MAX_WEIGHT, MAX_WEIGHT_SUM};
+
+/// T_wait default: 4 ms, the Linux default the thesis uses (§2.2.3).
+pub const DEFAULT_T_WAIT: Nanos = 4 * MS;
+/// T_FIFO default: 100 ms, the kernel's usual read deadline (§2.2.3).
+pub const DEFAULT_T_FIFO: Nanos = 100 * MS;
+/// L_max default: 256 sectors (128 KiB), the Linux default (§2.4).
+pub const DEFAULT_L_MAX: u32 = 256;
+/// The boost level's upper B_max: the sectors served in this time at the
+/// peak rate (§2.2.3: 200 ms).
+pub const BOOST_WINDOW: Nanos = 200 * MS;
+/// Largest accepted B_max (2^24 sectors = 8 GiB), for exact virtual times.
+pub const MAX_BUDGET_LIMIT: u32 = 1 << 24;
+
+/// How T_max is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeBudget {
+    /// No time budget.
+    Off,
+    /// A fixed T_max in ns (`1..=60 s`).
+    Fixed(Nanos),
+    /// 4/3 of the time to consume B_max at the measured rate.
+    Auto,
+}
+
+/// BFQ parameters (see the module doc's table).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BfqConfig {
+    /// B_max, sectors, `L_max..=2^24`.
+    pub max_budget: u32,
+    /// B_i^0, the budget of a newly admitted application, `1..=B_max`.
+    pub default_budget: u32,
+    /// Budget growth after an exhaustion with backlog, `1..=B_max`.
+    pub budget_step: u32,
+    /// T_wait, ns, `0..=1 s` (0 disables idling).
+    pub t_wait: Nanos,
+    /// T_FIFO, ns, `0..=60 s`.
+    pub t_fifo: Nanos,
+    /// T_max.
+    pub t_max: TimeBudget,
+    /// L_max, sectors, `1..=65536`.
+    pub l_max: u32,
+    /// Application ids must be below this, `1..=2^20`.
+    pub max_apps: u32,
+    /// Most requests queued at once, `1..=2^32`.
+    pub max_queued: usize,
+}
+
+impl BfqConfig {
+    /// The simplified interface with B_max given directly (§2.2.3): every
+    /// other parameter at the thesis' default.
+    pub fn simplified(max_budget: u32) -> Result<Self, DiskConfigError> {
+        let cfg = Self {
+            max_budget,
+            default_budget: DEFAULT_L_MAX.max(max_budget / 8),
+            budget_step: (max_budget / 8).max(1),
+            t_wait: DEFAULT_T_WAIT,
+            t_fifo: DEFAULT_T_FIFO,
+            t_max: TimeBudget::Auto,
+            l_max: DEFAULT_L_MAX,
+            max_apps: 1024,
+            max_queued: 1 << 20,
+        };
+        // B_i^0 may not exceed a small B_max.
+        let cfg = Self {
+            default_budget: cfg.default_budget.min(max_budget.max(1)),
+            ..cfg
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// The simplified interface with a throughput-boosting level in 0..=1
+    /// (§2.2.3): B_max = L_max + level·(S_200 − L_max), rounded down, where
+    /// S_200 is the number of sectors transferred in 200 ms at
+    /// `peak_sectors_per_sec`. The lower end is L_max rather than the
+    /// thesis' "minimum possible request size" because a budget must fit
+    /// the longest request.
+    pub fn boost_level(level: f64, peak_sectors_per_sec: u64) -> Result<Self, DiskConfigError> {
+        if !(0.0..=1.0).contains(&level) {
+            return Err(DiskConfigError::OutOfRange {
+                name: "boost-level",
+                value: level,
+                allowed: "0..=1",
+            });
+        }
+        let top = peak_sectors_per_sec as u128 * u128::from(BOOST_WINDOW) / 1_000_000_000;
+        let top = u32::try_from(top)
+            .ok()
+            .filter(|t| (DEFAULT_L_MAX..=MAX_BUDGET_LIMIT).contains(t))
+            .ok_or(DiskConfigError::OutOfRange {
+                name: "peak-rate",
+                value: peak_sectors_per_sec as f64,
+                allowed: "sectors/s such that 200 ms covers 256..=2^24 sectors",
+            })?;
+        let span = f64::from(top - DEFAULT_L_MAX);
+        Self::simplified(DEFAULT_L_MAX + (level * span) as u32)
+    }
+
+    /// Checks every parameter's range.
+    pub fn validate(&self) -> Result<(), DiskConfigError> {
+        check_range("l-max", self.l_max, 1, 1 << 16, "1..=65536 sectors")?;
+        check_range(
+            "max-budget",
+            self.max_budget,
+            self.l_max,
+            MAX_BUDGET_LIMIT,
+            "L_max..=16777216 sectors (a budget must fit the longest request)",
+        )?;
+        check_range(
+            "default-budget",
+            self.default_budget,
+            1,
+            self.max_budget,
+            "1..=B_max sectors",
+        )?;
+        check_range(
+            "budget-step",
+            self.budget_step,
+            1,
+            self.max_budget,
+            "1..=B_max sectors",
+        )?;
+        check_range("t-wait", self.t_wait as f64, 0.0, 1e9, "0..=1e9 ns")?;
+        check_range("t-fifo", self.t_fifo as f64, 0.0, 60e9, "0..=6e10 ns")?;
+        if let TimeBudget::Fixed(t) = self.t_max {
+            check_range("t-max", t as f64, 1.0, 60e9, "1..=6e10 ns")?;
+        }
+        check_range("max-apps", self.max_apps, 1, 1 << 20, "1..=1048576")?;
+        check_range(
+            "max-queued",
+            self.max_queued as f64,
+            1.0,
+            4294967296.0,
+            "1..=2^32",
+        )?;
+        Ok(())
+    }
+}
+
+/// Deliberately broken variants, for showing that the guarantee checks can
+/// fail. Not for use.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BfqFault {
+    /// The correct algorithm.
+    #[default]
+    None,
+    /// Never idles: an emptied active application is expired at once.
+    NoIdling,
+    /// Re-inserts a deactivated application at `max(V, F)`, not `F`.
+    NoBackshift,
+    /// Ends the idling wait when *another* application's request arrives.
+    ServeWhileIdling,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Idling {
+    /// Serving.
+    No,
+    /// Queue empty, its last request still in service: timer not armed yet.
+    AwaitCompletion,
+    /// Timer pending until this instant.
+    Until(Nanos),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Active {
+    app: u32,
+    remaining: u32,
+    since: Nanos,
+    idling: Idling,
+}
+
+#[derive(Debug, Default)]
+struct AppState {
+    configured: bool,
+    weight: u32,
+    max_budget: u32,
+    budget: u32,
+    queue: RequestQueue,
+}
+
+/// Event counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BfqStats {
+    /// Requests dispatched.
+    pub dispatched: u64,
+    /// Deactivations with backlog left and the budget exhausted.
+    pub exhausted: u64,
+    /// Idling timer expirations (application deemed idle).
+    pub idle_expired: u64,
+    /// Idling timers cancelled by a request arriving in time.
+    pub idle_hits: u64,
+    /// T_max expirations.
+    pub timeouts: u64,
+    /// T_max expirations of seeky applications, overcharged B_i,max.
+    pub overcharged: u64,
+}
+
+/// The BFQ scheduler.
+pub struct Bfq {
+    cfg: BfqConfig,
+    apps: Vec<AppState>,
+    engine: BudgetWf2q,
+    active: Option<Active>,
+    head: u64,
+    queued: usize,
+    weight_sum: u64,
+    /// Estimated rate in sectors per second (0 = none yet).
+    rate: u64,
+    stats: BfqStats,
+    fault: BfqFault,
+}
+
+impl Bfq {
+    /// BFQ with a validated configuration.
+    pub fn new(cfg: BfqConfig) -> Result<Self, DiskConfigError> {
+        cfg.validate()?;
+        let mut apps = Vec::with_capacity(cfg.max_apps as usize);
+        apps.resize_with(cfg.max_apps as usize, AppState::default);
+        Ok(Self {
+            cfg,
+            apps,
+            engine: BudgetWf2q::new(cfg.max_apps),
+            active: None,
+            head: 0,
+            queued: 0,
+            weight_sum: 0,
+            rate: 0,
+            stats: BfqStats::default(),
+            fault: BfqFault::None,
+        })
+    }
+
+    /// A deliberately broken BFQ (see [`BfqFault`]).
+    #[doc(hidden)]
+    pub fn with_fault(cfg: BfqConfig, fault: BfqFault) -> Result<Self, DiskConfigError> {
+        let mut b = Self::new(cfg)?;
+        b.fault = fault;
+        Ok(b)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BfqConfig {
+        &self.cfg
+    }
+
+    /// Event counters.
+    pub fn stats(&self) -> BfqStats {
+        self.stats
+    }
+
+    /// The active application and, if it is idling with the timer armed,
+    /// the timer's deadline.
+    pub fn active(&self) -> Option<(AppId, Option<Nanos>)> {
+        self.active.map(|a| {
+            let until = match a.idling {
+                Idling::Until(t) => Some(t),
+                _ => None,
+            };
+            (AppId(a.app), until)
+        })
+    }
+
+    /// The current budget of `app`, sectors.
+    pub fn budget(&self, app: AppId) -> Option<u32> {
+        self.apps
+            .get(app.index())
+            .filter(|a| a.configured)
+            .map(|a| a.budget)
+    }
+
+    /// The current T_max, if any.
+    pub fn t_max(&self) -> Option<Nanos> {
+        match self.cfg.t_max {
+            TimeBudget::Off => None,
+            TimeBudget::Fixed(t) => Some(t),
+            TimeBudget::Auto => (self.rate > 0).then(|| {
+                let t =
+                    u128::from(self.cfg.max_budget) * 4_000_000_000 / (3 * u128::from(self.rate));
+                t.min(u128::from(u64::MAX)) as u64
+            }),
+        }
+    }
+
+    fn app_mut(&mut self, app: AppId) -> Result<&mut AppState, DiskConfigError> {
+        self.apps
+            .get_mut(app.index())
+            .filter(|a| a.configured)
+            .ok_or(DiskConfigError::UnknownApp(app))
+    }
+
+    /// Deactivation of the active application; `charge` is what it pays,
+    /// `requeue_budget` its next budget if it is to be re-inserted.
+    fn deactivate(&mut self, charge: u32, next_budget: u32) {
+        let Some(a) = self.active.take() else { return };
+        let st = &mut self.apps[a.app as usize];
+        st.budget = next_budget;
+        let (w, backlogged) = (st.weight, !st.queue.is_empty());
+        self.engine.charge(a.app, charge, w);
+        if backlogged {
+            if self.fault == BfqFault::NoBackshift {
+                self.engine.insert_arrival(a.app, next_budget, w);
+            } else {
+                self.engine.insert_backshifted(a.app, next_budget, w);
+            }
+        }
+    }
+
+    /// Budget exhausted with backlog (Fig. 3 lines 27–36).
+    fn expire_exhausted(&mut self, now: Nanos, next_len: u32) {
+        let Some(a) = self.active else { return };
+        let st = &self.apps[a.app as usize];
+        let served = st.budget - a.remaining;
+        let mut next = st.budget;
+        if next.saturating_add(self.cfg.budget_step) <= st.max_budget {
+            next += self.cfg.budget_step;
+        }
+        next = next.max(next_len);
+        if served > 0 && served == st.budget {
+            let elapsed = now.saturating_sub(a.since).max(1);
+            let r = (u128::from(served) * 1_000_000_000 / u128::from(elapsed)) as u64;
+            self.rate = if self.rate == 0 {
+                r
+            } else {
+                self.rate - self.rate / 8 + r / 8
+            };
+        }
+        self.stats.exhausted += 1;
+        self.deactivate(served, next);
+    }
+
+    /// Idling timer expired (Fig. 3 lines 57–65).
+    fn expire_idle(&mut self) {
+        let Some(a) = self.active else { return };
+        let served = self.apps[a.app as usize].budget - a.remaining;
+        self.stats.idle_expired += 1;
+        self.deactivate(served, served);
+    }
+
+    /// T_max exceeded (§2.1.1): deactivated, and overcharged B_i,max if it
+    /// is *seeky*, i.e. it consumed less than 2/3 of its budget in T_max
+    /// (the criterion Linux's BFQ uses). An application that merely reads a
+    /// slower zone a bit below the estimated rate is charged what it got,
+    /// or fairness between sequential readers in different zones would be
+    /// lost.
+    fn expire_timeout(&mut self) {
+        let Some(a) = self.active else { return };
+        let st = &self.apps[a.app as usize];
+        let (max, budget) = (st.max_budget, st.budget);
+        self.stats.timeouts += 1;
+        if a.remaining >= budget / 3 {
+            self.stats.overcharged += 1;
+            self.deactivate(max, budget);
+        } else {
+            self.deactivate(budget - a.remaining, budget);
+        }
+    }
+}
+
+impl DiskScheduler for Bfq {
+    fn name(&self) -> &'static str {
+        "bfq"
+    }
+
+    fn add_app(&mut self, app: AppId, spec: AppSpec) -> Result<(), DiskConfigError> {
+        let max_apps = self.cfg.max_apps;
+        let st = self
+            .apps
+            .get(app.index())
+            .ok_or(DiskConfigError::AppIdTooLarge { app, max_apps })?;
+        if st.configured {
+            return Err(DiskConfigError::AppExists(app));
+        }
+        check_range("weight", spec.weight, 1, MAX_WEIGHT, "1..=65536")?;
+        let max_budget = match spec.max_budget {
+            None => self.cfg.max_budget,
+            Some(b) => check_range(
+                "app-max-budget",
+                b,
+                self.cfg.l_max,
+                self.cfg.max_budget,
+                "L_max..=B_max sectors",
+            )?,
+        };
+        let sum = self.weight_sum + u64::from(spec.weight);
+        if sum > MAX_WEIGHT_SUM {
+            return Err(DiskConfigError::WeightSumTooLarge {
+                sum,
+                max: MAX_WEIGHT_SUM,
+            });
+        }
+        self.weight_sum = sum;
+        self.engine.set_weight_sum(sum);
+        self.engine.reset(app.0);
+        self.apps[app.index()] = AppState {
+            configured: true,
+            weight: spec.weight,
+            max_budget,
+            budget: self.cfg.default_budget.min(max_budget),
+            queue: RequestQueue::new(),
+        };
+        Ok(())
+    }
+
+    fn remove_app(&mut self, app: AppId) -> Result<Vec<Request>, DiskConfigError> {
+        self.app_mut(app)?;
+        if self.active.is_some_and(|a| a.app == app.0) {
+            self.expire_idle();
+        }
+        self.engine.remove(app.0);
+        let st = &mut self.apps[app.index()];
+        let reqs = st.queue.drain();
+        st.configured = false;
+        self.weight_sum -= u64::from(st.weight);
+        self.engine.set_weight_sum(self.weight_sum);
+        self.queued -= reqs.len();
+        Ok(reqs)
+    }
+
+    fn add_request(&mut self, now: Nanos, mut req: Request) -> Result<(), AddError> {
+        let fail = |kind| Err(AddError { kind, request: req });
+        if !self.apps.get(req.app.index()).is_some_and(|a| a.configured) {
+            return fail(AddErrorKind::UnknownApp);
+        };
+        if req.len == 0 {
+            return fail(AddErrorKind::ZeroLength);
+        }
+        if req.len > self.cfg.l_max {
+            return fail(AddErrorKind::TooLong {
+                len: req.len,
+                max: self.cfg.l_max,
+            });
+        }
+        if self.queued >= self.cfg.max_queued {
+            return fail(AddErrorKind::Full {
+                capacity: self.cfg.max_queued,
+            });
+        }
+        if self.fault == BfqFault::ServeWhileIdling {
+            if let Some(a) = self.active.as_mut().filter(|a| a.app != req.app.0) {
+                if let Idling::Until(_) = a.idling {
+                    a.idling = Idling::Until(now);
+                }
+            }
+        }
+        let st = &self.apps[req.app.index()];
+        let was_empty = st.queue.is_empty();
+        req.arrival = now;
+        let i = req.app.0;
+        self.queued += 1;
+        let st = &mut self.apps[i as usize];
+        st.queue.push(req);
+        if !was_empty {
+            return Ok(());
+        }
+        match &mut self.active {
+            Some(a) if a.app == i => {
+                if matches!(a.idling, Idling::Until(_)) {
+                    self.stats.idle_hits += 1;
+                }
+                a.idling = Idling::No;
+            }
+            _ => {
+                if !self.engine.contains(i) {
+                    st.budget = st.budget.max(req.len);
+                    self.engine.insert_arrival(i, st.budget, st.weight);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, now: Nanos) -> Dispatch {
+        loop {
+            if let Some(a) = self.active {
+                match a.idling {
+                    Idling::Until(t) if now < t => return Dispatch::Idle(Some(t)),
+                    Idling::Until(_) => {
+                        self.expire_idle();
+                        continue;
+                    }
+                    Idling::AwaitCompletion => return Dispatch::Idle(None),
+                    Idling::No => {}
+                }
+                if self
+                    .t_max()
+                    .is_some_and(|t| now.saturating_sub(a.since) > t)
+                {
+                    self.expire_timeout();
+                    continue;
+                }
+                let head = self.head;
+                let t_fifo = Some(self.cfg.t_fifo);
+                let st = &mut self.apps[a.app as usize];
+                let req = match st.queue.pop_next_within(head, now, t_fifo, a.remaining) {
+                    Ok(r) => r,
+                    Err(Some(len)) => {
+                        self.expire_exhausted(now, len);
+                        continue;
+                    }
+                    Err(None) => {
+                        // Unreachable by construction (a serving active
+                        // application is backlogged); recover by expiring it.
+                        self.expire_idle();
+                        continue;
+                    }
+                };
+                let empty = st.queue.is_empty();
+                self.queued -= 1;
+                self.head = req.end();
+                self.engine.add_service(req.len);
+                self.stats.dispatched += 1;
+                if let Some(a) = &mut self.active {
+                    a.remaining -= req.len;
+                    if empty {
+                        a.idling = Idling::AwaitCompletion;
+                    }
+                }
+                return Dispatch::Serve(req);
+            }
+            let Some(app) = self.engine.next_application() else {
+                return Dispatch::Empty;
+            };
+            self.active = Some(Active {
+                app,
+                remaining: self.apps[app as usize].budget,
+                since: now,
+                idling: Idling::No,
+            });
+        }
+    }
+
+    fn complete(&mut self, now: Nanos, req: &Request) {
+        let fault = self.fault;
+        let t_wait = self.cfg.t_wait;
+        if let Some(a) = &mut self.active {
+            if a.app == req.app.0 && a.idling == Idling::AwaitCompletion {
+                if fault == BfqFault::NoIdling || t_wait == 0 {
+                    self.expire_idle();
+                } else {
+                    a.idling = Idling::Until(now.saturating_add(t_wait));
+                }
+            }
+        }
+    }
+
+    fn queued(&self) -> usize {
+        self.queued
+    }
+
+    fn drain(&mut self) -> Vec<Request> {
+        let mut out = Vec::with_capacity(self.queued);
+        for st in &mut self.apps {
+            out.extend(st.queue.drain());
+        }
+        self.queued = 0;
+        self.active = None;
+        let ids: Vec<u32> = (0..self.apps.len() as u32).collect();
+        for i in ids {
+            self.engine.remove(i);
+        }
+        out
+    }
+}

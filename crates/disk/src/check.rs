@@ -1,0 +1,238 @@
+//! Online checks of BFQ's guarantees over a simulated run (seed 004 §2.2),
+//! fed with the simulator's [`SimEvent`]s.
+//!
+//! * [`ServiceLagCheck`]: Theorem 2.1. For every interval [t1, t2] during
+//!   which application i is continuously *quasi-backlogged* (it has
+//!   requests issued and not completed, or its last one completed no more
+//!   than T_wait ago), `φ_i·W(t1,t2) − W_i(t1,t2) ≤ B_max + B_i,max + L_max`.
+//!   Service is counted when a request is dispatched (the instant V
+//!   advances). The worst interval is found in one pass: for each
+//!   quasi-backlogged period, `g = φ_i·W − W_i` is tracked and the largest
+//!   rise of g over its running minimum is the worst lag.
+//! * [`IdlingCheck`]: while the scheduler idles with a pending timer for
+//!   the application it served last, nothing of another application is
+//!   dispatched.
+
+use crate::request::Nanos;
+use crate::sim::SimEvent;
+
+#[derive(Clone, Debug, Default)]
+struct AppLag {
+    phi: f64,
+    outstanding: u32,
+    in_period: bool,
+    emptied_at: Nanos,
+    g: f64,
+    g_min: f64,
+    worst: f64,
+}
+
+/// Theorem 2.1 check (see the module doc).
+#[derive(Clone, Debug)]
+pub struct ServiceLagCheck {
+    apps: Vec<AppLag>,
+    t_wait: Nanos,
+}
+
+impl ServiceLagCheck {
+    /// Applications with weights `weights` (φ_i = w_i/Σw), quasi-backlog
+    /// window `t_wait`.
+    pub fn new(weights: &[u32], t_wait: Nanos) -> Self {
+        let sum: f64 = weights.iter().map(|&w| f64::from(w)).sum();
+        Self {
+            apps: weights
+                .iter()
+                .map(|&w| AppLag {
+                    phi: f64::from(w) / sum,
+                    ..AppLag::default()
+                })
+                .collect(),
+            t_wait,
+        }
+    }
+
+    fn close_expired(&mut self, t: Nanos) {
+        let tw = self.t_wait;
+        for a in &mut self.apps {
+            if a.in_period && a.outstanding == 0 && t > a.emptied_at + tw {
+                a.in_period = false;
+            }
+        }
+    }
+
+    /// Feeds one event.
+    pub fn observe(&mut self, ev: &SimEvent) {
+        match *ev {
+            SimEvent::Issue { t, req } => {
+                self.close_expired(t);
+                let a = &mut self.apps[req.app.index()];
+                a.outstanding += 1;
+                if !a.in_period {
+                    a.in_period = true;
+                    a.g = 0.0;
+                    a.g_min = 0.0;
+                }
+            }
+            SimEvent::Dispatch { t, req, .. } => {
+                self.close_expired(t);
+                let l = f64::from(req.len);
+                for (i, a) in self.apps.iter_mut().enumerate() {
+                    if !a.in_period {
+                        continue;
+                    }
+                    a.g += a.phi * l - if i == req.app.index() { l } else { 0.0 };
+                    a.g_min = a.g_min.min(a.g);
+                    a.worst = a.worst.max(a.g - a.g_min);
+                }
+            }
+            SimEvent::Complete { t, req } => {
+                self.close_expired(t);
+                let a = &mut self.apps[req.app.index()];
+                a.outstanding -= 1;
+                if a.outstanding == 0 {
+                    a.emptied_at = t;
+                }
+            }
+            SimEvent::Idle { .. } => {}
+        }
+    }
+
+    /// The worst lag φ_i·W − W_i seen per application, sectors.
+    pub fn worst(&self) -> Vec<f64> {
+        self.apps.iter().map(|a| a.worst).collect()
+    }
+}
+
+/// Idling check (see the module doc).
+#[derive(Clone, Debug, Default)]
+pub struct IdlingCheck {
+    last_app: Option<u32>,
+    idle_until: Option<Nanos>,
+    /// Dispatches of another application before the idling deadline.
+    pub violations: u64,
+    /// Idle answers with a deadline seen.
+    pub idles: u64,
+}
+
+impl IdlingCheck {
+    /// Feeds one event.
+    pub fn observe(&mut self, ev: &SimEvent) {
+        match *ev {
+            // A request of the idling application cancels the timer.
+            SimEvent::Issue { req, .. } if Some(req.app.0) == self.last_app => {
+                self.idle_until = None;
+            }
+            SimEvent::Idle { until: Some(u), .. } => {
+                self.idles += 1;
+                self.idle_until = Some(u);
+            }
+            SimEvent::Dispatch { t, req, .. } => {
+                if let (Some(u), Some(last)) = (self.idle_until, self.last_app) {
+                    if t < u && req.app.0 != last {
+                        self.violations += 1;
+                    }
+                }
+                self.idle_until = None;
+                self.last_app = Some(req.app.0);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Theorem 2.2 in the sector domain, for requests that find their
+/// application's queue empty and are the only one it has outstanding until
+/// they complete (synchronous requests: Q_i(t1⁻) = 0, A_i = L_i^j, t1 =
+/// a_i^j). Theorem 2.2 bounds c − t1 by dividing
+/// `(Q + A + (B_i^j − L) + B_i,max)/φ_i + B_max + B_i,max + L_max` sectors
+/// by the minimum aggregate rate T_agg over [t1, c]; since the disk served
+/// at least T_agg·(c − t1) sectors in that interval, the theorem implies
+/// that the service W(a, c) delivered to all applications between the
+/// arrival and the completion is at most
+/// `(B_i^j + B_i,max)/φ_i + B_max + B_i,max + L_max ≤ 2·B_i,max/φ_i + B_max + B_i,max + L_max`,
+/// which needs no throughput estimate. Service is counted at dispatch.
+#[derive(Clone, Debug)]
+pub struct CompletionBoundCheck {
+    bound: Vec<f64>,
+    total: u64,
+    /// Per application: (W at arrival, still a lone request).
+    open: Vec<Option<(u64, bool)>>,
+    outstanding: Vec<u32>,
+    /// Requests checked.
+    pub checked: u64,
+    /// Requests whose W(a, c) exceeded the bound.
+    pub violations: u64,
+    /// Largest W(a, c) / bound seen.
+    pub worst_ratio: f64,
+}
+
+impl CompletionBoundCheck {
+    /// Applications with weights `weights` and maximum budgets
+    /// `max_budgets` (B_i,max), system B_max and L_max, sectors.
+    pub fn new(weights: &[u32], max_budgets: &[u32], b_max: u32, l_max: u32) -> Self {
+        let sum: f64 = weights.iter().map(|&w| f64::from(w)).sum();
+        let bound = weights
+            .iter()
+            .zip(max_budgets)
+            .map(|(&w, &bi)| {
+                let phi = f64::from(w) / sum;
+                2.0 * f64::from(bi) / phi + f64::from(b_max) + f64::from(bi) + f64::from(l_max)
+            })
+            .collect();
+        Self {
+            bound,
+            total: 0,
+            open: vec![None; weights.len()],
+            outstanding: vec![0; weights.len()],
+            checked: 0,
+            violations: 0,
+            worst_ratio: 0.0,
+        }
+    }
+
+    /// Feeds one event.
+    pub fn observe(&mut self, ev: &SimEvent) {
+        match *ev {
+            SimEvent::Issue { req, .. } => {
+                let i = req.app.index();
+                if self.outstanding[i] == 0 {
+                    self.open[i] = Some((self.total, true));
+                } else if let Some(o) = &mut self.open[i] {
+                    o.1 = false;
+                }
+                self.outstanding[i] += 1;
+            }
+            SimEvent::Dispatch { req, .. } => {
+                self.total += u64::from(req.len);
+                // A request still waiting once the bound is passed has
+                // already violated it (W(a, c) ≥ W(a, now)): counted once,
+                // even if it never completes.
+                for (i, o) in self.open.iter_mut().enumerate() {
+                    if let Some((w0, true)) = *o {
+                        if (self.total - w0) as f64 > self.bound[i] && i != req.app.index() {
+                            self.checked += 1;
+                            self.violations += 1;
+                            self.worst_ratio = self
+                                .worst_ratio
+                                .max((self.total - w0) as f64 / self.bound[i]);
+                            *o = Some((w0, false));
+                        }
+                    }
+                }
+            }
+            SimEvent::Complete { req, .. } => {
+                let i = req.app.index();
+                self.outstanding[i] -= 1;
+                if let Some((w0, lone)) = self.open[i].take() {
+                    if lone {
+                        let ratio = (self.total - w0) as f64 / self.bound[i];
+                        self.checked += 1;
+                        self.worst_ratio = self.worst_ratio.max(ratio);
+                        self.violations += u64::from(ratio > 1.0);
+                    }
+                }
+            }
+            SimEvent::Idle { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! Side-by-side share accuracy of the kernel's BFQ and fairway's, on the
+//! same storage and the same workload (Linux, root, `fio`, `losetup`).
+//!
+//! A 1 GiB file in `/var/tmp` becomes a loop device (direct I/O to the
+//! backing file). Two synchronous sequential readers of 128 KiB `O_DIRECT`
+//! requests, in the first and second half of the device, compete for
+//! `seconds`:
+//! * **kernel**: the loop device's scheduler is `bfq` (with `low_latency`
+//!   off, so weight raising does not distort the shares) and `fio` runs the
+//!   two readers with best-effort I/O priorities; Linux's BFQ turns
+//!   priority p into weight (8 − p)·10, so priorities 0 and 4 are weights
+//!   80 and 40;
+//! * **fairway**: the loop device's scheduler is `none`, and two threads
+//!   submit the same reads through [`crate::file_device::FileDevice`] under
+//!   fairway's BFQ (B_max 4096 sectors, T_max 125 ms like the kernel's
+//!   `timeout_sync`, weights 80 and 40).
+//!
+//! Reported: each reader's MB/s and share of the total, beside the weight
+//! share.
+
+use crate::bfq::{Bfq, BfqConfig, TimeBudget};
+use crate::file_device::FileDevice;
+use crate::request::{AppId, SECTOR_BYTES};
+use crate::scheduler::{AppSpec, DiskScheduler};
+use serde::Serialize;
+use std::os::unix::fs::OpenOptionsExt;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// One side's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Side {
+    /// `kernel` or `fairway`.
+    pub scheduler: String,
+    /// MB/s per reader.
+    pub mb_s: Vec<f64>,
+    /// Share of the total per reader.
+    pub share: Vec<f64>,
+}
+
+/// The comparison.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    /// Weights (kernel: from the I/O priorities).
+    pub weights: Vec<u32>,
+    /// Ideal shares.
+    pub ideal: Vec<f64>,
+    /// Kernel BFQ.
+    pub kernel: Side,
+    /// fairway BFQ.
+    pub fairway: Side,
+}
+
+/// Why the comparison could not run.
+#[derive(Debug)]
+pub enum Skip {
+    /// Not root.
+    NeedsRoot,
+    /// A tool is missing.
+    Missing(&'static str),
+    /// The kernel has no BFQ for loop devices.
+    NoBfq,
+    /// Something failed.
+    Failed(String),
+}
+
+impl std::fmt::Display for Skip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Skip::NeedsRoot => write!(f, "skipped, needs root"),
+            Skip::Missing(t) => write!(f, "skipped, needs {t}"),
+            Skip::NoBfq => write!(f, "skipped, the kernel offers no bfq scheduler"),
+            Skip::Failed(e) => write!(f, "failed: {e}"),
+        }
+    }
+}
+
+const IMAGE: &str = "/var/tmp/fairway-kernel-bfq.img";
+const HALF: u64 = 512 << 20;
+const REGION: u64 = 400 << 20;
+const BS: u64 = 128 << 10;
+/// T_max as the kernel's BFQ sets it (`timeout_sync`, 125 ms): on a device
+/// this fast, the automatic T_max (4/3 of B_max at the measured rate) is a
+/// few milliseconds, shorter than a thread's wake-up jitter, and would
+/// overcharge both readers into equal time slices.
+const KERNEL_TIMEOUT_SYNC: u64 = 125_000_000;
+/// fio priorities and the kernel weights they mean.
+const PRIOS: [u32; 2] = [0, 4];
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+fn sh(cmd: &str, args: &[&str]) -> Result<String, Skip> {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .map_err(|e| Skip::Failed(format!("{cmd}: {e}")))?;
+    if !out.status.success() {
+        return Err(Skip::Failed(format!(
+            "{cmd} {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn has(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+struct Loop(String);
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        let _ = std::fs::remove_file(IMAGE);
+    }
+}
+
+fn set(dev: &str, path: &str, value: &str) -> Result<(), Skip> {
+    let name = dev.trim_start_matches("/dev/");
+    std::fs::write(format!("/sys/block/{name}/queue/{path}"), value)
+        .map_err(|e| Skip::Failed(format!("{path} = {value}: {e}")))
+}
+
+fn shares(mb: &[f64]) -> Vec<f64> {
+    let t: f64 = mb.iter().sum();
+    mb.iter().map(|x| x / t.max(1e-9)).collect()
+}
+
+fn kernel_side(dev: &str, seconds: u64) -> Result<Side, Skip> {
+    set(dev, "scheduler", "bfq")?;
+    set(dev, "iosched/low_latency", "0")?;
+    let mut args = vec![
+        "--output-format=json".to_string(),
+        "--ioengine=psync".into(),
+        "--direct=1".into(),
+        "--rw=read".into(),
+        format!("--bs={BS}"),
+        "--time_based".into(),
+        format!("--runtime={seconds}"),
+        format!("--filename={dev}"),
+    ];
+    for (i, p) in PRIOS.iter().enumerate() {
+        args.push(format!("--name=r{i}"));
+        args.push(format!("--offset={}", i as u64 * HALF));
+        args.push(format!("--size={REGION}"));
+        args.push("--prioclass=2".into());
+        args.push(format!("--prio={p}"));
+    }
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = sh("fio", &a)?;
+    let v: serde_json::Value =
+        serde_json::from_str(&out).map_err(|e| Skip::Failed(format!("fio output: {e}")))?;
+    let mb: Vec<f64> = v["jobs"]
+        .as_array()
+        .ok_or(Skip::Failed("fio output has no jobs".into()))?
+        .iter()
+        .map(|j| j["read"]["bw_bytes"].as_f64().unwrap_or(0.0) / 1e6)
+        .collect();
+    Ok(Side {
+        scheduler: "kernel BFQ".into(),
+        share: shares(&mb),
+        mb_s: mb,
+    })
+}
+
+fn fairway_side(dev: &str, weights: &[u32], seconds: u64) -> Result<Side, Skip> {
+    set(dev, "scheduler", "none")?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(0o40000) // O_DIRECT on Linux x86-64 and aarch64
+        .open(dev)
+        .map_err(|e| Skip::Failed(format!("{dev}: {e}")))?;
+    let cfg = BfqConfig {
+        t_max: TimeBudget::Fixed(KERNEL_TIMEOUT_SYNC),
+        ..BfqConfig::simplified(4096).map_err(|e| Skip::Failed(e.to_string()))?
+    };
+    let mut bfq = Bfq::new(cfg).map_err(|e| Skip::Failed(e.to_string()))?;
+    for (i, &w) in weights.iter().enumerate() {
+        bfq.add_app(AppId(i as u32), AppSpec::weight(w))
+            .map_err(|e| Skip::Failed(e.to_string()))?;
+    }
+    let device = FileDevice::start(bfq, file).map_err(|e| Skip::Failed(e.to_string()))?;
+    let end = Instant::now() + Duration::from_secs(seconds);
+    let threads: Vec<_> = (0..weights.len())
+        .map(|i| {
+            let s = device.submitter();
+            std::thread::spawn(move || {
+                let (mut off, mut bytes) = (0u64, 0u64);
+                let t0 = Instant::now();
+                while Instant::now() < end {
+                    let sector = (i as u64 * HALF + off) / SECTOR_BYTES;
+                    let req = crate::request::Request::read(
+                        AppId(i as u32),
+                        sector,
+                        (BS / SECTOR_BYTES) as u32,
+                    );
+                    match s.read(req).recv() {
+                        Ok(c) if c.result.is_ok() => bytes += BS,
+                        _ => break,
+                    }
+                    off = (off + BS) % REGION;
+                }
+                bytes as f64 / 1e6 / t0.elapsed().as_secs_f64()
+            })
+        })
+        .collect();
+    let mb: Vec<f64> = threads
+        .into_iter()
+        .map(|t| t.join().unwrap_or(0.0))
+        .collect();
+    drop(device.shutdown());
+    Ok(Side {
+        scheduler: "fairway BFQ".into(),
+        share: shares(&mb),
+        mb_s: mb,
+    })
+}
+
+/// Runs the comparison (see the module doc), `seconds` per side.
+pub fn compare(seconds: u64) -> Result<Comparison, Skip> {
+    if !is_root() {
+        return Err(Skip::NeedsRoot);
+    }
+    for tool in ["fio", "losetup"] {
+        if !has(tool) {
+            return Err(Skip::Missing(tool));
+        }
+    }
+    // Real blocks, not a sparse file: reading holes costs no I/O.
+    {
+        use std::io::Write;
+        let mut f =
+            std::fs::File::create(IMAGE).map_err(|e| Skip::Failed(format!("{IMAGE}: {e}")))?;
+        let block: Vec<u8> = (0..1u32 << 20)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect();
+        for _ in 0..(2 * HALF) >> 20 {
+            f.write_all(&block)
+                .map_err(|e| Skip::Failed(format!("{IMAGE}: {e}")))?;
+        }
+        f.sync_all()
+            .map_err(|e| Skip::Failed(format!("{IMAGE}: {e}")))?;
+    }
+    let dev = sh("losetup", &["-f", "--show", "--direct-io=on", IMAGE])?
+        .trim()
+        .to_string();
+    let guard = Loop(dev.clone());
+    let name = dev.trim_start_matches("/dev/");
+    let available =
+        std::fs::read_to_string(format!("/sys/block/{name}/queue/scheduler")).unwrap_or_default();
+    if !available.contains("bfq") {
+        return Err(Skip::NoBfq);
+    }
+    // Warm the backing file into the host's caches once, so neither side
+    // runs against a colder store than the other.
+    {
+        use std::io::Read;
+        let mut f =
+            std::fs::File::open(IMAGE).map_err(|e| Skip::Failed(format!("{IMAGE}: {e}")))?;
+        let mut buf = vec![0u8; 1 << 20];
+        while f
+            .read(&mut buf)
+            .map_err(|e| Skip::Failed(format!("{IMAGE}: {e}")))?
+            > 0
+        {}
+    }
+    let weights: Vec<u32> = PRIOS.iter().map(|p| (8 - p) * 10).collect();
+    let wsum: f64 = weights.iter().map(|&w| f64::from(w)).sum();
+    let kernel = kernel_side(&dev, seconds)?;
+    let fairway = fairway_side(&dev, &weights, seconds)?;
+    drop(guard);
+    Ok(Comparison {
+        ideal: weights.iter().map(|&w| f64::from(w) / wsum).collect(),
+        weights,
+        kernel,
+        fairway,
+    })
+}

@@ -1,0 +1,103 @@
+//! The [`DiskScheduler`] trait every disk scheduler of this crate implements
+//! (seed 004 §2.1, Fig. 1: the disk asks `dispatch()` for the next request
+//! whenever it is free; applications call `add_request()`).
+//!
+//! Time is passed in by the caller on every call and schedulers never read a
+//! clock: the same scheduler runs unchanged in the discrete-event simulator
+//! (virtual time) and against a real device (monotonic time). Idling is
+//! expressed by [`Dispatch::Idle`]: the caller must call `dispatch` again at
+//! the returned instant, or earlier when a request arrives or completes.
+
+use crate::request::{AddError, AppId, DiskConfigError, Nanos, Request};
+
+/// Per-application parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AppSpec {
+    /// Weight w_i; the share is φ_i = w_i / Σ w (the thesis normalises the
+    /// weights by their sum). `1..=65536`.
+    pub weight: u32,
+    /// Maximum budget B_i,max in sectors (BFQ); `None` = the system-wide B_max.
+    pub max_budget: Option<u32>,
+}
+
+impl AppSpec {
+    /// Weight `weight`, system-wide maximum budget.
+    pub fn weight(weight: u32) -> Self {
+        Self {
+            weight,
+            max_budget: None,
+        }
+    }
+}
+
+impl Default for AppSpec {
+    fn default() -> Self {
+        Self::weight(1)
+    }
+}
+
+/// Largest accepted weight.
+pub const MAX_WEIGHT: u32 = 1 << 16;
+/// Largest accepted sum of weights (keeps `sectors * 2^24 / weight` and the
+/// system virtual time exact in 64 bits, as in `fairway-core`).
+pub const MAX_WEIGHT_SUM: u64 = 1 << 24;
+
+/// What the disk should do next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dispatch {
+    /// Serve this request now.
+    Serve(Request),
+    /// Keep the disk idle although requests may be queued (device idling /
+    /// anticipation). `Some(t)`: call `dispatch` again at `t` at the latest;
+    /// `None`: until the request in service completes.
+    Idle(Option<Nanos>),
+    /// Nothing queued.
+    Empty,
+}
+
+/// A disk request scheduler.
+pub trait DiskScheduler {
+    /// Short name (`bfq`, `cfq`, ...).
+    fn name(&self) -> &'static str;
+    /// Admits an application.
+    fn add_app(&mut self, app: AppId, spec: AppSpec) -> Result<(), DiskConfigError>;
+    /// Removes an application, handing back its queued requests.
+    fn remove_app(&mut self, app: AppId) -> Result<Vec<Request>, DiskConfigError>;
+    /// Queues a request issued at `now` (its `arrival` is set to `now`).
+    fn add_request(&mut self, now: Nanos, req: Request) -> Result<(), AddError>;
+    /// The next request for the (free) disk at `now`.
+    fn dispatch(&mut self, now: Nanos) -> Dispatch;
+    /// The disk completed `req` at `now`.
+    fn complete(&mut self, now: Nanos, req: &Request);
+    /// Requests queued (not yet dispatched).
+    fn queued(&self) -> usize;
+    /// Removes and returns every queued request (nothing is lost on shutdown).
+    fn drain(&mut self) -> Vec<Request>;
+}
+
+impl<T: DiskScheduler + ?Sized> DiskScheduler for Box<T> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn add_app(&mut self, app: AppId, spec: AppSpec) -> Result<(), DiskConfigError> {
+        (**self).add_app(app, spec)
+    }
+    fn remove_app(&mut self, app: AppId) -> Result<Vec<Request>, DiskConfigError> {
+        (**self).remove_app(app)
+    }
+    fn add_request(&mut self, now: Nanos, req: Request) -> Result<(), AddError> {
+        (**self).add_request(now, req)
+    }
+    fn dispatch(&mut self, now: Nanos) -> Dispatch {
+        (**self).dispatch(now)
+    }
+    fn complete(&mut self, now: Nanos, req: &Request) {
+        (**self).complete(now, req)
+    }
+    fn queued(&self) -> usize {
+        (**self).queued()
+    }
+    fn drain(&mut self) -> Vec<Request> {
+        (**self).drain()
+    }
+}
