@@ -27,10 +27,11 @@
 //! * **Misuse detection.** A null handle, a handle of the other kind, and a
 //!   handle already destroyed are reported as `FAIRWAY_ERR_INVALID_HANDLE`,
 //!   never dereferenced as live: each handle starts with a per-kind magic
-//!   word, and destroy frees the scheduler but keeps the handle's few bytes
+//!   word, and destroy frees the scheduler but keeps the handle's 16 bytes
 //!   as a tombstone whose magic says "destroyed" (so a stale pointer reads
-//!   valid memory rather than freed memory). A pointer that never came from
-//!   this library cannot be detected in general.
+//!   valid memory rather than freed memory; tombstones stay reachable from
+//!   a global table, so leak checkers do not report them). A pointer that
+//!   never came from this library cannot be detected in general.
 //! * **The library never owns packet memory.** A packet is an opaque pointer
 //!   plus a length; the pointer comes back unchanged from dequeue, peek or
 //!   flow removal and is never read or written by the library.
