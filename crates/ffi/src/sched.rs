@@ -177,14 +177,7 @@ impl SchedState {
     #[inline]
     fn enqueue(&mut self, flow: u32, data: *mut c_void, len: usize) -> OpResult {
         let Ok(len32) = u32::try_from(len) else {
-            self.stats.rejected_packets += 1;
-            return Err(Failure::new(
-                FairwayStatus::FairwayErrPacketTooLong,
-                format!(
-                    "enqueue on flow {flow}: packet length {len} out of range 1..={} bytes",
-                    u32::MAX
-                ),
-            ));
+            return Err(self.length_overflow(flow, len));
         };
         let packet = FfiPacket {
             data: data as usize,
@@ -196,17 +189,36 @@ impl SchedState {
                 self.stats.enqueued_bytes += u64::from(len32);
                 Ok(FairwayStatus::FairwayOk)
             }
-            Err(e) => {
-                self.stats.rejected_packets += 1;
-                if matches!(e.kind, EnqueueErrorKind::Full { .. }) {
-                    self.stats.rejected_full += 1;
-                }
-                Err(Failure::new(
-                    enqueue_status(&e.kind),
-                    format!("enqueue on flow {flow}: {}", e.kind),
-                ))
-            }
+            Err(e) => Err(self.enqueue_failed(flow, e.kind)),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn length_overflow(&mut self, flow: u32, len: usize) -> Failure {
+        self.stats.rejected_packets += 1;
+        Failure::new(
+            FairwayStatus::FairwayErrPacketTooLong,
+            format!(
+                "enqueue on flow {flow}: packet length {len} out of range 1..={} bytes",
+                u32::MAX
+            ),
+        )
+    }
+
+    /// Counts a refused enqueue and words its error; kept out of line so
+    /// the accepting path stays short.
+    #[cold]
+    #[inline(never)]
+    fn enqueue_failed(&mut self, flow: u32, kind: EnqueueErrorKind) -> Failure {
+        self.stats.rejected_packets += 1;
+        if matches!(kind, EnqueueErrorKind::Full { .. }) {
+            self.stats.rejected_full += 1;
+        }
+        Failure::new(
+            enqueue_status(&kind),
+            format!("enqueue on flow {flow}: {kind}"),
+        )
     }
 
     #[inline]
