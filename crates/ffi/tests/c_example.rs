@@ -12,6 +12,7 @@ use std::process::Command;
 const FAIR_SPECS: &[&str] = &["drr", "qfq", "qfq+:m=8", "wf2q+", "wf2q++:m=4"];
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the C compiler and a child process")]
 fn two_flow_c_example_gets_its_shares() {
     let root = repo_root();
     let asan = asan_flags();

@@ -37,6 +37,10 @@ fn first_difference(a: &str, b: &str) -> Option<(usize, String, String)> {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "cbindgen parses the sources: slow under Miri, no unsafe of ours"
+)]
 fn committed_header_is_up_to_date() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("include/fairway.h");
     let fresh = generate();
@@ -55,6 +59,10 @@ fn committed_header_is_up_to_date() {
 
 /// The comparison can fail: a header missing one declaration is reported.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "cbindgen parses the sources: slow under Miri, no unsafe of ours"
+)]
 fn a_stale_header_is_detected() {
     let fresh = generate();
     assert!(fresh.contains("fairway_sched_enqueue"));
