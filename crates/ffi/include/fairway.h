@@ -10,20 +10,20 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-// Largest `buckets_per_half` [`fairway_pq_create`] accepts (2^24).
-#define FAIRWAY_PQ_MAX_BUCKETS_PER_HALF (1 << 24)
+// Largest `buckets_per_half` [`fairway_pq_create`] accepts (2^20).
+#define FAIRWAY_PQ_MAX_BUCKETS_PER_HALF (1 << 20)
 
 // Largest `capacity` (number of handles) [`fairway_pq_create`] accepts
-// (2^26).
-#define FAIRWAY_PQ_MAX_CAPACITY (1 << 26)
+// (2^24).
+#define FAIRWAY_PQ_MAX_CAPACITY (1 << 24)
 
-// Largest `max_flows` [`fairway_sched_create`] accepts (2^24): per-flow
+// Largest `max_flows` [`fairway_sched_create`] accepts (2^20): per-flow
 // state is allocated up front, so this bounds the allocation.
-#define FAIRWAY_MAX_FLOWS (1 << 24)
+#define FAIRWAY_MAX_FLOWS (1 << 20)
 
-// Largest `max_packets` [`fairway_sched_create`] accepts (2^26): the packet
+// Largest `max_packets` [`fairway_sched_create`] accepts (2^24): the packet
 // slots are allocated up front (a few tens of bytes each).
-#define FAIRWAY_MAX_PACKETS (1 << 26)
+#define FAIRWAY_MAX_PACKETS (1 << 24)
 
 // Result of every `fairway_*` call.
 typedef enum FairwayStatus {

@@ -18,12 +18,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// Magic word of a live priority-queue handle ("FWYPQCFF").
 const PQ_MAGIC: u64 = u64::from_be_bytes(*b"FWYPQCFF");
 
-/// Largest `buckets_per_half` [`fairway_pq_create`] accepts (2^24).
-pub const FAIRWAY_PQ_MAX_BUCKETS_PER_HALF: u32 = 1 << 24;
+/// Largest `buckets_per_half` [`fairway_pq_create`] accepts (2^20).
+pub const FAIRWAY_PQ_MAX_BUCKETS_PER_HALF: u32 = 1 << 20;
 
 /// Largest `capacity` (number of handles) [`fairway_pq_create`] accepts
-/// (2^26).
-pub const FAIRWAY_PQ_MAX_CAPACITY: u32 = 1 << 26;
+/// (2^24).
+pub const FAIRWAY_PQ_MAX_CAPACITY: u32 = 1 << 24;
 
 /// A cFFS queue created by [`fairway_pq_create`]. Opaque.
 pub struct FairwayPq {

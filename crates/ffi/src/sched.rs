@@ -14,6 +14,7 @@
 
 use crate::handle::{self, call, check_out, Failure, Handle, OpResult};
 use crate::status::FairwayStatus;
+use fairway_core::qfq::MAX_AGGREGATE_FLOWS;
 use fairway_core::{
     Capacity, ConfigError, EnqueueErrorKind, FlowConfig, FlowId, Limits, Packet, SchedSpec,
     Scheduler,
@@ -24,13 +25,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// Magic word of a live scheduler handle ("FWYSCHED").
 const SCHED_MAGIC: u64 = u64::from_be_bytes(*b"FWYSCHED");
 
-/// Largest `max_flows` [`fairway_sched_create`] accepts (2^24): per-flow
+/// Largest `max_flows` [`fairway_sched_create`] accepts (2^20): per-flow
 /// state is allocated up front, so this bounds the allocation.
-pub const FAIRWAY_MAX_FLOWS: u32 = 1 << 24;
+pub const FAIRWAY_MAX_FLOWS: u32 = 1 << 20;
 
-/// Largest `max_packets` [`fairway_sched_create`] accepts (2^26): the packet
+/// Largest `max_packets` [`fairway_sched_create`] accepts (2^24): the packet
 /// slots are allocated up front (a few tens of bytes each).
-pub const FAIRWAY_MAX_PACKETS: u32 = 1 << 26;
+pub const FAIRWAY_MAX_PACKETS: u32 = 1 << 24;
 
 /// A scheduler created by [`fairway_sched_create`]. Opaque: C code only
 /// holds pointers to it.
@@ -140,9 +141,48 @@ struct SchedState {
 fn build_scheduler(
     spec: &str,
     cap: Capacity,
-) -> Result<Box<dyn Scheduler<FfiPacket> + Send>, String> {
-    let spec = SchedSpec::parse(spec).map_err(|e| e.to_string())?;
-    Ok(spec.build(cap, Limits::DEFAULT))
+) -> Result<Box<dyn Scheduler<FfiPacket> + Send>, Failure> {
+    let parsed = SchedSpec::parse(spec).map_err(|e| {
+        Failure::new(
+            FairwayStatus::FairwayErrInvalidArgument,
+            format!("spec '{spec}': {e}"),
+        )
+    })?;
+    check_spec_ranges(spec)?;
+    Ok(parsed.build(cap, Limits::DEFAULT))
+}
+
+/// Rejects spec parameters the registry would otherwise adjust silently:
+/// today it clamps QFQ+/WF2Q++'s `m` into `1..=64` and caps DRR's
+/// `quantum` at `2^32 − 1` bytes (and DRR reads a quantum of 0 as "the
+/// default"). Runs after `SchedSpec::parse` accepted the text, so only
+/// well-formed `key=integer` pairs remain; redundant once the registry
+/// rejects these values itself.
+fn check_spec_ranges(spec: &str) -> Result<(), Failure> {
+    let Some((_, params)) = spec.trim().split_once(':') else {
+        return Ok(());
+    };
+    for (key, value) in params.split(',').filter_map(|p| p.split_once('=')) {
+        let Ok(value) = value.parse::<u64>() else {
+            continue;
+        };
+        let range = match key {
+            "m" => 1..=u64::from(MAX_AGGREGATE_FLOWS),
+            "quantum" => 1..=u64::from(u32::MAX),
+            _ => continue,
+        };
+        if !range.contains(&value) {
+            return Err(Failure::new(
+                FairwayStatus::FairwayErrOutOfRange,
+                format!(
+                    "spec '{spec}': parameter {key}={value} out of range {}..={}",
+                    range.start(),
+                    range.end()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn config_status(e: &ConfigError) -> FairwayStatus {
@@ -362,12 +402,7 @@ pub unsafe extern "C" fn fairway_sched_create(
                 format!("max_packets {max_packets} out of range 1..={FAIRWAY_MAX_PACKETS}"),
             ));
         }
-        let sched = build_scheduler(spec, Capacity::new(max_flows, max_packets)).map_err(|e| {
-            Failure::new(
-                FairwayStatus::FairwayErrInvalidArgument,
-                format!("spec '{spec}': {e}"),
-            )
-        })?;
+        let sched = build_scheduler(spec, Capacity::new(max_flows, max_packets))?;
         let name = handle::to_c_string(sched.name().to_string());
         Ok(Handle::into_raw(
             SCHED_MAGIC,

@@ -55,13 +55,13 @@ fn sizes_are_checked_and_the_window_clamp_is_reported() {
     let (st, msg) = create(0, 8).unwrap_err();
     assert_eq!(st, FairwayStatus::FairwayErrOutOfRange);
     assert!(
-        msg.contains("buckets_per_half 0 out of range 1..=16777216"),
+        msg.contains("buckets_per_half 0 out of range 1..=1048576"),
         "{msg}"
     );
     let (st, msg) = create(8, FAIRWAY_PQ_MAX_CAPACITY + 1).unwrap_err();
     assert_eq!(st, FairwayStatus::FairwayErrOutOfRange);
     assert!(
-        msg.contains("capacity 67108865 out of range 1..=67108864"),
+        msg.contains("capacity 16777217 out of range 1..=16777216"),
         "{msg}"
     );
 
