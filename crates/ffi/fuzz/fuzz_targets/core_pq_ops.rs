@@ -50,7 +50,10 @@ fuzz_target!(|input: (u8, u8, u16, u8, Vec<Op>)| {
                 Some((h, r)) => assert_eq!(model.remove(&h), Some(r)),
                 None => assert!(model.is_empty()),
             },
-            Op::Remove { h } => assert_eq!(q.remove(u32::from(h)), model.remove(&u32::from(h)).is_some()),
+            Op::Remove { h } => assert_eq!(
+                q.remove(u32::from(h)),
+                model.remove(&u32::from(h)).is_some()
+            ),
         }
         assert_eq!(q.len(), model.len());
     }

@@ -17,13 +17,26 @@ fuzz_target!(|input: (Vec<u8>, u16, u16, u16, u16)| {
     let mut h = null_mut();
     let mut err = [0 as std::ffi::c_char; 128];
     let st = unsafe {
-        fairway_sched_create(spec.as_ptr(), u32::from(flows % 512), u32::from(packets % 2048), &mut h, err.as_mut_ptr(), err.len())
+        fairway_sched_create(
+            spec.as_ptr(),
+            u32::from(flows % 512),
+            u32::from(packets % 2048),
+            &mut h,
+            err.as_mut_ptr(),
+            err.len(),
+        )
     };
     if st == FairwayStatus::FairwayOk {
         assert!(!h.is_null());
         let mut name = std::ptr::null();
-        assert_eq!(unsafe { fairway_sched_name(h, &mut name) }, FairwayStatus::FairwayOk);
-        assert_eq!(unsafe { fairway_sched_destroy(h) }, FairwayStatus::FairwayOk);
+        assert_eq!(
+            unsafe { fairway_sched_name(h, &mut name) },
+            FairwayStatus::FairwayOk
+        );
+        assert_eq!(
+            unsafe { fairway_sched_destroy(h) },
+            FairwayStatus::FairwayOk
+        );
     } else {
         assert!(h.is_null());
         assert!((st as i32) < 0);

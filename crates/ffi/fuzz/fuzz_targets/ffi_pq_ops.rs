@@ -23,11 +23,17 @@ fuzz_target!(|input: (u8, u8, Vec<Op>)| {
     let (half, cap, ops) = input;
     let (half, cap) = (u32::from(half % 64) + 1, u32::from(cap % 64) + 1);
     let mut q = null_mut();
-    assert_eq!(unsafe { fairway_pq_create(half, cap, &mut q, null_mut(), 0) }, FairwayStatus::FairwayOk);
+    assert_eq!(
+        unsafe { fairway_pq_create(half, cap, &mut q, null_mut(), 0) },
+        FairwayStatus::FairwayOk
+    );
     let mut model: BTreeMap<u32, u64> = BTreeMap::new();
     let clamps = |q| {
         let mut s = FairwayPqStats::default();
-        assert_eq!(unsafe { fairway_pq_stats(q, &mut s) }, FairwayStatus::FairwayOk);
+        assert_eq!(
+            unsafe { fairway_pq_stats(q, &mut s) },
+            FairwayStatus::FairwayOk
+        );
         s
     };
     for op in ops.iter().take(500) {
@@ -37,7 +43,8 @@ fuzz_target!(|input: (u8, u8, Vec<Op>)| {
                 Op::Insert { e, rank } => {
                     let st = fairway_pq_insert(q, u32::from(e), u64::from(rank));
                     let after = clamps(q);
-                    let grew = after.clamped_low + after.clamped_high > before.clamped_low + before.clamped_high;
+                    let grew = after.clamped_low + after.clamped_high
+                        > before.clamped_low + before.clamped_high;
                     match st {
                         FairwayStatus::FairwayOk | FairwayStatus::FairwayClamped => {
                             assert_eq!(st == FairwayStatus::FairwayClamped, grew);
@@ -69,7 +76,10 @@ fuzz_target!(|input: (u8, u8, Vec<Op>)| {
                 }
                 Op::Remove { e } => {
                     let st = fairway_pq_remove(q, u32::from(e));
-                    assert_eq!(st == FairwayStatus::FairwayOk, model.remove(&u32::from(e)).is_some());
+                    assert_eq!(
+                        st == FairwayStatus::FairwayOk,
+                        model.remove(&u32::from(e)).is_some()
+                    );
                     st
                 }
                 Op::Soonest => {

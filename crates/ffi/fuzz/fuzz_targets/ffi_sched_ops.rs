@@ -12,7 +12,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
-const SPECS: &[&std::ffi::CStr] = &[c"fifo", c"drr", c"drr:quantum=300", c"qfq", c"qfq+:m=3", c"wf2q+", c"wf2q++:m=2"];
+const SPECS: &[&std::ffi::CStr] = &[
+    c"fifo",
+    c"drr",
+    c"drr:quantum=300",
+    c"qfq",
+    c"qfq+:m=3",
+    c"wf2q+",
+    c"wf2q++:m=2",
+];
 const FLOWS: u32 = 6;
 const PACKETS: u32 = 24;
 
@@ -39,7 +47,10 @@ fuzz_target!(|input: (u8, Vec<Op>)| {
     let mut seq = 0usize;
     let mut take = |p: &FairwayPacket, outstanding: &mut BTreeSet<usize>| {
         let s = p.data as usize;
-        assert!(outstanding.remove(&s), "packet {s} returned twice or never queued");
+        assert!(
+            outstanding.remove(&s),
+            "packet {s} returned twice or never queued"
+        );
         let last = last_seq.entry(p.flow).or_insert(0);
         assert!(s > *last, "flow {} out of order", p.flow);
         *last = s;
@@ -47,12 +58,43 @@ fuzz_target!(|input: (u8, Vec<Op>)| {
     for op in ops.iter().take(400) {
         let st = unsafe {
             match *op {
-                Op::Add { flow, weight, max_len } => fairway_sched_add_flow(h, u32::from(flow) % (FLOWS + 1), weight % 70_000, u32::from(max_len)),
-                Op::Reconfigure { flow, weight, max_len } => fairway_sched_reconfigure_flow(h, u32::from(flow) % (FLOWS + 1), weight % 70_000, u32::from(max_len)),
+                Op::Add {
+                    flow,
+                    weight,
+                    max_len,
+                } => fairway_sched_add_flow(
+                    h,
+                    u32::from(flow) % (FLOWS + 1),
+                    weight % 70_000,
+                    u32::from(max_len),
+                ),
+                Op::Reconfigure {
+                    flow,
+                    weight,
+                    max_len,
+                } => fairway_sched_reconfigure_flow(
+                    h,
+                    u32::from(flow) % (FLOWS + 1),
+                    weight % 70_000,
+                    u32::from(max_len),
+                ),
                 Op::Remove { flow, cap } => {
-                    let mut out = vec![FairwayPacket { data: null_mut(), len: 0, flow: 0 }; cap as usize % 32];
+                    let mut out = vec![
+                        FairwayPacket {
+                            data: null_mut(),
+                            len: 0,
+                            flow: 0
+                        };
+                        cap as usize % 32
+                    ];
                     let mut n = 0usize;
-                    let st = fairway_sched_remove_flow(h, u32::from(flow) % (FLOWS + 1), out.as_mut_ptr(), out.len(), &mut n);
+                    let st = fairway_sched_remove_flow(
+                        h,
+                        u32::from(flow) % (FLOWS + 1),
+                        out.as_mut_ptr(),
+                        out.len(),
+                        &mut n,
+                    );
                     if st == FairwayStatus::FairwayOk {
                         for p in &out[..n] {
                             take(p, &mut outstanding);
@@ -62,14 +104,23 @@ fuzz_target!(|input: (u8, Vec<Op>)| {
                 }
                 Op::Enqueue { flow, len } => {
                     seq += 1;
-                    let st = fairway_sched_enqueue(h, u32::from(flow) % (FLOWS + 1), seq as *mut c_void, usize::from(len));
+                    let st = fairway_sched_enqueue(
+                        h,
+                        u32::from(flow) % (FLOWS + 1),
+                        seq as *mut c_void,
+                        usize::from(len),
+                    );
                     if st == FairwayStatus::FairwayOk {
                         outstanding.insert(seq);
                     }
                     st
                 }
                 Op::Dequeue => {
-                    let mut p = FairwayPacket { data: null_mut(), len: 0, flow: 0 };
+                    let mut p = FairwayPacket {
+                        data: null_mut(),
+                        len: 0,
+                        flow: 0,
+                    };
                     let st = fairway_sched_dequeue(h, &mut p);
                     if st == FairwayStatus::FairwayOk {
                         take(&p, &mut outstanding);
@@ -80,7 +131,11 @@ fuzz_target!(|input: (u8, Vec<Op>)| {
                     st
                 }
                 Op::Peek => {
-                    let mut p = FairwayPacket { data: null_mut(), len: 0, flow: 0 };
+                    let mut p = FairwayPacket {
+                        data: null_mut(),
+                        len: 0,
+                        flow: 0,
+                    };
                     fairway_sched_peek(h, &mut p)
                 }
                 Op::Backlog { flow } => {
@@ -94,17 +149,34 @@ fuzz_target!(|input: (u8, Vec<Op>)| {
             }
         };
         assert!(FairwayStatus::from_code(st as i32).is_some());
-        assert_ne!(st, FairwayStatus::FairwayErrPanic, "{op:?}: panic inside the library");
+        assert_ne!(
+            st,
+            FairwayStatus::FairwayErrPanic,
+            "{op:?}: panic inside the library"
+        );
         let mut s = FairwaySchedStats::default();
-        assert_eq!(unsafe { fairway_sched_stats(h, &mut s) }, FairwayStatus::FairwayOk);
-        assert_eq!(s.enqueued_packets, s.dequeued_packets + s.reclaimed_packets + s.queued_packets);
+        assert_eq!(
+            unsafe { fairway_sched_stats(h, &mut s) },
+            FairwayStatus::FairwayOk
+        );
+        assert_eq!(
+            s.enqueued_packets,
+            s.dequeued_packets + s.reclaimed_packets + s.queued_packets
+        );
         assert_eq!(s.queued_packets, outstanding.len() as u64);
     }
     // Drain: everything comes back once.
-    let mut p = FairwayPacket { data: null_mut(), len: 0, flow: 0 };
+    let mut p = FairwayPacket {
+        data: null_mut(),
+        len: 0,
+        flow: 0,
+    };
     while unsafe { fairway_sched_dequeue(h, &mut p) } == FairwayStatus::FairwayOk {
         take(&p, &mut outstanding);
     }
     assert!(outstanding.is_empty(), "lost packets {outstanding:?}");
-    assert_eq!(unsafe { fairway_sched_destroy(h) }, FairwayStatus::FairwayOk);
+    assert_eq!(
+        unsafe { fairway_sched_destroy(h) },
+        FairwayStatus::FairwayOk
+    );
 });
