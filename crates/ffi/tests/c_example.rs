@@ -24,8 +24,16 @@ fn two_flow_c_example_gets_its_shares() {
     if let Ok(a) = &asan {
         flags.extend(a.iter().copied());
     }
-    let exe = build_c_program(&root.join("examples/c/two_flows.c"), "two_flows", &flags)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let exe = match build_c_program(&root.join("examples/c/two_flows.c"), "two_flows", &flags) {
+        Ok(exe) => exe,
+        // No C compiler on this machine: say so, as the brief asks of
+        // tests whose tool is missing. A compile error still fails.
+        Err(e) if e.starts_with(c_build::NO_COMPILER) => {
+            eprintln!("two_flows.c: skipped, {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
     for spec in FAIR_SPECS {
         let out = Command::new(&exe)
             .arg(spec)

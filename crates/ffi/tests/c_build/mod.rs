@@ -63,6 +63,9 @@ const NATIVE_LIBS: &[&str] = &[
     "-lc",
 ];
 
+/// Start of the error returned when the C compiler cannot be started.
+pub const NO_COMPILER: &str = "no C compiler";
+
 /// Compiles and links `src` into an executable named `name`; `flags` are
 /// extra compiler flags (optimisation, sanitizers). Warnings are errors.
 pub fn build_c_program(src: &Path, name: &str, flags: &[&str]) -> Result<PathBuf, String> {
@@ -81,7 +84,7 @@ pub fn build_c_program(src: &Path, name: &str, flags: &[&str]) -> Result<PathBuf
         .arg(&exe);
     let out = cmd
         .output()
-        .map_err(|e| format!("running the C compiler: {e}"))?;
+        .map_err(|e| format!("{NO_COMPILER} ({:?}: {e})", cmd.get_program()))?;
     if !out.status.success() {
         return Err(format!(
             "C build of {} failed ({:?}):\n{}",
