@@ -116,7 +116,8 @@ fn check_fixed_range<Q: IntegerPriorityQueue>(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the long runs of scripts/long-random.sh) overrides the CI-sized default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(96), ..ProptestConfig::default() })]
 
     #[test]
     fn ffs_queue_matches_reference(buckets in 1u32..=1024, ops in ops(300)) {
@@ -438,7 +439,8 @@ fn timing_wheel_pop_due_follows_the_clock() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the long runs of scripts/long-random.sh) overrides the CI-sized default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64), ..ProptestConfig::default() })]
 
     /// Heavy churn on one to three buckets: long FIFOs spanning many chunks,
     /// tombstones from removals and in-place compaction.

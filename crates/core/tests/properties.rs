@@ -203,7 +203,8 @@ fn ops_with_initial_flows() -> impl Strategy<Value = Vec<Op>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the long runs of scripts/long-random.sh) overrides the CI-sized default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(128), ..ProptestConfig::default() })]
 
     #[test]
     fn every_scheduler_conserves_packets_and_order(ops in ops_with_initial_flows()) {

@@ -60,7 +60,8 @@ fn drain<S: Scheduler<Pkt>>(s: &mut S) -> Vec<(u32, u32)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the long runs of scripts/long-random.sh) overrides the CI-sized default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256), ..ProptestConfig::default() })]
 
     #[test]
     fn static_backlog_gives_identical_order(

@@ -225,7 +225,8 @@ fn cap() -> Capacity {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the long runs of scripts/long-random.sh) overrides the CI-sized default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(160), ..ProptestConfig::default() })]
 
     #[test]
     fn qfq_model_and_invariants(ops in prop::collection::vec(op(), 1..300)) {
@@ -270,7 +271,8 @@ fn crowded_op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the long runs of scripts/long-random.sh) overrides the CI-sized default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(96), ..ProptestConfig::default() })]
 
     #[test]
     fn crowded_aggregates(ops in prop::collection::vec(crowded_op(), 1..400), m in 1u32..=4) {

@@ -1,0 +1,219 @@
+//! Cost of a dequeue + enqueue pair through the C ABI, against the same
+//! workload in Rust, in one run (the machine is noisy: only ratios measured
+//! side by side mean anything).
+//!
+//! Workload (identical in all three columns): `FLOWS` flows of weights
+//! 1..4, each holding 4 packets of 64..1500 bytes; each step dequeues the
+//! next packet and enqueues it again on its flow. Columns:
+//! * **C → ABI**: `examples/c/bench_pairs.c`, compiled with the C compiler
+//!   the `cc` crate finds at `-O2` and linked with this profile's static
+//!   library, timed inside the C program;
+//! * **Rust → ABI**: the same `extern "C"` functions called from Rust;
+//! * **Rust**: the scheduler built from the same spec by the registry
+//!   (`Box<dyn Scheduler>`, as the ABI holds it), called directly.
+//!
+//! The target is C → ABI ≤ 1.1 × Rust. Rounds alternate between the three
+//! so that drifts of the machine hit them alike; the medians are printed.
+//!
+//! ```text
+//! cargo bench -p fairway-ffi --bench abi_pair              # 15 rounds
+//! cargo bench -p fairway-ffi --bench abi_pair -- --quick   # 3 rounds
+//! cargo bench -p fairway-ffi --bench abi_pair -- --flows 64 --specs drr,qfq
+//! ```
+
+#[path = "../tests/c_build/mod.rs"]
+mod c_build;
+
+use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Packet, SchedSpec, Scheduler};
+use fairway_ffi::*;
+use std::ffi::{c_void, CString};
+use std::hint::black_box;
+use std::process::Command;
+use std::ptr::null_mut;
+use std::time::Instant;
+
+const BACKLOG: u32 = 4;
+
+fn packet_len(i: u64) -> u32 {
+    64 + ((i.wrapping_mul(2654435761) & 0xffff_ffff) % 1437) as u32
+}
+
+/// The packet the ABI queues: a pointer kept as an integer plus a length.
+#[derive(Clone, Copy)]
+struct Pkt {
+    data: usize,
+    len: u32,
+}
+
+impl Packet for Pkt {
+    #[inline]
+    fn len(&self) -> u32 {
+        self.len
+    }
+}
+
+fn rust_direct(spec: &str, flows: u32, pairs: u64) -> f64 {
+    let spec = SchedSpec::parse(spec).expect("spec");
+    let mut s: Box<dyn Scheduler<Pkt> + Send> =
+        spec.build(Capacity::new(flows, flows * BACKLOG), Limits::DEFAULT);
+    let mut id = 0u64;
+    for f in 0..flows {
+        s.add_flow(FlowId(f), FlowConfig::new(1 + f % 4, 1500))
+            .expect("flow");
+        for _ in 0..BACKLOG {
+            let p = Pkt {
+                data: id as usize + 1,
+                len: packet_len(id),
+            };
+            s.enqueue(FlowId(f), p).map_err(|_| "enqueue").unwrap();
+            id += 1;
+        }
+    }
+    let mut checksum = 0u64;
+    let mut run = |n: u64| {
+        for _ in 0..n {
+            let d = s.dequeue().expect("backlogged");
+            checksum += u64::from(d.flow.0) + d.packet.data as u64;
+            if s.enqueue(d.flow, d.packet).is_err() {
+                panic!("re-enqueue failed");
+            }
+        }
+    };
+    run(pairs / 4); // warm-up
+    let t0 = Instant::now();
+    run(pairs);
+    let ns = t0.elapsed().as_nanos() as f64 / pairs as f64;
+    black_box(checksum);
+    ns
+}
+
+fn rust_abi(spec: &str, flows: u32, pairs: u64) -> f64 {
+    let cspec = CString::new(spec).unwrap();
+    let mut s = null_mut();
+    unsafe {
+        let st = fairway_sched_create(
+            cspec.as_ptr(),
+            flows,
+            flows * BACKLOG,
+            &mut s,
+            null_mut(),
+            0,
+        );
+        assert_eq!(st, FairwayStatus::FairwayOk);
+        let mut id = 0u64;
+        for f in 0..flows {
+            assert_eq!(
+                fairway_sched_add_flow(s, f, 1 + f % 4, 1500),
+                FairwayStatus::FairwayOk
+            );
+            for _ in 0..BACKLOG {
+                let st =
+                    fairway_sched_enqueue(s, f, (id + 1) as *mut c_void, packet_len(id) as usize);
+                assert_eq!(st, FairwayStatus::FairwayOk);
+                id += 1;
+            }
+        }
+    }
+    let mut checksum = 0u64;
+    let mut run = |n: u64| {
+        for _ in 0..n {
+            let mut p = FairwayPacket {
+                data: null_mut(),
+                len: 0,
+                flow: 0,
+            };
+            unsafe {
+                if fairway_sched_dequeue(s, &mut p) != FairwayStatus::FairwayOk
+                    || fairway_sched_enqueue(s, p.flow, p.data, p.len) != FairwayStatus::FairwayOk
+                {
+                    panic!("pair failed");
+                }
+            }
+            checksum += u64::from(p.flow);
+        }
+    };
+    run(pairs / 4);
+    let t0 = Instant::now();
+    run(pairs);
+    let ns = t0.elapsed().as_nanos() as f64 / pairs as f64;
+    black_box(checksum);
+    unsafe { fairway_sched_destroy(s) };
+    ns
+}
+
+fn c_abi(exe: &std::path::Path, spec: &str, flows: u32, pairs: u64) -> f64 {
+    // Round 0 warms up; round 1 is the measurement.
+    let out = Command::new(exe)
+        .args([spec, &flows.to_string(), &pairs.to_string(), "2"])
+        .output()
+        .expect("run bench_pairs");
+    assert!(
+        out.status.success(),
+        "bench_pairs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().nth(1).expect("two rounds printed");
+    line.rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .expect("ns_per_pair")
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let quick = args.iter().any(|a| a == "--quick");
+    let rounds: usize = value("--rounds").map_or(if quick { 3 } else { 15 }, |v| {
+        v.parse().expect("--rounds N")
+    });
+    let flows: u32 = value("--flows").map_or(1000, |v| v.parse().expect("--flows N"));
+    let pairs: u64 = value("--pairs").map_or(if quick { 200_000 } else { 2_000_000 }, |v| {
+        v.parse().expect("--pairs N")
+    });
+    let specs = value("--specs").unwrap_or_else(|| "drr,qfq,qfq+:m=8,wf2q+".to_string());
+    let specs: Vec<&str> = specs.split(',').filter(|s| !s.is_empty()).collect();
+
+    let src = c_build::repo_root().join("examples/c/bench_pairs.c");
+    let exe = match c_build::build_c_program(&src, "bench_pairs", &["-O2"]) {
+        Ok(exe) => exe,
+        Err(e) => {
+            eprintln!("abi_pair: skipped, the C benchmark does not build: {e}");
+            return;
+        }
+    };
+    println!(
+        "dequeue+enqueue pair, {flows} flows x {BACKLOG} packets, {pairs} pairs per round, median of {rounds} rounds"
+    );
+    println!(
+        "{:<12} {:>14} {:>14} {:>12} {:>14}",
+        "spec", "C->ABI ns", "Rust->ABI ns", "Rust ns", "C->ABI / Rust"
+    );
+    for spec in specs {
+        let (mut c, mut ra, mut rd) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            c.push(c_abi(&exe, spec, flows, pairs));
+            ra.push(rust_abi(spec, flows, pairs));
+            rd.push(rust_direct(spec, flows, pairs));
+        }
+        let (c, ra, rd) = (median(&mut c), median(&mut ra), median(&mut rd));
+        println!(
+            "{:<12} {:>14.2} {:>14.2} {:>12.2} {:>14.3}",
+            spec,
+            c,
+            ra,
+            rd,
+            c / rd
+        );
+    }
+}
