@@ -14,10 +14,9 @@
 
 use crate::handle::{self, call, check_out, Failure, Handle, OpResult};
 use crate::status::FairwayStatus;
-use fairway_core::qfq::MAX_AGGREGATE_FLOWS;
 use fairway_core::{
     Capacity, ConfigError, EnqueueErrorKind, FlowConfig, FlowId, Limits, Packet, SchedSpec,
-    Scheduler,
+    Scheduler, SpecError,
 };
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -145,46 +144,13 @@ fn build_scheduler(
     cap: Capacity,
 ) -> Result<Box<dyn Scheduler<FfiPacket> + Send>, Failure> {
     let parsed = SchedSpec::parse(spec).map_err(|e| {
-        Failure::new(
-            FairwayStatus::FairwayErrInvalidArgument,
-            format!("spec '{spec}': {e}"),
-        )
+        let status = match e {
+            SpecError::OutOfRange { .. } => FairwayStatus::FairwayErrOutOfRange,
+            _ => FairwayStatus::FairwayErrInvalidArgument,
+        };
+        Failure::new(status, format!("spec '{spec}': {e}"))
     })?;
-    check_spec_ranges(spec)?;
     Ok(parsed.build(cap, Limits::DEFAULT))
-}
-
-/// Rejects spec parameters the registry would otherwise adjust silently:
-/// today it clamps QFQ+/WF2Q++'s `m` into `1..=64` and caps DRR's
-/// `quantum` at `2^32 − 1` bytes (and DRR reads a quantum of 0 as "the
-/// default"). Runs after `SchedSpec::parse` accepted the text, so only
-/// well-formed `key=integer` pairs remain; redundant once the registry
-/// rejects these values itself.
-fn check_spec_ranges(spec: &str) -> Result<(), Failure> {
-    let Some((_, params)) = spec.trim().split_once(':') else {
-        return Ok(());
-    };
-    for (key, value) in params.split(',').filter_map(|p| p.split_once('=')) {
-        let Ok(value) = value.parse::<u64>() else {
-            continue;
-        };
-        let range = match key {
-            "m" => 1..=u64::from(MAX_AGGREGATE_FLOWS),
-            "quantum" => 1..=u64::from(u32::MAX),
-            _ => continue,
-        };
-        if !range.contains(&value) {
-            return Err(Failure::new(
-                FairwayStatus::FairwayErrOutOfRange,
-                format!(
-                    "spec '{spec}': parameter {key}={value} out of range {}..={}",
-                    range.start(),
-                    range.end()
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 fn config_status(e: &ConfigError) -> FairwayStatus {

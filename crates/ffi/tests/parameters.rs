@@ -89,17 +89,17 @@ fn spec_m_of_qfq_plus_and_wf2q_plus_plus() {
         rejected(
             create(&format!("{name}:m=0"), 4, 4),
             FairwayStatus::FairwayErrOutOfRange,
-            "m=0 out of range 1..=64",
+            &format!("m=0 of {name} is outside 1..=64"),
         );
         rejected(
             create(&format!("{name}:m=65"), 4, 4),
             FairwayStatus::FairwayErrOutOfRange,
-            "m=65 out of range 1..=64",
+            &format!("m=65 of {name} is outside 1..=64"),
         );
         rejected(
             create(&format!("{name}:m=18446744073709551615"), 4, 4),
             FairwayStatus::FairwayErrOutOfRange,
-            "out of range 1..=64",
+            "is outside 1..=64",
         );
     }
 }
@@ -111,12 +111,12 @@ fn spec_quantum_of_drr() {
     rejected(
         create("drr:quantum=0", 4, 4),
         FairwayStatus::FairwayErrOutOfRange,
-        "quantum=0 out of range 1..=4294967295",
+        "quantum=0 of drr is outside 1..=4294967295",
     );
     rejected(
         create("drr:quantum=4294967296", 4, 4),
         FairwayStatus::FairwayErrOutOfRange,
-        "quantum=4294967296 out of range 1..=4294967295",
+        "quantum=4294967296 of drr is outside 1..=4294967295",
     );
 }
 
