@@ -62,6 +62,7 @@ pub mod flow;
 pub mod flow_queues;
 pub mod indexed_heap;
 pub mod packet;
+pub mod policy;
 pub mod pq;
 pub mod qfq;
 pub mod registry;
