@@ -27,6 +27,8 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// Fill-drain throughput of the integer priority queues (seed 002 §5.2).
     BenchPq(cmd::bench_pq::BenchPqArgs),
+    /// Programmable policies: check, run and benchmark scheduling trees (seed 002 §3.2, §5.1).
+    Policy(cmd::policy::PolicyArgs),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         Command::ArbiterBench(args) => cmd::arbiter_bench::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::BenchPq(args) => cmd::bench_pq::run(args),
+        Command::Policy(args) => cmd::policy::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

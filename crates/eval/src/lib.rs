@@ -18,5 +18,6 @@ pub mod fluid;
 pub mod guarantees;
 pub mod link_sim;
 pub mod metrics;
+pub mod policy;
 pub mod pq_bench;
 pub mod workload;

@@ -6,3 +6,5 @@ pub mod bench_pq;
 pub mod common;
 pub mod demo;
 pub mod guarantees;
+pub mod policy;
+pub mod policy_bench;
