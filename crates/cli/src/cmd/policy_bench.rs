@@ -35,6 +35,10 @@ pub struct BenchArgs {
     /// Timed batches per point, best kept, e.g. 5.
     #[arg(long)]
     pub batches: Option<u32>,
+    /// Only these experiments, comma separated: pfabric, pacing, hclock,
+    /// fct, e.g. `pfabric,pacing`.
+    #[arg(long)]
+    pub only: Option<String>,
     /// Seed, e.g. 3.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -81,6 +85,14 @@ pub fn run(a: BenchArgs) -> Result<(), String> {
         cfg.batches = b;
     }
     cfg.seed = a.seed;
+    if let Some(o) = &a.only {
+        for e in o.split(',') {
+            if !["pfabric", "pacing", "hclock", "fct"].contains(&e) {
+                return Err(format!("--only: unknown experiment `{e}` (pfabric, pacing, hclock, fct)"));
+            }
+            cfg.only.push(e.to_string());
+        }
+    }
     let show = !a.json && std::io::stderr().is_terminal();
     let bar = ProgressBar::with_draw_target(
         None,

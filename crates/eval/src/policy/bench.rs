@@ -52,6 +52,8 @@ pub struct BenchConfig {
     pub ops: u64,
     /// Seed.
     pub seed: u64,
+    /// Experiments to run (pfabric, pacing, hclock, fct); empty = all.
+    pub only: Vec<String>,
 }
 
 impl BenchConfig {
@@ -67,6 +69,7 @@ impl BenchConfig {
             batches: 5,
             ops: 1_000_000,
             seed: 1,
+            only: Vec::new(),
         }
     }
 
@@ -82,6 +85,7 @@ impl BenchConfig {
             batches: 1,
             ops: 50_000,
             seed: 1,
+            only: Vec::new(),
         }
     }
 }
@@ -767,10 +771,19 @@ fn run_fct(cfg: &BenchConfig, rep: &mut BenchReport, progress: &mut dyn FnMut(&s
 /// Runs all four benchmarks; `progress` is told what runs.
 pub fn run_all(cfg: &BenchConfig, progress: &mut dyn FnMut(&str)) -> BenchReport {
     let mut rep = BenchReport::default();
-    run_pfabric(cfg, &mut rep, progress);
-    run_pacing(cfg, &mut rep, progress);
-    run_hclock(cfg, &mut rep, progress);
-    run_fct(cfg, &mut rep, progress);
+    let on = |e: &str| cfg.only.is_empty() || cfg.only.iter().any(|o| o == e);
+    if on("pfabric") {
+        run_pfabric(cfg, &mut rep, progress);
+    }
+    if on("pacing") {
+        run_pacing(cfg, &mut rep, progress);
+    }
+    if on("hclock") {
+        run_hclock(cfg, &mut rep, progress);
+    }
+    if on("fct") {
+        run_fct(cfg, &mut rep, progress);
+    }
     rep
 }
 
