@@ -88,7 +88,9 @@ pub fn run(a: BenchArgs) -> Result<(), String> {
     if let Some(o) = &a.only {
         for e in o.split(',') {
             if !["pfabric", "pacing", "hclock", "fct"].contains(&e) {
-                return Err(format!("--only: unknown experiment `{e}` (pfabric, pacing, hclock, fct)"));
+                return Err(format!(
+                    "--only: unknown experiment `{e}` (pfabric, pacing, hclock, fct)"
+                ));
             }
             cfg.only.push(e.to_string());
         }
