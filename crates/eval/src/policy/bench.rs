@@ -193,48 +193,72 @@ fn pfabric_queue(kind: QueueKind) -> QueueSpec {
     }
 }
 
-/// Mpps of pFabric enqueue + dequeue pairs with `n` flows on `kind`, and
-/// packets refused (rank outside the window).
-fn pfabric_mpps(kind: QueueKind, n: u32, cfg: &BenchConfig) -> (f64, u64) {
-    let spec = policies::pfabric_with(n, pfabric_queue(kind), n * PF_BACKLOG + 1);
-    let Ok(mut t) = PolicyTree::<u32>::build(&spec) else {
-        return (0.0, 0);
-    };
-    let mut rng = StdRng::seed_from_u64(cfg.seed);
-    let mut left: Vec<u64> = (0..n).map(|_| rng.random_range(1500..PF_MAX_MSG)).collect();
-    let mut refused = 0u64;
-    let mut send = |t: &mut PolicyTree<u32>, f: u32, left: &mut Vec<u64>, rng: &mut StdRng| {
-        let r = &mut left[f as usize];
+/// A pFabric tree in steady state: `n` flows, each with a few packets
+/// queued; every enqueue lowers its flow's rank (remaining bytes).
+struct PfabricRig {
+    t: PolicyTree<u32>,
+    left: Vec<u64>,
+    rng: StdRng,
+    arrivals: Vec<u32>,
+    refused: u64,
+}
+
+impl PfabricRig {
+    fn new(kind: QueueKind, n: u32, cfg: &BenchConfig) -> Option<Self> {
+        let spec = policies::pfabric_with(n, pfabric_queue(kind), n * PF_BACKLOG * 2 + 1);
+        let t = PolicyTree::<u32>::build(&spec).ok()?;
+        let mut rng = StdRng::seed_from_u64(cfg.seed);
+        let left: Vec<u64> = (0..n).map(|_| rng.random_range(1500..PF_MAX_MSG)).collect();
+        // The arrival pattern is drawn up front so the timed loop is the tree.
+        let arrivals: Vec<u32> = (0..cfg.ops).map(|_| rng.random_range(0..n)).collect();
+        let mut rig = Self {
+            t,
+            left,
+            rng,
+            arrivals,
+            refused: 0,
+        };
+        for f in 0..n {
+            for _ in 0..PF_BACKLOG {
+                rig.send(f);
+            }
+        }
+        Some(rig)
+    }
+
+    #[inline]
+    fn send(&mut self, f: u32) {
+        let r = &mut self.left[f as usize];
         if *r < 1500 {
-            *r = rng.random_range(1500..PF_MAX_MSG);
+            *r = self.rng.random_range(1500..PF_MAX_MSG);
         }
         let rank = *r;
         *r -= 1500;
-        if t.enqueue(0, f, 1500, rank).is_err() {
-            refused += 1;
-        }
-    };
-    for f in 0..n {
-        for _ in 0..PF_BACKLOG {
-            send(&mut t, f, &mut left, &mut rng);
+        if self.t.enqueue(0, f, 1500, rank).is_err() {
+            self.refused += 1;
         }
     }
-    // The arrival pattern is drawn up front so the timed loop is the tree.
-    let arrivals: Vec<u32> = (0..cfg.ops).map(|_| rng.random_range(0..n)).collect();
-    let ns = best_ns(cfg.batches, cfg.ops, || {
+
+    /// One timed batch of `arrivals.len()` dequeue + enqueue pairs; ns/pair.
+    fn batch(&mut self) -> f64 {
+        let arrivals = std::mem::take(&mut self.arrivals);
+        let clock = Instant::now();
         for &f in &arrivals {
-            let s = t.dequeue(0);
+            let s = self.t.dequeue(0);
             black_box(&s);
-            // A departure makes room: a new packet of a random flow.
-            let f = if t.flow_len(f).is_some_and(|l| l < 2 * PF_BACKLOG) {
+            // A departure makes room: a new packet of a random flow (of
+            // the departed one if the random one is already full).
+            let f = if self.t.flow_len(f).is_some_and(|l| l < 2 * PF_BACKLOG) {
                 f
             } else {
                 s.map_or(f, |s| s.flow)
             };
-            send(&mut t, f, &mut left, &mut rng);
+            self.send(f);
         }
-    });
-    (1e3 / ns, refused)
+        let ns = clock.elapsed().as_nanos() as f64 / arrivals.len().max(1) as f64;
+        self.arrivals = arrivals;
+        ns
+    }
 }
 
 fn run_pfabric(cfg: &BenchConfig, rep: &mut BenchReport, progress: &mut dyn FnMut(&str)) {
@@ -245,9 +269,26 @@ fn run_pfabric(cfg: &BenchConfig, rep: &mut BenchReport, progress: &mut dyn FnMu
     ];
     let mut curve: Vec<(&str, Vec<(u32, f64)>)> = kinds.iter().map(|k| (k.0, Vec::new())).collect();
     for &n in &cfg.pfabric_flows {
-        for (i, &(name, kind)) in kinds.iter().enumerate() {
-            progress(&format!("pfabric {name} {n} flows"));
-            let (mpps, refused) = pfabric_mpps(kind, n, cfg);
+        progress(&format!("pfabric {n} flows"));
+        let mut rigs: Vec<Option<PfabricRig>> =
+            kinds.iter().map(|k| PfabricRig::new(k.1, n, cfg)).collect();
+        // Batches interleave the variants, so a change in the machine's
+        // speed hits all of them alike; the best batch of each is kept.
+        let mut best = [f64::MAX; 3];
+        for _ in 0..cfg.batches.max(1) {
+            for (i, rig) in rigs.iter_mut().enumerate() {
+                if let Some(r) = rig {
+                    best[i] = best[i].min(r.batch());
+                }
+            }
+        }
+        for (i, &(name, _)) in kinds.iter().enumerate() {
+            let mpps = if best[i] == f64::MAX {
+                0.0
+            } else {
+                1e3 / best[i]
+            };
+            let refused = rigs[i].as_ref().map_or(0, |r| r.refused);
             rep.push("pfabric", name, f64::from(n), "mpps", mpps);
             rep.push("pfabric", name, f64::from(n), "refused", refused as f64);
             curve[i].1.push((n, mpps));
@@ -528,63 +569,95 @@ fn run_pacing(cfg: &BenchConfig, rep: &mut BenchReport, progress: &mut dyn FnMut
 
 // ---------------------------------------------------------------- hClock
 
-fn hclock_mpps(kind: QueueKind, n: u32, cfg: &BenchConfig) -> f64 {
-    // Link 40 Gbit/s = 5e9 B/s. A quarter of the children reserve, a
-    // quarter are limited, all share by weight 1..4.
-    let link = 5_000_000_000u64;
-    let per = link / u64::from(n);
-    let children: Vec<(u64, u64, u32)> = (0..n)
-        .map(|i| match i % 4 {
-            0 => (per / 2, 0, 1 + i % 4),
-            1 => (0, per / 2, 1 + i % 4),
-            _ => (0, 0, 1 + i % 4),
-        })
-        .collect();
-    let mut spec = policies::hclock(&children, n * 4);
-    if kind == QueueKind::BinaryHeap {
-        let heap = QueueSpec::new(QueueKind::BinaryHeap, 1, 1);
-        spec.nodes[0].queue = heap;
-        spec.nodes[0].transaction = fairway_core::policy::Transaction::HClock {
-            reservation_queue: heap,
-        };
-        spec.shaper = heap;
-    }
-    let Ok(mut t) = PolicyTree::<u32>::build(&spec) else {
-        return 0.0;
-    };
-    for f in 0..n {
-        for _ in 0..2 {
-            let _ = t.enqueue(0, f, 1500, 0);
+/// hClock in steady state on a 40 Gbit/s link: a quarter of the children
+/// reserve, a quarter are limited, all share by weight 1..4.
+struct HclockRig {
+    t: PolicyTree<u32>,
+    now: u64,
+    ops: u64,
+}
+
+impl HclockRig {
+    fn new(kind: QueueKind, n: u32, cfg: &BenchConfig) -> Option<Self> {
+        let per = HCLOCK_LINK / u64::from(n);
+        let children: Vec<(u64, u64, u32)> = (0..n)
+            .map(|i| match i % 4 {
+                0 => (per / 2, 0, 1 + i % 4),
+                1 => (0, per / 2, 1 + i % 4),
+                _ => (0, 0, 1 + i % 4),
+            })
+            .collect();
+        let mut spec = policies::hclock(&children, n * 4);
+        if kind == QueueKind::BinaryHeap {
+            let heap = QueueSpec::new(QueueKind::BinaryHeap, 1, 1);
+            spec.nodes[0].queue = heap;
+            spec.nodes[0].transaction = fairway_core::policy::Transaction::HClock {
+                reservation_queue: heap,
+            };
+            spec.shaper = heap;
         }
-    }
-    let mut now = 0u64;
-    let tx = tx_ns(1500, link);
-    let ns = best_ns(cfg.batches, cfg.ops, || {
-        let mut done = 0;
-        while done < cfg.ops {
-            match t.dequeue(now) {
-                Some(s) => {
-                    done += 1;
-                    let _ = t.enqueue(now, s.flow, 1500, 0);
-                    now += tx;
-                }
-                None => now = t.next_eligible(now).map_or(now + 1, |n| n.max(now + 1)),
+        let mut t = PolicyTree::<u32>::build(&spec).ok()?;
+        for f in 0..n {
+            for _ in 0..2 {
+                let _ = t.enqueue(0, f, 1500, 0);
             }
         }
-    });
-    1e3 / ns
+        Some(Self {
+            t,
+            now: 0,
+            ops: cfg.ops,
+        })
+    }
+
+    /// One timed batch; ns per packet.
+    fn batch(&mut self) -> f64 {
+        let tx = tx_ns(1500, HCLOCK_LINK);
+        let clock = Instant::now();
+        let mut done = 0;
+        while done < self.ops {
+            let now = self.now;
+            match self.t.dequeue(now) {
+                Some(s) => {
+                    done += 1;
+                    let _ = self.t.enqueue(now, s.flow, 1500, 0);
+                    self.now += tx;
+                }
+                None => {
+                    self.now = self
+                        .t
+                        .next_eligible(now)
+                        .map_or(now + 1, |n| n.max(now + 1))
+                }
+            }
+        }
+        clock.elapsed().as_nanos() as f64 / self.ops.max(1) as f64
+    }
 }
+
+/// hClock's link, bytes/s (40 Gbit/s).
+const HCLOCK_LINK: u64 = 5_000_000_000;
 
 fn run_hclock(cfg: &BenchConfig, rep: &mut BenchReport, progress: &mut dyn FnMut(&str)) {
     for &n in &cfg.hclock_children {
         progress(&format!("hclock {n} children"));
-        let c = hclock_mpps(QueueKind::Cffs, n, cfg);
-        let h = hclock_mpps(QueueKind::BinaryHeap, n, cfg);
-        rep.push("hclock", "cffs", f64::from(n), "mpps", c);
-        rep.push("hclock", "binary-heap", f64::from(n), "mpps", h);
+        let mut rigs = [
+            HclockRig::new(QueueKind::Cffs, n, cfg),
+            HclockRig::new(QueueKind::BinaryHeap, n, cfg),
+        ];
+        let mut best = [f64::MAX; 2];
+        for _ in 0..cfg.batches.max(1) {
+            for (i, rig) in rigs.iter_mut().enumerate() {
+                if let Some(r) = rig {
+                    best[i] = best[i].min(r.batch());
+                }
+            }
+        }
+        let mpps = best.map(|b| if b == f64::MAX { 0.0 } else { 1e3 / b });
+        rep.push("hclock", "cffs", f64::from(n), "mpps", mpps[0]);
+        rep.push("hclock", "binary-heap", f64::from(n), "mpps", mpps[1]);
         rep.ratios.push(Ratio {
             what: format!("hclock {n} children: Mpps cFFS / binary heap"),
-            value: c / h.max(1e-9),
+            value: mpps[0] / mpps[1].max(1e-9),
             target: None,
         });
     }
@@ -625,7 +698,9 @@ fn web_search_bytes(rng: &mut StdRng) -> u64 {
 /// flows arrive Poisson with web-search sizes; each keeps up to 32 packets
 /// in the switch (the rest wait at the host); FCT = last departure −
 /// arrival, normalised by size / link rate.
-fn fct(kind: QueueKind, load: f64, cfg: &BenchConfig) -> (f64, f64, f64, u64) {
+/// Also returns the dequeues that served a flow whose rank bucket was not
+/// the lowest queued (the approximate queue's misorders; 0 when exact).
+fn fct(kind: QueueKind, load: f64, cfg: &BenchConfig) -> (f64, f64, f64, u64, u64) {
     let link = 1_250_000_000u64;
     let mut rng = StdRng::seed_from_u64(cfg.seed + 7);
     let sizes: Vec<u64> = (0..cfg.fct_flows)
@@ -650,9 +725,16 @@ fn fct(kind: QueueKind, load: f64, cfg: &BenchConfig) -> (f64, f64, f64, u64) {
         _ => QueueSpec::new(QueueKind::Hffs, 8192, max_rank.div_ceil(8192)),
     };
     let spec = policies::pfabric_with(slots, queue, slots * 32);
+    let g = queue.granularity;
     let Ok(mut tree) = PolicyTree::<u32>::build(&spec) else {
-        return (0.0, 0.0, 0.0, 0);
+        return (0.0, 0.0, 0.0, 0, 0);
     };
+    // Reference: each in-flight slot's lowest queued rank (its last
+    // packet's: remaining bytes only decrease) and packets queued.
+    let mut low = vec![0u64; slots as usize];
+    let mut queued = vec![0u32; slots as usize];
+    let mut order: std::collections::BTreeSet<(u64, u32)> = Default::default();
+    let mut misorders = 0u64;
     let mut free: Vec<u32> = (0..slots).rev().collect();
     // Per slot: flow index, bytes not yet in the switch, bytes not yet sent.
     let mut slot_flow = vec![usize::MAX; slots as usize];
@@ -662,7 +744,13 @@ fn fct(kind: QueueKind, load: f64, cfg: &BenchConfig) -> (f64, f64, f64, u64) {
     let mut fcts = vec![0u64; sizes.len()];
     let (mut next, mut now, mut link_free, mut done) = (0usize, 0u64, 0u64, 0usize);
     let mut refused = 0u64;
-    let push = |tree: &mut PolicyTree<u32>, s: u32, unsent: &mut [u64], refused: &mut u64| {
+    let push = |tree: &mut PolicyTree<u32>,
+                s: u32,
+                unsent: &mut [u64],
+                refused: &mut u64,
+                low: &mut [u64],
+                queued: &mut [u32],
+                order: &mut std::collections::BTreeSet<(u64, u32)>| {
         let len = unsent[s as usize].min(1460) as u32;
         if len == 0 {
             return;
@@ -671,6 +759,12 @@ fn fct(kind: QueueKind, load: f64, cfg: &BenchConfig) -> (f64, f64, f64, u64) {
         let rank = unsent[s as usize];
         if tree.enqueue(0, s, len, rank).is_ok() {
             unsent[s as usize] -= u64::from(len);
+            if queued[s as usize] > 0 {
+                order.remove(&(low[s as usize], s));
+            }
+            queued[s as usize] += 1;
+            low[s as usize] = rank;
+            order.insert((rank, s));
         } else {
             *refused += 1;
         }
@@ -687,12 +781,30 @@ fn fct(kind: QueueKind, load: f64, cfg: &BenchConfig) -> (f64, f64, f64, u64) {
             unsent[s as usize] = sizes[i];
             undelivered[s as usize] = sizes[i];
             for _ in 0..32 {
-                push(&mut tree, s, &mut unsent, &mut refused);
+                push(
+                    &mut tree,
+                    s,
+                    &mut unsent,
+                    &mut refused,
+                    &mut low,
+                    &mut queued,
+                    &mut order,
+                );
             }
         }
         if now >= link_free {
             if let Some(p) = tree.dequeue(now) {
                 let s = p.flow;
+                if order
+                    .first()
+                    .is_some_and(|&(r, _)| r / g != low[s as usize] / g)
+                {
+                    misorders += 1;
+                }
+                queued[s as usize] -= 1;
+                if queued[s as usize] == 0 {
+                    order.remove(&(low[s as usize], s));
+                }
                 link_free = now + tx_ns(p.packet, link);
                 undelivered[s as usize] -= u64::from(p.packet);
                 if undelivered[s as usize] == 0 {
@@ -701,7 +813,15 @@ fn fct(kind: QueueKind, load: f64, cfg: &BenchConfig) -> (f64, f64, f64, u64) {
                     done += 1;
                     free.push(s);
                 } else {
-                    push(&mut tree, s, &mut unsent, &mut refused);
+                    push(
+                        &mut tree,
+                        s,
+                        &mut unsent,
+                        &mut refused,
+                        &mut low,
+                        &mut queued,
+                        &mut order,
+                    );
                 }
                 continue;
             }
@@ -739,7 +859,7 @@ fn fct(kind: QueueKind, load: f64, cfg: &BenchConfig) -> (f64, f64, f64, u64) {
         .get(((small.len() as f64 - 1.0) * 0.99).round().max(0.0) as usize)
         .copied()
         .unwrap_or(0.0);
-    (avg(&small), p99, avg(&large), refused)
+    (avg(&small), p99, avg(&large), refused, misorders)
 }
 
 fn run_fct(cfg: &BenchConfig, rep: &mut BenchReport, progress: &mut dyn FnMut(&str)) {
@@ -747,12 +867,13 @@ fn run_fct(cfg: &BenchConfig, rep: &mut BenchReport, progress: &mut dyn FnMut(&s
         let mut r = Vec::new();
         for (name, kind) in [("exact", QueueKind::Hffs), ("approx", QueueKind::Approx)] {
             progress(&format!("pfabric FCT {name} load {load}"));
-            let (s_avg, s_p99, l_avg, refused) = fct(kind, load, cfg);
+            let (s_avg, s_p99, l_avg, refused, misorders) = fct(kind, load, cfg);
             let x = load * 100.0;
             rep.push("fct", name, x, "small_avg_norm", s_avg);
             rep.push("fct", name, x, "small_p99_norm", s_p99);
             rep.push("fct", name, x, "large_avg_norm", l_avg);
             rep.push("fct", name, x, "refused", refused as f64);
+            rep.push("fct", name, x, "misordered_dequeues", misorders as f64);
             r.push((s_avg, s_p99, l_avg));
         }
         rep.ratios.push(Ratio {
@@ -814,6 +935,12 @@ mod tests {
             })
             .unwrap();
         assert!(err.value < 0.01, "rate error {}", err.value);
+        // The FCT simulator's order check holds for the exact queue.
+        for p in rep.points.iter().filter(|p| {
+            p.experiment == "fct" && p.variant == "exact" && p.metric == "misordered_dequeues"
+        }) {
+            assert_eq!(p.value, 0.0);
+        }
         assert!(rep.csv().lines().count() > 10);
     }
 }
