@@ -22,6 +22,8 @@ use crate::pq::{
     ApproxGradientQueue, BucketHeap, CircularFfsQueue, ElementBinaryHeap, FfsQueue, GradientQueue,
     HierarchicalFfsQueue, IntegerPriorityQueue,
 };
+use alloc::collections::BinaryHeap;
+use core::cmp::Reverse;
 
 /// Which integer priority queue a node uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,11 +42,15 @@ pub enum QueueKind {
     BucketHeap,
     /// Binary heap of elements, any rank (comparison-based baseline).
     BinaryHeap,
+    /// Binary heap without a handle index: removing an element (a re-rank)
+    /// searches it linearly and re-heapifies, O(n), as the heap baseline of
+    /// seed 002's pFabric (§5.1.2) did. For comparisons only.
+    UnindexedHeap,
 }
 
 impl QueueKind {
     /// All kinds with their names, as written in policy files.
-    pub const ALL: [(&'static str, QueueKind); 7] = [
+    pub const ALL: [(&'static str, QueueKind); 8] = [
         ("ffs", QueueKind::Ffs),
         ("hffs", QueueKind::Hffs),
         ("cffs", QueueKind::Cffs),
@@ -52,6 +58,7 @@ impl QueueKind {
         ("approx", QueueKind::Approx),
         ("bucket-heap", QueueKind::BucketHeap),
         ("binary-heap", QueueKind::BinaryHeap),
+        ("unindexed-heap", QueueKind::UnindexedHeap),
     ];
 
     /// Parses a name of [`QueueKind::ALL`].
@@ -70,6 +77,11 @@ impl QueueKind {
     /// True for `cffs` (ranks must not fall below the window).
     pub fn is_moving(self) -> bool {
         self == QueueKind::Cffs
+    }
+
+    /// True for the heaps, which hold any rank.
+    pub fn holds_any_rank(self) -> bool {
+        matches!(self, QueueKind::BinaryHeap | QueueKind::UnindexedHeap)
     }
 }
 
@@ -110,6 +122,54 @@ pub(crate) enum NodeQueue {
     Approx(ApproxGradientQueue),
     BucketHeap(BucketHeap),
     BinaryHeap(ElementBinaryHeap),
+    Unindexed(UnindexedHeap),
+}
+
+/// A binary heap of `(rank, arrival, handle)` with no handle index (see
+/// [`QueueKind::UnindexedHeap`]). Its buffer is allocated once.
+pub(crate) struct UnindexedHeap {
+    heap: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    seq: u64,
+}
+
+impl UnindexedHeap {
+    fn new(capacity: u32) -> Self {
+        Self {
+            heap: BinaryHeap::with_capacity(capacity as usize),
+            seq: 0,
+        }
+    }
+    fn insert(&mut self, handle: u32, rank: u64) -> Result<(), crate::pq::PqError> {
+        self.seq += 1;
+        self.heap.push(Reverse((rank, self.seq, handle)));
+        Ok(())
+    }
+    fn extract_min(&mut self) -> Option<(u32, u64)> {
+        self.heap.pop().map(|Reverse((r, _, h))| (h, r))
+    }
+    fn peek_min(&self) -> Option<(u32, u64)> {
+        self.heap.peek().map(|&Reverse((r, _, h))| (h, r))
+    }
+    fn remove(&mut self, handle: u32) -> bool {
+        // Linear search, then heapify the whole buffer again (O(n)); the
+        // buffer moves out and back, so nothing is allocated.
+        let mut v = core::mem::take(&mut self.heap).into_vec();
+        let found = match v.iter().position(|e| e.0 .2 == handle) {
+            Some(i) => {
+                v.swap_remove(i);
+                true
+            }
+            None => false,
+        };
+        self.heap = BinaryHeap::from(v);
+        found
+    }
+    fn soonest_rank(&self) -> Option<u64> {
+        self.peek_min().map(|(_, r)| r)
+    }
+    fn len(&self) -> usize {
+        self.heap.len()
+    }
 }
 
 /// Dispatches one call to whichever queue is inside.
@@ -123,6 +183,7 @@ macro_rules! each {
             NodeQueue::Approx($x) => $e,
             NodeQueue::BucketHeap($x) => $e,
             NodeQueue::BinaryHeap($x) => $e,
+            NodeQueue::Unindexed($x) => $e,
         }
     };
 }
@@ -162,6 +223,7 @@ impl RankedQueue {
             }
             QueueKind::BucketHeap => NodeQueue::BucketHeap(BucketHeap::new(0, b, cap).map_err(e)?),
             QueueKind::BinaryHeap => NodeQueue::BinaryHeap(ElementBinaryHeap::new(cap)),
+            QueueKind::UnindexedHeap => NodeQueue::Unindexed(UnindexedHeap::new(cap)),
         };
         Ok(Self {
             q,
@@ -175,7 +237,7 @@ impl RankedQueue {
     pub(crate) fn can_hold(&self, rank: u64) -> bool {
         let b = rank / self.g;
         match &self.q {
-            NodeQueue::BinaryHeap(_) => true,
+            NodeQueue::BinaryHeap(_) | NodeQueue::Unindexed(_) => true,
             NodeQueue::Cffs(c) => {
                 // Inside the current window; an empty queue re-bases on the
                 // first insert. (A past-the-window insert that the queue

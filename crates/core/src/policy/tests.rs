@@ -102,7 +102,7 @@ proptest! {
     #[test]
     fn pfabric_serves_min_remaining(
         ops in prop::collection::vec((0u32..8, 0u64..5000, 0u8..3), 1..500),
-        kind in prop::sample::select(vec![QueueKind::Hffs, QueueKind::Ffs, QueueKind::Gradient, QueueKind::BucketHeap, QueueKind::BinaryHeap, QueueKind::Cffs]),
+        kind in prop::sample::select(vec![QueueKind::Hffs, QueueKind::Ffs, QueueKind::Gradient, QueueKind::BucketHeap, QueueKind::BinaryHeap, QueueKind::UnindexedHeap, QueueKind::Cffs]),
     ) {
         let buckets = if kind == QueueKind::Ffs { 1024 } else { 4096 };
         let spec = policies::pfabric_with(8, QueueSpec::new(kind, buckets, 1), 1024);

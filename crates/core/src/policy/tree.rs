@@ -330,7 +330,7 @@ impl<P: crate::Packet> PolicyTree<P> {
                     Tx::Prio
                 }
                 Transaction::Stfq | Transaction::HClock { .. } => {
-                    if !moving && nd.queue.kind != super::QueueKind::BinaryHeap {
+                    if !moving && !nd.queue.kind.holds_any_rank() {
                         return Err(BuildError::BadChild {
                             node: i32_,
                             reason:
@@ -348,7 +348,7 @@ impl<P: crate::Packet> PolicyTree<P> {
                     if let Transaction::HClock { reservation_queue } = nd.transaction {
                         let rq = RankedQueue::new(reservation_queue, cap, i32_)?;
                         if !reservation_queue.kind.is_moving()
-                            && reservation_queue.kind != super::QueueKind::BinaryHeap
+                            && !reservation_queue.kind.holds_any_rank()
                         {
                             return Err(BuildError::BadChild {
                                 node: i32_,
@@ -399,7 +399,7 @@ impl<P: crate::Packet> PolicyTree<P> {
             let need = tx_ns(max_len, slowest_rate) + spec.shaper.granularity;
             let has = if spec.shaper.kind.is_moving() {
                 spec.shaper.half_window()
-            } else if spec.shaper.kind == super::QueueKind::BinaryHeap {
+            } else if spec.shaper.kind.holds_any_rank() {
                 u64::MAX
             } else {
                 return Err(BuildError::InvalidParameter(
