@@ -48,4 +48,4 @@ mod tests;
 pub use error::{BuildError, PolicyEnqueueError, PolicyEnqueueErrorKind};
 pub use queue::{QueueKind, QueueSpec};
 pub use spec::{ChildParams, FlowRank, FlowSpec, NodeSpec, SchedChoice, Transaction, TreeSpec};
-pub use tree::{tx_ns, PolicyTree, Served, Served2, TreeStats, STFQ_SCALE};
+pub use tree::{tx_ns, PolicyTree, Served, ServedCount, TreeStats, STFQ_SCALE};

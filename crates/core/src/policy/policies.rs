@@ -12,15 +12,15 @@ use alloc::vec::Vec;
 /// Largest packet the ready-made trees accept (bytes).
 pub const MAX_LEN: u32 = 1500;
 
-/// A cFFS covering `half` rank units per half window in `buckets` buckets.
+/// A cFFS of `buckets` buckets (both halves) of `granularity` rank units.
 fn cffs(buckets: u32, granularity: u64) -> QueueSpec {
     QueueSpec::new(QueueKind::Cffs, buckets, granularity)
 }
 
-/// Fair-queueing queue: 2 × 4096 buckets of `2^16` units (one byte at
-/// weight 1 per 64 units... wide enough for 1500-byte packets at weight ≥ 1).
+/// Fair-queueing queue: a cFFS of 2 × 4096 buckets of 2^15 STFQ units. A
+/// byte at weight 1 is 2^16 units, so the half window (2^27 units) exceeds
+/// the largest step, a 1500-byte packet at weight 1 (≈ 2^26.6 units).
 fn fq_queue() -> QueueSpec {
-    // Half window 4096 · 2^16 / 2... = 2^27 units > 1500 · 2^16.
     cffs(8192, 1 << 15)
 }
 

@@ -165,7 +165,7 @@ pub struct TreeStats {
 
 /// Served packets and bytes of a node or flow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Served2 {
+pub struct ServedCount {
     /// Packets.
     pub packets: u64,
     /// Bytes.
@@ -501,12 +501,12 @@ impl<P: crate::Packet> PolicyTree<P> {
     }
 
     /// Packets and bytes that left through node `i`.
-    pub fn node_served(&self, i: u32) -> Option<Served2> {
+    pub fn node_served(&self, i: u32) -> Option<ServedCount> {
         (i < self.n_nodes).then(|| self.ents[i as usize].served())
     }
 
     /// Packets and bytes that left flow `j`.
-    pub fn flow_served(&self, j: u32) -> Option<Served2> {
+    pub fn flow_served(&self, j: u32) -> Option<ServedCount> {
         self.ents
             .get((self.n_nodes as usize).wrapping_add(j as usize))
             .filter(|_| j < self.flow_count())
@@ -979,8 +979,8 @@ impl Entity {
         }
     }
 
-    fn served(&self) -> Served2 {
-        Served2 {
+    fn served(&self) -> ServedCount {
+        ServedCount {
             packets: self.served_packets,
             bytes: self.served_bytes,
         }
