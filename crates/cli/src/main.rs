@@ -35,6 +35,8 @@ enum Command {
     UdpBench(cmd::udp_bench::UdpBenchArgs),
     /// BFQ disk scheduling on a simulated disk: the thesis' experiments (seed 004 §2.4).
     Disk(cmd::disk::DiskArgs),
+    /// Programmable policies: check, run and benchmark scheduling trees (seed 002 §3.2, §5.1).
+    Policy(cmd::policy::PolicyArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
         Command::Netsim(args) => cmd::netsim::run(args),
         Command::UdpBench(args) => cmd::udp_bench::run(args),
         Command::Disk(args) => cmd::disk::run(args),
+        Command::Policy(args) => cmd::policy::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

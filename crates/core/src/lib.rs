@@ -67,6 +67,7 @@ extern crate alloc;
 pub mod error;
 pub mod flow;
 pub mod packet;
+pub mod policy;
 pub mod pq;
 pub mod registry;
 pub mod sched;

@@ -30,6 +30,7 @@ pub mod link_sim;
 pub mod machine;
 pub mod metrics;
 pub mod netsim;
+pub mod policy;
 pub mod pq_bench;
 pub mod runtime_bench;
 pub mod traffic;

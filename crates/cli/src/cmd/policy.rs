@@ -1,0 +1,162 @@
+//! `fairway policy`: Eiffel's programmable policies (seed 002 §3.2, §5.1).
+//! `check` validates a policy file, `run` drives it with a flow-set
+//! workload, `bench` measures the §5.1 use cases. The logic lives in
+//! `fairway_eval::policy`.
+
+use super::common::{parse_flows, Table};
+use clap::{Args, Subcommand};
+use fairway_eval::policy::config::{self, parse_rate};
+use fairway_eval::policy::run::{run as run_policy, RunConfig};
+use fairway_eval::workload::PacketSizes;
+
+/// Arguments of `fairway policy`.
+#[derive(Args)]
+pub struct PolicyArgs {
+    #[command(subcommand)]
+    pub command: PolicyCommand,
+}
+
+/// The `policy` subcommands.
+#[derive(Subcommand)]
+pub enum PolicyCommand {
+    /// Validate a policy file; errors say file:line:column.
+    #[command(after_help = "Example:\n  fairway policy check examples/policies/fig6.toml")]
+    Check {
+        /// The policy file (TOML), e.g. examples/policies/fig6.toml.
+        file: String,
+    },
+    /// Drive a policy with a workload on one link; per-node throughput,
+    /// shares, delays and rate-limit violations.
+    Run(RunArgs),
+    /// The seed 002 §5.1 benchmarks (pFabric, pacing, hClock, approximate
+    /// queue), CSV + SVG.
+    Bench(super::policy_bench::BenchArgs),
+}
+
+/// Arguments of `fairway policy run`.
+#[derive(Args)]
+#[command(
+    after_help = "Examples:\n  fairway policy run examples/policies/fig6.toml --flows 1x3 --link 100Mbit/s\n  \
+fairway policy run examples/policies/pfabric.toml --flows 1x64 --load 0.8 --json"
+)]
+pub struct RunArgs {
+    /// The policy file (TOML), e.g. examples/policies/hclock.toml.
+    pub file: String,
+    /// Workload flows, `WEIGHTxCOUNT[@MAXLEN]` groups or a preset, e.g.
+    /// `1x3` or `1x500,2x250`; workload flow k feeds policy flow k mod N.
+    #[arg(long, default_value = "1x4")]
+    pub flows: String,
+    /// Packet sizes: `fixed` (each flow's MAXLEN) or `uniform:MIN`.
+    #[arg(long, default_value = "fixed")]
+    pub sizes: String,
+    /// Link rate, e.g. `100Mbit/s`, `10Gbit/s`, `1250000` (bytes/s).
+    #[arg(long, default_value = "100Mbit/s")]
+    pub link: String,
+    /// Simulated time in ms, e.g. 1000.
+    #[arg(long, default_value_t = 1000)]
+    pub duration_ms: u64,
+    /// Offered load as a fraction of the link (0 = greedy sources), e.g. 0.8.
+    #[arg(long, default_value_t = 0.0)]
+    pub load: f64,
+    /// Packets each greedy source keeps queued, e.g. 16.
+    #[arg(long, default_value_t = 16)]
+    pub backlog: u32,
+    /// Workload seed, e.g. 7.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `fairway policy`.
+pub fn run(args: PolicyArgs) -> Result<(), String> {
+    match args.command {
+        PolicyCommand::Check { file } => {
+            let c = config::load(&file).map_err(|e| e.to_string())?;
+            println!(
+                "{file}: ok: {} nodes, {} flows, {} packet slots, shaper {} x {} ns",
+                c.spec.nodes.len(),
+                c.spec.flows.len(),
+                c.spec.max_packets,
+                c.spec.shaper.buckets,
+                c.spec.shaper.granularity
+            );
+            Ok(())
+        }
+        PolicyCommand::Run(a) => run_cmd(a),
+        PolicyCommand::Bench(a) => super::policy_bench::run(a),
+    }
+}
+
+fn run_cmd(a: RunArgs) -> Result<(), String> {
+    let policy = config::load(&a.file).map_err(|e| e.to_string())?;
+    let cfg = RunConfig {
+        flows: parse_flows(&a.flows)?,
+        sizes: PacketSizes::parse(&a.sizes).map_err(|e| format!("--sizes: {e}"))?,
+        link: parse_rate(&a.link).map_err(|e| format!("--link: {e}"))?,
+        duration_ns: a
+            .duration_ms
+            .checked_mul(1_000_000)
+            .filter(|&d| d > 0)
+            .ok_or("--duration-ms must be 1..=1.8e10")?,
+        load: a.load,
+        backlog: a.backlog,
+        seed: a.seed,
+    };
+    let r = run_policy(&policy, &cfg)?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    println!(
+        "{}: {} ms at {} bit/s; offered {} packets, refused {} (rank) + {} (full), {} left queued, internal misses {}",
+        a.file,
+        a.duration_ms,
+        cfg.link * 8,
+        r.offered,
+        r.refused_rank,
+        r.refused_full,
+        r.left_queued,
+        r.internal_misses
+    );
+    let table = |title: &str, rows: &[fairway_eval::policy::run::EntityReport]| {
+        println!("\n{title}");
+        let mut t = Table::new(&[
+            "name",
+            "packets",
+            "Mbit/s",
+            "share",
+            "p50_us",
+            "p99_us",
+            "max_us",
+            "limit_Mbit/s",
+            "violations",
+        ]);
+        for e in rows {
+            t.row(vec![
+                e.name.clone(),
+                e.packets.to_string(),
+                format!("{:.3}", e.throughput_bps / 1e6),
+                format!("{:.4}", e.share),
+                format!("{:.1}", e.delay_p50_us),
+                format!("{:.1}", e.delay_p99_us),
+                format!("{:.1}", e.delay_max_us),
+                e.rate_limit
+                    .map_or("-".into(), |l| format!("{:.3}", l as f64 * 8.0 / 1e6)),
+                e.limit_violations.to_string(),
+            ]);
+        }
+        t.print();
+    };
+    table("nodes", &r.nodes);
+    if r.flows.len() <= 64 {
+        table("flows", &r.flows);
+    } else {
+        println!("\n({} flows: use --json for each)", r.flows.len());
+    }
+    Ok(())
+}

@@ -1,0 +1,236 @@
+//! `fairway policy bench`: the seed 002 §5.1 benchmarks of the policy model
+//! (pFabric cFFS vs binary heap, pacing 20k flows through one shaper,
+//! hClock, approximate queue in pFabric), CSV + SVG from one run. The logic
+//! lives in `fairway_eval::policy::bench`.
+
+use clap::Args;
+use fairway_eval::cost::chart::{write_svg, ChartSpec, Series};
+use fairway_eval::policy::bench::{run_all, BenchConfig, BenchReport};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::Path;
+
+/// Arguments of `fairway policy bench`.
+#[derive(Args)]
+#[command(
+    after_help = "Examples:\n  fairway policy bench --out target/policy-bench\n  \
+fairway policy bench --quick --json\n  fairway policy bench --pfabric-flows 1000,10000,100000 --target-mpps 2"
+)]
+pub struct BenchArgs {
+    /// A few-second run (small sweeps), as CI runs it.
+    #[arg(long)]
+    pub quick: bool,
+    /// Directory for policy-bench.csv and the SVG charts, e.g. target/pb.
+    #[arg(long, default_value = "target/policy-bench")]
+    pub out: String,
+    /// pFabric flow counts, comma separated, e.g. 1000,16000,256000.
+    #[arg(long)]
+    pub pfabric_flows: Option<String>,
+    /// Packet rate (Mpps) at which flows sustained are read, e.g. 1.0.
+    #[arg(long)]
+    pub target_mpps: Option<f64>,
+    /// Paced flows, e.g. 20000.
+    #[arg(long)]
+    pub pacing_flows: Option<u32>,
+    /// Timed batches per point, best kept, e.g. 5.
+    #[arg(long)]
+    pub batches: Option<u32>,
+    /// Only these experiments, comma separated: pfabric, pacing, hclock,
+    /// fct, e.g. `pfabric,pacing`.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Seed, e.g. 3.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// JSON (points and ratios) on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `fairway policy bench`.
+pub fn run(a: BenchArgs) -> Result<(), String> {
+    let mut cfg = if a.quick {
+        BenchConfig::quick()
+    } else {
+        BenchConfig::full()
+    };
+    if let Some(s) = &a.pfabric_flows {
+        cfg.pfabric_flows = s
+            .split(',')
+            .map(|x| {
+                x.trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&n| (1..=4_000_000).contains(&n))
+                    .ok_or_else(|| format!("--pfabric-flows: `{x}` is not 1..=4000000"))
+            })
+            .collect::<Result<_, _>>()?;
+    }
+    if let Some(t) = a.target_mpps {
+        if !(t > 0.0 && t.is_finite()) {
+            return Err(format!("--target-mpps {t}: must be > 0"));
+        }
+        cfg.target_mpps = t;
+    }
+    if let Some(n) = a.pacing_flows {
+        if !(1..=1_000_000).contains(&n) {
+            return Err(format!("--pacing-flows {n}: must be 1..=1000000"));
+        }
+        cfg.pacing_flows = n;
+    }
+    if let Some(b) = a.batches {
+        if b == 0 {
+            return Err("--batches must be >= 1".into());
+        }
+        cfg.batches = b;
+    }
+    cfg.seed = a.seed;
+    if let Some(o) = &a.only {
+        for e in o.split(',') {
+            if !["pfabric", "pacing", "hclock", "fct"].contains(&e) {
+                return Err(format!(
+                    "--only: unknown experiment `{e}` (pfabric, pacing, hclock, fct)"
+                ));
+            }
+            cfg.only.push(e.to_string());
+        }
+    }
+    let show = !a.json && std::io::stderr().is_terminal();
+    let bar = ProgressBar::with_draw_target(
+        None,
+        if show {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        },
+    );
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    let rep = run_all(&cfg, &mut |m| {
+        bar.set_message(m.to_string());
+        bar.tick();
+    });
+    bar.finish_and_clear();
+    let out = Path::new(&a.out);
+    std::fs::create_dir_all(out).map_err(|e| format!("--out {}: {e}", a.out))?;
+    std::fs::write(out.join("policy-bench.csv"), rep.csv())
+        .map_err(|e| format!("--out {}: {e}", a.out))?;
+    charts(&rep, out)?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rep).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    print(&rep);
+    println!(
+        "\nwrote {}/policy-bench.csv and policy-{{pfabric,pacing,hclock,fct}}.svg",
+        a.out
+    );
+    Ok(())
+}
+
+fn print(rep: &BenchReport) {
+    println!(
+        "{:<12} {:<14} {:>10} {:<20} {:>12}",
+        "experiment", "variant", "x", "metric", "value"
+    );
+    for p in &rep.points {
+        println!(
+            "{:<12} {:<14} {:>10} {:<20} {:>12.4}",
+            p.experiment, p.variant, p.x, p.metric, p.value
+        );
+    }
+    println!("\nratios (same run):");
+    for r in &rep.ratios {
+        println!(
+            "  {:>8.2}  {}{}",
+            r.value,
+            r.what,
+            r.target
+                .as_ref()
+                .map_or(String::new(), |t| format!("   [target {t}]"))
+        );
+    }
+}
+
+fn charts(rep: &BenchReport, out: &Path) -> Result<(), String> {
+    let draw = |file: &str,
+                title: &str,
+                x: &str,
+                y: &str,
+                log_x: bool,
+                experiment: &str,
+                metrics: &[&str]| {
+        let mut series = Vec::new();
+        for (mi, m) in metrics.iter().enumerate() {
+            for (i, (name, points)) in rep.series(experiment, m).into_iter().enumerate() {
+                let name = if metrics.len() > 1 {
+                    format!("{name} {m}")
+                } else {
+                    name
+                };
+                series.push(Series {
+                    name,
+                    points,
+                    dashed: mi > 0,
+                    color: i,
+                });
+            }
+        }
+        if series.is_empty() {
+            return Ok(());
+        }
+        write_svg(
+            &out.join(file),
+            &ChartSpec {
+                title: title.into(),
+                x_label: x.into(),
+                y_label: y.into(),
+                log_x,
+                log_y: false,
+            },
+            &series,
+        )
+    };
+    draw(
+        "policy-pfabric.svg",
+        "pFabric (seed 002 Fig. 11)",
+        "flows",
+        "Mpps",
+        true,
+        "pfabric",
+        &["mpps"],
+    )?;
+    draw(
+        "policy-hclock.svg",
+        "hClock",
+        "children",
+        "Mpps",
+        true,
+        "hclock",
+        &["mpps"],
+    )?;
+    draw(
+        "policy-pacing.svg",
+        "Pacing: shaper cost",
+        "flows",
+        "ns per packet",
+        false,
+        "pacing",
+        &["ns_per_packet"],
+    )?;
+    draw(
+        "policy-fct.svg",
+        "pFabric FCT, exact vs approximate queue (seed 002 Fig. 15)",
+        "load %",
+        "normalised FCT",
+        false,
+        "fct",
+        &["small_avg_norm", "small_p99_norm", "large_avg_norm"],
+    )?;
+    Ok(())
+}

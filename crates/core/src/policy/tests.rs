@@ -1,0 +1,605 @@
+//! Oracle tests of the policy model: each policy against a brute-force
+//! reference (sort by rank, pairwise fair-queueing bound, rate over every
+//! window), plus the typed errors, and broken variants that the same
+//! checks reject.
+
+use super::*;
+use alloc::vec;
+use alloc::vec::Vec;
+use proptest::prelude::*;
+
+/// One departure: time (ns), flow, length, rank.
+type Dep = (u64, u32, u32, u64);
+
+/// Serves the tree on a link of `link` bytes/s from `start` until empty
+/// or `until` ns, jumping to the next eligible time when nothing is.
+fn drain_link(t: &mut PolicyTree<u32>, link: u64, start: u64, until: u64) -> Vec<Dep> {
+    let mut now = start;
+    let mut out = Vec::new();
+    while now <= until {
+        if let Some(s) = t.dequeue(now) {
+            out.push((now, s.flow, s.packet, s.rank));
+            now += tx_ns(s.packet, link);
+        } else if let Some(n) = t.next_eligible(now) {
+            assert!(n > now, "next_eligible {n} but nothing left at {now}");
+            now = n;
+        } else {
+            break;
+        }
+    }
+    out
+}
+
+/// Rate check: over every window between two departures `t_i < t_j`, the
+/// bytes of the packets strictly after the first and before the last are
+/// at most `rate · (t_j - t_i)`: the limit is never exceeded over any
+/// window by more than the packet that opens it.
+fn check_rate(deps: &[(u64, u32)], rate: u64) -> Result<(), (usize, usize)> {
+    let mut prefix = vec![0u128];
+    for &(_, l) in deps {
+        prefix.push(prefix[prefix.len() - 1] + u128::from(l));
+    }
+    for j in 0..deps.len() {
+        for i in 0..j {
+            let bytes = prefix[j] - prefix[i + 1];
+            let window = u128::from(deps[j].0 - deps[i].0);
+            if bytes * 1_000_000_000 > u128::from(rate) * window {
+                return Err((i, j));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sort-by-rank check: ranks leave in non-decreasing order.
+fn check_sorted(deps: &[Dep]) -> Result<(), usize> {
+    match deps.windows(2).position(|w| w[1].3 < w[0].3) {
+        Some(i) => Err(i),
+        None => Ok(()),
+    }
+}
+
+fn prio_spec(prios: &[u64]) -> TreeSpec {
+    policies::strict_priority(prios, 16, 4096)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Strict priority against a brute-force model under interleaved
+    /// enqueues and dequeues: the served flow is the non-empty flow of
+    /// lowest priority, its packets FIFO; nothing lost.
+    #[test]
+    fn strict_priority_matches_model(ops in prop::collection::vec((0u32..6, 1u32..1500, any::<bool>()), 1..400)) {
+        let prios = [5u64, 0, 3, 9, 1, 15];
+        let mut t: PolicyTree<u32> = PolicyTree::build(&prio_spec(&prios)).unwrap();
+        let mut model: Vec<Vec<u32>> = vec![Vec::new(); 6];
+        for (f, len, deq) in ops {
+            if deq {
+                let want = (0..6).filter(|&i| !model[i].is_empty()).min_by_key(|&i| prios[i]);
+                let got = t.dequeue(0);
+                match want {
+                    None => prop_assert!(got.is_none()),
+                    Some(i) => {
+                        let s = got.unwrap();
+                        prop_assert_eq!(s.flow as usize, i);
+                        prop_assert_eq!(s.packet, model[i].remove(0));
+                    }
+                }
+            } else {
+                t.enqueue(0, f, len, 0).unwrap();
+                model[f as usize].push(len);
+            }
+        }
+        let left: usize = model.iter().map(Vec::len).sum();
+        prop_assert_eq!(t.len() as usize, left);
+        prop_assert_eq!(t.stats().internal_misses, 0);
+    }
+
+    /// pFabric (per-flow ranking, on-dequeue ranking) on every exact queue
+    /// kind: each dequeue serves the head of a flow whose minimum queued
+    /// rank is the smallest of all flows'; refused ranks come back typed.
+    #[test]
+    fn pfabric_serves_min_remaining(
+        ops in prop::collection::vec((0u32..8, 0u64..5000, 0u8..3), 1..500),
+        kind in prop::sample::select(vec![QueueKind::Hffs, QueueKind::Ffs, QueueKind::Gradient, QueueKind::BucketHeap, QueueKind::BinaryHeap, QueueKind::UnindexedHeap, QueueKind::Cffs]),
+    ) {
+        let buckets = if kind == QueueKind::Ffs { 1024 } else { 4096 };
+        let spec = policies::pfabric_with(8, QueueSpec::new(kind, buckets, 1), 1024);
+        let mut t: PolicyTree<u32> = PolicyTree::build(&spec).unwrap();
+        let mut model: Vec<Vec<(u32, u64)>> = vec![Vec::new(); 8];
+        let mut refused = 0;
+        for (i, (f, rank, op)) in ops.into_iter().enumerate() {
+            if op == 0 {
+                let got = t.dequeue(0);
+                let mins: Vec<Option<u64>> = model.iter().map(|q| q.iter().map(|p| p.1).min()).collect();
+                let best = mins.iter().flatten().min().copied();
+                match best {
+                    None => prop_assert!(got.is_none()),
+                    Some(b) => {
+                        let s = got.unwrap();
+                        prop_assert_eq!(mins[s.flow as usize], Some(b), "served flow {} is not a minimum", s.flow);
+                        let head = model[s.flow as usize].remove(0);
+                        prop_assert_eq!((s.packet, s.rank), head);
+                    }
+                }
+            } else {
+                let len = 64 + i as u32 % 1400;
+                match t.enqueue(0, f, len, rank) {
+                    Ok(()) => model[f as usize].push((len, rank)),
+                    Err(e) => {
+                        let outside = matches!(e.kind, PolicyEnqueueErrorKind::RankOutsideHorizon { .. });
+                        prop_assert!(outside);
+                        prop_assert_eq!(e.packet, len);
+                        refused += 1;
+                    }
+                }
+            }
+        }
+        prop_assert_eq!(t.stats().rank_refused, refused);
+        prop_assert_eq!(t.stats().internal_misses, 0);
+        let mut n = 0;
+        while t.dequeue(0).is_some() { n += 1; }
+        prop_assert_eq!(n, model.iter().map(Vec::len).sum::<usize>());
+    }
+
+    /// EDF / LSTF: with each flow's deadlines non-decreasing, a drain is a
+    /// sort by rank; a decreasing rank is refused, never reordered.
+    #[test]
+    fn edf_is_sort_by_rank(ops in prop::collection::vec((0u32..10, 0u64..20), 1..400)) {
+        let spec = policies::edf(10, 2 * 4096, 1, 1024);
+        let mut t: PolicyTree<u32> = PolicyTree::build(&spec).unwrap();
+        let mut last = [0u64; 10];
+        let mut accepted = 0;
+        for (f, step) in ops {
+            let r = last[f as usize] + step;
+            last[f as usize] = r;
+            t.enqueue(0, f, 100, r).unwrap();
+            accepted += 1;
+        }
+        let deps = drain_link(&mut t, 1 << 30, 0, u64::MAX);
+        prop_assert_eq!(deps.len(), accepted);
+        prop_assert!(check_sorted(&deps).is_ok());
+        prop_assert_eq!(t.stats().internal_misses, 0);
+    }
+
+    /// STFQ: for any two continuously backlogged flows, normalised service
+    /// differs by at most `L/w_i + L/w_j` (Goyal, Vin, Cheng 1997), at
+    /// every prefix of the drain; nothing lost.
+    #[test]
+    fn stfq_within_fairness_bound(weights in prop::collection::vec(1u32..20, 2..8), lens in prop::collection::vec(64u32..1500, 50)) {
+        let spec = policies::stfq(&weights, 1 << 14);
+        let mut t: PolicyTree<u32> = PolicyTree::build(&spec).unwrap();
+        let n = weights.len();
+        for k in 0..lens.len() {
+            for f in 0..n {
+                t.enqueue(0, f as u32, lens[(k + f) % lens.len()], 0).unwrap();
+            }
+        }
+        let total = t.len() as usize;
+        let deps = drain_link(&mut t, 1 << 30, 0, u64::MAX);
+        prop_assert_eq!(deps.len(), total);
+        let mut served = vec![0f64; n];
+        let mut left = vec![lens.len(); n];
+        for &(_, f, len, _) in &deps {
+            served[f as usize] += f64::from(len);
+            left[f as usize] -= 1;
+            for i in 0..n {
+                for j in 0..n {
+                    if i != j && left[i] > 0 && left[j] > 0 {
+                        let d = served[i] / f64::from(weights[i]) - served[j] / f64::from(weights[j]);
+                        let bound = 1500.0 / f64::from(weights[i]) + 1500.0 / f64::from(weights[j]);
+                        prop_assert!(d.abs() <= bound + 1e-6, "flows {} {}: {} > {}", i, j, d, bound);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Per-flow pacing and Fig. 6: every rate limit holds over every window
+    /// (leaf, internal node, root pacing), nothing is lost, and no internal
+    /// rank ever misses the shaper's window.
+    #[test]
+    fn rate_limits_hold_over_every_window(lens in prop::collection::vec(64u32..1500, 20..120), arrivals in prop::collection::vec(0u64..2_000_000, 20..120)) {
+        let (pace, b_lim, leaf_lim) = (2_000_000u64, 900_000u64, 400_000u64);
+        let spec = policies::fig6(pace, b_lim, leaf_lim, 4096);
+        let mut t: PolicyTree<u32> = PolicyTree::build(&spec).unwrap();
+        let mut ev: Vec<(u64, u32, u32)> = arrivals.iter().zip(lens.iter()).enumerate().map(|(i, (&a, &l))| (a, (i % 3) as u32, l)).collect();
+        ev.sort();
+        // Arrivals interleaved with service on a 10 MB/s link.
+        let mut deps = Vec::new();
+        let mut now = 0;
+        let mut k = 0;
+        loop {
+            while k < ev.len() && ev[k].0 <= now {
+                t.enqueue(now, ev[k].1, ev[k].2, 0).unwrap();
+                k += 1;
+            }
+            if let Some(s) = t.dequeue(now) {
+                deps.push((now, s.flow, s.packet, s.rank));
+                now += tx_ns(s.packet, 10_000_000);
+                continue;
+            }
+            let next_arrival = ev.get(k).map(|e| e.0);
+            match (t.next_eligible(now), next_arrival) {
+                (Some(a), Some(b)) => now = a.min(b).max(now + 1),
+                (Some(a), None) => now = a.max(now + 1),
+                (None, Some(b)) => now = b,
+                (None, None) => break,
+            }
+        }
+        prop_assert_eq!(deps.len(), ev.len());
+        let all: Vec<(u64, u32)> = deps.iter().map(|d| (d.0, d.2)).collect();
+        prop_assert!(check_rate(&all, pace).is_ok(), "root pacing exceeded");
+        let b: Vec<(u64, u32)> = deps.iter().filter(|d| d.1 != 0).map(|d| (d.0, d.2)).collect();
+        prop_assert!(check_rate(&b, b_lim).is_ok(), "node B limit exceeded");
+        let leaf: Vec<(u64, u32)> = deps.iter().filter(|d| d.1 == 2).map(|d| (d.0, d.2)).collect();
+        prop_assert!(check_rate(&leaf, leaf_lim).is_ok(), "leaf limit exceeded");
+        prop_assert_eq!(t.stats().internal_misses, 0);
+    }
+}
+
+/// 2-level HPFQ: classes of weight 1 and 3 on a busy link split 1:3, and
+/// inside class 1 flows of weight 1 and 2 split 1:2 (within 2 %).
+#[test]
+fn hpfq_two_levels_share() {
+    let spec = policies::hpfq(&[(1, vec![1, 1]), (3, vec![1, 2])], 1 << 16);
+    let mut t: PolicyTree<u32> = PolicyTree::build(&spec).unwrap();
+    for k in 0..4000u32 {
+        for f in 0..4 {
+            t.enqueue(0, f, 200 + (k * 7 + f * 13) % 1300, 0).unwrap();
+        }
+    }
+    // Serve while all four flows stay backlogged.
+    let mut bytes = [0u64; 4];
+    for _ in 0..6000 {
+        let s = t.dequeue(0).unwrap();
+        bytes[s.flow as usize] += u64::from(s.packet);
+    }
+    let class = |a: usize, b: usize| (bytes[a] + bytes[b]) as f64;
+    let r = class(2, 3) / class(0, 1);
+    assert!((r - 3.0).abs() < 0.06, "class ratio {r}");
+    let r2 = bytes[3] as f64 / bytes[2] as f64;
+    assert!((r2 - 2.0).abs() < 0.04, "flow ratio {r2}");
+    let r1 = bytes[1] as f64 / bytes[0] as f64;
+    assert!((r1 - 1.0).abs() < 0.02, "flow ratio {r1}");
+}
+
+/// Per-flow pacing: 200 backlogged flows at assorted rates each get their
+/// rate within 1 % over 2 s, with the link not the bottleneck.
+#[test]
+fn per_flow_pacing_rate_error_below_one_percent() {
+    let rates: Vec<u64> = (0..200).map(|i| 50_000 + 997 * i).collect();
+    let spec = policies::per_flow_pacing(&rates, 1 << 17);
+    let mut t: PolicyTree<u32> = PolicyTree::build(&spec).unwrap();
+    let horizon = 2_000_000_000u64;
+    for (f, &r) in rates.iter().enumerate() {
+        let n = (r * 2 / 1000 + 8) as usize; // 2 s worth of 1000-byte packets + spare
+        for _ in 0..n {
+            t.enqueue(0, f as u32, 1000, 0).unwrap();
+        }
+    }
+    let deps = drain_link(&mut t, 1 << 33, 0, horizon);
+    // Rate = bytes after the first packet / time from first to last.
+    let mut first = vec![None; rates.len()];
+    let mut last = vec![0u64; rates.len()];
+    let mut bytes = vec![0u64; rates.len()];
+    for d in &deps {
+        let f = d.1 as usize;
+        if first[f].is_none() {
+            first[f] = Some(d.0);
+        } else {
+            bytes[f] += u64::from(d.2);
+        }
+        last[f] = d.0;
+    }
+    for (f, &r) in rates.iter().enumerate() {
+        let span = (last[f] - first[f].unwrap()) as f64 / 1e9;
+        let got = bytes[f] as f64 / span;
+        let err = (got - r as f64).abs() / r as f64;
+        assert!(err < 0.01, "flow {f}: rate {got} vs {r} ({err})");
+    }
+    assert_eq!(t.stats().internal_misses, 0);
+}
+
+/// hClock: reservation honoured, limit never exceeded, the rest by weight.
+#[test]
+fn hclock_reservation_limit_share() {
+    // 10 MB/s link. Child 0: weight 1, reservation 4 MB/s. Child 1: weight
+    // 4, limit 2 MB/s. Children 2, 3: weight 1 and 3, no constraints.
+    let link = 10_000_000;
+    let spec = policies::hclock(
+        &[(4_000_000, 0, 1), (0, 2_000_000, 4), (0, 0, 1), (0, 0, 3)],
+        1 << 16,
+    );
+    let mut t: PolicyTree<u32> = PolicyTree::build(&spec).unwrap();
+    for _ in 0..12_000 {
+        for f in 0..4 {
+            t.enqueue(0, f, 1000, 0).unwrap();
+        }
+    }
+    let secs = 2;
+    let deps = drain_link(&mut t, link, 0, secs * 1_000_000_000);
+    let mut bytes = [0u64; 4];
+    for d in &deps {
+        bytes[d.1 as usize] += u64::from(d.2);
+    }
+    let rate = |f: usize| bytes[f] as f64 / secs as f64;
+    assert!(rate(0) >= 4_000_000.0 * 0.99, "reservation: {}", rate(0));
+    let lim: Vec<(u64, u32)> = deps
+        .iter()
+        .filter(|d| d.1 == 1)
+        .map(|d| (d.0, d.2))
+        .collect();
+    check_rate(&lim, 2_000_000).expect("limit exceeded");
+    assert!(
+        rate(1) >= 2_000_000.0 * 0.98,
+        "limited child starved: {}",
+        rate(1)
+    );
+    let r = rate(3) / rate(2);
+    assert!((r - 3.0).abs() < 0.1, "share ratio {r}");
+    assert_eq!(t.stats().internal_misses, 0);
+}
+
+/// Hierarchical QFQ+ (existing schedulers as nodes) with a rate limit on
+/// one class: the limited class never exceeds it, the others split the
+/// rest by weight.
+#[test]
+fn hierarchical_qfq_plus_with_limited_class() {
+    let link = 10_000_000;
+    let spec = policies::hier_qfq_plus(
+        &[(1, vec![1, 1]), (1, vec![1, 3]), (8, vec![1])],
+        Some((2, 1_000_000)),
+        1 << 16,
+    );
+    let mut t: PolicyTree<u32> = PolicyTree::build(&spec).unwrap();
+    for _ in 0..8000 {
+        for f in 0..5 {
+            t.enqueue(0, f, 1000, 0).unwrap();
+        }
+    }
+    let deps = drain_link(&mut t, link, 0, 1_000_000_000);
+    let mut bytes = [0u64; 5];
+    for d in &deps {
+        bytes[d.1 as usize] += u64::from(d.2);
+    }
+    let lim: Vec<(u64, u32)> = deps
+        .iter()
+        .filter(|d| d.1 == 4)
+        .map(|d| (d.0, d.2))
+        .collect();
+    check_rate(&lim, 1_000_000).expect("class limit exceeded");
+    let c0 = (bytes[0] + bytes[1]) as f64;
+    let c1 = (bytes[2] + bytes[3]) as f64;
+    assert!((c1 / c0 - 1.0).abs() < 0.02, "class shares {c0} {c1}");
+    assert!((bytes[3] as f64 / bytes[2] as f64 - 3.0).abs() < 0.1);
+    assert!(bytes[4] >= 990_000, "limited class got {}", bytes[4]);
+}
+
+/// The checks can fail: a FIFO (strict priority with one level) fed
+/// pFabric ranks is not a sort by rank, and removing the rate limit from
+/// Fig. 6's leaf breaks the window check.
+#[test]
+fn broken_variants_fail_the_checks() {
+    let spec = policies::strict_priority(&[0, 0], 1, 64);
+    let mut t: PolicyTree<u32> = PolicyTree::build(&spec).unwrap();
+    t.enqueue(0, 0, 100, 50).unwrap();
+    t.enqueue(0, 1, 100, 10).unwrap();
+    let deps = drain_link(&mut t, 1 << 30, 0, u64::MAX);
+    assert!(check_sorted(&deps).is_err());
+
+    let mut spec = policies::fig6(2_000_000, 900_000, 400_000, 4096);
+    spec.flows[2].params.rate = None;
+    let mut t: PolicyTree<u32> = PolicyTree::build(&spec).unwrap();
+    for _ in 0..50 {
+        t.enqueue(0, 2, 1000, 0).unwrap();
+    }
+    let deps = drain_link(&mut t, 10_000_000, 0, u64::MAX);
+    let leaf: Vec<(u64, u32)> = deps.iter().map(|d| (d.0, d.2)).collect();
+    assert!(check_rate(&leaf, 400_000).is_err());
+    assert!(check_rate(&leaf, 900_000).is_ok());
+}
+
+#[test]
+fn typed_build_errors() {
+    let good = policies::fig6(2_000_000, 900_000, 400_000, 64);
+    let mut s = good.clone();
+    s.nodes[1].parent = Some(7);
+    assert!(matches!(
+        PolicyTree::<u32>::build(&s),
+        Err(BuildError::UnknownNode { .. })
+    ));
+    let mut s = good.clone();
+    s.nodes[0].parent = Some(1);
+    s.nodes.push(NodeSpec {
+        parent: None,
+        ..s.nodes[1]
+    });
+    s.nodes[1].parent = Some(0);
+    // 0 -> 1 -> 0 is a cycle; node 2 is the root.
+    assert!(matches!(
+        PolicyTree::<u32>::build(&s),
+        Err(BuildError::Cycle { .. })
+    ));
+    let mut s = good.clone();
+    s.flows[2].params.rate = Some(0);
+    assert_eq!(
+        PolicyTree::<u32>::build(&s).err(),
+        Some(BuildError::RateZero {
+            what: "flow",
+            index: 2
+        })
+    );
+    let mut s = good.clone();
+    s.nodes[1].parent = None;
+    assert_eq!(
+        PolicyTree::<u32>::build(&s).err(),
+        Some(BuildError::RootCount(2))
+    );
+    let mut s = good.clone();
+    s.flows[0].params.weight = 0;
+    assert!(matches!(
+        PolicyTree::<u32>::build(&s),
+        Err(BuildError::InvalidWeight { .. })
+    ));
+    // A rate so slow one packet outlasts the shaper's half window.
+    let mut s = good.clone();
+    s.flows[2].params.rate = Some(1000);
+    assert!(matches!(
+        PolicyTree::<u32>::build(&s),
+        Err(BuildError::HorizonTooShort { node: u32::MAX, .. })
+    ));
+    // Priorities need a fixed range.
+    let mut s = policies::strict_priority(&[0, 1], 4, 64);
+    s.nodes[0].queue.kind = QueueKind::Cffs;
+    assert!(matches!(
+        PolicyTree::<u32>::build(&s),
+        Err(BuildError::NeedsFixedRange { .. })
+    ));
+    // STFQ steps larger than half the window.
+    let mut s = policies::stfq(&[1, 1], 64);
+    s.nodes[0].queue.granularity = 1;
+    assert!(matches!(
+        PolicyTree::<u32>::build(&s),
+        Err(BuildError::HorizonTooShort { node: 0, .. })
+    ));
+}
+
+#[test]
+fn typed_enqueue_errors_hand_the_packet_back() {
+    let mut t: PolicyTree<u32> = PolicyTree::build(&policies::pfabric(2, 1000, 100)).unwrap();
+    let e = t.enqueue(0, 5, 10, 0).unwrap_err();
+    assert_eq!(
+        (e.kind, e.packet),
+        (PolicyEnqueueErrorKind::UnknownFlow(5), 10)
+    );
+    let e = t.enqueue(0, 0, 0, 0).unwrap_err();
+    assert_eq!(e.kind, PolicyEnqueueErrorKind::EmptyPacket);
+    let e = t.enqueue(0, 0, 1501, 0).unwrap_err();
+    assert!(matches!(
+        e.kind,
+        PolicyEnqueueErrorKind::PacketTooLong { .. }
+    ));
+    let e = t.enqueue(0, 0, 100, 1000).unwrap_err();
+    assert_eq!(
+        e.kind,
+        PolicyEnqueueErrorKind::RankOutsideHorizon {
+            node: 0,
+            rank: 1000
+        }
+    );
+    assert_eq!(t.stats().rank_refused, 1);
+    let mut t: PolicyTree<u32> = PolicyTree::build(&policies::edf(2, 64, 1, 2)).unwrap();
+    t.enqueue(0, 0, 100, 10).unwrap();
+    let e = t.enqueue(0, 0, 100, 5).unwrap_err();
+    assert_eq!(
+        e.kind,
+        PolicyEnqueueErrorKind::RankDecreased {
+            flow: 0,
+            rank: 5,
+            last: 10
+        }
+    );
+    t.enqueue(0, 1, 100, 20).unwrap();
+    let e = t.enqueue(0, 1, 100, 30).unwrap_err();
+    assert_eq!(e.kind, PolicyEnqueueErrorKind::Full { capacity: 2 });
+    assert_eq!(t.stats().full_drops, 1);
+    assert_eq!(t.len(), 2);
+}
+
+/// `soonest_deadline` is exactly the next release: nothing is eligible
+/// before it, something is at it.
+#[test]
+fn soonest_deadline_is_the_wakeup_time() {
+    let mut t: PolicyTree<u32> =
+        PolicyTree::build(&policies::per_flow_pacing(&[1_000_000], 64)).unwrap();
+    for _ in 0..3 {
+        t.enqueue(0, 0, 1000, 0).unwrap();
+    }
+    assert!(t.dequeue(0).is_some());
+    let d = t.soonest_deadline().unwrap();
+    assert!(d >= 1_000_000, "1000 B at 1 MB/s is 1 ms: {d}");
+    assert!(t.dequeue(d - 1).is_none());
+    assert!(t.dequeue(d).is_some());
+}
+
+/// A packet with an identity, to check order and conservation.
+#[derive(Debug, PartialEq, Eq)]
+struct Tagged {
+    len: u32,
+    id: u32,
+}
+
+impl crate::Packet for Tagged {
+    fn len(&self) -> u32 {
+        self.len
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Schedulers as nodes, hClock and the shaper under random
+    /// interleavings of arrivals and departures in time: every packet
+    /// leaves exactly once, each flow in FIFO order, limits hold over every
+    /// window, and no internal rank misses a window.
+    #[test]
+    fn random_interleavings_conserve_and_keep_fifo(
+        ops in prop::collection::vec((0u32..6, 64u32..1500, 0u64..400_000, any::<bool>()), 1..300),
+        hclock in any::<bool>(),
+    ) {
+        let (spec, limited_flows, limit): (TreeSpec, Vec<u32>, u64) = if hclock {
+            (policies::hclock(&[(200_000, 0, 1), (0, 300_000, 2), (0, 0, 1), (100_000, 0, 3), (0, 0, 1), (0, 250_000, 1)], 4096), vec![1], 300_000)
+        } else {
+            (policies::hier_qfq_plus(&[(1, vec![1, 2]), (2, vec![1, 1]), (4, vec![3, 1])], Some((2, 400_000)), 4096), vec![4, 5], 400_000)
+        };
+        let mut t: PolicyTree<Tagged> = PolicyTree::build(&spec).unwrap();
+        let mut now = 0u64;
+        let mut next_id = 0u32;
+        let mut sent_ids: Vec<Vec<u32>> = vec![Vec::new(); 6];
+        let mut out: Vec<(u64, u32, u32)> = Vec::new();
+        let mut accepted = 0usize;
+        let mut lens: Vec<u32> = Vec::new();
+        for (f, len, dt, deq) in ops {
+            now += dt;
+            if deq {
+                if let Some(s) = t.dequeue(now) {
+                    out.push((now, s.flow, s.packet.id));
+                    sent_ids[s.flow as usize].push(s.packet.id);
+                }
+            } else {
+                t.enqueue(now, f, Tagged { len, id: next_id }, 0).unwrap();
+                lens.push(len);
+                next_id += 1;
+                accepted += 1;
+            }
+        }
+        // Drain on a 1 MB/s link.
+        loop {
+            if let Some(s) = t.dequeue(now) {
+                out.push((now, s.flow, s.packet.id));
+                sent_ids[s.flow as usize].push(s.packet.id);
+                now += tx_ns(s.packet.len, 1_000_000);
+            } else if let Some(n) = t.next_eligible(now) {
+                prop_assert!(n > now);
+                now = n;
+            } else {
+                break;
+            }
+        }
+        prop_assert_eq!(out.len(), accepted);
+        prop_assert!(t.is_empty());
+        for ids in &sent_ids {
+            prop_assert!(ids.windows(2).all(|w| w[0] < w[1]), "a flow was reordered");
+        }
+        prop_assert_eq!(t.stats().internal_misses, 0);
+        // The limited traffic (one flow, or a class of two) over every window.
+        let limited: Vec<(u64, u32)> = out
+            .iter()
+            .filter(|d| limited_flows.contains(&d.1))
+            .map(|d| (d.0, lens[d.2 as usize]))
+            .collect();
+        prop_assert!(check_rate(&limited, limit).is_ok(), "rate limit exceeded");
+    }
+}

@@ -1,0 +1,988 @@
+//! The scheduling tree (seed 002 §3.2, Figs. 1, 6, 7, 10) with its one
+//! shared shaper, driven by time.
+//!
+//! ## Model
+//! Every node is a scheduling transaction: a ranked queue of its *eligible,
+//! backlogged* children (nodes or flows). Flows hold the packets, each a
+//! FIFO, so a flow's packets are never reordered. A child is in exactly one
+//! of three states: *idle* (nothing eligible below it), *queued* in its
+//! parent's queue, or *parked* in the shaper until a time. Dequeue walks from
+//! the root, popping the minimum child at each level down to a flow, takes
+//! that flow's front packet, then climbs back: each level charges the
+//! packet to the child (STFQ tags, reservation tags, rate-limit time),
+//! and puts the child back in its parent's queue with its new rank
+//! (on-dequeue ranking), parks it in the shaper if its rate limit says it
+//! must wait, or leaves it idle.
+//!
+//! ## One shaper for the whole tree (§3.2.2)
+//! A rate limit `r` (bytes/s) on any node or flow — the root's limit paces
+//! the output — gives each packet a transmission time `τ = len·10^9/r` ns
+//! (rounded up) and makes the child eligible again at
+//! `e' = max(e, now - τ) + τ`, where `e` was its previous eligibility time
+//! and `now` the packet's departure. A child that waited in its parent's
+//! queue after becoming eligible thus keeps its rate (up to one packet time
+//! of waiting is caught up, as Carousel's timestamps computed ahead of the
+//! scheduling delay do), and no credit accumulates while idle. Ineligible children wait in one
+//! timestamp-ordered queue (cFFS by default); each entry is the child itself
+//! and knows its parent, so a release re-inserts it where it goes next with
+//! no search. [`PolicyTree::soonest_deadline`] is the next release: a caller
+//! sleeps exactly until then. Over any window between two departures
+//! `t_i < t_j` of a limited child, the bytes of the packets after the
+//! first and before the last are at most `r · (t_j - t_i)` — the rate is
+//! never exceeded by more than one packet (proof: `e_{i+1} ≥ t_i` and
+//! eligibility times advance by at least `τ` per packet).
+//!
+//! ## Ranks never clamped
+//! A packet whose rank a node's queue cannot hold exactly is refused with a
+//! typed error and counted. Ranks computed inside the tree (STFQ tags,
+//! shaper times) are in range by the checks of [`PolicyTree::build`]: a
+//! moving window's half must exceed the largest step one packet can make.
+//! Should one still miss (a bug), it is counted in
+//! [`TreeStats::internal_misses`] — the tests assert it stays 0.
+//!
+//! ## Cost
+//! Everything is allocated by `build`; enqueue and dequeue do not allocate.
+//! Per packet: one queue pop and one push per level (plus a shaper push and
+//! pop per rate-limited level), O(1) for the bucketed queues.
+
+use super::error::{BuildError, PolicyEnqueueError, PolicyEnqueueErrorKind};
+use super::queue::RankedQueue;
+use super::sched_node::SchedNode;
+use super::spec::{ChildParams, FlowRank, Transaction, TreeSpec};
+use alloc::vec;
+use alloc::vec::Vec;
+
+/// "No entry" in intrusive links and parent pointers.
+const NONE: u32 = u32::MAX;
+/// STFQ virtual-time units per byte at weight 1 (weights are ≤ 2^16).
+pub const STFQ_SCALE: u64 = 1 << 16;
+/// Largest accepted weight.
+pub const MAX_WEIGHT: u32 = 1 << 16;
+/// Largest accepted rate, bytes/s (8.8 Tbit/s).
+pub const MAX_RATE: u64 = 1 << 40;
+
+/// Nanoseconds `len` bytes take at `rate` bytes/s, rounded up so that a
+/// limit is never exceeded.
+#[inline]
+pub fn tx_ns(len: u32, rate: u64) -> u64 {
+    let num = u128::from(len) * 1_000_000_000u128;
+    let r = u128::from(rate.max(1));
+    num.div_ceil(r) as u64
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Idle,
+    Queued,
+    Parked,
+}
+
+/// A node or a flow as its parent sees it.
+struct Entity {
+    parent: u32,
+    /// Handle in the parent's queue (index among its children).
+    slot: u32,
+    state: State,
+    p: ChildParams,
+    /// End of the last packet's transmission at the rate limit (ns).
+    next_free: u64,
+    /// hClock reservation tag (ns).
+    r_tag: u64,
+    /// STFQ tags at the parent.
+    start: u64,
+    finish: u64,
+    /// Rank the entity is queued with at a `PacketRank` parent.
+    key: u64,
+    served_packets: u64,
+    served_bytes: u64,
+}
+
+/// A flow's FIFO (intrusive through the packet slots).
+struct FlowQ {
+    head: u32,
+    tail: u32,
+    packets: u32,
+    /// Minimum rank queued and how many packets have it (`FlowRank::Min`).
+    min: u64,
+    min_count: u32,
+    /// Rank of the last packet enqueued.
+    last: u64,
+}
+
+struct Slot<P> {
+    pkt: Option<P>,
+    next: u32,
+    rank: u64,
+    len: u32,
+    arrival: u64,
+}
+
+enum Tx {
+    Prio,
+    Stfq,
+    Rank(FlowRank),
+    HClock(alloc::boxed::Box<RankedQueue>),
+    Sched(SchedNode),
+}
+
+struct Node {
+    tx: Tx,
+    /// Entity ids of the children, indexed by slot.
+    children: Vec<u32>,
+    /// The ranked queue (share queue for hClock; unused by schedulers).
+    queue: RankedQueue,
+    /// STFQ virtual time: start tag of the last child served.
+    vtime: u64,
+    /// hClock: the last child was picked for its reservation.
+    res_phase: bool,
+}
+
+/// A packet leaving the tree.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Served<P> {
+    /// Flow index it was enqueued on.
+    pub flow: u32,
+    /// The packet.
+    pub packet: P,
+    /// The rank it was enqueued with.
+    pub rank: u64,
+    /// The `now` of its enqueue (ns).
+    pub enqueued_at: u64,
+}
+
+/// Counters of the whole tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TreeStats {
+    /// Packets refused because a rank did not fit a queue (or decreased).
+    pub rank_refused: u64,
+    /// Packets refused because every slot was in use.
+    pub full_drops: u64,
+    /// Children parked in the shaper.
+    pub parks: u64,
+    /// Internal ranks that missed a queue's window (must stay 0).
+    pub internal_misses: u64,
+}
+
+/// Served packets and bytes of a node or flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServedCount {
+    /// Packets.
+    pub packets: u64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// A scheduling tree with one shared shaper. See the module doc.
+pub struct PolicyTree<P> {
+    nodes: Vec<Node>,
+    ents: Vec<Entity>,
+    flows: Vec<FlowQ>,
+    slots: Vec<Slot<P>>,
+    free: u32,
+    queued: u32,
+    shaper: RankedQueue,
+    shaper_g: u64,
+    root: u32,
+    n_nodes: u32,
+    max_len: u32,
+    /// Per flow: some ancestor ranks by `Front` on a moving window.
+    front_moving: Vec<bool>,
+    has_rank_nodes: bool,
+    path: Vec<u32>,
+    stats: TreeStats,
+}
+
+impl<P: crate::Packet> PolicyTree<P> {
+    /// Checks `spec` and allocates everything.
+    pub fn build(spec: &TreeSpec) -> Result<Self, BuildError> {
+        let n = spec.nodes.len();
+        if n == 0 {
+            return Err(BuildError::Empty);
+        }
+        if spec.max_packet_len == 0 || spec.max_packet_len > 1 << 16 {
+            return Err(BuildError::InvalidParameter(
+                "max_packet_len must be 1..=65536 bytes",
+            ));
+        }
+        if spec.max_packets == 0 || spec.max_packets == NONE {
+            return Err(BuildError::InvalidParameter(
+                "max_packets must be 1..=2^32-2",
+            ));
+        }
+        let total = n as u64 + spec.flows.len() as u64;
+        if total >= u64::from(NONE) {
+            return Err(BuildError::InvalidParameter("too many nodes and flows"));
+        }
+        let check = |what: &'static str, index: u32, p: &ChildParams| -> Result<(), BuildError> {
+            if p.weight == 0 || p.weight > MAX_WEIGHT {
+                return Err(BuildError::InvalidWeight {
+                    what,
+                    index,
+                    weight: p.weight,
+                });
+            }
+            for r in [p.rate, p.reservation].into_iter().flatten() {
+                if r == 0 {
+                    return Err(BuildError::RateZero { what, index });
+                }
+                if r > MAX_RATE {
+                    return Err(BuildError::InvalidParameter(
+                        "rates and reservations must be 1..=2^40 bytes/s",
+                    ));
+                }
+            }
+            Ok(())
+        };
+        let mut root = NONE;
+        let mut roots = 0;
+        for (i, nd) in spec.nodes.iter().enumerate() {
+            check("node", i as u32, &nd.params)?;
+            match nd.parent {
+                None => {
+                    roots += 1;
+                    root = i as u32;
+                }
+                Some(p) if p as usize >= n => {
+                    return Err(BuildError::UnknownNode {
+                        what: "node",
+                        index: i as u32,
+                        parent: p,
+                    })
+                }
+                Some(_) => {}
+            }
+        }
+        if roots != 1 {
+            return Err(BuildError::RootCount(roots));
+        }
+        // Every node must reach the root within n steps.
+        for i in 0..n {
+            let mut cur = i;
+            let mut steps = 0;
+            while let Some(p) = spec.nodes[cur].parent {
+                cur = p as usize;
+                steps += 1;
+                if steps > n {
+                    return Err(BuildError::Cycle { node: i as u32 });
+                }
+            }
+        }
+        for (i, fl) in spec.flows.iter().enumerate() {
+            check("flow", i as u32, &fl.params)?;
+            if fl.parent as usize >= n {
+                return Err(BuildError::UnknownNode {
+                    what: "flow",
+                    index: i as u32,
+                    parent: fl.parent,
+                });
+            }
+        }
+        // Children lists: entity ids (nodes 0..n, flows n..).
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut ents = Vec::with_capacity(total as usize);
+        for (i, nd) in spec.nodes.iter().enumerate() {
+            let (parent, slot) = match nd.parent {
+                Some(p) => {
+                    children[p as usize].push(i as u32);
+                    (p, children[p as usize].len() as u32 - 1)
+                }
+                None => (NONE, 0),
+            };
+            ents.push(Entity::new(parent, slot, nd.params));
+        }
+        for (j, fl) in spec.flows.iter().enumerate() {
+            let c = &mut children[fl.parent as usize];
+            c.push(n as u32 + j as u32);
+            ents.push(Entity::new(fl.parent, c.len() as u32 - 1, fl.params));
+        }
+        let max_len = spec.max_packet_len;
+        let mut nodes = Vec::with_capacity(n);
+        let mut slowest_rate = u64::MAX;
+        for e in &ents {
+            if let Some(r) = e.p.rate {
+                slowest_rate = slowest_rate.min(r);
+            }
+        }
+        for (i, nd) in spec.nodes.iter().enumerate() {
+            let ch = core::mem::take(&mut children[i]);
+            let i32_ = i as u32;
+            let cap = ch.len() as u32;
+            let queue = RankedQueue::new(nd.queue, cap, i32_)?;
+            let min_w = ch
+                .iter()
+                .map(|&c| ents[c as usize].p.weight)
+                .min()
+                .unwrap_or(1);
+            let moving = nd.queue.kind.is_moving();
+            let tx = match nd.transaction {
+                Transaction::StrictPriority => {
+                    if moving {
+                        return Err(BuildError::NeedsFixedRange { node: i32_ });
+                    }
+                    for &c in &ch {
+                        if !queue.can_hold(ents[c as usize].p.priority) {
+                            return Err(BuildError::BadChild {
+                                node: i32_,
+                                reason: "a child's priority is outside the queue's range (buckets x granularity)",
+                            });
+                        }
+                    }
+                    Tx::Prio
+                }
+                Transaction::Stfq | Transaction::HClock { .. } => {
+                    if !moving && !nd.queue.kind.holds_any_rank() {
+                        return Err(BuildError::BadChild {
+                            node: i32_,
+                            reason:
+                                "fair queueing tags grow without bound: use cffs or binary-heap",
+                        });
+                    }
+                    let step = u64::from(max_len) * STFQ_SCALE / u64::from(min_w);
+                    if moving && nd.queue.half_window() <= step {
+                        return Err(BuildError::HorizonTooShort {
+                            node: i32_,
+                            needs: step,
+                            has: nd.queue.half_window(),
+                        });
+                    }
+                    if let Transaction::HClock { reservation_queue } = nd.transaction {
+                        let rq = RankedQueue::new(reservation_queue, cap, i32_)?;
+                        if !reservation_queue.kind.is_moving()
+                            && !reservation_queue.kind.holds_any_rank()
+                        {
+                            return Err(BuildError::BadChild {
+                                node: i32_,
+                                reason: "reservation tags are times: use cffs or binary-heap",
+                            });
+                        }
+                        let slow = ch
+                            .iter()
+                            .filter_map(|&c| ents[c as usize].p.reservation)
+                            .min();
+                        if let Some(r) = slow {
+                            let need = tx_ns(max_len, r) + reservation_queue.granularity;
+                            if reservation_queue.kind.is_moving()
+                                && reservation_queue.half_window() <= need
+                            {
+                                return Err(BuildError::HorizonTooShort {
+                                    node: i32_,
+                                    needs: need,
+                                    has: reservation_queue.half_window(),
+                                });
+                            }
+                        }
+                        Tx::HClock(alloc::boxed::Box::new(rq))
+                    } else {
+                        Tx::Stfq
+                    }
+                }
+                Transaction::PacketRank(fr) => Tx::Rank(fr),
+                Transaction::Scheduler(choice) => {
+                    let mut s = SchedNode::new(choice, cap);
+                    for (slot, &c) in ch.iter().enumerate() {
+                        s.add_child(slot as u32, ents[c as usize].p.weight, max_len)
+                            .map_err(|error| BuildError::Scheduler { node: i32_, error })?;
+                    }
+                    Tx::Sched(s)
+                }
+            };
+            nodes.push(Node {
+                tx,
+                children: ch,
+                queue,
+                vtime: 0,
+                res_phase: false,
+            });
+        }
+        let shaper = RankedQueue::new(spec.shaper, total as u32, NONE)?;
+        if slowest_rate != u64::MAX {
+            let need = tx_ns(max_len, slowest_rate) + spec.shaper.granularity;
+            let has = if spec.shaper.kind.is_moving() {
+                spec.shaper.half_window()
+            } else if spec.shaper.kind.holds_any_rank() {
+                u64::MAX
+            } else {
+                return Err(BuildError::InvalidParameter(
+                    "the shaper's ranks are times: use cffs or binary-heap",
+                ));
+            };
+            if has <= need {
+                return Err(BuildError::HorizonTooShort {
+                    node: NONE,
+                    needs: need,
+                    has,
+                });
+            }
+        }
+        // Flows under a Front-ranked moving queue need non-decreasing ranks.
+        let mut front_moving = vec![false; spec.flows.len()];
+        for (j, fl) in spec.flows.iter().enumerate() {
+            let mut p = fl.parent as usize;
+            loop {
+                let nd = &spec.nodes[p];
+                if nd.transaction == Transaction::PacketRank(FlowRank::Front)
+                    && nd.queue.kind.is_moving()
+                {
+                    front_moving[j] = true;
+                }
+                match nd.parent {
+                    Some(q) => p = q as usize,
+                    None => break,
+                }
+            }
+        }
+        let has_rank_nodes = spec
+            .nodes
+            .iter()
+            .any(|nd| matches!(nd.transaction, Transaction::PacketRank(_)));
+        let cap = spec.max_packets;
+        let mut slots = Vec::with_capacity(cap as usize);
+        for i in 0..cap {
+            slots.push(Slot {
+                pkt: None,
+                next: if i + 1 < cap { i + 1 } else { NONE },
+                rank: 0,
+                len: 0,
+                arrival: 0,
+            });
+        }
+        let flows = (0..spec.flows.len())
+            .map(|_| FlowQ {
+                head: NONE,
+                tail: NONE,
+                packets: 0,
+                min: 0,
+                min_count: 0,
+                last: 0,
+            })
+            .collect();
+        Ok(Self {
+            nodes,
+            ents,
+            flows,
+            slots,
+            free: 0,
+            queued: 0,
+            shaper,
+            shaper_g: spec.shaper.granularity,
+            root,
+            n_nodes: n as u32,
+            max_len,
+            front_moving,
+            has_rank_nodes,
+            path: Vec::with_capacity(n + 1),
+            stats: TreeStats::default(),
+        })
+    }
+
+    /// Packets queued (including those whose flow is parked).
+    pub fn len(&self) -> u32 {
+        self.queued
+    }
+
+    /// True when no packet is queued.
+    pub fn is_empty(&self) -> bool {
+        self.queued == 0
+    }
+
+    /// Number of flows.
+    pub fn flow_count(&self) -> u32 {
+        self.flows.len() as u32
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> u32 {
+        self.n_nodes
+    }
+
+    /// Tree counters.
+    pub fn stats(&self) -> TreeStats {
+        self.stats
+    }
+
+    /// Packets and bytes that left through node `i`.
+    pub fn node_served(&self, i: u32) -> Option<ServedCount> {
+        (i < self.n_nodes).then(|| self.ents[i as usize].served())
+    }
+
+    /// Packets and bytes that left flow `j`.
+    pub fn flow_served(&self, j: u32) -> Option<ServedCount> {
+        self.ents
+            .get((self.n_nodes as usize).wrapping_add(j as usize))
+            .filter(|_| j < self.flow_count())
+            .map(Entity::served)
+    }
+
+    /// Packets queued in flow `j`.
+    pub fn flow_len(&self, j: u32) -> Option<u32> {
+        self.flows.get(j as usize).map(|f| f.packets)
+    }
+
+    /// The time of the shaper's next release (ns): arm a timer for it.
+    pub fn soonest_deadline(&self) -> Option<u64> {
+        self.shaper.soonest()
+    }
+
+    /// The earliest time ≥ `now` at which [`dequeue`](Self::dequeue) can
+    /// return a packet (without new arrivals), `None` when empty.
+    pub fn next_eligible(&self, now: u64) -> Option<u64> {
+        if self.ents[self.root as usize].state == State::Queued {
+            return Some(now);
+        }
+        self.shaper.soonest().map(|t| t.max(now))
+    }
+
+    /// Queues `packet` on flow `flow` at time `now` (ns) with `rank` (the
+    /// packet annotator's value: remaining flow size, deadline, slack…;
+    /// ignored by nodes that do not rank by packets).
+    pub fn enqueue(
+        &mut self,
+        now: u64,
+        flow: u32,
+        packet: P,
+        rank: u64,
+    ) -> Result<(), PolicyEnqueueError<P>> {
+        self.release_due(now);
+        let fail = |kind, packet| Err(PolicyEnqueueError { kind, packet });
+        if flow >= self.flow_count() {
+            return fail(PolicyEnqueueErrorKind::UnknownFlow(flow), packet);
+        }
+        let len = packet.len();
+        if len == 0 {
+            return fail(PolicyEnqueueErrorKind::EmptyPacket, packet);
+        }
+        if len > self.max_len {
+            return fail(
+                PolicyEnqueueErrorKind::PacketTooLong {
+                    len,
+                    max_len: self.max_len,
+                },
+                packet,
+            );
+        }
+        if self.free == NONE {
+            self.stats.full_drops += 1;
+            let capacity = self.slots.len() as u32;
+            return fail(PolicyEnqueueErrorKind::Full { capacity }, packet);
+        }
+        let e = self.n_nodes + flow;
+        let fq = &self.flows[flow as usize];
+        if self.has_rank_nodes {
+            if self.front_moving[flow as usize] && fq.packets > 0 && rank < fq.last {
+                self.stats.rank_refused += 1;
+                let last = fq.last;
+                return fail(
+                    PolicyEnqueueErrorKind::RankDecreased { flow, rank, last },
+                    packet,
+                );
+            }
+            // Every packet-ranked ancestor may have to hold this rank.
+            let mut x = e;
+            while self.ents[x as usize].parent != NONE {
+                let p = self.ents[x as usize].parent;
+                let nd = &self.nodes[p as usize];
+                if matches!(nd.tx, Tx::Rank(_)) && !nd.queue.can_hold(rank) {
+                    self.stats.rank_refused += 1;
+                    return fail(
+                        PolicyEnqueueErrorKind::RankOutsideHorizon { node: p, rank },
+                        packet,
+                    );
+                }
+                x = p;
+            }
+        }
+        // Take a slot and append to the flow's FIFO.
+        let s = self.free;
+        let slot = &mut self.slots[s as usize];
+        self.free = slot.next;
+        slot.pkt = Some(packet);
+        slot.next = NONE;
+        slot.rank = rank;
+        slot.len = len;
+        slot.arrival = now;
+        self.queued += 1;
+        let fq = &mut self.flows[flow as usize];
+        if fq.packets == 0 {
+            fq.head = s;
+            fq.min = rank;
+            fq.min_count = 1;
+        } else {
+            self.slots[fq.tail as usize].next = s;
+            if rank < fq.min {
+                fq.min = rank;
+                fq.min_count = 1;
+            } else if rank == fq.min {
+                fq.min_count += 1;
+            }
+        }
+        fq.tail = s;
+        fq.packets += 1;
+        fq.last = rank;
+        if fq.packets == 1 && self.ents[e as usize].state == State::Idle {
+            self.join(e, now);
+        }
+        if self.has_rank_nodes {
+            self.rerank_up(e);
+        }
+        Ok(())
+    }
+
+    /// Removes and returns the next packet eligible at `now` (ns), first
+    /// releasing every shaped child whose time has come.
+    pub fn dequeue(&mut self, now: u64) -> Option<Served<P>> {
+        self.release_due(now);
+        let root = self.root;
+        if self.ents[root as usize].state != State::Queued {
+            return None;
+        }
+        // Down: pop the minimum child at each level.
+        self.path.clear();
+        let mut n = root;
+        let flow_e = loop {
+            let c = self.pick(n, now)?;
+            self.path.push(c);
+            if c >= self.n_nodes {
+                break c;
+            }
+            n = c;
+        };
+        let f = (flow_e - self.n_nodes) as usize;
+        let s = self.flows[f].head;
+        let slot = &mut self.slots[s as usize];
+        let pkt = slot.pkt.take()?;
+        let (rank, len, arrival, next) = (slot.rank, slot.len, slot.arrival, slot.next);
+        slot.next = self.free;
+        self.free = s;
+        self.queued -= 1;
+        let fq = &mut self.flows[f];
+        fq.head = next;
+        fq.packets -= 1;
+        if fq.packets == 0 {
+            fq.tail = NONE;
+            fq.min_count = 0;
+        } else if rank == fq.min {
+            fq.min_count -= 1;
+            if fq.min_count == 0 {
+                self.rescan_min(f);
+            }
+        }
+        // Up: charge the packet at every level and re-rank.
+        let mut x = flow_e;
+        loop {
+            let p = self.ents[x as usize].parent;
+            if p != NONE {
+                self.charge(p, x, len, now);
+            }
+            let ent = &mut self.ents[x as usize];
+            ent.served_packets += 1;
+            ent.served_bytes += u64::from(len);
+            if let Some(r) = ent.p.rate {
+                // Catch up at most one packet time of scheduling delay
+                // (see the module doc): the next packet may leave one
+                // packet time after this one was due, not after it left.
+                let t = tx_ns(len, r);
+                ent.next_free = ent.next_free.max(now.saturating_sub(t)) + t;
+            }
+            let next_free = ent.next_free;
+            if !self.has_backlog(x) {
+                self.ents[x as usize].state = State::Idle;
+            } else if next_free > now {
+                self.park(x, next_free);
+            } else if p == NONE {
+                self.ents[x as usize].state = State::Queued;
+            } else {
+                self.insert_at_parent(x, now);
+            }
+            if p == NONE {
+                break;
+            }
+            x = p;
+        }
+        Some(Served {
+            flow: f as u32,
+            packet: pkt,
+            rank,
+            enqueued_at: arrival,
+        })
+    }
+
+    /// Moves every child whose shaping time is ≤ `now` back to its parent.
+    fn release_due(&mut self, now: u64) {
+        while let Some(t) = self.shaper.soonest() {
+            if t > now {
+                break;
+            }
+            let Some(e) = self.shaper.pop() else { break };
+            self.ents[e as usize].state = State::Idle;
+            if self.has_backlog(e) {
+                self.join(e, now);
+            }
+        }
+    }
+
+    fn park(&mut self, x: u32, at: u64) {
+        let g = self.shaper_g;
+        let t = at.div_ceil(g).saturating_mul(g);
+        if self.shaper.insert(x, t) {
+            self.ents[x as usize].state = State::Parked;
+            self.stats.parks += 1;
+        } else {
+            // Unreachable by build's horizon check; counted, and the child
+            // stays schedulable rather than being lost.
+            self.stats.internal_misses += 1;
+            self.ents[x as usize].state = State::Idle;
+            self.join_unchecked(x, at);
+        }
+    }
+
+    fn join_unchecked(&mut self, x: u32, now: u64) {
+        if self.ents[x as usize].parent == NONE {
+            self.ents[x as usize].state = State::Queued;
+        } else {
+            self.join(x, now);
+        }
+    }
+
+    fn has_backlog(&self, e: u32) -> bool {
+        if e >= self.n_nodes {
+            self.flows[(e - self.n_nodes) as usize].packets > 0
+        } else {
+            let nd = &self.nodes[e as usize];
+            match &nd.tx {
+                Tx::Sched(s) => !s.is_empty(),
+                _ => nd.queue.len() > 0,
+            }
+        }
+    }
+
+    /// `e` became eligible with backlog: insert it into its parent and
+    /// activate ancestors that were idle.
+    fn join(&mut self, mut e: u32, now: u64) {
+        loop {
+            // Still inside its rate limit's time: wait in the shaper.
+            let next_free = self.ents[e as usize].next_free;
+            if next_free > now {
+                self.park(e, next_free);
+                return;
+            }
+            let p = self.ents[e as usize].parent;
+            if p == NONE {
+                self.ents[e as usize].state = State::Queued;
+                return;
+            }
+            let was_backlogged = self.has_backlog(p);
+            self.insert_at_parent(e, now);
+            if was_backlogged || self.ents[p as usize].state != State::Idle {
+                return;
+            }
+            e = p;
+        }
+    }
+
+    /// Inserts `x` into its parent's queue with the rank the parent's
+    /// transaction gives it now.
+    fn insert_at_parent(&mut self, x: u32, now: u64) {
+        let p = self.ents[x as usize].parent;
+        let slot = self.ents[x as usize].slot;
+        let fr = match self.nodes[p as usize].tx {
+            Tx::Rank(fr) => Some(fr),
+            _ => None,
+        };
+        let head_rank = fr.map(|fr| self.head_rank(x, fr));
+        let head_len = if matches!(self.nodes[p as usize].tx, Tx::Sched(_)) {
+            self.head_len(x)
+        } else {
+            0
+        };
+        let vtime = self.nodes[p as usize].vtime;
+        let ent = &mut self.ents[x as usize];
+        ent.state = State::Queued;
+        let nd = &mut self.nodes[p as usize];
+        let ok = match &mut nd.tx {
+            Tx::Prio => nd.queue.insert(slot, ent.p.priority),
+            Tx::Stfq => {
+                ent.start = vtime.max(ent.finish);
+                nd.queue.insert(slot, ent.start)
+            }
+            Tx::HClock(res) => {
+                ent.start = vtime.max(ent.finish);
+                let mut ok = nd.queue.insert(slot, ent.start);
+                if ent.p.reservation.is_some() {
+                    ent.r_tag = ent.r_tag.max(now);
+                    ok &= res.insert(slot, ent.r_tag);
+                }
+                ok
+            }
+            Tx::Rank(_) => {
+                let r = head_rank.unwrap_or(0);
+                ent.key = r;
+                nd.queue.insert(slot, r)
+            }
+            Tx::Sched(s) => s.push(slot, head_len),
+        };
+        if !ok {
+            self.stats.internal_misses += 1;
+            // Served next rather than lost.
+            let nd = &mut self.nodes[p as usize];
+            let lowest = nd.queue.soonest().unwrap_or(0);
+            if !nd.queue.insert(slot, lowest) {
+                let _ = nd.queue.insert(slot, 0);
+            }
+        }
+    }
+
+    /// Pops the child `n`'s transaction serves next.
+    fn pick(&mut self, n: u32, now: u64) -> Option<u32> {
+        let nd = &mut self.nodes[n as usize];
+        let slot = match &mut nd.tx {
+            Tx::HClock(res) => {
+                nd.res_phase = res.soonest().is_some_and(|t| t <= now);
+                if nd.res_phase {
+                    let s = res.pop()?;
+                    nd.queue.remove(s);
+                    s
+                } else {
+                    let s = nd.queue.pop()?;
+                    res.remove(s);
+                    s
+                }
+            }
+            Tx::Sched(s) => s.pop()?,
+            _ => nd.queue.pop()?,
+        };
+        nd.children.get(slot as usize).copied()
+    }
+
+    /// Per-transaction bookkeeping for serving `len` bytes of child `x`.
+    fn charge(&mut self, p: u32, x: u32, len: u32, now: u64) {
+        let nd = &mut self.nodes[p as usize];
+        let ent = &mut self.ents[x as usize];
+        match &nd.tx {
+            Tx::Stfq | Tx::HClock(_) => {
+                // Service in hClock's reservation phase is not charged to
+                // the share tags: shares divide what reservations leave.
+                if !nd.res_phase {
+                    ent.finish = ent.start + u64::from(len) * STFQ_SCALE / u64::from(ent.p.weight);
+                    nd.vtime = nd.vtime.max(ent.start);
+                }
+                // Any service counts toward the reservation.
+                if let (Tx::HClock(_), Some(r)) = (&nd.tx, ent.p.reservation) {
+                    ent.r_tag = ent.r_tag.max(now) + tx_ns(len, r);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Rank of the packet `e` sends next, as `fr` defines it.
+    fn head_rank(&mut self, mut e: u32, fr: FlowRank) -> u64 {
+        loop {
+            if e >= self.n_nodes {
+                let fq = &self.flows[(e - self.n_nodes) as usize];
+                return match fr {
+                    FlowRank::Min => fq.min,
+                    FlowRank::Front => self.slots.get(fq.head as usize).map_or(0, |s| s.rank),
+                };
+            }
+            let nd = &mut self.nodes[e as usize];
+            let slot = match &mut nd.tx {
+                Tx::Sched(s) => s.peek(),
+                _ => nd.queue.peek(),
+            };
+            match slot.and_then(|s| nd.children.get(s as usize)) {
+                Some(&c) => e = c,
+                None => return 0,
+            }
+        }
+    }
+
+    /// Length of the packet `e` sends next.
+    fn head_len(&mut self, mut e: u32) -> u32 {
+        loop {
+            if e >= self.n_nodes {
+                let fq = &self.flows[(e - self.n_nodes) as usize];
+                return self.slots.get(fq.head as usize).map_or(1, |s| s.len);
+            }
+            let nd = &mut self.nodes[e as usize];
+            let slot = match &mut nd.tx {
+                Tx::Sched(s) => s.peek(),
+                _ => nd.queue.peek(),
+            };
+            match slot.and_then(|s| nd.children.get(s as usize)) {
+                Some(&c) => e = c,
+                None => return 1,
+            }
+        }
+    }
+
+    /// After an enqueue below `e`: re-rank every queued ancestor whose
+    /// packet-ranked parent now sees a different rank (on-enqueue ranking).
+    fn rerank_up(&mut self, mut x: u32) {
+        loop {
+            let p = self.ents[x as usize].parent;
+            if p == NONE {
+                return;
+            }
+            if self.ents[x as usize].state == State::Queued {
+                if let Tx::Rank(fr) = self.nodes[p as usize].tx {
+                    let r = self.head_rank(x, fr);
+                    if r != self.ents[x as usize].key {
+                        let slot = self.ents[x as usize].slot;
+                        let nd = &mut self.nodes[p as usize];
+                        if nd.queue.remove(slot) {
+                            self.ents[x as usize].key = r;
+                            if !nd.queue.insert(slot, r) {
+                                self.stats.internal_misses += 1;
+                                let _ = nd.queue.insert(slot, nd.queue.soonest().unwrap_or(0));
+                            }
+                        }
+                    }
+                }
+            }
+            x = p;
+        }
+    }
+
+    fn rescan_min(&mut self, f: usize) {
+        let mut s = self.flows[f].head;
+        let mut min = u64::MAX;
+        let mut count = 0;
+        while s != NONE {
+            let sl = &self.slots[s as usize];
+            if sl.rank < min {
+                min = sl.rank;
+                count = 1;
+            } else if sl.rank == min {
+                count += 1;
+            }
+            s = sl.next;
+        }
+        self.flows[f].min = min;
+        self.flows[f].min_count = count;
+    }
+}
+
+impl Entity {
+    fn new(parent: u32, slot: u32, p: ChildParams) -> Self {
+        Self {
+            parent,
+            slot,
+            state: State::Idle,
+            p,
+            next_free: 0,
+            r_tag: 0,
+            start: 0,
+            finish: 0,
+            key: 0,
+            served_packets: 0,
+            served_bytes: 0,
+        }
+    }
+
+    fn served(&self) -> ServedCount {
+        ServedCount {
+            packets: self.served_packets,
+            bytes: self.served_bytes,
+        }
+    }
+}
