@@ -41,7 +41,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command.unwrap_or(Command::Demo(Default::default())) {
+    let result = match cli
+        .command
+        .unwrap_or_else(|| Command::Demo(cmd::demo::DemoArgs::default()))
+    {
         Command::Demo(args) => cmd::demo::run(args),
         Command::Guarantees(args) => cmd::guarantees::run(args),
         Command::ArbiterBench(args) => cmd::arbiter_bench::run(args),
