@@ -89,3 +89,83 @@ fn demo_json_is_one_object_with_guarantees_verdict_and_cost() {
         .iter()
         .all(|c| c["ns_per_pair"].as_f64().unwrap() > 0.0));
 }
+
+/// Runs a command that must fail at argument checking and returns its
+/// single stderr line.
+fn one_line_error(args: &[&str]) -> String {
+    let out = fairway(args);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert!(out.stdout.is_empty(), "{args:?} measured before failing");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    assert!(err.starts_with("fairway: error: "), "{args:?}: {err}");
+    err
+}
+
+#[test]
+fn zero_counts_are_refused_not_raised_to_one() {
+    for (args, flag) in [
+        (&["bench", "--pairs", "0"][..], "--pairs"),
+        (&["bench", "--repeat", "0"], "--repeat"),
+        (&["bench-pq", "--rounds", "0"], "--rounds"),
+        (&["guarantees", "--packets", "0"], "--packets"),
+    ] {
+        let err = one_line_error(args);
+        assert!(err.contains(flag) && err.contains("1..="), "{err}");
+    }
+}
+
+#[test]
+fn negative_and_huge_numbers_name_the_flag_and_the_reason() {
+    for (args, flag) in [
+        (&["bench", "--pairs", "-5"][..], "--pairs"),
+        (&["guarantees", "--queue", "-1"], "--queue"),
+        (&["guarantees", "--rate", "-10"], "--rate"),
+    ] {
+        let err = one_line_error(args);
+        assert!(err.contains(flag) && err.contains("negative"), "{err}");
+    }
+    let err = one_line_error(&["bench", "--pairs", "99999999999999999999999"]);
+    assert!(
+        err.contains("--pairs") && err.contains("too large"),
+        "{err}"
+    );
+    let err = one_line_error(&["bench-pq", "--rounds", "4294967296"]);
+    assert!(
+        err.contains("--rounds") && err.contains("too large"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rates_take_si_multipliers_and_tc_units_everywhere() {
+    let g = |rate: &str| {
+        let out = fairway(&[
+            "guarantees",
+            "--sched",
+            "drr",
+            "--packets",
+            "200",
+            "--rate",
+            rate,
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{rate}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        v["rate_bps"].as_u64().unwrap()
+    };
+    assert_eq!(g("10G"), 10_000_000_000);
+    assert_eq!(g("10gbit"), 10_000_000_000);
+    assert_eq!(g("100mbit"), 100_000_000);
+    assert_eq!(g("2.5G"), 2_500_000_000);
+    let err = one_line_error(&["guarantees", "--rate", "10mbps"]);
+    assert!(err.contains("--rate") && err.contains("unit"), "{err}");
+    let err = one_line_error(&["arbiter-bench", "--rate", "10x"]);
+    assert!(err.contains("--rate"), "{err}");
+    let err = one_line_error(&["udp-bench", "--target-pps", "4q"]);
+    assert!(err.contains("--target-pps"), "{err}");
+}

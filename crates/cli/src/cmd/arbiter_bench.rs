@@ -44,7 +44,8 @@ pub struct ArbiterBenchArgs {
     /// Scheduler spec (anything `fairway` schedulers accept, e.g. drr, wf2q+).
     #[arg(long, default_value = "drr")]
     pub sched: String,
-    /// Emulated link rate in bit/s, suffixes K, M, G, T (default: 1T, faster than any client).
+    /// Emulated link rate in bit/s, suffixes K, M, G, T or tc units (10gbit)
+    /// (default: 1T, faster than any client). Example: --rate 10G
     #[arg(long, default_value = "1T")]
     pub rate: String,
     /// Packet size, bytes.
@@ -94,28 +95,9 @@ pub struct ArbiterBenchArgs {
     pub chart: Option<std::path::PathBuf>,
 }
 
-/// Parses `10G`, `1.5M`, `1000` (bit/s).
+/// Parses `--rate` with the shared grammar (`10G`, `10gbit`, `1.5M`).
 fn parse_rate(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m = match c.to_ascii_uppercase() {
-                'K' => 1e3,
-                'M' => 1e6,
-                'G' => 1e9,
-                'T' => 1e12,
-                _ => return Err(format!("bad rate suffix in '{text}' (use K, M, G or T)")),
-            };
-            (&t[..i], m)
-        }
-        _ => (t, 1.0),
-    };
-    let v: f64 = num.parse().map_err(|_| format!("bad rate '{text}'"))?;
-    let bps = v * mult;
-    if !(bps.is_finite() && bps >= 1.0 && bps <= u64::MAX as f64) {
-        return Err(format!("rate '{text}' out of range"));
-    }
-    Ok(bps as u64)
+    super::units::bit_rate(text).map_err(|e| format!("--rate: {e}"))
 }
 
 /// Runs the benchmark and prints the result.

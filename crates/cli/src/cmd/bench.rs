@@ -52,10 +52,10 @@ pub struct BenchArgs {
     pub pattern: String,
     /// Enqueue/dequeue pairs per timed run (rounded up to whole cycles of
     /// the pattern). Default: 2000000, sweeps 1000000.
-    #[arg(long)]
+    #[arg(long, value_name = "N", value_parser = super::units::count_u64)]
     pub pairs: Option<u64>,
     /// Timed runs per scheduler (interleaved); min/median/max are reported.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = super::units::count_usize)]
     pub repeat: usize,
     /// One JSON object per (sched, flows, pattern) on stdout.
     #[arg(long)]
@@ -161,8 +161,8 @@ fn run_table(args: &BenchArgs) -> Result<(), String> {
         FlowSet::parse_list(args.flows.as_deref().unwrap_or("1k-w1")).map_err(|e| e.to_string())?;
     let patterns = parse_patterns(&args.pattern)?;
     let opts = MeasureOptions {
-        pairs: args.pairs.unwrap_or(2_000_000).max(1),
-        repeat: args.repeat.max(1),
+        pairs: args.pairs.unwrap_or(2_000_000),
+        repeat: args.repeat,
         counters: true,
     };
     let mut counters = open_counters(args);
@@ -244,8 +244,8 @@ fn print_rows(rows: &[SweepRow], json: bool, x_name: &str) -> Result<(), String>
 fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
     let patterns = parse_patterns(&args.pattern)?;
     let opts = MeasureOptions {
-        pairs: args.pairs.unwrap_or(1_000_000).max(1),
-        repeat: args.repeat.max(1),
+        pairs: args.pairs.unwrap_or(1_000_000),
+        repeat: args.repeat,
         counters: true,
     };
     let mut counters = open_counters(args);
@@ -316,9 +316,6 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
 
 /// Runs `fairway bench`.
 pub fn run(args: BenchArgs) -> Result<(), String> {
-    if args.repeat == 0 {
-        return Err("--repeat must be at least 1".into());
-    }
     match args.sweep {
         Some(kind) => run_sweep(&args, kind),
         None => run_table(&args),

@@ -12,3 +12,4 @@ pub mod policy;
 pub mod policy_bench;
 pub mod scheds;
 pub mod udp_bench;
+pub mod units;

@@ -28,16 +28,16 @@ pub struct UdpBenchArgs {
     #[arg(long, default_value_t = 4)]
     pub interferers: usize,
     /// The target client's rate, packets/s (seed 001: 4000). Example: `--target-pps 4000`
-    #[arg(long, default_value_t = 4000)]
+    #[arg(long, default_value_t = 4000, value_parser = super::units::packet_rate)]
     pub target_pps: u64,
     /// The target's weight; the others have 1 (seed 001: 50). Example: `--target-weight 50`
     #[arg(long, default_value_t = 50)]
     pub target_weight: u32,
     /// Link rate of the latency experiments, packets/s of 60 bytes.
     /// Example: `--link-pps 200000`
-    #[arg(long, default_value_t = 200_000)]
+    #[arg(long, default_value_t = 200_000, value_parser = super::units::packet_rate)]
     pub link_pps: u64,
-    /// Link rates of the sweep, packets/s (k and M suffixes allowed).
+    /// Link rates of the sweep, packets/s (K, M, G, T multipliers allowed).
     /// Example: `--rates 50k,100k,200k,400k,800k`
     #[arg(long, default_value = "50k,100k,200k,400k,800k,1600k")]
     pub rates: String,
@@ -104,16 +104,7 @@ fn parse_cpu(text: &str, flag: &str) -> Result<Option<usize>, String> {
 }
 
 fn parse_rate(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (num, mul) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1_000),
-        Some('m' | 'M') => (&t[..t.len() - 1], 1_000_000),
-        _ => (t, 1),
-    };
-    num.parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mul))
-        .ok_or_else(|| format!("--rates: `{text}` is not a packet rate (e.g. 200k)"))
+    super::units::packet_rate(text).map_err(|e| format!("--rates: {e}"))
 }
 
 fn parse_list<T>(text: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
