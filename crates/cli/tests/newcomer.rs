@@ -169,3 +169,58 @@ fn rates_take_si_multipliers_and_tc_units_everywhere() {
     let err = one_line_error(&["udp-bench", "--target-pps", "4q"]);
     assert!(err.contains("--target-pps"), "{err}");
 }
+
+/// A directory path that cannot exist: below a regular file.
+fn unwritable(name: &str) -> String {
+    format!("{}/Cargo.toml/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn outputs_are_checked_before_measuring() {
+    // Each of these would measure for seconds to minutes before writing.
+    let chart = unwritable("pq.svg");
+    let err = one_line_error(&["bench-pq", "--chart", &chart]);
+    assert!(
+        err.contains("--chart") && err.contains("cannot write"),
+        "{err}"
+    );
+    let err = one_line_error(&["bench-pq", "--chart", "pq.png"]);
+    assert!(err.contains("--chart") && err.contains(".svg"), "{err}");
+    assert!(!std::path::Path::new("pq.png").exists());
+    let chart = unwritable("lat.svg");
+    let err = one_line_error(&["arbiter-bench", "--chart", &chart]);
+    assert!(err.contains("--chart"), "{err}");
+    let out = unwritable("sweep");
+    let err = one_line_error(&["bench", "--sweep", "m", "--out", &out]);
+    assert!(
+        err.contains("--out") && err.contains("cannot create"),
+        "{err}"
+    );
+    let prefix = unwritable("udp");
+    let err = one_line_error(&["udp-bench", "--quick", "--chart", &prefix]);
+    assert!(err.contains("--chart"), "{err}");
+}
+
+#[test]
+fn flags_that_do_not_apply_are_errors() {
+    let err = one_line_error(&["bench", "--out", "target/x"]);
+    assert!(err.contains("--out") && err.contains("--sweep"), "{err}");
+    let err = one_line_error(&["arbiter-bench", "--kick", "scan"]);
+    assert!(
+        err.contains("--kick") && err.contains("--mode sleep"),
+        "{err}"
+    );
+    for cmd in ["guarantees", "bench", "arbiter-bench", "udp-bench"] {
+        let err = one_line_error(&[cmd, "--sched", "qfq+:m=4,m=5"]);
+        assert!(err.contains("`m`") && err.contains("twice"), "{cmd}: {err}");
+    }
+}
+
+#[test]
+fn disk_and_policy_outputs_are_checked_before_running() {
+    let err = one_line_error(&["disk", "throughput", "--chart", "fig5.png"]);
+    assert!(err.contains("--chart") && err.contains(".svg"), "{err}");
+    let out = unwritable("pb");
+    let err = one_line_error(&["policy", "bench", "--out", &out]);
+    assert!(err.contains("--out"), "{err}");
+}

@@ -60,9 +60,10 @@ pub struct ArbiterBenchArgs {
     /// Arbiter mode.
     #[arg(long, value_enum, default_value_t = ModeArg::Busy)]
     pub mode: ModeArg,
-    /// Kick variant for the sleeping arbiter.
-    #[arg(long, value_enum, default_value_t = KickArg::Notify)]
-    pub kick: KickArg,
+    /// Kick variant for the sleeping arbiter (only with --mode sleep;
+    /// default: notify). Example: --mode sleep --kick scan
+    #[arg(long, value_enum)]
+    pub kick: Option<KickArg>,
     /// Δ_A, ns: the arbiter scans client queues at most this often.
     #[arg(long, default_value_t = 500)]
     pub delta_a_ns: u64,
@@ -102,7 +103,16 @@ fn parse_rate(text: &str) -> Result<u64, String> {
 
 /// Runs the benchmark and prints the result.
 pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
+    super::outputs::check_duplicate_params("--sched", &args.sched)?;
     let sched = SchedSpec::parse(&args.sched).map_err(|e| e.to_string())?;
+    if args.kick.is_some() && matches!(args.mode, ModeArg::Busy) {
+        return Err(
+            "--kick applies only with --mode sleep (a busy arbiter is never kicked)".into(),
+        );
+    }
+    if let Some(path) = &args.chart {
+        super::outputs::check_chart_file("--chart", path)?;
+    }
     if !(args.seconds > 0.0 && args.seconds <= 3600.0) {
         return Err("--seconds must be in (0, 3600]".into());
     }
@@ -119,7 +129,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
         duration: Duration::from_secs_f64(args.seconds),
         load: args.load,
         mode: arbiter_mode(args.mode),
-        kick: kick_mode(args.kick),
+        kick: kick_mode(args.kick.unwrap_or(KickArg::Notify)),
         delta_a: Duration::from_nanos(args.delta_a_ns),
         delta_c: Duration::from_nanos(args.delta_c_ns),
         min_awake: Duration::from_micros(args.min_awake_us),
@@ -149,7 +159,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
     for (mode, kick, name) in variants {
         let a = ArbiterBenchArgs {
             mode,
-            kick,
+            kick: Some(kick),
             chart: None,
             ..args.clone()
         };
@@ -205,7 +215,7 @@ fn to_json(args: &ArbiterBenchArgs, r: &BenchReport) -> serde_json::Value {
         "pkt_size": args.pkt_size,
         "load": args.load,
         "mode": format!("{:?}", args.mode).to_lowercase(),
-        "kick": format!("{:?}", args.kick).to_lowercase(),
+        "kick": format!("{:?}", args.kick.unwrap_or(KickArg::Notify)).to_lowercase(),
         "realtime_priority": args.realtime,
         "rt_throttle_runtime_us": rt_throttle_runtime_us(),
         "seconds": r.seconds,

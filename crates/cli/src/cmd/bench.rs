@@ -63,9 +63,10 @@ pub struct BenchArgs {
     /// Run a scaling experiment instead: `flows` or `m`.
     #[arg(long, value_enum)]
     pub sweep: Option<SweepKind>,
-    /// Directory for the sweeps' CSV and SVG files.
-    #[arg(long, default_value = "target/fairway-bench")]
-    pub out: PathBuf,
+    /// Directory for the sweeps' CSV and SVG files (only with --sweep);
+    /// default: target/fairway-bench. Example: --out target/sweep
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Do not try to open hardware counters.
     #[arg(long)]
     pub no_counters: bool,
@@ -243,6 +244,11 @@ fn print_rows(rows: &[SweepRow], json: bool, x_name: &str) -> Result<(), String>
 
 fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
     let patterns = parse_patterns(&args.pattern)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("target/fairway-bench"));
+    super::outputs::check_out_dir("--out", &out)?;
     let opts = MeasureOptions {
         pairs: args.pairs.unwrap_or(1_000_000),
         repeat: args.repeat,
@@ -269,7 +275,7 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
                     &mut |p| bar.set(p.done as u64, "flows sweep"),
                 )?;
                 bar.finish();
-                let files = write_flows_outputs(&args.out, pattern, &rows, &machine)?;
+                let files = write_flows_outputs(&out, pattern, &rows, &machine)?;
                 (rows, files)
             }
             SweepKind::M => {
@@ -286,7 +292,7 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
                     bar.set(p.done as u64, "M sweep")
                 })?;
                 bar.finish();
-                let files = write_m_outputs(&args.out, pattern, &rows, &machine)?;
+                let files = write_m_outputs(&out, pattern, &rows, &machine)?;
                 (rows, files)
             }
         };
@@ -316,6 +322,12 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
 
 /// Runs `fairway bench`.
 pub fn run(args: BenchArgs) -> Result<(), String> {
+    if let Some(s) = &args.sched {
+        super::outputs::check_duplicate_params("--sched", s)?;
+    }
+    if args.out.is_some() && args.sweep.is_none() {
+        return Err("--out applies only with --sweep (the table goes to stdout)".into());
+    }
     match args.sweep {
         Some(kind) => run_sweep(&args, kind),
         None => run_table(&args),

@@ -125,6 +125,9 @@ pub fn run(args: BenchPqArgs) -> Result<(), String> {
         .split(',')
         .map(|q| QueueKind::parse(q.trim()))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(path) = &args.chart {
+        super::outputs::check_chart_file("--chart", std::path::Path::new(path))?;
+    }
     let buckets = parse_list("buckets", &args.buckets)?;
     let per_bucket = parse_list("per-bucket", &args.per_bucket)?;
     let occupancy = parse_list("occupancy", &args.occupancy)?;

@@ -182,6 +182,11 @@ pub fn run(args: DiskArgs) -> Result<(), String> {
 }
 
 fn load_disk(c: &Common) -> Result<DiskModel, String> {
+    // Every experiment loads the disk first: check its chart path here,
+    // before the run, not after it.
+    if let Some(p) = &c.chart {
+        super::outputs::check_chart_file("--chart", Path::new(p))?;
+    }
     let params = match &c.disk {
         None => DiskParams::dtla_307030(),
         Some(p) => {

@@ -8,6 +8,7 @@ pub mod demo;
 pub mod disk;
 pub mod guarantees;
 pub mod netsim;
+pub mod outputs;
 pub mod policy;
 pub mod policy_bench;
 pub mod scheds;

@@ -108,6 +108,7 @@ pub fn run(a: BenchArgs) -> Result<(), String> {
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
+    super::outputs::check_out_dir("--out", Path::new(&a.out))?;
     let rep = run_all(&cfg, &mut |m| {
         bar.set_message(m.to_string());
         bar.tick();
