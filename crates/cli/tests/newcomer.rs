@@ -224,3 +224,37 @@ fn disk_and_policy_outputs_are_checked_before_running() {
     let err = one_line_error(&["policy", "bench", "--out", &out]);
     assert!(err.contains("--out"), "{err}");
 }
+
+#[test]
+fn notes_go_to_stderr_and_json_runs_say_nothing_extra() {
+    // Hardware counters may or may not open here; either way stdout holds
+    // only the table, and a note, if any, is on stderr.
+    let out = fairway(&[
+        "bench", "--sched", "drr", "--pairs", "2000", "--repeat", "1",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert!(!text.contains("unavailable"), "note on stdout:\n{text}");
+    let out = fairway(&[
+        "bench", "--sched", "drr", "--pairs", "2000", "--repeat", "1", "--json",
+    ]);
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in stdout(&out).lines() {
+        serde_json::from_str::<serde_json::Value>(line).expect("only JSON on stdout");
+    }
+    let out = fairway(&["demo", "--json"]);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

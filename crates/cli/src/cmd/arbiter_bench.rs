@@ -258,8 +258,8 @@ fn print_human(args: &ArbiterBenchArgs, r: &BenchReport) {
     );
     if let (Some(_), Some(us)) = (args.realtime, rt_throttle_runtime_us()) {
         if us >= 0 {
-            println!(
-                "  note: real-time throttling is on (sched_rt_runtime_us = {us}): a busy real-time \
+            eprintln!(
+                "note: real-time throttling is on (sched_rt_runtime_us = {us}): a busy real-time \
                  arbiter is stopped for the rest of each period once it used {us} µs, and packets \
                  wait meanwhile; `echo -1 > /proc/sys/kernel/sched_rt_runtime_us` (root) for \
                  latency measurements"

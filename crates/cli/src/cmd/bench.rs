@@ -205,16 +205,22 @@ fn run_table(args: &BenchArgs) -> Result<(), String> {
                         machine
                     );
                     print_table(&reports);
-                    if let Err(e) = &counters {
-                        println!("counters unavailable: {e}");
-                    }
                     println!();
                 });
             }
         }
     }
     bar.finish();
+    note_counters(&counters, args.json || args.no_counters);
     Ok(())
+}
+
+/// A diagnostic, so on stderr, once, and not with `--json`: the tables and
+/// JSON on stdout stay the same whether or not counters could be opened.
+fn note_counters(counters: &Result<PerfCounters, String>, json: bool) {
+    if let (Err(e), false) = (counters, json) {
+        eprintln!("note: hardware counters unavailable ({e}); instr/pair and misses/pair show '-'");
+    }
 }
 
 fn print_rows(rows: &[SweepRow], json: bool, x_name: &str) -> Result<(), String> {
@@ -308,15 +314,13 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
             );
         }
         print_rows(&rows, args.json, x_name)?;
-        for f in files {
-            eprintln!("wrote {}", f.display());
-        }
-    }
-    if let Err(e) = &counters {
         if !args.json {
-            println!("counters unavailable: {e}");
+            for f in files {
+                eprintln!("wrote {}", f.display());
+            }
         }
     }
+    note_counters(&counters, args.json || args.no_counters);
     Ok(())
 }
 
