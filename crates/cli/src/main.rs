@@ -20,23 +20,23 @@ struct Cli {
 enum Command {
     /// Compare the schedulers on a built-in scenario (the default command).
     Demo(cmd::demo::DemoArgs),
-    /// Measure T-WFI / B-WFI against an ideal fluid (GPS) system (seed 000 §8.3).
+    /// Measure T-WFI / B-WFI against an ideal fluid (GPS) system (QFQ+ paper §8.3).
     Guarantees(cmd::guarantees::GuaranteesArgs),
-    /// PSPAT runtime: decisions/s and submit->transmit latency (seed 001 §5.4-5.5).
+    /// PSPAT runtime: decisions/s and submit->transmit latency (PSPAT paper §5.4-5.5).
     ArbiterBench(cmd::arbiter_bench::ArbiterBenchArgs),
-    /// Cost per enqueue/dequeue pair, sweeps and charts (seed 003 §7, seed 000 §8).
+    /// Cost per enqueue/dequeue pair, sweeps and charts (QFQ paper §7, QFQ+ paper §8).
     Bench(cmd::bench::BenchArgs),
-    /// Fill-drain throughput of the integer priority queues (seed 002 §5.2).
+    /// Fill-drain throughput of the integer priority queues (Eiffel paper §5.2).
     BenchPq(cmd::bench_pq::BenchPqArgs),
     /// The catalogue of schedulers: spec names, parameters and ranges, guarantees.
     Scheds(cmd::scheds::SchedsArgs),
-    /// Network simulation of seed 003 §6 (Fig. 8): end-to-end delays, Tables 2-3.
+    /// Network simulation of QFQ paper §6 (Fig. 8): end-to-end delays, Tables 2-3.
     Netsim(cmd::netsim::NetsimArgs),
-    /// Real UDP packets: none / tc (HTB) / fairway side by side (seed 001 §5.4-5.5).
+    /// Real UDP packets: none / tc (HTB) / fairway side by side (PSPAT paper §5.4-5.5).
     UdpBench(cmd::udp_bench::UdpBenchArgs),
-    /// BFQ disk scheduling on a simulated disk: the thesis' experiments (seed 004 §2.4).
+    /// BFQ disk scheduling on a simulated disk: the thesis' experiments (BFQ thesis §2.4).
     Disk(cmd::disk::DiskArgs),
-    /// Programmable policies: check, run and benchmark scheduling trees (seed 002 §3.2, §5.1).
+    /// Programmable policies: check, run and benchmark scheduling trees (Eiffel paper §3.2, §5.1).
     Policy(cmd::policy::PolicyArgs),
 }
 

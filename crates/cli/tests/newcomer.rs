@@ -258,3 +258,55 @@ fn notes_go_to_stderr_and_json_runs_say_nothing_extra() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn user_facing_text_names_papers_not_seed_files() {
+    let mut texts = vec![stdout(&fairway(&["--help"]))];
+    for cmd in [
+        "demo",
+        "guarantees",
+        "bench",
+        "bench-pq",
+        "arbiter-bench",
+        "udp-bench",
+        "netsim",
+        "policy",
+        "disk",
+    ] {
+        texts.push(stdout(&fairway(&[cmd, "--help"])));
+    }
+    texts.push(stdout(&fairway(&["demo"])));
+    assert!(texts[0].contains("QFQ+ paper §8.3"), "{}", texts[0]);
+    let chart = std::env::temp_dir().join(format!("fairway-pq-{}.svg", std::process::id()));
+    let out = fairway(&[
+        "bench-pq",
+        "--queues",
+        "cffs",
+        "--buckets",
+        "16",
+        "--per-bucket",
+        "1",
+        "--min-ops",
+        "16",
+        "--batches",
+        "1",
+        "--json",
+        "--chart",
+        chart.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(&chart).expect("chart written");
+    let _ = std::fs::remove_file(&chart);
+    assert!(svg.contains("Eiffel paper"), "chart title");
+    texts.push(svg);
+    for t in &texts {
+        assert!(
+            !t.contains("seed 00"),
+            "file number in user-facing text:\n{t}"
+        );
+    }
+}

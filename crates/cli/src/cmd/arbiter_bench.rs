@@ -13,11 +13,11 @@ use std::time::Duration;
 pub enum ModeArg {
     /// Spin on do_scan (one core always busy).
     Busy,
-    /// Sleep when idle; clients kick it (seed 001 §3.1).
+    /// Sleep when idle; clients kick it (PSPAT paper §3.1).
     Sleep,
 }
 
-/// How clients wake a sleeping arbiter (seed 001 Fig. 4).
+/// How clients wake a sleeping arbiter (PSPAT paper Fig. 4).
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum KickArg {
     /// Only notify the arbiter.
@@ -91,7 +91,7 @@ pub struct ArbiterBenchArgs {
     pub json: bool,
     /// Also run the other arbiter variants (busy; sleep + notify kick;
     /// sleep + client-scan kick) with the same load and write their latency
-    /// CDFs to this SVG file (seed 001 Fig. 9).
+    /// CDFs to this SVG file (PSPAT paper Fig. 9).
     #[arg(long, value_name = "PATH.svg")]
     pub chart: Option<std::path::PathBuf>,
 }

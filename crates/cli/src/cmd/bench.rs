@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 /// Which scaling experiment `--sweep` runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SweepKind {
-    /// 1 … 32768 flows of weight 1 (seed 003 Fig. 10).
+    /// 1 … 32768 flows of weight 1 (QFQ paper Fig. 10).
     Flows,
-    /// QFQ+ aggregate size M = 1 … 16 (seed 000 Fig. 2).
+    /// QFQ+ aggregate size M = 1 … 16 (QFQ+ paper Fig. 2).
     M,
 }
 
@@ -42,11 +42,11 @@ pub struct BenchArgs {
     pub sched: Option<String>,
     /// Flow set: a preset (1k-w1, 1k-wmix, 32k-w1, 32k-wmix, 1k-highw), a
     /// comma-separated list of presets, or `WEIGHTxCOUNT[@MAXLEN]` groups.
-    /// Default: 1k-w1 (the `m` sweep: the four seed 000 §8 presets).
+    /// Default: 1k-w1 (the `m` sweep: the four QFQ+ paper §8 presets).
     #[arg(long)]
     pub flows: Option<String>,
-    /// Patterns, comma separated: small, large, full (seed 003 §7.1),
-    /// smooth, bursty (seed 000 §8), alternate (dummynet's harness:
+    /// Patterns, comma separated: small, large, full (QFQ paper §7.1),
+    /// smooth, bursty (QFQ+ paper §8), alternate (dummynet's harness:
     /// backlog between N and N+1).
     #[arg(long, default_value = "smooth")]
     pub pattern: String,

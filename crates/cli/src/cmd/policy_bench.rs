@@ -199,7 +199,7 @@ fn charts(rep: &BenchReport, out: &Path) -> Result<(), String> {
     };
     draw(
         "policy-pfabric.svg",
-        "pFabric (seed 002 Fig. 11)",
+        "pFabric (Eiffel paper Fig. 11)",
         "flows",
         "Mpps",
         true,
@@ -226,7 +226,7 @@ fn charts(rep: &BenchReport, out: &Path) -> Result<(), String> {
     )?;
     draw(
         "policy-fct.svg",
-        "pFabric FCT, exact vs approximate queue (seed 002 Fig. 15)",
+        "pFabric FCT, exact vs approximate queue (Eiffel paper Fig. 15)",
         "load %",
         "normalised FCT",
         false,

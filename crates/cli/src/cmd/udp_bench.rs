@@ -27,10 +27,10 @@ pub struct UdpBenchArgs {
     /// Example: `--interferers 4`
     #[arg(long, default_value_t = 4)]
     pub interferers: usize,
-    /// The target client's rate, packets/s (seed 001: 4000). Example: `--target-pps 4000`
+    /// The target client's rate, packets/s (PSPAT paper: 4000). Example: `--target-pps 4000`
     #[arg(long, default_value_t = 4000, value_parser = super::units::packet_rate)]
     pub target_pps: u64,
-    /// The target's weight; the others have 1 (seed 001: 50). Example: `--target-weight 50`
+    /// The target's weight; the others have 1 (PSPAT paper: 50). Example: `--target-weight 50`
     #[arg(long, default_value_t = 50)]
     pub target_weight: u32,
     /// Link rate of the latency experiments, packets/s of 60 bytes.
@@ -54,7 +54,7 @@ pub struct UdpBenchArgs {
     #[arg(long, default_value_t = 32)]
     pub batch: usize,
     /// How clients send: `udp` (one UDP socket each) or `af-packet` (raw
-    /// Ethernet frames, seed 001 Fig. 7's netmap analogue). Example: `--transport af-packet`
+    /// Ethernet frames, PSPAT paper Fig. 7's netmap analogue). Example: `--transport af-packet`
     #[arg(long, default_value = "udp")]
     pub transport: String,
     /// Client queue length (fairway), 1..1048576. Example: `--queue-len 511`
