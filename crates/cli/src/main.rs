@@ -1,7 +1,8 @@
 //! `fairway`: the command-line front end. Thin by design: parse arguments,
 //! call a library crate, print. Each subcommand lives in `cmd/<name>.rs`.
 
-use clap::{Parser, Subcommand};
+use clap::error::ErrorKind;
+use clap::{Command as ClapCommand, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 mod cmd;
@@ -19,29 +20,89 @@ struct Cli {
 enum Command {
     /// Compare the schedulers on a built-in scenario (the default command).
     Demo(cmd::demo::DemoArgs),
-    /// Measure T-WFI / B-WFI against an ideal fluid (GPS) system (seed 000 §8.3).
+    /// Measure T-WFI / B-WFI against an ideal fluid (GPS) system (QFQ+ paper §8.3).
     Guarantees(cmd::guarantees::GuaranteesArgs),
-    /// PSPAT runtime: decisions/s and submit->transmit latency (seed 001 §5.4-5.5).
+    /// PSPAT runtime: decisions/s and submit->transmit latency (PSPAT paper §5.4-5.5).
     ArbiterBench(cmd::arbiter_bench::ArbiterBenchArgs),
-    /// Cost per enqueue/dequeue pair, sweeps and charts (seed 003 §7, seed 000 §8).
+    /// Cost per enqueue/dequeue pair, sweeps and charts (QFQ paper §7, QFQ+ paper §8).
     Bench(cmd::bench::BenchArgs),
-    /// Fill-drain throughput of the integer priority queues (seed 002 §5.2).
+    /// Fill-drain throughput of the integer priority queues (Eiffel paper §5.2).
     BenchPq(cmd::bench_pq::BenchPqArgs),
     /// The catalogue of schedulers: spec names, parameters and ranges, guarantees.
     Scheds(cmd::scheds::SchedsArgs),
-    /// Network simulation of seed 003 §6 (Fig. 8): end-to-end delays, Tables 2-3.
+    /// Network simulation of QFQ paper §6 (Fig. 8): end-to-end delays, Tables 2-3.
     Netsim(cmd::netsim::NetsimArgs),
-    /// Real UDP packets: none / tc (HTB) / fairway side by side (seed 001 §5.4-5.5).
+    /// Real UDP packets: none / tc (HTB) / fairway side by side (PSPAT paper §5.4-5.5).
     UdpBench(cmd::udp_bench::UdpBenchArgs),
-    /// BFQ disk scheduling on a simulated disk: the thesis' experiments (seed 004 §2.4).
+    /// BFQ disk scheduling on a simulated disk: the thesis' experiments (BFQ thesis §2.4).
     Disk(cmd::disk::DiskArgs),
-    /// Programmable policies: check, run and benchmark scheduling trees (seed 002 §3.2, §5.1).
+    /// Programmable policies: check, run and benchmark scheduling trees (Eiffel paper §3.2, §5.1).
     Policy(cmd::policy::PolicyArgs),
 }
 
+/// Lets every option that takes a value accept a leading `-`, so that
+/// `--pairs -3` reaches the value parser and is refused as negative instead
+/// of clap reporting a missing value.
+fn negative_numbers_reach_parsers(cmd: ClapCommand) -> ClapCommand {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    let mut cmd = cmd.mut_args(|a| {
+        if a.get_action().takes_values() && !a.is_positional() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        }
+    });
+    for name in names {
+        cmd = cmd.mut_subcommand(name, negative_numbers_reach_parsers);
+    }
+    cmd
+}
+
+/// clap's own integer parsers call `-1` "not in 0..=N"; say what is wrong.
+fn say_negative(line: &str) -> String {
+    let negative = line
+        .split_once("invalid value '-")
+        .is_some_and(|(_, rest)| rest.starts_with(|c: char| c.is_ascii_digit()));
+    match line.rsplit_once("': ") {
+        Some((head, why)) if negative && !why.contains("negative") => {
+            format!("{head}': negative numbers are not allowed")
+        }
+        _ => line.to_string(),
+    }
+}
+
+/// Parses the command line; usage errors print one line (clap's first) and
+/// exit with status 2, help and version print as usual.
+fn parse() -> Result<Cli, ExitCode> {
+    let parsed = negative_numbers_reach_parsers(Cli::command())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    parsed.map_err(|e| match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+        _ => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("bad arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("fairway: error: {}", say_negative(first));
+            ExitCode::from(2)
+        }
+    })
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command.unwrap_or(Command::Demo(Default::default())) {
+    let cli = match parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    let result = match cli
+        .command
+        .unwrap_or_else(|| Command::Demo(cmd::demo::DemoArgs::default()))
+    {
         Command::Demo(args) => cmd::demo::run(args),
         Command::Guarantees(args) => cmd::guarantees::run(args),
         Command::ArbiterBench(args) => cmd::arbiter_bench::run(args),

@@ -512,7 +512,7 @@ pub fn chart_svg(results: &[FillDrainResult]) -> String {
     let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
     let _ = writeln!(
         s,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">fill-drain throughput (seed 002 Fig. 12)</text>"#,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">fill-drain throughput (Eiffel paper Fig. 12)</text>"#,
         (W - R + L) / 2.0
     );
     let _ = writeln!(

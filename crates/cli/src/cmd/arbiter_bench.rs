@@ -13,11 +13,11 @@ use std::time::Duration;
 pub enum ModeArg {
     /// Spin on do_scan (one core always busy).
     Busy,
-    /// Sleep when idle; clients kick it (seed 001 §3.1).
+    /// Sleep when idle; clients kick it (PSPAT paper §3.1).
     Sleep,
 }
 
-/// How clients wake a sleeping arbiter (seed 001 Fig. 4).
+/// How clients wake a sleeping arbiter (PSPAT paper Fig. 4).
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum KickArg {
     /// Only notify the arbiter.
@@ -44,7 +44,8 @@ pub struct ArbiterBenchArgs {
     /// Scheduler spec (anything `fairway` schedulers accept, e.g. drr, wf2q+).
     #[arg(long, default_value = "drr")]
     pub sched: String,
-    /// Emulated link rate in bit/s, suffixes K, M, G, T (default: 1T, faster than any client).
+    /// Emulated link rate in bit/s, suffixes K, M, G, T or tc units (10gbit)
+    /// (default: 1T, faster than any client). Example: --rate 10G
     #[arg(long, default_value = "1T")]
     pub rate: String,
     /// Packet size, bytes.
@@ -59,9 +60,10 @@ pub struct ArbiterBenchArgs {
     /// Arbiter mode.
     #[arg(long, value_enum, default_value_t = ModeArg::Busy)]
     pub mode: ModeArg,
-    /// Kick variant for the sleeping arbiter.
-    #[arg(long, value_enum, default_value_t = KickArg::Notify)]
-    pub kick: KickArg,
+    /// Kick variant for the sleeping arbiter (only with --mode sleep;
+    /// default: notify). Example: --mode sleep --kick scan
+    #[arg(long, value_enum)]
+    pub kick: Option<KickArg>,
     /// Δ_A, ns: the arbiter scans client queues at most this often.
     #[arg(long, default_value_t = 500)]
     pub delta_a_ns: u64,
@@ -89,38 +91,28 @@ pub struct ArbiterBenchArgs {
     pub json: bool,
     /// Also run the other arbiter variants (busy; sleep + notify kick;
     /// sleep + client-scan kick) with the same load and write their latency
-    /// CDFs to this SVG file (seed 001 Fig. 9).
+    /// CDFs to this SVG file (PSPAT paper Fig. 9).
     #[arg(long, value_name = "PATH.svg")]
     pub chart: Option<std::path::PathBuf>,
 }
 
-/// Parses `10G`, `1.5M`, `1000` (bit/s).
+/// Parses `--rate` with the shared grammar (`10G`, `10gbit`, `1.5M`).
 fn parse_rate(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m = match c.to_ascii_uppercase() {
-                'K' => 1e3,
-                'M' => 1e6,
-                'G' => 1e9,
-                'T' => 1e12,
-                _ => return Err(format!("bad rate suffix in '{text}' (use K, M, G or T)")),
-            };
-            (&t[..i], m)
-        }
-        _ => (t, 1.0),
-    };
-    let v: f64 = num.parse().map_err(|_| format!("bad rate '{text}'"))?;
-    let bps = v * mult;
-    if !(bps.is_finite() && bps >= 1.0 && bps <= u64::MAX as f64) {
-        return Err(format!("rate '{text}' out of range"));
-    }
-    Ok(bps as u64)
+    super::units::bit_rate(text).map_err(|e| format!("--rate: {e}"))
 }
 
 /// Runs the benchmark and prints the result.
 pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
+    super::outputs::check_duplicate_params("--sched", &args.sched)?;
     let sched = SchedSpec::parse(&args.sched).map_err(|e| e.to_string())?;
+    if args.kick.is_some() && matches!(args.mode, ModeArg::Busy) {
+        return Err(
+            "--kick applies only with --mode sleep (a busy arbiter is never kicked)".into(),
+        );
+    }
+    if let Some(path) = &args.chart {
+        super::outputs::check_chart_file("--chart", path)?;
+    }
     if !(args.seconds > 0.0 && args.seconds <= 3600.0) {
         return Err("--seconds must be in (0, 3600]".into());
     }
@@ -137,7 +129,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
         duration: Duration::from_secs_f64(args.seconds),
         load: args.load,
         mode: arbiter_mode(args.mode),
-        kick: kick_mode(args.kick),
+        kick: kick_mode(args.kick.unwrap_or(KickArg::Notify)),
         delta_a: Duration::from_nanos(args.delta_a_ns),
         delta_c: Duration::from_nanos(args.delta_c_ns),
         min_awake: Duration::from_micros(args.min_awake_us),
@@ -167,7 +159,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
     for (mode, kick, name) in variants {
         let a = ArbiterBenchArgs {
             mode,
-            kick,
+            kick: Some(kick),
             chart: None,
             ..args.clone()
         };
@@ -223,7 +215,7 @@ fn to_json(args: &ArbiterBenchArgs, r: &BenchReport) -> serde_json::Value {
         "pkt_size": args.pkt_size,
         "load": args.load,
         "mode": format!("{:?}", args.mode).to_lowercase(),
-        "kick": format!("{:?}", args.kick).to_lowercase(),
+        "kick": format!("{:?}", args.kick.unwrap_or(KickArg::Notify)).to_lowercase(),
         "realtime_priority": args.realtime,
         "rt_throttle_runtime_us": rt_throttle_runtime_us(),
         "seconds": r.seconds,
@@ -266,8 +258,8 @@ fn print_human(args: &ArbiterBenchArgs, r: &BenchReport) {
     );
     if let (Some(_), Some(us)) = (args.realtime, rt_throttle_runtime_us()) {
         if us >= 0 {
-            println!(
-                "  note: real-time throttling is on (sched_rt_runtime_us = {us}): a busy real-time \
+            eprintln!(
+                "note: real-time throttling is on (sched_rt_runtime_us = {us}): a busy real-time \
                  arbiter is stopped for the rest of each period once it used {us} µs, and packets \
                  wait meanwhile; `echo -1 > /proc/sys/kernel/sched_rt_runtime_us` (root) for \
                  latency measurements"

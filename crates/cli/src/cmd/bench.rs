@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 /// Which scaling experiment `--sweep` runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SweepKind {
-    /// 1 … 32768 flows of weight 1 (seed 003 Fig. 10).
+    /// 1 … 32768 flows of weight 1 (QFQ paper Fig. 10).
     Flows,
-    /// QFQ+ aggregate size M = 1 … 16 (seed 000 Fig. 2).
+    /// QFQ+ aggregate size M = 1 … 16 (QFQ+ paper Fig. 2).
     M,
 }
 
@@ -42,20 +42,20 @@ pub struct BenchArgs {
     pub sched: Option<String>,
     /// Flow set: a preset (1k-w1, 1k-wmix, 32k-w1, 32k-wmix, 1k-highw), a
     /// comma-separated list of presets, or `WEIGHTxCOUNT[@MAXLEN]` groups.
-    /// Default: 1k-w1 (the `m` sweep: the four seed 000 §8 presets).
+    /// Default: 1k-w1 (the `m` sweep: the four QFQ+ paper §8 presets).
     #[arg(long)]
     pub flows: Option<String>,
-    /// Patterns, comma separated: small, large, full (seed 003 §7.1),
-    /// smooth, bursty (seed 000 §8), alternate (dummynet's harness:
+    /// Patterns, comma separated: small, large, full (QFQ paper §7.1),
+    /// smooth, bursty (QFQ+ paper §8), alternate (dummynet's harness:
     /// backlog between N and N+1).
     #[arg(long, default_value = "smooth")]
     pub pattern: String,
     /// Enqueue/dequeue pairs per timed run (rounded up to whole cycles of
     /// the pattern). Default: 2000000, sweeps 1000000.
-    #[arg(long)]
+    #[arg(long, value_name = "N", value_parser = super::units::count_u64)]
     pub pairs: Option<u64>,
     /// Timed runs per scheduler (interleaved); min/median/max are reported.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = super::units::count_usize)]
     pub repeat: usize,
     /// One JSON object per (sched, flows, pattern) on stdout.
     #[arg(long)]
@@ -63,9 +63,10 @@ pub struct BenchArgs {
     /// Run a scaling experiment instead: `flows` or `m`.
     #[arg(long, value_enum)]
     pub sweep: Option<SweepKind>,
-    /// Directory for the sweeps' CSV and SVG files.
-    #[arg(long, default_value = "target/fairway-bench")]
-    pub out: PathBuf,
+    /// Directory for the sweeps' CSV and SVG files (only with --sweep);
+    /// default: target/fairway-bench. Example: --out target/sweep
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Do not try to open hardware counters.
     #[arg(long)]
     pub no_counters: bool,
@@ -161,8 +162,8 @@ fn run_table(args: &BenchArgs) -> Result<(), String> {
         FlowSet::parse_list(args.flows.as_deref().unwrap_or("1k-w1")).map_err(|e| e.to_string())?;
     let patterns = parse_patterns(&args.pattern)?;
     let opts = MeasureOptions {
-        pairs: args.pairs.unwrap_or(2_000_000).max(1),
-        repeat: args.repeat.max(1),
+        pairs: args.pairs.unwrap_or(2_000_000),
+        repeat: args.repeat,
         counters: true,
     };
     let mut counters = open_counters(args);
@@ -204,16 +205,22 @@ fn run_table(args: &BenchArgs) -> Result<(), String> {
                         machine
                     );
                     print_table(&reports);
-                    if let Err(e) = &counters {
-                        println!("counters unavailable: {e}");
-                    }
                     println!();
                 });
             }
         }
     }
     bar.finish();
+    note_counters(&counters, args.json || args.no_counters);
     Ok(())
+}
+
+/// A diagnostic, so on stderr, once, and not with `--json`: the tables and
+/// JSON on stdout stay the same whether or not counters could be opened.
+fn note_counters(counters: &Result<PerfCounters, String>, json: bool) {
+    if let (Err(e), false) = (counters, json) {
+        eprintln!("note: hardware counters unavailable ({e}); instr/pair and misses/pair show '-'");
+    }
 }
 
 fn print_rows(rows: &[SweepRow], json: bool, x_name: &str) -> Result<(), String> {
@@ -243,9 +250,14 @@ fn print_rows(rows: &[SweepRow], json: bool, x_name: &str) -> Result<(), String>
 
 fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
     let patterns = parse_patterns(&args.pattern)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("target/fairway-bench"));
+    super::outputs::check_out_dir("--out", &out)?;
     let opts = MeasureOptions {
-        pairs: args.pairs.unwrap_or(1_000_000).max(1),
-        repeat: args.repeat.max(1),
+        pairs: args.pairs.unwrap_or(1_000_000),
+        repeat: args.repeat,
         counters: true,
     };
     let mut counters = open_counters(args);
@@ -269,7 +281,7 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
                     &mut |p| bar.set(p.done as u64, "flows sweep"),
                 )?;
                 bar.finish();
-                let files = write_flows_outputs(&args.out, pattern, &rows, &machine)?;
+                let files = write_flows_outputs(&out, pattern, &rows, &machine)?;
                 (rows, files)
             }
             SweepKind::M => {
@@ -286,7 +298,7 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
                     bar.set(p.done as u64, "M sweep")
                 })?;
                 bar.finish();
-                let files = write_m_outputs(&args.out, pattern, &rows, &machine)?;
+                let files = write_m_outputs(&out, pattern, &rows, &machine)?;
                 (rows, files)
             }
         };
@@ -302,22 +314,23 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
             );
         }
         print_rows(&rows, args.json, x_name)?;
-        for f in files {
-            eprintln!("wrote {}", f.display());
-        }
-    }
-    if let Err(e) = &counters {
         if !args.json {
-            println!("counters unavailable: {e}");
+            for f in files {
+                eprintln!("wrote {}", f.display());
+            }
         }
     }
+    note_counters(&counters, args.json || args.no_counters);
     Ok(())
 }
 
 /// Runs `fairway bench`.
 pub fn run(args: BenchArgs) -> Result<(), String> {
-    if args.repeat == 0 {
-        return Err("--repeat must be at least 1".into());
+    if let Some(s) = &args.sched {
+        super::outputs::check_duplicate_params("--sched", s)?;
+    }
+    if args.out.is_some() && args.sweep.is_none() {
+        return Err("--out applies only with --sweep (the table goes to stdout)".into());
     }
     match args.sweep {
         Some(kind) => run_sweep(&args, kind),

@@ -36,16 +36,16 @@ pub struct BenchPqArgs {
     #[arg(long, default_value_t = 16)]
     pub alpha: u32,
     /// Elements per timed batch (fill-drain repeated until reached).
-    #[arg(long, default_value_t = 50_000)]
+    #[arg(long, default_value_t = 50_000, value_name = "N", value_parser = super::units::count_u64)]
     pub min_ops: u64,
     /// Timed batches per configuration; the best is reported.
-    #[arg(long, default_value_t = 15)]
+    #[arg(long, default_value_t = 15, value_name = "N", value_parser = super::units::count_u32)]
     pub batches: u32,
     /// Rounds of the whole sweep: each configuration reports its best
     /// round and, in column `worst`, its worst. On a machine whose speed
     /// drifts (a shared VM), rounds spread over a minute or more catch its
     /// undisturbed speed in every configuration.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = super::units::count_u32)]
     pub rounds: u32,
     /// Workload seed.
     #[arg(long, default_value_t = 1)]
@@ -125,6 +125,9 @@ pub fn run(args: BenchPqArgs) -> Result<(), String> {
         .split(',')
         .map(|q| QueueKind::parse(q.trim()))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(path) = &args.chart {
+        super::outputs::check_chart_file("--chart", std::path::Path::new(path))?;
+    }
     let buckets = parse_list("buckets", &args.buckets)?;
     let per_bucket = parse_list("per-bucket", &args.per_bucket)?;
     let occupancy = parse_list("occupancy", &args.occupancy)?;
@@ -147,7 +150,7 @@ pub fn run(args: BenchPqArgs) -> Result<(), String> {
             }
         }
     }
-    let rounds = args.rounds.max(1);
+    let rounds = args.rounds;
     let mut results: Vec<FillDrainResult> = Vec::with_capacity(configs.len());
     for round in 0..rounds {
         for (i, cfg) in configs.iter().enumerate() {

@@ -182,6 +182,11 @@ pub fn run(args: DiskArgs) -> Result<(), String> {
 }
 
 fn load_disk(c: &Common) -> Result<DiskModel, String> {
+    // Every experiment loads the disk first: check its chart path here,
+    // before the run, not after it.
+    if let Some(p) = &c.chart {
+        super::outputs::check_chart_file("--chart", Path::new(p))?;
+    }
     let params = match &c.disk {
         None => DiskParams::dtla_307030(),
         Some(p) => {
@@ -301,7 +306,7 @@ fn throughput(a: ThroughputArgs) -> Result<(), String> {
     }
     pb.finish_and_clear();
     if !c.json {
-        println!("Aggregate throughput, {file_mb} MB files in slices at maximum distance (seed 004 §2.4, Fig. 5):");
+        println!("Aggregate throughput, {file_mb} MB files in slices at maximum distance (BFQ thesis §2.4, Fig. 5):");
         table.print();
     }
     let n0 = files[0];
@@ -453,7 +458,7 @@ fn shares(a: SharesArgs) -> Result<(), String> {
     }
     pb.finish_and_clear();
     if !c.json {
-        println!("Per-reader throughput (seed 004 §2.4); share error = (share / weight share) - 1, worst reader:");
+        println!("Per-reader throughput (BFQ thesis §2.4); share error = (share / weight share) - 1, worst reader:");
         table.print();
     }
     chart(
@@ -520,7 +525,7 @@ fn web(a: WebArgs) -> Result<(), String> {
     pb.finish_and_clear();
     if !c.json {
         println!(
-            "Web-server workload: {} processes, {secs} simulated s (seed 004 §2.4):",
+            "Web-server workload: {} processes, {secs} simulated s (BFQ thesis §2.4):",
             a.procs
         );
         table.print();
@@ -604,7 +609,7 @@ fn streaming_cmd(a: StreamingArgs) -> Result<(), String> {
     pb.finish_and_clear();
     if !c.json {
         println!(
-            "Streaming: a new stream every {} s (32 KiB every 128 ms, 1 s buffer) + {} ON/OFF readers; streams sustained below {} % loss (seed 004 §2.4):",
+            "Streaming: a new stream every {} s (32 KiB every 128 ms, 1 s buffer) + {} ON/OFF readers; streams sustained below {} % loss (BFQ thesis §2.4):",
             setup.every / SEC,
             setup.on_off,
             setup.max_loss * 100.0
@@ -694,7 +699,7 @@ fn validate_cmd(a: ValidateArgs) -> Result<(), String> {
     }
     pb.finish_and_clear();
     if !c.json {
-        println!("Emulated device vs simulator, per request (seed 004 App. C.5.1; error = emulated - simulated response time):");
+        println!("Emulated device vs simulator, per request (BFQ thesis App. C.5.1; error = emulated - simulated response time):");
         table.print();
     }
     Ok(())

@@ -22,13 +22,13 @@ pub struct GuaranteesArgs {
     #[arg(long, default_value = "1k-highw")]
     pub flows: String,
     /// Packets the transmit queue holds besides the one on the wire
-    /// (1 as in seed 000 §8.3, i.e. Q_pkts = 2).
+    /// (1 as in QFQ+ paper §8.3, i.e. Q_pkts = 2).
     #[arg(long, default_value_t = 1)]
     pub queue: u32,
     /// Packets to send (default: 60 per flow, at least 20000).
-    #[arg(long)]
+    #[arg(long, value_name = "N", value_parser = super::units::count_u64)]
     pub packets: Option<u64>,
-    /// Enqueue pattern of the controller: smooth or bursty (seed 000 §8.3),
+    /// Enqueue pattern of the controller: smooth or bursty (QFQ+ paper §8.3),
     /// or small, large, full, alternate (the cost patterns). Example: --pattern bursty
     #[arg(long, default_value = "smooth")]
     pub pattern: String,
@@ -38,8 +38,9 @@ pub struct GuaranteesArgs {
     /// Probability of switching to the enqueue phase when a flow empties.
     #[arg(long, default_value_t = 0.5)]
     pub switch_prob: f64,
-    /// Link rate in bits/s (only converts times to microseconds).
-    #[arg(long, default_value_t = 10_000_000_000)]
+    /// Link rate in bit/s with K, M, G, T as tc writes it (only converts
+    /// times to microseconds). Example: --rate 10G, --rate 100mbit
+    #[arg(long, default_value_t = 10_000_000_000, value_parser = super::units::bit_rate)]
     pub rate: u64,
     /// Random seed.
     #[arg(long, default_value_t = 1)]

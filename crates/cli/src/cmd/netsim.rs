@@ -144,7 +144,7 @@ pub fn run(args: NetsimArgs) -> Result<(), String> {
     let checked = claims(&rows);
     if args.json {
         let v = serde_json::json!({
-            "experiment": "seed 003 §6 Fig. 8, Tables 2-3",
+            "experiment": "QFQ paper §6 Fig. 8, Tables 2-3",
             "duration_s": p.duration_s,
             "warmup_s": p.warmup_s,
             "seeds": p.seeds,
@@ -165,7 +165,7 @@ pub fn run(args: NetsimArgs) -> Result<(), String> {
 
 fn print_tables(rows: &[Fig8Row], checked: &[Claim], p: &Fig8Params, elapsed: f64) {
     println!(
-        "seed 003 Fig. 8: {} s simulated, first {} s discarded, {} seed(s) from {}; CBR {} B, best effort {} B, {} pkt/flow buffers ({:.1} s)",
+        "QFQ paper Fig. 8: {} s simulated, first {} s discarded, {} seed(s) from {}; CBR {} B, best effort {} B, {} pkt/flow buffers ({:.1} s)",
         p.duration_s,
         p.warmup_s,
         p.seeds,

@@ -28,7 +28,7 @@ pub enum PolicyCommand {
     /// Drive a policy with a workload on one link; per-node throughput,
     /// shares, delays and rate-limit violations.
     Run(RunArgs),
-    /// The seed 002 §5.1 benchmarks (pFabric, pacing, hClock, approximate
+    /// The Eiffel paper §5.1 benchmarks (pFabric, pacing, hClock, approximate
     /// queue), CSV + SVG.
     Bench(super::policy_bench::BenchArgs),
 }

@@ -108,6 +108,7 @@ pub fn run(a: BenchArgs) -> Result<(), String> {
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
+    super::outputs::check_out_dir("--out", Path::new(&a.out))?;
     let rep = run_all(&cfg, &mut |m| {
         bar.set_message(m.to_string());
         bar.tick();
@@ -198,7 +199,7 @@ fn charts(rep: &BenchReport, out: &Path) -> Result<(), String> {
     };
     draw(
         "policy-pfabric.svg",
-        "pFabric (seed 002 Fig. 11)",
+        "pFabric (Eiffel paper Fig. 11)",
         "flows",
         "Mpps",
         true,
@@ -225,7 +226,7 @@ fn charts(rep: &BenchReport, out: &Path) -> Result<(), String> {
     )?;
     draw(
         "policy-fct.svg",
-        "pFabric FCT, exact vs approximate queue (seed 002 Fig. 15)",
+        "pFabric FCT, exact vs approximate queue (Eiffel paper Fig. 15)",
         "load %",
         "normalised FCT",
         false,

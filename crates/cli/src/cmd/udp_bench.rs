@@ -27,17 +27,17 @@ pub struct UdpBenchArgs {
     /// Example: `--interferers 4`
     #[arg(long, default_value_t = 4)]
     pub interferers: usize,
-    /// The target client's rate, packets/s (seed 001: 4000). Example: `--target-pps 4000`
-    #[arg(long, default_value_t = 4000)]
+    /// The target client's rate, packets/s (PSPAT paper: 4000). Example: `--target-pps 4000`
+    #[arg(long, default_value_t = 4000, value_parser = super::units::packet_rate)]
     pub target_pps: u64,
-    /// The target's weight; the others have 1 (seed 001: 50). Example: `--target-weight 50`
+    /// The target's weight; the others have 1 (PSPAT paper: 50). Example: `--target-weight 50`
     #[arg(long, default_value_t = 50)]
     pub target_weight: u32,
     /// Link rate of the latency experiments, packets/s of 60 bytes.
     /// Example: `--link-pps 200000`
-    #[arg(long, default_value_t = 200_000)]
+    #[arg(long, default_value_t = 200_000, value_parser = super::units::packet_rate)]
     pub link_pps: u64,
-    /// Link rates of the sweep, packets/s (k and M suffixes allowed).
+    /// Link rates of the sweep, packets/s (K, M, G, T multipliers allowed).
     /// Example: `--rates 50k,100k,200k,400k,800k`
     #[arg(long, default_value = "50k,100k,200k,400k,800k,1600k")]
     pub rates: String,
@@ -54,7 +54,7 @@ pub struct UdpBenchArgs {
     #[arg(long, default_value_t = 32)]
     pub batch: usize,
     /// How clients send: `udp` (one UDP socket each) or `af-packet` (raw
-    /// Ethernet frames, seed 001 Fig. 7's netmap analogue). Example: `--transport af-packet`
+    /// Ethernet frames, PSPAT paper Fig. 7's netmap analogue). Example: `--transport af-packet`
     #[arg(long, default_value = "udp")]
     pub transport: String,
     /// Client queue length (fairway), 1..1048576. Example: `--queue-len 511`
@@ -104,16 +104,7 @@ fn parse_cpu(text: &str, flag: &str) -> Result<Option<usize>, String> {
 }
 
 fn parse_rate(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (num, mul) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1_000),
-        Some('m' | 'M') => (&t[..t.len() - 1], 1_000_000),
-        _ => (t, 1),
-    };
-    num.parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mul))
-        .ok_or_else(|| format!("--rates: `{text}` is not a packet rate (e.g. 200k)"))
+    super::units::packet_rate(text).map_err(|e| format!("--rates: {e}"))
 }
 
 fn parse_list<T>(text: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
@@ -155,7 +146,11 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
             }
         }
     }
+    super::outputs::check_duplicate_params("--sched", &args.sched)?;
     let sched = fairway_core::SchedSpec::parse(&args.sched).map_err(|e| format!("--sched: {e}"))?;
+    if let Some(prefix) = &args.chart {
+        super::outputs::check_prefix("--chart", prefix)?;
+    }
     let clients = parse_list(&args.clients, |s| {
         s.trim()
             .parse::<usize>()

@@ -56,7 +56,7 @@ pub fn text(r: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "seed 001 §5.4-5.5 with real UDP packets ({:?}): {} CPUs, scheduler {}, {} s per trial",
+        "PSPAT paper §5.4-5.5 with real UDP packets ({:?}): {} CPUs, scheduler {}, {} s per trial",
         r.transport, r.cpus, r.sched, r.seconds
     );
     if !r.throughput.is_empty() {
@@ -252,7 +252,7 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
         write_svg(
             Path::new(&path),
             &ChartSpec {
-                title: "UDP throughput, 60-byte packets (seed 001 Fig. 6)".into(),
+                title: "UDP throughput, 60-byte packets (PSPAT paper Fig. 6)".into(),
                 x_label: "clients".into(),
                 y_label: "Mpps sent".into(),
                 log_x: false,
@@ -312,7 +312,7 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
         write_svg(
             Path::new(&path),
             &ChartSpec {
-                title: "target p98 latency versus link rate (seed 001 Fig. 9)".into(),
+                title: "target p98 latency versus link rate (PSPAT paper Fig. 9)".into(),
                 x_label: "link rate [pps]".into(),
                 y_label: "p98 latency [µs]".into(),
                 log_x: true,
