@@ -23,3 +23,37 @@ impl<T: Packet + ?Sized> Packet for alloc::boxed::Box<T> {
         (**self).len()
     }
 }
+
+/// A byte buffer is a packet of its own length. Buffers longer than
+/// `u32::MAX` bytes report `u32::MAX`, which every scheduler refuses as
+/// longer than its flow's maximum (`EnqueueErrorKind::PacketTooLong`), so no
+/// length is ever silently shortened into an accepted one.
+impl Packet for [u8] {
+    #[inline]
+    fn len(&self) -> u32 {
+        u32::try_from(<[u8]>::len(self)).unwrap_or(u32::MAX)
+    }
+}
+
+/// An owned byte buffer: see the `[u8]` implementation.
+impl Packet for alloc::vec::Vec<u8> {
+    #[inline]
+    fn len(&self) -> u32 {
+        Packet::len(self.as_slice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Packet;
+    use alloc::{boxed::Box, vec, vec::Vec};
+
+    #[test]
+    fn byte_buffers_are_packets_of_their_length() {
+        let v: Vec<u8> = vec![0; 1500];
+        assert_eq!(Packet::len(&v), 1500);
+        let b: Box<[u8]> = vec![0u8; 64].into_boxed_slice();
+        assert_eq!(Packet::len(&b), 64);
+        assert_eq!(Packet::len(&b"abc"[..]), 3);
+    }
+}
