@@ -43,6 +43,15 @@ impl Packet for alloc::vec::Vec<u8> {
     }
 }
 
+/// A `bytes::Bytes` buffer (feature `bytes`): see the `[u8]` implementation.
+#[cfg(feature = "bytes")]
+impl Packet for bytes::Bytes {
+    #[inline]
+    fn len(&self) -> u32 {
+        Packet::len(&self[..])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Packet;
@@ -55,5 +64,11 @@ mod tests {
         let b: Box<[u8]> = vec![0u8; 64].into_boxed_slice();
         assert_eq!(Packet::len(&b), 64);
         assert_eq!(Packet::len(&b"abc"[..]), 3);
+    }
+
+    #[cfg(feature = "bytes")]
+    #[test]
+    fn bytes_buffers_are_packets() {
+        assert_eq!(Packet::len(&bytes::Bytes::from_static(&[1, 2, 3, 4])), 4);
     }
 }
