@@ -3,6 +3,8 @@
 //! Weights are integers (as in Linux and FreeBSD): a flow's share of the link
 //! is `weight / Σ weights` over all configured flows (seed 000 §8).
 
+use crate::error::ConfigError;
+
 /// Identifies a flow inside one scheduler. Ids are chosen by the caller in
 /// `0..capacity.max_flows`; [`FlowId::RESERVED`] is never a valid flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -84,6 +86,35 @@ impl Limits {
                 other.max_weight_sum
             },
         }
+    }
+}
+
+impl Limits {
+    /// `Ok` if every field of `self` is at most the same field of
+    /// `allowed`; otherwise the error a flow at `self`'s maximum would get
+    /// from a scheduler with limits `allowed`, naming the value and the
+    /// largest accepted. Constructors that reject instead of intersecting
+    /// use this.
+    pub const fn check_within(self, allowed: Limits) -> Result<(), ConfigError> {
+        if self.max_weight > allowed.max_weight {
+            return Err(ConfigError::InvalidWeight {
+                weight: self.max_weight,
+                max: allowed.max_weight,
+            });
+        }
+        if self.max_packet_len > allowed.max_packet_len {
+            return Err(ConfigError::InvalidMaxLen {
+                max_len: self.max_packet_len,
+                max: allowed.max_packet_len,
+            });
+        }
+        if self.max_weight_sum > allowed.max_weight_sum {
+            return Err(ConfigError::WeightSumOverflow {
+                sum: self.max_weight_sum,
+                max: allowed.max_weight_sum,
+            });
+        }
+        Ok(())
     }
 }
 

@@ -85,8 +85,8 @@ pub use flow::{FlowConfig, FlowId, Limits};
 pub use packet::Packet;
 pub use registry::{SchedKind, SchedSpec, SpecError};
 pub use sched::{
-    AggregateScheduler, Backlog, Capacity, Dequeued, Drr, Fifo, FlowQueues, HeadPop, Qfq, QfqPlus,
-    SKps, SchedPlus, Scheduler, Wf2qPlus, Wf2qPlusPlus,
+    AggregateScheduler, AggregateSize, Backlog, Capacity, Dequeued, Drr, Fifo, FlowQueues, HeadPop,
+    Qfq, QfqPlus, SKps, SchedPlus, Scheduler, Wf2qPlus, Wf2qPlusPlus,
 };
 // The virtual-time primitives and the indexed heap, for schedulers built
 // outside this crate on the same clock (fairway-disk's B-WF2Q+).

@@ -34,7 +34,9 @@
 //! ```
 
 use crate::flow::Limits;
-use crate::sched::sched_plus::{QfqPlus, Wf2qPlusPlus, DEFAULT_M, MAX_AGGREGATE_FLOWS};
+use crate::sched::sched_plus::{
+    AggregateSize, QfqPlus, Wf2qPlusPlus, DEFAULT_M, MAX_AGGREGATE_FLOWS,
+};
 use crate::sched::{qfq, s_kps, wf2q_plus, Capacity, Drr, Fifo, Qfq, SKps, Scheduler, Wf2qPlus};
 use crate::Packet;
 use alloc::boxed::Box;
@@ -413,11 +415,13 @@ impl SchedSpec {
     /// parameters, to `visitor`: the one place a spec becomes a scheduler.
     ///
     /// Parameters come from [`SchedSpec::parse`], which checked their
-    /// ranges; in a spec assembled by hand, a DRR quantum above `u32::MAX`
-    /// saturates and an aggregate size outside `1..=64` is clamped by
-    /// [`SchedPlus::with_options`](crate::SchedPlus::with_options).
+    /// ranges; in a spec assembled by hand (its fields are public), a DRR
+    /// quantum above `u32::MAX` saturates and an aggregate size outside
+    /// `1..=64` is replaced by the nearest of 1 and 64 — parse specs to have
+    /// these rejected.
     pub fn visit<P: Packet + Send + 'static, V: SchedVisitor<P>>(&self, visitor: V) -> V::Output {
-        let m = self.aggregate_size();
+        let m = AggregateSize::new(self.aggregate_size().clamp(1, MAX_AGGREGATE_FLOWS))
+            .unwrap_or(AggregateSize::DEFAULT);
         match self.kind {
             SchedKind::Fifo => visitor.visit(Fifo::<P>::with_limits),
             SchedKind::Drr => {

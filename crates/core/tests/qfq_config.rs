@@ -130,7 +130,11 @@ fn one_k_highw_gets_its_share() {
 /// go, also while backlogged.
 #[test]
 fn aggregates_follow_flow_churn() {
-    let mut s = QfqPlus::<u32>::with_options(Capacity::new(20, 100), Limits::DEFAULT, 4);
+    let mut s = QfqPlus::<u32>::with_options(
+        Capacity::new(20, 100),
+        Limits::DEFAULT,
+        AggregateSize::new(4).unwrap(),
+    );
     for f in 0..10 {
         s.add_flow(FlowId(f), FlowConfig::new(2, 1500)).unwrap();
         s.enqueue(FlowId(f), 1000).unwrap();

@@ -240,7 +240,7 @@ proptest! {
         ops in prop::collection::vec(op(), 1..300),
         m in 1u32..=8,
     ) {
-        let mut s = QfqPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, m);
+        let mut s = QfqPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, AggregateSize::new(m).unwrap());
         run(&mut s, |s| s.invariants(), &ops)?;
     }
 
@@ -249,7 +249,7 @@ proptest! {
         ops in prop::collection::vec(op(), 1..300),
         m in 1u32..=8,
     ) {
-        let mut s = Wf2qPlusPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, m);
+        let mut s = Wf2qPlusPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, AggregateSize::new(m).unwrap());
         run(&mut s, |s| s.invariants(), &ops)?;
     }
 }
@@ -276,9 +276,9 @@ proptest! {
 
     #[test]
     fn crowded_aggregates(ops in prop::collection::vec(crowded_op(), 1..400), m in 1u32..=4) {
-        let mut s = QfqPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, m);
+        let mut s = QfqPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, AggregateSize::new(m).unwrap());
         run(&mut s, |s| s.invariants(), &ops)?;
-        let mut s = Wf2qPlusPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, m);
+        let mut s = Wf2qPlusPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, AggregateSize::new(m).unwrap());
         run(&mut s, |s| s.invariants(), &ops)?;
         let mut s = Qfq::<Pkt>::new(cap());
         s.verify_fast_paths(true);

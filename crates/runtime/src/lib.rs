@@ -68,6 +68,7 @@ pub use link::EmulatedLink;
 pub use mailbox::{client_queue, ClientQueue, QueueDrainer, QueuePusher, QueueReader};
 pub use runtime::{
     ArbiterHandle, ArbiterMode, Client, ClientConfig, ClientDrainer, ClientStats, ClientSubmitter,
-    RuntimeBuilder, RuntimeConfig, RuntimeError, SubmitError, SubmitErrorKind,
+    RuntimeBuilder, RuntimeConfig, RuntimeError, SubmitError, SubmitErrorKind, MAX_DURATION_NS,
+    MAX_TOTAL_QUEUE_LEN,
 };
 pub use wakeup::KickMode;

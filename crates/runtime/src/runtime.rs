@@ -116,7 +116,31 @@ pub enum RuntimeError {
     BadPriority(u8),
     /// The arbiter thread could not get its real-time priority.
     Realtime(std::io::Error),
+    /// A duration (`parameter`: `delta_a`, `delta_c` or `min_awake`) above
+    /// [`MAX_DURATION_NS`] (`2^64 − 1` ns, about 584 years), the range the
+    /// runtime's nanosecond clock counts.
+    DurationTooLong {
+        /// Which field of [`RuntimeConfig`].
+        parameter: &'static str,
+        /// The value given, in nanoseconds.
+        nanos: u128,
+    },
+    /// Adding this client would make the clients' queues hold more than
+    /// [`MAX_TOTAL_QUEUE_LEN`] packets in all, more than the scheduler
+    /// behind them can hold (so it could no longer promise never to refuse
+    /// a packet). The client was not added.
+    TotalQueueLenTooLarge {
+        /// The total the client would make, in packets.
+        total: u64,
+    },
 }
+
+/// Largest `delta_a`, `delta_c` and `min_awake`, in nanoseconds.
+pub const MAX_DURATION_NS: u64 = u64::MAX;
+
+/// Largest total length of all client queues, in packets: the scheduler's
+/// [`Capacity::max_packets`] is a `u32`.
+pub const MAX_TOTAL_QUEUE_LEN: u64 = u32::MAX as u64;
 
 impl fmt::Display for RuntimeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -141,6 +165,14 @@ impl fmt::Display for RuntimeError {
             RuntimeError::Realtime(e) => write!(
                 f,
                 "cannot give the arbiter real-time priority: {e} (needs CAP_SYS_NICE, e.g. root)"
+            ),
+            RuntimeError::DurationTooLong { parameter, nanos } => write!(
+                f,
+                "{parameter} of {nanos} ns is outside 0..={MAX_DURATION_NS} ns"
+            ),
+            RuntimeError::TotalQueueLenTooLarge { total } => write!(
+                f,
+                "total client queue length {total} packets is outside 0..={MAX_TOTAL_QUEUE_LEN}"
             ),
         }
     }
@@ -566,6 +598,18 @@ impl RuntimeBuilder {
                 return Err(RuntimeError::BadPriority(p));
             }
         }
+        for (parameter, d) in [
+            ("delta_a", cfg.delta_a),
+            ("delta_c", cfg.delta_c),
+            ("min_awake", cfg.min_awake),
+        ] {
+            if d.as_nanos() > u128::from(MAX_DURATION_NS) {
+                return Err(RuntimeError::DurationTooLong {
+                    parameter,
+                    nanos: d.as_nanos(),
+                });
+            }
+        }
         let link = EmulatedLink::new(cfg.rate_bps).ok_or(RuntimeError::RateTooLow(cfg.rate_bps))?;
         Ok(Self {
             link,
@@ -588,7 +632,11 @@ impl RuntimeBuilder {
             return Err(RuntimeError::TooManyClients);
         }
         let (queue, reader) = client_queue(c.queue_len);
-        self.max_packets += reader_capacity(&queue);
+        let total = self.max_packets + reader_capacity(&queue);
+        if total > MAX_TOTAL_QUEUE_LEN {
+            return Err(RuntimeError::TotalQueueLenTooLarge { total });
+        }
+        self.max_packets = total;
         self.readers.push(reader);
         self.flows.push(FlowConfig::new(c.weight, c.max_len));
         let kicker = match (self.cfg.mode, self.cfg.kick) {
@@ -611,7 +659,7 @@ impl RuntimeBuilder {
             drain: ClientDrainer {
                 drain,
                 clock: self.clock.clone(),
-                delta_c_ns: self.cfg.delta_c.as_nanos() as u64,
+                delta_c_ns: nanos(self.cfg.delta_c),
                 next_check_ns: 0,
                 stats: ClientStats::default(),
                 index,
@@ -621,11 +669,11 @@ impl RuntimeBuilder {
 
     /// The scheduler capacity the arbiter needs: one flow per client, and
     /// room for every client queue at once (so the scheduler never refuses).
+    /// Exact: [`Self::add_client`] refuses a client that would take the
+    /// total past [`MAX_TOTAL_QUEUE_LEN`], and the client count stays below
+    /// `u32::MAX - 1`.
     pub fn capacity(&self) -> Capacity {
-        Capacity::new(
-            self.readers.len() as u32,
-            self.max_packets.min(u32::MAX as u64) as u32,
-        )
+        Capacity::new(self.readers.len() as u32, self.max_packets as u32)
     }
 
     /// The clock clients and arbiter share.
@@ -729,6 +777,12 @@ impl RuntimeBuilder {
     }
 }
 
+/// `d` in nanoseconds; [`RuntimeBuilder::new`] checked that it fits in a
+/// `u64` ([`MAX_DURATION_NS`]), so nothing is truncated.
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(MAX_DURATION_NS)
+}
+
 fn reader_capacity<P>(q: &ClientQueue<P>) -> u64 {
     q.capacity() as u64
 }
@@ -758,7 +812,7 @@ fn prepare<S: Scheduler<u32> + ?Sized>(
     let mut link = link;
     // Start idle now, not at the epoch: no catch-up burst on the first scan.
     link.set_idle_at(clock.now_ns());
-    let arbiter = Arbiter::new(sched, readers, link, cfg.delta_a.as_nanos() as u64);
+    let arbiter = Arbiter::new(sched, readers, link, nanos(cfg.delta_a));
     Ok(LockedCore::new(ClockedArbiter { clock, arbiter }))
 }
 
@@ -794,7 +848,7 @@ fn run_arbiter_shared<S: Scheduler<u32> + ?Sized>(
     pin(cfg);
     match cfg.mode {
         ArbiterMode::BusyPoll => wake.run_busy(core),
-        ArbiterMode::Sleep => wake.run_sleeping(core, cfg.min_awake.as_nanos() as u64),
+        ArbiterMode::Sleep => wake.run_sleeping(core, nanos(cfg.min_awake)),
     }
     core.lock();
     let stats = core.with(|c| c.arbiter.stats());
@@ -847,5 +901,31 @@ impl Drop for ArbiterHandle {
             self.wake.request_stop();
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn total_queue_len_at_the_limit_is_exact_one_past_is_refused() {
+        let mut b = RuntimeBuilder::new(RuntimeConfig::default()).unwrap();
+        let one = ClientConfig::default();
+        let _first = b.add_client::<u32>(one).unwrap();
+        let per_client = b.max_packets;
+        // Pretend earlier clients already hold all but one client's worth.
+        b.max_packets = MAX_TOTAL_QUEUE_LEN - per_client;
+        let _second = b.add_client::<u32>(one).unwrap();
+        assert_eq!(
+            b.capacity().max_packets,
+            u32::MAX,
+            "at the limit: used as is"
+        );
+        let r = b.add_client::<u32>(one);
+        let want = MAX_TOTAL_QUEUE_LEN + per_client;
+        assert!(matches!(r, Err(RuntimeError::TotalQueueLenTooLarge { total }) if total == want));
+        // The refused client changed nothing.
+        assert_eq!(b.capacity(), Capacity::new(2, u32::MAX));
     }
 }

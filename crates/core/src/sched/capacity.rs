@@ -42,6 +42,11 @@ pub struct Capacity {
 
 impl Capacity {
     /// A capacity of `max_flows` flows and `max_packets` queued packets.
+    ///
+    /// Every `u32` of both is valid and used exactly as given: the
+    /// schedulers allocate these sizes once, at construction (so only
+    /// memory bounds them; flow id `u32::MAX` stays reserved because ids
+    /// are `< max_flows ≤ u32::MAX`).
     pub const fn new(max_flows: u32, max_packets: u32) -> Self {
         Self {
             max_flows,

@@ -71,11 +71,14 @@ pub struct FlowQueues<P> {
 }
 
 impl<P: crate::Packet> FlowQueues<P> {
-    /// Allocates room for `cap.max_flows` flows and `cap.max_packets` packets.
+    /// Allocates room for exactly `cap.max_flows` flows and `cap.max_packets`
+    /// packets: every `u32` is used as given (memory is the only limit).
     pub fn new(cap: Capacity, limits: Limits) -> Self {
-        // u32::MAX is both the reserved flow id and the list terminator.
-        let max_flows = cap.max_flows.min(u32::MAX - 1);
-        let max_packets = cap.max_packets.min(u32::MAX - 1);
+        // u32::MAX is both the reserved flow id and the list terminator
+        // (`NIL`), yet no size needs adjusting: indices are `< len ≤ u32::MAX`,
+        // so the largest index is `u32::MAX - 1` and never meets `NIL`.
+        let max_flows = cap.max_flows;
+        let max_packets = cap.max_packets;
         let mut slots = Vec::with_capacity(max_packets as usize);
         for i in 0..max_packets {
             let next = if i + 1 < max_packets { i + 1 } else { NIL };
@@ -431,6 +434,28 @@ impl<P: crate::Packet> FlowQueues<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_are_used_exactly_as_given() {
+        // The sizes once clamped at u32::MAX - 1 now pass through unchanged;
+        // allocating 2^32 - 1 slots is beyond a test, so the boundary is
+        // argued in `new` and checked here on every slot of small sizes.
+        for (flows, packets) in [(0, 0), (1, 1), (3, 5)] {
+            let mut q = FlowQueues::<u32>::new(Capacity::new(flows, packets), Limits::DEFAULT);
+            assert_eq!((q.max_flows(), q.max_packets()), (flows, packets));
+            if flows == 0 {
+                continue;
+            }
+            q.add_flow(FlowId(0), FlowConfig::new(1, 1500)).unwrap();
+            for _ in 0..packets {
+                q.push(FlowId(0), 1).unwrap(); // the last slot ends the free list
+            }
+            assert!(
+                q.push(FlowId(0), 1).is_err(),
+                "one past max_packets is refused"
+            );
+        }
+    }
 
     #[test]
     fn pop_within_removes_the_head_only_if_it_fits() {

@@ -36,6 +36,6 @@ pub use fifo::Fifo;
 pub use flow_queues::{FlowQueues, HeadPop};
 pub use qfq::Qfq;
 pub use s_kps::SKps;
-pub use sched_plus::{AggregateScheduler, QfqPlus, SchedPlus, Wf2qPlusPlus};
+pub use sched_plus::{AggregateScheduler, AggregateSize, QfqPlus, SchedPlus, Wf2qPlusPlus};
 pub use scheduler::{Dequeued, Scheduler};
 pub use wf2q_plus::Wf2qPlus;

@@ -40,12 +40,31 @@ impl<P: Packet> Qfq<P> {
         Self::with_limits(cap, QFQ_LIMITS)
     }
 
-    /// QFQ accepting the intersection of `limits` and [`QFQ_LIMITS`].
+    /// QFQ whose flow limits in effect are the intersection of `limits` and
+    /// [`QFQ_LIMITS`] (QFQ's fixed-point arithmetic is proven only inside
+    /// the latter, see the module doc). [`Self::limits`] returns them, a flow
+    /// outside them gets a typed error naming the maximum, and
+    /// [`Self::try_with_limits`] rejects `limits` beyond [`QFQ_LIMITS`]
+    /// instead. ([`Limits::DEFAULT`] equals [`QFQ_LIMITS`].)
     pub fn with_limits(cap: Capacity, limits: Limits) -> Self {
         Self {
             queues: FlowQueues::new(cap, clamp_limits(limits)),
             core: QfqCore::new(cap.max_flows),
         }
+    }
+
+    /// QFQ with exactly `limits`, or, when a field exceeds [`QFQ_LIMITS`],
+    /// the typed error a flow at that value would get
+    /// ([`ConfigError::InvalidWeight`], [`ConfigError::InvalidMaxLen`],
+    /// [`ConfigError::WeightSumOverflow`]) carrying QFQ's maximum.
+    pub fn try_with_limits(cap: Capacity, limits: Limits) -> Result<Self, ConfigError> {
+        limits.check_within(QFQ_LIMITS)?;
+        Ok(Self::with_limits(cap, limits))
+    }
+
+    /// The flow limits in effect (see [`Self::with_limits`]).
+    pub fn limits(&self) -> Limits {
+        self.queues.limits()
     }
 
     /// `W`, the sum of the weights of the configured flows: flow k's share

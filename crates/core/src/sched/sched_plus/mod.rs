@@ -42,10 +42,12 @@
 //! for QFQ+ `ΔS⁻ = 2L^k/φ^k`, `ΔS⁺ = 4L^k/φ^k` (Eq. 22); for WF2Q++
 //! `ΔS⁻ = 0`, `ΔS⁺ = L^k/φ^k` (seed 000 App. A.3).
 
+mod aggregate_size;
 mod qfq_plus;
 mod scheme;
 mod wf2q_plus_plus;
 
+pub use aggregate_size::AggregateSize;
 pub use qfq_plus::{QfqAggregates, QfqPlus};
 pub use scheme::SchedPlus;
 pub use wf2q_plus_plus::{Wf2qAggregates, Wf2qPlusPlus};

@@ -12,10 +12,14 @@ use alloc::vec::Vec;
 /// # Examples
 ///
 /// ```
-/// use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Scheduler, QfqPlus};
+/// use fairway_core::{AggregateSize, Capacity, FlowConfig, FlowId, Limits, Scheduler, QfqPlus};
 ///
 /// // Flow ids 0..4, at most 64 packets queued.
-/// let mut s: QfqPlus<u32> = QfqPlus::with_options(Capacity::new(4, 64), Limits::DEFAULT, 8);
+/// let mut s: QfqPlus<u32> = QfqPlus::with_options(
+///     Capacity::new(4, 64),
+///     Limits::DEFAULT,
+///     AggregateSize::new(8).unwrap(), // M, in 1..=64
+/// );
 /// s.add_flow(FlowId(0), FlowConfig::new(3, 1500)).unwrap(); // weight 3
 /// s.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap(); // weight 1
 /// for _ in 0..8 {

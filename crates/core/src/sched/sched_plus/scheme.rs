@@ -1,7 +1,7 @@
 //! [`SchedPlus`]: the SCHED+ scheme over any [`AggregateScheduler`] (see the
 //! [module doc](super) for the derivation).
 
-use super::{AggregateScheduler, DEFAULT_M, MAX_AGGREGATE_FLOWS};
+use super::{AggregateScheduler, AggregateSize};
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
 use crate::sched::capacity::{Backlog, Capacity};
@@ -62,16 +62,22 @@ pub struct SchedPlus<P, A> {
 }
 
 impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
-    /// SCHED+ with `M` = [`DEFAULT_M`] and the scheduler's own limits.
+    /// SCHED+ with `M` = [`DEFAULT_M`](super::DEFAULT_M) and the scheduler's own limits.
     pub fn new(cap: Capacity) -> Self {
-        Self::with_options(cap, Limits::DEFAULT, DEFAULT_M)
+        Self::with_options(cap, Limits::DEFAULT, AggregateSize::DEFAULT)
     }
 
-    /// SCHED+ accepting the intersection of `limits` with the aggregate
-    /// scheduler's ranges, with aggregates of at most `m` flows (clamped to
-    /// `1..=MAX_AGGREGATE_FLOWS`; see [`Self::try_with_options`]).
-    pub fn with_options(cap: Capacity, limits: Limits, m: u32) -> Self {
-        let m = m.clamp(1, MAX_AGGREGATE_FLOWS);
+    /// SCHED+ with aggregates of at most `m` flows, used exactly as given
+    /// (an [`AggregateSize`] is always in `1..=64`; build one from a `u32`
+    /// with [`AggregateSize::new`], or call [`Self::try_with_options`]).
+    ///
+    /// The flow limits in effect are the intersection of `limits` with the
+    /// aggregate scheduler's own ([`AggregateScheduler::limits`]): the
+    /// arithmetic is proven only inside the latter. [`Self::limits`] returns
+    /// them, [`Self::try_with_options`] rejects `limits` that exceed them,
+    /// and a flow outside them gets a typed error naming the maximum.
+    pub fn with_options(cap: Capacity, limits: Limits, m: AggregateSize) -> Self {
+        let m = m.get();
         let limits = limits.intersect(A::limits());
         let n = cap.max_flows;
         Self {
@@ -87,15 +93,22 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         }
     }
 
-    /// As [`Self::with_options`] but rejecting `m` outside
-    /// `1..=MAX_AGGREGATE_FLOWS`.
+    /// As [`Self::with_options`], but rejecting instead of narrowing: `m`
+    /// outside `1..=`[`MAX_AGGREGATE_FLOWS`](super::MAX_AGGREGATE_FLOWS) is
+    /// [`ConfigError::InvalidParameter`] naming `m`, and a `limits` field
+    /// above the aggregate scheduler's own is the error its flows would get
+    /// ([`ConfigError::InvalidWeight`], [`ConfigError::InvalidMaxLen`] or
+    /// [`ConfigError::WeightSumOverflow`], carrying the value and the
+    /// largest accepted).
     pub fn try_with_options(cap: Capacity, limits: Limits, m: u32) -> Result<Self, ConfigError> {
-        if m == 0 || m > MAX_AGGREGATE_FLOWS {
-            return Err(ConfigError::InvalidParameter(
-                "aggregate size m must be in 1..=64",
-            ));
-        }
+        let m = AggregateSize::new(m)?;
+        limits.check_within(A::limits())?;
         Ok(Self::with_options(cap, limits, m))
+    }
+
+    /// The flow limits in effect (see [`Self::with_options`]).
+    pub fn limits(&self) -> Limits {
+        self.queues.limits()
     }
 
     /// `(ΔS⁻, ΔS⁺)` of SCHED in units of `L^k/φ^k` (for Eq. 3 / Eq. 7 of

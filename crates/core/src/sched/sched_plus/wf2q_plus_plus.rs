@@ -13,10 +13,14 @@ use alloc::vec::Vec;
 /// # Examples
 ///
 /// ```
-/// use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Scheduler, Wf2qPlusPlus};
+/// use fairway_core::{AggregateSize, Capacity, FlowConfig, FlowId, Limits, Scheduler, Wf2qPlusPlus};
 ///
 /// // Flow ids 0..4, at most 64 packets queued.
-/// let mut s: Wf2qPlusPlus<u32> = Wf2qPlusPlus::with_options(Capacity::new(4, 64), Limits::DEFAULT, 8);
+/// let mut s: Wf2qPlusPlus<u32> = Wf2qPlusPlus::with_options(
+///     Capacity::new(4, 64),
+///     Limits::DEFAULT,
+///     AggregateSize::new(8).unwrap(), // M, in 1..=64
+/// );
 /// s.add_flow(FlowId(0), FlowConfig::new(3, 1500)).unwrap(); // weight 3
 /// s.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap(); // weight 1
 /// for _ in 0..8 {
