@@ -10,5 +10,6 @@ pub mod guarantees;
 pub mod netsim;
 pub mod policy;
 pub mod policy_bench;
+pub mod reproduce;
 pub mod scheds;
 pub mod udp_bench;
