@@ -106,7 +106,15 @@ impl Figure {
             what: what.into(),
             unit: unit.into(),
             paper: Some(paper),
-            paper_text: format!("{paper}"),
+            paper_text: {
+                // The paper's digits as printed; computed ratios rounded.
+                let t = format!("{paper}");
+                if t.len() <= 7 {
+                    t
+                } else {
+                    num(paper)
+                }
+            },
             ours,
             ratio: (paper != 0.0).then(|| ours / paper),
         }
@@ -171,6 +179,10 @@ pub struct Report {
     pub machine: String,
     /// Whether the reduced (`--quick`) versions ran.
     pub quick: bool,
+    /// Whether the measuring code was built with debug assertions (the
+    /// `dev` and `test` profiles): its cost figures are then not those of
+    /// a release build.
+    pub debug_build: bool,
     /// Wall-clock seconds of the whole run.
     pub seconds: f64,
     /// Claims that hold.
@@ -254,6 +266,7 @@ pub fn run(
     Ok(Report {
         machine: crate::machine::describe(),
         quick,
+        debug_build: cfg!(debug_assertions),
         seconds: start.elapsed().as_secs_f64(),
         passed,
         failed,
@@ -302,6 +315,12 @@ pub fn to_markdown(r: &Report) -> String {
         s,
         "Absolute numbers depend on the machine; the claims checked are orderings, bounds and ratios.\n"
     );
+    if r.debug_build {
+        let _ = writeln!(
+            s,
+            "Built with debug assertions: cost figures are not those of a release build (`cargo run --release -- reproduce`).\n"
+        );
+    }
     let mut last = None;
     for sec in &r.sections {
         if last != Some(sec.paper) {
@@ -366,6 +385,7 @@ mod tests {
         let r = Report {
             machine: "m".into(),
             quick: true,
+            debug_build: false,
             seconds: 0.0,
             passed: 1,
             failed: 1,
