@@ -78,12 +78,17 @@ pub fn run(args: ReproduceArgs) -> Result<(), String> {
             args.out.join("report.md").display()
         );
     }
-    if report.failed > 0 {
+    verdict(&report, &args.out)
+}
+
+/// `Err` (hence a non-zero exit) when any claim fails.
+fn verdict(report: &Report, out: &std::path::Path) -> Result<(), String> {
+    let failed = report.claims().filter(|c| !c.holds).count();
+    if failed > 0 {
         return Err(format!(
-            "{} of {} claims do not hold (see {})",
-            report.failed,
-            report.passed + report.failed,
-            args.out.join("report.md").display()
+            "{failed} of {} claims do not hold (see {})",
+            report.claims().count(),
+            out.join("report.md").display()
         ));
     }
     Ok(())
@@ -99,4 +104,41 @@ fn write(dir: &std::path::Path, report: &Report) -> Result<(), String> {
         "report.json",
         serde_json::to_string_pretty(report).map_err(|e| e.to_string())?,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verdict;
+    use fairway_eval::reproduce::{Claim, Paper, Report, Section};
+    use std::path::Path;
+
+    fn report(holds: &[bool]) -> Report {
+        Report {
+            machine: "m".into(),
+            quick: true,
+            debug_build: true,
+            seconds: 0.0,
+            passed: 0,
+            failed: 0,
+            sections: vec![Section {
+                paper: Paper::Qfq,
+                title: "t".into(),
+                command: "c".into(),
+                figures: vec![],
+                claims: holds
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &h)| Claim::new(&i.to_string(), "c", h))
+                    .collect(),
+                seconds: 0.0,
+            }],
+        }
+    }
+
+    #[test]
+    fn one_failed_claim_fails_the_command() {
+        assert!(verdict(&report(&[true, true]), Path::new("d")).is_ok());
+        let e = verdict(&report(&[true, false]), Path::new("d")).unwrap_err();
+        assert!(e.starts_with("1 of 2 claims do not hold"), "{e}");
+    }
 }
