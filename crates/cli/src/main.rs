@@ -38,6 +38,8 @@ enum Command {
     Disk(cmd::disk::DiskArgs),
     /// Programmable policies: check, run and benchmark scheduling trees (Eiffel paper §3.2, §5.1).
     Policy(cmd::policy::PolicyArgs),
+    /// Reproduce the papers' tables and figures, check their claims, write a report.
+    Reproduce(cmd::reproduce::ReproduceArgs),
 }
 
 /// Lets every option that takes a value accept a leading `-`, so that
@@ -113,6 +115,7 @@ fn main() -> ExitCode {
         Command::UdpBench(args) => cmd::udp_bench::run(args),
         Command::Disk(args) => cmd::disk::run(args),
         Command::Policy(args) => cmd::policy::run(args),
+        Command::Reproduce(args) => cmd::reproduce::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -32,6 +32,7 @@ pub mod metrics;
 pub mod netsim;
 pub mod policy;
 pub mod pq_bench;
+pub mod reproduce;
 pub mod runtime_bench;
 pub mod traffic;
 #[cfg(target_os = "linux")]

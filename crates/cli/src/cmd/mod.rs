@@ -11,6 +11,7 @@ pub mod netsim;
 pub mod outputs;
 pub mod policy;
 pub mod policy_bench;
+pub mod reproduce;
 pub mod scheds;
 pub mod udp_bench;
 pub mod units;

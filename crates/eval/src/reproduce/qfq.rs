@@ -1,0 +1,216 @@
+//! Seed 003 (QFQ) reproduced:
+//! * §7, Table 4 and Fig. 10: cost per enqueue/dequeue pair against the
+//!   number of flows (weight 1, "large" pattern) for QFQ, S-KPS and WF2Q+,
+//!   measured in one interleaved run ([`crate::cost::measure_many`]),
+//!   fastest repeat, harness included as in the paper's table. Claims: QFQ
+//!   is flat in N (at most 2x from 64 flows to the largest set; paper
+//!   155 → 234 ns from 64 to 32768 flows), WF2Q+ grows more than QFQ
+//!   (O(log N); paper 530 → 1880 ns), S-KPS costs more than QFQ (paper:
+//!   2–3.5x; the ratio is reported beside it).
+//! * §6, Fig. 8 and Tables 2–3: the network simulation
+//!   ([`crate::netsim::fig8`]), end-to-end delays of f0 and f1 beside the
+//!   paper's, and its orderings as [`crate::netsim::fig8::claims`] checks
+//!   them.
+
+use super::{timed, Claim, Figure, Paper, Section, Ticker};
+use crate::cost::sweep::warmup_for;
+use crate::cost::{measure_many, CostPattern, CostSetup, MeasureOptions, PerfCounters, Subject};
+use crate::netsim::fig8::{claims, run_fig8, Fig8Params};
+use crate::netsim::SchedChoice;
+use crate::workload::FlowSet;
+use fairway_core::SchedSpec;
+
+/// Progress steps of [`run`].
+pub const STEPS: u64 = 5;
+
+/// Seed 003 Table 4, "large" row: (flows, QFQ, S-KPS, WF2Q+) in ns per pair.
+const PAPER_TABLE4: [(u32, f64, f64, f64); 4] = [
+    (64, 155.0, 532.0, 530.0),
+    (512, 172.0, 550.0, 730.0),
+    (4096, 195.0, 570.0, 1090.0),
+    (32768, 234.0, 603.0, 1880.0),
+];
+
+/// Runs both experiments.
+pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
+    Ok(vec![timed(|| cost(quick, t))?, timed(|| fig8(quick, t))?])
+}
+
+fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
+    t.step("seed 003 Table 4: cost against flows");
+    let counts: &[u32] = if quick {
+        &[64, 4096]
+    } else {
+        &[64, 512, 4096, 32768]
+    };
+    let (pairs, repeat) = if quick {
+        (1_000_000, 5)
+    } else {
+        (4_000_000, 7)
+    };
+    let pattern = CostPattern::Large;
+    let setups = counts
+        .iter()
+        .map(|&n| {
+            let flows = FlowSet::parse(&format!("1x{n}")).map_err(|e| e.to_string())?;
+            Ok(CostSetup::new(
+                flows,
+                pattern,
+                warmup_for(pattern, n, pairs),
+            ))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let names = ["qfq", "s-kps", "wf2q+"];
+    let subjects: Vec<Subject> = names
+        .iter()
+        .map(|n| SchedSpec::parse(n).map(Subject::Sched))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    let opts = MeasureOptions {
+        pairs,
+        repeat,
+        counters: false,
+    };
+    let mut counters: Result<PerfCounters, String> = Err("not used".into());
+    let all = measure_many(&subjects, &setups, &opts, &mut counters, &mut |_| {})?;
+    // ns[count index][name index], fastest repeat.
+    let mut ns = vec![[0.0f64; 3]; counts.len()];
+    let mut figures = Vec::new();
+    let mut claims = Vec::new();
+    for (ci, (&n, reports)) in counts.iter().zip(&all).enumerate() {
+        let paper = PAPER_TABLE4.iter().find(|p| p.0 == n);
+        for (ni, name) in names.iter().enumerate() {
+            let r = reports
+                .iter()
+                .find(|r| r.sched == *name)
+                .ok_or_else(|| format!("no cost report for {name}"))?;
+            ns[ci][ni] = r.ns_per_pair_min;
+            let p = paper.map(|p| [p.1, p.2, p.3][ni]);
+            let what = format!("{name}, {n} flows");
+            figures.push(match p {
+                Some(p) => Figure::vs(what, "ns per pair", p, r.ns_per_pair_min),
+                None => Figure::vs_text(what, "ns per pair", "-", r.ns_per_pair_min),
+            });
+        }
+        let ratio = ns[ci][1] / ns[ci][0];
+        let paper_ratio = paper.map(|p| p.2 / p.1);
+        figures.push(match paper_ratio {
+            Some(p) => Figure::vs(format!("S-KPS / QFQ, {n} flows"), "ratio", p, ratio),
+            None => Figure::vs_text(format!("S-KPS / QFQ, {n} flows"), "ratio", "2-3.5", ratio),
+        });
+        claims.push(Claim::new(
+            &format!("003/table4/s-kps-costlier-{n}"),
+            format!(
+                "{n} flows: S-KPS costs more than QFQ ({:.1} > {:.1} ns, ratio {ratio:.2}; paper 2-3.5)",
+                ns[ci][1], ns[ci][0]
+            ),
+            ratio > 1.0,
+        ));
+    }
+    let (first, last) = (0, counts.len() - 1);
+    let (n0, n1) = (counts[first], counts[last]);
+    let growth = |ni: usize| ns[last][ni] / ns[first][ni];
+    let paper_growth = |col: usize| {
+        let a = PAPER_TABLE4.iter().find(|p| p.0 == n0);
+        let b = PAPER_TABLE4.iter().find(|p| p.0 == n1);
+        match (a, b) {
+            (Some(a), Some(b)) => [b.1 / a.1, b.2 / a.2, b.3 / a.3][col],
+            _ => f64::NAN,
+        }
+    };
+    for (ni, name) in names.iter().enumerate() {
+        figures.push(Figure::vs(
+            format!("{name}: cost at {n1} flows / at {n0} flows"),
+            "ratio",
+            paper_growth(ni),
+            growth(ni),
+        ));
+    }
+    claims.push(Claim::new(
+        "003/table4/qfq-flat",
+        format!(
+            "QFQ is flat in N: {n1} flows cost {:.2}x {n0} flows (at most 2; paper {:.2})",
+            growth(0),
+            paper_growth(0)
+        ),
+        growth(0) <= 2.0,
+    ));
+    claims.push(Claim::new(
+        "003/table4/wf2q-plus-grows",
+        format!(
+            "WF2Q+ grows with N more than QFQ: {:.2}x against {:.2}x from {n0} to {n1} flows (paper {:.2}x against {:.2}x)",
+            growth(2),
+            growth(0),
+            paper_growth(2),
+            paper_growth(0)
+        ),
+        growth(2) > growth(0),
+    ));
+    let list: Vec<String> = counts.iter().map(|n| format!("1x{n}")).collect();
+    Ok(Section {
+        paper: Paper::Qfq,
+        title: format!(
+            "Table 4 / Fig. 10: cost per pair against flows, weight 1, large pattern, {pairs} pairs, fastest of {repeat}"
+        ),
+        command: format!(
+            "fairway bench --sched qfq,s-kps,wf2q+ --flows {} --pattern large --pairs {pairs} --repeat {repeat}",
+            list.join(",")
+        ),
+        figures,
+        claims,
+        seconds: 0.0,
+    })
+}
+
+fn fig8(quick: bool, t: &mut Ticker) -> Result<Section, String> {
+    let p = if quick {
+        Fig8Params::quick()
+    } else {
+        Fig8Params::paper()
+    };
+    let specs = ["drr:quantum=250", "qfq", "s-kps", "wf2q+"];
+    let mut rows = Vec::new();
+    for s in specs {
+        t.step(&format!("seed 003 Fig. 8 network simulation: {s}"));
+        let c = SchedChoice::parse(s)?;
+        rows.extend(run_fig8(&[c], &p, &mut |_, _| {})?);
+    }
+    let mut figures = Vec::new();
+    for r in &rows {
+        let Some(pr) = r.paper else { continue };
+        let name = pr.sched;
+        for (flow, ours, paper) in [("f0", &r.f0, pr.f0), ("f1", &r.f1, pr.f1)] {
+            figures.push(Figure::vs(
+                format!("{name} {flow} average delay (Table 2)"),
+                "ms",
+                paper.0,
+                ours.mean_delay_ms,
+            ));
+            figures.push(Figure::vs(
+                format!("{name} {flow} maximum delay (Table 3)"),
+                "ms",
+                paper.2,
+                ours.max_delay_ms,
+            ));
+        }
+    }
+    let claims = claims(&rows)
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| Claim::new(&format!("003/fig8/{i}"), c.claim, c.holds))
+        .collect();
+    Ok(Section {
+        paper: Paper::Qfq,
+        title: format!(
+            "§6 Fig. 8, Tables 2-3: end-to-end delays, {} s simulated, first {} s discarded, {} seed(s)",
+            p.duration_s, p.warmup_s, p.seeds
+        ),
+        command: format!(
+            "fairway netsim{}",
+            if quick { " --quick" } else { "" }
+        ),
+        figures,
+        claims,
+        seconds: 0.0,
+    })
+}
