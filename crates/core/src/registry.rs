@@ -310,6 +310,14 @@ pub enum SpecError {
         /// The offending text.
         param: String,
     },
+    /// A parameter given twice in one spec (`qfq+:m=4,m=5`): neither value
+    /// is taken over the other.
+    DuplicateParameter {
+        /// The scheduler.
+        sched: &'static str,
+        /// The parameter.
+        key: &'static str,
+    },
     /// A parameter outside its range.
     OutOfRange {
         /// The scheduler.
@@ -345,6 +353,9 @@ impl fmt::Display for SpecError {
                         keys.join("=INTEGER, ")
                     )
                 }
+            }
+            SpecError::DuplicateParameter { sched, key } => {
+                write!(f, "parameter `{key}` of `{sched}` given twice")
             }
             SpecError::OutOfRange {
                 sched,
@@ -385,6 +396,12 @@ impl SchedSpec {
             };
             let (k, v) = p.split_once('=').ok_or_else(bad)?;
             let param = info.params.iter().find(|q| q.key == k).ok_or_else(bad)?;
+            if params.iter().any(|(seen, _)| seen == k) {
+                return Err(SpecError::DuplicateParameter {
+                    sched: info.name,
+                    key: param.key,
+                });
+            }
             let value: u64 = v.parse().map_err(|_| bad())?;
             if !(param.min..=param.max).contains(&value) {
                 return Err(SpecError::OutOfRange {
@@ -512,6 +529,22 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, SpecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_parameter_given_twice_is_refused() {
+        assert_eq!(
+            SchedSpec::parse("qfq+:m=4,m=5"),
+            Err(SpecError::DuplicateParameter {
+                sched: "qfq+",
+                key: "m"
+            })
+        );
+        assert_eq!(
+            parse_list("qfq+:m=4,qfq+:m=5").map(|l| l.len()),
+            Ok(2),
+            "two specs, one parameter each"
+        );
+    }
 
     #[test]
     fn parses_names_and_parameters() {

@@ -103,7 +103,6 @@ fn parse_rate(text: &str) -> Result<u64, String> {
 
 /// Runs the benchmark and prints the result.
 pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
-    super::outputs::check_duplicate_params("--sched", &args.sched)?;
     let sched = SchedSpec::parse(&args.sched).map_err(|e| e.to_string())?;
     if args.kick.is_some() && matches!(args.mode, ModeArg::Busy) {
         return Err(

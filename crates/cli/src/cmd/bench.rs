@@ -326,9 +326,6 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
 
 /// Runs `fairway bench`.
 pub fn run(args: BenchArgs) -> Result<(), String> {
-    if let Some(s) = &args.sched {
-        super::outputs::check_duplicate_params("--sched", s)?;
-    }
     if args.out.is_some() && args.sweep.is_none() {
         return Err("--out applies only with --sweep (the table goes to stdout)".into());
     }

@@ -7,7 +7,6 @@ use fairway_eval::workload::FlowSet;
 
 /// Parses `--sched` lists such as `drr,wf2q+` or `fifo,drr:quantum=1500`.
 pub fn parse_scheds(text: &str) -> Result<Vec<SchedSpec>, String> {
-    super::outputs::check_duplicate_params("--sched", text)?;
     let specs = parse_list(text).map_err(|e| e.to_string())?;
     if specs.is_empty() {
         return Err("--sched needs at least one scheduler".into());

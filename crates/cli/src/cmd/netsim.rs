@@ -51,25 +51,10 @@ pub struct NetsimArgs {
     pub json: bool,
 }
 
-/// The `--sched` list: registry specs, commas inside a spec's parameters kept.
+/// The `--sched` list: registry specs, in the grammar every subcommand uses.
 fn parse_choices(text: &str) -> Result<Vec<SchedChoice>, String> {
-    let mut groups: Vec<String> = Vec::new();
-    for piece in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        match groups.last_mut() {
-            Some(last) if piece.contains('=') && !piece.contains(':') => {
-                last.push(',');
-                last.push_str(piece);
-            }
-            _ => groups.push(piece.to_string()),
-        }
-    }
-    if groups.is_empty() {
-        return Err("--sched needs at least one scheduler".into());
-    }
-    groups
-        .iter()
-        .map(|g| SchedChoice::parse(g).map_err(|e| format!("--sched: {e}")))
-        .collect()
+    let specs = super::common::parse_scheds(text)?;
+    Ok(specs.into_iter().map(SchedChoice::Spec).collect())
 }
 
 fn params(args: &NetsimArgs) -> Result<Fig8Params, String> {

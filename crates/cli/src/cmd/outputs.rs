@@ -63,49 +63,9 @@ pub fn check_prefix(flag: &str, prefix: &str) -> Result<(), String> {
     check_out_dir(flag, dir).map_err(|_| format!("{flag} {prefix}: cannot write files there"))
 }
 
-/// Refuses a scheduler list in which one spec sets a parameter twice
-/// (`qfq+:m=4,m=5`); the later value would otherwise silently win.
-/// Grammar as in the registry: a piece with `:` starts a spec, a following
-/// `KEY=VALUE` piece without `:` continues it.
-pub fn check_duplicate_params(flag: &str, list: &str) -> Result<(), String> {
-    let mut spec = String::new();
-    let mut keys: Vec<String> = Vec::new();
-    for piece in list.split(',').map(str::trim) {
-        let param = match piece.split_once(':') {
-            Some((name, first)) => {
-                spec = name.to_string();
-                keys.clear();
-                Some(first)
-            }
-            None if piece.contains('=') => Some(piece),
-            None => {
-                spec = piece.to_string();
-                keys.clear();
-                None
-            }
-        };
-        if let Some((key, _)) = param.and_then(|p| p.split_once('=')) {
-            let key = key.trim().to_string();
-            if keys.contains(&key) {
-                return Err(format!("{flag}: parameter `{key}` of `{spec}` given twice"));
-            }
-            keys.push(key);
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn duplicate_parameters_are_found_per_spec() {
-        assert!(check_duplicate_params("--sched", "qfq+:m=4,m=5").is_err());
-        assert!(check_duplicate_params("--sched", "drr:quantum=1500,qfq+:m=4").is_ok());
-        assert!(check_duplicate_params("--sched", "qfq+:m=4,qfq+:m=5").is_ok());
-        assert!(check_duplicate_params("--sched", "fifo,drr,wf2q+").is_ok());
-    }
 
     #[test]
     fn charts_must_be_svg_and_writable() {

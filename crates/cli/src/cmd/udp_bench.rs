@@ -146,7 +146,6 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
             }
         }
     }
-    super::outputs::check_duplicate_params("--sched", &args.sched)?;
     let sched = fairway_core::SchedSpec::parse(&args.sched).map_err(|e| format!("--sched: {e}"))?;
     if let Some(prefix) = &args.chart {
         super::outputs::check_prefix("--chart", prefix)?;
