@@ -12,6 +12,31 @@ use std::fmt;
 /// Default maximum packet length of a flow (bytes): an Ethernet MTU.
 pub const DEFAULT_MAX_LEN: u32 = 1500;
 
+/// Most flows a flow set may hold (all groups together): 2^22.
+pub const MAX_FLOWS: u32 = 1 << 22;
+
+/// One number of a flow group: a whole number in `1..=max`. Says which
+/// of "not a number", "zero", "too large" it is, naming the range.
+fn field(text: &str, what: &str, max: u32) -> Result<u32, String> {
+    let range = format!("{what} must be in 1..={max}");
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        let sign = if text.starts_with('-') {
+            "negative; "
+        } else {
+            ""
+        };
+        return Err(format!(
+            "{what} `{text}` is {sign}not a whole number ({range})"
+        ));
+    }
+    // Only digits: parsing fails only by overflow.
+    match text.parse::<u64>() {
+        Ok(0) => Err(format!("{what} is 0 ({range})")),
+        Ok(v) if v <= u64::from(max) => Ok(v as u32),
+        _ => Err(format!("{what} {text} is too large ({range})")),
+    }
+}
+
 /// A group of identical flows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct FlowGroup {
@@ -106,26 +131,21 @@ impl FlowSet {
             if g.is_empty() {
                 return Err(bad(g, "empty group"));
             }
+            if presets.contains(&g) {
+                return Err(bad(
+                    g,
+                    "a preset names a whole flow set; it cannot be combined with groups",
+                ));
+            }
             let (wc, max_len) = match g.split_once('@') {
-                Some((wc, l)) => (
-                    wc,
-                    l.parse::<u32>()
-                        .map_err(|_| bad(g, "MAXLEN is not an integer"))?,
-                ),
+                Some((wc, l)) => (wc, field(l, "MAXLEN", u32::MAX).map_err(|w| bad(g, &w))?),
                 None => (g, DEFAULT_MAX_LEN),
             };
             let (w, c) = wc
                 .split_once(['x', 'X'])
                 .ok_or_else(|| bad(g, "missing 'x'"))?;
-            let weight = w
-                .parse::<u32>()
-                .map_err(|_| bad(g, "WEIGHT is not an integer"))?;
-            let count = c
-                .parse::<u32>()
-                .map_err(|_| bad(g, "COUNT is not an integer"))?;
-            if weight == 0 || count == 0 || max_len == 0 {
-                return Err(bad(g, "weight, count and max length must be positive"));
-            }
+            let weight = field(w, "WEIGHT", u32::MAX).map_err(|w| bad(g, &w))?;
+            let count = field(c, "COUNT", MAX_FLOWS).map_err(|w| bad(g, &w))?;
             groups.push(FlowGroup {
                 weight,
                 count,
@@ -133,9 +153,9 @@ impl FlowSet {
             });
         }
         let total: u64 = groups.iter().map(|g| g.count as u64).sum();
-        if total > 1 << 22 {
+        if total > u64::from(MAX_FLOWS) {
             return Err(FlowSetError(format!(
-                "{total} flows: at most 4194304 are supported"
+                "{total} flows in all: too many (at most {MAX_FLOWS})"
             )));
         }
         Ok(FlowSet {
@@ -258,5 +278,39 @@ mod tests {
             PacketSizes::parse("uniform:64").unwrap(),
             PacketSizes::Uniform { min: 64 }
         );
+    }
+
+    #[test]
+    fn over_large_numbers_say_too_large_and_name_the_range() {
+        let e = FlowSet::parse("1x99999999999").unwrap_err().0;
+        assert!(e.contains("COUNT 99999999999 is too large"), "{e}");
+        assert!(e.contains("1..=4194304"), "{e}");
+        let e = FlowSet::parse("99999999999x1").unwrap_err().0;
+        assert!(
+            e.contains("WEIGHT 99999999999 is too large (WEIGHT must be in 1..=4294967295)"),
+            "{e}"
+        );
+        let e = FlowSet::parse("1x5@99999999999").unwrap_err().0;
+        assert!(e.contains("MAXLEN 99999999999 is too large"), "{e}");
+        let e = FlowSet::parse("1x0").unwrap_err().0;
+        assert!(e.contains("COUNT is 0"), "{e}");
+        let e = FlowSet::parse("1x-3").unwrap_err().0;
+        assert!(e.contains("negative"), "{e}");
+        let e = FlowSet::parse("1xabc").unwrap_err().0;
+        assert!(e.contains("not a whole number"), "{e}");
+        // Within u32 but over the flow limit, alone or summed.
+        let e = FlowSet::parse("1x4194305").unwrap_err().0;
+        assert!(e.contains("too large"), "{e}");
+        let e = FlowSet::parse("1x4194304,1x1").unwrap_err().0;
+        assert!(
+            e.contains("4194305 flows in all: too many (at most 4194304)"),
+            "{e}"
+        );
+        // Lists of presets, and a preset mixed into groups.
+        let e = FlowSet::parse_list("1k-w1,1x99999999999").unwrap_err().0;
+        assert!(e.contains("cannot be combined"), "{e}");
+        let e = FlowSet::parse_list("1x1,1x99999999999").unwrap_err().0;
+        assert!(e.contains("too large"), "{e}");
+        assert_eq!(FlowSet::parse_list("1k-w1,32k-w1").unwrap().len(), 2);
     }
 }

@@ -5,7 +5,7 @@
 
 use super::common::{parse_flows, Table};
 use clap::{Args, Subcommand};
-use fairway_eval::policy::config::{self, parse_rate};
+use fairway_eval::policy::config;
 use fairway_eval::policy::run::{run as run_policy, RunConfig};
 use fairway_eval::workload::PacketSizes;
 
@@ -49,9 +49,11 @@ pub struct RunArgs {
     /// Packet sizes: `fixed` (each flow's MAXLEN) or `uniform:MIN`.
     #[arg(long, default_value = "fixed")]
     pub sizes: String,
-    /// Link rate, e.g. `100Mbit/s`, `10Gbit/s`, `1250000` (bytes/s).
-    #[arg(long, default_value = "100Mbit/s")]
-    pub link: String,
+    /// Link rate in bit/s with K, M, G, T as tc writes it, or in bytes
+    /// with `B/s`; a bare number is bit/s. It must come to whole bytes/s.
+    /// Example: --link 100mbit, --link 10G, --link 12.5MB/s
+    #[arg(long, default_value = "100Mbit/s", value_parser = super::units::byte_rate)]
+    pub link: u64,
     /// Simulated time in ms, e.g. 1000.
     #[arg(long, default_value_t = 1000)]
     pub duration_ms: u64,
@@ -91,10 +93,19 @@ pub fn run(args: PolicyArgs) -> Result<(), String> {
 
 fn run_cmd(a: RunArgs) -> Result<(), String> {
     let policy = config::load(&a.file).map_err(|e| e.to_string())?;
+    // The same ceiling as rates in policy files: transmission times stay
+    // at least a few ns per packet, so the simulated clock advances.
+    const MAX_LINK: u64 = 1 << 40;
+    if a.link > MAX_LINK {
+        return Err(format!(
+            "--link: {} B/s is too large (at most {MAX_LINK} B/s, 8.8 Tbit/s)",
+            a.link
+        ));
+    }
     let cfg = RunConfig {
         flows: parse_flows(&a.flows)?,
         sizes: PacketSizes::parse(&a.sizes).map_err(|e| format!("--sizes: {e}"))?,
-        link: parse_rate(&a.link).map_err(|e| format!("--link: {e}"))?,
+        link: a.link,
         duration_ns: a
             .duration_ms
             .checked_mul(1_000_000)

@@ -9,6 +9,11 @@
 //!   take the same multipliers: `200k`, `1.6M`. `bps` is refused because tc
 //!   reads it as bytes/s and most other tools as bits/s.
 //!
+//! - Byte rates (`policy run --link`, whose model counts bytes/s): the bit
+//!   rates above, which must come to a whole number of bytes/s (`100mbit`
+//!   = 12500000 B/s), or bytes stated with `B/s`: `12.5MB/s`, `1250kB/s`.
+//!   A bare number is bit/s here too, as everywhere.
+//!
 //! The parsers return `String` errors so that clap prints them after the
 //! flag's name (`invalid value '-3' for '--pairs <N>': ...`).
 
@@ -127,6 +132,33 @@ pub fn bit_rate(text: &str) -> Result<u64, String> {
     scaled(t, num, mult, "bit rate")
 }
 
+/// A rate in bytes/s, written as a bit rate (`100mbit`, `10G`: bits) or
+/// in bytes with `B/s` (`12.5MB/s`, `1250kB/s`, `1500B/s`).
+pub fn byte_rate(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if t.starts_with('-') {
+        return Err(format!("{t} is negative; a rate must be positive"));
+    }
+    let (num, unit) = split_number(t);
+    let unit = unit.trim();
+    if let Some(prefix) = unit
+        .strip_suffix("B/s")
+        .or_else(|| unit.strip_suffix("byte/s"))
+    {
+        let mult = multiplier(prefix).ok_or_else(|| {
+            format!("unknown multiplier `{prefix}` in `{t}` (K, M, G or T: 12.5MB/s)")
+        })?;
+        return scaled(t, num, mult, "byte rate");
+    }
+    let bits = bit_rate(t).map_err(|e| format!("{e}; or bytes with B/s: 12.5MB/s"))?;
+    if bits % 8 != 0 {
+        return Err(format!(
+            "{t} is {bits} bit/s, not a whole number of bytes/s (give a multiple of 8 bit/s, or B/s)"
+        ));
+    }
+    Ok(bits / 8)
+}
+
 /// A packet rate in packets/s: `4000`, `200k`, `1.6M`.
 pub fn packet_rate(text: &str) -> Result<u64, String> {
     let t = text.trim();
@@ -173,6 +205,24 @@ mod tests {
             bit_rate("1.0001").is_err(),
             "fractions of a bit are refused"
         );
+    }
+
+    #[test]
+    fn byte_rates_are_bits_unless_stated_in_bytes() {
+        assert_eq!(byte_rate("100Mbit/s"), Ok(12_500_000));
+        assert_eq!(byte_rate("100mbit"), Ok(12_500_000));
+        assert_eq!(byte_rate("10G"), Ok(1_250_000_000));
+        assert_eq!(byte_rate("8000"), Ok(1000), "a bare number is bit/s");
+        assert_eq!(byte_rate("12.5MB/s"), Ok(12_500_000));
+        assert_eq!(byte_rate("1250kB/s"), Ok(1_250_000));
+        assert_eq!(byte_rate("1500B/s"), Ok(1500));
+        assert!(byte_rate("12bit")
+            .unwrap_err()
+            .contains("whole number of bytes"));
+        assert!(byte_rate("10Mbps").is_err(), "bps is ambiguous");
+        assert!(byte_rate("-1MB/s").unwrap_err().contains("negative"));
+        assert!(byte_rate("1.5B/s").is_err());
+        assert!(byte_rate("99999999TB/s").unwrap_err().contains("too large"));
     }
 
     #[test]
