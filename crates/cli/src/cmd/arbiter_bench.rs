@@ -2,6 +2,7 @@
 //! latency of the PSPAT runtime (seed 001 §5.4, §5.5). Thin: parses the
 //! arguments, calls `fairway_eval::runtime_bench::run`, prints.
 
+use super::progress::Progress;
 use clap::{Args, ValueEnum};
 use fairway_core::SchedSpec;
 use fairway_eval::runtime_bench::{self as bench, BenchConfig, BenchReport};
@@ -137,8 +138,13 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
         realtime: args.realtime,
     };
     let Some(path) = args.chart.clone() else {
-        let r = bench::run(&cfg)?;
-        report(&args, &r);
+        let bar = Progress::spinner(
+            &format!("measuring {} s (then draining)", args.seconds),
+            args.json,
+        );
+        let r = bench::run(&cfg);
+        bar.finish();
+        report(&args, &r?);
         return Ok(());
     };
     let variants = [
@@ -155,7 +161,9 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
         ),
     ];
     let mut runs = Vec::new();
-    for (mode, kick, name) in variants {
+    let mut bar = Progress::counted(variants.len() as u64, "variants", args.json).ticking();
+    for (i, (mode, kick, name)) in variants.into_iter().enumerate() {
+        bar.set(i as u64, &format!("{name}, {} s", args.seconds));
         let a = ArbiterBenchArgs {
             mode,
             kick: Some(kick),
@@ -168,9 +176,10 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
             ..cfg.clone()
         };
         let r = bench::run(&c)?;
-        report(&a, &r);
+        bar.suspend(|| report(&a, &r));
         runs.push((name.to_string(), r));
     }
+    bar.finish();
     let title = format!(
         "submit -> transmit latency, {} client(s), {}, {} B at {}{}",
         args.clients,
@@ -200,7 +209,9 @@ fn kick_mode(k: KickArg) -> KickMode {
 
 fn report(args: &ArbiterBenchArgs, r: &BenchReport) {
     if args.json {
-        println!("{}", to_json(args, r));
+        if let Err(e) = super::json::print_line(&to_json(args, r)) {
+            eprintln!("fairway: error: {e}");
+        }
     } else {
         print_human(args, r);
     }

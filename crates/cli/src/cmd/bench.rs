@@ -13,9 +13,7 @@ use fairway_eval::cost::{
     measure, parse_patterns, CostReport, CostSetup, MeasureOptions, PerfCounters, Progress, Subject,
 };
 use fairway_eval::workload::FlowSet;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 /// Which scaling experiment `--sweep` runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -70,43 +68,6 @@ pub struct BenchArgs {
     /// Do not try to open hardware counters.
     #[arg(long)]
     pub no_counters: bool,
-}
-
-/// A progress bar on stderr that appears once the work has taken a second.
-struct Bar {
-    bar: ProgressBar,
-    started: Instant,
-    shown: bool,
-}
-
-impl Bar {
-    fn new(total: u64) -> Self {
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        Self {
-            bar,
-            started: Instant::now(),
-            shown: false,
-        }
-    }
-
-    fn set(&mut self, pos: u64, msg: &str) {
-        if !self.shown && self.started.elapsed() > Duration::from_secs(1) {
-            self.bar.set_draw_target(ProgressDrawTarget::stderr());
-            self.shown = true;
-        }
-        self.bar.set_message(msg.to_string());
-        self.bar.set_position(pos);
-    }
-
-    fn finish(self) {
-        self.bar.finish_and_clear();
-    }
 }
 
 fn open_counters(args: &BenchArgs) -> Result<PerfCounters, String> {
@@ -169,7 +130,7 @@ fn run_table(args: &BenchArgs) -> Result<(), String> {
     let mut counters = open_counters(args);
     let runs_per = opts.repeat * (1 + subjects.iter().filter(|s| **s != Subject::None).count());
     let total = (sets.len() * patterns.len() * runs_per) as u64;
-    let mut bar = Bar::new(total);
+    let mut bar = super::progress::Progress::counted(total, "runs", args.json);
     let mut step = 0u64;
     let machine = fairway_eval::machine::describe();
     for set in &sets {
@@ -189,10 +150,10 @@ fn run_table(args: &BenchArgs) -> Result<(), String> {
             step += runs_per as u64;
             if args.json {
                 for r in &reports {
-                    println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
+                    super::json::print_line(r)?;
                 }
             } else {
-                bar.bar.suspend(|| {
+                bar.suspend(|| {
                     let first = &reports[0];
                     println!(
                         "flows {} ({} flows), pattern {}, {} pairs x {} repeats; ns per enqueue+dequeue pair incl. harness (median; net = minus none {:.1} ns); {}",
@@ -226,10 +187,7 @@ fn note_counters(counters: &Result<PerfCounters, String>, json: bool) {
 fn print_rows(rows: &[SweepRow], json: bool, x_name: &str) -> Result<(), String> {
     if json {
         for r in rows {
-            println!(
-                "{}",
-                serde_json::to_string(&r.report).map_err(|e| e.to_string())?
-            );
+            super::json::print_line(&r.report)?;
         }
         return Ok(());
     }
@@ -271,7 +229,11 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
                 }
                 let counts = flow_counts();
                 let per = opts.repeat * subjects.len();
-                let mut bar = Bar::new((per * counts.len()) as u64);
+                let mut bar = super::progress::Progress::counted(
+                    (per * counts.len()) as u64,
+                    "runs",
+                    args.json,
+                );
                 let rows = sweep_flows(
                     &subjects,
                     pattern,
@@ -293,7 +255,11 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
                 let ms = m_values();
                 let per = opts.repeat * (ms.len() + 3);
-                let mut bar = Bar::new((per * sets.len()) as u64);
+                let mut bar = super::progress::Progress::counted(
+                    (per * sets.len()) as u64,
+                    "runs",
+                    args.json,
+                );
                 let rows = sweep_m(&sets, pattern, &ms, &opts, &mut counters, &mut |p| {
                     bar.set(p.done as u64, "M sweep")
                 })?;

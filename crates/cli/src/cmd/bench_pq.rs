@@ -152,8 +152,20 @@ pub fn run(args: BenchPqArgs) -> Result<(), String> {
     }
     let rounds = args.rounds;
     let mut results: Vec<FillDrainResult> = Vec::with_capacity(configs.len());
+    let total = configs.len() as u64 * u64::from(rounds);
+    let mut bar = super::progress::Progress::counted(total, "runs", args.json);
     for round in 0..rounds {
         for (i, cfg) in configs.iter().enumerate() {
+            bar.set(
+                u64::from(round) * configs.len() as u64 + i as u64,
+                &format!(
+                    "round {}/{rounds}: {} {} buckets x{}",
+                    round + 1,
+                    cfg.queue.name(),
+                    cfg.buckets,
+                    cfg.per_bucket
+                ),
+            );
             let r = run_fill_drain(cfg)?;
             if round == 0 {
                 results.push(r);
@@ -162,10 +174,11 @@ pub fn run(args: BenchPqArgs) -> Result<(), String> {
             }
         }
     }
+    bar.finish();
     add_ideal_shares(&mut results);
     if args.json {
         for r in &results {
-            println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
+            super::json::print_line(r)?;
         }
     } else {
         print_table(&results, rounds > 1);

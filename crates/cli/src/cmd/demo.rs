@@ -157,7 +157,8 @@ pub fn run(args: DemoArgs) -> Result<(), String> {
         switch_prob: 0.5,
         rate: 10_000_000_000,
         seed: args.seed,
-        json: false,
+        // Only hides the progress display: the demo prints its own output.
+        json: args.json,
     };
     let reports = measure(&g)?;
     let v = verdicts(&reports);
@@ -169,8 +170,7 @@ pub fn run(args: DemoArgs) -> Result<(), String> {
             "verdict": v,
             "cost": costs,
         });
-        println!("{out}");
-        return Ok(());
+        return super::json::print_line(&out);
     }
     println!("fairway demo: one flow with 1/4 of a 10 Gb/s link among 1000 (flow set 1k-highw, QFQ+ paper §8.3).");
     println!("How late can its packets be compared with a perfectly fair link?\n");

@@ -11,7 +11,7 @@ use fairway_disk::experiment::{
 use fairway_disk::model::{DiskModel, DiskParams};
 use fairway_disk::{cost, thesis};
 use fairway_eval::cost::chart::{write_svg, ChartSpec, Series};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use std::path::Path;
 
 /// Arguments of `fairway disk`.
@@ -198,17 +198,7 @@ fn load_disk(c: &Common) -> Result<DiskModel, String> {
 }
 
 fn bar(total: u64, json: bool) -> ProgressBar {
-    let target = if json {
-        ProgressDrawTarget::hidden()
-    } else {
-        ProgressDrawTarget::stderr()
-    };
-    let b = ProgressBar::with_draw_target(Some(total), target);
-    b.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    b
+    super::progress::bar(Some(total), super::progress::COUNTED, json)
 }
 
 fn parse_list<T: std::str::FromStr>(flag: &str, text: &str) -> Result<Vec<T>, String> {
@@ -222,8 +212,7 @@ fn parse_list<T: std::str::FromStr>(flag: &str, text: &str) -> Result<Vec<T>, St
 }
 
 fn json_line(v: &impl serde::Serialize) -> Result<(), String> {
-    println!("{}", serde_json::to_string(v).map_err(|e| e.to_string())?);
-    Ok(())
+    super::json::print_line(v)
 }
 
 fn fmt2(x: f64) -> String {

@@ -2,6 +2,7 @@
 //! reference and the analytical bounds (seed 000 §8.3).
 
 use super::common::{parse_flows, parse_scheds, Table};
+use super::progress::Progress;
 use clap::Args;
 use fairway_eval::guarantees::{run_guarantees, GuaranteeOptions, GuaranteeReport};
 use fairway_eval::traffic::Pattern;
@@ -89,10 +90,19 @@ pub fn options(args: &GuaranteesArgs) -> Result<GuaranteeOptions, String> {
 pub fn measure(args: &GuaranteesArgs) -> Result<Vec<GuaranteeReport>, String> {
     let specs = parse_scheds(&args.sched)?;
     let o = options(args)?;
-    specs
-        .iter()
-        .map(|s| run_guarantees(s, &o).map(|r| r.0))
-        .collect()
+    // One step per scheduler; with 32k flows or millions of packets a step
+    // takes minutes, so the display ticks between steps.
+    let mut bar = Progress::counted(specs.len() as u64, "schedulers", args.json).ticking();
+    let mut reports = Vec::with_capacity(specs.len());
+    for (i, s) in specs.iter().enumerate() {
+        bar.set(
+            i as u64,
+            &format!("{s}: {} flows, {} packets", o.flows.len(), o.packets),
+        );
+        reports.push(run_guarantees(s, &o)?.0);
+    }
+    bar.finish();
+    Ok(reports)
 }
 
 /// Prints the reports as a table.
@@ -135,7 +145,7 @@ pub fn run(args: GuaranteesArgs) -> Result<(), String> {
     let reports = measure(&args)?;
     if args.json {
         for r in &reports {
-            println!("{}", serde_json::to_string(r).map_err(|e| e.to_string())?);
+            super::json::print_line(r)?;
         }
     } else {
         print_table(&reports);

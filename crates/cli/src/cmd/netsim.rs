@@ -7,7 +7,6 @@ use super::common::Table;
 use clap::Args;
 use fairway_eval::netsim::fig8::{claims, run_fig8, Claim, Fig8Params, Fig8Row};
 use fairway_eval::netsim::SchedChoice;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::time::Instant;
 
 /// Arguments of `fairway netsim`.
@@ -107,24 +106,13 @@ fn params(args: &NetsimArgs) -> Result<Fig8Params, String> {
 pub fn run(args: NetsimArgs) -> Result<(), String> {
     let choices = parse_choices(&args.sched)?;
     let p = params(&args)?;
-    let bar = ProgressBar::with_draw_target(
-        Some(1000),
-        if args.json {
-            ProgressDrawTarget::hidden()
-        } else {
-            ProgressDrawTarget::stderr()
-        },
-    );
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {percent}% {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar.set_message(format!("{} runs", choices.len() as u64 * p.seeds));
+    let mut bar = super::progress::Progress::percent(args.json);
+    let runs = format!("{} runs", choices.len() as u64 * p.seeds);
     let started = Instant::now();
     let rows = run_fig8(&choices, &p, &mut |done, total| {
-        bar.set_position((done / total * 1000.0) as u64);
+        bar.set_fraction(done / total, &runs);
     })?;
-    bar.finish_and_clear();
+    bar.finish();
     let elapsed = started.elapsed().as_secs_f64();
     let checked = claims(&rows);
     if args.json {
@@ -141,8 +129,7 @@ pub fn run(args: NetsimArgs) -> Result<(), String> {
             "rows": rows,
             "claims": checked,
         });
-        println!("{v}");
-        return Ok(());
+        return super::json::print_line(&v);
     }
     print_tables(&rows, &checked, &p, elapsed);
     Ok(())

@@ -115,12 +115,15 @@ fn run_cmd(a: RunArgs) -> Result<(), String> {
         backlog: a.backlog,
         seed: a.seed,
     };
-    let r = run_policy(&policy, &cfg)?;
+    let bar = super::progress::Progress::spinner(
+        &format!("simulating {} ms of the link", a.duration_ms),
+        a.json,
+    );
+    let r = run_policy(&policy, &cfg);
+    bar.finish();
+    let r = r?;
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?
-        );
+        super::json::print_pretty(&r)?;
         return Ok(());
     }
     println!(

@@ -6,8 +6,6 @@
 use clap::Args;
 use fairway_eval::cost::chart::{write_svg, ChartSpec, Series};
 use fairway_eval::policy::bench::{run_all, BenchConfig, BenchReport};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
 use std::path::Path;
 
 /// Arguments of `fairway policy bench`.
@@ -95,19 +93,7 @@ pub fn run(a: BenchArgs) -> Result<(), String> {
             cfg.only.push(e.to_string());
         }
     }
-    let show = !a.json && std::io::stderr().is_terminal();
-    let bar = ProgressBar::with_draw_target(
-        None,
-        if show {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        },
-    );
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
+    let bar = super::progress::bar(None, "{spinner} [{elapsed_precise}] {msg}", a.json);
     super::outputs::check_out_dir("--out", Path::new(&a.out))?;
     let rep = run_all(&cfg, &mut |m| {
         bar.set_message(m.to_string());
@@ -120,10 +106,7 @@ pub fn run(a: BenchArgs) -> Result<(), String> {
         .map_err(|e| format!("--out {}: {e}", a.out))?;
     charts(&rep, out)?;
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rep).map_err(|e| e.to_string())?
-        );
+        super::json::print_pretty(&rep)?;
         return Ok(());
     }
     print(&rep);

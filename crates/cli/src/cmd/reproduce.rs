@@ -5,8 +5,6 @@
 
 use clap::Args;
 use fairway_eval::reproduce::{run as run_all, to_markdown, Paper, Report};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Arguments of `fairway reproduce`.
@@ -37,16 +35,7 @@ pub struct ReproduceArgs {
 pub fn run(args: ReproduceArgs) -> Result<(), String> {
     let papers = Paper::parse_list(&args.paper)?;
     std::fs::create_dir_all(&args.out).map_err(|e| format!("--out {}: {e}", args.out.display()))?;
-    let target = if args.json || !std::io::stderr().is_terminal() {
-        ProgressDrawTarget::hidden()
-    } else {
-        ProgressDrawTarget::stderr()
-    };
-    let bar = ProgressBar::with_draw_target(Some(1), target);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let bar = super::progress::bar(Some(1), super::progress::COUNTED, args.json);
     let report = run_all(&papers, args.quick, &mut |p| {
         bar.set_length(p.total);
         bar.set_position(p.done);
@@ -56,10 +45,7 @@ pub fn run(args: ReproduceArgs) -> Result<(), String> {
     let report = report?;
     write(&args.out, &report)?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
-        );
+        super::json::print_pretty(&report)?;
     } else {
         for c in report.claims() {
             println!(
@@ -100,10 +86,7 @@ fn write(dir: &std::path::Path, report: &Report) -> Result<(), String> {
         std::fs::write(&p, text).map_err(|e| format!("writing {}: {e}", p.display()))
     };
     put("report.md", to_markdown(report))?;
-    put(
-        "report.json",
-        serde_json::to_string_pretty(report).map_err(|e| e.to_string())?,
-    )
+    put("report.json", super::json::pretty(report)?)
 }
 
 #[cfg(test)]

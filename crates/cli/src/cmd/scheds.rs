@@ -54,17 +54,14 @@ pub fn run(args: SchedsArgs) -> Result<(), String> {
                 Guarantee::Flow(e) => ("flow", Some(e)),
                 Guarantee::Aggregate(e) => ("aggregate", Some(e)),
             };
-            println!(
-                "{}",
-                serde_json::json!({
-                    "name": info.name,
-                    "summary": info.summary,
-                    "params": params,
-                    "guarantee": kind_name,
-                    "delta_s_minus": errors.map(|e| e.minus),
-                    "delta_s_plus": errors.map(|e| e.plus),
-                })
-            );
+            super::json::print_line(&serde_json::json!({
+                "name": info.name,
+                "summary": info.summary,
+                "params": params,
+                "guarantee": kind_name,
+                "delta_s_minus": errors.map(|e| e.minus),
+                "delta_s_plus": errors.map(|e| e.plus),
+            }))?;
         } else {
             table.row(vec![
                 info.name.to_string(),

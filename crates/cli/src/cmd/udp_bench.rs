@@ -201,26 +201,18 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
 #[cfg(target_os = "linux")]
 pub fn run(args: UdpBenchArgs) -> Result<(), String> {
     use fairway_eval::udp_bench::{report, run};
-    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     let cfg = config(&args)?;
     if !fairway_runtime::net::is_root() {
         return Err("udp-bench needs root (CAP_NET_ADMIN) to create its network namespaces".into());
     }
     fairway_runtime::net::install_interrupt_handler().map_err(|e| e.to_string())?;
     let total = cfg.trials() as u64;
-    let bar = if args.json {
-        ProgressBar::hidden()
-    } else {
-        let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        b.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        b.enable_steady_tick(Duration::from_millis(200));
-        b
-    };
+    let bar = super::progress::bar(
+        Some(total),
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials {msg}",
+        args.json,
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
     let result = run(&cfg, &mut |done, _, label| {
         bar.set_position(done as u64);
         bar.set_message(label.to_string());
@@ -235,10 +227,7 @@ pub fn run(args: UdpBenchArgs) -> Result<(), String> {
         None => Vec::new(),
     };
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rep).map_err(|e| e.to_string())?
-        );
+        super::json::print_pretty(&rep)?;
     } else {
         print!("{}", report::text(&rep));
         for c in charts {
