@@ -430,20 +430,14 @@ pub fn write_latency_chart(
     title: &str,
     runs: &[(String, BenchReport)],
 ) -> Result<(), String> {
-    let series: Vec<Series> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, (name, r))| Series {
-            name: format!("{name} (p50 {} ns)", r.latency.p50),
-            points: r
-                .cdf
-                .iter()
-                .map(|&(ns, q)| (ns.max(1) as f64, q * 100.0))
-                .collect(),
-            dashed: false,
-            color: i,
-        })
-        .collect();
+    let series = latency_series(runs.iter().map(|(name, r)| {
+        (
+            name.as_str(),
+            r.latency.p50,
+            r.latency.p99,
+            r.cdf.as_slice(),
+        )
+    }));
     let spec = ChartSpec {
         title: title.to_string(),
         x_label: "latency (ns, log scale)".into(),
@@ -452,6 +446,32 @@ pub fn write_latency_chart(
         log_y: false,
     };
     write_svg(path, &spec, &series)
+}
+
+/// The CDF lines of [`write_latency_chart`], in percent: one per run
+/// `(name, p50 ns, p99 ns, cdf)`. Each run has its own colour and marker;
+/// every sleeping-arbiter run after the first is dashed, so the sleeping
+/// variants, whose curves often lie on each other, stay apart in the plot
+/// and in the legend (also printed in grey).
+pub fn latency_series<'a>(
+    runs: impl Iterator<Item = (&'a str, u64, u64, &'a [(u64, f64)])>,
+) -> Vec<Series> {
+    let mut sleeping = 0;
+    runs.enumerate()
+        .map(|(i, (name, p50, p99, cdf))| {
+            let is_sleeping = name.contains("sleep");
+            sleeping += usize::from(is_sleeping);
+            Series {
+                name: format!("{name} (p50 {p50} ns, p99 {p99} ns)"),
+                points: cdf
+                    .iter()
+                    .map(|&(ns, q)| (ns.max(1) as f64, q * 100.0))
+                    .collect(),
+                dashed: is_sleeping && sleeping > 1,
+                color: i,
+            }
+        })
+        .collect()
 }
 
 fn spawn_arbiter(

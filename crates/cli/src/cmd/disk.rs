@@ -298,41 +298,52 @@ fn throughput(a: ThroughputArgs) -> Result<(), String> {
         println!("Aggregate throughput, {file_mb} MB files in slices at maximum distance (BFQ thesis §2.4, Fig. 5):");
         table.print();
     }
-    let n0 = files[0];
-    let bfq: Vec<(f64, f64)> = results
-        .iter()
-        .filter_map(|(s, n, v)| match s {
-            SchedSpec::Bfq { b_max } if *n == n0 => Some((f64::from(*b_max), *v)),
-            _ => None,
-        })
-        .collect();
+    // Every measured line: BFQ over B_max for each reader count (solid),
+    // each baseline as a flat dashed line per reader count.
+    let bfq_of = |n: usize| -> Vec<(f64, f64)> {
+        results
+            .iter()
+            .filter_map(|(s, m, v)| match s {
+                SchedSpec::Bfq { b_max } if *m == n => Some((f64::from(*b_max), *v)),
+                _ => None,
+            })
+            .collect()
+    };
+    let first = bfq_of(files[0]);
     let (x0, x1) = (
-        bfq.first().map_or(512.0, |p| p.0),
-        bfq.last().map_or(16384.0, |p| p.0),
+        first.first().map_or(512.0, |p| p.0),
+        first.last().map_or(16384.0, |p| p.0),
     );
-    let mut series = vec![Series {
-        name: format!("BFQ ({n0} files)"),
-        points: bfq,
-        dashed: false,
-        color: 0,
-    }];
-    for (k, want) in [
-        SchedSpec::Cfq { slice_ms: 100 },
-        SchedSpec::CLook,
-        SchedSpec::As,
-    ]
-    .iter()
-    .enumerate()
-    {
-        if let Some((_, _, v)) = results.iter().find(|(s, n, _)| s == want && *n == n0) {
-            series.push(Series {
-                name: want.label(),
-                points: vec![(x0, *v), (x1, *v)],
-                dashed: true,
-                color: k + 1,
-            });
+    let mut series = Vec::new();
+    for (fi, &n) in files.iter().enumerate() {
+        // Colours: BFQ of the i-th count in 0, 4, 8..; its baselines next.
+        let base = 4 * fi;
+        series.push(Series {
+            name: format!("BFQ ({n} files)"),
+            points: bfq_of(n),
+            dashed: false,
+            color: base,
+        });
+        for (k, want) in [
+            SchedSpec::Cfq { slice_ms: 100 },
+            SchedSpec::CLook,
+            SchedSpec::As,
+        ]
+        .iter()
+        .enumerate()
+        {
+            if let Some((_, _, v)) = results.iter().find(|(s, m, _)| s == want && *m == n) {
+                series.push(Series {
+                    name: format!("{} ({n} files)", want.label()),
+                    points: vec![(x0, *v), (x1, *v)],
+                    dashed: true,
+                    color: base + k + 1,
+                });
+            }
         }
     }
+    let counts: Vec<String> = files.iter().map(|n| n.to_string()).collect();
+    let n0 = counts.join(", ");
     chart(
         &c.chart,
         ChartSpec {

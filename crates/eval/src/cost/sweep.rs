@@ -132,9 +132,26 @@ fn opt(v: Option<f64>) -> String {
 
 /// The rows as CSV text (one header line).
 pub fn to_csv(x_name: &str, rows: &[SweepRow]) -> String {
-    let mut s = format!(
-        "series,{x_name},sched,flows,n_flows,pattern,pairs,repeat,ns_per_pair,ns_per_pair_min,ns_per_pair_max,ns_per_pair_net,none_ns_per_pair,instructions_per_pair,cache_misses_per_pair\n"
-    );
+    // The flow set's name is `flow_set`: the swept x may be `flows`.
+    let names = [
+        "series",
+        x_name,
+        "sched",
+        "flow_set",
+        "n_flows",
+        "pattern",
+        "pairs",
+        "repeat",
+        "ns_per_pair",
+        "ns_per_pair_min",
+        "ns_per_pair_max",
+        "ns_per_pair_net",
+        "none_ns_per_pair",
+        "instructions_per_pair",
+        "cache_misses_per_pair",
+    ];
+    let mut s = crate::chart::csv_header(&names).unwrap_or_else(|_| names.join(","));
+    s.push('\n');
     for r in rows {
         let p = &r.report;
         let _ = writeln!(
@@ -236,17 +253,21 @@ pub fn write_m_outputs(
             dashed: false,
             color: i,
         });
-        if let Some(q) = rows
-            .iter()
-            .find(|r| r.report.flows == *set && r.report.sched == "qfq")
-        {
-            let y = q.report.ns_per_pair_min;
-            series.push(Series {
-                name: format!("qfq {set} (dashed)"),
-                points: vec![(f64::from(x_lo), y), (f64::from(x_hi), y)],
-                dashed: true,
-                color: i,
-            });
+        // Every measured baseline as a flat dashed line: qfq in the set's
+        // colour, drr in a second colour of its own.
+        for (sched, color) in [("qfq", i), ("drr", i + 4)] {
+            if let Some(q) = rows
+                .iter()
+                .find(|r| r.report.flows == *set && r.report.sched == sched)
+            {
+                let y = q.report.ns_per_pair_min;
+                series.push(Series {
+                    name: format!("{sched} {set}"),
+                    points: vec![(f64::from(x_lo), y), (f64::from(x_hi), y)],
+                    dashed: true,
+                    color,
+                });
+            }
         }
     }
     let svg = dir.join(format!("sweep-m-{pattern}.svg"));
