@@ -3,8 +3,9 @@
 //! `fairway_eval::pq_bench`.
 
 use clap::Args;
+use fairway_eval::chart::{write_svg, ChartSpec, Series};
 use fairway_eval::pq_bench::{
-    add_ideal_shares, chart_svg, run_fill_drain, FillDrainConfig, FillDrainResult, QueueKind,
+    add_ideal_shares, run_fill_drain, FillDrainConfig, FillDrainResult, QueueKind,
 };
 
 /// Arguments of `fairway bench-pq`.
@@ -118,6 +119,51 @@ fn print_table(results: &[FillDrainResult], rounds: bool) {
     }
 }
 
+/// One line per measured (queue, buckets, occupancy), `ideal` included
+/// as a dashed reference: Mpps against elements per bucket. Each line its
+/// own colour and marker index, so equal queues at other bucket counts
+/// stay apart.
+fn chart_series(results: &[FillDrainResult]) -> Vec<Series> {
+    let mut series: Vec<((&str, u32, u32), Series)> = Vec::new();
+    for r in results {
+        let key = (r.queue, r.buckets, r.occupancy);
+        let point = (f64::from(r.per_bucket), r.mpps);
+        if let Some((_, s)) = series.iter_mut().find(|(k, _)| *k == key) {
+            s.points.push(point);
+            continue;
+        }
+        let n = series.len();
+        series.push((
+            key,
+            Series {
+                name: format!(
+                    "{} {} buckets, {}% occupied",
+                    r.queue, r.buckets, r.occupancy
+                ),
+                points: vec![point],
+                dashed: r.queue == QueueKind::Ideal.name(),
+                color: n,
+            },
+        ));
+    }
+    let mut out: Vec<Series> = series.into_iter().map(|(_, s)| s).collect();
+    for s in &mut out {
+        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    out
+}
+
+fn write_chart(path: &std::path::Path, results: &[FillDrainResult]) -> Result<(), String> {
+    let spec = ChartSpec {
+        title: "fill-drain throughput of the priority queues (Eiffel paper Fig. 12)".into(),
+        x_label: "elements per occupied bucket (log scale)".into(),
+        y_label: "million elements/s (insert + extract)".into(),
+        log_x: true,
+        log_y: false,
+    };
+    write_svg(path, &spec, &chart_series(results))
+}
+
 /// Runs every combination of the listed parameters.
 pub fn run(args: BenchPqArgs) -> Result<(), String> {
     let queues = args
@@ -184,10 +230,59 @@ pub fn run(args: BenchPqArgs) -> Result<(), String> {
         print_table(&results, rounds > 1);
     }
     if let Some(path) = args.chart {
-        std::fs::write(&path, chart_svg(&results)).map_err(|e| format!("writing {path}: {e}"))?;
+        write_chart(std::path::Path::new(&path), &results)?;
         if !args.json {
             println!("chart written to {path}");
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(queue: &'static str, buckets: u32, per_bucket: u32, mpps: f64) -> FillDrainResult {
+        FillDrainResult {
+            queue,
+            buckets,
+            per_bucket,
+            occupancy: 100,
+            mpps,
+            ..run_fill_drain(&FillDrainConfig {
+                queue: QueueKind::parse("cffs").unwrap(),
+                buckets: 16,
+                per_bucket: 1,
+                occupancy: 100,
+                alpha: 16,
+                seed: 1,
+                min_ops: 16,
+                batches: 1,
+            })
+            .unwrap()
+        }
+    }
+
+    #[test]
+    fn every_measured_line_is_plotted_ideal_dashed() {
+        let results = vec![
+            result("cffs", 5000, 1, 50.0),
+            result("cffs", 5000, 4, 60.0),
+            result("cffs", 10000, 1, 45.0),
+            result("ideal", 5000, 1, 90.0),
+            result("ideal", 5000, 4, 95.0),
+        ];
+        let s = chart_series(&results);
+        assert_eq!(s.len(), 3, "{s:?}");
+        assert_eq!(s[0].points, vec![(1.0, 50.0), (4.0, 60.0)]);
+        assert!(s[2].dashed && s[2].name.starts_with("ideal"));
+        assert!(!s[0].dashed && s[0].color != s[1].color);
+        let dir = std::env::temp_dir().join(format!("fairway-pq-chart-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("pq.svg");
+        write_chart(&path, &results).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.contains("ideal 5000 buckets"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
