@@ -20,6 +20,12 @@ fn policy_file() -> String {
     )
 }
 
+/// A fresh output directory under the system's temporary directory.
+fn scratch(name: &str) -> String {
+    let d = std::env::temp_dir().join(format!("fairway-quiet-{}-{name}", std::process::id()));
+    d.display().to_string()
+}
+
 /// What a progress display leaves in a captured stream: carriage returns,
 /// terminal escape codes, braille spinner frames, indicatif's clock.
 fn progress_artefacts(text: &[u8]) -> Vec<String> {
@@ -73,6 +79,26 @@ fn quick_runs() -> Vec<Vec<String>> {
             "5",
         ]),
         v(&["disk", "web", "--quick"]),
+        v(&[
+            "policy",
+            "bench",
+            "--quick",
+            "--out",
+            &scratch("policy-bench"),
+        ]),
+        v(&[
+            "bench",
+            "--sweep",
+            "m",
+            "--pairs",
+            "1000",
+            "--repeat",
+            "1",
+            "--flows",
+            "1x4",
+            "--out",
+            &scratch("sweep"),
+        ]),
         v(&["demo"]),
     ]
 }
@@ -104,6 +130,9 @@ fn piped_and_json_runs_print_no_progress_artefacts() {
                 }
             }
         }
+    }
+    for d in ["policy-bench", "sweep"] {
+        std::fs::remove_dir_all(scratch(d)).ok();
     }
 }
 
