@@ -41,6 +41,14 @@ fn an_over_large_flow_count_says_too_large_and_names_the_range() {
     assert!(err.contains("too large"), "{err}");
     let err = one_line_error(&["policy", "run", &policy_file(), "--flows", "1x99999999999"]);
     assert!(err.contains("too large"), "{err}");
+    // The other number lists of the same kind.
+    let err = one_line_error(&["guarantees", "--sizes", "uniform:99999999999"]);
+    assert!(err.contains("too large") && err.contains("1..="), "{err}");
+    let err = one_line_error(&["bench-pq", "--buckets", "99999999999"]);
+    assert!(
+        err.contains("--buckets") && err.contains("too large"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -214,16 +214,9 @@ impl PacketSizes {
     pub fn parse(text: &str) -> Result<Self, FlowSetError> {
         match text.split_once(':') {
             None if text == "fixed" => Ok(PacketSizes::Fixed),
-            Some(("uniform", m)) => m
-                .parse::<u32>()
-                .ok()
-                .filter(|&m| m > 0)
+            Some(("uniform", m)) => field(m, "MIN", u32::MAX)
                 .map(|min| PacketSizes::Uniform { min })
-                .ok_or_else(|| {
-                    FlowSetError(format!(
-                        "bad size distribution '{text}': MIN must be a positive integer"
-                    ))
-                }),
+                .map_err(|why| FlowSetError(format!("bad size distribution '{text}': {why}"))),
             _ => Err(FlowSetError(format!(
                 "bad size distribution '{text}' (expected fixed or uniform:MIN)"
             ))),
@@ -312,5 +305,10 @@ mod tests {
         let e = FlowSet::parse_list("1x1,1x99999999999").unwrap_err().0;
         assert!(e.contains("too large"), "{e}");
         assert_eq!(FlowSet::parse_list("1k-w1,32k-w1").unwrap().len(), 2);
+        let e = PacketSizes::parse("uniform:99999999999").unwrap_err().0;
+        assert!(
+            e.contains("MIN 99999999999 is too large (MIN must be in 1..=4294967295)"),
+            "{e}"
+        );
     }
 }

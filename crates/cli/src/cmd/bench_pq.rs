@@ -62,9 +62,9 @@ pub struct BenchPqArgs {
 fn parse_list(what: &str, s: &str) -> Result<Vec<u32>, String> {
     s.split(',')
         .map(|x| {
-            x.trim()
-                .parse::<u32>()
-                .map_err(|e| format!("--{what}: `{x}`: {e}"))
+            // The shared count grammar: "too large (at most …)", not a
+            // parser's own wording.
+            super::units::count_u32(x).map_err(|e| format!("--{what}: {e}"))
         })
         .collect()
 }
