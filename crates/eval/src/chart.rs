@@ -92,9 +92,14 @@ pub enum Marker {
     Ring,
 }
 
-/// The marker of series number `index` (by colour index, so a chart's
-/// lines of one colour share it). Dashed series have none.
+/// The marker of a series (by colour index, so a chart's lines of one
+/// colour share it). Dashed series have none, unless they have a single
+/// point, which no dash could show: then a filled marker.
 pub fn marker_of(s: &Series) -> Option<Marker> {
+    const FILLED: [Marker; 3] = [Marker::Circle, Marker::Triangle, Marker::Square];
+    if s.dashed && s.points.len() < 2 {
+        return Some(FILLED[s.color % FILLED.len()]);
+    }
     const ALL: [Marker; 5] = [
         Marker::Circle,
         Marker::Triangle,
@@ -214,12 +219,15 @@ pub fn csv_header(names: &[&str]) -> Result<String, String> {
 /// Writes `series` as an 900×560 SVG chart to `path`.
 pub fn write_svg(path: &Path, spec: &ChartSpec, series: &[Series]) -> Result<(), String> {
     let xs = series.iter().flat_map(|s| finite(s).map(|p| p.0));
-    let (x0, mut x1) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let (mut x0, mut x1) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
     let Some((log_y, y_lo, y_hi)) = y_axis(spec, series) else {
         return Err("nothing to plot".into());
     };
     if x1 <= x0 {
-        x1 = x0 + 1.0;
+        // One x value: centre it in a range wide enough that the axis
+        // labels differ (2000 gives 1000..3000, not 2000..2001).
+        let half = x0.abs().max(1.0) / 2.0;
+        (x0, x1) = (x0 - half, x0 + half);
     }
     let mut spec = spec.clone();
     if log_y && !spec.log_y {
@@ -267,14 +275,18 @@ fn octagon(r: f64) -> Vec<(i32, i32)> {
 type Shapes = (Vec<(i32, i32)>, Vec<(i32, i32)>, Vec<(i32, i32)>);
 
 fn legend_shapes(dashed: bool, marker: Option<Marker>) -> Shapes {
-    if dashed {
-        return (
-            vec![(0, 0), (6, 0)],
-            vec![(10, -1), (16, -1), (16, 1), (10, 1)],
-            vec![(20, 0), (24, 0)],
-        );
-    }
     let mid = |v: Vec<(i32, i32)>| v.into_iter().map(|(a, b)| (a + 12, b)).collect();
+    if dashed {
+        // A dashed line with a marker (a single point) shows it between
+        // its outer dashes; only filled markers occur there.
+        let middle = match marker {
+            None => vec![(10, -1), (16, -1), (16, 1), (10, 1)],
+            Some(Marker::Triangle) => mid(vec![(0, -5), (5, 4), (-5, 4)]),
+            Some(Marker::Square) => mid(vec![(-4, -4), (4, -4), (4, 4), (-4, 4)]),
+            Some(_) => mid(octagon(4.0)),
+        };
+        return (vec![(0, 0), (6, 0)], middle, vec![(20, 0), (24, 0)]);
+    }
     let line = vec![(0, 0), (24, 0)];
     match marker.unwrap_or(Marker::Circle) {
         Marker::Circle => (line, mid(octagon(4.0)), vec![]),
@@ -482,6 +494,11 @@ mod tests {
         let d = line("d", &pts, true, 2);
         assert_ne!(marker_of(&a), marker_of(&b));
         assert_eq!(marker_of(&d), None, "dashed lines carry no marker");
+        let one = line("one", &[(2000.0, 5.0)], true, 1);
+        assert!(
+            marker_of(&one).is_some(),
+            "a single dashed point is still drawn"
+        );
     }
 
     #[test]

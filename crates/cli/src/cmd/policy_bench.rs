@@ -142,26 +142,24 @@ fn print(rep: &BenchReport) {
 }
 
 fn charts(rep: &BenchReport, out: &Path) -> Result<(), String> {
-    let draw = |file: &str,
-                title: &str,
-                x: &str,
-                y: &str,
-                log_x: bool,
-                experiment: &str,
-                metrics: &[&str]| {
-        let mut series = Vec::new();
-        for (mi, m) in metrics.iter().enumerate() {
-            for (i, (name, points)) in rep.series(experiment, m).into_iter().enumerate() {
-                let name = if metrics.len() > 1 {
-                    format!("{name} {m}")
-                } else {
-                    name
+    // Every (experiment, metric) given is plotted; with more than one, the
+    // legend names it. Each line its own colour and marker; lines after
+    // the first pair dashed.
+    let draw = |file: &str, title: &str, x: &str, y: &str, log_x: bool, lines: &[(&str, &str)]| {
+        let mut series: Vec<Series> = Vec::new();
+        for (mi, (experiment, m)) in lines.iter().enumerate() {
+            for (name, points) in rep.series(experiment, m) {
+                let name = match lines.len() {
+                    1 => name,
+                    _ if lines.iter().all(|l| l.0 == *experiment) => format!("{name} {m}"),
+                    _ => format!("{name} ({experiment})"),
                 };
+                let color = series.len();
                 series.push(Series {
                     name,
                     points,
                     dashed: mi > 0,
-                    color: i,
+                    color,
                 });
             }
         }
@@ -186,8 +184,7 @@ fn charts(rep: &BenchReport, out: &Path) -> Result<(), String> {
         "flows",
         "Mpps",
         true,
-        "pfabric",
-        &["mpps"],
+        &[("pfabric", "mpps")],
     )?;
     draw(
         "policy-hclock.svg",
@@ -195,17 +192,18 @@ fn charts(rep: &BenchReport, out: &Path) -> Result<(), String> {
         "children",
         "Mpps",
         true,
-        "hclock",
-        &["mpps"],
+        &[("hclock", "mpps")],
     )?;
     draw(
         "policy-pacing.svg",
-        "Pacing: shaper cost",
+        "Pacing: shaper alone, and the whole pacing tree (dashed)",
         "flows",
         "ns per packet",
         false,
-        "pacing",
-        &["ns_per_packet"],
+        &[
+            ("pacing", "ns_per_packet"),
+            ("pacing-tree", "ns_per_packet"),
+        ],
     )?;
     draw(
         "policy-fct.svg",
@@ -213,8 +211,11 @@ fn charts(rep: &BenchReport, out: &Path) -> Result<(), String> {
         "load %",
         "normalised FCT",
         false,
-        "fct",
-        &["small_avg_norm", "small_p99_norm", "large_avg_norm"],
+        &[
+            ("fct", "small_avg_norm"),
+            ("fct", "small_p99_norm"),
+            ("fct", "large_avg_norm"),
+        ],
     )?;
     Ok(())
 }
