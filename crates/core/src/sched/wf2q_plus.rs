@@ -15,7 +15,9 @@
 //! configured flows (Σφ = 1). Virtual times are fixed point
 //! ([`crate::sched::vtime`], 24 fractional bits); `l/φ_i` is `l·2^24/w_i` and the V
 //! increment `l·2^24/W`, each truncated by less than one unit (2^-24 byte).
-//! Exact within the default [`Limits`]. A flow going idle records the era of
+//! Exact within the default [`Limits`]. Both divisions are done as
+//! multiplies by precomputed reciprocals ([`VtDivisor`]: the same quotients,
+//! bit for bit), refreshed whenever a weight or the weight sum changes. A flow going idle records the era of
 //! its finish time on the wrap-counting [`VirtualClock`], so its start
 //! `max(V, F)` is exact however long it stayed idle (see [`crate::sched::vtime`]).
 
@@ -25,7 +27,8 @@ use crate::sched::capacity::{Backlog, Capacity};
 use crate::sched::flow_queues::FlowQueues;
 use crate::sched::indexed_heap::IndexedHeap;
 use crate::sched::scheduler::{Dequeued, Scheduler};
-use crate::sched::vtime::{vt_ge, vt_len, Era, VirtualClock, VirtualTime};
+use crate::sched::vt_divisor::VtDivisor;
+use crate::sched::vtime::{vt_ge, Era, VirtualClock, VirtualTime};
 use crate::Packet;
 use alloc::vec::Vec;
 
@@ -42,6 +45,8 @@ struct FlowTimes {
     finish: VirtualTime,
     /// The era of `finish` on the virtual clock when the flow last went idle.
     idle_era: Era,
+    /// `1/w_i`, for `l/φ_i` (the flow's configured weight).
+    inv_weight: VtDivisor,
 }
 
 /// Exact WF2Q+.
@@ -70,6 +75,8 @@ pub struct Wf2qPlus<P> {
     eligible: IndexedHeap,
     pending: IndexedHeap,
     clock: VirtualClock,
+    /// `1/W`, for the advance of `V` (W: the sum of the configured weights).
+    inv_weight_sum: VtDivisor,
 }
 
 impl<P: Packet> Wf2qPlus<P> {
@@ -87,7 +94,13 @@ impl<P: Packet> Wf2qPlus<P> {
             eligible: IndexedHeap::new(cap.max_flows),
             pending: IndexedHeap::new(cap.max_flows),
             clock: VirtualClock::default(),
+            inv_weight_sum: VtDivisor::default(),
         }
+    }
+
+    /// Refreshes `1/W` after the weight sum changed.
+    fn weights_changed(&mut self) {
+        self.inv_weight_sum = VtDivisor::new(self.queues.weight_sum());
     }
 
     /// The system virtual time.
@@ -103,10 +116,10 @@ impl<P: Packet> Wf2qPlus<P> {
     }
 
     /// Stamps the flow's head packet starting at `start` and files the flow.
-    fn schedule(&mut self, i: usize, start: VirtualTime, head_len: u32, weight: u32) {
+    fn schedule(&mut self, i: usize, start: VirtualTime, head_len: u32) {
         let t = &mut self.times[i];
         t.start = start;
-        t.finish = start.wrapping_add(vt_len(head_len, weight as u64));
+        t.finish = start.wrapping_add(t.inv_weight.vt_len(head_len));
         if vt_ge(self.clock.now(), start) {
             self.eligible.push(t.finish, i as u32);
         } else {
@@ -145,7 +158,9 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
             start: now,
             finish: now,
             idle_era: self.clock.era(now),
+            inv_weight: VtDivisor::new(u64::from(cfg.weight)),
         };
+        self.weights_changed();
         Ok(())
     }
 
@@ -153,12 +168,16 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
         let pkts = self.queues.remove_flow(id)?;
         self.eligible.remove(id.0);
         self.pending.remove(id.0);
+        self.weights_changed();
         Ok(pkts)
     }
 
     fn reconfigure_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
         // The head packet keeps its timestamps; later packets use the new weight.
-        self.queues.reconfigure(id, cfg).map(|_| ())
+        self.queues.reconfigure(id, cfg)?;
+        self.times[id.index()].inv_weight = VtDivisor::new(u64::from(cfg.weight));
+        self.weights_changed();
+        Ok(())
     }
 
     fn enqueue(&mut self, id: FlowId, packet: P) -> Result<(), EnqueueError<P>> {
@@ -167,8 +186,7 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
             let i = id.index();
             let t = self.times[i];
             let start = self.clock.restart(t.finish, t.idle_era);
-            let weight = self.queues.config(id).map_or(1, |c| c.weight);
-            self.schedule(i, start, len, weight);
+            self.schedule(i, start, len);
         }
         Ok(())
     }
@@ -178,19 +196,22 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
         // unless it stays eligible with its next packet (then its key is
         // replaced in place: one sift instead of a pop and a push).
         let flow = self.select()?;
-        let Some(packet) = self.queues.pop(flow) else {
+        let Some((packet, next_len)) = self.queues.pop_with_next_len(flow) else {
             self.eligible.pop();
             return None;
         };
         let len = packet.len();
-        self.clock.advance(vt_len(len, self.queues.weight_sum()));
+        self.clock.advance(self.inv_weight_sum.vt_len(len));
         let i = flow.index();
-        match (self.queues.head_len(flow), self.queues.config(flow)) {
-            (Some(next_len), Some(cfg)) => {
-                let t = &mut self.times[i];
+        let Some(t) = self.times.get_mut(i) else {
+            self.eligible.pop();
+            return Some(Dequeued { flow, packet });
+        };
+        match next_len {
+            Some(next_len) => {
                 let start = t.finish;
                 t.start = start;
-                t.finish = start.wrapping_add(vt_len(next_len, cfg.weight as u64));
+                t.finish = start.wrapping_add(t.inv_weight.vt_len(next_len));
                 if vt_ge(self.clock.now(), start) {
                     self.eligible.replace_top(t.finish);
                 } else {
@@ -198,9 +219,8 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
                     self.pending.push(start, i as u32);
                 }
             }
-            _ => {
+            None => {
                 self.eligible.pop();
-                let t = &mut self.times[i];
                 t.idle_era = self.clock.era(t.finish);
             }
         }
