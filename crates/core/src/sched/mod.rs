@@ -11,8 +11,7 @@
 //! * [`flow_queues`] holds the packets of every scheduler: a pre-sized slab
 //!   with one intrusive FIFO list per flow, so the fast path never allocates.
 //! * [`vtime`] is the fixed-point virtual time with wrap-safe comparisons and
-//!   the wrap-counting clock, [`vt_divisor`] its exact division by a weight
-//!   as a multiply; [`indexed_heap`] the 4-ary heap of flows keyed
+//!   the wrap-counting clock; [`indexed_heap`] the 4-ary heap of flows keyed
 //!   by virtual time that WF2Q+ and WF2Q++ sort with.
 //!
 //! Dependencies point one way: `capacity` ← `flow_queues` ← the algorithms →
@@ -28,7 +27,6 @@ pub mod qfq;
 pub mod s_kps;
 pub mod sched_plus;
 pub mod scheduler;
-pub mod vt_divisor;
 pub mod vtime;
 pub mod wf2q_plus;
 
