@@ -12,6 +12,12 @@ programs ran back to back), so a slow minute of the machine moves both sides.
     scripts/vs-dummynet.py ~/src/dummynet                    # every N, alternate
     scripts/vs-dummynet.py ~/src/dummynet --flows 1,64 --patterns alternate,full --rounds 5
     scripts/vs-dummynet.py ~/src/dummynet --json > vs-dummynet.json
+    scripts/vs-dummynet.py ~/src/dummynet --instructions --flows 1,1024 --breakdown
+
+`--instructions` counts instructions instead of timing (valgrind's callgrind,
+exact on a noisy machine): per enqueue/dequeue pair, both harnesses, net of
+each one's empty run, and with `--breakdown` per source function (inlined
+code included), so one sees where either side spends them.
 
 How the workloads map between the harnesses is in docs/vs-dummynet.md.
 """
@@ -25,9 +31,17 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import callgrind_lines  # noqa: E402  (next to this script)
+
 # fairway scheduler name -> dummynet's -alg name. `none` / `null` are each
 # harness's empty run (a scheduler that does nothing).
 SCHEDULERS = [("none", "null"), ("drr", "rr"), ("qfq", "qfq"), ("wf2q+", "wf2qp")]
+# Run by fairway only, in the same `fairway bench` as the others: dummynet
+# has no QFQ+, so QFQ+ is compared with fairway's DRR of the same run (the
+# QFQ+ paper's claim: at or below DRR from 64 flows up).
+FAIRWAY_ONLY = ["qfq+"]
+QFQ_PLUS_FROM = 64
 
 # Thresholds of each fairway cost pattern in dummynet's terms (-qmin, -qmax),
 # for N flows: both controllers enqueue to the least backlogged flow until the
@@ -84,7 +98,7 @@ def run_c(binary, cpu, alg, n_flows, qmin, qmax, pairs):
 
 
 def run_fairway(fairway, cpu, n_flows, pattern, pairs):
-    names = ",".join(f for f, _ in SCHEDULERS)
+    names = ",".join([f for f, _ in SCHEDULERS] + FAIRWAY_ONLY)
     cmd = ["taskset", "-c", str(cpu), fairway, "bench", "--sched", names, "--pattern", pattern,
            "--flows", f"1x{n_flows}@{PACKET_LEN}", "--pairs", str(pairs), "--repeat", "1",
            "--json", "--no-counters"]
@@ -110,7 +124,15 @@ def main():
     ap.add_argument("--cpu", type=int, default=1, help="the one CPU both programs are pinned to")
     ap.add_argument("--fairway", default="target/release/fairway", help="the fairway binary")
     ap.add_argument("--json", action="store_true", help="one JSON object per configuration")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions per pair with callgrind instead of timing (e.g. --instructions --flows 1,1024)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="with --instructions: instructions per pair per source function, both sides")
+    ap.add_argument("--instructions-bin", default=None,
+                    help="fairway-eval's `instructions` bench binary (default: built with cargo bench --no-run)")
     args = ap.parse_args()
+    if args.instructions:
+        return instructions_main(args)
 
     for p in args.patterns.split(","):
         if p not in PATTERNS:
@@ -128,13 +150,14 @@ def main():
             for n in (int(x) for x in args.flows.split(",")):
                 qmin, qmax = PATTERNS[pattern](n)
                 rows = {f: {"fw": [], "c": []} for f, _ in SCHEDULERS}
+                rows.update({f: {"fw": []} for f in FAIRWAY_ONLY})
                 for r in range(args.rounds):
                     # ABBA: alternate which program runs first in a round.
                     order = ["c", "fw"] if r % 2 == 0 else ["fw", "c"]
                     for side in order:
                         if side == "fw":
                             got = run_fairway(args.fairway, args.cpu, n, pattern, args.pairs)
-                            for f, _ in SCHEDULERS:
+                            for f in rows:
                                 rows[f]["fw"].append(got[f])
                         else:
                             for f, alg in SCHEDULERS:
@@ -158,6 +181,15 @@ def report(args, pattern, n, qmin, qmax, rows):
             "fairway_net_ns": spread(fw_net), "c_net_ns": spread(c_net),
             "ratio_net": spread([a / b for a, b in zip(fw_net, c_net)]) if min(c_net) > 0 else None,
         }
+    for f in FAIRWAY_ONLY:
+        fw, drr = rows[f]["fw"], rows["drr"]["fw"]
+        ratio = spread([a / b for a, b in zip(fw, drr)])
+        out["fairway_only"] = out.get("fairway_only", {})
+        out["fairway_only"][f] = {
+            "fairway_ns": spread(fw), "ratio_to_drr": ratio,
+            # The claim is checked on the median of the per-round ratios.
+            "at_or_below_drr": ratio["median"] <= 1.0 if n >= QFQ_PLUS_FROM else None,
+        }
     if args.json:
         print(json.dumps(out))
         return
@@ -171,6 +203,132 @@ def report(args, pattern, n, qmin, qmax, rows):
         print(f"{f:8} {s['fairway_ns']['median']:9.1f} {s['c_ns']['median']:9.1f} "
               f"{rt['median']:6.2f} ({rt['min']:.2f}-{rt['max']:.2f}) "
               f"{s['fairway_net_ns']['median']:8.1f} {s['c_net_ns']['median']:8.1f} {net:>18}")
+    for f, s in out.get("fairway_only", {}).items():
+        r = s["ratio_to_drr"]
+        verdict = {True: "holds", False: "does NOT hold", None: f"not claimed below {QFQ_PLUS_FROM} flows"}
+        print(f"{f:8} {s['fairway_ns']['median']:9.1f} {'-':>9}   fairway {f} / fairway drr (same runs) "
+              f"{r['median']:.2f} ({r['min']:.2f}-{r['max']:.2f}): {f} <= drr "
+              f"{verdict[s['at_or_below_drr']]}")
+
+
+# ---- instruction counts ---------------------------------------------------
+
+def find_instructions_bin():
+    """Builds fairway-eval's `instructions` bench and returns its path."""
+    out = subprocess.run(["cargo", "bench", "-p", "fairway-eval", "--bench", "instructions", "--no-run"],
+                         capture_output=True, text=True)
+    for line in (out.stdout + out.stderr).splitlines():
+        if "Executable" in line and "(" in line:
+            path = line[line.rindex("(") + 1:line.rindex(")")]
+            if os.access(path, os.X_OK):
+                return path
+    sys.exit(f"vs-dummynet: could not build the instructions bench:\n{out.stderr}")
+
+
+def callgrind(cmd, out_file, toggle=None):
+    vg = ["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={out_file}"]
+    if toggle:
+        vg += ["--collect-atstart=no", f"--toggle-collect={toggle}"]
+    out = subprocess.run(vg + cmd, capture_output=True, text=True, check=True)
+    return out.stdout + out.stderr
+
+
+def c_counted(binary, alg, n, qmin, qmax, loops, out_file):
+    """Runs test_sched under callgrind; returns the enqueues it made."""
+    text = callgrind([binary, "-n", str(loops), "-alg", alg, "-qmin", str(qmin), "-qmax", str(qmax),
+                      "-flowsets", f"1:{PACKET_LEN}:{n}"], out_file)
+    for line in text.splitlines():
+        fields = line.split()
+        if "time" in fields and "n" in fields:
+            return int(fields[fields.index("n") + 1])
+    raise RuntimeError(f"no summary line in test_sched output: {text!r}")
+
+
+def fw_counted(binary, sched, n, pattern, pairs, out_file):
+    """Runs the instructions bench under callgrind (its measured region only)."""
+    text = callgrind([binary, sched, f"1x{n}@{PACKET_LEN}", pattern, str(pairs)], out_file, "*counted*")
+    for line in text.splitlines():
+        if line.startswith("pairs "):
+            return int(line.split()[1])
+    raise RuntimeError(f"no pairs line in the instructions bench output: {text!r}")
+
+
+def per_pair(run, tmp, tag, pairs, roots):
+    """Instructions per pair and per source function, from two runs of
+    `pairs` and `2 × pairs` pairs: their difference is the cost of `pairs`
+    pairs of the steady state, free of start-up and the last partial cycle.
+    `run(pairs, out_file)` returns the pairs the run made."""
+    runs = []
+    for k, p in enumerate((pairs, 2 * pairs)):
+        out_file = os.path.join(tmp, f"{tag}.{k}.cg")
+        done = run(p, out_file)
+        runs.append((done, callgrind_lines.function_costs(callgrind_lines.instr_costs(out_file), roots)))
+    (p1, f1), (p2, f2) = runs
+    delta = callgrind_lines.difference(f2, f1)
+    dp = p2 - p1
+    by_fn = {k: v / dp for k, v in delta.items() if abs(v) / dp >= 0.05}
+    return sum(delta.values()) / dp, by_fn
+
+
+def instructions_main(args):
+    if shutil.which("valgrind") is None:
+        sys.exit("vs-dummynet: --instructions needs valgrind (callgrind)")
+    fw_bin = args.instructions_bin or find_instructions_bin()
+    src = os.path.abspath(args.dummynet)
+    roots = [src + os.sep, os.getcwd() + os.sep]
+    pairs = min(args.pairs, 100_000)  # callgrind runs ~50x slower; counts are exact
+    with tempfile.TemporaryDirectory() as tmp:
+        binary = build_test_sched(src, tmp)
+        for pattern in args.patterns.split(","):
+            for n in (int(x) for x in args.flows.split(",")):
+                qmin, qmax = PATTERNS[pattern](n)
+                out = {"pattern": pattern, "flows": n, "qmin": qmin, "qmax": qmax, "pairs": pairs,
+                       "unit": "instructions per enqueue/dequeue pair", "schedulers": {}}
+                for f, alg in SCHEDULERS + [(f, None) for f in FAIRWAY_ONLY]:
+                    row = {}
+                    fw, fw_fn = per_pair(lambda p, o: fw_counted(fw_bin, f, n, pattern, p, o),
+                                         tmp, f"fw-{f}-{n}", pairs, roots)
+                    row["fairway"], row["fairway_by_function"] = fw, fw_fn
+                    if alg is not None:
+                        # test_sched runs one operation per loop: 2 loops per pair.
+                        c, c_fn = per_pair(lambda p, o: c_counted(binary, alg, n, qmin, qmax, 2 * p, o),
+                                           tmp, f"c-{alg}-{n}", pairs, roots)
+                        row["c"], row["c_by_function"], row["dummynet_alg"] = c, c_fn, alg
+                    out["schedulers"][f] = row
+                report_instructions(args, out)
+
+
+def report_instructions(args, out):
+    if args.json:
+        if not args.breakdown:
+            for row in out["schedulers"].values():
+                row.pop("fairway_by_function", None)
+                row.pop("c_by_function", None)
+        print(json.dumps(out))
+        return
+    rows = out["schedulers"]
+    fw0, c0 = rows["none"]["fairway"], rows["none"]["c"]
+    print(f"\n{out['pattern']}, N = {out['flows']} (dummynet -qmin {out['qmin']} -qmax {out['qmax']}), "
+          f"instructions per enqueue/dequeue pair (callgrind, exact); empty harness: fairway {fw0:.1f}, C {c0:.1f}")
+    print(f"{'sched':8} {'fairway':>9} {'C':>9} {'fw/C':>6} {'fw net':>8} {'C net':>8} {'fw/C net':>9}")
+    for f, r in rows.items():
+        if f == "none":
+            continue
+        if "c" in r:
+            fn, cn = r["fairway"] - fw0, r["c"] - c0
+            print(f"{f:8} {r['fairway']:9.1f} {r['c']:9.1f} {r['fairway'] / r['c']:6.2f} "
+                  f"{fn:8.1f} {cn:8.1f} {fn / cn:9.2f}")
+        else:
+            d = rows["drr"]["fairway"]
+            print(f"{f:8} {r['fairway']:9.1f} {'-':>9}   fairway {f} / fairway drr: {r['fairway'] / d:.2f}")
+    if args.breakdown:
+        for f, r in rows.items():
+            for side, key in (("fairway", "fairway_by_function"), ("C", "c_by_function")):
+                if key not in r:
+                    continue
+                print(f"  {f} / {side}: instructions per pair by source function (inlined code included)")
+                for name, v in sorted(r[key].items(), key=lambda kv: -kv[1]):
+                    print(f"    {v:8.1f}  {name}")
 
 
 if __name__ == "__main__":

@@ -50,18 +50,52 @@ const NIL: u32 = u32::MAX;
 /// ```
 pub struct Drr<P> {
     queues: FlowQueues<P>,
-    deficit: Vec<u64>,
-    next: Vec<u32>,
-    /// Active list: `head` is being served, `tail` was activated last.
+    /// DRR's own state per flow id, one record so that a turn touches one
+    /// cache line and passes one bounds check.
+    flows: Vec<DrrFlow>,
+    /// Active list, circular (`next` of the tail is the head, as in
+    /// dummynet's `dn_sched_rr.c`), so that moving the head to the tail is
+    /// two stores: `head` is being served, `tail` was activated last.
     head: u32,
     tail: u32,
     fixed_unit: Option<u32>,
     /// The largest `max_len` of the configured flows (0 if none).
     largest_max_len: u32,
+    /// The quantum unit in effect, bytes: `fixed_unit`, else
+    /// `largest_max_len` (kept current by `count_max_len`).
+    unit: u64,
     /// Number of configured flows per `max_len`, to keep `largest_max_len`
     /// current when flows leave or change.
     max_len_counts: BTreeMap<u32, u32>,
 }
+
+/// What one visit of the head flow did.
+enum Visit<P> {
+    /// Sent its head packet.
+    Sent(Dequeued<P>),
+    /// Granted it a quantum and moved it to the tail.
+    Rotated,
+    /// The active list is empty.
+    Idle,
+}
+
+/// DRR's per-flow state.
+#[derive(Clone, Copy)]
+struct DrrFlow {
+    /// Deficit counter, bytes.
+    deficit: u64,
+    /// Next flow in the active list (meaningless while the flow is idle).
+    next: u32,
+    /// The flow's weight, a copy of its configuration's, so that granting a
+    /// quantum (`weight × unit`) needs no lookup in the packet store.
+    weight: u32,
+}
+
+const IDLE_FLOW: DrrFlow = DrrFlow {
+    deficit: 0,
+    next: NIL,
+    weight: 0,
+};
 
 impl<P: Packet> Drr<P> {
     /// DRR whose quantum unit is the largest configured `max_len`.
@@ -72,14 +106,15 @@ impl<P: Packet> Drr<P> {
     /// DRR with explicit limits and, optionally, a fixed quantum unit in bytes.
     pub fn with_options(cap: Capacity, limits: Limits, quantum_unit: Option<u32>) -> Self {
         let n = cap.max_flows as usize;
+        let fixed_unit = quantum_unit.filter(|&u| u > 0);
         Self {
             queues: FlowQueues::new(cap, limits),
-            deficit: alloc::vec![0; n],
-            next: alloc::vec![NIL; n],
+            flows: alloc::vec![IDLE_FLOW; n],
             head: NIL,
             tail: NIL,
-            fixed_unit: quantum_unit.filter(|&u| u > 0),
+            fixed_unit,
             largest_max_len: 0,
+            unit: u64::from(fixed_unit.unwrap_or(0)),
             max_len_counts: BTreeMap::new(),
         }
     }
@@ -96,6 +131,7 @@ impl<P: Packet> Drr<P> {
             }
         }
         self.largest_max_len = self.max_len_counts.keys().next_back().copied().unwrap_or(0);
+        self.unit = u64::from(self.fixed_unit.unwrap_or(self.largest_max_len));
     }
 
     /// The quantum of a flow, in bytes.
@@ -106,27 +142,44 @@ impl<P: Packet> Drr<P> {
 
     #[inline]
     fn quantum_of(&self, cfg: FlowConfig) -> u64 {
-        cfg.weight as u64 * self.fixed_unit.unwrap_or(self.largest_max_len) as u64
+        u64::from(cfg.weight) * self.unit
     }
 
+    /// Appends `f` to the active list.
+    #[inline(always)]
     fn push_tail(&mut self, f: u32) {
-        self.next[f as usize] = NIL;
-        if self.tail == NIL {
-            self.head = f;
-        } else {
-            self.next[self.tail as usize] = f;
+        let head = if self.tail == NIL { f } else { self.head };
+        if let Some(t) = self.flows.get_mut(self.tail as usize) {
+            t.next = f;
         }
+        if let Some(x) = self.flows.get_mut(f as usize) {
+            x.next = head;
+        }
+        self.head = head;
         self.tail = f;
     }
 
-    fn pop_head(&mut self) -> u32 {
-        let f = self.head;
-        self.head = self.next[f as usize];
-        if self.head == NIL {
+    /// Removes the head of the active list (which must not be empty).
+    #[inline(always)]
+    fn pop_head(&mut self) {
+        if self.head == self.tail {
+            self.head = NIL;
             self.tail = NIL;
+        } else {
+            let next = self.flows.get(self.head as usize).map_or(NIL, |h| h.next);
+            self.head = next;
+            if let Some(t) = self.flows.get_mut(self.tail as usize) {
+                t.next = next;
+            }
         }
-        self.next[f as usize] = NIL;
-        f
+    }
+
+    /// Moves the head of the active list to its tail: the list is circular,
+    /// so the head's successor becomes the head and the head the tail.
+    #[inline(always)]
+    fn rotate(&mut self, head_next: u32) {
+        self.tail = self.head;
+        self.head = head_next;
     }
 
     /// Makes the head of the active list a flow whose head packet fits its
@@ -139,35 +192,93 @@ impl<P: Packet> Drr<P> {
             }
             let f = FlowId(self.head);
             let len = self.queues.head_len(f)? as u64;
-            if len <= self.deficit[f.index()] {
+            let unit = self.unit;
+            let x = self.flows.get_mut(f.index())?;
+            if len <= x.deficit {
                 return Some(f);
             }
-            let cfg = self.queues.config(f)?;
-            self.deficit[f.index()] += self.quantum_of(cfg);
-            let g = self.pop_head();
-            self.push_tail(g);
+            x.deficit += u64::from(x.weight) * unit;
+            let next = x.next;
+            self.rotate(next);
         }
     }
 
-    fn unlink(&mut self, f: u32) {
-        let mut prev = NIL;
-        let mut cur = self.head;
-        while cur != NIL {
-            if cur == f {
-                let nxt = self.next[cur as usize];
-                if prev == NIL {
-                    self.head = nxt;
+    /// One DRR visit of the head flow: sends its head packet if it fits the
+    /// deficit; otherwise grants the flow its quantum and moves it to the
+    /// tail of the active list (a no-op rotation if it is alone).
+    #[inline(always)]
+    fn visit_head(&mut self) -> Visit<P> {
+        let f = self.head;
+        let Some(x) = self.flows.get_mut(f as usize) else {
+            return Visit::Idle;
+        };
+        match self.queues.pop_within(FlowId(f), x.deficit) {
+            HeadPop::Popped {
+                packet,
+                len,
+                now_empty,
+            } => {
+                if now_empty {
+                    x.deficit = 0;
+                    self.pop_head();
                 } else {
-                    self.next[prev as usize] = nxt;
+                    x.deficit -= u64::from(len);
                 }
-                if self.tail == cur {
+                Visit::Sent(Dequeued {
+                    flow: FlowId(f),
+                    packet,
+                })
+            }
+            HeadPop::TooLong(_) => {
+                x.deficit += u64::from(x.weight) * self.unit;
+                let next = x.next;
+                self.rotate(next);
+                Visit::Rotated
+            }
+            // Only with a broken invariant (an empty flow in the list).
+            HeadPop::Empty => Visit::Idle,
+        }
+    }
+
+    /// Visits flows until one sends: the rounds in which several flows in a
+    /// row need a new quantum (an explicit unit below the packet lengths,
+    /// or mixed lengths and weights).
+    #[inline(never)]
+    fn dequeue_after_rotations(&mut self) -> Option<Dequeued<P>> {
+        loop {
+            match self.visit_head() {
+                Visit::Sent(d) => return Some(d),
+                Visit::Rotated => {}
+                Visit::Idle => return None,
+            }
+        }
+    }
+
+    /// Takes `f` out of the active list: O(active flows), for the rare
+    /// removal of a backlogged flow.
+    fn unlink(&mut self, f: u32) {
+        if self.head == NIL {
+            return;
+        }
+        if self.head == f {
+            self.pop_head();
+            return;
+        }
+        let mut prev = self.head;
+        loop {
+            let cur = self.flows[prev as usize].next;
+            if cur == self.head {
+                return; // not in the list
+            }
+            if cur == f {
+                let after = self.flows[cur as usize].next;
+                self.flows[prev as usize].next = after;
+                if self.tail == f {
                     self.tail = prev;
                 }
-                self.next[cur as usize] = NIL;
                 return;
             }
             prev = cur;
-            cur = self.next[cur as usize];
         }
     }
 }
@@ -179,7 +290,10 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
 
     fn add_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
         self.queues.add_flow(id, cfg)?;
-        self.deficit[id.index()] = 0;
+        self.flows[id.index()] = DrrFlow {
+            weight: cfg.weight,
+            ..IDLE_FLOW
+        };
         self.count_max_len(cfg.max_len, true);
         Ok(())
     }
@@ -195,12 +309,13 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
             // O(active flows), acceptable on this rare configuration path.
             self.unlink(id.0);
         }
-        self.deficit[id.index()] = 0;
+        self.flows[id.index()] = IDLE_FLOW;
         Ok(pkts)
     }
 
     fn reconfigure_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
         let old = self.queues.reconfigure(id, cfg)?;
+        self.flows[id.index()].weight = cfg.weight;
         if old.max_len != cfg.max_len {
             self.count_max_len(old.max_len, false);
             self.count_max_len(cfg.max_len, true);
@@ -215,8 +330,9 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
         if self.queues.push(id, packet)? {
             // A newly backlogged flow starts its turn with a full quantum, as
             // in Linux sch_drr; otherwise it would wait one extra round.
-            if let Some(cfg) = self.queues.config(id) {
-                self.deficit[id.index()] = self.quantum_of(cfg);
+            let unit = self.unit;
+            if let Some(x) = self.flows.get_mut(id.index()) {
+                x.deficit = u64::from(x.weight) * unit;
             }
             self.push_tail(id.0);
         }
@@ -224,42 +340,19 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
     }
 
     // Inlined into the caller's loop: the call itself (register saves and
-    // the returned struct) was ~15% of DRR's instructions per pair.
+    // the returned struct) was ~15% of DRR's instructions per pair. Two
+    // visits are written out before the general loop: usually the head fits,
+    // or the next flow does once the head got its quantum; a loop around one
+    // visit made the compiler load and spill the store's fields on every call.
     #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
-        loop {
-            let f = self.head;
-            let deficit = self.deficit.get_mut(f as usize)?;
-            match self.queues.pop_within(FlowId(f), *deficit) {
-                HeadPop::Popped {
-                    packet,
-                    len,
-                    now_empty,
-                } => {
-                    if now_empty {
-                        *deficit = 0;
-                        self.pop_head();
-                    } else {
-                        *deficit -= u64::from(len);
-                    }
-                    return Some(Dequeued {
-                        flow: FlowId(f),
-                        packet,
-                    });
-                }
-                HeadPop::TooLong(_) => {
-                    let cfg = self.queues.config(FlowId(f))?;
-                    let quantum = self.quantum_of(cfg);
-                    self.deficit[f as usize] += quantum;
-                    // To the tail of the active list (already there if alone).
-                    if self.head != self.tail {
-                        let g = self.pop_head();
-                        self.push_tail(g);
-                    }
-                }
-                // Only with a broken invariant (an empty flow in the list).
-                HeadPop::Empty => return None,
-            }
+        if let Visit::Sent(d) = self.visit_head() {
+            return Some(d);
+        }
+        match self.visit_head() {
+            Visit::Sent(d) => Some(d),
+            Visit::Rotated => self.dequeue_after_rotations(),
+            Visit::Idle => None,
         }
     }
 

@@ -56,6 +56,9 @@ fn min_of_four(c: &[Entry; D]) -> usize {
 #[inline(always)]
 fn min_child_of(h: &[Entry], i: usize) -> Option<usize> {
     let first = D * i + 1;
+    if first >= h.len() {
+        return None; // a leaf: the usual case at the bottom and in small heaps
+    }
     if let Some(c) = h.get(first..first + D) {
         let c: &[Entry; D] = c.try_into().ok()?;
         return Some(first + min_of_four(c));
@@ -67,7 +70,7 @@ fn min_child_of(h: &[Entry], i: usize) -> Option<usize> {
             best = first + k;
         }
     }
-    (!rest.is_empty()).then_some(best)
+    Some(best)
 }
 
 impl IndexedHeap {
@@ -217,6 +220,7 @@ impl IndexedHeap {
 
     /// Places `item` in the hole at `i`, moving it down while a child is
     /// smaller.
+    #[inline]
     fn sift_down(&mut self, mut i: usize, item: Entry) {
         while let Some(c) = self.min_child(i) {
             let e = self.heap[c];
