@@ -32,4 +32,6 @@ pub mod trial;
 
 pub use bound::{BoundCheck, BoundInput};
 pub use experiments::{run, BenchConfig, Experiment, Report, Targets};
-pub use trial::{run_trial, FlowSpec, Mode, Placement, Transport, TrialResult, TrialSpec};
+pub use trial::{
+    run_trial, ClientClock, FlowSpec, Mode, Placement, Transport, TrialResult, TrialSpec,
+};

@@ -62,7 +62,7 @@ pub fn text(r: &Report) -> String {
     if !r.throughput.is_empty() {
         let _ = writeln!(
             out,
-            "\nthroughput, 60-byte packets (Mpps sent, median; Fig. 6)"
+            "\nthroughput, 60-byte packets (Mpps across the link, median; Fig. 6)"
         );
         let _ = writeln!(
             out,
@@ -73,7 +73,7 @@ pub fn text(r: &Report) -> String {
         ns.dedup();
         for n in ns {
             let get = |m: Mode| r.throughput.iter().find(|p| p.clients == n && p.mode == m);
-            let v = |m: Mode| get(m).map(|p| p.tx_pps);
+            let v = |m: Mode| get(m).map(|p| p.delivered_pps);
             let ok = Mode::ALL
                 .iter()
                 .all(|&m| get(m).is_some_and(|p| p.accounting_ok));
@@ -210,15 +210,17 @@ pub fn write_csv(r: &Report, dir: &Path) -> Result<(), String> {
         }
     }
     write("latency.csv", s)?;
-    let mut s =
-        String::from("mode,rate_pps,tx_pps,p50_us,p98_us,p99_us,target_rate_ratio,overloaded\n");
+    let mut s = String::from(
+        "mode,rate_pps,tx_pps,delivered_pps,p50_us,p98_us,p99_us,target_rate_ratio,overloaded\n",
+    );
     for p in &r.sweep {
         let _ = writeln!(
             s,
-            "{},{},{:.0},{:.3},{:.3},{:.3},{:.4},{}",
+            "{},{},{:.0},{:.0},{:.3},{:.3},{:.3},{:.4},{}",
             p.mode.name(),
             p.rate_pps,
             p.tx_pps,
+            p.delivered_pps,
             p.target.p50,
             p.target.p98,
             p.target.p99,
@@ -242,7 +244,7 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
                     .throughput
                     .iter()
                     .filter(|p| p.mode == m)
-                    .map(|p| (p.clients as f64, p.tx_pps / 1e6))
+                    .map(|p| (p.clients as f64, p.delivered_pps / 1e6))
                     .collect(),
                 dashed: false,
                 color: color(m),
@@ -254,7 +256,7 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
             &ChartSpec {
                 title: "UDP throughput, 60-byte packets (PSPAT paper Fig. 6)".into(),
                 x_label: "clients".into(),
-                y_label: "Mpps sent".into(),
+                y_label: "Mpps across the link".into(),
                 log_x: false,
                 log_y: false,
             },
