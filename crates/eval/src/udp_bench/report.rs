@@ -1,7 +1,7 @@
 //! Text tables, CSV files and SVG charts of a [`Report`].
 
 use super::experiments::Report;
-use super::trial::{Mode, TrialResult};
+use super::trial::{Mode, Transport, TrialResult};
 use crate::cost::chart::{write_svg, ChartSpec, Series};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -88,6 +88,48 @@ pub fn text(r: &Report) -> String {
                 opt(v(Mode::Fairway).zip(v(Mode::Tc)).map(|(f, t)| f / t), 2),
                 if ok { "yes" } else { "NO" }
             );
+        }
+    }
+    if !r.transports.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nthroughput per transport (Mpps across the link, median)"
+        );
+        let _ = writeln!(
+            out,
+            "{:>7} {:<8} {:>9} {:>10} {:>15} {:>12} {:>9}",
+            "clients", "config", "udp", "af-packet", "af-packet-ring", "ring/mmsg", "accounted"
+        );
+        let mut ns: Vec<usize> = r.transports.iter().map(|p| p.clients).collect();
+        ns.dedup();
+        for n in ns {
+            for m in Mode::ALL {
+                let get = |t: Transport| {
+                    r.transports
+                        .iter()
+                        .find(|p| p.clients == n && p.mode == m && p.transport == t)
+                };
+                let v = |t: Transport| get(t).map(|p| p.delivered_pps);
+                let ok = Transport::ALL
+                    .iter()
+                    .all(|&t| get(t).is_some_and(|p| p.accounting_ok));
+                let _ = writeln!(
+                    out,
+                    "{:>7} {:<8} {:>9} {:>10} {:>15} {:>12} {:>9}",
+                    n,
+                    m.name(),
+                    opt(v(Transport::Udp).map(|x| x / 1e6), 3),
+                    opt(v(Transport::AfPacket).map(|x| x / 1e6), 3),
+                    opt(v(Transport::AfPacketRing).map(|x| x / 1e6), 3),
+                    opt(
+                        v(Transport::AfPacketRing)
+                            .zip(v(Transport::AfPacket))
+                            .map(|(a, b)| a / b),
+                        2
+                    ),
+                    if ok { "yes" } else { "NO" }
+                );
+            }
         }
     }
     if !r.light.is_empty() {

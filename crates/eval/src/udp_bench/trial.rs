@@ -34,7 +34,7 @@ use fairway_runtime::net::{
     interrupted, monotonic_ns, Datagram, HtbClass, KernelDrops, Receiver, ReceiverSockets,
     SendCounters, Testbed, UdpSender, FRAME_LEN,
 };
-use fairway_runtime::net::{FrameAddrs, PacketSender};
+use fairway_runtime::net::{FrameAddrs, PacketSender, RingSender};
 use fairway_runtime::{ArbiterMode, Backend, ClientConfig, RuntimeBuilder, RuntimeConfig};
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -162,15 +162,33 @@ impl Mode {
 pub enum Transport {
     /// One UDP socket per client ([`UdpSender`]).
     Udp,
-    /// One raw `AF_PACKET` socket per client writing whole frames
-    /// ([`PacketSender`]; seed 001 Fig. 7's netmap analogue).
+    /// One raw `AF_PACKET` socket per client writing whole frames with
+    /// `sendmmsg` ([`PacketSender`]; seed 001 Fig. 7's netmap analogue).
     AfPacket,
+    /// The same frames through a `TPACKET_V2` transmit ring per client
+    /// ([`RingSender`]).
+    AfPacketRing,
+}
+
+impl Transport {
+    /// All of them, in table order.
+    pub const ALL: [Transport; 3] = [Transport::Udp, Transport::AfPacket, Transport::AfPacketRing];
+
+    /// The name used on the command line, in tables and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Udp => "udp",
+            Transport::AfPacket => "af-packet",
+            Transport::AfPacketRing => "af-packet-ring",
+        }
+    }
 }
 
 /// A client's socket, either kind.
 enum Sender {
     Udp(UdpSender),
     Packet(PacketSender),
+    Ring(RingSender),
 }
 
 impl Sender {
@@ -178,18 +196,22 @@ impl Sender {
         match self {
             Sender::Udp(s) => s.send_now(d),
             Sender::Packet(s) => s.send_now(d),
+            Sender::Ring(s) => s.send_now(d),
         }
     }
-    fn counters(&self) -> SendCounters {
+    /// The final counters (the ring first waits for the kernel to take its
+    /// last frames).
+    fn finish(&mut self) -> SendCounters {
         match self {
             Sender::Udp(s) => s.counters(),
             Sender::Packet(s) => s.counters(),
+            Sender::Ring(s) => s.finish(),
         }
     }
     fn delays(&self) -> Option<&Histogram<u64>> {
         match self {
             Sender::Udp(s) => s.delays(),
-            Sender::Packet(_) => None,
+            Sender::Packet(_) | Sender::Ring(_) => None,
         }
     }
 }
@@ -200,12 +222,14 @@ impl Backend<Datagram> for Sender {
         match self {
             Sender::Udp(s) => s.transmit(p),
             Sender::Packet(s) => s.transmit(p),
+            Sender::Ring(s) => s.transmit(p),
         }
     }
     fn flush(&mut self) {
         match self {
             Sender::Udp(s) => s.flush(),
             Sender::Packet(s) => s.flush(),
+            Sender::Ring(s) => s.flush(),
         }
     }
 }
@@ -497,7 +521,7 @@ fn direct_client(
         }
     }
     ClientOutcome {
-        counters: sender.counters(),
+        counters: sender.finish(),
         delays: sender.delays().cloned(),
         left_queued: 0,
     }
@@ -596,7 +620,7 @@ fn fairway_client(
         }
     }
     ClientOutcome {
-        counters: sender.counters(),
+        counters: sender.finish(),
         delays: sender.delays().cloned(),
         left_queued: accepted - transmitted,
     }
@@ -632,7 +656,9 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
     let tc = spec.mode == Mode::Tc;
     let batch = spec.batch;
     let ifindex = match spec.transport {
-        Transport::AfPacket => Some(tb.sender_ifindex().map_err(testbed_err)?),
+        Transport::AfPacket | Transport::AfPacketRing => {
+            Some(tb.sender_ifindex().map_err(testbed_err)?)
+        }
         Transport::Udp => None,
     };
     let transport = spec.transport;
@@ -643,17 +669,20 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                 .enumerate()
                 .map(|(i, a)| {
                     let prio = tc.then(|| Testbed::htb_priority(i));
+                    let frame = FrameAddrs {
+                        src_mac: SENDER_MAC,
+                        dst_mac: RECEIVER_MAC,
+                        src_ip: SENDER_IP,
+                        dst_ip: RECEIVER_IP,
+                        src_port: 30_000u16.wrapping_add(i as u16),
+                        dst_port: a.port(),
+                    };
                     match (transport, ifindex) {
                         (Transport::AfPacket, Some(ix)) => {
-                            let frame = FrameAddrs {
-                                src_mac: SENDER_MAC,
-                                dst_mac: RECEIVER_MAC,
-                                src_ip: SENDER_IP,
-                                dst_ip: RECEIVER_IP,
-                                src_port: 30_000u16.wrapping_add(i as u16),
-                                dst_port: a.port(),
-                            };
                             PacketSender::open(ix, frame, batch, prio).map(Sender::Packet)
+                        }
+                        (Transport::AfPacketRing, Some(ix)) => {
+                            RingSender::open(ix, frame, batch, prio, SEND_TIMEOUT).map(Sender::Ring)
                         }
                         _ => UdpSender::connect(*a, batch, prio, SEND_TIMEOUT).map(Sender::Udp),
                     }

@@ -75,6 +75,11 @@ const MAX_FULL_RING_WAITS: u32 = 10;
 /// How long `finish` waits for the kernel to take the last frames.
 const FINISH_WAIT: Duration = Duration::from_millis(500);
 
+// A slot holds the header and a frame; slots fill whole blocks.
+const _: () = assert!(DATA_OFFSET + FRAME <= RING_FRAME_SIZE);
+const _: () = assert!(BLOCK_SIZE.is_multiple_of(RING_FRAME_SIZE));
+const _: () = assert!((RING_FRAMES * RING_FRAME_SIZE).is_multiple_of(BLOCK_SIZE));
+
 /// The mapped ring; unmapped on drop.
 struct Ring {
     base: NonNull<u8>,
@@ -343,12 +348,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_ring_geometry_fits_a_frame_and_fills_whole_blocks() {
+    fn the_frame_data_starts_after_the_aligned_tpacket2_header() {
         let hdr = std::mem::size_of::<libc::tpacket2_hdr>();
         assert_eq!((hdr + 15) & !15, DATA_OFFSET);
-        assert!(DATA_OFFSET + FRAME <= RING_FRAME_SIZE);
-        assert_eq!(BLOCK_SIZE % RING_FRAME_SIZE, 0);
-        assert_eq!((RING_FRAMES * RING_FRAME_SIZE) % BLOCK_SIZE, 0);
         assert_eq!(
             TPACKET_V2,
             libc::tpacket_versions::TPACKET_V2 as libc::c_int
