@@ -25,6 +25,16 @@ fn bad_parameters_are_rejected_with_one_line_naming_them() {
             &["udp-bench", "--experiments", "everything"][..],
             "--experiments",
         ),
+        (
+            &[
+                "udp-bench",
+                "--transport",
+                "af-packet-ring",
+                "--batch",
+                "512",
+            ][..],
+            "--batch",
+        ),
     ] {
         let out = fairway(args);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -9,8 +9,9 @@ use std::time::Duration;
 /// Arguments of `fairway udp-bench`.
 #[derive(Args, Debug)]
 pub struct UdpBenchArgs {
-    /// Experiments to run, comma-separated: throughput, latency, sweep, or
-    /// all. Example: `--experiments throughput,latency`
+    /// Experiments to run, comma-separated: throughput, latency, sweep,
+    /// transports (throughput of udp / af-packet / af-packet-ring in one
+    /// run), or all (the first three). Example: `--experiments throughput,latency`
     #[arg(long, default_value = "all")]
     pub experiments: String,
     /// Client counts of the throughput experiment. Example: `--clients 1,2,4,8`
@@ -53,8 +54,10 @@ pub struct UdpBenchArgs {
     /// Datagrams per sendmmsg call, 1..=1024. Example: `--batch 32`
     #[arg(long, default_value_t = 32)]
     pub batch: usize,
-    /// How clients send: `udp` (one UDP socket each) or `af-packet` (raw
-    /// Ethernet frames, PSPAT paper Fig. 7's netmap analogue). Example: `--transport af-packet`
+    /// How clients send: `udp` (one UDP socket each, sendmmsg), `af-packet`
+    /// (raw Ethernet frames with sendmmsg, PSPAT paper Fig. 7's netmap
+    /// analogue) or `af-packet-ring` (raw frames through a TPACKET_V2 TX
+    /// ring; --batch at most 256). Example: `--transport af-packet`
     #[arg(long, default_value = "udp")]
     pub transport: String,
     /// Client queue length (fairway), 1..1048576. Example: `--queue-len 511`
@@ -120,12 +123,18 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
     let transport = match args.transport.as_str() {
         "udp" => Transport::Udp,
         "af-packet" => Transport::AfPacket,
-        other => return Err(format!("--transport: unknown `{other}` (udp, af-packet)")),
+        "af-packet-ring" => Transport::AfPacketRing,
+        other => {
+            return Err(format!(
+                "--transport: unknown `{other}` (udp, af-packet, af-packet-ring)"
+            ))
+        }
     };
     let mut exp = Experiment {
         throughput: false,
         latency: false,
         sweep: false,
+        transports: false,
     };
     for e in args.experiments.split(',').map(str::trim) {
         match e {
@@ -134,14 +143,16 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
                     throughput: true,
                     latency: true,
                     sweep: true,
+                    transports: exp.transports,
                 }
             }
+            "transports" => exp.transports = true,
             "throughput" => exp.throughput = true,
             "latency" => exp.latency = true,
             "sweep" => exp.sweep = true,
             other => {
                 return Err(format!(
-                    "--experiments: unknown `{other}` (throughput, latency, sweep, all)"
+                    "--experiments: unknown `{other}` (throughput, latency, sweep, transports, all)"
                 ))
             }
         }

@@ -4,7 +4,8 @@
 
 use super::bound::{self, BoundCheck, BoundInput};
 use super::trial::{
-    run_trial, FlowSpec, Mode, Percentiles, Placement, Transport, TrialResult, TrialSpec,
+    run_trial, ClientClock, FlowSpec, Mode, Percentiles, Placement, Transport, TrialResult,
+    TrialSpec,
 };
 use fairway_core::SchedSpec;
 use fairway_runtime::net::FRAME_LEN;
@@ -19,6 +20,10 @@ pub struct Experiment {
     pub latency: bool,
     /// p98 versus link rate (Fig. 9).
     pub sweep: bool,
+    /// Throughput of each transport (UDP `sendmmsg`, `AF_PACKET`
+    /// `sendmmsg`, `AF_PACKET` TX ring) in each configuration, interleaved
+    /// in one run.
+    pub transports: bool,
 }
 
 /// The run's parameters.
@@ -96,6 +101,15 @@ impl BenchConfig {
         if self.batch == 0 || self.batch > 1024 {
             return Err(format!("--batch {} outside 1..=1024", self.batch));
         }
+        let ring = fairway_runtime::net::tx_ring::RING_FRAMES;
+        if (self.transport == Transport::AfPacketRing || self.experiments.transports)
+            && self.batch > ring
+        {
+            return Err(format!(
+                "--batch {} outside 1..={ring} (the af-packet-ring transport's ring slots)",
+                self.batch
+            ));
+        }
         if self.queue_len == 0 || self.queue_len >= 1 << 20 {
             return Err(format!("--queue-len {} outside 1..1048576", self.queue_len));
         }
@@ -122,6 +136,7 @@ impl BenchConfig {
             transport: self.transport,
             queue_len: self.queue_len,
             placement: self.placement,
+            clock: ClientClock::Shared,
         }
     }
 
@@ -151,6 +166,9 @@ impl BenchConfig {
         if self.experiments.sweep {
             t += self.rates.len() * 2;
         }
+        if self.experiments.transports {
+            t += self.clients.len() * 3 * Transport::ALL.len() * self.repeat;
+        }
         t
     }
 }
@@ -162,12 +180,27 @@ pub struct ThroughputPoint {
     pub mode: Mode,
     /// Clients.
     pub clients: usize,
-    /// Median packets/s sent.
+    /// Median packets/s the kernel accepted from the clients.
     pub tx_pps: f64,
-    /// Median packets/s reaching the receiving sockets.
+    /// Median packets/s that crossed the link (the throughput).
     pub delivered_pps: f64,
-    /// tx pps of every repeat.
+    /// delivered pps of every repeat.
     pub runs: Vec<f64>,
+    /// Accounting held in every repeat.
+    pub accounting_ok: bool,
+}
+
+/// One transport-comparison point: the median of the repeats.
+#[derive(Clone, Debug, Serialize)]
+pub struct TransportPoint {
+    /// How the clients sent.
+    pub transport: Transport,
+    /// Configuration.
+    pub mode: Mode,
+    /// Clients.
+    pub clients: usize,
+    /// Median packets/s across the link.
+    pub delivered_pps: f64,
     /// Accounting held in every repeat.
     pub accounting_ok: bool,
 }
@@ -243,6 +276,8 @@ pub struct Report {
     pub link_pps: u64,
     /// p98 versus rate (Fig. 9).
     pub sweep: Vec<SweepPoint>,
+    /// Throughput per transport.
+    pub transports: Vec<TransportPoint>,
     /// Eq. (1) on fairway's loaded run.
     pub bound: Option<BoundCheck>,
     /// The targets as ratios.
@@ -309,6 +344,7 @@ pub fn run(
         loaded: Vec::new(),
         link_pps: cfg.link_pps,
         sweep: Vec::new(),
+        transports: Vec::new(),
         bound: None,
         targets: Targets {
             accounting_ok: true,
@@ -342,7 +378,7 @@ pub fn run(
                 all_ok &= ok;
                 let mut tx: Vec<f64> = runs[m].iter().map(|r| r.tx_pps).collect();
                 let mut dl: Vec<f64> = runs[m].iter().map(|r| r.delivered_pps).collect();
-                let all = tx.clone();
+                let all = dl.clone();
                 report.throughput.push(ThroughputPoint {
                     mode,
                     clients: n,
@@ -358,7 +394,7 @@ pub fn run(
                 .throughput
                 .iter()
                 .find(|p| p.mode == mode && p.clients == n)
-                .map(|p| p.tx_pps)
+                .map(|p| p.delivered_pps)
         };
         report.targets.fairway_over_none_min = cfg
             .clients
@@ -464,6 +500,50 @@ pub fn run(
                     matches!((p(Mode::Fairway), p(Mode::Tc)), (Some(f), Some(t)) if f < t)
                 })
             });
+    }
+    if cfg.experiments.transports {
+        for &n in &cfg.clients {
+            // runs[mode][transport]
+            let mut runs: Vec<Vec<Vec<TrialResult>>> = vec![vec![Vec::new(); 3]; 3];
+            for _ in 0..cfg.repeat {
+                for (m, &mode) in Mode::ALL.iter().enumerate() {
+                    for (t, &transport) in Transport::ALL.iter().enumerate() {
+                        let flows = vec![
+                            FlowSpec {
+                                weight: 1,
+                                pace_pps: None,
+                                watched: false
+                            };
+                            n
+                        ];
+                        let mut spec = cfg.spec(mode, flows, None, cfg.delta_throughput_ns);
+                        spec.transport = transport;
+                        runs[m][t].push(step(
+                            format!(
+                                "transports {n} clients {} {}",
+                                mode.name(),
+                                transport.name()
+                            ),
+                            spec,
+                        )?);
+                    }
+                }
+            }
+            for (m, &mode) in Mode::ALL.iter().enumerate() {
+                for (t, &transport) in Transport::ALL.iter().enumerate() {
+                    let ok = runs[m][t].iter().all(TrialResult::accounting_holds);
+                    all_ok &= ok;
+                    let mut dl: Vec<f64> = runs[m][t].iter().map(|r| r.delivered_pps).collect();
+                    report.transports.push(TransportPoint {
+                        transport,
+                        mode,
+                        clients: n,
+                        delivered_pps: median(&mut dl),
+                        accounting_ok: ok,
+                    });
+                }
+            }
+        }
     }
     report.targets.accounting_ok = all_ok;
     Ok(report)

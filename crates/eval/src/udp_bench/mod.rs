@@ -19,6 +19,8 @@
 //!   (Fig. 10), Δ_A = Δ_C = 500 ns;
 //! * the 98th percentile of that latency versus the configured link rate
 //!   (Fig. 9), locating each configuration's overload threshold;
+//! * throughput of each transport (UDP `sendmmsg`, `AF_PACKET`
+//!   `sendmmsg`, `AF_PACKET` TX ring), interleaved in one run;
 //! * the Eq. (1) bound of §4 checked on the target's measured scheduling
 //!   delay ([`bound`]).
 //!
@@ -32,4 +34,6 @@ pub mod trial;
 
 pub use bound::{BoundCheck, BoundInput};
 pub use experiments::{run, BenchConfig, Experiment, Report, Targets};
-pub use trial::{run_trial, FlowSpec, Mode, Placement, Transport, TrialResult, TrialSpec};
+pub use trial::{
+    run_trial, ClientClock, FlowSpec, Mode, Placement, Transport, TrialResult, TrialSpec,
+};

@@ -1,7 +1,7 @@
 //! Text tables, CSV files and SVG charts of a [`Report`].
 
 use super::experiments::Report;
-use super::trial::{Mode, TrialResult};
+use super::trial::{Mode, Transport, TrialResult};
 use crate::cost::chart::{write_svg, ChartSpec, Series};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -62,7 +62,7 @@ pub fn text(r: &Report) -> String {
     if !r.throughput.is_empty() {
         let _ = writeln!(
             out,
-            "\nthroughput, 60-byte packets (Mpps sent, median; Fig. 6)"
+            "\nthroughput, 60-byte packets (Mpps across the link, median; Fig. 6)"
         );
         let _ = writeln!(
             out,
@@ -73,7 +73,7 @@ pub fn text(r: &Report) -> String {
         ns.dedup();
         for n in ns {
             let get = |m: Mode| r.throughput.iter().find(|p| p.clients == n && p.mode == m);
-            let v = |m: Mode| get(m).map(|p| p.tx_pps);
+            let v = |m: Mode| get(m).map(|p| p.delivered_pps);
             let ok = Mode::ALL
                 .iter()
                 .all(|&m| get(m).is_some_and(|p| p.accounting_ok));
@@ -88,6 +88,48 @@ pub fn text(r: &Report) -> String {
                 opt(v(Mode::Fairway).zip(v(Mode::Tc)).map(|(f, t)| f / t), 2),
                 if ok { "yes" } else { "NO" }
             );
+        }
+    }
+    if !r.transports.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nthroughput per transport (Mpps across the link, median)"
+        );
+        let _ = writeln!(
+            out,
+            "{:>7} {:<8} {:>9} {:>10} {:>15} {:>12} {:>9}",
+            "clients", "config", "udp", "af-packet", "af-packet-ring", "ring/mmsg", "accounted"
+        );
+        let mut ns: Vec<usize> = r.transports.iter().map(|p| p.clients).collect();
+        ns.dedup();
+        for n in ns {
+            for m in Mode::ALL {
+                let get = |t: Transport| {
+                    r.transports
+                        .iter()
+                        .find(|p| p.clients == n && p.mode == m && p.transport == t)
+                };
+                let v = |t: Transport| get(t).map(|p| p.delivered_pps);
+                let ok = Transport::ALL
+                    .iter()
+                    .all(|&t| get(t).is_some_and(|p| p.accounting_ok));
+                let _ = writeln!(
+                    out,
+                    "{:>7} {:<8} {:>9} {:>10} {:>15} {:>12} {:>9}",
+                    n,
+                    m.name(),
+                    opt(v(Transport::Udp).map(|x| x / 1e6), 3),
+                    opt(v(Transport::AfPacket).map(|x| x / 1e6), 3),
+                    opt(v(Transport::AfPacketRing).map(|x| x / 1e6), 3),
+                    opt(
+                        v(Transport::AfPacketRing)
+                            .zip(v(Transport::AfPacket))
+                            .map(|(a, b)| a / b),
+                        2
+                    ),
+                    if ok { "yes" } else { "NO" }
+                );
+            }
         }
     }
     if !r.light.is_empty() {
@@ -210,15 +252,17 @@ pub fn write_csv(r: &Report, dir: &Path) -> Result<(), String> {
         }
     }
     write("latency.csv", s)?;
-    let mut s =
-        String::from("mode,rate_pps,tx_pps,p50_us,p98_us,p99_us,target_rate_ratio,overloaded\n");
+    let mut s = String::from(
+        "mode,rate_pps,tx_pps,delivered_pps,p50_us,p98_us,p99_us,target_rate_ratio,overloaded\n",
+    );
     for p in &r.sweep {
         let _ = writeln!(
             s,
-            "{},{},{:.0},{:.3},{:.3},{:.3},{:.4},{}",
+            "{},{},{:.0},{:.0},{:.3},{:.3},{:.3},{:.4},{}",
             p.mode.name(),
             p.rate_pps,
             p.tx_pps,
+            p.delivered_pps,
             p.target.p50,
             p.target.p98,
             p.target.p99,
@@ -242,7 +286,7 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
                     .throughput
                     .iter()
                     .filter(|p| p.mode == m)
-                    .map(|p| (p.clients as f64, p.tx_pps / 1e6))
+                    .map(|p| (p.clients as f64, p.delivered_pps / 1e6))
                     .collect(),
                 dashed: false,
                 color: color(m),
@@ -254,7 +298,7 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
             &ChartSpec {
                 title: "UDP throughput, 60-byte packets (PSPAT paper Fig. 6)".into(),
                 x_label: "clients".into(),
-                y_label: "Mpps sent".into(),
+                y_label: "Mpps across the link".into(),
                 log_x: false,
                 log_y: false,
             },

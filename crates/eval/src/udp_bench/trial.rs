@@ -13,6 +13,19 @@
 //! Every loop is bounded by `seconds` and by `max_packets_per_flow`, and
 //! stops on Ctrl-C; the grace period after the deadline (fairway clients
 //! transmitting what was granted, the qdisc emptying) is bounded too.
+//!
+//! Timing: all clients share one start instant t0 and one deadline
+//! t0 + `seconds` ([`ClientClock::Shared`]). Rates are counted where the
+//! packets cross the link: a sampler thread reads the sender veth's
+//! `tx_packets` (frames that left the qdisc and reached the peer) at
+//! t0 + [`WARMUP_FRACTION`]·`seconds` and at the deadline, so
+//! [`TrialResult::delivered_pps`] does not depend on when each client
+//! happened to run. (Timing each client from its own first run, with the
+//! rate taken as packets sent / `seconds`, overstated every rate: flat-out
+//! clients sharing one CPU round-robin under `SCHED_RR` start a 100 ms time
+//! slice apart, so a "1 s" trial of 5 clients lasted 1.3 s and HTB seemed
+//! to pass 1.3× its rate. [`ClientClock::Own`] keeps that timing for the
+//! test that shows the rate check failing with it.)
 
 use fairway_core::SchedSpec;
 use fairway_runtime::net::testbed::RECEIVER_IP;
@@ -21,7 +34,7 @@ use fairway_runtime::net::{
     interrupted, monotonic_ns, Datagram, HtbClass, KernelDrops, Receiver, ReceiverSockets,
     SendCounters, Testbed, UdpSender, FRAME_LEN,
 };
-use fairway_runtime::net::{FrameAddrs, PacketSender};
+use fairway_runtime::net::{FrameAddrs, PacketSender, RingSender};
 use fairway_runtime::{ArbiterMode, Backend, ClientConfig, RuntimeBuilder, RuntimeConfig};
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -44,6 +57,78 @@ const QUIESCE_MAX: Duration = Duration::from_secs(2);
 const YIELD_AFTER_NS: u64 = 20_000;
 /// How long a socket send may block on a full socket buffer.
 const SEND_TIMEOUT: Duration = Duration::from_millis(100);
+/// The share of the trial left out at its start when counting the
+/// delivered rate (sockets and queues filling, clients first scheduled).
+pub const WARMUP_FRACTION: f64 = 0.1;
+/// How far after the last thread is ready the shared start t0 lies, ns
+/// (time for every waiting thread to be woken before t0).
+const START_LEAD_NS: u64 = 5_000_000;
+
+/// When each client's sending time starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientClock {
+    /// All clients start at one instant t0 and stop at t0 + `seconds`.
+    Shared,
+    /// Each client starts when it first runs and stops `seconds` later: on
+    /// a CPU shared round-robin, clients start up to a time slice apart and
+    /// the trial lasts longer than `seconds`. Wrong for rates; kept to show
+    /// the rate check failing with it.
+    Own,
+}
+
+/// Brings the clients and the sampler to one start instant.
+struct StartGate {
+    ready: Barrier,
+    set: Barrier,
+    t0: std::sync::atomic::AtomicU64,
+}
+
+impl StartGate {
+    fn new(threads: usize) -> Self {
+        Self {
+            ready: Barrier::new(threads),
+            set: Barrier::new(threads),
+            t0: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Waits until every thread is ready; the last to arrive sets t0 a
+    /// little ahead while the others sleep in the second barrier (a
+    /// real-time thread spinning for it could starve the leader on a
+    /// shared CPU). Returns t0 (ns of `CLOCK_MONOTONIC`) without waiting
+    /// for it.
+    fn t0(&self) -> u64 {
+        use std::sync::atomic::Ordering;
+        if self.ready.wait().is_leader() {
+            self.t0
+                .store(monotonic_ns() + START_LEAD_NS, Ordering::Release);
+        }
+        self.set.wait();
+        self.t0.load(Ordering::Acquire)
+    }
+
+    /// [`StartGate::t0`], then sleeps until t0 under [`ClientClock::Shared`]
+    /// (returning t0), or returns at once with the time now under
+    /// [`ClientClock::Own`].
+    fn start(&self, clock: ClientClock) -> u64 {
+        let t0 = self.t0();
+        match clock {
+            ClientClock::Shared => {
+                sleep_until(t0);
+                t0
+            }
+            ClientClock::Own => monotonic_ns(),
+        }
+    }
+}
+
+/// Sleeps (then spins the last few µs) until `due`, ns.
+fn sleep_until(due: u64) {
+    while monotonic_ns() < due {
+        wait_until(due);
+    }
+}
 
 /// Who schedules the clients' packets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -77,15 +162,33 @@ impl Mode {
 pub enum Transport {
     /// One UDP socket per client ([`UdpSender`]).
     Udp,
-    /// One raw `AF_PACKET` socket per client writing whole frames
-    /// ([`PacketSender`]; seed 001 Fig. 7's netmap analogue).
+    /// One raw `AF_PACKET` socket per client writing whole frames with
+    /// `sendmmsg` ([`PacketSender`]; seed 001 Fig. 7's netmap analogue).
     AfPacket,
+    /// The same frames through a `TPACKET_V2` transmit ring per client
+    /// ([`RingSender`]).
+    AfPacketRing,
+}
+
+impl Transport {
+    /// All of them, in table order.
+    pub const ALL: [Transport; 3] = [Transport::Udp, Transport::AfPacket, Transport::AfPacketRing];
+
+    /// The name used on the command line, in tables and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Udp => "udp",
+            Transport::AfPacket => "af-packet",
+            Transport::AfPacketRing => "af-packet-ring",
+        }
+    }
 }
 
 /// A client's socket, either kind.
 enum Sender {
     Udp(UdpSender),
     Packet(PacketSender),
+    Ring(RingSender),
 }
 
 impl Sender {
@@ -93,18 +196,22 @@ impl Sender {
         match self {
             Sender::Udp(s) => s.send_now(d),
             Sender::Packet(s) => s.send_now(d),
+            Sender::Ring(s) => s.send_now(d),
         }
     }
-    fn counters(&self) -> SendCounters {
+    /// The final counters (the ring first waits for the kernel to take its
+    /// last frames).
+    fn finish(&mut self) -> SendCounters {
         match self {
             Sender::Udp(s) => s.counters(),
             Sender::Packet(s) => s.counters(),
+            Sender::Ring(s) => s.finish(),
         }
     }
     fn delays(&self) -> Option<&Histogram<u64>> {
         match self {
             Sender::Udp(s) => s.delays(),
-            Sender::Packet(_) => None,
+            Sender::Packet(_) | Sender::Ring(_) => None,
         }
     }
 }
@@ -115,12 +222,14 @@ impl Backend<Datagram> for Sender {
         match self {
             Sender::Udp(s) => s.transmit(p),
             Sender::Packet(s) => s.transmit(p),
+            Sender::Ring(s) => s.transmit(p),
         }
     }
     fn flush(&mut self) {
         match self {
             Sender::Udp(s) => s.flush(),
             Sender::Packet(s) => s.flush(),
+            Sender::Ring(s) => s.flush(),
         }
     }
 }
@@ -182,6 +291,8 @@ pub struct TrialSpec {
     pub queue_len: usize,
     /// Thread placement.
     pub placement: Placement,
+    /// When each client's `seconds` start ([`ClientClock::Shared`]).
+    pub clock: ClientClock,
 }
 
 impl TrialSpec {
@@ -313,9 +424,12 @@ pub struct TrialResult {
     pub unaccounted: i64,
     /// Σ sent / seconds.
     pub tx_pps: f64,
-    /// (Σ sent − counted drops outside the sockets) / seconds: what
-    /// reached the receiving sockets.
+    /// Frames per second that crossed the link (left the egress qdisc and
+    /// reached the far end of the veth), counted by the device between
+    /// t0 + [`WARMUP_FRACTION`]·seconds and the deadline t0 + seconds.
     pub delivered_pps: f64,
+    /// The length of that counting window, s.
+    pub window_seconds: f64,
     /// The target client, if one was watched.
     pub target: Option<TargetResult>,
     /// fairway: scheduling decisions made.
@@ -360,17 +474,18 @@ fn wait_until(due: u64) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn direct_client(
     mut sender: Sender,
     flow: u16,
     spec: FlowSpec,
     batch: usize,
     max: u64,
-    start: &Barrier,
+    start: &StartGate,
+    clock: ClientClock,
     seconds: f64,
 ) -> ClientOutcome {
-    start.wait();
-    let t0 = monotonic_ns();
+    let t0 = start.start(clock);
     let deadline = t0 + (seconds * 1e9) as u64;
     let mut seq = 0u64;
     let mut buf = Vec::with_capacity(batch);
@@ -406,7 +521,7 @@ fn direct_client(
         }
     }
     ClientOutcome {
-        counters: sender.counters(),
+        counters: sender.finish(),
         delays: sender.delays().cloned(),
         left_queued: 0,
     }
@@ -420,12 +535,12 @@ fn fairway_client(
     spec: FlowSpec,
     batch: usize,
     max: u64,
-    start: &Barrier,
+    start: &StartGate,
+    clock: ClientClock,
     seconds: f64,
 ) -> ClientOutcome {
     let (mut sub, mut drn) = client.split();
-    start.wait();
-    let t0 = monotonic_ns();
+    let t0 = start.start(clock);
     let deadline = t0 + (seconds * 1e9) as u64;
     let mut seq = 0u64;
     let mut accepted = 0u64;
@@ -505,7 +620,7 @@ fn fairway_client(
         }
     }
     ClientOutcome {
-        counters: sender.counters(),
+        counters: sender.finish(),
         delays: sender.delays().cloned(),
         left_queued: accepted - transmitted,
     }
@@ -541,7 +656,9 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
     let tc = spec.mode == Mode::Tc;
     let batch = spec.batch;
     let ifindex = match spec.transport {
-        Transport::AfPacket => Some(tb.sender_ifindex().map_err(testbed_err)?),
+        Transport::AfPacket | Transport::AfPacketRing => {
+            Some(tb.sender_ifindex().map_err(testbed_err)?)
+        }
         Transport::Udp => None,
     };
     let transport = spec.transport;
@@ -552,17 +669,20 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                 .enumerate()
                 .map(|(i, a)| {
                     let prio = tc.then(|| Testbed::htb_priority(i));
+                    let frame = FrameAddrs {
+                        src_mac: SENDER_MAC,
+                        dst_mac: RECEIVER_MAC,
+                        src_ip: SENDER_IP,
+                        dst_ip: RECEIVER_IP,
+                        src_port: 30_000u16.wrapping_add(i as u16),
+                        dst_port: a.port(),
+                    };
                     match (transport, ifindex) {
                         (Transport::AfPacket, Some(ix)) => {
-                            let frame = FrameAddrs {
-                                src_mac: SENDER_MAC,
-                                dst_mac: RECEIVER_MAC,
-                                src_ip: SENDER_IP,
-                                dst_ip: RECEIVER_IP,
-                                src_port: 30_000u16.wrapping_add(i as u16),
-                                dst_port: a.port(),
-                            };
                             PacketSender::open(ix, frame, batch, prio).map(Sender::Packet)
+                        }
+                        (Transport::AfPacketRing, Some(ix)) => {
+                            RingSender::open(ix, frame, batch, prio, SEND_TIMEOUT).map(Sender::Ring)
                         }
                         _ => UdpSender::connect(*a, batch, prio, SEND_TIMEOUT).map(Sender::Udp),
                     }
@@ -612,15 +732,42 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         );
     }
 
-    let start = Barrier::new(n);
-    let outcomes: Vec<ClientOutcome> = std::thread::scope(|s| {
+    let mut counters = tb.sender_device_counters().map_err(testbed_err)?;
+    // The clients and the sampler.
+    let start = StartGate::new(n + 1);
+    let clock = spec.clock;
+    let seconds = spec.seconds;
+    let (outcomes, window) = std::thread::scope(|s| {
+        let start = &start;
+        let sampler = std::thread::Builder::new()
+            .name("rate-sampler".into())
+            .spawn_scoped(s, move || -> std::io::Result<(u64, f64)> {
+                if let Some(c) = p.receiver_cpu {
+                    let _ = fairway_runtime::affinity::pin_current_thread(c);
+                }
+                if let Some(h) = high {
+                    let _ = fairway_runtime::set_realtime_priority(h);
+                }
+                let t0 = start.t0();
+                let span = (seconds * 1e9) as u64;
+                // Each reading is timed by the midpoint of the read.
+                let mut sample = |at: u64| -> std::io::Result<(u64, u64)> {
+                    sleep_until(at);
+                    let a = monotonic_ns();
+                    let v = counters.read()?.tx_packets;
+                    Ok((v, (a + monotonic_ns()) / 2))
+                };
+                let (c0, t_a) = sample(t0 + (span as f64 * WARMUP_FRACTION) as u64)?;
+                let (c1, t_b) = sample(t0 + span)?;
+                Ok((c1 - c0, (t_b - t_a) as f64 / 1e9))
+            })
+            .map_err(|e| format!("sampler thread: {e}"))?;
         let handles: Vec<_> = senders
             .drain(..)
             .enumerate()
             .map(|(i, sender)| {
                 let f = spec.flows[i];
                 let client = clients.get_mut(i).and_then(Option::take);
-                let start = &start;
                 std::thread::Builder::new()
                     .name(format!("client-{i}"))
                     .spawn_scoped(s, move || {
@@ -641,22 +788,29 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                         let (batch, max, secs) =
                             (spec.batch, spec.max_packets_per_flow, spec.seconds);
                         match client {
-                            Some(c) => {
-                                fairway_client(c, sender, i as u16, f, batch, max, start, secs)
+                            Some(c) => fairway_client(
+                                c, sender, i as u16, f, batch, max, start, clock, secs,
+                            ),
+                            None => {
+                                direct_client(sender, i as u16, f, batch, max, start, clock, secs)
                             }
-                            None => direct_client(sender, i as u16, f, batch, max, start, secs),
                         }
                     })
             })
             .collect();
-        handles
+        let outcomes = handles
             .into_iter()
             .map(|h| {
                 h.map_err(|e| format!("client thread: {e}"))?
                     .join()
                     .map_err(|_| "client thread panicked".to_string())
             })
-            .collect::<Result<Vec<_>, String>>()
+            .collect::<Result<Vec<_>, String>>()?;
+        let window = sampler
+            .join()
+            .map_err(|_| "sampler thread panicked".to_string())?
+            .map_err(|e| format!("link counters: {e}"))?;
+        Ok::<_, String>((outcomes, window))
     })?;
     let decisions = match arbiter {
         Some(a) => Some(a.stop().map_err(|e| e.to_string())?.decisions),
@@ -743,7 +897,12 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         counted_drops: counted,
         unaccounted: sent as i64 - received as i64 - counted as i64,
         tx_pps: sent as f64 / spec.seconds,
-        delivered_pps: sent.saturating_sub(outside) as f64 / spec.seconds,
+        delivered_pps: if window.1 > 0.0 {
+            window.0 as f64 / window.1
+        } else {
+            0.0
+        },
+        window_seconds: window.1,
         target,
         decisions,
     })

@@ -74,6 +74,42 @@ pub fn ipv4_checksum(header: &[u8]) -> u16 {
     !(sum as u16)
 }
 
+/// A raw `AF_PACKET` socket bound to device `ifindex` (in the calling
+/// thread's namespace) for sending only, its frames tagged with
+/// `SO_PRIORITY` = `priority` if given.
+pub(crate) fn bound_packet_socket(ifindex: u32, priority: Option<u32>) -> io::Result<OwnedFd> {
+    // Protocol 0: this socket receives nothing, it only sends.
+    let fd = nix::sys::socket::socket(
+        nix::sys::socket::AddressFamily::Packet,
+        nix::sys::socket::SockType::Raw,
+        nix::sys::socket::SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(io::Error::from)?;
+    // SAFETY: sockaddr_ll is plain data for which all-zero is valid;
+    // bind reads exactly size_of::<sockaddr_ll>() bytes from it. nix
+    // cannot build a LinkAddr for bind, so this one call uses libc.
+    let rc = unsafe {
+        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = 0;
+        sll.sll_ifindex = ifindex as i32;
+        libc::bind(
+            fd.as_raw_fd(),
+            (&sll as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if let Some(p) = priority {
+        nix::sys::socket::setsockopt(&fd, nix::sys::socket::sockopt::Priority, &(p as i32))
+            .map_err(io::Error::from)?;
+    }
+    Ok(fd)
+}
+
 /// One client's raw packet socket, bound to a device, batching frames
 /// with `sendmmsg`.
 pub struct PacketSender {
@@ -104,35 +140,7 @@ impl PacketSender {
                 format!("batch {batch} outside 1..={}", super::udp::MAX_BATCH),
             ));
         }
-        // Protocol 0: this socket receives nothing, it only sends.
-        let fd = nix::sys::socket::socket(
-            nix::sys::socket::AddressFamily::Packet,
-            nix::sys::socket::SockType::Raw,
-            nix::sys::socket::SockFlag::SOCK_CLOEXEC,
-            None,
-        )
-        .map_err(io::Error::from)?;
-        // SAFETY: sockaddr_ll is plain data for which all-zero is valid;
-        // bind reads exactly size_of::<sockaddr_ll>() bytes from it. nix
-        // cannot build a LinkAddr for bind, so this one call uses libc.
-        let rc = unsafe {
-            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-            sll.sll_family = libc::AF_PACKET as u16;
-            sll.sll_protocol = 0;
-            sll.sll_ifindex = ifindex as i32;
-            libc::bind(
-                fd.as_raw_fd(),
-                (&sll as *const libc::sockaddr_ll).cast(),
-                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        };
-        if rc != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if let Some(p) = priority {
-            nix::sys::socket::setsockopt(&fd, nix::sys::socket::sockopt::Priority, &(p as i32))
-                .map_err(io::Error::from)?;
-        }
+        let fd = bound_packet_socket(ifindex, priority)?;
         Ok(Self {
             fd,
             header: frame_header(&addrs),

@@ -17,6 +17,8 @@
 //! * [`af_packet`]: [`PacketSender`], whole Ethernet frames through a raw
 //!   `AF_PACKET` socket, `sendmmsg`-batched: the analogue of seed 001's
 //!   netmap path (Fig. 7).
+//! * [`tx_ring`]: [`RingSender`], the same frames through a `TPACKET_V2`
+//!   transmit ring shared with the kernel (`PACKET_TX_RING`, `mmap`).
 //!
 //! Every send loop using these types is bounded by its caller in packets and
 //! time; [`interrupted`] lets loops stop early on Ctrl-C (see
@@ -26,12 +28,14 @@ pub mod af_packet;
 pub mod datagram;
 pub mod receiver;
 pub mod testbed;
+pub mod tx_ring;
 pub mod udp;
 
 pub use af_packet::{FrameAddrs, PacketSender};
 pub use datagram::{monotonic_ns, Datagram, FRAME_LEN, HEADER_LEN, PAYLOAD_LEN};
 pub use receiver::{FlowCount, Receiver, ReceiverReport, ReceiverSockets};
-pub use testbed::{HtbClass, KernelDrops, Testbed, TestbedError};
+pub use testbed::{DeviceCounters, DeviceStats, HtbClass, KernelDrops, Testbed, TestbedError};
+pub use tx_ring::RingSender;
 pub use udp::{SendCounters, UdpSender};
 
 use std::sync::atomic::{AtomicBool, Ordering};

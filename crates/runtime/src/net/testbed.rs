@@ -290,6 +290,19 @@ impl Testbed {
             .map_err(|e| TestbedError::Io(e.into()))
     }
 
+    /// The sender device's counters (frames that crossed the link are its
+    /// `tx_packets`), readable from any thread.
+    pub fn sender_device_counters(&self) -> Result<DeviceCounters, TestbedError> {
+        let file = self.in_sender_ns(|| File::open("/proc/thread-self/net/dev"))??;
+        let mut c = DeviceCounters {
+            file,
+            dev: SENDER_DEV.into(),
+            text: String::new(),
+        };
+        c.read()?;
+        Ok(c)
+    }
+
     /// Removes any root qdisc: veth then sends directly (`noqueue`).
     pub fn clear_qdisc(&self) -> Result<(), TestbedError> {
         match run(
@@ -412,6 +425,67 @@ impl Testbed {
     }
 }
 
+/// One device's packet counters, as `/proc/net/dev` gives them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceStats {
+    /// Packets received.
+    pub rx_packets: u64,
+    /// Packets transmitted: for a veth end, frames that left its qdisc and
+    /// were handed to the peer.
+    pub tx_packets: u64,
+    /// Transmit drops (a veth end: the peer's backlog was full).
+    pub tx_dropped: u64,
+}
+
+/// A device's counters in one namespace, readable from any thread at any
+/// time: `/proc/thread-self/net/dev` is opened by a thread inside the
+/// namespace, and the open file keeps reporting that namespace's devices
+/// (each read starts over from the top). Used to count what crosses the
+/// link inside a time window, independently of how long each sender ran.
+#[derive(Debug)]
+pub struct DeviceCounters {
+    file: File,
+    dev: String,
+    text: String,
+}
+
+impl DeviceCounters {
+    /// The device's counters now.
+    pub fn read(&mut self) -> io::Result<DeviceStats> {
+        use std::io::{Read, Seek, SeekFrom};
+        self.file.seek(SeekFrom::Start(0))?;
+        self.text.clear();
+        self.file.read_to_string(&mut self.text)?;
+        parse_proc_net_dev(&self.text, &self.dev).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("device {} not in /proc/net/dev", self.dev),
+            )
+        })
+    }
+}
+
+/// The counters of `dev` in `/proc/net/dev` text.
+fn parse_proc_net_dev(text: &str, dev: &str) -> Option<DeviceStats> {
+    text.lines().find_map(|line| {
+        let (name, rest) = line.split_once(':')?;
+        if name.trim() != dev {
+            return None;
+        }
+        // rx: bytes packets errs drop fifo frame compressed multicast,
+        // tx: bytes packets errs drop fifo colls carrier compressed.
+        let v: Vec<u64> = rest
+            .split_whitespace()
+            .map(|x| x.parse().unwrap_or(0))
+            .collect();
+        (v.len() >= 12).then(|| DeviceStats {
+            rx_packets: v[1],
+            tx_packets: v[9],
+            tx_dropped: v[11],
+        })
+    })
+}
+
 /// (drops, backlog packets) of the root qdisc in `tc -s qdisc show` output.
 fn parse_root_qdisc(text: &str) -> (u64, u64) {
     let mut in_root = false;
@@ -491,5 +565,18 @@ mod tests {
         let u = parse_snmp(snmp, "Udp");
         assert_eq!(u[2], ("InErrors".to_string(), 7));
         assert_eq!(u[4], ("RcvbufErrors".to_string(), 5));
+        let dev = "Inter-|   Receive                            |  Transmit\n \
+                   face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n\
+                   \x20   lo:       0       0    0    0    0     0          0         0        0       0    0    0    0     0       0          0\n\
+                   \x20veth0:     300       5    0    0    0     0          0         0   600060   10001    0    7    0     0       0          0\n";
+        assert_eq!(
+            parse_proc_net_dev(dev, "veth0"),
+            Some(DeviceStats {
+                rx_packets: 5,
+                tx_packets: 10001,
+                tx_dropped: 7
+            })
+        );
+        assert_eq!(parse_proc_net_dev(dev, "veth1"), None);
     }
 }
