@@ -13,7 +13,8 @@
 //! * [`baseline`]: C-LOOK, AS, CFQ-like, SCAN-EDF, YFQ (§2.3–2.4).
 //! * [`model`]: the rotating-disk model and the IBM-DTLA-307030 preset;
 //!   [`sim`]: the discrete-event simulator; [`workload`]: application
-//!   models; [`experiment`]: §2.4's experiments; [`thesis`]: its numbers.
+//!   models, [`readahead`]: their kernel read-ahead; [`experiment`]:
+//!   §2.4's experiments; [`thesis`]: its numbers.
 //! * [`check`]: online checks of Theorems 2.1 and 2.2 and of idling.
 //! * [`emulator`]: the real-time emulated disk (App. C), [`validate`]: its
 //!   App. C.5.1 trace-replay validation; [`file_device`]: BFQ in front of a
@@ -49,6 +50,7 @@ pub mod file_device;
 pub mod kernel_bfq;
 pub mod model;
 pub mod queue;
+pub mod readahead;
 pub mod request;
 pub mod scheduler;
 pub mod sim;
