@@ -86,6 +86,16 @@ fn bad_disk_arguments_give_one_line_and_a_failure_code() {
         &["disk", "shares", "--disk", "/nonexistent.toml"],
         &["disk", "throughput", "--readahead-kb", "100"],
         &["disk", "streaming", "--readahead-kb", "99999"],
+        &["disk", "kernel", "--in-flight", "4"],
+        &[
+            "disk",
+            "kernel",
+            "--backend",
+            "io-uring",
+            "--in-flight",
+            "0",
+        ],
+        &["disk", "kernel", "--backend", "aio"],
     ] {
         let out = fairway(args);
         assert!(!out.status.success(), "{args:?}");

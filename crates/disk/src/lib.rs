@@ -18,7 +18,8 @@
 //! * [`check`]: online checks of Theorems 2.1 and 2.2 and of idling.
 //! * [`emulator`]: the real-time emulated disk (App. C), [`validate`]: its
 //!   App. C.5.1 trace-replay validation; [`file_device`]: BFQ in front of a
-//!   real file or block device; [`kernel_bfq`]: comparison with Linux's
+//!   real file or block device with `pread`, [`uring_device`]: the same
+//!   with io_uring; [`kernel_bfq`]: comparison with Linux's
 //!   BFQ; [`cost`]: the add+dispatch cost benchmark.
 //!
 //! ```
@@ -55,6 +56,7 @@ pub mod request;
 pub mod scheduler;
 pub mod sim;
 pub mod thesis;
+pub mod uring_device;
 pub mod validate;
 pub mod workload;
 

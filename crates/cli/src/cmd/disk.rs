@@ -53,7 +53,7 @@ enum DiskCmd {
     /// Share accuracy of the kernel's BFQ (fio) and fairway's (real reads)
     /// on the same loop device; needs root, fio and losetup.
     #[command(
-        after_help = "Examples:\n  fairway disk kernel\n  fairway disk kernel --seconds 10 --json"
+        after_help = "Examples:\n  fairway disk kernel\n  fairway disk kernel --seconds 10 --json\n  fairway disk kernel --backend io-uring --in-flight 1"
     )]
     Kernel(KernelArgs),
     /// Nanoseconds per add+dispatch of BFQ at 10 and 1000 applications.
@@ -172,6 +172,14 @@ struct KernelArgs {
     /// Seconds per side (kernel, then fairway), 1..=600.
     #[arg(long, default_value_t = 5)]
     seconds: u64,
+    /// How fairway's side does the transfers: `pread` (one blocking read at
+    /// a time) or `io-uring` (asynchronous, io_uring). Example: --backend io-uring
+    #[arg(long, default_value = "pread", value_parser = ["pread", "io-uring"])]
+    backend: String,
+    /// With --backend io-uring: transfers in the ring at once, 1..=256
+    /// (default 1, BFQ's one request in service). Example: --in-flight 4
+    #[arg(long)]
+    in_flight: Option<u32>,
     /// One JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -745,13 +753,25 @@ fn validate_cmd(a: ValidateArgs) -> Result<(), String> {
 }
 
 fn kernel(a: KernelArgs) -> Result<(), String> {
-    use fairway_disk::kernel_bfq::{compare, Skip};
+    use fairway_disk::kernel_bfq::{compare, Backend, Skip};
+    use fairway_disk::uring_device::MAX_IN_FLIGHT;
     if !(1..=600).contains(&a.seconds) {
         return Err("--seconds must be in 1..=600".into());
     }
+    let backend = match (a.backend.as_str(), a.in_flight) {
+        ("pread", None) => Backend::Pread,
+        ("pread", Some(_)) => return Err("--in-flight needs --backend io-uring".into()),
+        (_, n) => {
+            let in_flight = n.unwrap_or(1);
+            if !(1..=MAX_IN_FLIGHT).contains(&in_flight) {
+                return Err(format!("--in-flight must be in 1..={MAX_IN_FLIGHT}"));
+            }
+            Backend::IoUring { in_flight }
+        }
+    };
     let pb = bar(1, a.json);
     pb.set_message("kernel BFQ (fio), then fairway BFQ, on a loop device");
-    let r = compare(a.seconds);
+    let r = compare(a.seconds, backend);
     pb.finish_and_clear();
     let c = match r {
         Ok(c) => c,
