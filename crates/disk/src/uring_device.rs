@@ -414,9 +414,9 @@ fn run<S: DiskScheduler>(
             None => Duration::from_nanos(POLL),
         };
         if !d.in_flight.is_empty() {
-            if let Err(e) = d.submit_and_wait(Some(wait)) {
-                // The ring itself failed: fail what it holds, stop cleanly.
-                let _ = e;
+            if d.submit_and_wait(Some(wait)).is_err() {
+                // The ring itself failed: stop; what it holds is answered
+                // below, what is queued gets ShutDown.
                 break;
             }
             d.reap();

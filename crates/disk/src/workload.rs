@@ -563,3 +563,39 @@ impl App {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream that completes nothing loses every chunk that falls due;
+    /// counting completed chunks only (the earlier criterion) would have
+    /// seen no chunk at all, hence no loss.
+    #[test]
+    fn a_starved_stream_loses_every_chunk_that_falls_due() {
+        let s = Streamer::new(AppId(0), 0, 1 << 20, 0);
+        // Due at 1 s + k·128 ms: by 3 s, chunks 0..=15 are due.
+        assert_eq!(s.due_and_lost(0, 3000 * MS), (16, 16));
+        // Only those due in the window (2 s, 3 s]: chunks 8..=15.
+        assert_eq!(s.due_and_lost(2000 * MS, 3000 * MS), (8, 8));
+        assert_eq!(s.due_and_lost(0, 999 * MS), (0, 0));
+        assert!(s.chunks.is_empty());
+    }
+
+    #[test]
+    fn chunks_completed_on_time_are_not_lost_and_late_ones_are() {
+        let mut s = Streamer::new(AppId(0), 0, 1 << 20, 0);
+        // Chunk 0 completed in time, chunk 1 late, chunk 2 not yet done.
+        s.chunks = vec![(1000 * MS, false), (1128 * MS, true)];
+        assert_eq!(s.due_and_lost(0, 1300 * MS), (3, 2));
+        assert_eq!(s.due_and_lost(1100 * MS, 1300 * MS), (2, 2));
+    }
+
+    #[test]
+    fn split_must_divide_the_chunk() {
+        let s = Streamer::new(AppId(0), 0, 1 << 20, 0);
+        assert!(s.clone().split(0, 0).is_err());
+        assert!(s.clone().split(3, 0).is_err());
+        assert_eq!(s.split(4, MS).unwrap().parts, 4);
+    }
+}
