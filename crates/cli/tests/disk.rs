@@ -40,7 +40,7 @@ fn web_server_bfq_halves_cfq_latency_at_similar_throughput() {
 }
 
 #[test]
-fn streaming_bfq_sustains_more_streams_than_cfq_clook_as_and_yfq() {
+fn streaming_bfq_sustains_more_streams_than_every_baseline() {
     let rows = json_lines(&fairway(&["disk", "streaming", "--quick", "--json"]));
     let streams = |p: &str| {
         rows.iter()
@@ -49,7 +49,7 @@ fn streaming_bfq_sustains_more_streams_than_cfq_clook_as_and_yfq() {
             .unwrap()
     };
     let bfq = streams("BFQ 4096");
-    for other in ["CFQ", "C-LOOK", "AS", "YFQ"] {
+    for other in ["SCAN-EDF", "CFQ", "C-LOOK", "AS", "YFQ"] {
         assert!(
             bfq > streams(other),
             "BFQ {bfq} vs {other} {}",
@@ -84,6 +84,18 @@ fn bad_disk_arguments_give_one_line_and_a_failure_code() {
         &["disk", "web", "--seconds", "0"],
         &["disk", "bench", "--apps", "ten"],
         &["disk", "shares", "--disk", "/nonexistent.toml"],
+        &["disk", "throughput", "--readahead-kb", "100"],
+        &["disk", "streaming", "--readahead-kb", "99999"],
+        &["disk", "kernel", "--in-flight", "4"],
+        &[
+            "disk",
+            "kernel",
+            "--backend",
+            "io-uring",
+            "--in-flight",
+            "0",
+        ],
+        &["disk", "kernel", "--backend", "aio"],
     ] {
         let out = fairway(args);
         assert!(!out.status.success(), "{args:?}");

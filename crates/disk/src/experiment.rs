@@ -9,6 +9,7 @@
 use crate::baseline::{Anticipatory, CLook, Cfq, ScanEdf, Yfq};
 use crate::bfq::{Bfq, BfqConfig, DEFAULT_L_MAX};
 use crate::model::DiskModel;
+use crate::readahead::ReadAhead;
 use crate::request::{AppId, DiskConfigError, Nanos, MS, SECTOR_BYTES};
 use crate::scheduler::{AppSpec, DiskScheduler};
 use crate::sim::Simulation;
@@ -130,14 +131,16 @@ pub struct SeqResult {
     pub sim_seconds: f64,
 }
 
-/// `weights.len()` synchronous sequential readers of files placed in slices
-/// at the maximum distance from each other; the file of reader i is
-/// `w_i / max w · file_mb` MB, so with exact shares all finish together
-/// (as in §2.4).
+/// `weights.len()` sequential readers of files placed in slices at the
+/// maximum distance from each other, each with the kernel read-ahead
+/// `readahead` ([`ReadAhead::NONE`]: strictly synchronous); the file of
+/// reader i is `w_i / max w · file_mb` MB, so with exact shares all finish
+/// together (as in §2.4).
 pub fn seq_readers(
     spec: SchedSpec,
     weights: &[u32],
     file_mb: u64,
+    readahead: ReadAhead,
     disk: &DiskModel,
 ) -> Result<SeqResult, DiskConfigError> {
     let n = weights.len() as u64;
@@ -154,7 +157,9 @@ pub fn seq_readers(
             0
         };
         let len = file_mb * 1_000_000 / SECTOR_BYTES * u64::from(w) / wmax;
-        apps.push(App::Seq(SeqReader::new(id, s * slice, len.min(slice))));
+        apps.push(App::Seq(
+            SeqReader::new(id, s * slice, len.min(slice)).with_readahead(readahead),
+        ));
     }
     let lens: Vec<u64> = apps
         .iter()
@@ -286,21 +291,28 @@ pub struct StreamSetup {
     pub on_off: usize,
     /// Loss threshold (fraction).
     pub max_loss: f64,
+    /// Read-ahead of the ON/OFF readers (greedy sequential file readers).
+    pub readahead: ReadAhead,
 }
 
 impl StreamSetup {
-    /// The thesis' setup: 30 movies, one every 15 s, 5 ON/OFF readers, 1 %.
+    /// The thesis' setup: 30 movies, one every 15 s, 5 ON/OFF readers with
+    /// Linux's read-ahead, 1 %.
     pub const THESIS: Self = Self {
         movies: 30,
         every: 15 * SEC,
         on_off: 5,
         max_loss: 0.01,
+        readahead: ReadAhead::LINUX,
     };
 }
 
 /// The streaming workload (§2.4). Loss rate: lost chunks over chunks due in
 /// the last `every` ns, checked every second once at least [`MIN_CHUNKS`]
-/// are due in that window.
+/// are due in that window. A chunk is due at its nominal time plus the 1 s
+/// playback buffer and counts as lost if it has not completed by then,
+/// whether it completes later or not at all ([`Streamer::due_and_lost`]):
+/// a starved stream's chunks are lost as they fall due.
 pub fn streaming(
     spec: SchedSpec,
     setup: StreamSetup,
@@ -326,12 +338,10 @@ pub fn streaming(
         let id = AppId((setup.movies + j) as u32);
         sched.add_app(id, AppSpec::weight(1))?;
         let s = ((j as u64 * 6 + 3) % SLICES) * slice + slice / 2;
-        apps.push(App::OnOff(OnOffReader::new(
-            id,
-            s,
-            slice / 2,
-            seed ^ (j as u64 + 1),
-        )));
+        apps.push(App::OnOff(
+            OnOffReader::new(id, s, slice / 2, seed ^ (j as u64 + 1))
+                .with_readahead(setup.readahead),
+        ));
     }
     let mut sim = Simulation::new(sched, disk.clone(), apps);
     let end = setup.movies as u64 * setup.every + setup.every;
@@ -347,12 +357,9 @@ pub fn streaming(
         let (mut due, mut lost) = (0u64, 0u64);
         for a in &sim.apps {
             if let App::Stream(s) = a {
-                for &(d, l) in s.chunks.iter().rev().take_while(|c| c.0 > lo) {
-                    if d <= t {
-                        due += 1;
-                        lost += u64::from(l);
-                    }
-                }
+                let (d, l) = s.due_and_lost(lo, t);
+                due += d;
+                lost += l;
             }
         }
         loss = if due > 0 {

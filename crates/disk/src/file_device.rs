@@ -76,7 +76,9 @@ pub struct FileCompletion {
     pub completed: Nanos,
 }
 
-enum Cmd {
+/// What a submitter sends a device thread (this back-end's or
+/// [`crate::uring_device`]'s).
+pub(crate) enum Cmd {
     Submit(Request, Vec<u8>, Sender<FileCompletion>),
     Shutdown,
 }
@@ -84,7 +86,7 @@ enum Cmd {
 /// Handle to submit requests; one per application thread.
 #[derive(Clone)]
 pub struct FileSubmitter {
-    tx: Sender<Cmd>,
+    pub(crate) tx: Sender<Cmd>,
 }
 
 impl FileSubmitter {
@@ -178,7 +180,7 @@ impl Drop for FileDevice {
 }
 
 /// Buffer alignment for O_DIRECT.
-const ALIGN: usize = 4096;
+pub(crate) const ALIGN: usize = 4096;
 
 struct Pending {
     reply: Sender<FileCompletion>,

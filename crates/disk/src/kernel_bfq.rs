@@ -11,21 +11,64 @@
 //!   priority p into weight (8 − p)·10, so priorities 0 and 4 are weights
 //!   80 and 40;
 //! * **fairway**: the loop device's scheduler is `none`, and two threads
-//!   submit the same reads through [`crate::file_device::FileDevice`] under
-//!   fairway's BFQ (B_max 4096 sectors, T_max 125 ms like the kernel's
-//!   `timeout_sync`, weights 80 and 40).
+//!   submit the same reads under fairway's BFQ (B_max 4096 sectors, T_max
+//!   125 ms like the kernel's `timeout_sync`, weights 80 and 40) through
+//!   the [`Backend`] chosen: [`crate::file_device::FileDevice`] (`pread`)
+//!   or [`crate::uring_device::UringDevice`] (io_uring).
 //!
 //! Reported: each reader's MB/s and share of the total, beside the weight
 //! share.
 
 use crate::bfq::{Bfq, BfqConfig, TimeBudget};
-use crate::file_device::FileDevice;
+use crate::file_device::{FileDevice, FileSubmitter};
 use crate::request::{AppId, SECTOR_BYTES};
 use crate::scheduler::{AppSpec, DiskScheduler};
+use crate::uring_device::UringDevice;
 use serde::Serialize;
 use std::os::unix::fs::OpenOptionsExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
+
+/// How fairway's side performs the transfers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Backend {
+    /// One blocking `pread` at a time ([`FileDevice`]).
+    Pread,
+    /// io_uring with at most `in_flight` transfers at once ([`UringDevice`]).
+    IoUring {
+        /// Transfers in the ring at once, `1..=256`.
+        in_flight: u32,
+    },
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Backend::Pread => write!(f, "pread"),
+            Backend::IoUring { in_flight } => write!(f, "io_uring, {in_flight} in flight"),
+        }
+    }
+}
+
+enum Device {
+    Pread(FileDevice),
+    Uring(UringDevice),
+}
+
+impl Device {
+    fn submitter(&self) -> FileSubmitter {
+        match self {
+            Device::Pread(d) => d.submitter(),
+            Device::Uring(d) => d.submitter(),
+        }
+    }
+    fn shutdown(self) {
+        match self {
+            Device::Pread(d) => drop(d.shutdown()),
+            Device::Uring(d) => drop(d.shutdown()),
+        }
+    }
+}
 
 /// One side's result.
 #[derive(Clone, Debug, Serialize)]
@@ -60,6 +103,8 @@ pub enum Skip {
     Missing(&'static str),
     /// The kernel has no BFQ for loop devices.
     NoBfq,
+    /// The io_uring back-end was asked for and the kernel refuses io_uring.
+    NoUring(String),
     /// Something failed.
     Failed(String),
 }
@@ -70,6 +115,7 @@ impl std::fmt::Display for Skip {
             Skip::NeedsRoot => write!(f, "skipped, needs root"),
             Skip::Missing(t) => write!(f, "skipped, needs {t}"),
             Skip::NoBfq => write!(f, "skipped, the kernel offers no bfq scheduler"),
+            Skip::NoUring(e) => write!(f, "skipped, io_uring unavailable: {e}"),
             Skip::Failed(e) => write!(f, "failed: {e}"),
         }
     }
@@ -177,7 +223,7 @@ fn kernel_side(dev: &str, seconds: u64) -> Result<Side, Skip> {
     })
 }
 
-fn fairway_side(dev: &str, weights: &[u32], seconds: u64) -> Result<Side, Skip> {
+fn fairway_side(dev: &str, weights: &[u32], seconds: u64, backend: Backend) -> Result<Side, Skip> {
     set(dev, "scheduler", "none")?;
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -193,7 +239,18 @@ fn fairway_side(dev: &str, weights: &[u32], seconds: u64) -> Result<Side, Skip> 
         bfq.add_app(AppId(i as u32), AppSpec::weight(w))
             .map_err(|e| Skip::Failed(e.to_string()))?;
     }
-    let device = FileDevice::start(bfq, file).map_err(|e| Skip::Failed(e.to_string()))?;
+    let device = match backend {
+        Backend::Pread => {
+            Device::Pread(FileDevice::start(bfq, file).map_err(|e| Skip::Failed(e.to_string()))?)
+        }
+        Backend::IoUring { in_flight } => match UringDevice::start(bfq, file, in_flight) {
+            Ok(d) => Device::Uring(d),
+            Err(crate::uring_device::UringError::Unavailable(e)) => {
+                return Err(Skip::NoUring(e.to_string()))
+            }
+            Err(e) => return Err(Skip::Failed(e.to_string())),
+        },
+    };
     let end = Instant::now() + Duration::from_secs(seconds);
     let threads: Vec<_> = (0..weights.len())
         .map(|i| {
@@ -222,16 +279,17 @@ fn fairway_side(dev: &str, weights: &[u32], seconds: u64) -> Result<Side, Skip> 
         .into_iter()
         .map(|t| t.join().unwrap_or(0.0))
         .collect();
-    drop(device.shutdown());
+    device.shutdown();
     Ok(Side {
-        scheduler: "fairway BFQ".into(),
+        scheduler: format!("fairway BFQ ({backend})"),
         share: shares(&mb),
         mb_s: mb,
     })
 }
 
-/// Runs the comparison (see the module doc), `seconds` per side.
-pub fn compare(seconds: u64) -> Result<Comparison, Skip> {
+/// Runs the comparison (see the module doc), `seconds` per side, fairway's
+/// side through `backend`.
+pub fn compare(seconds: u64, backend: Backend) -> Result<Comparison, Skip> {
     if !is_root() {
         return Err(Skip::NeedsRoot);
     }
@@ -281,7 +339,7 @@ pub fn compare(seconds: u64) -> Result<Comparison, Skip> {
     let weights: Vec<u32> = PRIOS.iter().map(|p| (8 - p) * 10).collect();
     let wsum: f64 = weights.iter().map(|&w| f64::from(w)).sum();
     let kernel = kernel_side(&dev, seconds)?;
-    let fairway = fairway_side(&dev, &weights, seconds)?;
+    let fairway = fairway_side(&dev, &weights, seconds, backend)?;
     drop(guard);
     Ok(Comparison {
         ideal: weights.iter().map(|&w| f64::from(w) / wsum).collect(),

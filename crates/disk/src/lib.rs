@@ -13,11 +13,13 @@
 //! * [`baseline`]: C-LOOK, AS, CFQ-like, SCAN-EDF, YFQ (§2.3–2.4).
 //! * [`model`]: the rotating-disk model and the IBM-DTLA-307030 preset;
 //!   [`sim`]: the discrete-event simulator; [`workload`]: application
-//!   models; [`experiment`]: §2.4's experiments; [`thesis`]: its numbers.
+//!   models, [`readahead`]: their kernel read-ahead; [`experiment`]:
+//!   §2.4's experiments; [`thesis`]: its numbers.
 //! * [`check`]: online checks of Theorems 2.1 and 2.2 and of idling.
 //! * [`emulator`]: the real-time emulated disk (App. C), [`validate`]: its
 //!   App. C.5.1 trace-replay validation; [`file_device`]: BFQ in front of a
-//!   real file or block device; [`kernel_bfq`]: comparison with Linux's
+//!   real file or block device with `pread`, [`uring_device`]: the same
+//!   with io_uring; [`kernel_bfq`]: comparison with Linux's
 //!   BFQ; [`cost`]: the add+dispatch cost benchmark.
 //!
 //! ```
@@ -49,10 +51,12 @@ pub mod file_device;
 pub mod kernel_bfq;
 pub mod model;
 pub mod queue;
+pub mod readahead;
 pub mod request;
 pub mod scheduler;
 pub mod sim;
 pub mod thesis;
+pub mod uring_device;
 pub mod validate;
 pub mod workload;
 

@@ -8,7 +8,8 @@
 //! Every random choice comes from the application's own seeded generator,
 //! so a run is reproducible and independent of event interleaving.
 
-use crate::request::{AppId, Direction, Nanos, Request, MS};
+use crate::readahead::ReadAhead;
+use crate::request::{AppId, Direction, DiskConfigError, Nanos, Request, MS};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::cell::Cell;
@@ -76,6 +77,13 @@ impl SeqReader {
             done: 0,
             finished: None,
         }
+    }
+
+    /// The same reader with the kernel's read-ahead `ra`: it keeps
+    /// `ra.depth()` requests in flight instead of one.
+    pub fn with_readahead(mut self, ra: ReadAhead) -> Self {
+        self.depth = ra.depth();
+        self
     }
 
     fn issue_next(&mut self, io: &mut Io, delay: Nanos) {
@@ -261,7 +269,9 @@ impl WebProcess {
 
 /// A streaming thread (§2.4): from `start_at`, reads `chunk` sectors of its
 /// movie every `period`; a chunk completed more than `buffer` after its
-/// nominal time is lost. One read outstanding.
+/// nominal time is lost. One read outstanding. A chunk may be read as
+/// several synchronous requests ([`Streamer::split`]); every request of
+/// chunk k carries tag k, so observers can tell the chunks apart.
 #[derive(Clone, Debug)]
 pub struct Streamer {
     /// Application id.
@@ -280,7 +290,12 @@ pub struct Streamer {
     pub start_at: Nanos,
     /// (due time, lost) of every chunk read.
     pub chunks: Vec<(Nanos, bool)>,
+    /// Requests per chunk (≥ 1), issued one after the other.
+    pub parts: u32,
+    /// Think time between the requests of a chunk, ns.
+    pub think: Nanos,
     k: u64,
+    part: u32,
     busy: bool,
 }
 
@@ -296,19 +311,76 @@ impl Streamer {
             buffer: 1000 * MS,
             start_at,
             chunks: Vec::new(),
+            parts: 1,
+            think: 0,
             k: 0,
+            part: 0,
             busy: false,
         }
+    }
+
+    /// The same streamer reading each chunk as `parts` synchronous requests
+    /// of `chunk / parts` sectors, `think` ns apart (a thread reading its
+    /// chunk with several `read()` calls; with `think` ≤ T_wait it has the
+    /// SI property). `parts` must divide the chunk.
+    pub fn split(mut self, parts: u32, think: Nanos) -> Result<Self, DiskConfigError> {
+        if parts == 0 || !self.chunk.is_multiple_of(parts) {
+            return Err(DiskConfigError::OutOfRange {
+                name: "parts",
+                value: f64::from(parts),
+                allowed: "a divisor of the chunk size (≥ 1)",
+            });
+        }
+        self.parts = parts;
+        self.think = think;
+        Ok(self)
     }
 
     fn nominal(&self, k: u64) -> Nanos {
         self.start_at + k * self.period
     }
 
-    fn issue(&mut self, io: &mut Io) {
-        let off = (self.k * u64::from(self.chunk)) % self.len.max(1);
+    /// Chunks due (nominal time + buffer) in `(lo, t]` and how many of them
+    /// are lost: completed after their due time, or — the case a count of
+    /// completions alone misses — still not completed at `t`. A stream that
+    /// has fallen hopelessly behind completes only chunks that were due long
+    /// ago; they must count as lost when they fall due, not when (or if)
+    /// they complete.
+    pub fn due_and_lost(&self, lo: Nanos, t: Nanos) -> (u64, u64) {
+        if t < self.start_at + self.buffer {
+            return (0, 0);
+        }
+        // Chunk k is due at start_at + k·period + buffer.
+        let due_index = |x: Nanos| -> Option<u64> {
+            x.checked_sub(self.start_at + self.buffer)
+                .map(|d| d / self.period.max(1))
+        };
+        let last = due_index(t).unwrap_or(0);
+        let first = match due_index(lo) {
+            Some(k) => k + 1,
+            None => 0,
+        };
+        if first > last {
+            return (0, 0);
+        }
+        let completed_lost = self.chunks[(first as usize).min(self.chunks.len())..]
+            .iter()
+            .filter(|&&(d, l)| d <= t && l)
+            .count() as u64;
+        // Chunks first..=last not completed yet (index ≥ chunks.len()).
+        let pending = (last + 1).saturating_sub((self.chunks.len() as u64).max(first));
+        (last + 1 - first, completed_lost + pending)
+    }
+
+    fn issue(&mut self, io: &mut Io, delay: Nanos) {
+        let part_len = self.chunk / self.parts.max(1);
+        let off =
+            (self.k * u64::from(self.chunk) + u64::from(self.part * part_len)) % self.len.max(1);
         self.busy = true;
-        io.issue(0, Request::read(self.app, self.start + off, self.chunk));
+        io.issue(
+            delay,
+            Request::read(self.app, self.start + off, part_len).with_tag(self.k),
+        );
     }
 }
 
@@ -345,6 +417,13 @@ impl OnOffReader {
             outstanding: 0,
             rng: StdRng::seed_from_u64(seed),
         }
+    }
+
+    /// The same reader with the kernel's read-ahead `ra`: `ra.depth()`
+    /// requests in flight while ON.
+    pub fn with_readahead(mut self, ra: ReadAhead) -> Self {
+        self.depth = ra.depth();
+        self
     }
 
     fn issue_one(&mut self, io: &mut Io, delay: Nanos) {
@@ -420,7 +499,7 @@ impl App {
                 if now < s.start_at {
                     io.wake = Some(s.start_at);
                 } else if !s.busy {
-                    s.issue(io);
+                    s.issue(io, 0);
                 }
             }
             App::OnOff(o) => o.wake(io),
@@ -463,18 +542,60 @@ impl App {
                 w.start_file(io);
             }
             App::Stream(s) => {
+                if s.part + 1 < s.parts {
+                    s.part += 1;
+                    s.issue(io, s.think);
+                    return;
+                }
+                s.part = 0;
                 let due = s.nominal(s.k) + s.buffer;
                 s.chunks.push((due, now > due));
                 s.busy = false;
                 s.k += 1;
                 let next = s.nominal(s.k);
                 if next <= now {
-                    s.issue(io);
+                    s.issue(io, 0);
                 } else {
                     io.wake = Some(next);
                 }
             }
             App::OnOff(o) => o.completed(io),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream that completes nothing loses every chunk that falls due;
+    /// counting completed chunks only (the earlier criterion) would have
+    /// seen no chunk at all, hence no loss.
+    #[test]
+    fn a_starved_stream_loses_every_chunk_that_falls_due() {
+        let s = Streamer::new(AppId(0), 0, 1 << 20, 0);
+        // Due at 1 s + k·128 ms: by 3 s, chunks 0..=15 are due.
+        assert_eq!(s.due_and_lost(0, 3000 * MS), (16, 16));
+        // Only those due in the window (2 s, 3 s]: chunks 8..=15.
+        assert_eq!(s.due_and_lost(2000 * MS, 3000 * MS), (8, 8));
+        assert_eq!(s.due_and_lost(0, 999 * MS), (0, 0));
+        assert!(s.chunks.is_empty());
+    }
+
+    #[test]
+    fn chunks_completed_on_time_are_not_lost_and_late_ones_are() {
+        let mut s = Streamer::new(AppId(0), 0, 1 << 20, 0);
+        // Chunk 0 completed in time, chunk 1 late, chunk 2 not yet done.
+        s.chunks = vec![(1000 * MS, false), (1128 * MS, true)];
+        assert_eq!(s.due_and_lost(0, 1300 * MS), (3, 2));
+        assert_eq!(s.due_and_lost(1100 * MS, 1300 * MS), (2, 2));
+    }
+
+    #[test]
+    fn split_must_divide_the_chunk() {
+        let s = Streamer::new(AppId(0), 0, 1 << 20, 0);
+        assert!(s.clone().split(0, 0).is_err());
+        assert!(s.clone().split(3, 0).is_err());
+        assert_eq!(s.split(4, MS).unwrap().parts, 4);
     }
 }

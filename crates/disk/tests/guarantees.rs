@@ -3,10 +3,12 @@
 //! checks can fail: deliberately broken variants violate them.
 
 use fairway_disk::bfq::BfqFault;
-use fairway_disk::check::{CompletionBoundCheck, IdlingCheck, ServiceLagCheck};
+use fairway_disk::check::{
+    CompletionBoundCheck, DelayBoundCheck, IdlingCheck, PeriodicApp, ServiceLagCheck,
+};
 use fairway_disk::model::DiskModel;
 use fairway_disk::sim::Simulation;
-use fairway_disk::workload::{App, RandomReader};
+use fairway_disk::workload::{App, RandomReader, Streamer};
 use fairway_disk::{AppId, AppSpec, Bfq, BfqConfig, DiskScheduler, TimeBudget, MS};
 use proptest::prelude::*;
 
@@ -214,4 +216,156 @@ fn theorem_2_2_holds_for_bfq_and_fails_for_anticipatory() {
         "worst {}",
         out.completion.worst_ratio
     );
+}
+
+/// A periodic application reading a chunk of `parts · part_len` sectors
+/// every `period_ms` as `parts` synchronous requests `think_us` apart.
+#[derive(Clone, Debug)]
+struct PeriodicCase {
+    weight: u32,
+    parts: u32,
+    part_len: u32,
+    period_ms: u64,
+    think_us: u64,
+}
+
+fn periodic_case() -> impl Strategy<Value = PeriodicCase> {
+    // think ≤ 3 ms < T_wait: the SI property between a chunk's requests.
+    (1u32..=4, 1u32..=8, 8u32..=64, 20u64..=200, 0u64..=3000).prop_map(
+        |(weight, parts, part_len, period_ms, think_us)| PeriodicCase {
+            weight,
+            parts,
+            part_len,
+            period_ms,
+            think_us,
+        },
+    )
+}
+
+/// Runs `background` random readers and `periodic` streamers under `bfq`
+/// and returns the Eq. (6) check.
+fn run_periodic<S: DiskScheduler>(
+    mut bfq: S,
+    background: &[AppCase],
+    periodic: &[PeriodicCase],
+    seed: u64,
+    secs: u64,
+) -> DelayBoundCheck {
+    let (b_max, l_max) = (512u32, 64u32);
+    let disk = DiskModel::dtla_307030();
+    let cap = disk.capacity();
+    let n = (background.len() + periodic.len()) as u64;
+    let mut apps = Vec::new();
+    let mut weights = Vec::new();
+    let mut specs = Vec::new();
+    for (i, c) in background.iter().enumerate() {
+        let id = AppId(i as u32);
+        bfq.add_app(id, AppSpec::weight(c.weight)).unwrap();
+        let lo = cap / n * i as u64;
+        apps.push(App::Random(RandomReader::new(
+            id,
+            lo,
+            lo + cap / 64,
+            (1, c.len_max.min(l_max)),
+            c.think_max_us * 1000,
+            c.depth,
+            c.p_seq,
+            seed ^ (i as u64 * 0x9E37_79B9),
+        )));
+        weights.push(c.weight);
+        specs.push(None);
+    }
+    for (k, p) in periodic.iter().enumerate() {
+        let i = background.len() + k;
+        let id = AppId(i as u32);
+        bfq.add_app(id, AppSpec::weight(p.weight)).unwrap();
+        let mut st = Streamer::new(id, cap / n * i as u64, cap / 64, (k as u64 + 1) * MS);
+        st.chunk = p.parts * p.part_len;
+        st.period = p.period_ms * MS;
+        apps.push(App::Stream(st.split(p.parts, p.think_us * 1000).unwrap()));
+        weights.push(p.weight);
+        specs.push(Some(PeriodicApp {
+            chunk: p.parts * p.part_len,
+            l_min: p.part_len,
+            max_budget: b_max,
+        }));
+    }
+    let mut check = DelayBoundCheck::new(&weights, &specs, b_max, l_max);
+    let mut sim = Simulation::new(bfq, disk, apps);
+    // At least `secs`, and on until 5 chunks were judged (tiny random
+    // background requests move few sectors per second: the first chunk of
+    // a light application may take seconds), at most 60 s.
+    let mut t = 0;
+    while t < secs || (check.checked + check.skipped < 5 && t < 60) {
+        t += 1;
+        sim.run(t * 1000 * MS, &mut |ev| check.observe(ev));
+    }
+    check
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Eq. (6): every chunk of a periodic application with the SI property
+    /// that does not ask ahead of its reserved service completes within
+    /// the delay bound, whatever the background readers do.
+    #[test]
+    fn eq_6_delay_bound_holds_for_periodic_si_applications(
+        background in prop::collection::vec(app_case(), 1..=4),
+        periodic in prop::collection::vec(periodic_case(), 1..=2),
+        seed in any::<u64>(),
+    ) {
+        let bfq = Bfq::new(config(512, 64)).unwrap();
+        let check = run_periodic(bfq, &background, &periodic, seed, 2);
+        prop_assert!(check.checked + check.skipped > 0);
+        prop_assert_eq!(check.violations, 0, "worst {}", check.worst_ratio);
+    }
+}
+
+/// Two greedy asynchronous readers and a periodic reader of 8 × 16-sector
+/// synchronous requests per 100 ms: the correct BFQ meets Eq. (6) on many
+/// chunks; without idling every request of a chunk waits for the other
+/// applications' budgets and the bound fails.
+#[test]
+fn eq_6_holds_for_bfq_and_fails_without_idling() {
+    let greedy = AppCase {
+        weight: 1,
+        depth: 4,
+        think_max_us: 0,
+        p_seq: 0.9,
+        len_max: 64,
+    };
+    let background = vec![greedy.clone(), greedy.clone(), greedy];
+    let periodic = [PeriodicCase {
+        weight: 1,
+        parts: 8,
+        part_len: 16,
+        period_ms: 100,
+        think_us: 500,
+    }];
+    let ok = run_periodic(
+        Bfq::new(config(512, 64)).unwrap(),
+        &background,
+        &periodic,
+        7,
+        4,
+    );
+    eprintln!(
+        "correct: checked {} skipped {} worst {:.3}",
+        ok.checked, ok.skipped, ok.worst_ratio
+    );
+    assert!(ok.checked > 20, "{} chunks checked", ok.checked);
+    assert_eq!(ok.violations, 0, "worst {}", ok.worst_ratio);
+    let broken = run_periodic(
+        Bfq::with_fault(config(512, 64), BfqFault::NoIdling).unwrap(),
+        &background,
+        &periodic,
+        7,
+        4,
+    );
+    eprintln!(
+        "no idling: checked {} skipped {} violations {} worst {:.3}",
+        broken.checked, broken.skipped, broken.violations, broken.worst_ratio
+    );
+    assert!(broken.violations > 0, "worst {}", broken.worst_ratio);
 }

@@ -4,10 +4,10 @@
 //! a loaded CI machine does not guarantee: that assertion is behind
 //! `--ignored` (`cargo test -p fairway-disk --test kernel_bfq -- --ignored`).
 
-use fairway_disk::kernel_bfq::{compare, Comparison, Skip};
+use fairway_disk::kernel_bfq::{compare, Backend, Comparison, Skip};
 
-fn run(seconds: u64) -> Option<Comparison> {
-    match compare(seconds) {
+fn run(seconds: u64, backend: Backend) -> Option<Comparison> {
+    match compare(seconds, backend) {
         Ok(c) => Some(c),
         Err(Skip::Failed(e)) => panic!("{e}"),
         Err(skip) => {
@@ -19,7 +19,7 @@ fn run(seconds: u64) -> Option<Comparison> {
 
 #[test]
 fn the_comparison_runs_on_a_loop_device_or_skips_visibly() {
-    if let Some(c) = run(1) {
+    if let Some(c) = run(1, Backend::Pread) {
         for side in [&c.kernel, &c.fairway] {
             assert_eq!(side.mb_s.len(), 2, "{c:?}");
             assert!(side.mb_s.iter().all(|&x| x > 0.0), "{c:?}");
@@ -31,9 +31,11 @@ fn the_comparison_runs_on_a_loop_device_or_skips_visibly() {
 #[test]
 #[ignore = "real-time: needs an unloaded machine"]
 fn fairway_bfq_shares_follow_the_weights_on_a_loop_device() {
-    if let Some(c) = run(5) {
-        for (s, i) in c.fairway.share.iter().zip(&c.ideal) {
-            assert!((s / i - 1.0).abs() < 0.05, "{c:?}");
+    for backend in [Backend::Pread, Backend::IoUring { in_flight: 1 }] {
+        if let Some(c) = run(5, backend) {
+            for (s, i) in c.fairway.share.iter().zip(&c.ideal) {
+                assert!((s / i - 1.0).abs() < 0.05, "{backend}: {c:?}");
+            }
         }
     }
 }

@@ -229,9 +229,14 @@ fn bfq_configuration_errors_name_the_parameter() {
 fn bfq_shares_follow_the_weights() {
     let disk = DiskModel::dtla_307030();
     for (w, mb) in [(vec![1, 2], 256), (vec![1, 2, 10], 1024)] {
-        let r =
-            fairway_disk::experiment::seq_readers(SchedSpec::Bfq { b_max: 4096 }, &w, mb, &disk)
-                .unwrap();
+        let r = fairway_disk::experiment::seq_readers(
+            SchedSpec::Bfq { b_max: 4096 },
+            &w,
+            mb,
+            fairway_disk::readahead::ReadAhead::NONE,
+            &disk,
+        )
+        .unwrap();
         let sum: f64 = w.iter().map(|&x| f64::from(x)).sum();
         for (i, &x) in w.iter().enumerate() {
             let want = f64::from(x) / sum;

@@ -9,6 +9,7 @@ use fairway_disk::experiment::{
     STREAM_SPECS,
 };
 use fairway_disk::model::{DiskModel, DiskParams};
+use fairway_disk::readahead::ReadAhead;
 use fairway_disk::{cost, thesis};
 use fairway_eval::cost::chart::{write_svg, ChartSpec, Series};
 use indicatif::ProgressBar;
@@ -52,7 +53,7 @@ enum DiskCmd {
     /// Share accuracy of the kernel's BFQ (fio) and fairway's (real reads)
     /// on the same loop device; needs root, fio and losetup.
     #[command(
-        after_help = "Examples:\n  fairway disk kernel\n  fairway disk kernel --seconds 10 --json"
+        after_help = "Examples:\n  fairway disk kernel\n  fairway disk kernel --seconds 10 --json\n  fairway disk kernel --backend io-uring --in-flight 1"
     )]
     Kernel(KernelArgs),
     /// Nanoseconds per add+dispatch of BFQ at 10 and 1000 applications.
@@ -80,6 +81,23 @@ struct Common {
     quick: bool,
 }
 
+/// The sequential readers' kernel read-ahead.
+#[derive(Args, Clone)]
+struct ReadAheadArg {
+    /// Kernel read-ahead of the sequential readers, KiB: a multiple of 128
+    /// (one 128 KiB request each) up to 16384; 128 is Linux 2.6.21's
+    /// default, the thesis' kernel; 0 makes the readers strictly
+    /// synchronous. Example: --readahead-kb 0
+    #[arg(long, value_name = "KIB", default_value_t = 128)]
+    readahead_kb: u64,
+}
+
+impl ReadAheadArg {
+    fn get(&self) -> Result<ReadAhead, String> {
+        ReadAhead::kib(self.readahead_kb).map_err(|e| format!("--readahead-kb: {e}"))
+    }
+}
+
 #[derive(Args)]
 struct ThroughputArgs {
     /// Numbers of concurrent readers, comma separated (e.g. 2,5).
@@ -89,11 +107,15 @@ struct ThroughputArgs {
     #[arg(long)]
     file_mb: Option<u64>,
     #[command(flatten)]
+    readahead: ReadAheadArg,
+    #[command(flatten)]
     common: Common,
 }
 
 #[derive(Args)]
 struct SharesArgs {
+    #[command(flatten)]
+    readahead: ReadAheadArg,
     #[command(flatten)]
     common: Common,
 }
@@ -118,6 +140,9 @@ struct StreamingArgs {
     /// Workload seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// (Applies to the ON/OFF readers.)
+    #[command(flatten)]
+    readahead: ReadAheadArg,
     #[command(flatten)]
     common: Common,
 }
@@ -147,6 +172,14 @@ struct KernelArgs {
     /// Seconds per side (kernel, then fairway), 1..=600.
     #[arg(long, default_value_t = 5)]
     seconds: u64,
+    /// How fairway's side does the transfers: `pread` (one blocking read at
+    /// a time) or `io-uring` (asynchronous, io_uring). Example: --backend io-uring
+    #[arg(long, default_value = "pread", value_parser = ["pread", "io-uring"])]
+    backend: String,
+    /// With --backend io-uring: transfers in the ring at once, 1..=256
+    /// (default 1, BFQ's one request in service). Example: --in-flight 4
+    #[arg(long)]
+    in_flight: Option<u32>,
     /// One JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -265,6 +298,7 @@ fn throughput(a: ThroughputArgs) -> Result<(), String> {
     if !(1..=1000).contains(&file_mb) {
         return Err("--file-mb must be in 1..=1000 (a 30-slice disk of 30 GB)".into());
     }
+    let ra = a.readahead.get()?;
     let specs = throughput_specs(c.quick);
     let pb = bar((specs.len() * files.len()) as u64, c.json);
     let mut header = vec!["scheduler".to_string()];
@@ -277,12 +311,14 @@ fn throughput(a: ThroughputArgs) -> Result<(), String> {
         let mut row = vec![spec.label()];
         for &n in &files {
             pb.set_message(format!("{} x{n}", spec.label()));
-            let r = seq_readers(*spec, &vec![1; n], file_mb, &disk).map_err(|e| e.to_string())?;
+            let r =
+                seq_readers(*spec, &vec![1; n], file_mb, ra, &disk).map_err(|e| e.to_string())?;
             row.push(fmt2(r.aggregate_mb_s));
             if c.json {
                 json_line(&serde_json::json!({
                     "experiment": "throughput", "sched": r.sched, "files": n,
-                    "file_mb": file_mb, "aggregate_mb_s": r.aggregate_mb_s,
+                    "file_mb": file_mb, "readahead_kb": a.readahead.readahead_kb,
+                    "aggregate_mb_s": r.aggregate_mb_s,
                     "per_app_mb_s": r.per_app_mb_s, "sim_seconds": r.sim_seconds,
                     "thesis_2_files_mb_s": if n == 2 { thesis_throughput(spec) } else { None },
                 }))?;
@@ -295,7 +331,10 @@ fn throughput(a: ThroughputArgs) -> Result<(), String> {
     }
     pb.finish_and_clear();
     if !c.json {
-        println!("Aggregate throughput, {file_mb} MB files in slices at maximum distance (BFQ thesis §2.4, Fig. 5):");
+        println!(
+            "Aggregate throughput, {file_mb} MB files in slices at maximum distance, read-ahead {} KiB (BFQ thesis §2.4, Fig. 5):",
+            a.readahead.readahead_kb
+        );
         table.print();
     }
     // Every measured line: BFQ over B_max for each reader count (solid),
@@ -363,6 +402,7 @@ type ShareJob = (SchedSpec, Vec<u32>, u64, Option<Vec<f64>>);
 fn shares(a: SharesArgs) -> Result<(), String> {
     let c = &a.common;
     let disk = load_disk(c)?;
+    let ra = a.readahead.get()?;
     let equal_mb = if c.quick { 32 } else { 128 };
     let mut jobs: Vec<ShareJob> = Vec::new();
     for spec in SHARE_SPECS {
@@ -418,7 +458,7 @@ fn shares(a: SharesArgs) -> Result<(), String> {
     let mut series = Vec::new();
     for (k, (spec, w, mb, th)) in jobs.iter().enumerate() {
         pb.set_message(format!("{} {w:?}", spec.label()));
-        let r = seq_readers(*spec, w, *mb, &disk).map_err(|e| e.to_string())?;
+        let r = seq_readers(*spec, w, *mb, ra, &disk).map_err(|e| e.to_string())?;
         let wsum: f64 = w.iter().map(|&x| f64::from(x)).sum();
         let err = r
             .per_app_mb_s
@@ -430,6 +470,7 @@ fn shares(a: SharesArgs) -> Result<(), String> {
         if c.json {
             json_line(&serde_json::json!({
                 "experiment": "shares", "sched": r.sched, "weights": w, "file_mb": mb,
+                "readahead_kb": a.readahead.readahead_kb,
                 "per_app_mb_s": r.per_app_mb_s, "aggregate_mb_s": r.aggregate_mb_s,
                 "worst_share_error": err, "thesis_per_app_mb_s": th,
             }))?;
@@ -458,7 +499,10 @@ fn shares(a: SharesArgs) -> Result<(), String> {
     }
     pb.finish_and_clear();
     if !c.json {
-        println!("Per-reader throughput (BFQ thesis §2.4); share error = (share / weight share) - 1, worst reader:");
+        println!(
+            "Per-reader throughput, read-ahead {} KiB (BFQ thesis §2.4); share error = (share / weight share) - 1, worst reader:",
+            a.readahead.readahead_kb
+        );
         table.print();
     }
     chart(
@@ -575,13 +619,15 @@ fn web(a: WebArgs) -> Result<(), String> {
 fn streaming_cmd(a: StreamingArgs) -> Result<(), String> {
     let c = &a.common;
     let disk = load_disk(c)?;
-    let setup = if c.quick {
-        StreamSetup {
-            every: 5 * SEC,
-            ..StreamSetup::THESIS
-        }
-    } else {
-        StreamSetup::THESIS
+    let readahead = a.readahead.get()?;
+    let setup = StreamSetup {
+        every: if c.quick {
+            5 * SEC
+        } else {
+            StreamSetup::THESIS.every
+        },
+        readahead,
+        ..StreamSetup::THESIS
     };
     let pb = bar(STREAM_SPECS.len() as u64, c.json);
     let mut table = Table::new(&["scheduler", "streams", "thesis", "aggr MB/s", "thesis"]);
@@ -609,9 +655,10 @@ fn streaming_cmd(a: StreamingArgs) -> Result<(), String> {
     pb.finish_and_clear();
     if !c.json {
         println!(
-            "Streaming: a new stream every {} s (32 KiB every 128 ms, 1 s buffer) + {} ON/OFF readers; streams sustained below {} % loss (BFQ thesis §2.4):",
+            "Streaming: a new stream every {} s (32 KiB every 128 ms, 1 s buffer) + {} ON/OFF readers (read-ahead {} KiB); streams sustained below {} % loss (BFQ thesis §2.4):",
             setup.every / SEC,
             setup.on_off,
+            a.readahead.readahead_kb,
             setup.max_loss * 100.0
         );
         table.print();
@@ -706,13 +753,25 @@ fn validate_cmd(a: ValidateArgs) -> Result<(), String> {
 }
 
 fn kernel(a: KernelArgs) -> Result<(), String> {
-    use fairway_disk::kernel_bfq::{compare, Skip};
+    use fairway_disk::kernel_bfq::{compare, Backend, Skip};
+    use fairway_disk::uring_device::MAX_IN_FLIGHT;
     if !(1..=600).contains(&a.seconds) {
         return Err("--seconds must be in 1..=600".into());
     }
+    let backend = match (a.backend.as_str(), a.in_flight) {
+        ("pread", None) => Backend::Pread,
+        ("pread", Some(_)) => return Err("--in-flight needs --backend io-uring".into()),
+        (_, n) => {
+            let in_flight = n.unwrap_or(1);
+            if !(1..=MAX_IN_FLIGHT).contains(&in_flight) {
+                return Err(format!("--in-flight must be in 1..={MAX_IN_FLIGHT}"));
+            }
+            Backend::IoUring { in_flight }
+        }
+    };
     let pb = bar(1, a.json);
     pb.set_message("kernel BFQ (fio), then fairway BFQ, on a loop device");
-    let r = compare(a.seconds);
+    let r = compare(a.seconds, backend);
     pb.finish_and_clear();
     let c = match r {
         Ok(c) => c,
