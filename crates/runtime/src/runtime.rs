@@ -822,7 +822,10 @@ impl Start {
         if self.cfg.mode == ArbiterMode::Sleep
             && matches!(self.cfg.kick, KickMode::ClientScan { .. })
         {
-            return Err((RuntimeError::ClientScanNeedsSendScheduler, Some(Box::new(self))));
+            return Err((
+                RuntimeError::ClientScanNeedsSendScheduler,
+                Some(Box::new(self)),
+            ));
         }
         let kept = self.kept();
         let Start {
