@@ -38,7 +38,8 @@ pub struct FairwayScheduler {
     _opaque: [u8; 0],
 }
 
-/// A packet handed back by dequeue, peek or flow removal.
+/// A packet handed back by dequeue, peek or flow removal, or handed to
+/// [`fairway_sched_enqueue_batch`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FairwayPacket {
@@ -303,6 +304,79 @@ impl SchedState {
         Ok(FairwayStatus::FairwayOk)
     }
 
+    /// Enqueues `pkts[0..n]` in order, stopping at the first refused one.
+    /// `*n_done` is how many were queued; the caller keeps `pkts[n_done..]`.
+    fn enqueue_batch(
+        &mut self,
+        pkts: *const FairwayPacket,
+        n: usize,
+        n_done: *mut usize,
+    ) -> OpResult {
+        check_out(n_done, "enqueue_batch: n_done")?;
+        // SAFETY: checked non-null and aligned; the caller promises it is
+        // writable. Written first, so a failure below leaves it exact.
+        unsafe { n_done.write(0) };
+        if n == 0 {
+            return Ok(FairwayStatus::FairwayOk);
+        }
+        if pkts.is_null() || !pkts.is_aligned() {
+            return Err(Failure::new(
+                if pkts.is_null() {
+                    FairwayStatus::FairwayErrNullPointer
+                } else {
+                    FairwayStatus::FairwayErrInvalidArgument
+                },
+                "enqueue_batch: pkts is null or not aligned",
+            ));
+        }
+        for i in 0..n {
+            // SAFETY: `pkts` is non-null, aligned and, by the caller's
+            // contract, valid for `n` reads.
+            let p = unsafe { pkts.add(i).read() };
+            let r = self.enqueue(p.flow, p.data, p.len);
+            if !matches!(r, Ok(FairwayStatus::FairwayOk)) {
+                return r;
+            }
+            // SAFETY: as above.
+            unsafe { n_done.write(i + 1) };
+        }
+        Ok(FairwayStatus::FairwayOk)
+    }
+
+    /// Dequeues up to `cap` packets into `out`, in the order single
+    /// dequeues would give them; `*n_out` is how many. `FAIRWAY_EMPTY` if
+    /// none was queued.
+    fn dequeue_batch(
+        &mut self,
+        out: *mut FairwayPacket,
+        cap: usize,
+        n_out: *mut usize,
+    ) -> OpResult {
+        check_out(n_out, "dequeue_batch: n_out")?;
+        // SAFETY: checked non-null and aligned; writable by contract.
+        unsafe { n_out.write(0) };
+        if cap > 0 {
+            check_out(out, "dequeue_batch: out")?;
+        }
+        let mut n = 0;
+        while n < cap {
+            let Some(d) = self.sched.dequeue() else { break };
+            self.stats.dequeued_packets += 1;
+            self.stats.dequeued_bytes += u64::from(d.packet.len);
+            // SAFETY: `out` is non-null, aligned and valid for `cap`
+            // writes by contract; `n < cap`.
+            unsafe { out.add(n).write(d.packet.to_c(d.flow)) };
+            n += 1;
+        }
+        // SAFETY: as above.
+        unsafe { n_out.write(n) };
+        Ok(if n == 0 && cap > 0 {
+            FairwayStatus::FairwayEmpty
+        } else {
+            FairwayStatus::FairwayOk
+        })
+    }
+
     fn stats(&self) -> FairwaySchedStats {
         let backlog = self.sched.backlog();
         FairwaySchedStats {
@@ -553,6 +627,45 @@ pub unsafe extern "C" fn fairway_sched_dequeue(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe { call(handle(h), SCHED_MAGIC, |s| s.dequeue(out)) }
+}
+
+/// Enqueues `n` packets, `pkts[i].data`/`len` on flow `pkts[i].flow`, in
+/// order, as `n` calls of [`fairway_sched_enqueue`] would, for one handle
+/// check. Stops at the first packet refused and returns its status (its
+/// message as for a single enqueue); `*n_done` says how many were queued,
+/// and the caller still owns `pkts[*n_done..n]`. `FAIRWAY_OK` when all were.
+///
+/// # Safety
+/// As for [`fairway_sched_destroy`]; `pkts` must be readable for `n`
+/// packets (may be null when `n` is 0), `n_done` writable.
+#[no_mangle]
+pub unsafe extern "C" fn fairway_sched_enqueue_batch(
+    h: *mut FairwayScheduler,
+    pkts: *const FairwayPacket,
+    n: usize,
+    n_done: *mut usize,
+) -> FairwayStatus {
+    // SAFETY: forwarded contract.
+    unsafe { call(handle(h), SCHED_MAGIC, |s| s.enqueue_batch(pkts, n, n_done)) }
+}
+
+/// Dequeues up to `cap` packets into `out[0..cap]`, in the order `cap`
+/// calls of [`fairway_sched_dequeue`] would, for one handle check;
+/// `*n_out` says how many. `FAIRWAY_OK`, or `FAIRWAY_EMPTY` (with
+/// `*n_out = 0`) when nothing was queued.
+///
+/// # Safety
+/// As for [`fairway_sched_destroy`]; `out` must be writable for `cap`
+/// packets (may be null when `cap` is 0), `n_out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn fairway_sched_dequeue_batch(
+    h: *mut FairwayScheduler,
+    out: *mut FairwayPacket,
+    cap: usize,
+    n_out: *mut usize,
+) -> FairwayStatus {
+    // SAFETY: forwarded contract.
+    unsafe { call(handle(h), SCHED_MAGIC, |s| s.dequeue_batch(out, cap, n_out)) }
 }
 
 /// Writes the packet the next dequeue will return to `*out` without
