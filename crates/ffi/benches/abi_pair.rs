@@ -27,6 +27,17 @@
 //! cargo bench -p fairway-ffi --bench abi_pair -- --quick   # 3 rounds
 //! cargo bench -p fairway-ffi --bench abi_pair -- --flows 64 --specs drr,qfq
 //! ```
+//!
+//! Instructions instead of time (exact on a noisy machine): `--column
+//! rust|abi|rust-batch|abi-batch` runs one column once, for one spec, and
+//! callgrind counts it; the difference between two pair counts is the
+//! cost of the extra pairs, setup excluded:
+//!
+//! ```text
+//! B=$(ls target/release/deps/abi_pair-* | grep -v '\.d$' | head -1)
+//! for n in 100000 200000; do valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.$n \
+//!     $B --column abi --specs drr --pairs $n; done   # (I(200000) - I(100000)) / 100000
+//! ```
 
 #[path = "../tests/c_build/mod.rs"]
 mod c_build;
@@ -293,6 +304,20 @@ fn main() {
     });
     let specs = value("--specs").unwrap_or_else(|| "drr,qfq,qfq+:m=8,wf2q+".to_string());
     let specs: Vec<&str> = specs.split(',').filter(|s| !s.is_empty()).collect();
+    if let Some(column) = value("--column") {
+        // One column, once (the warm-up included): for callgrind.
+        let f = match column.as_str() {
+            "rust" => rust_direct,
+            "abi" => rust_abi,
+            "rust-batch" => rust_direct_batch,
+            "abi-batch" => rust_abi_batch,
+            other => panic!("--column {other}: rust, abi, rust-batch or abi-batch"),
+        };
+        for spec in specs {
+            println!("{spec} {column} {:.2} ns/pair", f(spec, flows, pairs));
+        }
+        return;
+    }
 
     let src = c_build::repo_root().join("examples/c/bench_pairs.c");
     let exe = match c_build::build_c_program(&src, "bench_pairs", &["-O2"]) {

@@ -329,16 +329,38 @@ impl SchedState {
                 "enqueue_batch: pkts is null or not aligned",
             ));
         }
+        // Counters kept in locals and stored once: the loop then costs what
+        // single enqueues cost in the scheduler, plus a read per packet.
+        let (mut packets, mut bytes) = (0u64, 0u64);
+        let mut failure = None;
         for i in 0..n {
             // SAFETY: `pkts` is non-null, aligned and, by the caller's
             // contract, valid for `n` reads.
             let p = unsafe { pkts.add(i).read() };
-            let r = self.enqueue(p.flow, p.data, p.len);
-            if !matches!(r, Ok(FairwayStatus::FairwayOk)) {
-                return r;
+            let Ok(len32) = u32::try_from(p.len) else {
+                failure = Some((i, self.length_overflow(p.flow, p.len)));
+                break;
+            };
+            let packet = FfiPacket {
+                data: p.data as usize,
+                len: len32,
+            };
+            if let Err(e) = self.sched.enqueue(FlowId(p.flow), packet) {
+                failure = Some((i, self.enqueue_failed(p.flow, e.kind)));
+                break;
             }
-            // SAFETY: as above.
-            unsafe { n_done.write(i + 1) };
+            packets += 1;
+            bytes += u64::from(len32);
+        }
+        self.stats.enqueued_packets += packets;
+        self.stats.enqueued_bytes += bytes;
+        // SAFETY: as above (`n_done` checked non-null and aligned).
+        match failure {
+            None => unsafe { n_done.write(n) },
+            Some((i, f)) => {
+                unsafe { n_done.write(i) };
+                return Err(f);
+            }
         }
         Ok(FairwayStatus::FairwayOk)
     }
@@ -358,16 +380,17 @@ impl SchedState {
         if cap > 0 {
             check_out(out, "dequeue_batch: out")?;
         }
-        let mut n = 0;
+        let (mut n, mut bytes) = (0, 0u64);
         while n < cap {
             let Some(d) = self.sched.dequeue() else { break };
-            self.stats.dequeued_packets += 1;
-            self.stats.dequeued_bytes += u64::from(d.packet.len);
+            bytes += u64::from(d.packet.len);
             // SAFETY: `out` is non-null, aligned and valid for `cap`
             // writes by contract; `n < cap`.
             unsafe { out.add(n).write(d.packet.to_c(d.flow)) };
             n += 1;
         }
+        self.stats.dequeued_packets += n as u64;
+        self.stats.dequeued_bytes += bytes;
         // SAFETY: as above.
         unsafe { n_out.write(n) };
         Ok(if n == 0 && cap > 0 {
