@@ -40,6 +40,7 @@ use crate::sched::sched_plus::{
 use crate::sched::{qfq, s_kps, wf2q_plus, Capacity, Drr, Fifo, Qfq, SKps, Scheduler, Wf2qPlus};
 use crate::Packet;
 use alloc::boxed::Box;
+use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
@@ -289,13 +290,18 @@ pub trait SchedVisitor<P: Packet> {
 }
 
 /// A scheduler kind plus its parameters.
-/// A scheduler kind plus its parameters.
+///
+/// The parameters are private: a spec is made by [`SchedSpec::parse`],
+/// [`SchedSpec::new`] or [`SchedSpec::with_param`], which all check every
+/// value against its range, so [`SchedSpec::visit`] and
+/// [`SchedSpec::build`] use each one exactly as given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchedSpec {
     /// Which algorithm.
     pub kind: SchedKind,
-    /// `key=value` parameters, validated by [`SchedSpec::parse`].
-    pub params: Vec<(String, u64)>,
+    /// `key=value` parameters, each a key of `kind`'s [`SchedInfo`], given
+    /// once, in its range.
+    params: Vec<(&'static str, u64)>,
 }
 
 /// A spec that could not be parsed.
@@ -387,64 +393,105 @@ impl SchedSpec {
         let (name, rest) = text.split_once(':').unwrap_or((text, ""));
         let kind = SchedKind::from_name(&name.to_ascii_lowercase())
             .ok_or_else(|| SpecError::UnknownScheduler(name.to_string()))?;
-        let info = kind.info();
-        let mut params = Vec::new();
+        let mut spec = Self::new(kind);
         for p in rest.split(',').filter(|p| !p.is_empty()) {
             let bad = || SpecError::BadParameter {
-                sched: info.name,
+                sched: kind.info().name,
                 param: p.to_string(),
             };
             let (k, v) = p.split_once('=').ok_or_else(bad)?;
-            let param = info.params.iter().find(|q| q.key == k).ok_or_else(bad)?;
-            if params.iter().any(|(seen, _)| seen == k) {
-                return Err(SpecError::DuplicateParameter {
-                    sched: info.name,
-                    key: param.key,
-                });
-            }
             let value: u64 = v.parse().map_err(|_| bad())?;
-            if !(param.min..=param.max).contains(&value) {
-                return Err(SpecError::OutOfRange {
-                    sched: info.name,
-                    key: param.key,
-                    value,
-                    min: param.min,
-                    max: param.max,
-                });
-            }
-            params.push((k.to_string(), value));
+            spec = spec.with_param(k, value).map_err(|e| match e {
+                SpecError::BadParameter { .. } => bad(),
+                e => e,
+            })?;
         }
-        Ok(Self { kind, params })
+        Ok(spec)
+    }
+
+    /// This spec with parameter `key` set to `value`: the checked way to
+    /// build a spec in code. A key the scheduler does not take is
+    /// [`SpecError::BadParameter`], a key already set is
+    /// [`SpecError::DuplicateParameter`], a value outside the key's range
+    /// ([`ParamInfo`]) is [`SpecError::OutOfRange`] naming the range.
+    ///
+    /// ```
+    /// use fairway_core::registry::{SchedKind, SchedSpec, SpecError};
+    /// let spec = SchedSpec::new(SchedKind::QfqPlus).with_param("m", 64).unwrap();
+    /// assert_eq!(spec.aggregate_size(), 64);
+    /// let err = SchedSpec::new(SchedKind::QfqPlus).with_param("m", 65).unwrap_err();
+    /// assert!(matches!(err, SpecError::OutOfRange { key: "m", min: 1, max: 64, .. }));
+    /// ```
+    pub fn with_param(mut self, key: &str, value: u64) -> Result<Self, SpecError> {
+        let info = self.kind.info();
+        let param =
+            info.params
+                .iter()
+                .find(|q| q.key == key)
+                .ok_or_else(|| SpecError::BadParameter {
+                    sched: info.name,
+                    param: format!("{key}={value}"),
+                })?;
+        if self.param(key).is_some() {
+            return Err(SpecError::DuplicateParameter {
+                sched: info.name,
+                key: param.key,
+            });
+        }
+        if !(param.min..=param.max).contains(&value) {
+            return Err(SpecError::OutOfRange {
+                sched: info.name,
+                key: param.key,
+                value,
+                min: param.min,
+                max: param.max,
+            });
+        }
+        self.params.push((param.key, value));
+        Ok(self)
+    }
+
+    /// The parameters given, in order (each checked against its range).
+    pub fn params(&self) -> &[(&'static str, u64)] {
+        &self.params
     }
 
     /// The value of parameter `key`, if given.
     pub fn param(&self, key: &str) -> Option<u64> {
-        self.params.iter().find(|(k, _)| k == key).map(|&(_, v)| v)
+        self.params.iter().find(|(k, _)| *k == key).map(|&(_, v)| v)
     }
 
     /// The SCHED+ aggregate size `m`: the one given, or [`DEFAULT_M`].
     pub fn aggregate_size(&self) -> u32 {
-        self.param("m")
-            .map_or(DEFAULT_M, |m| m.min(u64::from(u32::MAX)) as u32)
+        self.checked_aggregate_size().get()
+    }
+
+    /// `m` as the SCHED+ constructors take it. Every way of making a spec
+    /// checked `m` against `1..=MAX_AGGREGATE_FLOWS`, so the conversions
+    /// cannot fail.
+    fn checked_aggregate_size(&self) -> AggregateSize {
+        match self.param("m") {
+            None => AggregateSize::DEFAULT,
+            Some(m) => u32::try_from(m)
+                .ok()
+                .and_then(|m| AggregateSize::new(m).ok())
+                .expect("m was checked against 1..=MAX_AGGREGATE_FLOWS when the spec was made"),
+        }
     }
 
     /// Hands the constructor of the scheduler this spec names, with its
     /// parameters, to `visitor`: the one place a spec becomes a scheduler.
-    ///
-    /// Parameters come from [`SchedSpec::parse`], which checked their
-    /// ranges; in a spec assembled by hand (its fields are public), a DRR
-    /// quantum above `u32::MAX` saturates and an aggregate size outside
-    /// `1..=64` is replaced by the nearest of 1 and 64 — parse specs to have
-    /// these rejected.
+    /// Every parameter was checked when the spec was made
+    /// ([`SchedSpec::parse`], [`SchedSpec::with_param`]) and is used
+    /// exactly as given.
     pub fn visit<P: Packet + Send + 'static, V: SchedVisitor<P>>(&self, visitor: V) -> V::Output {
-        let m = AggregateSize::new(self.aggregate_size().clamp(1, MAX_AGGREGATE_FLOWS))
-            .unwrap_or(AggregateSize::DEFAULT);
+        let m = self.checked_aggregate_size();
         match self.kind {
             SchedKind::Fifo => visitor.visit(Fifo::<P>::with_limits),
             SchedKind::Drr => {
                 let unit = self
                     .param("quantum")
-                    .map(|q| q.min(u64::from(u32::MAX)) as u32);
+                    .map(|q| u32::try_from(q).expect("quantum was checked against 1..=2^32-1"));
                 visitor.visit(move |c, l| Drr::<P>::with_options(c, l, unit))
             }
             SchedKind::Qfq => visitor.visit(Qfq::<P>::with_limits),
@@ -602,6 +649,73 @@ mod tests {
                 assert!(p.min <= p.max && p.default.iter().all(|d| (p.min..=p.max).contains(d)));
             }
         }
+    }
+
+    /// A spec made in code goes through the same checks as a parsed one:
+    /// each parameter at both ends of its range is taken and built exactly
+    /// as given, one past either end is refused naming the range.
+    #[test]
+    fn a_spec_made_in_code_is_checked_at_each_limit_and_one_past_it() {
+        let cap = Capacity::new(4, 64);
+        for kind in [SchedKind::QfqPlus, SchedKind::Wf2qPlusPlus] {
+            for m in [1, 64] {
+                let spec = SchedSpec::new(kind).with_param("m", m).unwrap();
+                assert_eq!(spec.aggregate_size() as u64, m);
+                assert_eq!(spec.to_string(), format!("{}:m={m}", kind.name()));
+                assert_eq!(spec.build::<u32>(cap, Limits::DEFAULT).name(), kind.name());
+            }
+            for m in [0, 65, u64::from(u32::MAX) + 1] {
+                let err = SchedSpec::new(kind).with_param("m", m).unwrap_err();
+                assert_eq!(
+                    err,
+                    SpecError::OutOfRange {
+                        sched: kind.name(),
+                        key: "m",
+                        value: m,
+                        min: 1,
+                        max: 64
+                    }
+                );
+            }
+        }
+        let max = u64::from(u32::MAX);
+        for q in [1, max] {
+            let spec = SchedSpec::new(SchedKind::Drr)
+                .with_param("quantum", q)
+                .unwrap();
+            assert_eq!(spec.param("quantum"), Some(q));
+            // Built with that quantum: a flow's 1-byte packets are served in
+            // rounds of `q` bytes per unit of weight.
+            let mut s = spec.build::<u32>(cap, Limits::DEFAULT);
+            s.add_flow(crate::FlowId(0), crate::FlowConfig::new(1, 1))
+                .unwrap();
+            s.enqueue(crate::FlowId(0), 1).unwrap();
+            assert_eq!(s.dequeue().map(|d| d.packet), Some(1));
+        }
+        for q in [0, max + 1, u64::MAX] {
+            let err = SchedSpec::new(SchedKind::Drr)
+                .with_param("quantum", q)
+                .unwrap_err();
+            assert!(
+                matches!(err, SpecError::OutOfRange { key: "quantum", min: 1, max: m, value, .. } if m == max && value == q),
+                "{err:?}"
+            );
+        }
+        // A key the scheduler does not take, and one given twice.
+        assert!(matches!(
+            SchedSpec::new(SchedKind::Drr).with_param("m", 4),
+            Err(SpecError::BadParameter { sched: "drr", .. })
+        ));
+        let twice = SchedSpec::new(SchedKind::QfqPlus)
+            .with_param("m", 4)
+            .unwrap();
+        assert_eq!(
+            twice.with_param("m", 4),
+            Err(SpecError::DuplicateParameter {
+                sched: "qfq+",
+                key: "m"
+            })
+        );
     }
 
     #[test]

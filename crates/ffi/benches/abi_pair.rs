@@ -12,13 +12,31 @@
 //! * **Rust**: the scheduler built from the same spec by the registry
 //!   (`Box<dyn Scheduler>`, as the ABI holds it), called directly.
 //!
-//! The target is C → ABI ≤ 1.1 × Rust. Rounds alternate between the three
-//! so that drifts of the machine hit them alike; the medians are printed.
+//! The target is C → ABI ≤ 1.1 × Rust. Rounds alternate between the
+//! columns so that drifts of the machine hit them alike; the medians are
+//! printed.
+//!
+//! Reported separately, the batch calls: `BATCH` packets dequeued with one
+//! `fairway_sched_dequeue_batch` and put back with one
+//! `fairway_sched_enqueue_batch` (**Rust → ABI batch**), against the same
+//! batches in Rust (**Rust batch**: `BATCH` dequeues into an array, then
+//! `BATCH` enqueues, on the same `Box<dyn Scheduler>`).
 //!
 //! ```text
 //! cargo bench -p fairway-ffi --bench abi_pair              # 15 rounds
 //! cargo bench -p fairway-ffi --bench abi_pair -- --quick   # 3 rounds
 //! cargo bench -p fairway-ffi --bench abi_pair -- --flows 64 --specs drr,qfq
+//! ```
+//!
+//! Instructions instead of time (exact on a noisy machine): `--column
+//! rust|abi|rust-batch|abi-batch` runs one column once, for one spec, and
+//! callgrind counts it; the difference between two pair counts is the
+//! cost of the extra pairs, setup excluded:
+//!
+//! ```text
+//! B=$(ls target/release/deps/abi_pair-* | grep -v '\.d$' | head -1)
+//! for n in 100000 200000; do valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.$n \
+//!     $B --column abi --specs drr --pairs $n; done   # (I(200000) - I(100000)) / 100000
 //! ```
 
 #[path = "../tests/c_build/mod.rs"]
@@ -141,6 +159,109 @@ fn rust_abi(spec: &str, flows: u32, pairs: u64) -> f64 {
     ns
 }
 
+/// Pairs in batches of this many packets.
+const BATCH: usize = 32;
+
+fn rust_direct_batch(spec: &str, flows: u32, pairs: u64) -> f64 {
+    let spec = SchedSpec::parse(spec).expect("spec");
+    let mut s: Box<dyn Scheduler<Pkt> + Send> =
+        spec.build(Capacity::new(flows, flows * BACKLOG), Limits::DEFAULT);
+    let mut id = 0u64;
+    for f in 0..flows {
+        s.add_flow(FlowId(f), FlowConfig::new(1 + f % 4, 1500))
+            .expect("flow");
+        for _ in 0..BACKLOG {
+            let p = Pkt {
+                data: id as usize + 1,
+                len: packet_len(id),
+            };
+            s.enqueue(FlowId(f), p).map_err(|_| "enqueue").unwrap();
+            id += 1;
+        }
+    }
+    let mut checksum = 0u64;
+    let mut buf = [(FlowId(0), Pkt { data: 0, len: 0 }); BATCH];
+    let mut run = |n: u64| {
+        for _ in 0..n / BATCH as u64 {
+            for b in buf.iter_mut() {
+                let d = s.dequeue().expect("backlogged");
+                *b = (d.flow, d.packet);
+            }
+            for &(flow, p) in buf.iter() {
+                checksum += u64::from(flow.0);
+                if s.enqueue(flow, p).is_err() {
+                    panic!("re-enqueue failed");
+                }
+            }
+        }
+    };
+    run(pairs / 4);
+    let t0 = Instant::now();
+    run(pairs);
+    let ns = t0.elapsed().as_nanos() as f64 / pairs as f64;
+    black_box(checksum);
+    ns
+}
+
+fn rust_abi_batch(spec: &str, flows: u32, pairs: u64) -> f64 {
+    let cspec = CString::new(spec).unwrap();
+    let mut s = null_mut();
+    unsafe {
+        let st = fairway_sched_create(
+            cspec.as_ptr(),
+            flows,
+            flows * BACKLOG,
+            &mut s,
+            null_mut(),
+            0,
+        );
+        assert_eq!(st, FairwayStatus::FairwayOk);
+        let mut id = 0u64;
+        for f in 0..flows {
+            assert_eq!(
+                fairway_sched_add_flow(s, f, 1 + f % 4, 1500),
+                FairwayStatus::FairwayOk
+            );
+            for _ in 0..BACKLOG {
+                let st =
+                    fairway_sched_enqueue(s, f, (id + 1) as *mut c_void, packet_len(id) as usize);
+                assert_eq!(st, FairwayStatus::FairwayOk);
+                id += 1;
+            }
+        }
+    }
+    let mut checksum = 0u64;
+    let empty = FairwayPacket {
+        data: null_mut(),
+        len: 0,
+        flow: 0,
+    };
+    let mut buf = [empty; BATCH];
+    let mut run = |n: u64| {
+        for _ in 0..n / BATCH as u64 {
+            let (mut got, mut put) = (0usize, 0usize);
+            unsafe {
+                if fairway_sched_dequeue_batch(s, buf.as_mut_ptr(), BATCH, &mut got)
+                    != FairwayStatus::FairwayOk
+                    || got != BATCH
+                    || fairway_sched_enqueue_batch(s, buf.as_ptr(), got, &mut put)
+                        != FairwayStatus::FairwayOk
+                {
+                    panic!("batch failed");
+                }
+            }
+            checksum += buf.iter().map(|p| u64::from(p.flow)).sum::<u64>();
+        }
+    };
+    run(pairs / 4);
+    let t0 = Instant::now();
+    run(pairs);
+    let ns = t0.elapsed().as_nanos() as f64 / pairs as f64;
+    black_box(checksum);
+    unsafe { fairway_sched_destroy(s) };
+    ns
+}
+
 fn c_abi(exe: &std::path::Path, spec: &str, flows: u32, pairs: u64) -> f64 {
     // Round 0 warms up; round 1 is the measurement.
     let out = Command::new(exe)
@@ -183,6 +304,20 @@ fn main() {
     });
     let specs = value("--specs").unwrap_or_else(|| "drr,qfq,qfq+:m=8,wf2q+".to_string());
     let specs: Vec<&str> = specs.split(',').filter(|s| !s.is_empty()).collect();
+    if let Some(column) = value("--column") {
+        // One column, once (the warm-up included): for callgrind.
+        let f = match column.as_str() {
+            "rust" => rust_direct,
+            "abi" => rust_abi,
+            "rust-batch" => rust_direct_batch,
+            "abi-batch" => rust_abi_batch,
+            other => panic!("--column {other}: rust, abi, rust-batch or abi-batch"),
+        };
+        for spec in specs {
+            println!("{spec} {column} {:.2} ns/pair", f(spec, flows, pairs));
+        }
+        return;
+    }
 
     let src = c_build::repo_root().join("examples/c/bench_pairs.c");
     let exe = match c_build::build_c_program(&src, "bench_pairs", &["-O2"]) {
@@ -196,24 +331,38 @@ fn main() {
         "dequeue+enqueue pair, {flows} flows x {BACKLOG} packets, {pairs} pairs per round, median of {rounds} rounds"
     );
     println!(
-        "{:<12} {:>14} {:>14} {:>12} {:>14}",
-        "spec", "C->ABI ns", "Rust->ABI ns", "Rust ns", "C->ABI / Rust"
+        "{:<12} {:>10} {:>12} {:>8} {:>13} | {:>15} {:>10} {:>13}",
+        "spec",
+        "C->ABI ns",
+        "Rust->ABI ns",
+        "Rust ns",
+        "C->ABI / Rust",
+        "ABI batch ns",
+        "Rust batch",
+        "batch / Rust"
     );
     for spec in specs {
         let (mut c, mut ra, mut rd) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut ab, mut rb) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
             c.push(c_abi(&exe, spec, flows, pairs));
             ra.push(rust_abi(spec, flows, pairs));
             rd.push(rust_direct(spec, flows, pairs));
+            ab.push(rust_abi_batch(spec, flows, pairs));
+            rb.push(rust_direct_batch(spec, flows, pairs));
         }
         let (c, ra, rd) = (median(&mut c), median(&mut ra), median(&mut rd));
+        let (ab, rb) = (median(&mut ab), median(&mut rb));
         println!(
-            "{:<12} {:>14.2} {:>14.2} {:>12.2} {:>14.3}",
+            "{:<12} {:>10.2} {:>12.2} {:>8.2} {:>13.3} | {:>15.2} {:>10.2} {:>13.3}",
             spec,
             c,
             ra,
             rd,
-            c / rd
+            c / rd,
+            ab,
+            rb,
+            ab / rb
         );
     }
 }

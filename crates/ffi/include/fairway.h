@@ -94,7 +94,8 @@ typedef struct FairwayPqStats {
   uint64_t clamped_high;
 } FairwayPqStats;
 
-// A packet handed back by dequeue, peek or flow removal.
+// A packet handed back by dequeue, peek or flow removal, or handed to
+// [`fairway_sched_enqueue_batch`].
 typedef struct FairwayPacket {
   // The pointer given to enqueue, unchanged.
   void *data;
@@ -333,6 +334,33 @@ enum FairwayStatus fairway_sched_enqueue(struct FairwayScheduler *h,
 // # Safety
 // As for [`fairway_sched_destroy`]; `out` must be null or writable.
 enum FairwayStatus fairway_sched_dequeue(struct FairwayScheduler *h, struct FairwayPacket *out);
+
+// Enqueues `n` packets, `pkts[i].data`/`len` on flow `pkts[i].flow`, in
+// order, as `n` calls of [`fairway_sched_enqueue`] would, for one handle
+// check. Stops at the first packet refused and returns its status (its
+// message as for a single enqueue); `*n_done` says how many were queued,
+// and the caller still owns `pkts[*n_done..n]`. `FAIRWAY_OK` when all were.
+//
+// # Safety
+// As for [`fairway_sched_destroy`]; `pkts` must be readable for `n`
+// packets (may be null when `n` is 0), `n_done` writable.
+enum FairwayStatus fairway_sched_enqueue_batch(struct FairwayScheduler *h,
+                                               const struct FairwayPacket *pkts,
+                                               size_t n,
+                                               size_t *n_done);
+
+// Dequeues up to `cap` packets into `out[0..cap]`, in the order `cap`
+// calls of [`fairway_sched_dequeue`] would, for one handle check;
+// `*n_out` says how many. `FAIRWAY_OK`, or `FAIRWAY_EMPTY` (with
+// `*n_out = 0`) when nothing was queued.
+//
+// # Safety
+// As for [`fairway_sched_destroy`]; `out` must be writable for `cap`
+// packets (may be null when `cap` is 0), `n_out` writable.
+enum FairwayStatus fairway_sched_dequeue_batch(struct FairwayScheduler *h,
+                                               struct FairwayPacket *out,
+                                               size_t cap,
+                                               size_t *n_out);
 
 // Writes the packet the next dequeue will return to `*out` without
 // removing it (valid until the next enqueue or reconfiguration):

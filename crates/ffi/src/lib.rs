@@ -55,8 +55,9 @@ pub use pq::{
 };
 pub use sched::{
     fairway_sched_add_flow, fairway_sched_backlog, fairway_sched_create, fairway_sched_dequeue,
-    fairway_sched_destroy, fairway_sched_enqueue, fairway_sched_flow_backlog,
-    fairway_sched_flow_config, fairway_sched_last_error, fairway_sched_name, fairway_sched_peek,
+    fairway_sched_dequeue_batch, fairway_sched_destroy, fairway_sched_enqueue,
+    fairway_sched_enqueue_batch, fairway_sched_flow_backlog, fairway_sched_flow_config,
+    fairway_sched_last_error, fairway_sched_name, fairway_sched_peek,
     fairway_sched_reconfigure_flow, fairway_sched_remove_flow, fairway_sched_stats, FairwayBacklog,
     FairwayFlowConfig, FairwayPacket, FairwaySchedStats, FairwayScheduler, FAIRWAY_MAX_FLOWS,
     FAIRWAY_MAX_PACKETS,

@@ -38,7 +38,8 @@ pub struct FairwayScheduler {
     _opaque: [u8; 0],
 }
 
-/// A packet handed back by dequeue, peek or flow removal.
+/// A packet handed back by dequeue, peek or flow removal, or handed to
+/// [`fairway_sched_enqueue_batch`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FairwayPacket {
@@ -303,6 +304,102 @@ impl SchedState {
         Ok(FairwayStatus::FairwayOk)
     }
 
+    /// Enqueues `pkts[0..n]` in order, stopping at the first refused one.
+    /// `*n_done` is how many were queued; the caller keeps `pkts[n_done..]`.
+    fn enqueue_batch(
+        &mut self,
+        pkts: *const FairwayPacket,
+        n: usize,
+        n_done: *mut usize,
+    ) -> OpResult {
+        check_out(n_done, "enqueue_batch: n_done")?;
+        // SAFETY: checked non-null and aligned; the caller promises it is
+        // writable. Written first, so a failure below leaves it exact.
+        unsafe { n_done.write(0) };
+        if n == 0 {
+            return Ok(FairwayStatus::FairwayOk);
+        }
+        if pkts.is_null() || !pkts.is_aligned() {
+            return Err(Failure::new(
+                if pkts.is_null() {
+                    FairwayStatus::FairwayErrNullPointer
+                } else {
+                    FairwayStatus::FairwayErrInvalidArgument
+                },
+                "enqueue_batch: pkts is null or not aligned",
+            ));
+        }
+        // Counters kept in locals and stored once: the loop then costs what
+        // single enqueues cost in the scheduler, plus a read per packet.
+        let (mut packets, mut bytes) = (0u64, 0u64);
+        let mut failure = None;
+        for i in 0..n {
+            // SAFETY: `pkts` is non-null, aligned and, by the caller's
+            // contract, valid for `n` reads.
+            let p = unsafe { pkts.add(i).read() };
+            let Ok(len32) = u32::try_from(p.len) else {
+                failure = Some((i, self.length_overflow(p.flow, p.len)));
+                break;
+            };
+            let packet = FfiPacket {
+                data: p.data as usize,
+                len: len32,
+            };
+            if let Err(e) = self.sched.enqueue(FlowId(p.flow), packet) {
+                failure = Some((i, self.enqueue_failed(p.flow, e.kind)));
+                break;
+            }
+            packets += 1;
+            bytes += u64::from(len32);
+        }
+        self.stats.enqueued_packets += packets;
+        self.stats.enqueued_bytes += bytes;
+        // SAFETY: as above (`n_done` checked non-null and aligned).
+        match failure {
+            None => unsafe { n_done.write(n) },
+            Some((i, f)) => {
+                unsafe { n_done.write(i) };
+                return Err(f);
+            }
+        }
+        Ok(FairwayStatus::FairwayOk)
+    }
+
+    /// Dequeues up to `cap` packets into `out`, in the order single
+    /// dequeues would give them; `*n_out` is how many. `FAIRWAY_EMPTY` if
+    /// none was queued.
+    fn dequeue_batch(
+        &mut self,
+        out: *mut FairwayPacket,
+        cap: usize,
+        n_out: *mut usize,
+    ) -> OpResult {
+        check_out(n_out, "dequeue_batch: n_out")?;
+        // SAFETY: checked non-null and aligned; writable by contract.
+        unsafe { n_out.write(0) };
+        if cap > 0 {
+            check_out(out, "dequeue_batch: out")?;
+        }
+        let (mut n, mut bytes) = (0, 0u64);
+        while n < cap {
+            let Some(d) = self.sched.dequeue() else { break };
+            bytes += u64::from(d.packet.len);
+            // SAFETY: `out` is non-null, aligned and valid for `cap`
+            // writes by contract; `n < cap`.
+            unsafe { out.add(n).write(d.packet.to_c(d.flow)) };
+            n += 1;
+        }
+        self.stats.dequeued_packets += n as u64;
+        self.stats.dequeued_bytes += bytes;
+        // SAFETY: as above.
+        unsafe { n_out.write(n) };
+        Ok(if n == 0 && cap > 0 {
+            FairwayStatus::FairwayEmpty
+        } else {
+            FairwayStatus::FairwayOk
+        })
+    }
+
     fn stats(&self) -> FairwaySchedStats {
         let backlog = self.sched.backlog();
         FairwaySchedStats {
@@ -553,6 +650,45 @@ pub unsafe extern "C" fn fairway_sched_dequeue(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe { call(handle(h), SCHED_MAGIC, |s| s.dequeue(out)) }
+}
+
+/// Enqueues `n` packets, `pkts[i].data`/`len` on flow `pkts[i].flow`, in
+/// order, as `n` calls of [`fairway_sched_enqueue`] would, for one handle
+/// check. Stops at the first packet refused and returns its status (its
+/// message as for a single enqueue); `*n_done` says how many were queued,
+/// and the caller still owns `pkts[*n_done..n]`. `FAIRWAY_OK` when all were.
+///
+/// # Safety
+/// As for [`fairway_sched_destroy`]; `pkts` must be readable for `n`
+/// packets (may be null when `n` is 0), `n_done` writable.
+#[no_mangle]
+pub unsafe extern "C" fn fairway_sched_enqueue_batch(
+    h: *mut FairwayScheduler,
+    pkts: *const FairwayPacket,
+    n: usize,
+    n_done: *mut usize,
+) -> FairwayStatus {
+    // SAFETY: forwarded contract.
+    unsafe { call(handle(h), SCHED_MAGIC, |s| s.enqueue_batch(pkts, n, n_done)) }
+}
+
+/// Dequeues up to `cap` packets into `out[0..cap]`, in the order `cap`
+/// calls of [`fairway_sched_dequeue`] would, for one handle check;
+/// `*n_out` says how many. `FAIRWAY_OK`, or `FAIRWAY_EMPTY` (with
+/// `*n_out = 0`) when nothing was queued.
+///
+/// # Safety
+/// As for [`fairway_sched_destroy`]; `out` must be writable for `cap`
+/// packets (may be null when `cap` is 0), `n_out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn fairway_sched_dequeue_batch(
+    h: *mut FairwayScheduler,
+    out: *mut FairwayPacket,
+    cap: usize,
+    n_out: *mut usize,
+) -> FairwayStatus {
+    // SAFETY: forwarded contract.
+    unsafe { call(handle(h), SCHED_MAGIC, |s| s.dequeue_batch(out, cap, n_out)) }
 }
 
 /// Writes the packet the next dequeue will return to `*out` without

@@ -16,9 +16,11 @@
 //! flow `FlowId(i)`; since a flow is FIFO, granting "the next packet of flow
 //! i" is granting the oldest ungranted packet of queue i, as in Fig. 3.
 
+use crate::accounts::ClientLedger;
 use crate::link::EmulatedLink;
 use crate::mailbox::QueueReader;
 use fairway_core::{FlowId, Scheduler};
+use std::sync::Arc;
 
 /// Largest batch of lengths read from one client queue before enqueueing
 /// them (4 KiB of `u32`s: stays in L1).
@@ -42,8 +44,14 @@ pub struct ArbiterStats {
     pub enqueued: u64,
     /// Rounds in which the client queues were scanned.
     pub scans: u64,
-    /// Packets of departed clients dropped from the scheduler.
+    /// Packets of departed clients dropped, never granted: those in the
+    /// scheduler and those still unread in their queues.
     pub reclaimed: u64,
+    /// Times the arbiter was restarted ([`crate::PausedRuntime`]).
+    pub restarts: u64,
+    /// Packets handed from the previous scheduler to the new one at a
+    /// restart, each flow's in its order.
+    pub requeued: u64,
     /// Packets the scheduler refused (cannot happen when clients validate
     /// lengths, as [`crate::Client`] does); granted unscheduled to keep the
     /// queue in order.
@@ -58,8 +66,56 @@ pub struct ArbiterStats {
 
 pub(crate) struct ClientSlot {
     pub(crate) reader: QueueReader,
-    live: bool,
+    pub(crate) live: bool,
     dirty: bool,
+    /// Packets granted so far (the running total published to the ledger).
+    granted: u64,
+    /// Packets reclaimed when the client departed.
+    reclaimed: u64,
+}
+
+impl ClientSlot {
+    pub(crate) fn new(reader: QueueReader) -> Self {
+        Self {
+            reader,
+            live: true,
+            dirty: false,
+            granted: 0,
+            reclaimed: 0,
+        }
+    }
+}
+
+/// What a stopped arbiter hands to the next one (a restart, possibly with
+/// another scheduler): the client queues' arbiter ends with their cursors,
+/// each client's packets taken but not granted (`backlog[i]`, in order), the
+/// link, the counters and the clients' ledgers.
+pub(crate) struct ArbiterParts {
+    pub(crate) clients: Vec<ClientSlot>,
+    pub(crate) backlog: Vec<Vec<u32>>,
+    pub(crate) link: EmulatedLink,
+    pub(crate) stats: ArbiterStats,
+    pub(crate) ledgers: Vec<Arc<ClientLedger>>,
+    /// Taken from a stopped arbiter (a restart), not fresh.
+    pub(crate) resumed: bool,
+}
+
+impl ArbiterParts {
+    /// A fresh start: no backlog, nothing counted yet.
+    pub(crate) fn fresh(
+        readers: Vec<QueueReader>,
+        link: EmulatedLink,
+        ledgers: Vec<Arc<ClientLedger>>,
+    ) -> Self {
+        Self {
+            backlog: vec![Vec::new(); readers.len()],
+            clients: readers.into_iter().map(ClientSlot::new).collect(),
+            link,
+            stats: ArbiterStats::default(),
+            ledgers,
+            resumed: false,
+        }
+    }
 }
 
 /// The arbiter state: scheduler, client queue ends, emulated link.
@@ -74,6 +130,9 @@ pub struct Arbiter<S: ?Sized> {
     delta_a_ns: u64,
     next_scan_ns: u64,
     pub(crate) stats: ArbiterStats,
+    /// Per client, shared with the client (empty when built by
+    /// [`Arbiter::new`] alone).
+    ledgers: Vec<Arc<ClientLedger>>,
     sched: Box<S>,
 }
 
@@ -86,30 +145,109 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
         link: EmulatedLink,
         delta_a_ns: u64,
     ) -> Self {
-        let n = readers.len();
-        let batch = readers
+        Self::from_parts(
+            sched,
+            ArbiterParts::fresh(readers, link, Vec::new()),
+            delta_a_ns,
+        )
+    }
+
+    /// An arbiter continuing from `parts` (flows of the live clients already
+    /// configured in `sched`): each client's backlog is enqueued again in
+    /// its order, so per-flow order and the grant indices stay exact.
+    pub(crate) fn from_parts(sched: Box<S>, parts: ArbiterParts, delta_a_ns: u64) -> Self {
+        let n = parts.clients.len();
+        let batch = parts
+            .clients
             .iter()
-            .map(QueueReader::capacity)
+            .map(|c| c.reader.capacity())
             .max()
             .unwrap_or(0)
             .min(MAX_BATCH);
-        Self {
-            clients: readers
-                .into_iter()
-                .map(|reader| ClientSlot {
-                    reader,
-                    live: true,
-                    dirty: false,
-                })
-                .collect(),
+        let mut a = Self {
+            clients: parts.clients,
             dirty: Vec::with_capacity(n),
             batch: vec![0; batch],
-            link,
+            link: parts.link,
             delta_a_ns,
             next_scan_ns: 0,
-            stats: ArbiterStats::default(),
+            stats: parts.stats,
+            ledgers: parts.ledgers,
             sched,
+        };
+        if parts.resumed {
+            a.stats.restarts += 1;
         }
+        for (i, backlog) in parts.backlog.into_iter().enumerate() {
+            for len in backlog {
+                a.stats.requeued += 1;
+                if a.sched.enqueue(FlowId(i as u32), len).is_err() {
+                    // As in `scan_queues`: granted at once, counted.
+                    a.stats.enqueue_errors += 1;
+                    Self::grant(&mut a.clients[i], &mut a.dirty, i as u32);
+                }
+            }
+        }
+        a
+    }
+
+    /// Stops: takes every live client's packets back from the scheduler and
+    /// reads the ones not yet scanned, so the next arbiter (see
+    /// [`Self::from_parts`]) gets them all in order.
+    pub(crate) fn into_parts(mut self) -> ArbiterParts {
+        // Publish what this round granted, then drain the queues' unread
+        // entries into the backlog after the scheduler's.
+        self.publish();
+        let mut backlog = Vec::with_capacity(self.clients.len());
+        for (i, slot) in self.clients.iter_mut().enumerate() {
+            let mut b = Vec::new();
+            if slot.live {
+                if let Ok(queued) = self.sched.remove_flow(FlowId(i as u32)) {
+                    b = queued;
+                }
+                loop {
+                    let n = slot.reader.poll_batched(&mut self.batch, |len| b.push(len));
+                    self.stats.enqueued += n as u64;
+                    if n == 0 {
+                        break;
+                    }
+                }
+            }
+            backlog.push(b);
+        }
+        ArbiterParts {
+            clients: self.clients,
+            backlog,
+            link: self.link,
+            stats: self.stats,
+            ledgers: self.ledgers,
+            resumed: true,
+        }
+    }
+
+    #[inline]
+    fn grant(slot: &mut ClientSlot, dirty: &mut Vec<u32>, i: u32) {
+        slot.reader.grant_one();
+        slot.granted += 1;
+        if !slot.dirty {
+            slot.dirty = true;
+            dirty.push(i);
+        }
+    }
+
+    /// Publishes the grant indices of the clients granted something, once
+    /// each, and their running totals to their ledgers.
+    #[inline]
+    fn publish(&mut self) {
+        for &i in &self.dirty {
+            let slot = &mut self.clients[i as usize];
+            slot.dirty = false;
+            slot.reader.publish();
+            if let Some(l) = self.ledgers.get(i as usize) {
+                ClientLedger::set(&l.arbiter.granted, slot.granted);
+            }
+        }
+        self.dirty.clear();
     }
 
     /// The counters.
@@ -145,12 +283,7 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
         while self.link.is_idle(now_ns) {
             match self.sched.dequeue() {
                 Some(d) => {
-                    let slot = &mut self.clients[d.flow.index()];
-                    slot.reader.grant_one();
-                    if !slot.dirty {
-                        slot.dirty = true;
-                        self.dirty.push(d.flow.0);
-                    }
+                    Self::grant(&mut self.clients[d.flow.index()], &mut self.dirty, d.flow.0);
                     self.link.transmit(d.packet);
                     self.stats.decisions += 1;
                 }
@@ -161,12 +294,7 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
                 }
             }
         }
-        for &i in &self.dirty {
-            let slot = &mut self.clients[i as usize];
-            slot.dirty = false;
-            slot.reader.publish();
-        }
-        self.dirty.clear();
+        self.publish();
         if result == ScanResult::MoreTraffic && self.sched.is_empty() {
             // Link busy but nothing queued: only a submit creates work.
             result = ScanResult::NoTraffic;
@@ -185,10 +313,30 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
             let flow = FlowId(i as u32);
             if slot.reader.is_closed() {
                 // §4.1 fn. 7: a departed client's grants are reclaimed, so
-                // it holds no share of the link from now on.
+                // it holds no share of the link from now on. Its packets
+                // not yet read are reclaimed too (the client stored them
+                // before it closed the queue, so this read sees them all):
+                // every packet it submitted is accounted for.
                 slot.live = false;
-                if let Ok(dropped) = sched.remove_flow(flow) {
-                    stats.reclaimed += dropped.len() as u64;
+                let mut dropped = match sched.remove_flow(flow) {
+                    Ok(d) => d.len() as u64,
+                    Err(_) => 0,
+                };
+                loop {
+                    let n = slot.reader.poll_batched(&mut self.batch, |_| ());
+                    if n == 0 {
+                        break;
+                    }
+                    stats.enqueued += n as u64;
+                    dropped += n as u64;
+                }
+                stats.reclaimed += dropped;
+                slot.reclaimed += dropped;
+                if let Some(l) = self.ledgers.get(i) {
+                    ClientLedger::set(&l.arbiter.reclaimed, slot.reclaimed);
+                    l.arbiter
+                        .departed
+                        .store(true, std::sync::atomic::Ordering::Release);
                 }
                 continue;
             }
@@ -206,12 +354,8 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
             // at once (it is still the oldest ungranted one only if nothing
             // else of this flow waits, which validation guarantees).
             for _ in 0..refused {
-                reader.grant_one();
                 stats.enqueue_errors += 1;
-                if !slot.dirty {
-                    slot.dirty = true;
-                    self.dirty.push(i as u32);
-                }
+                Self::grant(slot, &mut self.dirty, i as u32);
             }
         }
     }

@@ -3,16 +3,35 @@
 //!
 //! [`NullBackend`] is the "no-op transmit" of seed 001 §5.4 / Fig. 7,
 //! [`CountingBackend`] counts packets and bytes, [`UdpBackend`] sends each
-//! packet's bytes as one datagram (loopback in the tests).
+//! packet's bytes as one datagram (loopback in the tests), and
+//! [`FailingBackend`] fails its sends on command (fault tests).
+//!
+//! A send that fails (socket error, full buffer) is reported by
+//! [`Backend::try_transmit`]; the client's drain counts it
+//! (`ClientStats::send_failed`, and the runtime's accounts) and drops the
+//! packet: its grant already spent its share of the link, and sending it
+//! later would break the schedule. A failure is never silent.
 
 use fairway_core::Packet;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Something that transmits granted packets.
 pub trait Backend<P> {
     /// Transmits (or consumes) one granted packet.
     fn transmit(&mut self, packet: P);
+
+    /// Transmits one granted packet and says whether it was sent; what the
+    /// client's drain calls. Back-ends whose send can fail override it; the
+    /// default calls [`Backend::transmit`] and reports success. (Back-ends
+    /// that send in [`Backend::flush`] count those failures themselves.)
+    #[inline]
+    fn try_transmit(&mut self, packet: P) -> io::Result<()> {
+        self.transmit(packet);
+        Ok(())
+    }
 
     /// Called at the end of each `drain()` that transmitted something, for
     /// back-ends that batch.
@@ -77,9 +96,69 @@ impl UdpBackend {
 
 impl<P: AsRef<[u8]>> Backend<P> for UdpBackend {
     fn transmit(&mut self, packet: P) {
+        let _ = self.try_transmit(packet);
+    }
+
+    fn try_transmit(&mut self, packet: P) -> io::Result<()> {
         match self.socket.send(packet.as_ref()) {
-            Ok(_) => self.sent += 1,
-            Err(_) => self.errors += 1,
+            Ok(_) => {
+                self.sent += 1;
+                Ok(())
+            }
+            Err(e) => {
+                self.errors += 1;
+                Err(e)
+            }
         }
+    }
+}
+
+/// Wraps a back-end and fails every send while its switch is on, as a full
+/// socket buffer would (`WouldBlock`): the fault tests' back-end. The
+/// switch ([`FailingBackend::switch`]) can be flipped from another thread.
+#[derive(Debug)]
+pub struct FailingBackend<B> {
+    /// The back-end that sends while the switch is off.
+    pub inner: B,
+    fail: Arc<AtomicBool>,
+    /// Sends refused so far.
+    pub failed: u64,
+}
+
+impl<B> FailingBackend<B> {
+    /// `inner`, with the switch off.
+    pub fn new(inner: B) -> Self {
+        Self {
+            inner,
+            fail: Arc::new(AtomicBool::new(false)),
+            failed: 0,
+        }
+    }
+
+    /// The switch: `store(true)` makes every send fail until `store(false)`.
+    pub fn switch(&self) -> Arc<AtomicBool> {
+        self.fail.clone()
+    }
+}
+
+impl<P, B: Backend<P>> Backend<P> for FailingBackend<B> {
+    fn transmit(&mut self, packet: P) {
+        let _ = self.try_transmit(packet);
+    }
+
+    fn try_transmit(&mut self, packet: P) -> io::Result<()> {
+        if self.fail.load(Ordering::Relaxed) {
+            self.failed += 1;
+            drop(packet);
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "send failure injected by FailingBackend",
+            ));
+        }
+        self.inner.try_transmit(packet)
+    }
+
+    fn flush(&mut self) {
+        self.inner.flush();
     }
 }

@@ -45,6 +45,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod accounts;
 pub mod affinity;
 pub mod arbiter;
 pub mod backend;
@@ -60,15 +61,16 @@ pub mod wakeup;
 #[cfg(loom)]
 mod loom_tests;
 
+pub use accounts::{PacketAccounts, RuntimeAccounts};
 pub use affinity::{rt_throttle_runtime_us, set_realtime_priority, MAX_RT_PRIORITY};
 pub use arbiter::{Arbiter, ArbiterStats, ScanResult};
-pub use backend::{Backend, CountingBackend, NullBackend, UdpBackend};
+pub use backend::{Backend, CountingBackend, FailingBackend, NullBackend, UdpBackend};
 pub use clock::MonotonicClock;
 pub use link::EmulatedLink;
 pub use mailbox::{client_queue, ClientQueue, QueueDrainer, QueuePusher, QueueReader};
 pub use runtime::{
     ArbiterHandle, ArbiterMode, Client, ClientConfig, ClientDrainer, ClientStats, ClientSubmitter,
-    RuntimeBuilder, RuntimeConfig, RuntimeError, SubmitError, SubmitErrorKind, MAX_DURATION_NS,
-    MAX_TOTAL_QUEUE_LEN,
+    PausedRuntime, RestartError, RuntimeBuilder, RuntimeConfig, RuntimeError, SubmitError,
+    SubmitErrorKind, MAX_DURATION_NS, MAX_TOTAL_QUEUE_LEN,
 };
 pub use wakeup::KickMode;

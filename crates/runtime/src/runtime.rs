@@ -3,8 +3,9 @@
 //! [`Client`] API (`submit` + `kick_arbiter`, `drain` at most every Δ_C);
 //! and the handle that stops the arbiter.
 
+use crate::accounts::{ClientLedger, RuntimeAccounts};
 use crate::affinity::MAX_RT_PRIORITY;
-use crate::arbiter::{Arbiter, ArbiterStats, ScanResult};
+use crate::arbiter::{Arbiter, ArbiterParts, ArbiterStats, ScanResult};
 use crate::backend::Backend;
 use crate::clock::MonotonicClock;
 use crate::link::{EmulatedLink, MIN_RATE_BPS};
@@ -133,6 +134,10 @@ pub enum RuntimeError {
         /// The total the client would make, in packets.
         total: u64,
     },
+    /// [`ArbiterHandle::pause`] with the client-scan kick: the clients may
+    /// run the stopped arbiter's scheduler themselves, so it cannot be
+    /// handed to another one.
+    PauseNeedsNotifyKick,
 }
 
 /// Largest `delta_a`, `delta_c` and `min_awake`, in nanoseconds.
@@ -173,6 +178,10 @@ impl fmt::Display for RuntimeError {
             RuntimeError::TotalQueueLenTooLarge { total } => write!(
                 f,
                 "total client queue length {total} packets is outside 0..={MAX_TOTAL_QUEUE_LEN}"
+            ),
+            RuntimeError::PauseNeedsNotifyKick => write!(
+                f,
+                "an arbiter started with the client-scan kick cannot be paused or restarted"
             ),
         }
     }
@@ -221,9 +230,12 @@ impl<P> fmt::Display for SubmitError<P> {
 }
 
 /// Per-client counters. At any time
-/// `offered = accepted + rejected_full + rejected_invalid` and
+/// `offered = accepted + rejected_full + rejected_invalid`,
 /// `accepted = granted + queued`, where `queued` = accepted, not yet granted
-/// (as last seen by the client), and `granted ≥ transmitted`.
+/// (as last seen by the client), and
+/// `granted ≥ transmitted + send_failed` (the rest: granted, not drained).
+/// The runtime keeps the same counts where they outlive the client
+/// ([`ArbiterHandle::accounts`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ClientStats {
     /// Every `submit` call.
@@ -236,8 +248,11 @@ pub struct ClientStats {
     pub rejected_invalid: u64,
     /// Grants seen by the client.
     pub granted: u64,
-    /// Packets handed to a back-end.
+    /// Packets the back-end sent.
     pub transmitted: u64,
+    /// Granted packets the back-end failed to send
+    /// ([`Backend::try_transmit`] returned an error): dropped, counted.
+    pub send_failed: u64,
     /// Accepted, not yet granted (as last seen).
     pub queued: u64,
 }
@@ -291,6 +306,7 @@ pub struct ClientSubmitter<P> {
     max_len: u32,
     stats: ClientStats,
     index: usize,
+    ledger: Arc<ClientLedger>,
 }
 
 /// The draining half of a [`Client`]: what a dispatcher thread holds.
@@ -301,6 +317,7 @@ pub struct ClientDrainer<P> {
     next_check_ns: u64,
     stats: ClientStats,
     index: usize,
+    ledger: Arc<ClientLedger>,
 }
 
 impl<P: Packet> Client<P> {
@@ -374,6 +391,7 @@ impl<P: Packet> Client<P> {
         let mut s = ClientStats {
             granted: b.granted,
             transmitted: b.transmitted,
+            send_failed: b.send_failed,
             ..a
         };
         s.queued = s.accepted - s.granted;
@@ -411,6 +429,9 @@ impl<P: Packet> ClientSubmitter<P> {
     #[inline]
     pub fn submit_quiet(&mut self, packet: P) -> Result<(), SubmitError<P>> {
         self.stats.offered += 1;
+        // Published before the packet can reach the arbiter, so the
+        // runtime's accounts never see it granted before it is offered.
+        ClientLedger::set(&self.ledger.submit.offered, self.stats.offered);
         let len = packet.len();
         let kind = if len == 0 {
             SubmitErrorKind::EmptyPacket
@@ -427,6 +448,7 @@ impl<P: Packet> ClientSubmitter<P> {
                 }
                 Err(packet) => {
                     self.stats.rejected_full += 1;
+                    self.publish_rejected();
                     return Err(SubmitError {
                         kind: SubmitErrorKind::Full,
                         packet,
@@ -435,7 +457,13 @@ impl<P: Packet> ClientSubmitter<P> {
             }
         };
         self.stats.rejected_invalid += 1;
+        self.publish_rejected();
         Err(SubmitError { kind, packet })
+    }
+
+    fn publish_rejected(&self) {
+        let rejected = self.stats.rejected_full + self.stats.rejected_invalid;
+        ClientLedger::set(&self.ledger.submit.rejected, rejected);
     }
 
     /// `kick_arbiter()` of Fig. 4, in the configured variant; a no-op when
@@ -497,11 +525,21 @@ impl<P: Packet> ClientDrainer<P> {
     #[inline]
     pub fn drain_now<B: Backend<P>>(&mut self, backend: &mut B) -> usize {
         let head = self.drain.grant_index();
-        let n = self.drain.drain_to(head, |p| backend.transmit(p));
+        let mut failed = 0u64;
+        let n = self.drain.drain_to(head, |p| {
+            if backend.try_transmit(p).is_err() {
+                failed += 1;
+            }
+        });
         if n > 0 {
             backend.flush();
             self.stats.granted += n as u64;
-            self.stats.transmitted += n as u64;
+            self.stats.transmitted += n as u64 - failed;
+            ClientLedger::set(&self.ledger.drain.transmitted, self.stats.transmitted);
+            if failed > 0 {
+                self.stats.send_failed += failed;
+                ClientLedger::set(&self.ledger.drain.send_failed, self.stats.send_failed);
+            }
         }
         n
     }
@@ -587,6 +625,7 @@ pub struct RuntimeBuilder {
     clock: MonotonicClock,
     readers: Vec<QueueReader>,
     flows: Vec<FlowConfig>,
+    ledgers: Vec<Arc<ClientLedger>>,
     max_packets: u64,
 }
 
@@ -617,6 +656,7 @@ impl RuntimeBuilder {
             clock: MonotonicClock::new(),
             readers: Vec::new(),
             flows: Vec::new(),
+            ledgers: Vec::new(),
             max_packets: 0,
             cfg,
         })
@@ -639,6 +679,8 @@ impl RuntimeBuilder {
         self.max_packets = total;
         self.readers.push(reader);
         self.flows.push(FlowConfig::new(c.weight, c.max_len));
+        let ledger = Arc::new(ClientLedger::default());
+        self.ledgers.push(ledger.clone());
         let kicker = match (self.cfg.mode, self.cfg.kick) {
             (ArbiterMode::BusyPoll, _) => Kicker::None,
             (ArbiterMode::Sleep, KickMode::Notify) => Kicker::Notify(self.wake.clone()),
@@ -655,6 +697,7 @@ impl RuntimeBuilder {
                 max_len: c.max_len,
                 stats: ClientStats::default(),
                 index,
+                ledger: ledger.clone(),
             },
             drain: ClientDrainer {
                 drain,
@@ -663,6 +706,7 @@ impl RuntimeBuilder {
                 next_check_ns: 0,
                 stats: ClientStats::default(),
                 index,
+                ledger,
             },
         })
     }
@@ -689,42 +733,7 @@ impl RuntimeBuilder {
         S: Scheduler<u32> + ?Sized + 'static,
         F: FnOnce(Capacity, Limits) -> Box<S> + Send + 'static,
     {
-        if self.cfg.mode == ArbiterMode::Sleep
-            && matches!(self.cfg.kick, KickMode::ClientScan { .. })
-        {
-            return Err(RuntimeError::ClientScanNeedsSendScheduler);
-        }
-        let cap = self.capacity();
-        let (tx, rx) = std::sync::mpsc::channel::<Result<(), RuntimeError>>();
-        let Parts {
-            cfg,
-            link,
-            wake,
-            clock,
-            readers,
-            flows,
-        } = self.into_parts();
-        let wake2 = wake.clone();
-        let thread = std::thread::Builder::new()
-            .name("fairway-arbiter".into())
-            .spawn(move || {
-                if let Err(e) = realtime(&cfg) {
-                    let _ = tx.send(Err(e));
-                    return ArbiterStats::default();
-                }
-                let sched = make_scheduler(cap, Limits::default());
-                let core = match prepare(&cfg, sched, flows, readers, link, clock) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        return ArbiterStats::default();
-                    }
-                };
-                let _ = tx.send(Ok(()));
-                run_arbiter(&cfg, &wake2, core)
-            })
-            .map_err(|e| RuntimeError::Thread(e.to_string()))?;
-        finish_spawn(rx, thread, wake)
+        self.into_start().spawn(make_scheduler).map_err(|(e, _)| e)
     }
 
     /// Starts the arbiter thread with a `Send` scheduler built here; every
@@ -734,45 +743,20 @@ impl RuntimeBuilder {
         S: Scheduler<u32> + Send + ?Sized + 'static,
         F: FnOnce(Capacity, Limits) -> Box<S>,
     {
-        let cap = self.capacity();
-        let Parts {
-            cfg,
-            link,
-            wake,
-            clock,
-            readers,
-            flows,
-        } = self.into_parts();
-        let sched = make_scheduler(cap, Limits::default());
-        let core = Arc::new(prepare(&cfg, sched, flows, readers, link, clock)?);
-        if matches!(cfg.kick, KickMode::ClientScan { .. }) {
-            let target: Arc<dyn ClientScanTarget> = core.clone();
-            let _ = wake.scan_target.set(target);
-        }
-        let (tx, rx) = std::sync::mpsc::channel::<Result<(), RuntimeError>>();
-        let wake2 = wake.clone();
-        let thread = std::thread::Builder::new()
-            .name("fairway-arbiter".into())
-            .spawn(move || {
-                if let Err(e) = realtime(&cfg) {
-                    let _ = tx.send(Err(e));
-                    return ArbiterStats::default();
-                }
-                let _ = tx.send(Ok(()));
-                run_arbiter_shared(&cfg, &wake2, &core)
-            })
-            .map_err(|e| RuntimeError::Thread(e.to_string()))?;
-        finish_spawn(rx, thread, wake)
+        self.into_start()
+            .spawn_send(make_scheduler)
+            .map_err(|(e, _)| e)
     }
 
-    fn into_parts(self) -> Parts {
-        Parts {
+    fn into_start(self) -> Start {
+        let cap = self.capacity();
+        Start {
             cfg: self.cfg,
-            link: self.link,
             wake: self.wake,
             clock: self.clock,
-            readers: self.readers,
             flows: self.flows,
+            cap,
+            parts: ArbiterParts::fresh(self.readers, self.link, self.ledgers),
         }
     }
 }
@@ -787,32 +771,213 @@ fn reader_capacity<P>(q: &ClientQueue<P>) -> u64 {
     q.capacity() as u64
 }
 
-struct Parts {
+/// Everything an arbiter thread starts from: a new runtime's, or a paused
+/// one's (then `parts` carries the client queues' cursors and backlog).
+struct Start {
     cfg: RuntimeConfig,
-    link: EmulatedLink,
     wake: Arc<Wakeup>,
     clock: MonotonicClock,
-    readers: Vec<QueueReader>,
     flows: Vec<FlowConfig>,
+    cap: Capacity,
+    parts: ArbiterParts,
 }
 
+/// What the arbiter thread hands back when it ends: its counters, and the
+/// parts a restart continues from (`None` only if they could not be taken
+/// back, see [`ArbiterHandle::pause`]).
+struct Stopped {
+    stats: ArbiterStats,
+    parts: Option<ArbiterParts>,
+}
+
+/// What a failed start hands back: the error, and the start (so a failed
+/// restart loses nothing) unless the thread lost it.
+type StartError = (RuntimeError, Option<Box<Start>>);
+
+/// What [`ArbiterHandle`] keeps to pause and restart the arbiter.
+struct Kept {
+    cfg: RuntimeConfig,
+    clock: MonotonicClock,
+    flows: Vec<FlowConfig>,
+    cap: Capacity,
+    ledgers: Vec<Arc<ClientLedger>>,
+}
+
+impl Start {
+    fn kept(&self) -> Kept {
+        Kept {
+            cfg: self.cfg,
+            clock: self.clock.clone(),
+            flows: self.flows.clone(),
+            cap: self.cap,
+            ledgers: self.parts.ledgers.clone(),
+        }
+    }
+
+    fn spawn<S, F>(self, make_scheduler: F) -> Result<ArbiterHandle, StartError>
+    where
+        S: Scheduler<u32> + ?Sized + 'static,
+        F: FnOnce(Capacity, Limits) -> Box<S> + Send + 'static,
+    {
+        if self.cfg.mode == ArbiterMode::Sleep
+            && matches!(self.cfg.kick, KickMode::ClientScan { .. })
+        {
+            return Err((
+                RuntimeError::ClientScanNeedsSendScheduler,
+                Some(Box::new(self)),
+            ));
+        }
+        let kept = self.kept();
+        let Start {
+            cfg,
+            wake,
+            clock,
+            flows,
+            cap,
+            parts,
+        } = self;
+        wake.clear_stop();
+        let (tx, rx) = std::sync::mpsc::channel::<Result<(), RuntimeError>>();
+        let wake2 = wake.clone();
+        let thread = std::thread::Builder::new()
+            .name("fairway-arbiter".into())
+            .spawn(move || {
+                let failed = |parts: ArbiterParts| Stopped {
+                    stats: parts.stats,
+                    parts: Some(parts),
+                };
+                if let Err(e) = realtime(&cfg) {
+                    let _ = tx.send(Err(e));
+                    return failed(parts);
+                }
+                // A panicking constructor must not take the client queues
+                // with it: they go back to the caller with the error.
+                let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    make_scheduler(cap, Limits::default())
+                }));
+                let Ok(sched) = made else {
+                    let _ = tx.send(Err(RuntimeError::Thread(
+                        "the scheduler constructor panicked".into(),
+                    )));
+                    return failed(parts);
+                };
+                let core = match prepare(&cfg, sched, flows, parts, clock) {
+                    Ok(c) => c,
+                    Err(failure) => {
+                        let (e, parts) = *failure;
+                        let _ = tx.send(Err(e));
+                        return failed(parts);
+                    }
+                };
+                let _ = tx.send(Ok(()));
+                run_arbiter_shared(&cfg, &wake2, &core);
+                let parts = core.into_inner().arbiter.into_parts();
+                Stopped {
+                    stats: parts.stats,
+                    parts: Some(parts),
+                }
+            });
+        match thread {
+            Ok(thread) => finish_spawn(rx, thread, wake, kept),
+            Err(e) => Err((RuntimeError::Thread(e.to_string()), None)),
+        }
+    }
+
+    fn spawn_send<S, F>(self, make_scheduler: F) -> Result<ArbiterHandle, StartError>
+    where
+        S: Scheduler<u32> + Send + ?Sized + 'static,
+        F: FnOnce(Capacity, Limits) -> Box<S>,
+    {
+        let kept = self.kept();
+        let Start {
+            cfg,
+            wake,
+            clock,
+            flows,
+            cap,
+            parts,
+        } = self;
+        let sched = make_scheduler(cap, Limits::default());
+        let core = match prepare(&cfg, sched, flows.clone(), parts, clock.clone()) {
+            Ok(c) => Arc::new(c),
+            Err(failure) => {
+                let (e, parts) = *failure;
+                let start = Start {
+                    cfg,
+                    wake,
+                    clock,
+                    flows,
+                    cap,
+                    parts,
+                };
+                return Err((e, Some(Box::new(start))));
+            }
+        };
+        if cfg.mode == ArbiterMode::Sleep && matches!(cfg.kick, KickMode::ClientScan { .. }) {
+            let target: Arc<dyn ClientScanTarget> = core.clone();
+            let _ = wake.scan_target.set(target);
+        }
+        wake.clear_stop();
+        let (tx, rx) = std::sync::mpsc::channel::<Result<(), RuntimeError>>();
+        let wake2 = wake.clone();
+        let thread = std::thread::Builder::new()
+            .name("fairway-arbiter".into())
+            .spawn(move || {
+                if let Err(e) = realtime(&cfg) {
+                    let _ = tx.send(Err(e));
+                    return finish_shared(core);
+                }
+                let _ = tx.send(Ok(()));
+                run_arbiter_shared(&cfg, &wake2, &core);
+                finish_shared(core)
+            });
+        match thread {
+            Ok(thread) => finish_spawn(rx, thread, wake, kept),
+            Err(e) => Err((RuntimeError::Thread(e.to_string()), None)),
+        }
+    }
+}
+
+/// The end of a `spawn_send` arbiter thread: the parts come back unless the
+/// clients still share the core (client-scan kick).
+fn finish_shared<S: Scheduler<u32> + ?Sized>(core: Arc<LockedCore<ClockedArbiter<S>>>) -> Stopped {
+    match Arc::try_unwrap(core) {
+        Ok(core) => {
+            let parts = core.into_inner().arbiter.into_parts();
+            Stopped {
+                stats: parts.stats,
+                parts: Some(parts),
+            }
+        }
+        Err(core) => {
+            core.lock();
+            let stats = core.with(|c| c.arbiter.stats());
+            core.unlock();
+            Stopped { stats, parts: None }
+        }
+    }
+}
+
+/// Adds the live clients' flows to `sched` and builds the arbiter from
+/// `parts`; on a refused flow, hands `parts` back untouched.
 fn prepare<S: Scheduler<u32> + ?Sized>(
     cfg: &RuntimeConfig,
     mut sched: Box<S>,
     flows: Vec<FlowConfig>,
-    readers: Vec<QueueReader>,
-    link: EmulatedLink,
+    mut parts: ArbiterParts,
     clock: MonotonicClock,
-) -> Result<LockedCore<ClockedArbiter<S>>, RuntimeError> {
+) -> Result<LockedCore<ClockedArbiter<S>>, Box<(RuntimeError, ArbiterParts)>> {
     for (i, f) in flows.into_iter().enumerate() {
-        sched
-            .add_flow(FlowId(i as u32), f)
-            .map_err(|error| RuntimeError::Flow { client: i, error })?;
+        if !parts.clients[i].live {
+            continue; // departed: its share was reclaimed
+        }
+        if let Err(error) = sched.add_flow(FlowId(i as u32), f) {
+            return Err(Box::new((RuntimeError::Flow { client: i, error }, parts)));
+        }
     }
-    let mut link = link;
-    // Start idle now, not at the epoch: no catch-up burst on the first scan.
-    link.set_idle_at(clock.now_ns());
-    let arbiter = Arbiter::new(sched, readers, link, nanos(cfg.delta_a));
+    // Start idle now, not at the epoch (or the pause): no catch-up burst.
+    parts.link.set_idle_at(clock.now_ns());
+    let arbiter = Arbiter::from_parts(sched, parts, nanos(cfg.delta_a));
     Ok(LockedCore::new(ClockedArbiter { clock, arbiter }))
 }
 
@@ -831,55 +996,55 @@ fn pin(cfg: &RuntimeConfig) {
     }
 }
 
-fn run_arbiter<S: Scheduler<u32> + ?Sized>(
-    cfg: &RuntimeConfig,
-    wake: &Wakeup,
-    core: LockedCore<ClockedArbiter<S>>,
-) -> ArbiterStats {
-    run_arbiter_shared(cfg, wake, &core);
-    core.into_inner().arbiter.stats()
-}
-
 fn run_arbiter_shared<S: Scheduler<u32> + ?Sized>(
     cfg: &RuntimeConfig,
     wake: &Wakeup,
     core: &LockedCore<ClockedArbiter<S>>,
-) -> ArbiterStats {
+) {
     pin(cfg);
     match cfg.mode {
         ArbiterMode::BusyPoll => wake.run_busy(core),
         ArbiterMode::Sleep => wake.run_sleeping(core, nanos(cfg.min_awake)),
     }
-    core.lock();
-    let stats = core.with(|c| c.arbiter.stats());
-    core.unlock();
-    stats
 }
 
 fn finish_spawn(
     rx: std::sync::mpsc::Receiver<Result<(), RuntimeError>>,
-    thread: JoinHandle<ArbiterStats>,
+    thread: JoinHandle<Stopped>,
     wake: Arc<Wakeup>,
-) -> Result<ArbiterHandle, RuntimeError> {
+    kept: Kept,
+) -> Result<ArbiterHandle, StartError> {
     match rx.recv() {
         Ok(Ok(())) => Ok(ArbiterHandle {
             thread: Some(thread),
             wake,
+            kept: Box::new(kept),
         }),
         Ok(Err(e)) => {
-            let _ = thread.join();
-            Err(e)
+            let start = thread.join().ok().and_then(|s| s.parts).map(|parts| {
+                Box::new(Start {
+                    cfg: kept.cfg,
+                    wake,
+                    clock: kept.clock,
+                    flows: kept.flows,
+                    cap: kept.cap,
+                    parts,
+                })
+            });
+            Err((e, start))
         }
-        Err(_) => Err(RuntimeError::Thread(
-            "arbiter thread exited during start-up".into(),
+        Err(_) => Err((
+            RuntimeError::Thread("arbiter thread exited during start-up".into()),
+            None,
         )),
     }
 }
 
 /// The running arbiter thread. Dropping it stops the thread.
 pub struct ArbiterHandle {
-    thread: Option<JoinHandle<ArbiterStats>>,
+    thread: Option<JoinHandle<Stopped>>,
     wake: Arc<Wakeup>,
+    kept: Box<Kept>,
 }
 
 impl ArbiterHandle {
@@ -889,9 +1054,64 @@ impl ArbiterHandle {
         match self.thread.take() {
             Some(t) => t
                 .join()
+                .map(|s| s.stats)
                 .map_err(|_| RuntimeError::Thread("arbiter thread panicked".into())),
             None => Ok(ArbiterStats::default()),
         }
+    }
+
+    /// Where every client's packets are, now: submitted, rejected, granted,
+    /// queued, reclaimed, transmitted, failed to send. Counts of clients
+    /// whose threads have ended stay here.
+    pub fn accounts(&self) -> RuntimeAccounts {
+        RuntimeAccounts::read(&self.kept.ledgers)
+    }
+
+    /// Stops the arbiter but keeps the client queues: the scheduler's
+    /// backlog is taken back, each client's in its order, and
+    /// [`PausedRuntime::spawn`] starts a new arbiter, with any scheduler,
+    /// that continues from it. The clients keep running meanwhile (their
+    /// submits queue up until the queue is full).
+    ///
+    /// Refused ([`RuntimeError::PauseNeedsNotifyKick`]), with the arbiter
+    /// left running and handed back, for a sleeping arbiter with the
+    /// client-scan kick: its clients may run the scheduler themselves.
+    pub fn pause(mut self) -> Result<PausedRuntime, (RuntimeError, ArbiterHandle)> {
+        let cfg = self.kept.cfg;
+        if cfg.mode == ArbiterMode::Sleep && matches!(cfg.kick, KickMode::ClientScan { .. }) {
+            return Err((RuntimeError::PauseNeedsNotifyKick, self));
+        }
+        self.wake.request_stop();
+        let Some(thread) = self.thread.take() else {
+            return Err((RuntimeError::Thread("arbiter already stopped".into()), self));
+        };
+        match thread.join() {
+            Ok(Stopped {
+                parts: Some(parts), ..
+            }) => {
+                let k = &self.kept;
+                Ok(PausedRuntime {
+                    start: Box::new(Start {
+                        cfg: k.cfg,
+                        wake: self.wake.clone(),
+                        clock: k.clock.clone(),
+                        flows: k.flows.clone(),
+                        cap: k.cap,
+                        parts,
+                    }),
+                })
+            }
+            Ok(Stopped { parts: None, .. }) => Err((RuntimeError::PauseNeedsNotifyKick, self)),
+            Err(_) => Err((RuntimeError::Thread("arbiter thread panicked".into()), self)),
+        }
+    }
+}
+
+impl fmt::Debug for ArbiterHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArbiterHandle")
+            .field("running", &self.thread.is_some())
+            .finish_non_exhaustive()
     }
 }
 
@@ -901,6 +1121,109 @@ impl Drop for ArbiterHandle {
             self.wake.request_stop();
             let _ = t.join();
         }
+    }
+}
+
+/// A stopped arbiter whose clients still run: holds their queues, each
+/// client's packets taken but not granted (in order), and the counters, so
+/// that a new arbiter, with the same or another scheduler, continues where
+/// it stopped: nothing lost, nothing granted twice, each flow's order kept.
+/// Dropping it drops the queues' arbiter ends (as [`ArbiterHandle::stop`]).
+///
+/// ```
+/// use fairway_core::{Drr, Qfq};
+/// use fairway_runtime::*;
+///
+/// let mut b = RuntimeBuilder::new(RuntimeConfig { rate_bps: 1_000_000, ..Default::default() }).unwrap();
+/// let mut client = b.add_client::<u32>(ClientConfig::default()).unwrap();
+/// let arbiter = b.spawn_send(|c, l| Box::new(Drr::<u32>::with_options(c, l, None))).unwrap();
+/// for _ in 0..10 { client.submit(1000).unwrap(); }   // 1 Mbit/s: 8 ms each
+/// let paused = arbiter.pause().map_err(|(e, _)| e).unwrap();
+/// let queued = paused.backlog(0).len();               // not granted yet
+/// let arbiter = paused.spawn_send(|c, l| Box::new(Qfq::<u32>::with_limits(c, l))).map_err(|e| e.error).unwrap();
+/// let a = arbiter.accounts().total();
+/// assert_eq!(a.submitted, a.rejected + a.granted + a.queued + a.reclaimed);
+/// assert!(queued <= 10);
+/// ```
+pub struct PausedRuntime {
+    start: Box<Start>,
+}
+
+/// A restart that failed: why, and the paused runtime to try again with
+/// (`None` only if the arbiter thread could not be started at all).
+#[derive(Debug)]
+pub struct RestartError {
+    /// Why.
+    pub error: RuntimeError,
+    /// The runtime, unchanged.
+    pub paused: Option<PausedRuntime>,
+}
+
+impl fmt::Display for RestartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "restarting the arbiter: {}", self.error)
+    }
+}
+
+impl std::error::Error for RestartError {}
+
+impl fmt::Debug for PausedRuntime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PausedRuntime")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PausedRuntime {
+    /// The arbiter's counters so far.
+    pub fn stats(&self) -> ArbiterStats {
+        self.start.parts.stats
+    }
+
+    /// Where every client's packets are (see [`ArbiterHandle::accounts`]).
+    pub fn accounts(&self) -> RuntimeAccounts {
+        RuntimeAccounts::read(&self.start.parts.ledgers)
+    }
+
+    /// Client `i`'s packets taken from its queue but not granted, oldest
+    /// first (their lengths): what the next arbiter enqueues first.
+    pub fn backlog(&self, client: usize) -> &[u32] {
+        self.start
+            .parts
+            .backlog
+            .get(client)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Starts a new arbiter thread, as [`RuntimeBuilder::spawn`], with the
+    /// backlog enqueued first.
+    pub fn spawn<S, F>(self, make_scheduler: F) -> Result<ArbiterHandle, RestartError>
+    where
+        S: Scheduler<u32> + ?Sized + 'static,
+        F: FnOnce(Capacity, Limits) -> Box<S> + Send + 'static,
+    {
+        self.start
+            .spawn(make_scheduler)
+            .map_err(|(error, start)| RestartError {
+                error,
+                paused: start.map(|start| PausedRuntime { start }),
+            })
+    }
+
+    /// Starts a new arbiter thread, as [`RuntimeBuilder::spawn_send`], with
+    /// the backlog enqueued first.
+    pub fn spawn_send<S, F>(self, make_scheduler: F) -> Result<ArbiterHandle, RestartError>
+    where
+        S: Scheduler<u32> + Send + ?Sized + 'static,
+        F: FnOnce(Capacity, Limits) -> Box<S>,
+    {
+        self.start
+            .spawn_send(make_scheduler)
+            .map_err(|(error, start)| RestartError {
+                error,
+                paused: start.map(|start| PausedRuntime { start }),
+            })
     }
 }
 

@@ -119,6 +119,12 @@ impl Wakeup {
         self.event.notify();
     }
 
+    /// Lets a new arbiter loop run after a stop (a restart): called before
+    /// its thread starts, when no loop is running.
+    pub(crate) fn clear_stop(&self) {
+        self.stop.store(false, Ordering::SeqCst);
+    }
+
     #[inline]
     pub(crate) fn stop_requested(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
