@@ -9,7 +9,8 @@
 //! parent's queue, or *parked* in the shaper until a time. Dequeue walks from
 //! the root, popping the minimum child at each level down to a flow, takes
 //! that flow's front packet, then climbs back: each level charges the
-//! packet to the child (STFQ tags, reservation tags, rate-limit time),
+//! packet to the child (STFQ tags, reservation tags, rate-limit time, and
+//! at a scheduler node the bytes delivered: see `sched_node`),
 //! and puts the child back in its parent's queue with its new rank
 //! (on-dequeue ranking), parks it in the shaper if its rate limit says it
 //! must wait, or leaves it idle.
@@ -93,6 +94,11 @@ struct Entity {
     finish: u64,
     /// Rank the entity is queued with at a `PacketRank` parent.
     key: u64,
+    /// At a scheduler parent: bytes delivered minus bytes of the tokens
+    /// served (see `sched_node`'s module doc), `|carry| < max_len`.
+    carry: i64,
+    /// At a scheduler parent: length of the token being served.
+    token: u32,
     served_packets: u64,
     served_bytes: u64,
 }
@@ -190,6 +196,10 @@ pub struct PolicyTree<P> {
     has_rank_nodes: bool,
     path: Vec<u32>,
     stats: TreeStats,
+    /// Test-only broken variant: scheduler nodes charge the length
+    /// announced on entry (no carry), to show the share check can fail.
+    #[cfg(test)]
+    pub(crate) charge_announced: bool,
 }
 
 impl<P: crate::Packet> PolicyTree<P> {
@@ -472,6 +482,8 @@ impl<P: crate::Packet> PolicyTree<P> {
             has_rank_nodes,
             path: Vec::with_capacity(n + 1),
             stats: TreeStats::default(),
+            #[cfg(test)]
+            charge_announced: false,
         })
     }
 
@@ -696,6 +708,14 @@ impl<P: crate::Packet> PolicyTree<P> {
             if p == NONE {
                 break;
             }
+            if let Tx::Sched(s) = &mut self.nodes[p as usize].tx {
+                let served = s.pop().map(|(slot, _)| slot);
+                if served != Some(self.ents[x as usize].slot) {
+                    // The scheduler served another token than it peeked
+                    // (a bug): counted, the tests assert it stays 0.
+                    self.stats.internal_misses += 1;
+                }
+            }
             x = p;
         }
         Some(Served {
@@ -789,8 +809,12 @@ impl<P: crate::Packet> PolicyTree<P> {
             _ => None,
         };
         let head_rank = fr.map(|fr| self.head_rank(x, fr));
-        let head_len = if matches!(self.nodes[p as usize].tx, Tx::Sched(_)) {
-            self.head_len(x)
+        let token = if matches!(self.nodes[p as usize].tx, Tx::Sched(_)) {
+            // The next packet's length corrected by what earlier tokens
+            // under- or over-announced, within what the scheduler accepts.
+            let carry = self.ents[x as usize].carry;
+            let head = i64::from(self.head_len(x));
+            (head + carry).clamp(1, i64::from(self.max_len)) as u32
         } else {
             0
         };
@@ -818,7 +842,7 @@ impl<P: crate::Packet> PolicyTree<P> {
                 ent.key = r;
                 nd.queue.insert(slot, r)
             }
-            Tx::Sched(s) => s.push(slot, head_len),
+            Tx::Sched(s) => s.push(slot, token),
         };
         if !ok {
             self.stats.internal_misses += 1;
@@ -847,7 +871,14 @@ impl<P: crate::Packet> PolicyTree<P> {
                     s
                 }
             }
-            Tx::Sched(s) => s.pop()?,
+            Tx::Sched(s) => {
+                // Peeked only: the token leaves on the way up, after the
+                // child's next one is queued (see `sched_node`).
+                let (slot, token) = s.peek_token()?;
+                let c = *nd.children.get(slot as usize)?;
+                self.ents[c as usize].token = token;
+                return Some(c);
+            }
             _ => nd.queue.pop()?,
         };
         nd.children.get(slot as usize).copied()
@@ -868,6 +899,15 @@ impl<P: crate::Packet> PolicyTree<P> {
                 // Any service counts toward the reservation.
                 if let (Tx::HClock(_), Some(r)) = (&nd.tx, ent.p.reservation) {
                     ent.r_tag = ent.r_tag.max(now) + tx_ns(len, r);
+                }
+            }
+            Tx::Sched(_) => {
+                // The scheduler charged the token; record what the child
+                // actually delivered so the next token corrects it.
+                ent.carry += i64::from(len) - i64::from(ent.token);
+                #[cfg(test)]
+                if self.charge_announced {
+                    ent.carry = 0;
                 }
             }
             _ => {}
@@ -974,6 +1014,8 @@ impl Entity {
             start: 0,
             finish: 0,
             key: 0,
+            carry: 0,
+            token: 0,
             served_packets: 0,
             served_bytes: 0,
         }
