@@ -18,12 +18,13 @@
 //! ## One shaper for the whole tree (§3.2.2)
 //! A rate limit `r` (bytes/s) on any node or flow — the root's limit paces
 //! the output — gives each packet a transmission time `τ = len·10^9/r` ns
-//! (rounded up) and makes the child eligible again at
-//! `e' = max(e, now - τ) + τ`, where `e` was its previous eligibility time
-//! and `now` the packet's departure. A child that waited in its parent's
-//! queue after becoming eligible thus keeps its rate (up to one packet time
-//! of waiting is caught up, as Carousel's timestamps computed ahead of the
-//! scheduling delay do), and no credit accumulates while idle. Ineligible children wait in one
+//! (rounded up). A child that was idle becomes eligible at
+//! `e = max(e_prev, now)` when it gets backlog (idle time earns no
+//! credit); after a packet leaves at `now` it is eligible again at
+//! `e' = max(e, now - τ) + τ`. A child that waited in its parent's queue
+//! after becoming eligible thus keeps its rate (up to one packet time of
+//! waiting is caught up, as Carousel's timestamps computed ahead of the
+//! scheduling delay do). Ineligible children wait in one
 //! timestamp-ordered queue (cFFS by default); each entry is the child itself
 //! and knows its parent, so a release re-inserts it where it goes next with
 //! no search. [`PolicyTree::soonest_deadline`] is the next release: a caller
@@ -33,6 +34,40 @@
 //! never exceeded by more than one packet (proof: `e_{i+1} ≥ t_i` and
 //! eligibility times advance by at least `τ` per packet).
 //!
+//! ### One entry per limited child, not one per packet (Fig. 7)
+//! Fig. 7 queues every packet in the shaper with a timestamp and a pointer
+//! to the queue it enters next. Here the shaper holds the *child*, at most
+//! once, and its packets stay in its FIFO (or below it). Why this is the
+//! same shaper, and where it is deliberately not:
+//! * *Same output when nothing downstream delays a released packet.* A
+//!   per-packet shaper stamps packet `k` of a limited child
+//!   `T_k = max(a_k, T_{k-1} + τ_{k-1})` (Carousel) and releases it at
+//!   `T_k`. Here, with departures at release times, `e_k` follows the same
+//!   recurrence (`e' = e + τ` when `now = e` and the rounding of release
+//!   times to the shaper's granularity `g ≤ τ` stays below `τ`; an idle
+//!   child starts at `max(e, a_k)`). At most one of a child's packets is
+//!   ever due next — `T_{k+1}` depends on `T_k` — so the per-packet queue
+//!   holds one packet per limited child at a time, and naming the child
+//!   instead of its packet loses nothing. The property test
+//!   `per_node_shaper_equals_per_packet_shaper` checks identical release
+//!   times and per-flow order against a brute-force per-packet shaper (one
+//!   list, linear minimum) for random arrivals and rates, with cFFS and
+//!   heap shapers; it fails if idle time earned credit.
+//! * *Cheaper.* The shaper holds at most one entry per limited child
+//!   (20 000 flows: ≤ 20 000 entries whatever the backlog), a packet
+//!   enters it only when its child must wait, and no per-packet
+//!   timestamp is stored.
+//! * *Different, on purpose, when a parent delays released packets.*
+//!   Stamps fixed on arrival keep advancing while the packets wait behind
+//!   a busy parent; when it frees, every packet already released leaves
+//!   back to back, above the limit. Here the next time is computed from
+//!   the departure, so at most one packet time is caught up and the limit
+//!   holds over every window (`per_packet_stamps_burst_after_a_busy_parent`
+//!   shows the per-packet model failing the window check where the tree
+//!   passes). For the same reason a limited *internal* node cannot be
+//!   stamped per packet on arrival: the packet its policy sends next is
+//!   picked at dequeue, and may not be the one that arrived.
+
 //! ## Ranks never clamped
 //! A packet whose rank a node's queue cannot hold exactly is refused with a
 //! typed error and counted. Ranks computed inside the tree (STFQ tags,
@@ -631,7 +666,7 @@ impl<P: crate::Packet> PolicyTree<P> {
         fq.packets += 1;
         fq.last = rank;
         if fq.packets == 1 && self.ents[e as usize].state == State::Idle {
-            self.join(e, now);
+            self.join(e, now, false);
         }
         if self.has_rank_nodes {
             self.rerank_up(e);
@@ -735,7 +770,7 @@ impl<P: crate::Packet> PolicyTree<P> {
             let Some(e) = self.shaper.pop() else { break };
             self.ents[e as usize].state = State::Idle;
             if self.has_backlog(e) {
-                self.join(e, now);
+                self.join(e, now, true);
             }
         }
     }
@@ -759,7 +794,7 @@ impl<P: crate::Packet> PolicyTree<P> {
         if self.ents[x as usize].parent == NONE {
             self.ents[x as usize].state = State::Queued;
         } else {
-            self.join(x, now);
+            self.join(x, now, true);
         }
     }
 
@@ -777,8 +812,21 @@ impl<P: crate::Packet> PolicyTree<P> {
 
     /// `e` became eligible with backlog: insert it into its parent and
     /// activate ancestors that were idle.
-    fn join(&mut self, mut e: u32, now: u64) {
+    ///
+    /// `released`: `e` comes out of the shaper, so its eligibility time is
+    /// the one it was parked for (a late release is caught up like any
+    /// other wait). Otherwise `e` — and every idle ancestor it wakes — was
+    /// idle and becomes eligible no earlier than `now`: idle time earns no
+    /// credit, so a packet arriving at an idle limited child leaves at
+    /// `now` and the next one a full packet time later, exactly as a
+    /// per-packet timestamp `max(now, last + τ)` would (see the module doc).
+    fn join(&mut self, mut e: u32, now: u64, mut released: bool) {
         loop {
+            let ent = &mut self.ents[e as usize];
+            if !released && ent.p.rate.is_some() {
+                ent.next_free = ent.next_free.max(now);
+            }
+            released = false;
             // Still inside its rate limit's time: wait in the shaper.
             let next_free = self.ents[e as usize].next_free;
             if next_free > now {
