@@ -114,38 +114,57 @@ enum State {
 }
 
 /// A node or a flow as its parent sees it.
+///
+/// Laid out for the cache: with many flows (pFabric over 10^5 flows,
+/// per-flow pacing) every packet touches a random flow's entity, so what
+/// every packet reads or writes — parent, slot, state, rank key, rate and
+/// its eligibility time, the served counters — is the first 64 bytes of a
+/// 64-byte-aligned entity: one cache line per entity per packet. The
+/// fields only some transactions use (STFQ and hClock tags, scheduler
+/// carry, the parameters) follow on the next lines.
+#[repr(C, align(64))]
 struct Entity {
     parent: u32,
     /// Handle in the parent's queue (index among its children).
     slot: u32,
     state: State,
-    p: ChildParams,
+    /// Rank the entity is queued with at a `PacketRank` parent.
+    key: u64,
     /// End of the last packet's transmission at the rate limit (ns).
     next_free: u64,
+    /// `p.rate`, kept on the hot line.
+    rate: Option<u64>,
+    served_packets: u64,
+    served_bytes: u64,
+    // ---- end of the first cache line
+    p: ChildParams,
     /// hClock reservation tag (ns).
     r_tag: u64,
     /// STFQ tags at the parent.
     start: u64,
     finish: u64,
-    /// Rank the entity is queued with at a `PacketRank` parent.
-    key: u64,
     /// At a scheduler parent: bytes delivered minus bytes of the tokens
     /// served (see `sched_node`'s module doc), `|carry| < max_len`.
     carry: i64,
     /// At a scheduler parent: length of the token being served.
     token: u32,
-    served_packets: u64,
-    served_bytes: u64,
 }
 
-/// A flow's FIFO (intrusive through the packet slots).
+// The hot fields fill exactly the first line; the flow state one half line.
+const _: () = assert!(core::mem::offset_of!(Entity, p) == 64);
+const _: () = assert!(core::mem::size_of::<FlowQ>() == 32);
+
+/// A flow's FIFO (intrusive through the packet slots). 32 bytes, aligned
+/// to 32, so a flow's queue state is always within one cache line.
+#[repr(C, align(32))]
 struct FlowQ {
     head: u32,
     tail: u32,
     packets: u32,
-    /// Minimum rank queued and how many packets have it (`FlowRank::Min`).
-    min: u64,
+    /// How many queued packets have rank `min` (`FlowRank::Min`).
     min_count: u32,
+    /// Minimum rank queued.
+    min: u64,
     /// Rank of the last packet enqueued.
     last: u64,
 }
@@ -723,7 +742,7 @@ impl<P: crate::Packet> PolicyTree<P> {
             let ent = &mut self.ents[x as usize];
             ent.served_packets += 1;
             ent.served_bytes += u64::from(len);
-            if let Some(r) = ent.p.rate {
+            if let Some(r) = ent.rate {
                 // Catch up at most one packet time of scheduling delay
                 // (see the module doc): the next packet may leave one
                 // packet time after this one was due, not after it left.
@@ -823,7 +842,7 @@ impl<P: crate::Packet> PolicyTree<P> {
     fn join(&mut self, mut e: u32, now: u64, mut released: bool) {
         loop {
             let ent = &mut self.ents[e as usize];
-            if !released && ent.p.rate.is_some() {
+            if !released && ent.rate.is_some() {
                 ent.next_free = ent.next_free.max(now);
             }
             released = false;
@@ -1056,12 +1075,13 @@ impl Entity {
             parent,
             slot,
             state: State::Idle,
+            key: 0,
+            rate: p.rate,
             p,
             next_free: 0,
             r_tag: 0,
             start: 0,
             finish: 0,
-            key: 0,
             carry: 0,
             token: 0,
             served_packets: 0,
