@@ -189,6 +189,11 @@ struct Node {
     tx: Tx,
     /// Entity ids of the children, indexed by slot.
     children: Vec<u32>,
+    /// When the children's ids are `base, base + 1, …` (all flows of a
+    /// flat tree, as in pFabric): `base`, so a slot maps to its child by
+    /// an addition instead of a load from `children` — a cache miss per
+    /// packet with 10^5 flows. `NONE` otherwise.
+    child_base: u32,
     /// The ranked queue (share queue for hClock; unused by schedulers).
     queue: RankedQueue,
     /// STFQ virtual time: start tag of the last child served.
@@ -452,6 +457,10 @@ impl<P: crate::Packet> PolicyTree<P> {
             };
             nodes.push(Node {
                 tx,
+                child_base: match ch.first() {
+                    Some(&b) if ch.iter().enumerate().all(|(k, &c)| c == b + k as u32) => b,
+                    _ => NONE,
+                },
                 children: ch,
                 queue,
                 vtime: 0,
@@ -942,13 +951,13 @@ impl<P: crate::Packet> PolicyTree<P> {
                 // Peeked only: the token leaves on the way up, after the
                 // child's next one is queued (see `sched_node`).
                 let (slot, token) = s.peek_token()?;
-                let c = *nd.children.get(slot as usize)?;
+                let c = nd.child(slot)?;
                 self.ents[c as usize].token = token;
                 return Some(c);
             }
             _ => nd.queue.pop()?,
         };
-        nd.children.get(slot as usize).copied()
+        nd.child(slot)
     }
 
     /// Per-transaction bookkeeping for serving `len` bytes of child `x`.
@@ -996,8 +1005,8 @@ impl<P: crate::Packet> PolicyTree<P> {
                 Tx::Sched(s) => s.peek(),
                 _ => nd.queue.peek(),
             };
-            match slot.and_then(|s| nd.children.get(s as usize)) {
-                Some(&c) => e = c,
+            match slot.and_then(|s| nd.child(s)) {
+                Some(c) => e = c,
                 None => return 0,
             }
         }
@@ -1015,8 +1024,8 @@ impl<P: crate::Packet> PolicyTree<P> {
                 Tx::Sched(s) => s.peek(),
                 _ => nd.queue.peek(),
             };
-            match slot.and_then(|s| nd.children.get(s as usize)) {
-                Some(&c) => e = c,
+            match slot.and_then(|s| nd.child(s)) {
+                Some(c) => e = c,
                 None => return 1,
             }
         }
@@ -1066,6 +1075,18 @@ impl<P: crate::Packet> PolicyTree<P> {
         }
         self.flows[f].min = min;
         self.flows[f].min_count = count;
+    }
+}
+
+impl Node {
+    /// The entity id of the child in `slot`.
+    #[inline]
+    fn child(&self, slot: u32) -> Option<u32> {
+        if self.child_base != NONE {
+            (slot < self.children.len() as u32).then(|| self.child_base + slot)
+        } else {
+            self.children.get(slot as usize).copied()
+        }
     }
 }
 
