@@ -1,10 +1,13 @@
 //! The seed 002 §5.1 benchmarks of the policy model, measured in one run:
 //!
 //! * **pFabric** (Fig. 11): a pFabric tree (per-flow ranking, on-dequeue
-//!   ranking) on cFFS, hFFS and a binary heap; every enqueue lowers its
+//!   ranking) on cFFS, hFFS, fairway's indexed binary heap (O(log n)
+//!   re-rank) and the paper's baseline, a heap re-heapified on every
+//!   re-rank (`unindexed-heap`, O(n), §5.1.2); every enqueue lowers its
 //!   flow's rank (remaining bytes), moving the flow in the queue. Mpps of
 //!   enqueue + dequeue pairs versus the number of flows, and the number of
-//!   flows each queue sustains at a fixed packet rate.
+//!   flows each queue sustains at a fixed packet rate, with the ratios to
+//!   both heaps.
 //! * **Pacing** (§5.1.1): 20 000 flows each with its own rate (24 Gbit/s in
 //!   all), one timestamp per flow in a shaper: cFFS (20 000 buckets of
 //!   100 µs, the paper's 2 s horizon) versus `BTreeMap` and
@@ -16,7 +19,9 @@
 //!   queue cFFS versus every queue a binary heap, Mpps.
 //! * **Approximate queue in pFabric** (Fig. 15): flow completion times of a
 //!   single-bottleneck pFabric switch with the exact (hFFS) and the
-//!   approximate gradient queue, web-search flow sizes, 60 % and 80 % load.
+//!   approximate gradient queue, and a deliberately degraded one-bucket
+//!   queue (ranks ignored) that must come out worse, so the comparison is
+//!   seen to discriminate; web-search flow sizes, 60, 70 and 80 % load.
 //!
 //! Costs are the best of several timed batches (the machine is shared and
 //! noisy); ratios are between queues measured in the same run.
