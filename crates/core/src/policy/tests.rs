@@ -375,6 +375,8 @@ fn hierarchical_qfq_plus_with_limited_class() {
     assert!((c1 / c0 - 1.0).abs() < 0.02, "class shares {c0} {c1}");
     assert!((bytes[3] as f64 / bytes[2] as f64 - 3.0).abs() < 0.1);
     assert!(bytes[4] >= 990_000, "limited class got {}", bytes[4]);
+    // Every served token was the one peeked on the way down.
+    assert_eq!(t.stats().internal_misses, 0);
 }
 
 /// The checks can fail: a FIFO (strict priority with one level) fed
