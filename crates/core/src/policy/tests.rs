@@ -908,3 +908,52 @@ fn per_packet_stamps_burst_after_a_busy_parent() {
     assert!(check_rate(&limited(&model), 1_000_000).is_err());
     assert_ne!(per_flow_times(&tree, 2), per_flow_times(&model, 2));
 }
+
+/// A shaped grandchild changes a child's head while it waits: a scheduler
+/// root over node A (strict priority: a rate-limited flow of 1500-byte
+/// packets first, then an unlimited flow of 64-byte packets) and flow B,
+/// weights 1:1, on a 10 MB/s link for 1 s. A re-enters the root announcing
+/// a 64-byte packet; the shaper then releases the limited flow into A, and
+/// a 1500-byte packet leaves. Charged the bytes delivered, A and B split
+/// the link 1:1 (fluid GPS share) within 3 %; charged the announced length,
+/// A gets > 1.2x B.
+#[test]
+fn sched_node_charges_delivered_length_with_shaped_grandchild() {
+    for (name, choice) in SchedChoice::ALL {
+        let mut spec = sched_over_pfabric(choice, 1, 1);
+        spec.nodes[1].transaction = Transaction::StrictPriority;
+        spec.nodes[1].queue = QueueSpec::new(QueueKind::Ffs, 4, 1);
+        spec.flows[0].params.priority = 1;
+        spec.flows[1].params.priority = 0;
+        spec.flows[1].params.rate = Some(2_000_000);
+        spec.max_packets = 1 << 17;
+        let run = |broken: bool| {
+            let mut t: PolicyTree<u32> = PolicyTree::build(&spec).unwrap();
+            t.charge_announced = broken;
+            for _ in 0..80_000 {
+                t.enqueue(0, 0, 64, 0).unwrap();
+            }
+            for _ in 0..2_000 {
+                t.enqueue(0, 1, 1500, 0).unwrap();
+            }
+            for _ in 0..6_000 {
+                t.enqueue(0, 2, 1500, 0).unwrap();
+            }
+            let deps = drain_link(&mut t, 10_000_000, 0, 1_000_000_000);
+            let mut bytes = [0u64; 3];
+            for d in &deps {
+                bytes[d.1 as usize] += u64::from(d.2);
+            }
+            assert!(t.flow_len(0).unwrap() > 0 && t.flow_len(2).unwrap() > 0);
+            assert_eq!(t.stats().internal_misses, 0);
+            ((bytes[0] + bytes[1]) as f64 / bytes[2] as f64, bytes)
+        };
+        let (ok, b) = run(false);
+        assert!((ok - 1.0).abs() < 0.03, "{name}: A/B = {ok} {b:?}");
+        let (bad, b) = run(true);
+        assert!(
+            bad > 1.2,
+            "{name}: announced-length variant A/B = {bad} {b:?}"
+        );
+    }
+}
