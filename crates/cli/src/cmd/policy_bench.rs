@@ -207,7 +207,7 @@ fn charts(rep: &BenchReport, out: &Path) -> Result<(), String> {
     )?;
     draw(
         "policy-fct.svg",
-        "pFabric FCT, exact vs approximate queue (Eiffel paper Fig. 15)",
+        "pFabric FCT, exact vs approximate vs one-bucket queue (Eiffel paper Fig. 15)",
         "load %",
         "normalised FCT",
         false,

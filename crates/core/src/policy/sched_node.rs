@@ -4,13 +4,42 @@
 //! shaper).
 //!
 //! Each child of the node is one flow of the scheduler (flow id = the
-//! child's slot). A backlogged, eligible child holds exactly one token in the
-//! scheduler whose length is the length of the packet the child will send
-//! next; serving the token serves that packet, and the child re-enters with
-//! a new token if it still has an eligible backlog. A token's length is read
-//! when the child enters, so a child whose next packet changes while it
-//! waits (a higher-ranked arrival below it) is charged the announced length:
-//! exact for FIFO children, which is what the schedulers' guarantees assume.
+//! child's slot). A backlogged, eligible child holds one token in the
+//! scheduler; serving the token serves the packet the child sends next.
+//! The tree peeks the token on the way down and removes it on the way up
+//! *after* queueing the child's next token if the child is still eligible
+//! and backlogged, so the scheduler sees a continuously backlogged flow, as
+//! it would on its own: DRR keeps the deficit of a flow that stays
+//! backlogged, WF2Q+ and QFQ chain `S = F` instead of restarting the flow
+//! at `max(V, F)`. (Removing first and re-queueing would make every child
+//! a newly backlogged flow after every packet: DRR would forget deficits
+//! and serve one packet per child per round whatever the weights.)
+//!
+//! ## Charging the service actually delivered
+//! The schedulers need a length when a token enters (WF2Q+ and QFQ compute
+//! the finish tag `F = S + L/w` then; DRR compares `L` with the deficit), but
+//! the packet that leaves when the token is served is chosen later, by the
+//! child's own transaction at dequeue time. The two differ whenever the
+//! child's head changes while it waits: a higher-ranked arrival below a
+//! pFabric/EDF child, a grandchild released by the shaper into a child
+//! node, a nested scheduler admitting a new flow. Charging the announced
+//! length would let such a child send 1500-byte packets while paying for
+//! 64-byte ones (the test `sched_node_charges_delivered_length` shows the
+//! share going 20:1 instead of 1:1).
+//!
+//! So the tree keeps, per child, the carry `d = Σ delivered − Σ tokens`
+//! (bytes) and announces `L_tok = clamp(L_head + d, 1, max_len)` on entry;
+//! serving a token of `L_tok` bytes that delivered `L` bytes sets
+//! `d ← d + L − L_tok`. Unclamped, this leaves `d = L − L_head`; clamped,
+//! `d` moves towards 0; so `|d| < max_len` at all times, and the service
+//! the scheduler has charged a child differs from what the child received
+//! by less than one maximum-length packet, for every child at every
+//! moment. A scheduler's fairness bound (in bytes) therefore grows by at
+//! most one `max_len` per child, and the long-run shares are exact: the
+//! scheduler's decisions use the best length known when the child
+//! entered, its accounting uses the bytes that actually left. For a FIFO
+//! child (a flow) the head never changes while it waits, `d` stays 0 and
+//! the scheduler behaves exactly as on its own.
 
 use super::spec::SchedChoice;
 use crate::{Capacity, ConfigError, Drr, FlowConfig, FlowId, Qfq, QfqPlus, Scheduler, Wf2qPlus};
@@ -24,7 +53,9 @@ pub(crate) struct SchedNode {
 impl SchedNode {
     /// A scheduler of `choice` for `children` children (one token each).
     pub(crate) fn new(choice: SchedChoice, children: u32) -> Self {
-        let cap = Capacity::new(children.max(1), children.max(1));
+        // A child holds two tokens for a moment: its next one is queued
+        // before the served one leaves (see the module doc).
+        let cap = Capacity::new(children.max(1), children.max(1).saturating_mul(2));
         let s: Box<dyn Scheduler<u32>> = match choice {
             SchedChoice::Drr => Box::new(Drr::new(cap)),
             SchedChoice::Qfq => Box::new(Qfq::new(cap)),
@@ -50,9 +81,14 @@ impl SchedNode {
         self.s.enqueue(FlowId(slot), len).is_ok()
     }
 
-    /// Serves the next token.
-    pub(crate) fn pop(&mut self) -> Option<u32> {
-        self.s.dequeue().map(|d| d.flow.0)
+    /// Serves the next token: the child's slot and the token's length.
+    pub(crate) fn pop(&mut self) -> Option<(u32, u32)> {
+        self.s.dequeue().map(|d| (d.flow.0, d.packet))
+    }
+
+    /// The child and token length [`pop`](Self::pop) serves next.
+    pub(crate) fn peek_token(&mut self) -> Option<(u32, u32)> {
+        self.s.peek().map(|(f, &len)| (f.0, len))
     }
 
     /// The child whose token is served next.
