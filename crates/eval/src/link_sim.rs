@@ -118,7 +118,7 @@ pub fn simulate(
             bwfi: 0.0,
         })
         .collect();
-    let mut ctl = Controller::new(controller, &weights, seed)?;
+    let mut ctl = Controller::new(controller, &weights, seed);
     let mut records: Vec<PacketRecord> = Vec::with_capacity(packets as usize);
     let mut fifo: VecDeque<SimPacket> = VecDeque::with_capacity(link.queue_pkts as usize + 1);
     let mut wire: Option<(SimPacket, u64)> = None;
