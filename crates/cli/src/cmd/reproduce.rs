@@ -1,29 +1,40 @@
 //! `fairway reproduce`: runs the experiments behind the seeds' tables and
 //! figures that fairway reproduces, writes one report (`report.md` and
-//! `report.json`) with the paper's number, ours and the ratio, and checks
-//! each paper's claims; exits non-zero if one fails.
+//! `report.json`, and an SVG chart beside them for each experiment the
+//! paper shows as a figure) with the paper's number, ours and the ratio,
+//! and checks each paper's claims; exits non-zero if one fails (a skipped
+//! claim is listed, not failed).
 
 use clap::Args;
-use fairway_eval::reproduce::{run as run_all, to_markdown, Paper, Report};
+use fairway_eval::reproduce::{
+    run as run_all, to_markdown, write_charts, Paper, Report, RunOptions,
+};
 use std::path::PathBuf;
 
 /// Arguments of `fairway reproduce`.
 #[derive(Args)]
 #[command(
     after_help = "Examples:\n  fairway reproduce\n  fairway reproduce all --quick --out /tmp/repro\n  \
-                  fairway reproduce qfq --json"
+                  fairway reproduce qfq --json\n  fairway reproduce bfq --quick\n  fairway reproduce pspat --quick --no-net"
 )]
 pub struct ReproduceArgs {
-    /// Which paper: `all`, `qfq-plus` (seed 000), `qfq` (seed 003) or
-    /// `eiffel` (seed 002), e.g. `fairway reproduce qfq`.
+    /// Which paper: `all`, `qfq-plus` (seed 000), `qfq` (seed 003),
+    /// `eiffel` (seed 002), `bfq` (seed 004, the thesis' disk experiments)
+    /// or `pspat` (seed 001, real UDP packets; needs root), e.g.
+    /// `fairway reproduce qfq`.
     #[arg(default_value = "all")]
     pub paper: String,
     /// Reduced experiments (fewer packets, pairs, simulated seconds), the
     /// same claims checked; what CI runs. Example: `--quick`.
     #[arg(long)]
     pub quick: bool,
-    /// Directory for report.md and report.json (created if missing),
-    /// e.g. `--out /tmp/repro`.
+    /// Skip the experiments that need root and network namespaces (seed
+    /// 001's real packets); their claims are listed as skipped. Example:
+    /// `--no-net`.
+    #[arg(long)]
+    pub no_net: bool,
+    /// Directory for report.md, report.json and the SVG charts (created if
+    /// missing), e.g. `--out /tmp/repro`.
     #[arg(long, default_value = "target/fairway-reproduce")]
     pub out: PathBuf,
     /// The report as JSON on stdout instead of the pass/fail list.
@@ -36,7 +47,11 @@ pub fn run(args: ReproduceArgs) -> Result<(), String> {
     let papers = Paper::parse_list(&args.paper)?;
     std::fs::create_dir_all(&args.out).map_err(|e| format!("--out {}: {e}", args.out.display()))?;
     let bar = super::progress::bar(Some(1), super::progress::COUNTED, args.json);
-    let report = run_all(&papers, args.quick, &mut |p| {
+    let opts = RunOptions {
+        quick: args.quick,
+        no_net: args.no_net,
+    };
+    let report = run_all(&papers, opts, &mut |p| {
         bar.set_length(p.total);
         bar.set_position(p.done);
         bar.set_message(p.message.to_string());
@@ -48,17 +63,21 @@ pub fn run(args: ReproduceArgs) -> Result<(), String> {
         super::json::print_pretty(&report)?;
     } else {
         for c in report.claims() {
-            println!(
-                "{} {}: {}",
-                if c.holds { "pass" } else { "FAIL" },
-                c.id,
-                c.claim
-            );
+            match &c.skipped {
+                Some(why) => println!("skip {}: {} ({why})", c.id, c.claim),
+                None => println!(
+                    "{} {}: {}",
+                    if c.holds { "pass" } else { "FAIL" },
+                    c.id,
+                    c.claim
+                ),
+            }
         }
         println!(
-            "{} passed, {} failed in {:.1} s on {}; report in {}",
+            "{} passed, {} failed, {} skipped in {:.1} s on {}; report in {}",
             report.passed,
             report.failed,
+            report.skipped,
             report.seconds,
             report.machine,
             args.out.join("report.md").display()
@@ -69,7 +88,7 @@ pub fn run(args: ReproduceArgs) -> Result<(), String> {
 
 /// `Err` (hence a non-zero exit) when any claim fails.
 fn verdict(report: &Report, out: &std::path::Path) -> Result<(), String> {
-    let failed = report.claims().filter(|c| !c.holds).count();
+    let failed = report.claims().filter(|c| c.failed()).count();
     if failed > 0 {
         return Err(format!(
             "{failed} of {} claims do not hold (see {})",
@@ -85,6 +104,7 @@ fn write(dir: &std::path::Path, report: &Report) -> Result<(), String> {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| format!("writing {}: {e}", p.display()))
     };
+    write_charts(dir, report)?;
     put("report.md", to_markdown(report))?;
     put("report.json", super::json::pretty(report)?)
 }
@@ -103,6 +123,7 @@ mod tests {
             seconds: 0.0,
             passed: 0,
             failed: 0,
+            skipped: 0,
             sections: vec![Section {
                 paper: Paper::Qfq,
                 title: "t".into(),
@@ -112,7 +133,9 @@ mod tests {
                     .iter()
                     .enumerate()
                     .map(|(i, &h)| Claim::new(&i.to_string(), "c", h))
+                    .chain([Claim::skipped("s", "c", true, "needs root")])
                     .collect(),
+                charts: vec![],
                 seconds: 0.0,
             }],
         }
@@ -122,6 +145,6 @@ mod tests {
     fn one_failed_claim_fails_the_command() {
         assert!(verdict(&report(&[true, true]), Path::new("d")).is_ok());
         let e = verdict(&report(&[true, false]), Path::new("d")).unwrap_err();
-        assert!(e.starts_with("1 of 2 claims do not hold"), "{e}");
+        assert!(e.starts_with("1 of 3 claims do not hold"), "{e}");
     }
 }

@@ -10,19 +10,36 @@
 //!   flows, WF2Q+ growing, S-KPS's cost ratio to QFQ) and the network
 //!   simulation of §6 (Fig. 8, Tables 2–3);
 //! * [`eiffel`] (seed 002, Eiffel): §5.2, bucketed queues against a binary
-//!   heap at one element per bucket.
+//!   heap at one element per bucket;
+//! * [`bfq`] (seed 004 ch. 2, the BFQ thesis): §2.4's disk experiments on
+//!   the simulated drive (throughput against B_max, weighted shares, the
+//!   web server, streaming);
+//! * [`pspat`] (seed 001, PSPAT): Figs. 6–7 (throughput against clients)
+//!   and Fig. 9 (98th-percentile latency against the link rate) with real
+//!   UDP packets, where the machine allows it (root and `ip netns`);
+//!   otherwise its claims are listed as skipped, with the reason.
+//!
+//! Each claim is checked by a pure function of the experiment's results
+//! (so a test can feed it a fabricated bad result and see it fail). Claims
+//! about measured speed are *timing* claims: measured and listed, but a
+//! shared machine can flip them. Each experiment with a figure in its paper
+//! also gets an SVG chart ([`write_charts`]) beside `report.md`.
 //!
 //! Absolute numbers depend on the machine (the papers ran on 2012–2019
 //! hardware); the claims checked are therefore orderings, bounds and ratios,
 //! never absolute times. `quick` runs reduced versions of every experiment
 //! (fewer packets, pairs, simulated seconds) with the same claims.
 
+pub mod bfq;
 pub mod eiffel;
+pub mod pspat;
 pub mod qfq;
 pub mod qfq_plus;
 
+use crate::chart::{write_svg, ChartSpec, Series};
 use serde::Serialize;
 use std::fmt::Write as _;
+use std::path::Path;
 use std::time::Instant;
 
 /// A paper whose results can be reproduced.
@@ -34,11 +51,21 @@ pub enum Paper {
     Qfq,
     /// Seed 002: Eiffel (Saeed et al., NSDI 2019).
     Eiffel,
+    /// Seed 004 ch. 2: BFQ (Checconi's PhD thesis).
+    Bfq,
+    /// Seed 001: PSPAT (Rizzo, Valente, Lettieri, Maffione 2018).
+    Pspat,
 }
 
 impl Paper {
     /// Every paper, in report order.
-    pub const ALL: [Paper; 3] = [Paper::QfqPlus, Paper::Qfq, Paper::Eiffel];
+    pub const ALL: [Paper; 5] = [
+        Paper::QfqPlus,
+        Paper::Qfq,
+        Paper::Eiffel,
+        Paper::Bfq,
+        Paper::Pspat,
+    ];
 
     /// Command-line name.
     pub fn name(self) -> &'static str {
@@ -46,6 +73,8 @@ impl Paper {
             Paper::QfqPlus => "qfq-plus",
             Paper::Qfq => "qfq",
             Paper::Eiffel => "eiffel",
+            Paper::Bfq => "bfq",
+            Paper::Pspat => "pspat",
         }
     }
 
@@ -55,29 +84,37 @@ impl Paper {
             Paper::QfqPlus => "QFQ+ / SCHED+: reducing the cost of fair queueing (seed 000)",
             Paper::Qfq => "QFQ: efficient packet scheduling with tight guarantees (seed 003)",
             Paper::Eiffel => "Eiffel: efficient and flexible software packet scheduling (seed 002)",
+            Paper::Bfq => {
+                "BFQ: proportional-share disk scheduling (Checconi's thesis, ch. 2, seed 004)"
+            }
+            Paper::Pspat => "PSPAT: software packet scheduling at hardware speed (seed 001)",
         }
     }
 
-    /// Parses `qfq-plus` (or `000`), `qfq` (`003`), `eiffel` (`002`) or
-    /// `all`.
+    /// Parses `qfq-plus` (or `000`), `qfq` (`003`), `eiffel` (`002`),
+    /// `bfq` (`004`), `pspat` (`001`) or `all`.
     pub fn parse_list(text: &str) -> Result<Vec<Paper>, String> {
         match text.trim() {
             "all" => Ok(Paper::ALL.to_vec()),
             "qfq-plus" | "qfq+" | "000" => Ok(vec![Paper::QfqPlus]),
             "qfq" | "003" => Ok(vec![Paper::Qfq]),
             "eiffel" | "002" => Ok(vec![Paper::Eiffel]),
+            "bfq" | "004" => Ok(vec![Paper::Bfq]),
+            "pspat" | "001" => Ok(vec![Paper::Pspat]),
             other => Err(format!(
-                "unknown paper '{other}' (expected one of all, qfq-plus, qfq, eiffel, or 000, 003, 002)"
+                "unknown paper '{other}' (expected one of all, qfq-plus, qfq, eiffel, bfq, pspat, or 000, 003, 002, 004, 001)"
             )),
         }
     }
 
     /// Progress steps [`run`] reports for this paper.
-    pub fn steps(self) -> u64 {
+    pub fn steps(self, opts: &RunOptions) -> u64 {
         match self {
             Paper::QfqPlus => qfq_plus::STEPS,
             Paper::Qfq => qfq::STEPS,
             Paper::Eiffel => eiffel::STEPS,
+            Paper::Bfq => bfq::STEPS,
+            Paper::Pspat => pspat::steps(opts),
         }
     }
 }
@@ -140,19 +177,83 @@ pub struct Claim {
     pub id: String,
     /// The claim, with our numbers.
     pub claim: String,
-    /// Whether it holds on this run.
+    /// Whether it holds on this run (false when skipped).
     pub holds: bool,
+    /// A claim about measured speed (a cost ratio, a throughput or latency
+    /// ordering): other load on the machine can flip it, so a test suite
+    /// on shared cores lists it rather than requiring it.
+    pub timing: bool,
+    /// Why the claim was not checked on this machine (e.g. `needs root`);
+    /// `None` when it was.
+    pub skipped: Option<String>,
 }
 
 impl Claim {
-    /// A claim.
+    /// A deterministic claim (a simulation's or a bound's).
     pub fn new(id: &str, claim: impl Into<String>, holds: bool) -> Self {
         Self {
             id: id.into(),
             claim: claim.into(),
             holds,
+            timing: false,
+            skipped: None,
         }
     }
+
+    /// A claim about measured speed (see [`Claim::timing`]).
+    pub fn timing(id: &str, claim: impl Into<String>, holds: bool) -> Self {
+        Self {
+            timing: true,
+            ..Self::new(id, claim, holds)
+        }
+    }
+
+    /// A claim not checked on this machine, and why.
+    pub fn skipped(id: &str, claim: impl Into<String>, timing: bool, reason: &str) -> Self {
+        Self {
+            timing,
+            skipped: Some(reason.into()),
+            ..Self::new(id, claim, false)
+        }
+    }
+
+    /// Checked and does not hold.
+    pub fn failed(&self) -> bool {
+        !self.holds && self.skipped.is_none()
+    }
+}
+
+/// A line of a [`ChartFile`].
+#[derive(Clone, Debug, Serialize)]
+pub struct ChartLine {
+    /// Legend text.
+    pub name: String,
+    /// `(x, y)` points in x order.
+    pub points: Vec<(f64, f64)>,
+    /// Dashed (the paper's numbers, reference levels).
+    pub dashed: bool,
+    /// Palette index: a paper's line and ours share one.
+    pub color: usize,
+}
+
+/// An SVG chart of a section, written beside `report.md` by
+/// [`write_charts`] and linked from it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ChartFile {
+    /// File name (no directory), e.g. `003-fig10-cost.svg`.
+    pub file: String,
+    /// Caption.
+    pub title: String,
+    /// X axis label.
+    pub x_label: String,
+    /// Y axis label.
+    pub y_label: String,
+    /// Logarithmic x axis.
+    pub log_x: bool,
+    /// Logarithmic y axis.
+    pub log_y: bool,
+    /// The lines.
+    pub lines: Vec<ChartLine>,
 }
 
 /// One experiment of a paper: its figures and claims.
@@ -168,6 +269,8 @@ pub struct Section {
     pub figures: Vec<Figure>,
     /// The paper's claims checked.
     pub claims: Vec<Claim>,
+    /// Charts of the experiments the paper shows as a figure.
+    pub charts: Vec<ChartFile>,
     /// Seconds the experiment took.
     pub seconds: f64,
 }
@@ -187,8 +290,10 @@ pub struct Report {
     pub seconds: f64,
     /// Claims that hold.
     pub passed: usize,
-    /// Claims that do not.
+    /// Claims that were checked and do not hold.
     pub failed: usize,
+    /// Claims not checked on this machine ([`Claim::skipped`]).
+    pub skipped: usize,
     /// Every experiment.
     pub sections: Vec<Section>,
 }
@@ -230,14 +335,25 @@ impl Ticker<'_> {
     }
 }
 
+/// What [`run`] runs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// The reduced versions of every experiment (what CI runs).
+    pub quick: bool,
+    /// Skip the experiments that need root and network namespaces (seed
+    /// 001's real-packet runs), listing their claims as skipped.
+    pub no_net: bool,
+}
+
 /// Runs the experiments of `papers` (reduced ones if `quick`).
 pub fn run(
     papers: &[Paper],
-    quick: bool,
+    opts: RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, String> {
+    let quick = opts.quick;
     let start = Instant::now();
-    let total = papers.iter().map(|p| p.steps()).sum();
+    let total = papers.iter().map(|p| p.steps(&opts)).sum();
     let mut t = Ticker {
         done: 0,
         total,
@@ -249,6 +365,8 @@ pub fn run(
             Paper::QfqPlus => qfq_plus::run(quick, &mut t)?,
             Paper::Qfq => qfq::run(quick, &mut t)?,
             Paper::Eiffel => eiffel::run(quick, &mut t)?,
+            Paper::Bfq => bfq::run(quick, &mut t)?,
+            Paper::Pspat => pspat::run(&opts, &mut t)?,
         };
         sections.extend(s);
     }
@@ -257,12 +375,10 @@ pub fn run(
         total,
         message: "done",
     });
-    let passed = sections
-        .iter()
-        .flat_map(|s| &s.claims)
-        .filter(|c| c.holds)
-        .count();
-    let failed = sections.iter().map(|s| s.claims.len()).sum::<usize>() - passed;
+    let claims = || sections.iter().flat_map(|s| &s.claims);
+    let passed = claims().filter(|c| c.holds).count();
+    let failed = claims().filter(|c| c.failed()).count();
+    let skipped = claims().filter(|c| c.skipped.is_some()).count();
     Ok(Report {
         machine: crate::machine::describe(),
         quick,
@@ -270,6 +386,7 @@ pub fn run(
         seconds: start.elapsed().as_secs_f64(),
         passed,
         failed,
+        skipped,
         sections,
     })
 }
@@ -300,7 +417,7 @@ pub fn to_markdown(r: &Report) -> String {
     let _ = writeln!(s, "# fairway: the papers' results reproduced\n");
     let _ = writeln!(
         s,
-        "Machine: {}. {} run, {:.1} s in total. Claims: {} hold, {} fail.\n",
+        "Machine: {}. {} run, {:.1} s in total. Claims: {} hold, {} fail, {} skipped.\n",
         r.machine,
         if r.quick {
             "Reduced (`--quick`)"
@@ -309,11 +426,13 @@ pub fn to_markdown(r: &Report) -> String {
         },
         r.seconds,
         r.passed,
-        r.failed
+        r.failed,
+        r.skipped
     );
     let _ = writeln!(
         s,
-        "Absolute numbers depend on the machine; the claims checked are orderings, bounds and ratios.\n"
+        "Absolute numbers depend on the machine; the claims checked are orderings, bounds and ratios. \
+         Claims marked *timing* are about measured speed, which other load on the machine can flip.\n"
     );
     if r.debug_build {
         let _ = writeln!(
@@ -346,16 +465,49 @@ pub fn to_markdown(r: &Report) -> String {
         }
         let _ = writeln!(s, "\n| claim | holds |\n|---|---|");
         for c in &sec.claims {
-            let _ = writeln!(
-                s,
-                "| {} | {} |",
-                c.claim,
-                if c.holds { "yes" } else { "**NO**" }
-            );
+            let verdict = match (&c.skipped, c.holds) {
+                (Some(why), _) => format!("skipped: {why}"),
+                (None, true) => "yes".into(),
+                (None, false) => "**NO**".into(),
+            };
+            let kind = if c.timing { " (*timing*)" } else { "" };
+            let _ = writeln!(s, "| {}{kind} | {verdict} |", c.claim);
         }
         let _ = writeln!(s);
+        for ch in &sec.charts {
+            let _ = writeln!(s, "![{}]({})\n", ch.title, ch.file);
+        }
     }
     s
+}
+
+/// Writes every section's charts into `dir` (beside `report.md`, whose
+/// image links name them); returns the paths written.
+pub fn write_charts(dir: &Path, r: &Report) -> Result<Vec<std::path::PathBuf>, String> {
+    let mut written = Vec::new();
+    for ch in r.sections.iter().flat_map(|s| &s.charts) {
+        let path = dir.join(&ch.file);
+        let spec = ChartSpec {
+            title: ch.title.clone(),
+            x_label: ch.x_label.clone(),
+            y_label: ch.y_label.clone(),
+            log_x: ch.log_x,
+            log_y: ch.log_y,
+        };
+        let series: Vec<Series> = ch
+            .lines
+            .iter()
+            .map(|l| Series {
+                name: l.name.clone(),
+                points: l.points.clone(),
+                dashed: l.dashed,
+                color: l.color,
+            })
+            .collect();
+        write_svg(&path, &spec, &series)?;
+        written.push(path);
+    }
+    Ok(written)
 }
 
 #[cfg(test)]
@@ -366,7 +518,9 @@ mod tests {
     fn parses_papers_and_rejects_unknown_names() {
         assert_eq!(Paper::parse_list("all").unwrap(), Paper::ALL.to_vec());
         assert_eq!(Paper::parse_list("003").unwrap(), vec![Paper::Qfq]);
-        assert!(Paper::parse_list("pspat").unwrap_err().contains("pspat"));
+        assert_eq!(Paper::parse_list("004").unwrap(), vec![Paper::Bfq]);
+        assert_eq!(Paper::parse_list("pspat").unwrap(), vec![Paper::Pspat]);
+        assert!(Paper::parse_list("gps").unwrap_err().contains("'gps'"));
     }
 
     #[test]
@@ -379,7 +533,22 @@ mod tests {
             claims: vec![
                 Claim::new("a", "holds", true),
                 Claim::new("b", "fails", false),
+                Claim::skipped("c", "not run", true, "needs root"),
             ],
+            charts: vec![ChartFile {
+                file: "x.svg".into(),
+                title: "X against Y".into(),
+                x_label: "y".into(),
+                y_label: "x".into(),
+                log_x: false,
+                log_y: false,
+                lines: vec![ChartLine {
+                    name: "ours".into(),
+                    points: vec![(1.0, 1.0), (2.0, 3.0)],
+                    dashed: false,
+                    color: 0,
+                }],
+            }],
             seconds: 0.0,
         };
         let r = Report {
@@ -389,10 +558,21 @@ mod tests {
             seconds: 0.0,
             passed: 1,
             failed: 1,
+            skipped: 1,
             sections: vec![sec],
         };
         let md = to_markdown(&r);
         assert!(md.contains("| fails | **NO** |"));
+        assert!(md.contains("| not run (*timing*) | skipped: needs root |"));
+        assert!(md.contains("1 hold, 1 fail, 1 skipped"));
         assert!(md.contains("| x | Mpps | 2 | 1.000 | 0.5000 |"));
+        assert!(md.contains("![X against Y](x.svg)"));
+        assert!(!r.sections[0].claims[2].failed(), "skipped is not failed");
+        let dir = std::env::temp_dir().join(format!("fairway-repro-chart-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let paths = write_charts(&dir, &r).unwrap();
+        let svg = std::fs::read_to_string(&paths[0]).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("X against Y"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -12,7 +12,7 @@
 //!   paper's, and its orderings as [`crate::netsim::fig8::claims`] checks
 //!   them.
 
-use super::{timed, Claim, Figure, Paper, Section, Ticker};
+use super::{timed, ChartFile, ChartLine, Claim, Figure, Paper, Section, Ticker};
 use crate::cost::sweep::warmup_for;
 use crate::cost::{measure_many, CostPattern, CostSetup, MeasureOptions, PerfCounters, Subject};
 use crate::netsim::fig8::{claims, run_fig8, Fig8Params};
@@ -98,7 +98,7 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
             Some(p) => Figure::vs(format!("S-KPS / QFQ, {n} flows"), "ratio", p, ratio),
             None => Figure::vs_text(format!("S-KPS / QFQ, {n} flows"), "ratio", "2-3.5", ratio),
         });
-        claims.push(Claim::new(
+        claims.push(Claim::timing(
             &format!("003/table4/s-kps-costlier-{n}"),
             format!(
                 "{n} flows: S-KPS costs more than QFQ ({:.1} > {:.1} ns, ratio {ratio:.2}; paper 2-3.5)",
@@ -126,7 +126,7 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
             growth(ni),
         ));
     }
-    claims.push(Claim::new(
+    claims.push(Claim::timing(
         "003/table4/qfq-flat",
         format!(
             "QFQ is flat in N: {n1} flows cost {:.2}x {n0} flows (at most 2; paper {:.2})",
@@ -135,7 +135,7 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
         ),
         growth(0) <= 2.0,
     ));
-    claims.push(Claim::new(
+    claims.push(Claim::timing(
         "003/table4/wf2q-plus-grows",
         format!(
             "WF2Q+ grows with N more than QFQ: {:.2}x against {:.2}x from {n0} to {n1} flows (paper {:.2}x against {:.2}x)",
@@ -147,6 +147,37 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
         growth(2) > growth(0),
     ));
     let list: Vec<String> = counts.iter().map(|n| format!("1x{n}")).collect();
+    let mut lines = Vec::new();
+    for (ni, name) in names.iter().enumerate() {
+        lines.push(ChartLine {
+            name: format!("{name} (ours)"),
+            points: counts
+                .iter()
+                .zip(&ns)
+                .map(|(&n, row)| (f64::from(n), row[ni]))
+                .collect(),
+            dashed: false,
+            color: ni,
+        });
+        lines.push(ChartLine {
+            name: format!("{name} (paper, Table 4)"),
+            points: PAPER_TABLE4
+                .iter()
+                .map(|p| (f64::from(p.0), [p.1, p.2, p.3][ni]))
+                .collect(),
+            dashed: true,
+            color: ni,
+        });
+    }
+    let chart = ChartFile {
+        file: "003-fig10-cost-vs-flows.svg".into(),
+        title: "Seed 003 Fig. 10: ns per enqueue/dequeue pair, large pattern".into(),
+        x_label: "flows".into(),
+        y_label: "ns per pair".into(),
+        log_x: true,
+        log_y: true,
+        lines,
+    };
     Ok(Section {
         paper: Paper::Qfq,
         title: format!(
@@ -158,6 +189,7 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
         ),
         figures,
         claims,
+        charts: vec![chart],
         seconds: 0.0,
     })
 }
@@ -211,6 +243,7 @@ fn fig8(quick: bool, t: &mut Ticker) -> Result<Section, String> {
         ),
         figures,
         claims,
+        charts: Vec::new(),
         seconds: 0.0,
     })
 }
