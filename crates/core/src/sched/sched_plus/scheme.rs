@@ -666,3 +666,67 @@ fn served<P: Packet>(
         fs.deficit = deficit;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::sched_plus::QfqPlus;
+
+    /// Three backlogged flows of one aggregate, after one dequeue (so the
+    /// list has rotated and an aggregate is in service).
+    fn three_backlogged() -> QfqPlus<u32> {
+        let mut s: QfqPlus<u32> = QfqPlus::new(Capacity::new(4, 64));
+        for f in 0..3 {
+            s.add_flow(FlowId(f), FlowConfig::new(1, 1500)).unwrap();
+            s.enqueue(FlowId(f), 1500).unwrap();
+            s.enqueue(FlowId(f), 1500).unwrap();
+        }
+        assert_eq!(s.dequeue().map(|d| d.flow), Some(FlowId(0)));
+        assert_eq!(s.check_invariants(), Ok(()));
+        s
+    }
+
+    #[test]
+    fn circular_list_rotates_in_join_order() {
+        let mut s = three_backlogged();
+        let order: Vec<u32> = (0..5)
+            .filter_map(|_| s.dequeue())
+            .map(|d| d.flow.0)
+            .collect();
+        // Flow 0 went to the tail after its first packet; flows leave the
+        // list when they empty.
+        assert_eq!(order, [1, 2, 0, 1, 2]);
+        assert_eq!(s.check_invariants(), Ok(()));
+        assert!(s.dequeue().is_none());
+    }
+
+    #[test]
+    fn invariant_check_catches_a_broken_circular_list() {
+        // A list that does not close at its tail.
+        let mut s = three_backlogged();
+        let a = s.flows[0].agg as usize;
+        s.aggs[a].tail = s.aggs[a].head;
+        assert!(s.check_invariants().is_err());
+        // A flow skipped: the list holds fewer than the backlogged flows.
+        let mut s = three_backlogged();
+        let head = s.aggs[a].head as usize;
+        let second = s.flows[head].next as usize;
+        s.flows[head].next = s.flows[second].next;
+        assert!(s.check_invariants().is_err());
+        // A cycle that never returns to the head.
+        let mut s = three_backlogged();
+        let tail = s.aggs[a].tail as usize;
+        s.flows[tail].next = s.flows[head].next;
+        assert!(s.check_invariants().is_err());
+        // Head without tail.
+        let mut s = three_backlogged();
+        s.aggs[a].tail = NIL;
+        assert!(s.check_invariants().is_err());
+        // An emptied aggregate left with a dangling head.
+        let mut s = three_backlogged();
+        while s.dequeue().is_some() {}
+        assert_eq!(s.check_invariants(), Ok(()));
+        s.aggs[a].head = 0;
+        assert!(s.check_invariants().is_err());
+    }
+}
