@@ -5,7 +5,7 @@ use super::{AggregateScheduler, AggregateSize};
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
 use crate::sched::capacity::{Backlog, Capacity};
-use crate::sched::flow_queues::FlowQueues;
+use crate::sched::flow_queues::{FlowQueues, HeadPop};
 use crate::sched::scheduler::{Dequeued, Scheduler};
 use crate::Packet;
 use alloc::collections::BTreeMap;
@@ -13,10 +13,16 @@ use alloc::vec::Vec;
 
 const NIL: u32 = u32::MAX;
 
+/// SCHED+'s state per flow id, one record so that a DRR step touches one
+/// cache line.
 #[derive(Clone, Copy)]
 struct FlowState {
+    /// The flow's aggregate (`NIL` while unconfigured).
     agg: u32,
+    /// Next flow in the aggregate's circular DRR list (meaningless while
+    /// the flow is not listed).
     next: u32,
+    /// DRR deficit, bytes.
     deficit: u32,
 }
 
@@ -25,7 +31,10 @@ struct Agg {
     weight: u32,
     max_len: u32,
     members: u32,
-    /// DRR list of the backlogged flows.
+    /// DRR list of the backlogged flows, circular (`next` of the tail is
+    /// the head, as in DRR's active list), so that moving the head to the
+    /// tail is two stores here and none in the flow records: `head` is being
+    /// served, `tail` joined last. Both `NIL` when empty.
     head: u32,
     tail: u32,
     budget: u64,
@@ -176,22 +185,39 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
             if agg.members != members[a] || agg.members > self.max_members {
                 return Err("aggregate member count is wrong");
             }
+            // Walk the circular list from the head; it must come back to
+            // the head through the tail within `listed[a]` steps.
             let mut n = 0;
-            let mut f = agg.head;
-            let mut last = NIL;
-            while f != NIL {
-                if self.flows[f as usize].agg != a as u32 || !self.queues.is_backlogged(FlowId(f)) {
-                    return Err("DRR list holds a foreign or idle flow");
-                }
-                let len = self.queues.head_len(FlowId(f)).unwrap_or(0);
-                if self.flows[f as usize].deficit < len {
-                    return Err("a listed flow's deficit does not cover its head packet");
-                }
-                n += 1;
-                last = f;
-                f = self.flows[f as usize].next;
+            if (agg.head == NIL) != (agg.tail == NIL) {
+                return Err("DRR list with a head but no tail, or the reverse");
             }
-            if n != listed[a] || agg.tail != last {
+            if agg.head != NIL {
+                let mut f = agg.head;
+                loop {
+                    let Some(fs) = self.flows.get(f as usize) else {
+                        return Err("DRR list holds an out-of-range flow");
+                    };
+                    if fs.agg != a as u32 || !self.queues.is_backlogged(FlowId(f)) {
+                        return Err("DRR list holds a foreign or idle flow");
+                    }
+                    let len = self.queues.head_len(FlowId(f)).unwrap_or(0);
+                    if fs.deficit < len {
+                        return Err("a listed flow's deficit does not cover its head packet");
+                    }
+                    n += 1;
+                    if n > listed[a] {
+                        return Err("DRR list does not hold exactly the backlogged flows");
+                    }
+                    if fs.next == agg.head {
+                        if f != agg.tail {
+                            return Err("DRR list does not close at its tail");
+                        }
+                        break;
+                    }
+                    f = fs.next;
+                }
+            }
+            if n != listed[a] {
                 return Err("DRR list does not hold exactly the backlogged flows");
             }
             let in_service = self.in_service == a as u32;
@@ -229,62 +255,55 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         }
     }
 
-    /// DRR: the head flow `f` of aggregate `a` ends its turn and moves to
-    /// the back of the list.
-    #[inline(always)]
-    fn rotate(&mut self, a: u32, f: u32) {
-        let agg = &mut self.aggs[a as usize];
-        let t = agg.tail;
-        if t != f {
-            agg.head = self.flows[f as usize].next;
-            agg.tail = f;
-            self.flows[f as usize].next = NIL;
-            self.flows[t as usize].next = f;
-        }
-    }
-
+    /// Appends `f` to the tail of aggregate `a`'s circular DRR list.
     fn list_push(&mut self, a: u32, f: u32) {
-        self.flows[f as usize].next = NIL;
         let agg = &mut self.aggs[a as usize];
         if agg.tail == NIL {
             agg.head = f;
+            self.flows[f as usize].next = f;
         } else {
+            self.flows[f as usize].next = agg.head;
             self.flows[agg.tail as usize].next = f;
         }
-        self.aggs[a as usize].tail = f;
+        agg.tail = f;
     }
 
-    fn list_pop(&mut self, a: u32) -> u32 {
-        let agg = &mut self.aggs[a as usize];
-        let f = agg.head;
-        agg.head = self.flows[f as usize].next;
-        if agg.head == NIL {
-            agg.tail = NIL;
-        }
-        self.flows[f as usize].next = NIL;
-        f
-    }
-
-    /// Unlinks `f` from its aggregate's DRR list: O(M).
+    /// Unlinks `f` from its aggregate's DRR list: O(M), configuration path
+    /// only.
     fn list_unlink(&mut self, a: u32, f: u32) {
-        let mut prev = NIL;
-        let mut cur = self.aggs[a as usize].head;
-        while cur != NIL {
-            let next = self.flows[cur as usize].next;
+        let agg = self.aggs[a as usize];
+        if agg.head == NIL {
+            return;
+        }
+        if agg.head == agg.tail {
+            if agg.head == f {
+                let agg = &mut self.aggs[a as usize];
+                agg.head = NIL;
+                agg.tail = NIL;
+            }
+            return;
+        }
+        // At least two flows: find the predecessor of `f`, starting at the
+        // tail (the head's predecessor).
+        let mut prev = agg.tail;
+        loop {
+            let cur = self.flows[prev as usize].next;
             if cur == f {
-                if prev == NIL {
-                    self.aggs[a as usize].head = next;
-                } else {
-                    self.flows[prev as usize].next = next;
+                let after = self.flows[f as usize].next;
+                self.flows[prev as usize].next = after;
+                let agg = &mut self.aggs[a as usize];
+                if agg.head == f {
+                    agg.head = after;
                 }
-                if self.aggs[a as usize].tail == f {
-                    self.aggs[a as usize].tail = prev;
+                if agg.tail == f {
+                    agg.tail = prev;
                 }
-                self.flows[f as usize].next = NIL;
                 return;
             }
+            if cur == agg.tail {
+                return; // not listed
+            }
             prev = cur;
-            cur = next;
         }
     }
 
@@ -514,39 +533,54 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
         Ok(())
     }
 
-    /// Per packet: the head flow of the in-service aggregate sends, its
-    /// deficit and the aggregate's budget are charged (SCHED's virtual time
-    /// is charged per turn, see `Self::sync`), and DRR rotates the flow
-    /// eagerly if its deficit no longer covers its next packet — without
-    /// reading that packet when the deficit is 0.
+    /// Per packet: the head flow of the in-service aggregate sends if its
+    /// head packet fits the aggregate's budget (one lookup in the packet
+    /// store both checks and removes it; the flow's deficit covers it by
+    /// invariant), else the SCHED+ selection runs (`Self::prepare_slow`).
+    /// The flow's deficit and the aggregate's budget are charged (SCHED's
+    /// virtual time is charged per turn, see `Self::sync`), and DRR rotates
+    /// the flow eagerly if its deficit no longer covers its next packet —
+    /// without reading that packet when the deficit is 0. Same service
+    /// order as `Self::prepare` followed by a pop.
     #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
-        let f = self.prepare()?;
-        let flow = FlowId(f);
-        let packet = self.queues.pop(flow)?;
-        let len = packet.len();
-        let a = self.in_service;
-        let agg = &mut self.aggs[a as usize];
-        agg.budget -= u64::from(len);
-        let quantum = agg.max_len;
-        let fs = &mut self.flows[f as usize];
-        let deficit = fs.deficit - len;
-        if !self.queues.is_backlogged(flow) {
-            fs.deficit = 0;
-            self.list_pop(a);
-        } else if deficit == 0
-            || self
-                .queues
-                .head_len(flow)
-                .is_some_and(|next| deficit < next)
-        {
-            // DRR: the flow's turn is over; next quantum, back of the list.
-            fs.deficit = deficit + quantum;
-            self.rotate(a, f);
-        } else {
-            fs.deficit = deficit;
+        // The in-service aggregate is looked up once, for the check and the
+        // accounting, borrowed apart from the flow records and the queues.
+        if let Some(agg) = self.aggs.get_mut(self.in_service as usize) {
+            let f = agg.head;
+            if f != NIL {
+                // A budget of 0 fits no packet (lengths are at least 1).
+                if let HeadPop::Popped {
+                    packet,
+                    len,
+                    now_empty,
+                } = self.queues.pop_within(FlowId(f), agg.budget)
+                {
+                    served(agg, &mut self.flows, &self.queues, f, len, now_empty);
+                    return Some(Dequeued {
+                        flow: FlowId(f),
+                        packet,
+                    });
+                }
+            }
         }
-        Some(Dequeued { flow, packet })
+        let f = self.prepare_slow()?;
+        let agg = self.aggs.get_mut(self.in_service as usize)?;
+        match self.queues.pop_within(FlowId(f), u64::MAX) {
+            HeadPop::Popped {
+                packet,
+                len,
+                now_empty,
+            } => {
+                served(agg, &mut self.flows, &self.queues, f, len, now_empty);
+                Some(Dequeued {
+                    flow: FlowId(f),
+                    packet,
+                })
+            }
+            // Only with a broken invariant (an empty flow listed).
+            _ => None,
+        }
     }
 
     fn warp_idle_clock(&mut self, delta: u64) -> bool {
@@ -584,5 +618,115 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
 
     fn flow_config(&self, id: FlowId) -> Option<FlowConfig> {
         self.queues.config(id)
+    }
+}
+
+/// Accounts a packet `len` bytes long just sent by flow `f`, the head of
+/// in-service aggregate `agg`: charges the aggregate's budget and the flow's
+/// deficit; an emptied flow leaves the DRR list, and a flow whose deficit no
+/// longer covers its next packet (not read when the deficit is 0) gets its
+/// quantum `L` and moves to the tail: two stores, the list being circular.
+#[inline(always)]
+fn served<P: Packet>(
+    agg: &mut Agg,
+    flows: &mut [FlowState],
+    queues: &FlowQueues<P>,
+    f: u32,
+    len: u32,
+    now_empty: bool,
+) {
+    agg.budget -= u64::from(len);
+    let Some(fs) = flows.get_mut(f as usize) else {
+        return;
+    };
+    let deficit = fs.deficit - len;
+    if now_empty {
+        fs.deficit = 0;
+        // `f` is the head: unlink it.
+        if agg.tail == f {
+            agg.head = NIL;
+            agg.tail = NIL;
+        } else {
+            let next = fs.next;
+            agg.head = next;
+            if let Some(t) = flows.get_mut(agg.tail as usize) {
+                t.next = next;
+            }
+        }
+    } else if deficit == 0
+        || queues
+            .head_len(FlowId(f))
+            .is_some_and(|next| deficit < next)
+    {
+        // DRR: the flow's turn is over; next quantum, back of the list.
+        fs.deficit = deficit + agg.max_len;
+        agg.tail = f;
+        agg.head = fs.next;
+    } else {
+        fs.deficit = deficit;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::sched_plus::QfqPlus;
+
+    /// Three backlogged flows of one aggregate, after one dequeue (so the
+    /// list has rotated and an aggregate is in service).
+    fn three_backlogged() -> QfqPlus<u32> {
+        let mut s: QfqPlus<u32> = QfqPlus::new(Capacity::new(4, 64));
+        for f in 0..3 {
+            s.add_flow(FlowId(f), FlowConfig::new(1, 1500)).unwrap();
+            s.enqueue(FlowId(f), 1500).unwrap();
+            s.enqueue(FlowId(f), 1500).unwrap();
+        }
+        assert_eq!(s.dequeue().map(|d| d.flow), Some(FlowId(0)));
+        assert_eq!(s.check_invariants(), Ok(()));
+        s
+    }
+
+    #[test]
+    fn circular_list_rotates_in_join_order() {
+        let mut s = three_backlogged();
+        let order: Vec<u32> = (0..5)
+            .filter_map(|_| s.dequeue())
+            .map(|d| d.flow.0)
+            .collect();
+        // Flow 0 went to the tail after its first packet; flows leave the
+        // list when they empty.
+        assert_eq!(order, [1, 2, 0, 1, 2]);
+        assert_eq!(s.check_invariants(), Ok(()));
+        assert!(s.dequeue().is_none());
+    }
+
+    #[test]
+    fn invariant_check_catches_a_broken_circular_list() {
+        // A list that does not close at its tail.
+        let mut s = three_backlogged();
+        let a = s.flows[0].agg as usize;
+        s.aggs[a].tail = s.aggs[a].head;
+        assert!(s.check_invariants().is_err());
+        // A flow skipped: the list holds fewer than the backlogged flows.
+        let mut s = three_backlogged();
+        let head = s.aggs[a].head as usize;
+        let second = s.flows[head].next as usize;
+        s.flows[head].next = s.flows[second].next;
+        assert!(s.check_invariants().is_err());
+        // A cycle that never returns to the head.
+        let mut s = three_backlogged();
+        let tail = s.aggs[a].tail as usize;
+        s.flows[tail].next = s.flows[head].next;
+        assert!(s.check_invariants().is_err());
+        // Head without tail.
+        let mut s = three_backlogged();
+        s.aggs[a].tail = NIL;
+        assert!(s.check_invariants().is_err());
+        // An emptied aggregate left with a dangling head.
+        let mut s = three_backlogged();
+        while s.dequeue().is_some() {}
+        assert_eq!(s.check_invariants(), Ok(()));
+        s.aggs[a].head = 0;
+        assert!(s.check_invariants().is_err());
     }
 }
