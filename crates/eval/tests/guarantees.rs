@@ -117,3 +117,36 @@ fn the_bound_check_catches_an_unfair_scheduler() {
         fifo.twfi_max_weight_flow
     );
 }
+
+/// A weight-90 flow of 193-byte packets against a weight-1 flow of
+/// 2318-byte packets, with no transmit queue: the heavy flow's scheduler
+/// queue empties while its last packet is still on the wire and refills at
+/// that instant. It stays backlogged (seed 003 §3: it owns a packet not yet
+/// completely transmitted), so the Eq. (3) jump of V to the light flow's
+/// start must not happen before the next selection; a QFQ that jumped at
+/// the end of the dequeue (Fig. 5, lines 39-46) gave the light flow one
+/// packet per refill and broke the heavy flow's B-WFI bound (5790 B against
+/// 5770.6 B).
+#[test]
+fn qfq_keeps_the_bwfi_bound_when_a_flow_refills_while_its_last_packet_is_sent() {
+    for flows in ["1x1@2318,90x1@193", "1x1@2318,90x1@256"] {
+        let mut o = opts(flows, 3000, 1);
+        o.queue_pkts = 0;
+        let ctx = BoundContext::new(o.flows.max_len(), 0);
+        for name in ["qfq", "qfq+", "wf2q+"] {
+            let sched = SchedSpec::parse(name).unwrap();
+            let (report, stats) = run_guarantees(&sched, &o).unwrap();
+            for s in &stats {
+                let b = bounds_for(&sched, ctx, s).unwrap();
+                assert!(
+                    s.bwfi <= b.bwfi + 1e-6,
+                    "{name} on {flows}: flow {} B-WFI {} > bound {}",
+                    s.flow,
+                    s.bwfi,
+                    b.bwfi
+                );
+            }
+            assert_eq!(report.bound_violations, 0, "{name} on {flows}");
+        }
+    }
+}
