@@ -13,6 +13,20 @@
 //! packets in the transmit queue and the untransmitted part of the one on the
 //! wire) and its completion; and for every flow its B-WFI (seed 000 Eq. (5)),
 //! tracked online as explained in [`crate::metrics`].
+//!
+//! The B-WFI intervals are those Theorem 4 of seed 000 covers: the bound is
+//! proven (App. A.5, A.9, Lemma 7) for `[t1, t2]` such that the flow is
+//! continuously backlogged *in the scheduler* during `[t1, t̂]`, `t̂` the
+//! dequeue of the oldest packet in the transmit queue or on the wire at
+//! `t2` (later `t1` need only the flow backlogged). A flow whose packets
+//! wait in the transmit queue while its scheduler queue is empty is idle
+//! for the scheduler, which restamps it `S = max(V, F)` on its next packet
+//! (Eq. (A.2)); an interval across that instant is outside the theorem. So
+//! at each own transmission start `t2`, `t1` ranges from the start of the
+//! flow's scheduler-backlogged period containing `t̂` (the dequeue of the
+//! packet on the wire just before `t2⁻`); if the flow was idle in the
+//! scheduler at `t̂`, from the start of its backlogged period (stricter
+//! than the theorem, never looser).
 
 use crate::traffic::{Controller, ControllerConfig};
 use crate::workload::{FlowSet, PacketSizes};
@@ -73,8 +87,22 @@ pub struct SimOutput {
     pub duration: u64,
 }
 
+/// A period during which a flow is continuously backlogged in the scheduler.
+struct SchedEpoch {
+    /// Index of the first dequeue after the flow's queue became non-empty.
+    start_seq: u64,
+    /// Index of the dequeue that emptied it (`u64::MAX` while open).
+    end_seq: u64,
+    /// `min f(t1)` over `t1` from the period's start (see [`crate::metrics`]).
+    min_lag: f64,
+}
+
 struct FlowState {
     phi: f64,
+    /// Packets of the flow in the scheduler.
+    queued: u32,
+    /// Recent scheduler-backlogged periods, oldest first.
+    epochs: VecDeque<SchedEpoch>,
     max_len: u32,
     arrived: u64,
     completed: u64,
@@ -109,6 +137,8 @@ pub fn simulate(
         .iter()
         .map(|&(w, l)| FlowState {
             phi: w as f64 / wsum,
+            queued: 0,
+            epochs: VecDeque::new(),
             max_len: l,
             arrived: 0,
             completed: 0,
@@ -127,6 +157,11 @@ pub fn simulate(
     let mut budget = packets;
     let mut refused = 0u64;
     let mut want_enqueue = true;
+    // Dequeue index of every packet, the dequeues so far, and the packet
+    // that left the wire last with the instant it did.
+    let mut deq_seq: Vec<u64> = Vec::with_capacity(packets as usize);
+    let mut dequeued: u64 = 0;
+    let mut last_done: Option<(u32, u64)> = None;
 
     loop {
         if want_enqueue && budget > 0 {
@@ -151,6 +186,16 @@ pub fn simulate(
                     let _ = e.into_packet();
                     return false;
                 }
+                if s.queued == 0 {
+                    let w_now = (completed_total + sent_now.map_or(0, |x| x.1)) as f64;
+                    s.epochs.push_back(SchedEpoch {
+                        start_seq: dequeued,
+                        end_seq: u64::MAX,
+                        min_lag: s.phi * w_now - (s.completed + in_flight) as f64,
+                    });
+                }
+                s.queued += 1;
+                deq_seq.push(u64::MAX);
                 s.arrived += len as u64;
                 if s.arrival_instant != t {
                     s.arrival_instant = t;
@@ -189,7 +234,20 @@ pub fn simulate(
                         } else {
                             0
                         };
-                    s.bwfi = s.bwfi.max((lag - s.min_lag).min(pending as f64));
+                    // t̂ of t2⁻: the dequeue of the packet that just left
+                    // the wire, or of this one if the wire was idle.
+                    let n = match last_done {
+                        Some((q, done)) if done == t => deq_seq[q as usize],
+                        _ => deq_seq[p.id as usize],
+                    };
+                    while s.epochs.front().is_some_and(|e| e.end_seq < n) {
+                        s.epochs.pop_front();
+                    }
+                    let base = match s.epochs.front() {
+                        Some(e) if e.start_seq <= n => e.min_lag,
+                        _ => s.min_lag,
+                    };
+                    s.bwfi = s.bwfi.max((lag - base).min(pending as f64));
                     wire = Some((p, t));
                     continue;
                 }
@@ -200,6 +258,15 @@ pub fn simulate(
             }
             match sched.dequeue() {
                 Some(d) => {
+                    deq_seq[d.packet.id as usize] = dequeued;
+                    let s = &mut st[d.flow.0 as usize];
+                    s.queued -= 1;
+                    if s.queued == 0 {
+                        if let Some(e) = s.epochs.back_mut() {
+                            e.end_seq = dequeued;
+                        }
+                    }
+                    dequeued += 1;
                     want_enqueue |= ctl.on_dequeue(d.flow.0);
                     fifo.push_back(d.packet);
                 }
@@ -224,6 +291,10 @@ pub fn simulate(
         s.completed += p.len as u64;
         let lag = s.phi * completed_total as f64 - s.completed as f64;
         s.min_lag = s.min_lag.min(lag);
+        for e in s.epochs.iter_mut() {
+            e.min_lag = e.min_lag.min(lag);
+        }
+        last_done = Some((p.id, t));
     }
     Ok(SimOutput {
         bwfi: st.iter().map(|s| s.bwfi).collect(),

@@ -6,7 +6,9 @@
 //!   `f(t) = φ_i W(t) − W_i(t)` this is `max_t2 min(f(t2) − min_{t1<=t2} f(t1),
 //!   Arr_i(t2⁻) − W_i(t2))`; f only falls while flow i transmits, so the link
 //!   simulation evaluates it exactly at the start and end of the flow's own
-//!   transmissions.
+//!   transmissions. The `t1` allowed for a `t2` are those of seed 000
+//!   Theorem 4 (the flow backlogged in the scheduler up to the dequeue of
+//!   the packet on the wire, App. A.5 and A.9), see [`crate::link_sim`].
 //! * **Delay versus GPS**: `t_c − t_c^GPS` per packet, with the GPS completion
 //!   from [`crate::fluid::FluidReference`] fed the same arrivals.
 //!

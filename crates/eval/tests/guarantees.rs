@@ -117,3 +117,68 @@ fn the_bound_check_catches_an_unfair_scheduler() {
         fifo.twfi_max_weight_flow
     );
 }
+
+/// A weight-90 flow of 193-byte packets against a weight-1 flow of
+/// 2318-byte packets, with no transmit queue: the heavy flow's scheduler
+/// queue empties while its last packet is still on the wire and refills at
+/// that instant. It stays backlogged (seed 003 §3: it owns a packet not yet
+/// completely transmitted), so the Eq. (3) jump of V to the light flow's
+/// start must not happen before the next selection; a QFQ that jumped at
+/// the end of the dequeue (Fig. 5, lines 39-46) gave the light flow one
+/// packet per refill (5790 B of B-WFI against 5770.6 B over the intervals
+/// in which the flow was continuously backlogged at the link). The metric
+/// now measures the intervals Theorem 4 covers, which exclude the refill
+/// instants, so the scheduler itself is checked in
+/// `crates/core/tests/qfq_refill.rs`; this keeps the bounds on this set.
+#[test]
+fn qfq_keeps_the_bwfi_bound_when_a_flow_refills_while_its_last_packet_is_sent() {
+    for flows in ["1x1@2318,90x1@193", "1x1@2318,90x1@256"] {
+        let mut o = opts(flows, 3000, 1);
+        o.queue_pkts = 0;
+        let ctx = BoundContext::new(o.flows.max_len(), 0);
+        for name in ["qfq", "qfq+", "wf2q+"] {
+            let sched = SchedSpec::parse(name).unwrap();
+            let (report, stats) = run_guarantees(&sched, &o).unwrap();
+            for s in &stats {
+                let b = bounds_for(&sched, ctx, s).unwrap();
+                assert!(
+                    s.bwfi <= b.bwfi + 1e-6,
+                    "{name} on {flows}: flow {} B-WFI {} > bound {}",
+                    s.flow,
+                    s.bwfi,
+                    b.bwfi
+                );
+            }
+            assert_eq!(report.bound_violations, 0, "{name} on {flows}");
+        }
+    }
+}
+
+/// Two equal flows of up to 3987-byte packets, uniform sizes, a transmit
+/// queue of 3 packets: a flow's scheduler queue empties while its packets
+/// still wait in the transmit queue, and exact WF2Q+ restamps it
+/// `S = max(V, F)` on its next packet (Eq. (A.2)). Across many such
+/// instants its lag grew to 18321 B against a bound of 17941.5 B; Theorem 4
+/// of seed 000 covers only intervals in which the flow stays backlogged in
+/// the scheduler up to `t̂` (App. A.5, A.9), which the metric now measures:
+/// 5891 B here.
+#[test]
+fn bwfi_is_measured_over_the_intervals_theorem_4_covers() {
+    let mut o = opts("1x2@3987", 3000, 13712622430206661592);
+    o.sizes = PacketSizes::Uniform { min: 64 };
+    o.queue_pkts = 3;
+    let ctx = BoundContext::new(o.flows.max_len(), 3);
+    let sched = SchedSpec::new(SchedKind::Wf2qPlus);
+    let (report, stats) = run_guarantees(&sched, &o).unwrap();
+    for s in &stats {
+        let b = bounds_for(&sched, ctx, s).unwrap();
+        assert!(
+            s.bwfi <= b.bwfi + 1e-6,
+            "flow {} B-WFI {} > bound {}",
+            s.flow,
+            s.bwfi,
+            b.bwfi
+        );
+    }
+    assert_eq!(report.bound_violations, 0);
+}

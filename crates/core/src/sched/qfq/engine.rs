@@ -220,7 +220,15 @@ impl QfqCore {
     }
 
     /// Eq. (3) and `make_eligible`: if nothing is eligible, bump V to the
-    /// smallest ineligible group start (IR ∪ IB is sorted by S).
+    /// smallest ineligible group start (IR ∪ IB is sorted by S). Called only
+    /// when a packet is selected ([`first_er`](Self::first_er)), not at the
+    /// end of a dequeue as in Fig. 5: until the link asks for the next
+    /// packet, the flow just served still owns a packet not completely
+    /// transmitted, so it is in `B(t)` of Eq. (3) (seed 003 §3) and V must
+    /// not jump past it. A flow refilled meanwhile is then stamped
+    /// `max(V, F)` with the V it was competing at, not a V raised to an
+    /// ineligible group's start, which would forfeit its lead at every
+    /// refill (exact WF2Q+ bumps at selection too).
     #[inline]
     fn update_eligible(&mut self) {
         let inel = self.sets[IR] | self.sets[IB];
@@ -229,6 +237,18 @@ impl QfqCore {
                 let s = self.groups[inel.trailing_zeros() as usize & GROUP_MASK].s;
                 self.clock.advance_to(s);
             }
+            self.make_eligible();
+        } else {
+            self.old_v = self.clock.now();
+        }
+    }
+
+    /// After a dequeue advanced V: `make_eligible` for the groups V reached,
+    /// without the Eq. (3) bump, which waits for the next selection (see
+    /// [`update_eligible`](Self::update_eligible)).
+    #[inline]
+    fn after_service(&mut self) {
+        if self.sets[IR] | self.sets[IB] != 0 {
             self.make_eligible();
         } else {
             self.old_v = self.clock.now();
@@ -417,11 +437,12 @@ impl QfqCore {
             }
             grp.full <<= i;
             grp.front = grp.front.wrapping_sub(i as u32) & SLOT_MASK;
-        } else if self.sets.iter().all(|&x| x == 0) && gt(rs, self.clock.now()) {
-            // Idle system: jump V forward so the group is eligible.
-            self.clock.advance_to(rs);
-            self.old_v = rs;
         }
+        // No Eq. (3) jump of V here even if nothing else is scheduled (Fig. 4
+        // lines 24-25): the packet dequeued last may still be on the link,
+        // its flow then still in B(t), and a flow arriving next must be
+        // stamped at the V it competes at. The next selection jumps V
+        // ([`update_eligible`](Self::update_eligible)).
         let grp = &mut self.groups[g];
         grp.s = rs;
         grp.f = rs.wrapping_add(2u64 << shift);
@@ -498,20 +519,22 @@ impl QfqCore {
     /// updates eligibility, as `reclassify` + `update_eligible` do.
     ///
     /// Shortcut when `g` is the only backlogged group (it was served, so it
-    /// is in ER): it stays in ER, and V jumps to its new start if that is
-    /// ahead (Eq. 3), which the general route computes by filing it in IR
-    /// and moving it back in `make_eligible`. This happens on every packet
+    /// is in ER): it stays in ER if its new start is not ahead of V, else it
+    /// goes to IR (nothing can block it) and the next selection bumps V to
+    /// its start (Eq. 3), as the general route computes. This happens on every packet
     /// of a flow served alone while other configured flows are idle: `V`
     /// then advances at `w/W` of the flow's rate, so its start outruns V.
     #[inline(always)]
     fn moved_forward(&mut self, g: usize, bit: u64, was_er: bool, old_f: u64) {
         if self.sets == [bit, 0, 0, 0] {
-            self.clock.advance_to(self.groups[g].s);
+            if gt(self.groups[g].s, self.clock.now()) {
+                self.sets = [0, bit, 0, 0];
+            }
             self.old_v = self.clock.now();
             return;
         }
         self.reclassify(g, bit, was_er, old_f);
-        self.update_eligible();
+        self.after_service();
     }
 
     /// Group `g` (bit `bit`) got new timestamps: file it in the set they
@@ -571,7 +594,7 @@ impl QfqCore {
                 let ent = &mut self.ent[e];
                 ent.s = ent.f;
                 ent.f = ent.s.wrapping_add(vl);
-                self.update_eligible();
+                self.after_service();
                 return;
             }
             // Alone in its group (alone in the front bucket, no other bucket
@@ -626,7 +649,7 @@ impl QfqCore {
                     self.moved_forward(g, bit, was_er, old_f);
                     return;
                 }
-                self.update_eligible();
+                self.after_service();
                 return;
             }
         }
@@ -657,7 +680,7 @@ impl QfqCore {
         }
         let old_f = self.groups[g].f;
         self.refresh_group(g, old_f);
-        self.update_eligible();
+        self.after_service();
     }
 
     /// QFQ+ selection: the head entity of the front bucket of the first ER
@@ -700,7 +723,7 @@ impl QfqCore {
         }
         let old_f = self.groups[g].f;
         self.refresh_group(g, old_f);
-        self.update_eligible();
+        self.after_service();
     }
 
     /// V advance for `len` bytes served (QFQ+ mode; the flow mode does it in
@@ -730,6 +753,6 @@ impl QfqCore {
         self.went_idle(e);
         let old_f = self.groups[g].f;
         self.refresh_group(g, old_f);
-        self.update_eligible();
+        self.after_service();
     }
 }

@@ -74,7 +74,17 @@ impl QfqCore {
                 if !gt(grp.s, self.old_v) {
                     return Err("a group in IR/IB has S <= V");
                 }
-                if gt(grp.s, self.old_v.wrapping_add(1u64 << shift)) {
+                // GBT holds for the V the next selection uses: with ER
+                // empty, the Eq. (3) bump to the first ineligible start is
+                // still due (it is taken at selection, see `update_eligible`).
+                let inel = s[IR] | s[IB];
+                let first = self.groups[inel.trailing_zeros() as usize & GROUP_MASK].s;
+                let v_sel = if s[ER] == 0 && gt(first, self.old_v) {
+                    first
+                } else {
+                    self.old_v
+                };
+                if gt(grp.s, v_sel.wrapping_add(1u64 << shift)) {
                     return Err("an ineligible group has S > V + σ (GBT)");
                 }
             }

@@ -50,8 +50,21 @@
 //! lower-index groups it blocked from EB/IB to ER/IR (Theorem 8); finally
 //! `make_eligible` moves, in one mask operation, every ineligible group
 //! whose slot boundary `V` crossed (highest flipped bit of `V`, found with
-//! `leading_zeros` of `old_V ^ V`), after bumping `V` to the smallest
-//! ineligible `S_i` if nothing was eligible (Eq. 3, work conservation).
+//! `leading_zeros` of `old_V ^ V`). The work-conserving jump of Eq. 3 —
+//! `V` bumped to the smallest ineligible `S_i` when nothing is eligible,
+//! followed by `make_eligible` — is taken when the next packet is
+//! *selected* (dequeue or peek), not at the end of the dequeue (Fig. 5,
+//! lines 39-46) nor on an enqueue into an empty scheduler (Fig. 4, lines
+//! 24-25). A flow whose last packet was just dequeued still owns a packet
+//! not completely transmitted, so it is in `B(t)` of Eq. 3 (seed 003 §3)
+//! until the link asks for the next one; jumping earlier stamped a flow
+//! refilled in that window `S = V` past its own finish time, i.e. it lost
+//! its lead at every refill (with no transmit queue, a weight-90 flow of
+//! 193-byte packets let a weight-1 flow of 2318-byte packets send one
+//! packet per 30 of its own, and exceeded its B-WFI bound). Exact WF2Q+
+//! jumps at selection as well. Between operations ER may thus be empty
+//! while groups are backlogged; the GBT bound `S_i ≤ V + σ_i` then holds
+//! for the `V` the next selection uses.
 //! No operation loops over flows or groups.
 //!
 //! # Fixed-point arithmetic, constants and limits
