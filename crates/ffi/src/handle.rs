@@ -124,44 +124,72 @@ pub(crate) unsafe fn call<T>(
     op: impl FnOnce(&mut T) -> OpResult,
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
+    unsafe {
+        call_fast(h, magic, move |value, message| match op(value) {
+            Ok(status) => status,
+            Err(failure) => store_failure(message, failure),
+        })
+    }
+}
+
+/// The guard of the single-packet fast path: as [`call`], but `op` gets
+/// the handle's message slot and returns the status itself, storing a
+/// failure's message through [`store_failure`] from its own cold path.
+/// Nothing but the 4-byte status then crosses `catch_unwind` (which passes
+/// its result through memory; a wider result was measured to cost a
+/// store-forwarding stall per call), the success path writes no message,
+/// and every error path (the panic's message, the poisoning) is a call to
+/// an out-of-line cold function, so the hot path keeps few values alive
+/// across the scheduler call and saves few registers.
+///
+/// # Safety
+/// As for [`call`].
+#[inline]
+pub(crate) unsafe fn call_fast<T>(
+    h: *mut Handle<T>,
+    magic: u64,
+    op: impl FnOnce(&mut T, &mut CString) -> FairwayStatus,
+) -> FairwayStatus {
+    // SAFETY: forwarded contract.
     let handle = match unsafe { checked(h, magic) } {
         Ok(handle) => handle,
         Err(status) => return status,
     };
-    let Some(state) = handle.state.as_mut() else {
+    // The state's address itself (not the handle's field holding it) is
+    // kept for the panic path, so the handle's address need not stay alive
+    // across the operation.
+    let Some(state) = handle.state.as_deref_mut() else {
         return FairwayStatus::FairwayErrInvalidHandle;
     };
     if state.poisoned {
         return FairwayStatus::FairwayErrPoisoned;
     }
-    let State { value, message, .. } = &mut **state;
-    // The failure's message is stored inside the closure, so only the
-    // 4-byte status crosses `catch_unwind` (which passes its result through
-    // memory): a wider result was measured to cost a store-forwarding stall
-    // per call. AssertUnwindSafe: after a panic the value is never used
-    // again (the handle is poisoned below), so a broken invariant cannot be
-    // observed.
-    let guarded = move || match op(value) {
+    let State { value, message, .. } = &mut *state;
+    // AssertUnwindSafe: after a panic the value is never used again (the
+    // handle is poisoned below), so a broken invariant cannot be observed.
+    match catch_unwind(AssertUnwindSafe(move || op(value, message))) {
         Ok(status) => status,
-        Err(failure) => store_failure(message, failure),
-    };
-    match catch_unwind(AssertUnwindSafe(guarded)) {
-        Ok(status) => status,
-        Err(payload) => {
-            state.poisoned = true;
-            state.message = to_c_string(format!(
-                "internal panic: {}; the handle is poisoned, destroy it",
-                panic_text(payload.as_ref())
-            ));
-            FairwayStatus::FairwayErrPanic
-        }
+        Err(payload) => poison(state, payload),
     }
+}
+
+/// Poisons the handle after a panic in an operation and keeps the panic's
+/// text as its message.
+#[cold]
+#[inline(never)]
+fn poison<T>(state: &mut State<T>, payload: Box<dyn Any + Send>) -> FairwayStatus {
+    state.poisoned = true;
+    state.message = to_c_string(format!(
+        "internal panic: {}; the handle is poisoned, destroy it",
+        panic_text(payload.as_ref())
+    ));
+    FairwayStatus::FairwayErrPanic
 }
 
 /// Keeps a failure's message in the handle and returns its status.
 #[cold]
 #[inline(never)]
-fn store_failure(message: &mut CString, failure: Failure) -> FairwayStatus {
+pub(crate) fn store_failure(message: &mut CString, failure: Failure) -> FairwayStatus {
     *message = to_c_string(failure.message);
     failure.status
 }
@@ -244,6 +272,14 @@ pub(crate) fn check_out<T>(p: *mut T, what: &'static str) -> Result<(), Failure>
         return Err(bad_out(p.is_null(), what));
     }
     Ok(())
+}
+
+/// The cold path of an out-parameter [`check_out`] refused: stores the
+/// message and returns the status (for [`call_fast`] operations).
+#[cold]
+#[inline(never)]
+pub(crate) fn refuse_out<T>(message: &mut CString, p: *mut T, what: &'static str) -> FairwayStatus {
+    store_failure(message, bad_out(p.is_null(), what))
 }
 
 #[cold]

@@ -12,7 +12,7 @@
 //! rejected enqueue is counted apart (and `rejected_full` counts the
 //! overload drops among them).
 
-use crate::handle::{self, call, check_out, Failure, Handle, OpResult};
+use crate::handle::{self, call, call_fast, check_out, Failure, Handle, OpResult};
 use crate::status::FairwayStatus;
 use fairway_core::{
     Capacity, ConfigError, EnqueueErrorKind, FlowConfig, FlowId, Limits, Packet, SchedSpec,
@@ -183,10 +183,19 @@ fn config_failure(what: &str, flow: u32, e: ConfigError) -> Failure {
 }
 
 impl SchedState {
+    /// The single enqueue's fast path: returns the status; a refusal is
+    /// counted, worded and stored by the cold [`Self::refuse`].
     #[inline]
-    fn enqueue(&mut self, flow: u32, data: *mut c_void, len: usize) -> OpResult {
+    fn enqueue(
+        &mut self,
+        message: &mut CString,
+        flow: u32,
+        data: *mut c_void,
+        len: usize,
+    ) -> FairwayStatus {
         let Ok(len32) = u32::try_from(len) else {
-            return Err(self.length_overflow(flow, len));
+            let failure = self.length_overflow(flow, len);
+            return handle::store_failure(message, failure);
         };
         let packet = FfiPacket {
             data: data as usize,
@@ -196,10 +205,23 @@ impl SchedState {
             Ok(()) => {
                 self.stats.enqueued_packets += 1;
                 self.stats.enqueued_bytes += u64::from(len32);
-                Ok(FairwayStatus::FairwayOk)
+                FairwayStatus::FairwayOk
             }
-            Err(e) => Err(self.enqueue_failed(flow, e.kind)),
+            Err(e) => self.refuse(message, flow, e.kind),
         }
+    }
+
+    /// Counts, words and stores a refused single enqueue.
+    #[cold]
+    #[inline(never)]
+    fn refuse(
+        &mut self,
+        message: &mut CString,
+        flow: u32,
+        kind: EnqueueErrorKind,
+    ) -> FairwayStatus {
+        let failure = self.enqueue_failed(flow, kind);
+        handle::store_failure(message, failure)
     }
 
     #[cold]
@@ -230,9 +252,13 @@ impl SchedState {
         )
     }
 
+    /// The single dequeue's fast path: returns the status; a refused
+    /// `out` is worded and stored by the cold [`handle::refuse_out`].
     #[inline]
-    fn dequeue(&mut self, out: *mut FairwayPacket) -> OpResult {
-        check_out(out, "dequeue: out")?;
+    fn dequeue(&mut self, message: &mut CString, out: *mut FairwayPacket) -> FairwayStatus {
+        if out.is_null() || !out.is_aligned() {
+            return handle::refuse_out(message, out, "dequeue: out");
+        }
         match self.sched.dequeue() {
             Some(d) => {
                 self.stats.dequeued_packets += 1;
@@ -240,9 +266,9 @@ impl SchedState {
                 // SAFETY: checked non-null and aligned; the caller promises
                 // it points to writable memory for one FairwayPacket.
                 unsafe { out.write(d.packet.to_c(d.flow)) };
-                Ok(FairwayStatus::FairwayOk)
+                FairwayStatus::FairwayOk
             }
-            None => Ok(FairwayStatus::FairwayEmpty),
+            None => FairwayStatus::FairwayEmpty,
         }
     }
 
@@ -635,7 +661,7 @@ pub unsafe extern "C" fn fairway_sched_enqueue(
     len: usize,
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
-    unsafe { call(handle(h), SCHED_MAGIC, |s| s.enqueue(flow, data, len)) }
+    unsafe { call_fast(handle(h), SCHED_MAGIC, |s, m| s.enqueue(m, flow, data, len)) }
 }
 
 /// Removes the next packet to transmit into `*out`: `FAIRWAY_OK`, or
@@ -649,7 +675,7 @@ pub unsafe extern "C" fn fairway_sched_dequeue(
     out: *mut FairwayPacket,
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
-    unsafe { call(handle(h), SCHED_MAGIC, |s| s.dequeue(out)) }
+    unsafe { call_fast(handle(h), SCHED_MAGIC, |s, m| s.dequeue(m, out)) }
 }
 
 /// Enqueues `n` packets, `pkts[i].data`/`len` on flow `pkts[i].flow`, in
