@@ -384,6 +384,36 @@ pub fn streaming(
     })
 }
 
+/// The thesis' best aggregate throughput of 2 readers (MB/s) for the
+/// configuration its table names (the row label and the parameter it
+/// states); `None` for a configuration the table does not list.
+pub fn thesis_throughput(spec: &SchedSpec) -> Option<f64> {
+    let key = match *spec {
+        SchedSpec::Bfq { b_max: 16384 } => "BFQ",
+        SchedSpec::ScanEdf {
+            delta_ms: 640,
+            t_wait_ms: 0,
+        } => "SCAN-EDF T_wait 0",
+        SchedSpec::ScanEdf {
+            delta_ms: 640,
+            t_wait_ms: 4,
+        } => "SCAN-EDF T_wait 4",
+        SchedSpec::Yfq {
+            batch: 16,
+            t_wait_ms: 0,
+        } => "YFQ T_wait 0",
+        SchedSpec::Yfq {
+            batch: 16,
+            t_wait_ms: 4,
+        } => "YFQ T_wait 4",
+        SchedSpec::Cfq { slice_ms: 100 } => "CFQ",
+        SchedSpec::CLook => "C-LOOK",
+        SchedSpec::As => "AS",
+        _ => return None,
+    };
+    crate::thesis::find(crate::thesis::THROUGHPUT_2_FILES, key, |r| r.0).map(|r| r.1)
+}
+
 /// The configurations of the thesis' throughput sweep (Fig. 5 and the
 /// first table of §2.4); `quick` keeps one per scheduler family plus the
 /// B_max sweep's ends.

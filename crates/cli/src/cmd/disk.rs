@@ -5,8 +5,8 @@
 use super::common::Table;
 use clap::{Args, Subcommand};
 use fairway_disk::experiment::{
-    seq_readers, streaming, throughput_specs, web_server, SchedSpec, StreamSetup, SEC, SHARE_SPECS,
-    STREAM_SPECS,
+    seq_readers, streaming, thesis_throughput, throughput_specs, web_server, SchedSpec,
+    StreamSetup, SEC, SHARE_SPECS, STREAM_SPECS,
 };
 use fairway_disk::model::{DiskModel, DiskParams};
 use fairway_disk::readahead::ReadAhead;
@@ -258,33 +258,6 @@ fn chart(path: &Option<String>, spec: ChartSpec, series: &[Series]) -> Result<()
         eprintln!("chart written to {p}");
     }
     Ok(())
-}
-
-fn thesis_throughput(spec: &SchedSpec) -> Option<f64> {
-    let key = match *spec {
-        SchedSpec::Bfq { b_max: 16384 } => "BFQ",
-        SchedSpec::ScanEdf {
-            delta_ms: 640,
-            t_wait_ms: 0,
-        } => "SCAN-EDF T_wait 0",
-        SchedSpec::ScanEdf {
-            delta_ms: 640,
-            t_wait_ms: 4,
-        } => "SCAN-EDF T_wait 4",
-        SchedSpec::Yfq {
-            batch: 16,
-            t_wait_ms: 0,
-        } => "YFQ T_wait 0",
-        SchedSpec::Yfq {
-            batch: 16,
-            t_wait_ms: 4,
-        } => "YFQ T_wait 4",
-        SchedSpec::Cfq { slice_ms: 100 } => "CFQ",
-        SchedSpec::CLook => "C-LOOK",
-        SchedSpec::As => "AS",
-        _ => return None,
-    };
-    thesis::find(thesis::THROUGHPUT_2_FILES, key, |r| r.0).map(|r| r.1)
 }
 
 fn throughput(a: ThroughputArgs) -> Result<(), String> {

@@ -35,8 +35,8 @@
 
 use super::{timed, ChartFile, ChartLine, Claim, Figure, Paper, Section, Ticker};
 use fairway_disk::experiment::{
-    seq_readers, streaming, throughput_specs, web_server, SchedSpec, SeqResult, StreamResult,
-    StreamSetup, WebResult, SEC, SHARE_SPECS, STREAM_SPECS,
+    seq_readers, streaming, thesis_throughput, throughput_specs, web_server, SchedSpec, SeqResult,
+    StreamResult, StreamSetup, WebResult, SEC, SHARE_SPECS, STREAM_SPECS,
 };
 use fairway_disk::model::{DiskModel, DiskParams};
 use fairway_disk::readahead::ReadAhead;
@@ -64,35 +64,6 @@ pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
-}
-
-/// The thesis' best aggregate throughput of 2 readers for the configuration
-/// its table names (the row label and the parameter it states).
-fn thesis_throughput(spec: &SchedSpec) -> Option<f64> {
-    let key = match *spec {
-        SchedSpec::Bfq { b_max: 16384 } => "BFQ",
-        SchedSpec::ScanEdf {
-            delta_ms: 640,
-            t_wait_ms: 0,
-        } => "SCAN-EDF T_wait 0",
-        SchedSpec::ScanEdf {
-            delta_ms: 640,
-            t_wait_ms: 4,
-        } => "SCAN-EDF T_wait 4",
-        SchedSpec::Yfq {
-            batch: 16,
-            t_wait_ms: 0,
-        } => "YFQ T_wait 0",
-        SchedSpec::Yfq {
-            batch: 16,
-            t_wait_ms: 4,
-        } => "YFQ T_wait 4",
-        SchedSpec::Cfq { slice_ms: 100 } => "CFQ",
-        SchedSpec::CLook => "C-LOOK",
-        SchedSpec::As => "AS",
-        _ => return None,
-    };
-    thesis::find(thesis::THROUGHPUT_2_FILES, key, |r| r.0).map(|r| r.1)
 }
 
 /// The throughput claims on `(spec, aggregate MB/s)` rows.
