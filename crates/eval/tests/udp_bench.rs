@@ -132,8 +132,14 @@ fn raw_frames_through_af_packet_are_received_and_accounted_for() {
         // The target's frames arrive as UDP datagrams with their payload.
         let t = r.target.as_ref().unwrap();
         assert!(t.rate_ratio > 0.9, "{mode:?}: {}", t.rate_ratio);
+        // Every client that got the CPU had its frames received. Whether a
+        // flat-out SCHED_RR client gets a turn inside the window is up to
+        // the shared client CPU (on CI's 2 cores one did not, in `none`),
+        // so a client that sent nothing is not a failure of the back-end;
+        // the target and at least one flat-out client must have sent.
         assert!(
-            r.flows.iter().all(|f| f.received > 0),
+            r.flows.iter().all(|f| f.sent == 0 || f.received > 0)
+                && r.flows.iter().filter(|f| f.sent > 0).count() >= 2,
             "{mode:?}: {:?}",
             r.flows
         );
