@@ -8,9 +8,16 @@
 //! * **C → ABI**: `examples/c/bench_pairs.c`, compiled with the C compiler
 //!   the `cc` crate finds at `-O2` and linked with this profile's static
 //!   library, timed inside the C program;
-//! * **Rust → ABI**: the same `extern "C"` functions called from Rust;
+//! * **Rust → ABI**: the same `extern "C"` functions called from Rust,
+//!   through function pointers the optimiser cannot see through, so that,
+//!   as from C, they are called and not inlined into the loop;
 //! * **Rust**: the scheduler built from the same spec by the registry
-//!   (`Box<dyn Scheduler>`, as the ABI holds it), called directly.
+//!   (`SchedSpec::build` → `Box<dyn Scheduler>`), called directly: what a
+//!   Rust program that picks the scheduler from a spec string writes, and
+//!   the baseline of the target;
+//! * **Rust concrete**: the scheduler's concrete type, from the registry's
+//!   `SchedVisitor`, with the loop compiled for it (no indirect call): what
+//!   a Rust program that fixes the scheduler at compile time gets.
 //!
 //! The target is C → ABI ≤ 1.1 × Rust. Rounds alternate between the
 //! columns so that drifts of the machine hit them alike; the medians are
@@ -29,19 +36,18 @@
 //! ```
 //!
 //! Instructions instead of time (exact on a noisy machine): `--column
-//! rust|abi|rust-batch|abi-batch` runs one column once, for one spec, and
-//! callgrind counts it; the difference between two pair counts is the
-//! cost of the extra pairs, setup excluded:
-//!
-//! ```text
-//! B=$(ls target/release/deps/abi_pair-* | grep -v '\.d$' | head -1)
-//! for n in 100000 200000; do valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.$n \
-//!     $B --column abi --specs drr --pairs $n; done   # (I(200000) - I(100000)) / 100000
-//! ```
+//! rust|rust-concrete|abi|rust-batch|abi-batch` runs one column once (no
+//! warm-up), for one spec, and callgrind counts it; the difference between
+//! two pair counts is the cost of the extra pairs, setup excluded.
+//! `--c-exe` builds the C program and prints its path, to count it the
+//! same way (`bench_pairs SPEC 1000 PAIRS 1` runs one round, no warm-up).
+//! `crates/ffi/scripts/abi-instructions.sh` does all of it and prints the
+//! table.
 
 #[path = "../tests/c_build/mod.rs"]
 mod c_build;
 
+use fairway_core::registry::SchedVisitor;
 use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Packet, SchedSpec, Scheduler};
 use fairway_ffi::*;
 use std::ffi::{c_void, CString};
@@ -70,7 +76,18 @@ impl Packet for Pkt {
     }
 }
 
-fn rust_direct(spec: &str, flows: u32, pairs: u64) -> f64 {
+/// Calls `run` with `pairs / 4` pairs to warm up (unless `warm` is false,
+/// as under callgrind), then times it with `pairs`: ns per pair.
+fn timed(warm: bool, pairs: u64, mut run: impl FnMut(u64)) -> f64 {
+    if warm {
+        run(pairs / 4);
+    }
+    let t0 = Instant::now();
+    run(pairs);
+    t0.elapsed().as_nanos() as f64 / pairs as f64
+}
+
+fn rust_direct(spec: &str, flows: u32, pairs: u64, warm: bool) -> f64 {
     let spec = SchedSpec::parse(spec).expect("spec");
     let mut s: Box<dyn Scheduler<Pkt> + Send> =
         spec.build(Capacity::new(flows, flows * BACKLOG), Limits::DEFAULT);
@@ -97,15 +114,73 @@ fn rust_direct(spec: &str, flows: u32, pairs: u64) -> f64 {
             }
         }
     };
-    run(pairs / 4); // warm-up
-    let t0 = Instant::now();
-    run(pairs);
-    let ns = t0.elapsed().as_nanos() as f64 / pairs as f64;
+    let ns = timed(warm, pairs, &mut run);
     black_box(checksum);
     ns
 }
 
-fn rust_abi(spec: &str, flows: u32, pairs: u64) -> f64 {
+/// The scheduler's concrete type from the registry's visitor, and the
+/// whole column compiled for it.
+struct Concrete {
+    flows: u32,
+    pairs: u64,
+    warm: bool,
+}
+
+impl SchedVisitor<Pkt> for Concrete {
+    type Output = f64;
+
+    fn visit<S, F>(self, make: F) -> f64
+    where
+        S: Scheduler<Pkt> + Send + 'static,
+        F: FnOnce(Capacity, Limits) -> S + Send + 'static,
+    {
+        let Concrete { flows, pairs, warm } = self;
+        let mut s = make(Capacity::new(flows, flows * BACKLOG), Limits::DEFAULT);
+        let mut id = 0u64;
+        for f in 0..flows {
+            s.add_flow(FlowId(f), FlowConfig::new(1 + f % 4, 1500))
+                .expect("flow");
+            for _ in 0..BACKLOG {
+                let p = Pkt {
+                    data: id as usize + 1,
+                    len: packet_len(id),
+                };
+                s.enqueue(FlowId(f), p).map_err(|_| "enqueue").unwrap();
+                id += 1;
+            }
+        }
+        let mut checksum = 0u64;
+        let mut run = |n: u64| {
+            for _ in 0..n {
+                let d = s.dequeue().expect("backlogged");
+                checksum += u64::from(d.flow.0) + d.packet.data as u64;
+                if s.enqueue(d.flow, d.packet).is_err() {
+                    panic!("re-enqueue failed");
+                }
+            }
+        };
+        let ns = timed(warm, pairs, &mut run);
+        black_box(checksum);
+        ns
+    }
+}
+
+fn rust_concrete(spec: &str, flows: u32, pairs: u64, warm: bool) -> f64 {
+    let spec = SchedSpec::parse(spec).expect("spec");
+    spec.visit(Concrete { flows, pairs, warm })
+}
+
+type EnqueueFn =
+    unsafe extern "C" fn(*mut FairwayScheduler, u32, *mut c_void, usize) -> FairwayStatus;
+type DequeueFn = unsafe extern "C" fn(*mut FairwayScheduler, *mut FairwayPacket) -> FairwayStatus;
+
+fn rust_abi(spec: &str, flows: u32, pairs: u64, warm: bool) -> f64 {
+    // Called through pointers the optimiser cannot follow, so that the
+    // exported functions are called as a C program calls them, not inlined
+    // into this loop (the bench links the crate as an rlib).
+    let enqueue: EnqueueFn = black_box(fairway_sched_enqueue);
+    let dequeue: DequeueFn = black_box(fairway_sched_dequeue);
     let cspec = CString::new(spec).unwrap();
     let mut s = null_mut();
     unsafe {
@@ -141,8 +216,8 @@ fn rust_abi(spec: &str, flows: u32, pairs: u64) -> f64 {
                 flow: 0,
             };
             unsafe {
-                if fairway_sched_dequeue(s, &mut p) != FairwayStatus::FairwayOk
-                    || fairway_sched_enqueue(s, p.flow, p.data, p.len) != FairwayStatus::FairwayOk
+                if dequeue(s, &mut p) != FairwayStatus::FairwayOk
+                    || enqueue(s, p.flow, p.data, p.len) != FairwayStatus::FairwayOk
                 {
                     panic!("pair failed");
                 }
@@ -150,10 +225,7 @@ fn rust_abi(spec: &str, flows: u32, pairs: u64) -> f64 {
             checksum += u64::from(p.flow);
         }
     };
-    run(pairs / 4);
-    let t0 = Instant::now();
-    run(pairs);
-    let ns = t0.elapsed().as_nanos() as f64 / pairs as f64;
+    let ns = timed(warm, pairs, &mut run);
     black_box(checksum);
     unsafe { fairway_sched_destroy(s) };
     ns
@@ -162,7 +234,7 @@ fn rust_abi(spec: &str, flows: u32, pairs: u64) -> f64 {
 /// Pairs in batches of this many packets.
 const BATCH: usize = 32;
 
-fn rust_direct_batch(spec: &str, flows: u32, pairs: u64) -> f64 {
+fn rust_direct_batch(spec: &str, flows: u32, pairs: u64, warm: bool) -> f64 {
     let spec = SchedSpec::parse(spec).expect("spec");
     let mut s: Box<dyn Scheduler<Pkt> + Send> =
         spec.build(Capacity::new(flows, flows * BACKLOG), Limits::DEFAULT);
@@ -195,15 +267,28 @@ fn rust_direct_batch(spec: &str, flows: u32, pairs: u64) -> f64 {
             }
         }
     };
-    run(pairs / 4);
-    let t0 = Instant::now();
-    run(pairs);
-    let ns = t0.elapsed().as_nanos() as f64 / pairs as f64;
+    let ns = timed(warm, pairs, &mut run);
     black_box(checksum);
     ns
 }
 
-fn rust_abi_batch(spec: &str, flows: u32, pairs: u64) -> f64 {
+type EnqueueBatchFn = unsafe extern "C" fn(
+    *mut FairwayScheduler,
+    *const FairwayPacket,
+    usize,
+    *mut usize,
+) -> FairwayStatus;
+type DequeueBatchFn = unsafe extern "C" fn(
+    *mut FairwayScheduler,
+    *mut FairwayPacket,
+    usize,
+    *mut usize,
+) -> FairwayStatus;
+
+fn rust_abi_batch(spec: &str, flows: u32, pairs: u64, warm: bool) -> f64 {
+    // Not inlined, as from C (see `rust_abi`).
+    let enqueue_batch: EnqueueBatchFn = black_box(fairway_sched_enqueue_batch);
+    let dequeue_batch: DequeueBatchFn = black_box(fairway_sched_dequeue_batch);
     let cspec = CString::new(spec).unwrap();
     let mut s = null_mut();
     unsafe {
@@ -241,11 +326,9 @@ fn rust_abi_batch(spec: &str, flows: u32, pairs: u64) -> f64 {
         for _ in 0..n / BATCH as u64 {
             let (mut got, mut put) = (0usize, 0usize);
             unsafe {
-                if fairway_sched_dequeue_batch(s, buf.as_mut_ptr(), BATCH, &mut got)
-                    != FairwayStatus::FairwayOk
+                if dequeue_batch(s, buf.as_mut_ptr(), BATCH, &mut got) != FairwayStatus::FairwayOk
                     || got != BATCH
-                    || fairway_sched_enqueue_batch(s, buf.as_ptr(), got, &mut put)
-                        != FairwayStatus::FairwayOk
+                    || enqueue_batch(s, buf.as_ptr(), got, &mut put) != FairwayStatus::FairwayOk
                 {
                     panic!("batch failed");
                 }
@@ -253,10 +336,7 @@ fn rust_abi_batch(spec: &str, flows: u32, pairs: u64) -> f64 {
             checksum += buf.iter().map(|p| u64::from(p.flow)).sum::<u64>();
         }
     };
-    run(pairs / 4);
-    let t0 = Instant::now();
-    run(pairs);
-    let ns = t0.elapsed().as_nanos() as f64 / pairs as f64;
+    let ns = timed(warm, pairs, &mut run);
     black_box(checksum);
     unsafe { fairway_sched_destroy(s) };
     ns
@@ -305,16 +385,22 @@ fn main() {
     let specs = value("--specs").unwrap_or_else(|| "drr,qfq,qfq+:m=8,wf2q+".to_string());
     let specs: Vec<&str> = specs.split(',').filter(|s| !s.is_empty()).collect();
     if let Some(column) = value("--column") {
-        // One column, once (the warm-up included): for callgrind.
+        // One column, once, without warm-up: for callgrind.
         let f = match column.as_str() {
             "rust" => rust_direct,
+            "rust-concrete" => rust_concrete,
             "abi" => rust_abi,
             "rust-batch" => rust_direct_batch,
             "abi-batch" => rust_abi_batch,
-            other => panic!("--column {other}: rust, abi, rust-batch or abi-batch"),
+            other => {
+                panic!("--column {other}: rust, rust-concrete, abi, rust-batch or abi-batch")
+            }
         };
         for spec in specs {
-            println!("{spec} {column} {:.2} ns/pair", f(spec, flows, pairs));
+            println!(
+                "{spec} {column} {:.2} ns/pair",
+                f(spec, flows, pairs, false)
+            );
         }
         return;
     }
@@ -327,39 +413,53 @@ fn main() {
             return;
         }
     };
+    if args.iter().any(|a| a == "--c-exe") {
+        println!("{}", exe.display());
+        return;
+    }
     println!(
         "dequeue+enqueue pair, {flows} flows x {BACKLOG} packets, {pairs} pairs per round, median of {rounds} rounds"
     );
     println!(
-        "{:<12} {:>10} {:>12} {:>8} {:>13} | {:>15} {:>10} {:>13}",
+        "{:<12} {:>10} {:>12} {:>8} {:>13} {:>13} {:>14} | {:>12} {:>10} {:>12}",
         "spec",
         "C->ABI ns",
         "Rust->ABI ns",
         "Rust ns",
+        "concrete ns",
         "C->ABI / Rust",
+        "C->ABI / conc.",
         "ABI batch ns",
         "Rust batch",
         "batch / Rust"
     );
     for spec in specs {
         let (mut c, mut ra, mut rd) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut ab, mut rb) = (Vec::new(), Vec::new());
+        let (mut rc, mut ab, mut rb) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..rounds {
             c.push(c_abi(&exe, spec, flows, pairs));
-            ra.push(rust_abi(spec, flows, pairs));
-            rd.push(rust_direct(spec, flows, pairs));
-            ab.push(rust_abi_batch(spec, flows, pairs));
-            rb.push(rust_direct_batch(spec, flows, pairs));
+            ra.push(rust_abi(spec, flows, pairs, true));
+            rd.push(rust_direct(spec, flows, pairs, true));
+            rc.push(rust_concrete(spec, flows, pairs, true));
+            ab.push(rust_abi_batch(spec, flows, pairs, true));
+            rb.push(rust_direct_batch(spec, flows, pairs, true));
         }
-        let (c, ra, rd) = (median(&mut c), median(&mut ra), median(&mut rd));
+        let (c, ra, rd, rc) = (
+            median(&mut c),
+            median(&mut ra),
+            median(&mut rd),
+            median(&mut rc),
+        );
         let (ab, rb) = (median(&mut ab), median(&mut rb));
         println!(
-            "{:<12} {:>10.2} {:>12.2} {:>8.2} {:>13.3} | {:>15.2} {:>10.2} {:>13.3}",
+            "{:<12} {:>10.2} {:>12.2} {:>8.2} {:>13.2} {:>13.3} {:>14.3} | {:>12.2} {:>10.2} {:>12.3}",
             spec,
             c,
             ra,
             rd,
+            rc,
             c / rd,
+            c / rc,
             ab,
             rb,
             ab / rb

@@ -9,14 +9,18 @@
 //! the window's edge: the insert then returns `FAIRWAY_CLAMPED` instead of
 //! `FAIRWAY_OK` and is counted in [`FairwayPqStats`], so it is never silent.
 
-use crate::handle::{self, call, check_out, Failure, Handle};
+use crate::handle::{self, call, check_out, Failure, Handle, Kind};
 use crate::status::FairwayStatus;
 use fairway_core::pq::{CircularFfsQueue, IntegerPriorityQueue, PqError};
 use std::ffi::c_char;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Magic word of a live priority-queue handle ("FWYPQCFF").
-const PQ_MAGIC: u64 = u64::from_be_bytes(*b"FWYPQCFF");
+/// Tags of a priority-queue handle: live ("FWYQ") and poisoned
+/// ("FWYPQPOI").
+const PQ_KIND: Kind = Kind {
+    live: handle::live_tag(*b"FWYQ"),
+    poisoned: u64::from_be_bytes(*b"FWYPQPOI"),
+};
 
 /// Largest `buckets_per_half` [`fairway_pq_create`] accepts (2^20).
 pub const FAIRWAY_PQ_MAX_BUCKETS_PER_HALF: u32 = 1 << 20;
@@ -100,7 +104,7 @@ pub unsafe extern "C" fn fairway_pq_create(
         }
         let q = CircularFfsQueue::new(buckets_per_half, capacity)
             .map_err(|e| pq_failure("create", e))?;
-        Ok(Handle::into_raw(PQ_MAGIC, q))
+        Ok(Handle::into_raw(PQ_KIND, q))
     }));
     let failure = match result {
         Ok(Ok(h)) => {
@@ -127,7 +131,7 @@ pub unsafe extern "C" fn fairway_pq_create(
 #[no_mangle]
 pub unsafe extern "C" fn fairway_pq_destroy(h: *mut FairwayPq) -> FairwayStatus {
     // SAFETY: forwarded contract.
-    unsafe { handle::destroy(handle(h), PQ_MAGIC) }
+    unsafe { handle::destroy(handle(h), PQ_KIND) }
 }
 
 /// The message of the most recent failed call on `h`; see
@@ -138,7 +142,7 @@ pub unsafe extern "C" fn fairway_pq_destroy(h: *mut FairwayPq) -> FairwayStatus 
 #[no_mangle]
 pub unsafe extern "C" fn fairway_pq_last_error(h: *mut FairwayPq) -> *const c_char {
     // SAFETY: forwarded contract.
-    unsafe { handle::last_error(handle(h), PQ_MAGIC) }
+    unsafe { handle::last_error(handle(h), PQ_KIND) }
 }
 
 /// Queues `element` (`0..capacity`, not already queued) with `rank`.
@@ -156,7 +160,7 @@ pub unsafe extern "C" fn fairway_pq_insert(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), PQ_MAGIC, |q| {
+        call(handle(h), PQ_KIND, |q| {
             let clamped = q.clamped_low() + q.clamped_high();
             q.insert(element, rank)
                 .map_err(|e| pq_failure("insert", e))?;
@@ -183,7 +187,7 @@ pub unsafe extern "C" fn fairway_pq_extract_min(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), PQ_MAGIC, |q| {
+        call(handle(h), PQ_KIND, |q| {
             check_out(element, "extract_min: element")?;
             check_out(rank, "extract_min: rank")?;
             match q.extract_min() {
@@ -212,7 +216,7 @@ pub unsafe extern "C" fn fairway_pq_peek_min(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), PQ_MAGIC, |q| {
+        call(handle(h), PQ_KIND, |q| {
             check_out(element, "peek_min: element")?;
             check_out(rank, "peek_min: rank")?;
             match q.peek_min() {
@@ -237,7 +241,7 @@ pub unsafe extern "C" fn fairway_pq_peek_min(
 pub unsafe extern "C" fn fairway_pq_remove(h: *mut FairwayPq, element: u32) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), PQ_MAGIC, |q| {
+        call(handle(h), PQ_KIND, |q| {
             if element >= q.capacity() {
                 return Err(pq_failure(
                     "remove",
@@ -271,7 +275,7 @@ pub unsafe extern "C" fn fairway_pq_soonest_rank(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), PQ_MAGIC, |q| {
+        call(handle(h), PQ_KIND, |q| {
             check_out(rank, "soonest_rank: rank")?;
             match q.soonest_rank() {
                 Some(r) => {
@@ -296,7 +300,7 @@ pub unsafe extern "C" fn fairway_pq_stats(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), PQ_MAGIC, |q| {
+        call(handle(h), PQ_KIND, |q| {
             check_out(out, "stats: out")?;
             // SAFETY: checked non-null and aligned.
             out.write(FairwayPqStats {

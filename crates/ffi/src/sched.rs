@@ -5,15 +5,33 @@
 //! reads only the length (as every fairway scheduler does, see
 //! `fairway_core::Packet`) and hands the pointer back unchanged.
 //!
-//! Counters kept here, per handle ([`FairwaySchedStats`]): every packet ever
-//! accepted is either dequeued, handed back by a flow removal ("reclaimed"),
-//! or still queued, so
-//! `enqueued = dequeued + reclaimed + queued` holds after every call; a
-//! rejected enqueue is counted apart (and `rejected_full` counts the
-//! overload drops among them).
+//! Counters ([`FairwaySchedStats`]): every packet ever accepted is either
+//! dequeued, handed back by a flow removal ("reclaimed"), or still queued.
+//! The handle counts the dequeued and reclaimed packets (and bytes); the
+//! queued ones are the scheduler's own backlog counters; the accepted ones
+//! are their sum, `enqueued = dequeued + reclaimed + queued`, so an accepted
+//! enqueue updates no counter of its own. A rejected enqueue is counted
+//! apart (and `rejected_full` counts the overload drops among them).
+//!
+//! ## The single-packet fast path
+//!
+//! The handle holds the scheduler as a `Box<dyn Scheduler>`, built by the
+//! registry from the spec, and every call but two goes through it. The two
+//! that run once per packet, [`fairway_sched_enqueue`] and
+//! [`fairway_sched_dequeue`], instead jump through two function pointers
+//! the handle took at creation from the registry's [`SchedVisitor`], when
+//! the scheduler's concrete type was known: `enqueue_as::<S>` and
+//! `dequeue_as::<S>`, the whole call (counters, status, `catch_unwind`)
+//! compiled for that type, with the scheduler's own enqueue or dequeue
+//! inlined. So the ABI makes the one indirect call a Rust caller of the
+//! `Box<dyn Scheduler>` makes, and saves what a `dyn` call costs besides
+//! (the `Result` returned through memory, a second frame). The exported
+//! function itself only checks the handle (null, alignment, one tag
+//! compare) and jumps.
 
-use crate::handle::{self, call, call_fast, check_out, Failure, Handle, OpResult};
+use crate::handle::{self, call, check_out, Failure, Handle, Kind, OpResult};
 use crate::status::FairwayStatus;
+use fairway_core::registry::SchedVisitor;
 use fairway_core::{
     Capacity, ConfigError, EnqueueErrorKind, FlowConfig, FlowId, Limits, Packet, SchedSpec,
     Scheduler, SpecError,
@@ -21,8 +39,12 @@ use fairway_core::{
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Magic word of a live scheduler handle ("FWYSCHED").
-const SCHED_MAGIC: u64 = u64::from_be_bytes(*b"FWYSCHED");
+/// Tags of a scheduler handle: live ("FWYS") and poisoned
+/// ("FWYSCPOI").
+const SCHED_KIND: Kind = Kind {
+    live: handle::live_tag(*b"FWYS"),
+    poisoned: u64::from_be_bytes(*b"FWYSCPOI"),
+};
 
 /// Largest `max_flows` [`fairway_sched_create`] accepts (2^20): per-flow
 /// state is allocated up front, so this bounds the allocation.
@@ -129,21 +151,44 @@ impl FfiPacket {
     }
 }
 
-/// What a scheduler handle holds.
+/// [`fairway_sched_enqueue`] after the handle check, for one concrete
+/// scheduler type.
+type EnqueueFn =
+    unsafe extern "C" fn(*mut Handle<SchedState>, u32, *mut c_void, usize) -> FairwayStatus;
+
+/// [`fairway_sched_dequeue`] after the handle check, for one concrete
+/// scheduler type.
+type DequeueFn = unsafe extern "C" fn(*mut Handle<SchedState>, *mut FairwayPacket) -> FairwayStatus;
+
+/// What a scheduler handle holds. `repr(C)` keeps the order written (see
+/// `dequeued_bytes`).
+#[repr(C)]
 struct SchedState {
+    /// `enqueue_as::<S>` for the concrete type `S` behind `sched`.
+    enqueue: EnqueueFn,
+    /// `dequeue_as::<S>` for the same `S`.
+    dequeue: DequeueFn,
     sched: Box<dyn Scheduler<FfiPacket> + Send>,
+    /// Counted by dequeue. The byte counter is kept apart from the packet
+    /// counter (`name` between): next to each other the compiler turns
+    /// the two adds into a six-instruction vector update.
+    dequeued_packets: u64,
     name: CString,
-    /// Counters kept here; `flows` counts successful adds minus removes
-    /// (the scheduler trait does not expose its flow count).
-    stats: FairwaySchedStats,
+    dequeued_bytes: u64,
+    /// Counted on the slow paths.
+    reclaimed_packets: u64,
+    reclaimed_bytes: u64,
+    rejected_packets: u64,
+    rejected_full: u64,
+    /// Successful adds minus removes (the scheduler trait does not expose
+    /// its flow count).
+    flows: u32,
 }
 
-/// Builds the scheduler a spec names. The only place that touches the
-/// registry: `SchedSpec::parse` plus the dynamic build.
-fn build_scheduler(
-    spec: &str,
-    cap: Capacity,
-) -> Result<Box<dyn Scheduler<FfiPacket> + Send>, Failure> {
+/// Builds the scheduler a spec names and the state that holds it. The only
+/// place that touches the registry: `SchedSpec::parse` plus its visitor,
+/// which hands over the scheduler's concrete type.
+fn build_state(spec: &str, cap: Capacity) -> Result<SchedState, Failure> {
     let parsed = SchedSpec::parse(spec).map_err(|e| {
         let status = match e {
             SpecError::OutOfRange { .. } => FairwayStatus::FairwayErrOutOfRange,
@@ -151,7 +196,59 @@ fn build_scheduler(
         };
         Failure::new(status, format!("spec '{spec}': {e}"))
     })?;
-    Ok(parsed.build(cap, Limits::DEFAULT))
+    Ok(parsed.visit(BuildState { cap }))
+}
+
+/// The registry visitor that builds a [`SchedState`] for the spec's
+/// concrete scheduler type.
+struct BuildState {
+    cap: Capacity,
+}
+
+impl SchedVisitor<FfiPacket> for BuildState {
+    type Output = SchedState;
+
+    fn visit<S, F>(self, make: F) -> SchedState
+    where
+        S: Scheduler<FfiPacket> + Send + 'static,
+        F: FnOnce(Capacity, Limits) -> S + Send + 'static,
+    {
+        SchedState::new(Box::new(make(self.cap, Limits::DEFAULT)))
+    }
+}
+
+/// The single enqueue for scheduler type `S`: [`fairway_sched_enqueue`]
+/// after the handle check.
+///
+/// # Safety
+/// `h` is a live scheduler handle whose scheduler is an `S` (the handle's
+/// `enqueue` is this function), used by this thread only.
+unsafe extern "C" fn enqueue_as<S: Scheduler<FfiPacket> + Send + 'static>(
+    h: *mut Handle<SchedState>,
+    flow: u32,
+    data: *mut c_void,
+    len: usize,
+) -> FairwayStatus {
+    // SAFETY: the caller checked the handle is live, its scheduler is an
+    // `S` (the function's contract), one thread at a time.
+    unsafe {
+        handle::guard(h, SCHED_KIND, || {
+            SchedState::enqueue::<S>(h, flow, data, len)
+        })
+    }
+}
+
+/// The single dequeue for scheduler type `S`: [`fairway_sched_dequeue`]
+/// after the handle check and the check of `out`.
+///
+/// # Safety
+/// As for [`enqueue_as`]; `out` is non-null and aligned.
+unsafe extern "C" fn dequeue_as<S: Scheduler<FfiPacket> + Send + 'static>(
+    h: *mut Handle<SchedState>,
+    out: *mut FairwayPacket,
+) -> FairwayStatus {
+    // SAFETY: as in `enqueue_as`.
+    unsafe { handle::guard(h, SCHED_KIND, || SchedState::dequeue::<S>(h, out)) }
 }
 
 fn config_status(e: &ConfigError) -> FairwayStatus {
@@ -183,51 +280,102 @@ fn config_failure(what: &str, flow: u32, e: ConfigError) -> Failure {
 }
 
 impl SchedState {
+    /// The state of a new scheduler, with the fast paths for its type.
+    fn new<S: Scheduler<FfiPacket> + Send + 'static>(sched: Box<S>) -> Self {
+        let name = handle::to_c_string(sched.name().to_string());
+        SchedState {
+            enqueue: enqueue_as::<S>,
+            dequeue: dequeue_as::<S>,
+            sched,
+            dequeued_packets: 0,
+            name,
+            dequeued_bytes: 0,
+            reclaimed_packets: 0,
+            reclaimed_bytes: 0,
+            rejected_packets: 0,
+            rejected_full: 0,
+            flows: 0,
+        }
+    }
+
+    /// The scheduler as its concrete type `S`.
+    ///
+    /// # Safety
+    /// The scheduler must be an `S` (the state was made by
+    /// `SchedState::new::<S>`).
+    #[inline(always)]
+    unsafe fn concrete<S: Scheduler<FfiPacket> + Send + 'static>(&mut self) -> &mut S {
+        let dynamic: *mut (dyn Scheduler<FfiPacket> + Send) = &mut *self.sched;
+        // SAFETY: the caller's contract: the object behind the box is an
+        // `S`, so the data pointer of the `dyn` pointer points to one.
+        unsafe { &mut *dynamic.cast::<S>() }
+    }
+
     /// The single enqueue's fast path: returns the status; a refusal is
-    /// counted, worded and stored by the cold [`Self::refuse`].
-    #[inline]
-    fn enqueue(
-        &mut self,
-        message: &mut CString,
+    /// counted, worded and stored by the cold [`Self::refuse`], which gets
+    /// only the handle.
+    ///
+    /// # Safety
+    /// `h` is a live scheduler handle whose scheduler is an `S`, used by
+    /// this thread only.
+    #[inline(always)]
+    unsafe fn enqueue<S: Scheduler<FfiPacket> + Send + 'static>(
+        h: *mut Handle<SchedState>,
         flow: u32,
         data: *mut c_void,
         len: usize,
     ) -> FairwayStatus {
         let Ok(len32) = u32::try_from(len) else {
-            let failure = self.length_overflow(flow, len);
-            return handle::store_failure(message, failure);
+            // SAFETY: forwarded contract.
+            return unsafe { Self::refuse_length(h, flow, len) };
         };
         let packet = FfiPacket {
             data: data as usize,
             len: len32,
         };
-        match self.sched.enqueue(FlowId(flow), packet) {
-            Ok(()) => {
-                self.stats.enqueued_packets += 1;
-                self.stats.enqueued_bytes += u64::from(len32);
-                FairwayStatus::FairwayOk
-            }
-            Err(e) => self.refuse(message, flow, e.kind),
+        // SAFETY: forwarded contract; the reference ends with the call.
+        let sched = unsafe { (*h).value.concrete::<S>() };
+        match sched.enqueue(FlowId(flow), packet) {
+            Ok(()) => FairwayStatus::FairwayOk,
+            // SAFETY: forwarded contract.
+            Err(e) => unsafe { Self::refuse(h, flow, e.kind) },
         }
     }
 
     /// Counts, words and stores a refused single enqueue.
+    ///
+    /// # Safety
+    /// `h` is a live scheduler handle, used by this thread only.
     #[cold]
     #[inline(never)]
-    fn refuse(
-        &mut self,
-        message: &mut CString,
+    unsafe fn refuse(
+        h: *mut Handle<SchedState>,
         flow: u32,
         kind: EnqueueErrorKind,
     ) -> FairwayStatus {
-        let failure = self.enqueue_failed(flow, kind);
-        handle::store_failure(message, failure)
+        // SAFETY: the caller's contract; the reference ends here.
+        let failure = unsafe { (*h).value.enqueue_failed(flow, kind) };
+        // SAFETY: the caller's contract.
+        unsafe { handle::fail(h, failure) }
+    }
+
+    /// Counts, words and stores a single enqueue refused for its length.
+    ///
+    /// # Safety
+    /// As for [`Self::refuse`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn refuse_length(h: *mut Handle<SchedState>, flow: u32, len: usize) -> FairwayStatus {
+        // SAFETY: the caller's contract; the reference ends here.
+        let failure = unsafe { (*h).value.length_overflow(flow, len) };
+        // SAFETY: the caller's contract.
+        unsafe { handle::fail(h, failure) }
     }
 
     #[cold]
     #[inline(never)]
     fn length_overflow(&mut self, flow: u32, len: usize) -> Failure {
-        self.stats.rejected_packets += 1;
+        self.rejected_packets += 1;
         Failure::new(
             FairwayStatus::FairwayErrPacketTooLong,
             format!(
@@ -242,9 +390,9 @@ impl SchedState {
     #[cold]
     #[inline(never)]
     fn enqueue_failed(&mut self, flow: u32, kind: EnqueueErrorKind) -> Failure {
-        self.stats.rejected_packets += 1;
+        self.rejected_packets += 1;
         if matches!(kind, EnqueueErrorKind::Full { .. }) {
-            self.stats.rejected_full += 1;
+            self.rejected_full += 1;
         }
         Failure::new(
             enqueue_status(&kind),
@@ -252,17 +400,23 @@ impl SchedState {
         )
     }
 
-    /// The single dequeue's fast path: returns the status; a refused
-    /// `out` is worded and stored by the cold [`handle::refuse_out`].
-    #[inline]
-    fn dequeue(&mut self, message: &mut CString, out: *mut FairwayPacket) -> FairwayStatus {
-        if out.is_null() || !out.is_aligned() {
-            return handle::refuse_out(message, out, "dequeue: out");
-        }
-        match self.sched.dequeue() {
+    /// The single dequeue's fast path: returns the status.
+    ///
+    /// # Safety
+    /// As for [`Self::enqueue`]; `out` is non-null and aligned (checked by
+    /// [`fairway_sched_dequeue`]).
+    #[inline(always)]
+    unsafe fn dequeue<S: Scheduler<FfiPacket> + Send + 'static>(
+        h: *mut Handle<SchedState>,
+        out: *mut FairwayPacket,
+    ) -> FairwayStatus {
+        // SAFETY: forwarded contract.
+        let state = unsafe { &mut *(*h).value };
+        // SAFETY: forwarded contract.
+        match unsafe { state.concrete::<S>() }.dequeue() {
             Some(d) => {
-                self.stats.dequeued_packets += 1;
-                self.stats.dequeued_bytes += u64::from(d.packet.len);
+                state.dequeued_packets += 1;
+                state.dequeued_bytes += u64::from(d.packet.len);
                 // SAFETY: checked non-null and aligned; the caller promises
                 // it points to writable memory for one FairwayPacket.
                 unsafe { out.write(d.packet.to_c(d.flow)) };
@@ -316,10 +470,10 @@ impl SchedState {
             .sched
             .remove_flow(id)
             .map_err(|e| config_failure("remove_flow", flow, e))?;
-        self.stats.flows -= 1;
+        self.flows -= 1;
         for (i, p) in packets.iter().enumerate() {
-            self.stats.reclaimed_packets += 1;
-            self.stats.reclaimed_bytes += u64::from(p.len);
+            self.reclaimed_packets += 1;
+            self.reclaimed_bytes += u64::from(p.len);
             // SAFETY: `packets.len()` equals the backlog checked above
             // (`<= cap`), `out` is non-null and aligned, and the caller
             // promises `cap` writable elements.
@@ -355,9 +509,6 @@ impl SchedState {
                 "enqueue_batch: pkts is null or not aligned",
             ));
         }
-        // Counters kept in locals and stored once: the loop then costs what
-        // single enqueues cost in the scheduler, plus a read per packet.
-        let (mut packets, mut bytes) = (0u64, 0u64);
         let mut failure = None;
         for i in 0..n {
             // SAFETY: `pkts` is non-null, aligned and, by the caller's
@@ -375,11 +526,7 @@ impl SchedState {
                 failure = Some((i, self.enqueue_failed(p.flow, e.kind)));
                 break;
             }
-            packets += 1;
-            bytes += u64::from(len32);
         }
-        self.stats.enqueued_packets += packets;
-        self.stats.enqueued_bytes += bytes;
         // SAFETY: as above (`n_done` checked non-null and aligned).
         match failure {
             None => unsafe { n_done.write(n) },
@@ -415,8 +562,8 @@ impl SchedState {
             unsafe { out.add(n).write(d.packet.to_c(d.flow)) };
             n += 1;
         }
-        self.stats.dequeued_packets += n as u64;
-        self.stats.dequeued_bytes += bytes;
+        self.dequeued_packets += n as u64;
+        self.dequeued_bytes += bytes;
         // SAFETY: as above.
         unsafe { n_out.write(n) };
         Ok(if n == 0 && cap > 0 {
@@ -429,9 +576,17 @@ impl SchedState {
     fn stats(&self) -> FairwaySchedStats {
         let backlog = self.sched.backlog();
         FairwaySchedStats {
+            flows: self.flows,
             queued_packets: backlog.packets,
             queued_bytes: backlog.bytes,
-            ..self.stats
+            enqueued_packets: self.dequeued_packets + self.reclaimed_packets + backlog.packets,
+            enqueued_bytes: self.dequeued_bytes + self.reclaimed_bytes + backlog.bytes,
+            dequeued_packets: self.dequeued_packets,
+            dequeued_bytes: self.dequeued_bytes,
+            reclaimed_packets: self.reclaimed_packets,
+            reclaimed_bytes: self.reclaimed_bytes,
+            rejected_packets: self.rejected_packets,
+            rejected_full: self.rejected_full,
         }
     }
 }
@@ -493,16 +648,8 @@ pub unsafe extern "C" fn fairway_sched_create(
                 format!("max_packets {max_packets} out of range 1..={FAIRWAY_MAX_PACKETS}"),
             ));
         }
-        let sched = build_scheduler(spec, Capacity::new(max_flows, max_packets))?;
-        let name = handle::to_c_string(sched.name().to_string());
-        Ok(Handle::into_raw(
-            SCHED_MAGIC,
-            SchedState {
-                sched,
-                name,
-                stats: FairwaySchedStats::default(),
-            },
-        ))
+        let state = build_state(spec, Capacity::new(max_flows, max_packets))?;
+        Ok(Handle::into_raw(SCHED_KIND, state))
     }));
     let failure = match result {
         Ok(Ok(h)) => {
@@ -532,7 +679,7 @@ pub unsafe extern "C" fn fairway_sched_create(
 #[no_mangle]
 pub unsafe extern "C" fn fairway_sched_destroy(h: *mut FairwayScheduler) -> FairwayStatus {
     // SAFETY: forwarded contract.
-    unsafe { handle::destroy(handle(h), SCHED_MAGIC) }
+    unsafe { handle::destroy(handle(h), SCHED_KIND) }
 }
 
 /// The message of the most recent failed call on `h` (empty if none has
@@ -544,7 +691,7 @@ pub unsafe extern "C" fn fairway_sched_destroy(h: *mut FairwayScheduler) -> Fair
 #[no_mangle]
 pub unsafe extern "C" fn fairway_sched_last_error(h: *mut FairwayScheduler) -> *const c_char {
     // SAFETY: forwarded contract.
-    unsafe { handle::last_error(handle(h), SCHED_MAGIC) }
+    unsafe { handle::last_error(handle(h), SCHED_KIND) }
 }
 
 /// Writes the scheduler's short name (`"qfq+"`, `"drr"`, ...; a static
@@ -560,7 +707,7 @@ pub unsafe extern "C" fn fairway_sched_name(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), SCHED_MAGIC, |s| {
+        call(handle(h), SCHED_KIND, |s| {
             check_out(out, "name: out")?;
             // SAFETY: checked non-null and aligned; caller-writable.
             out.write(s.name.as_ptr());
@@ -584,11 +731,11 @@ pub unsafe extern "C" fn fairway_sched_add_flow(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), SCHED_MAGIC, |s| {
+        call(handle(h), SCHED_KIND, |s| {
             s.sched
                 .add_flow(FlowId(flow), FlowConfig::new(weight, max_len))
                 .map_err(|e| config_failure("add_flow", flow, e))?;
-            s.stats.flows += 1;
+            s.flows += 1;
             Ok(FairwayStatus::FairwayOk)
         })
     }
@@ -610,7 +757,7 @@ pub unsafe extern "C" fn fairway_sched_reconfigure_flow(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), SCHED_MAGIC, |s| {
+        call(handle(h), SCHED_KIND, |s| {
             s.sched
                 .reconfigure_flow(FlowId(flow), FlowConfig::new(weight, max_len))
                 .map_err(|e| config_failure("reconfigure_flow", flow, e))?;
@@ -639,7 +786,7 @@ pub unsafe extern "C" fn fairway_sched_remove_flow(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), SCHED_MAGIC, |s| {
+        call(handle(h), SCHED_KIND, |s| {
             s.remove_flow(flow, out, cap, n_out)
         })
     }
@@ -660,8 +807,14 @@ pub unsafe extern "C" fn fairway_sched_enqueue(
     data: *mut c_void,
     len: usize,
 ) -> FairwayStatus {
+    let h = handle(h);
     // SAFETY: forwarded contract.
-    unsafe { call_fast(handle(h), SCHED_MAGIC, |s, m| s.enqueue(m, flow, data, len)) }
+    match unsafe { handle::live(h, SCHED_KIND) } {
+        // SAFETY: live, and `enqueue` was made for the handle's scheduler.
+        Some(live) => unsafe { (live.value.enqueue)(h, flow, data, len) },
+        // SAFETY: forwarded contract.
+        None => unsafe { handle::not_live(h, SCHED_KIND) },
+    }
 }
 
 /// Removes the next packet to transmit into `*out`: `FAIRWAY_OK`, or
@@ -674,8 +827,38 @@ pub unsafe extern "C" fn fairway_sched_dequeue(
     h: *mut FairwayScheduler,
     out: *mut FairwayPacket,
 ) -> FairwayStatus {
+    let h = handle(h);
     // SAFETY: forwarded contract.
-    unsafe { call_fast(handle(h), SCHED_MAGIC, |s, m| s.dequeue(m, out)) }
+    let Some(live) = (unsafe { handle::live(h, SCHED_KIND) }) else {
+        // SAFETY: forwarded contract.
+        return unsafe { handle::not_live(h, SCHED_KIND) };
+    };
+    // Checked here, before the jump, where the compiler tests the
+    // pointer's bits in place (inside `dequeue_as` they cost a copy more).
+    if out.is_null() || !out.is_aligned() {
+        // SAFETY: live; no reference into it is held.
+        return unsafe { refuse_dequeue_out(h, out) };
+    }
+    // SAFETY: live, `dequeue` was made for the handle's scheduler, and
+    // `out` is non-null and aligned.
+    unsafe { (live.value.dequeue)(h, out) }
+}
+
+/// The cold path of a dequeue whose `out` is null or misaligned. `extern
+/// "C"` so that the compiler knows it cannot unwind and
+/// [`fairway_sched_dequeue`] can jump to it rather than call it.
+///
+/// # Safety
+/// `h` is a live scheduler handle, used by this thread only.
+#[cold]
+#[inline(never)]
+#[allow(improper_ctypes_definitions)] // called from Rust only
+unsafe extern "C" fn refuse_dequeue_out(
+    h: *mut Handle<SchedState>,
+    out: *mut FairwayPacket,
+) -> FairwayStatus {
+    // SAFETY: forwarded contract.
+    unsafe { handle::refuse_out(h, out, "dequeue: out") }
 }
 
 /// Enqueues `n` packets, `pkts[i].data`/`len` on flow `pkts[i].flow`, in
@@ -695,7 +878,7 @@ pub unsafe extern "C" fn fairway_sched_enqueue_batch(
     n_done: *mut usize,
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
-    unsafe { call(handle(h), SCHED_MAGIC, |s| s.enqueue_batch(pkts, n, n_done)) }
+    unsafe { call(handle(h), SCHED_KIND, |s| s.enqueue_batch(pkts, n, n_done)) }
 }
 
 /// Dequeues up to `cap` packets into `out[0..cap]`, in the order `cap`
@@ -714,7 +897,7 @@ pub unsafe extern "C" fn fairway_sched_dequeue_batch(
     n_out: *mut usize,
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
-    unsafe { call(handle(h), SCHED_MAGIC, |s| s.dequeue_batch(out, cap, n_out)) }
+    unsafe { call(handle(h), SCHED_KIND, |s| s.dequeue_batch(out, cap, n_out)) }
 }
 
 /// Writes the packet the next dequeue will return to `*out` without
@@ -729,7 +912,7 @@ pub unsafe extern "C" fn fairway_sched_peek(
     out: *mut FairwayPacket,
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
-    unsafe { call(handle(h), SCHED_MAGIC, |s| s.peek(out)) }
+    unsafe { call(handle(h), SCHED_KIND, |s| s.peek(out)) }
 }
 
 /// Writes the packets and bytes queued in the whole scheduler to `*out`.
@@ -743,7 +926,7 @@ pub unsafe extern "C" fn fairway_sched_backlog(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), SCHED_MAGIC, |s| {
+        call(handle(h), SCHED_KIND, |s| {
             check_out(out, "backlog: out")?;
             let b = s.sched.backlog();
             // SAFETY: checked non-null and aligned; caller-writable.
@@ -769,7 +952,7 @@ pub unsafe extern "C" fn fairway_sched_flow_backlog(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), SCHED_MAGIC, |s| {
+        call(handle(h), SCHED_KIND, |s| {
             check_out(out, "flow_backlog: out")?;
             let b = s.sched.flow_backlog(FlowId(flow)).ok_or_else(|| {
                 Failure::new(
@@ -800,7 +983,7 @@ pub unsafe extern "C" fn fairway_sched_flow_config(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), SCHED_MAGIC, |s| {
+        call(handle(h), SCHED_KIND, |s| {
             check_out(out, "flow_config: out")?;
             let c = s.sched.flow_config(FlowId(flow)).ok_or_else(|| {
                 Failure::new(
@@ -829,7 +1012,7 @@ pub unsafe extern "C" fn fairway_sched_stats(
 ) -> FairwayStatus {
     // SAFETY: forwarded contract.
     unsafe {
-        call(handle(h), SCHED_MAGIC, |s| {
+        call(handle(h), SCHED_KIND, |s| {
             check_out(out, "stats: out")?;
             // SAFETY: checked non-null and aligned; caller-writable.
             out.write(s.stats());
