@@ -1020,3 +1020,222 @@ pub unsafe extern "C" fn fairway_sched_stats(
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The fast path's own checks, through the exported functions: the
+    //! tag compare against poisoned, misaligned and destroyed handles, and
+    //! `catch_unwind` inside the code compiled for one scheduler type.
+    use super::*;
+    use fairway_core::{Backlog, Dequeued, EnqueueError, Fifo};
+    use std::ptr::null_mut;
+
+    /// A FIFO that panics on an enqueue of 13 bytes or, once armed, on a
+    /// dequeue: a library bug, as the guard must contain it.
+    struct Trap {
+        inner: Fifo<FfiPacket>,
+        panic_on_dequeue: bool,
+    }
+
+    impl Scheduler<FfiPacket> for Trap {
+        fn name(&self) -> &'static str {
+            "trap"
+        }
+        fn add_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
+            self.inner.add_flow(id, cfg)
+        }
+        fn remove_flow(&mut self, id: FlowId) -> Result<Vec<FfiPacket>, ConfigError> {
+            self.inner.remove_flow(id)
+        }
+        fn reconfigure_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
+            self.inner.reconfigure_flow(id, cfg)
+        }
+        fn enqueue(&mut self, id: FlowId, p: FfiPacket) -> Result<(), EnqueueError<FfiPacket>> {
+            assert!(p.len != 13, "trap: enqueue of 13 bytes");
+            self.inner.enqueue(id, p)
+        }
+        fn dequeue(&mut self) -> Option<Dequeued<FfiPacket>> {
+            assert!(!self.panic_on_dequeue, "trap: dequeue");
+            self.inner.dequeue()
+        }
+        fn peek(&mut self) -> Option<(FlowId, &FfiPacket)> {
+            self.inner.peek()
+        }
+        fn backlog(&self) -> Backlog {
+            self.inner.backlog()
+        }
+        fn flow_backlog(&self, id: FlowId) -> Option<Backlog> {
+            self.inner.flow_backlog(id)
+        }
+        fn flow_config(&self, id: FlowId) -> Option<FlowConfig> {
+            self.inner.flow_config(id)
+        }
+    }
+
+    fn trap_handle(panic_on_dequeue: bool) -> *mut FairwayScheduler {
+        let inner = Fifo::new(Capacity::new(4, 8));
+        let state = SchedState::new(Box::new(Trap {
+            inner,
+            panic_on_dequeue,
+        }));
+        let h = Handle::into_raw(SCHED_KIND, state).cast::<FairwayScheduler>();
+        assert_eq!(
+            unsafe { fairway_sched_add_flow(h, 0, 1, 100) },
+            FairwayStatus::FairwayOk
+        );
+        h
+    }
+
+    fn message(h: *mut FairwayScheduler) -> String {
+        let text = unsafe { CStr::from_ptr(fairway_sched_last_error(h)) };
+        text.to_str().unwrap().to_string()
+    }
+
+    fn packet() -> FairwayPacket {
+        FairwayPacket {
+            data: null_mut(),
+            len: 0,
+            flow: 0,
+        }
+    }
+
+    /// After a panic the handle answers POISONED to every call but destroy
+    /// and last_error, the fast paths included.
+    fn assert_poisoned(h: *mut FairwayScheduler) {
+        let poisoned = FairwayStatus::FairwayErrPoisoned;
+        let mut p = packet();
+        let mut s = FairwaySchedStats::default();
+        unsafe {
+            assert_eq!(fairway_sched_enqueue(h, 0, null_mut(), 10), poisoned);
+            assert_eq!(fairway_sched_dequeue(h, &mut p), poisoned);
+            assert_eq!(fairway_sched_peek(h, &mut p), poisoned);
+            assert_eq!(fairway_sched_stats(h, &mut s), poisoned);
+            assert_eq!(fairway_sched_add_flow(h, 1, 1, 100), poisoned);
+        }
+        assert!(message(h).contains("trap:"), "{}", message(h));
+        assert_eq!(
+            unsafe { fairway_sched_destroy(h) },
+            FairwayStatus::FairwayOk
+        );
+        let invalid = FairwayStatus::FairwayErrInvalidHandle;
+        assert_eq!(
+            unsafe { fairway_sched_enqueue(h, 0, null_mut(), 10) },
+            invalid
+        );
+        assert_eq!(unsafe { fairway_sched_dequeue(h, &mut p) }, invalid);
+        assert_eq!(unsafe { fairway_sched_destroy(h) }, invalid);
+    }
+
+    #[test]
+    fn a_panic_in_the_fast_enqueue_is_caught_and_poisons_the_handle() {
+        let h = trap_handle(false);
+        assert_eq!(
+            unsafe { fairway_sched_enqueue(h, 0, null_mut(), 12) },
+            FairwayStatus::FairwayOk
+        );
+        assert_eq!(
+            unsafe { fairway_sched_enqueue(h, 0, null_mut(), 13) },
+            FairwayStatus::FairwayErrPanic
+        );
+        assert!(message(h).contains("poisoned"), "{}", message(h));
+        assert_poisoned(h);
+    }
+
+    #[test]
+    fn a_panic_in_the_fast_dequeue_is_caught_and_poisons_the_handle() {
+        let h = trap_handle(true);
+        assert_eq!(
+            unsafe { fairway_sched_enqueue(h, 0, null_mut(), 12) },
+            FairwayStatus::FairwayOk
+        );
+        let mut p = packet();
+        assert_eq!(
+            unsafe { fairway_sched_dequeue(h, &mut p) },
+            FairwayStatus::FairwayErrPanic
+        );
+        assert_eq!(p, packet(), "nothing written on a panic");
+        assert_poisoned(h);
+    }
+
+    #[test]
+    fn misaligned_handles_and_out_pointers_are_refused() {
+        let h = trap_handle(false);
+        assert_eq!(
+            unsafe { fairway_sched_enqueue(h, 0, 7 as *mut c_void, 12) },
+            FairwayStatus::FairwayOk
+        );
+        let mut p = packet();
+        // Every misaligned address inside the tag word reads a word that
+        // is not the live tag.
+        for k in 1..8 {
+            let m = unsafe { h.cast::<u8>().add(k) }.cast::<FairwayScheduler>();
+            let invalid = FairwayStatus::FairwayErrInvalidHandle;
+            assert_eq!(
+                unsafe { fairway_sched_enqueue(m, 0, null_mut(), 12) },
+                invalid
+            );
+            assert_eq!(unsafe { fairway_sched_dequeue(m, &mut p) }, invalid);
+            assert_eq!(unsafe { fairway_sched_destroy(m) }, invalid);
+        }
+        // A null or misaligned `out` is refused with its message, and the
+        // packet stays queued.
+        assert_eq!(
+            unsafe { fairway_sched_dequeue(h, null_mut()) },
+            FairwayStatus::FairwayErrNullPointer
+        );
+        assert_eq!(message(h), "dequeue: out is null");
+        let mut buf = [0u64; 4];
+        let skewed = unsafe { buf.as_mut_ptr().cast::<u8>().add(4) }.cast::<FairwayPacket>();
+        assert_eq!(
+            unsafe { fairway_sched_dequeue(h, skewed) },
+            FairwayStatus::FairwayErrInvalidArgument
+        );
+        assert_eq!(message(h), "dequeue: out is not aligned for its type");
+        assert_eq!(
+            unsafe { fairway_sched_dequeue(h, &mut p) },
+            FairwayStatus::FairwayOk
+        );
+        assert_eq!((p.data as usize, p.len, p.flow), (7, 12, 0));
+        assert_eq!(
+            unsafe { fairway_sched_destroy(h) },
+            FairwayStatus::FairwayOk
+        );
+    }
+
+    #[test]
+    fn a_length_beyond_u32_is_refused_not_truncated() {
+        let h = trap_handle(false);
+        let len = (1usize << 32) + 12;
+        assert_eq!(
+            unsafe { fairway_sched_enqueue(h, 0, null_mut(), len) },
+            FairwayStatus::FairwayErrPacketTooLong
+        );
+        assert!(message(h).contains(&len.to_string()), "{}", message(h));
+        let mut s = FairwaySchedStats::default();
+        assert_eq!(
+            unsafe { fairway_sched_stats(h, &mut s) },
+            FairwayStatus::FairwayOk
+        );
+        assert_eq!(
+            (s.queued_packets, s.enqueued_packets, s.rejected_packets),
+            (0, 0, 1)
+        );
+        assert_eq!(
+            unsafe { fairway_sched_destroy(h) },
+            FairwayStatus::FairwayOk
+        );
+    }
+
+    /// Each catalogue scheduler gets fast paths compiled for its own type.
+    #[test]
+    fn every_spec_gets_its_own_fast_paths() {
+        let mut seen = Vec::new();
+        for kind in fairway_core::SchedKind::ALL {
+            let state = build_state(kind.name(), Capacity::new(4, 8)).unwrap();
+            assert_eq!(state.name.to_str().unwrap(), kind.name());
+            let f = state.enqueue as usize;
+            assert!(!seen.contains(&f), "{} shares its enqueue", kind.name());
+            seen.push(f);
+        }
+    }
+}
