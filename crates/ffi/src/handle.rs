@@ -167,18 +167,21 @@ pub(crate) unsafe fn not_live<T>(h: *mut Handle<T>, kind: Kind) -> FairwayStatus
 }
 
 /// Runs `op` under `catch_unwind`: its status, or, if it panicked,
-/// `FAIRWAY_ERR_PANIC` with the handle `h` poisoned. Nothing but the 4-byte
-/// status crosses `catch_unwind` (which passes its result through memory;
-/// a wider result was measured to cost a store-forwarding stall per call),
-/// and the panic path is an out-of-line cold call that gets only `h`, so
-/// the fast path computes nothing for it.
+/// `FAIRWAY_ERR_PANIC` with the handle `handle()` poisoned. Nothing but the
+/// 4-byte status crosses `catch_unwind` (which passes its result through
+/// memory; a wider result was measured to cost a store-forwarding stall
+/// per call), and the panic path is an out-of-line cold call; `handle`
+/// runs only on that path, so the fast path need not keep the handle's
+/// address if it can find it again (the scheduler's fast paths find it in
+/// their engine).
 ///
 /// # Safety
-/// `h` is a live handle of `kind`, used by this thread only, and `op`
-/// holds no reference into it when it panics (it is poisoned through `h`).
+/// `handle()` is a live handle of `kind`, used by this thread only, and
+/// `op` holds no reference into it when it panics (it is poisoned through
+/// the pointer).
 #[inline(always)]
 pub(crate) unsafe fn guard<T>(
-    h: *mut Handle<T>,
+    handle: impl FnOnce() -> *mut Handle<T>,
     kind: Kind,
     op: impl FnOnce() -> FairwayStatus,
 ) -> FairwayStatus {
@@ -187,7 +190,7 @@ pub(crate) unsafe fn guard<T>(
     match catch_unwind(AssertUnwindSafe(op)) {
         Ok(status) => status,
         // SAFETY: forwarded contract.
-        Err(payload) => unsafe { poison(h, kind, payload) },
+        Err(payload) => unsafe { poison(handle(), kind, payload) },
     }
 }
 
@@ -209,10 +212,14 @@ pub(crate) unsafe fn call<T>(
     }
     // SAFETY: live; the reference made inside `op` ends with it.
     unsafe {
-        guard(h, kind, move || match op(&mut (*h).value) {
-            Ok(status) => status,
-            Err(failure) => fail(h, failure),
-        })
+        guard(
+            || h,
+            kind,
+            move || match op(&mut (*h).value) {
+                Ok(status) => status,
+                Err(failure) => fail(h, failure),
+            },
+        )
     }
 }
 

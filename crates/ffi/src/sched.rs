@@ -160,21 +160,88 @@ type EnqueueFn =
 /// scheduler type.
 type DequeueFn = unsafe extern "C" fn(*mut Handle<SchedState>, *mut FairwayPacket) -> FairwayStatus;
 
-/// What a scheduler handle holds. `repr(C)` keeps the order written (see
-/// `dequeued_bytes`).
+/// The scheduler, the counters of its dequeues and the address of its
+/// handle, in one allocation: the fast paths reach all of them from the
+/// engine's address, so they need not keep the handle's address alive
+/// across the scheduler's code (one callee-saved register less to save and
+/// restore per call); the cold paths (a refusal, a panic) get the handle
+/// from here. `Engine<S>` for the concrete type, `Engine<dyn Scheduler>`
+/// behind the handle's box (the scheduler is the unsized last field).
 #[repr(C)]
+struct Engine<S: ?Sized> {
+    dequeued_packets: u64,
+    /// Set by [`into_handle`]. It also keeps the two counters apart: next
+    /// to each other the compiler turns their two adds into a
+    /// six-instruction vector update.
+    handle: *mut Handle<SchedState>,
+    dequeued_bytes: u64,
+    sched: S,
+}
+
+/// Allocates the handle of `state` and records its address in the engine.
+fn into_handle(state: SchedState) -> *mut Handle<SchedState> {
+    let h = Handle::into_raw(SCHED_KIND, state);
+    // SAFETY: just allocated, live, not shared yet.
+    unsafe { (&mut (*h).value).engine.handle = h };
+    h
+}
+
+impl<S: Scheduler<FfiPacket>> Engine<S> {
+    /// The single enqueue's fast path: returns the status; a refusal is
+    /// counted, worded and stored by the cold [`SchedState::refuse`].
+    ///
+    /// # Safety
+    /// `this` is the engine of a live handle, as an `Engine<S>` (its
+    /// concrete type), used by this thread only.
+    #[inline(always)]
+    unsafe fn enqueue(this: *mut Self, flow: u32, data: *mut c_void, len: usize) -> FairwayStatus {
+        let Ok(len32) = u32::try_from(len) else {
+            // SAFETY: forwarded contract.
+            return unsafe { SchedState::refuse_length((*this).handle, flow, len) };
+        };
+        let packet = FfiPacket {
+            data: data as usize,
+            len: len32,
+        };
+        // SAFETY: forwarded contract; the reference ends with the call.
+        match unsafe { (*this).sched.enqueue(FlowId(flow), packet) } {
+            Ok(()) => FairwayStatus::FairwayOk,
+            // SAFETY: forwarded contract.
+            Err(e) => unsafe { SchedState::refuse((*this).handle, flow, e.kind) },
+        }
+    }
+
+    /// The single dequeue's fast path: returns the status.
+    ///
+    /// # Safety
+    /// As for [`Self::enqueue`]; `out` is non-null and aligned (checked by
+    /// [`fairway_sched_dequeue`]).
+    #[inline(always)]
+    unsafe fn dequeue(this: *mut Self, out: *mut FairwayPacket) -> FairwayStatus {
+        // SAFETY: forwarded contract.
+        let engine = unsafe { &mut *this };
+        match engine.sched.dequeue() {
+            Some(d) => {
+                engine.dequeued_packets += 1;
+                engine.dequeued_bytes += u64::from(d.packet.len);
+                // SAFETY: checked non-null and aligned; the caller promises
+                // it points to writable memory for one FairwayPacket.
+                unsafe { out.write(d.packet.to_c(d.flow)) };
+                FairwayStatus::FairwayOk
+            }
+            None => FairwayStatus::FairwayEmpty,
+        }
+    }
+}
+
+/// What a scheduler handle holds.
 struct SchedState {
-    /// `enqueue_as::<S>` for the concrete type `S` behind `sched`.
+    /// `enqueue_as::<S>` for the concrete type `S` behind `engine`.
     enqueue: EnqueueFn,
     /// `dequeue_as::<S>` for the same `S`.
     dequeue: DequeueFn,
-    sched: Box<dyn Scheduler<FfiPacket> + Send>,
-    /// Counted by dequeue. The byte counter is kept apart from the packet
-    /// counter (`name` between): next to each other the compiler turns
-    /// the two adds into a six-instruction vector update.
-    dequeued_packets: u64,
+    engine: Box<Engine<dyn Scheduler<FfiPacket> + Send>>,
     name: CString,
-    dequeued_bytes: u64,
     /// Counted on the slow paths.
     reclaimed_packets: u64,
     reclaimed_bytes: u64,
@@ -213,7 +280,7 @@ impl SchedVisitor<FfiPacket> for BuildState {
         S: Scheduler<FfiPacket> + Send + 'static,
         F: FnOnce(Capacity, Limits) -> S + Send + 'static,
     {
-        SchedState::new(Box::new(make(self.cap, Limits::DEFAULT)))
+        SchedState::new(make(self.cap, Limits::DEFAULT))
     }
 }
 
@@ -230,11 +297,15 @@ unsafe extern "C" fn enqueue_as<S: Scheduler<FfiPacket> + Send + 'static>(
     len: usize,
 ) -> FairwayStatus {
     // SAFETY: the caller checked the handle is live, its scheduler is an
-    // `S` (the function's contract), one thread at a time.
+    // `S` (the function's contract), one thread at a time. From here on
+    // only the engine's address is kept, also for the panic path.
     unsafe {
-        handle::guard(h, SCHED_KIND, || {
-            SchedState::enqueue::<S>(h, flow, data, len)
-        })
+        let engine = (*h).value.concrete::<S>();
+        handle::guard(
+            || (*engine).handle,
+            SCHED_KIND,
+            || Engine::enqueue(engine, flow, data, len),
+        )
     }
 }
 
@@ -248,7 +319,14 @@ unsafe extern "C" fn dequeue_as<S: Scheduler<FfiPacket> + Send + 'static>(
     out: *mut FairwayPacket,
 ) -> FairwayStatus {
     // SAFETY: as in `enqueue_as`.
-    unsafe { handle::guard(h, SCHED_KIND, || SchedState::dequeue::<S>(h, out)) }
+    unsafe {
+        let engine = (*h).value.concrete::<S>();
+        handle::guard(
+            || (*engine).handle,
+            SCHED_KIND,
+            || Engine::dequeue(engine, out),
+        )
+    }
 }
 
 fn config_status(e: &ConfigError) -> FairwayStatus {
@@ -281,15 +359,19 @@ fn config_failure(what: &str, flow: u32, e: ConfigError) -> Failure {
 
 impl SchedState {
     /// The state of a new scheduler, with the fast paths for its type.
-    fn new<S: Scheduler<FfiPacket> + Send + 'static>(sched: Box<S>) -> Self {
+    fn new<S: Scheduler<FfiPacket> + Send + 'static>(sched: S) -> Self {
         let name = handle::to_c_string(sched.name().to_string());
+        let engine: Box<Engine<S>> = Box::new(Engine {
+            dequeued_packets: 0,
+            handle: core::ptr::null_mut(),
+            dequeued_bytes: 0,
+            sched,
+        });
         SchedState {
             enqueue: enqueue_as::<S>,
             dequeue: dequeue_as::<S>,
-            sched,
-            dequeued_packets: 0,
+            engine,
             name,
-            dequeued_bytes: 0,
             reclaimed_packets: 0,
             reclaimed_bytes: 0,
             rejected_packets: 0,
@@ -298,48 +380,17 @@ impl SchedState {
         }
     }
 
-    /// The scheduler as its concrete type `S`.
+    /// The engine as its concrete type `Engine<S>`.
     ///
     /// # Safety
     /// The scheduler must be an `S` (the state was made by
-    /// `SchedState::new::<S>`).
+    /// `SchedState::new::<S>`) for the pointer to be used.
     #[inline(always)]
-    unsafe fn concrete<S: Scheduler<FfiPacket> + Send + 'static>(&mut self) -> &mut S {
-        let dynamic: *mut (dyn Scheduler<FfiPacket> + Send) = &mut *self.sched;
-        // SAFETY: the caller's contract: the object behind the box is an
-        // `S`, so the data pointer of the `dyn` pointer points to one.
-        unsafe { &mut *dynamic.cast::<S>() }
-    }
-
-    /// The single enqueue's fast path: returns the status; a refusal is
-    /// counted, worded and stored by the cold [`Self::refuse`], which gets
-    /// only the handle.
-    ///
-    /// # Safety
-    /// `h` is a live scheduler handle whose scheduler is an `S`, used by
-    /// this thread only.
-    #[inline(always)]
-    unsafe fn enqueue<S: Scheduler<FfiPacket> + Send + 'static>(
-        h: *mut Handle<SchedState>,
-        flow: u32,
-        data: *mut c_void,
-        len: usize,
-    ) -> FairwayStatus {
-        let Ok(len32) = u32::try_from(len) else {
-            // SAFETY: forwarded contract.
-            return unsafe { Self::refuse_length(h, flow, len) };
-        };
-        let packet = FfiPacket {
-            data: data as usize,
-            len: len32,
-        };
-        // SAFETY: forwarded contract; the reference ends with the call.
-        let sched = unsafe { (*h).value.concrete::<S>() };
-        match sched.enqueue(FlowId(flow), packet) {
-            Ok(()) => FairwayStatus::FairwayOk,
-            // SAFETY: forwarded contract.
-            Err(e) => unsafe { Self::refuse(h, flow, e.kind) },
-        }
+    unsafe fn concrete<S: Scheduler<FfiPacket> + Send + 'static>(&mut self) -> *mut Engine<S> {
+        let dynamic: *mut Engine<dyn Scheduler<FfiPacket> + Send> = &mut *self.engine;
+        // The caller's contract: the box was made as an `Engine<S>`, so the
+        // data pointer of the `dyn` pointer points to one.
+        dynamic.cast::<Engine<S>>()
     }
 
     /// Counts, words and stores a refused single enqueue.
@@ -400,35 +451,9 @@ impl SchedState {
         )
     }
 
-    /// The single dequeue's fast path: returns the status.
-    ///
-    /// # Safety
-    /// As for [`Self::enqueue`]; `out` is non-null and aligned (checked by
-    /// [`fairway_sched_dequeue`]).
-    #[inline(always)]
-    unsafe fn dequeue<S: Scheduler<FfiPacket> + Send + 'static>(
-        h: *mut Handle<SchedState>,
-        out: *mut FairwayPacket,
-    ) -> FairwayStatus {
-        // SAFETY: forwarded contract.
-        let state = unsafe { &mut *(*h).value };
-        // SAFETY: forwarded contract.
-        match unsafe { state.concrete::<S>() }.dequeue() {
-            Some(d) => {
-                state.dequeued_packets += 1;
-                state.dequeued_bytes += u64::from(d.packet.len);
-                // SAFETY: checked non-null and aligned; the caller promises
-                // it points to writable memory for one FairwayPacket.
-                unsafe { out.write(d.packet.to_c(d.flow)) };
-                FairwayStatus::FairwayOk
-            }
-            None => FairwayStatus::FairwayEmpty,
-        }
-    }
-
     fn peek(&mut self, out: *mut FairwayPacket) -> OpResult {
         check_out(out, "peek: out")?;
-        match self.sched.peek() {
+        match self.engine.sched.peek() {
             Some((flow, packet)) => {
                 // SAFETY: as in `dequeue`.
                 unsafe { out.write(packet.to_c(flow)) };
@@ -449,7 +474,7 @@ impl SchedState {
         let id = FlowId(flow);
         // Check that every packet fits before removing anything: a failed
         // call must leave the flow as it was.
-        if let Some(backlog) = self.sched.flow_backlog(id) {
+        if let Some(backlog) = self.engine.sched.flow_backlog(id) {
             let needed = usize::try_from(backlog.packets).unwrap_or(usize::MAX);
             // SAFETY: n_out checked non-null and aligned; the caller
             // promises it is writable.
@@ -467,6 +492,7 @@ impl SchedState {
             }
         }
         let packets = self
+            .engine
             .sched
             .remove_flow(id)
             .map_err(|e| config_failure("remove_flow", flow, e))?;
@@ -522,7 +548,7 @@ impl SchedState {
                 data: p.data as usize,
                 len: len32,
             };
-            if let Err(e) = self.sched.enqueue(FlowId(p.flow), packet) {
+            if let Err(e) = self.engine.sched.enqueue(FlowId(p.flow), packet) {
                 failure = Some((i, self.enqueue_failed(p.flow, e.kind)));
                 break;
             }
@@ -555,15 +581,17 @@ impl SchedState {
         }
         let (mut n, mut bytes) = (0, 0u64);
         while n < cap {
-            let Some(d) = self.sched.dequeue() else { break };
+            let Some(d) = self.engine.sched.dequeue() else {
+                break;
+            };
             bytes += u64::from(d.packet.len);
             // SAFETY: `out` is non-null, aligned and valid for `cap`
             // writes by contract; `n < cap`.
             unsafe { out.add(n).write(d.packet.to_c(d.flow)) };
             n += 1;
         }
-        self.dequeued_packets += n as u64;
-        self.dequeued_bytes += bytes;
+        self.engine.dequeued_packets += n as u64;
+        self.engine.dequeued_bytes += bytes;
         // SAFETY: as above.
         unsafe { n_out.write(n) };
         Ok(if n == 0 && cap > 0 {
@@ -574,15 +602,17 @@ impl SchedState {
     }
 
     fn stats(&self) -> FairwaySchedStats {
-        let backlog = self.sched.backlog();
+        let backlog = self.engine.sched.backlog();
         FairwaySchedStats {
             flows: self.flows,
             queued_packets: backlog.packets,
             queued_bytes: backlog.bytes,
-            enqueued_packets: self.dequeued_packets + self.reclaimed_packets + backlog.packets,
-            enqueued_bytes: self.dequeued_bytes + self.reclaimed_bytes + backlog.bytes,
-            dequeued_packets: self.dequeued_packets,
-            dequeued_bytes: self.dequeued_bytes,
+            enqueued_packets: self.engine.dequeued_packets
+                + self.reclaimed_packets
+                + backlog.packets,
+            enqueued_bytes: self.engine.dequeued_bytes + self.reclaimed_bytes + backlog.bytes,
+            dequeued_packets: self.engine.dequeued_packets,
+            dequeued_bytes: self.engine.dequeued_bytes,
             reclaimed_packets: self.reclaimed_packets,
             reclaimed_bytes: self.reclaimed_bytes,
             rejected_packets: self.rejected_packets,
@@ -649,7 +679,7 @@ pub unsafe extern "C" fn fairway_sched_create(
             ));
         }
         let state = build_state(spec, Capacity::new(max_flows, max_packets))?;
-        Ok(Handle::into_raw(SCHED_KIND, state))
+        Ok(into_handle(state))
     }));
     let failure = match result {
         Ok(Ok(h)) => {
@@ -732,7 +762,8 @@ pub unsafe extern "C" fn fairway_sched_add_flow(
     // SAFETY: forwarded contract.
     unsafe {
         call(handle(h), SCHED_KIND, |s| {
-            s.sched
+            s.engine
+                .sched
                 .add_flow(FlowId(flow), FlowConfig::new(weight, max_len))
                 .map_err(|e| config_failure("add_flow", flow, e))?;
             s.flows += 1;
@@ -758,7 +789,8 @@ pub unsafe extern "C" fn fairway_sched_reconfigure_flow(
     // SAFETY: forwarded contract.
     unsafe {
         call(handle(h), SCHED_KIND, |s| {
-            s.sched
+            s.engine
+                .sched
                 .reconfigure_flow(FlowId(flow), FlowConfig::new(weight, max_len))
                 .map_err(|e| config_failure("reconfigure_flow", flow, e))?;
             Ok(FairwayStatus::FairwayOk)
@@ -928,7 +960,7 @@ pub unsafe extern "C" fn fairway_sched_backlog(
     unsafe {
         call(handle(h), SCHED_KIND, |s| {
             check_out(out, "backlog: out")?;
-            let b = s.sched.backlog();
+            let b = s.engine.sched.backlog();
             // SAFETY: checked non-null and aligned; caller-writable.
             out.write(FairwayBacklog {
                 packets: b.packets,
@@ -954,7 +986,7 @@ pub unsafe extern "C" fn fairway_sched_flow_backlog(
     unsafe {
         call(handle(h), SCHED_KIND, |s| {
             check_out(out, "flow_backlog: out")?;
-            let b = s.sched.flow_backlog(FlowId(flow)).ok_or_else(|| {
+            let b = s.engine.sched.flow_backlog(FlowId(flow)).ok_or_else(|| {
                 Failure::new(
                     FairwayStatus::FairwayErrUnknownFlow,
                     format!("flow_backlog: unknown flow {flow}"),
@@ -985,7 +1017,7 @@ pub unsafe extern "C" fn fairway_sched_flow_config(
     unsafe {
         call(handle(h), SCHED_KIND, |s| {
             check_out(out, "flow_config: out")?;
-            let c = s.sched.flow_config(FlowId(flow)).ok_or_else(|| {
+            let c = s.engine.sched.flow_config(FlowId(flow)).ok_or_else(|| {
                 Failure::new(
                     FairwayStatus::FairwayErrUnknownFlow,
                     format!("flow_config: unknown flow {flow}"),
@@ -1074,11 +1106,11 @@ mod tests {
 
     fn trap_handle(panic_on_dequeue: bool) -> *mut FairwayScheduler {
         let inner = Fifo::new(Capacity::new(4, 8));
-        let state = SchedState::new(Box::new(Trap {
+        let state = SchedState::new(Trap {
             inner,
             panic_on_dequeue,
-        }));
-        let h = Handle::into_raw(SCHED_KIND, state).cast::<FairwayScheduler>();
+        });
+        let h = into_handle(state).cast::<FairwayScheduler>();
         assert_eq!(
             unsafe { fairway_sched_add_flow(h, 0, 1, 100) },
             FairwayStatus::FairwayOk
