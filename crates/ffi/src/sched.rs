@@ -1258,6 +1258,14 @@ mod tests {
         );
     }
 
+    /// The handle block, kept as a tombstone after destroy, stays small.
+    #[test]
+    fn a_tombstone_is_small() {
+        let size = core::mem::size_of::<Handle<SchedState>>();
+        println!("scheduler handle block: {size} bytes");
+        assert!(size <= 128, "{size}");
+    }
+
     /// Each catalogue scheduler gets fast paths compiled for its own type.
     #[test]
     fn every_spec_gets_its_own_fast_paths() {
