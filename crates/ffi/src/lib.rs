@@ -26,17 +26,21 @@
 //!   Rust or C++ program; the creation limits keep allocations bounded.)
 //! * **Misuse detection.** A null handle, a handle of the other kind, and a
 //!   handle already destroyed are reported as `FAIRWAY_ERR_INVALID_HANDLE`,
-//!   never dereferenced as live: each handle starts with a per-kind magic
-//!   word, and destroy frees the scheduler but keeps the handle's 16 bytes
-//!   as a tombstone whose magic says "destroyed" (so a stale pointer reads
-//!   valid memory rather than freed memory; tombstones stay reachable from
-//!   a global table, so leak checkers do not report them). A pointer that
+//!   never dereferenced as live: each handle starts with a tag word naming
+//!   its kind and state (live, poisoned, destroyed), checked with one
+//!   compare, and destroy frees the scheduler but keeps the handle block as
+//!   a tombstone whose tag says "destroyed" (so a stale pointer reads valid
+//!   memory rather than freed memory; tombstones stay reachable from a
+//!   global table, so leak checkers do not report them). A pointer that
 //!   never came from this library cannot be detected in general.
+//! * **Fast single-packet calls.** `fairway_sched_enqueue` and
+//!   `fairway_sched_dequeue` check the handle and jump to code compiled for
+//!   the scheduler's concrete type (see [`sched`]).
 //! * **The library never owns packet memory.** A packet is an opaque pointer
 //!   plus a length; the pointer comes back unchanged from dequeue, peek or
 //!   flow removal and is never read or written by the library.
 //!
-//! Modules: [`status`] (codes and their names), `handle` (the magic-word
+//! Modules: [`status`] (codes and their names), `handle` (the tagged
 //! handle and the catch-unwind guard), [`sched`] (the scheduler API), [`pq`]
 //! (the cFFS API).
 #![deny(unsafe_op_in_unsafe_fn)]
