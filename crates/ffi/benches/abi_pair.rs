@@ -52,6 +52,7 @@ use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Packet, SchedSpec, Sche
 use fairway_ffi::*;
 use std::ffi::{c_void, CString};
 use std::hint::black_box;
+use std::mem::MaybeUninit;
 use std::process::Command;
 use std::ptr::null_mut;
 use std::time::Instant;
@@ -210,18 +211,19 @@ fn rust_abi(spec: &str, flows: u32, pairs: u64, warm: bool) -> f64 {
     let mut checksum = 0u64;
     let mut run = |n: u64| {
         for _ in 0..n {
-            let mut p = FairwayPacket {
-                data: null_mut(),
-                len: 0,
-                flow: 0,
-            };
-            unsafe {
-                if dequeue(s, &mut p) != FairwayStatus::FairwayOk
-                    || enqueue(s, p.flow, p.data, p.len) != FairwayStatus::FairwayOk
-                {
-                    panic!("pair failed");
+            // Left uninitialised, as the C program leaves it: dequeue
+            // writes it when it returns FAIRWAY_OK.
+            let mut p = MaybeUninit::<FairwayPacket>::uninit();
+            let p = unsafe {
+                if dequeue(s, p.as_mut_ptr()) != FairwayStatus::FairwayOk {
+                    panic!("dequeue failed");
                 }
-            }
+                let p = p.assume_init();
+                if enqueue(s, p.flow, p.data, p.len) != FairwayStatus::FairwayOk {
+                    panic!("enqueue failed");
+                }
+                p
+            };
             checksum += u64::from(p.flow);
         }
     };
