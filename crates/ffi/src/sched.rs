@@ -535,33 +535,38 @@ impl SchedState {
                 "enqueue_batch: pkts is null or not aligned",
             ));
         }
-        let mut failure = None;
+        // The scheduler is found once per batch (its offset in the engine
+        // comes from the vtable); a refusal is worded after the loop.
+        let sched = &mut self.engine.sched;
+        let mut refused = None;
         for i in 0..n {
             // SAFETY: `pkts` is non-null, aligned and, by the caller's
             // contract, valid for `n` reads.
             let p = unsafe { pkts.add(i).read() };
             let Ok(len32) = u32::try_from(p.len) else {
-                failure = Some((i, self.length_overflow(p.flow, p.len)));
+                refused = Some((i, p, None));
                 break;
             };
             let packet = FfiPacket {
                 data: p.data as usize,
                 len: len32,
             };
-            if let Err(e) = self.engine.sched.enqueue(FlowId(p.flow), packet) {
-                failure = Some((i, self.enqueue_failed(p.flow, e.kind)));
+            if let Err(e) = sched.enqueue(FlowId(p.flow), packet) {
+                refused = Some((i, p, Some(e.kind)));
                 break;
             }
         }
-        // SAFETY: as above (`n_done` checked non-null and aligned).
-        match failure {
-            None => unsafe { n_done.write(n) },
-            Some((i, f)) => {
-                unsafe { n_done.write(i) };
-                return Err(f);
-            }
-        }
-        Ok(FairwayStatus::FairwayOk)
+        let Some((i, p, kind)) = refused else {
+            // SAFETY: as above (`n_done` checked non-null and aligned).
+            unsafe { n_done.write(n) };
+            return Ok(FairwayStatus::FairwayOk);
+        };
+        // SAFETY: as above.
+        unsafe { n_done.write(i) };
+        Err(match kind {
+            None => self.length_overflow(p.flow, p.len),
+            Some(kind) => self.enqueue_failed(p.flow, kind),
+        })
     }
 
     /// Dequeues up to `cap` packets into `out`, in the order single
@@ -580,8 +585,10 @@ impl SchedState {
             check_out(out, "dequeue_batch: out")?;
         }
         let (mut n, mut bytes) = (0, 0u64);
+        // Found once per batch (see `enqueue_batch`).
+        let sched = &mut self.engine.sched;
         while n < cap {
-            let Some(d) = self.engine.sched.dequeue() else {
+            let Some(d) = sched.dequeue() else {
                 break;
             };
             bytes += u64::from(d.packet.len);
