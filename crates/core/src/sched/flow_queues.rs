@@ -641,3 +641,183 @@ mod tests {
         assert_eq!(q.head_len(FlowId(0)), Some(7));
     }
 }
+
+/// The store's own invariants, under random operations and with a packet
+/// type that owns memory and counts its drops (Miri runs these: `cargo
+/// +nightly miri test -p fairway-core --lib flow_queues`).
+#[cfg(test)]
+mod soundness_tests {
+    use super::*;
+    use alloc::collections::VecDeque;
+    use alloc::rc::Rc;
+    use alloc::vec;
+    use core::cell::Cell;
+
+    /// A heap-owning packet that counts its drops.
+    #[derive(Debug)]
+    struct Owned {
+        len: alloc::boxed::Box<u32>,
+        seq: u64,
+        drops: Rc<Cell<u64>>,
+    }
+    impl crate::Packet for Owned {
+        fn len(&self) -> u32 {
+            *self.len
+        }
+    }
+    impl Drop for Owned {
+        fn drop(&mut self) {
+            self.drops.set(self.drops.get() + 1);
+        }
+    }
+
+    /// Walks the free list and every flow's list: each slot on exactly one
+    /// list (I1, I2, I3), lengths and counters as the model says.
+    fn check_invariants(q: &FlowQueues<Owned>, model: &[VecDeque<(u64, u32)>]) {
+        let mut seen = vec![false; q.slots.len()];
+        let mut idx = q.free;
+        let mut free = 0;
+        while idx != NIL {
+            assert!(!seen[idx as usize], "slot {idx} twice on the free list");
+            seen[idx as usize] = true;
+            free += 1;
+            idx = q.slots[idx as usize].next;
+        }
+        let mut total = (0u64, 0u64);
+        for (i, m) in model.iter().enumerate() {
+            let f = &q.flows[i];
+            assert_eq!(f.packets as usize, m.len());
+            let got: Vec<(u64, u32)> = q
+                .iter_flow(FlowId(i as u32))
+                .map(|p| (p.seq, *p.len))
+                .collect();
+            assert_eq!(got, m.iter().copied().collect::<Vec<_>>());
+            let mut idx = f.head;
+            for k in 0..f.packets {
+                assert!(!seen[idx as usize], "slot {idx} on two lists");
+                seen[idx as usize] = true;
+                if k + 1 == f.packets {
+                    assert_eq!(idx, f.tail);
+                } else {
+                    idx = q.slots[idx as usize].next;
+                }
+            }
+            if let Some(&(_, len)) = m.front() {
+                assert_eq!(q.head_len(FlowId(i as u32)), Some(len));
+            }
+            let bytes: u64 = m.iter().map(|&(_, l)| u64::from(l)).sum();
+            assert_eq!(f.bytes, bytes);
+            total.0 += m.len() as u64;
+            total.1 += bytes;
+        }
+        assert!(seen.iter().all(|&s| s), "a slot is on no list");
+        assert_eq!(free + total.0, q.slots.len() as u64);
+        assert_eq!((q.total().packets, q.total().bytes), total);
+    }
+
+    #[test]
+    fn random_operations_keep_the_invariants_and_drop_each_packet_once() {
+        let drops = Rc::new(Cell::new(0u64));
+        let flows = 4usize;
+        let mut q = FlowQueues::<Owned>::new(Capacity::new(flows as u32, 6), Limits::DEFAULT);
+        let mut model = vec![VecDeque::new(); flows];
+        for f in 0..flows as u32 {
+            q.add_flow(FlowId(f), FlowConfig::new(1, 100)).unwrap();
+        }
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut made = 0u64;
+        // Few operations: Miri runs this test ~1000x slower than native.
+        for _ in 0..600 {
+            let r = next();
+            let f = (r % flows as u64) as usize;
+            let id = FlowId(f as u32);
+            match (r >> 8) % 6 {
+                0..=2 => {
+                    // Lengths 0..=101: empty and too long are refused.
+                    let len = ((r >> 16) % 102) as u32;
+                    made += 1;
+                    let p = Owned {
+                        len: alloc::boxed::Box::new(len),
+                        seq: made,
+                        drops: drops.clone(),
+                    };
+                    match q.push(id, p) {
+                        Ok(was_empty) => {
+                            assert_eq!(was_empty, model[f].is_empty());
+                            model[f].push_back((made, len));
+                        }
+                        Err(e) => {
+                            assert_eq!(e.packet.seq, made, "the refused packet comes back");
+                            let full = model.iter().map(VecDeque::len).sum::<usize>() == 6;
+                            assert!(len == 0 || len > 100 || full);
+                        }
+                    }
+                }
+                3 => {
+                    let got = q.pop_with_next_len(id);
+                    match model[f].pop_front() {
+                        Some((seq, _)) => {
+                            let (p, next_len) = got.unwrap();
+                            assert_eq!(p.seq, seq);
+                            assert_eq!(next_len, model[f].front().map(|&(_, l)| l));
+                        }
+                        None => assert!(got.is_none()),
+                    }
+                }
+                4 => {
+                    let budget = (r >> 16) % 120;
+                    match (q.pop_within(id, budget), model[f].front().copied()) {
+                        (HeadPop::Empty, None) => {}
+                        (HeadPop::TooLong(l), Some((_, len))) => {
+                            assert_eq!(l, len);
+                            assert!(u64::from(len) > budget);
+                        }
+                        (
+                            HeadPop::Popped {
+                                packet,
+                                len,
+                                now_empty,
+                            },
+                            Some((seq, l)),
+                        ) => {
+                            model[f].pop_front();
+                            assert_eq!((packet.seq, len, now_empty), (seq, l, model[f].is_empty()));
+                        }
+                        (got, want) => panic!("pop_within gave {got:?}, model {want:?}"),
+                    }
+                }
+                _ => {
+                    let out = q.remove_flow(id).unwrap();
+                    let seqs: Vec<u64> = out.iter().map(|p| p.seq).collect();
+                    let want: Vec<u64> = model[f].drain(..).map(|(s, _)| s).collect();
+                    assert_eq!(seqs, want);
+                    q.add_flow(id, FlowConfig::new(1, 100)).unwrap();
+                }
+            }
+            check_invariants(&q, &model);
+            let queued = model.iter().map(VecDeque::len).sum::<usize>() as u64;
+            assert_eq!(
+                drops.get() + queued,
+                made,
+                "every packet not queued was dropped once"
+            );
+        }
+        let queued = model.iter().map(VecDeque::len).sum::<usize>() as u64;
+        assert!(
+            queued > 0,
+            "the test drops a store that still holds packets"
+        );
+        drop(q);
+        assert_eq!(
+            drops.get(),
+            made,
+            "dropping the store drops what it held, once"
+        );
+    }
+}
