@@ -425,8 +425,10 @@ impl<P: crate::Packet> FlowQueues<P> {
         // The slot left the free list, so it held no packet (I1): writing
         // overwrites nothing that needed a drop.
         slot.packet.write(packet);
-        let was_empty = f.packets == 0;
-        if was_empty {
+        // Read once: the compiler cannot tell that the store into the tail
+        // slot leaves the flow record alone, and would reload it.
+        let packets = f.packets;
+        if packets == 0 {
             f.head = idx;
             f.head_len = len;
         } else {
@@ -434,11 +436,11 @@ impl<P: crate::Packet> FlowQueues<P> {
             unsafe { slot_at_mut(&mut self.slots, f.tail) }.next = idx;
         }
         f.tail = idx;
-        f.packets += 1;
+        f.packets = packets + 1;
         f.bytes += u64::from(len);
         self.total_packets += 1;
         self.total_bytes += u64::from(len);
-        Ok(was_empty)
+        Ok(packets == 0)
     }
 
     /// Removes the head packet of a flow.
