@@ -52,12 +52,14 @@
 //! ([`ConfigError`], [`EnqueueError`]) and an enqueue error hands the packet
 //! back to the caller.
 //!
-//! `unsafe` is denied crate-wide. The one exception is the per-bucket FIFO
+//! `unsafe` is denied crate-wide. The two exceptions are the per-bucket FIFO
 //! storage of the integer priority queues (`pq::bucket_lists`), whose pop
 //! path indexes without bounds checks where the module's own invariants
 //! (private fields, fixed lengths) guarantee the index, and prefetches a
-//! bucket's next chunk; each block states its invariant, and debug builds
-//! (the tests) assert it.
+//! bucket's next chunk, and the schedulers' packet store
+//! ([`FlowQueues`]), whose slots hold `MaybeUninit` packets and are indexed
+//! without bounds checks where its free and flow lists guarantee the index;
+//! each block states its invariant, and debug builds (the tests) assert it.
 #![no_std]
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -62,7 +62,8 @@
 //! Functions used on the hot paths' slow branches take the slices, not
 //! `self`, so the fast path's slices stay in registers.
 //!
-//! This module holds the core crate's only `unsafe`: a pop reads its
+//! This module is one of the core crate's two modules with `unsafe` (the
+//! other is the schedulers' packet store): a pop reads its
 //! bucket's head slot and live count without bounds checks, because every
 //! stored head is a slot of an existing chunk (see `Start::head`; the one
 //! place a head comes from a stored link is checked) and `ends` has

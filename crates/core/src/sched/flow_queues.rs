@@ -9,34 +9,84 @@
 //!
 //! This module also owns flow validation (ids, weights, lengths, weight sum)
 //! and the backlog counters, so every scheduler validates identically.
+//!
+//! # Why it holds `unsafe`, and the invariants that make it sound
+//!
+//! Every scheduler's enqueue and dequeue goes through [`FlowQueues::push`]
+//! and a head removal, so their cost is paid on every packet (dummynet's
+//! `mq_append` + `dn_dequeue` execute ~17 instructions each). A slot holds
+//! its packet as `MaybeUninit<P>`, not `Option<P>` (no tag to write, test
+//! and clear), and the slot indices the store produces itself are used
+//! without a bounds check. Both rest on these invariants, kept by the
+//! private fields and checked by `debug_assert`s in debug builds (so by
+//! every test), by the property tests of all schedulers and by Miri
+//! (`cargo +nightly miri test -p fairway-core --lib flow_queues`):
+//!
+//! * **I1 (free list)**: `free` is `NIL` or the index of a slot, and the
+//!   free slots form one list from `free` through `next`, ending in `NIL`.
+//!   A slot on the free list holds no packet (uninitialised).
+//! * **I2 (flow lists)**: a flow with `packets = n > 0` has `head` and
+//!   `tail` below `slots.len()`; following `next` from `head` `n - 1`
+//!   times visits `n` distinct slots and ends at `tail`; each of them holds
+//!   an initialised packet, and `head_len` is the length of the one at
+//!   `head`. The `next` of a tail slot is not read (so not written on
+//!   enqueue). A flow with `packets = 0` has no slot and its `head`,
+//!   `tail` and `head_len` mean nothing.
+//! * **I3 (ownership)**: every slot is on exactly one list, the free list
+//!   or one flow's; a packet is moved into a slot only as it leaves the
+//!   free list and moved out only as it returns there, so each packet is
+//!   read out or dropped exactly once (`Drop` drops what is still queued).
+//!
+//! Indices that come from the caller (flow ids) are always checked, and
+//! every input error keeps its typed error: only the store's own slot
+//! indices skip the check. The counters (per flow and in total, packets
+//! and bytes) are each updated once per operation; a flow's head packet
+//! length is kept in its record, so DRR's and QFQ+'s "does the head fit"
+//! and the length a timestamp scheduler needs after a dequeue read the
+//! flow record, not the packet.
+#![allow(unsafe_code)]
 
 use crate::error::{ConfigError, EnqueueError, EnqueueErrorKind};
 use crate::flow::{FlowConfig, FlowId, Limits};
 use crate::sched::capacity::{Backlog, Capacity};
 use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 
 const NIL: u32 = u32::MAX;
 
+/// One packet slot: `packet` is initialised exactly while the slot is on a
+/// flow's list (I2, I3).
 struct Slot<P> {
-    packet: Option<P>,
+    packet: MaybeUninit<P>,
     next: u32,
 }
 
+/// One flow's record: its list, counters and configuration (32 bytes).
 #[derive(Clone, Copy)]
 struct FlowSlot {
     head: u32,
     tail: u32,
     packets: u32,
-    present: bool,
+    /// Length of the packet at `head`, while `packets > 0`.
+    head_len: u32,
     bytes: u64,
+    /// `max_len = 0` marks an unconfigured id: a configured flow's
+    /// `max_len` is at least 1 (`check_config`).
     cfg: FlowConfig,
+}
+
+impl FlowSlot {
+    #[inline(always)]
+    fn present(&self) -> bool {
+        self.cfg.max_len != 0
+    }
 }
 
 const EMPTY_FLOW: FlowSlot = FlowSlot {
     head: NIL,
     tail: NIL,
     packets: 0,
-    present: false,
+    head_len: 0,
     bytes: 0,
     cfg: FlowConfig::new(0, 0),
 };
@@ -67,7 +117,43 @@ pub struct FlowQueues<P> {
     limits: Limits,
     weight_sum: u64,
     num_flows: u32,
-    total: Backlog,
+    /// Packets queued in all flows: at most `slots.len()`, so a `u32`.
+    total_packets: u32,
+    total_bytes: u64,
+}
+
+/// The slot at `idx`.
+///
+/// # Safety
+/// `idx < slots.len()`: the caller knows it from I1 (`free`, not `NIL`) or
+/// I2 (a slot on a backlogged flow's list).
+#[inline(always)]
+unsafe fn slot_at<P>(slots: &[Slot<P>], idx: u32) -> &Slot<P> {
+    debug_assert!((idx as usize) < slots.len(), "slot {idx} out of the slab");
+    // SAFETY: the caller's contract.
+    unsafe { slots.get_unchecked(idx as usize) }
+}
+
+/// [`slot_at`], mutable.
+///
+/// # Safety
+/// As [`slot_at`].
+#[inline(always)]
+unsafe fn slot_at_mut<P>(slots: &mut [Slot<P>], idx: u32) -> &mut Slot<P> {
+    debug_assert!((idx as usize) < slots.len(), "slot {idx} out of the slab");
+    // SAFETY: the caller's contract.
+    unsafe { slots.get_unchecked_mut(idx as usize) }
+}
+
+/// The packet in slot `idx`.
+///
+/// # Safety
+/// The slot is on a backlogged flow's list (I2): it exists and holds an
+/// initialised packet.
+#[inline(always)]
+unsafe fn queued_at<P>(slots: &[Slot<P>], idx: u32) -> &P {
+    // SAFETY: the caller's contract covers both the index and the packet.
+    unsafe { slot_at(slots, idx).packet.assume_init_ref() }
 }
 
 impl<P: crate::Packet> FlowQueues<P> {
@@ -82,7 +168,10 @@ impl<P: crate::Packet> FlowQueues<P> {
         let mut slots = Vec::with_capacity(max_packets as usize);
         for i in 0..max_packets {
             let next = if i + 1 < max_packets { i + 1 } else { NIL };
-            slots.push(Slot { packet: None, next });
+            slots.push(Slot {
+                packet: MaybeUninit::uninit(),
+                next,
+            });
         }
         Self {
             slots,
@@ -91,7 +180,8 @@ impl<P: crate::Packet> FlowQueues<P> {
             limits,
             weight_sum: 0,
             num_flows: 0,
-            total: Backlog::default(),
+            total_packets: 0,
+            total_bytes: 0,
         }
     }
 
@@ -123,20 +213,23 @@ impl<P: crate::Packet> FlowQueues<P> {
     /// Total backlog.
     #[inline]
     pub fn total(&self) -> Backlog {
-        self.total
+        Backlog {
+            packets: u64::from(self.total_packets),
+            bytes: self.total_bytes,
+        }
     }
 
     /// True if `id` is a configured flow.
     #[inline]
     pub fn contains(&self, id: FlowId) -> bool {
-        self.flows.get(id.index()).is_some_and(|f| f.present)
+        self.flows.get(id.index()).is_some_and(FlowSlot::present)
     }
 
     /// A flow's configuration.
     pub fn config(&self, id: FlowId) -> Option<FlowConfig> {
         self.flows
             .get(id.index())
-            .filter(|f| f.present)
+            .filter(|f| f.present())
             .map(|f| f.cfg)
     }
 
@@ -144,7 +237,7 @@ impl<P: crate::Packet> FlowQueues<P> {
     pub fn flow_backlog(&self, id: FlowId) -> Option<Backlog> {
         self.flows
             .get(id.index())
-            .filter(|f| f.present)
+            .filter(|f| f.present())
             .map(|f| Backlog {
                 packets: f.packets as u64,
                 bytes: f.bytes,
@@ -157,17 +250,23 @@ impl<P: crate::Packet> FlowQueues<P> {
         self.flows.get(id.index()).is_some_and(|f| f.packets > 0)
     }
 
-    /// Length of the flow's head packet.
+    /// Length of the flow's head packet (kept in the flow's record).
     #[inline]
     pub fn head_len(&self, id: FlowId) -> Option<u32> {
-        self.head(id).map(|p| p.len())
+        let f = self.flows.get(id.index())?;
+        (f.packets > 0).then_some(f.head_len)
     }
 
     /// The flow's head packet.
     #[inline]
     pub fn head(&self, id: FlowId) -> Option<&P> {
         let f = self.flows.get(id.index())?;
-        self.slots.get(f.head as usize)?.packet.as_ref()
+        if f.packets == 0 {
+            return None;
+        }
+        // SAFETY: the flow is backlogged, so its head is a slot on its
+        // list (I2).
+        Some(unsafe { queued_at(&self.slots, f.head) })
     }
 
     fn check_id(&self, id: FlowId) -> Result<(), ConfigError> {
@@ -217,11 +316,7 @@ impl<P: crate::Packet> FlowQueues<P> {
         }
         self.weight_sum = sum;
         self.num_flows += 1;
-        self.flows[id.index()] = FlowSlot {
-            present: true,
-            cfg,
-            ..EMPTY_FLOW
-        };
+        self.flows[id.index()] = FlowSlot { cfg, ..EMPTY_FLOW };
         Ok(())
     }
 
@@ -286,7 +381,7 @@ impl<P: crate::Packet> FlowQueues<P> {
     #[inline(never)]
     fn push_error(&self, id: FlowId, packet: P) -> EnqueueError<P> {
         let len = packet.len();
-        let kind = match self.flows.get(id.index()).filter(|f| f.present) {
+        let kind = match self.flows.get(id.index()).filter(|f| f.present()) {
             None if id == FlowId::RESERVED => EnqueueErrorKind::ReservedFlowId,
             None => EnqueueErrorKind::UnknownFlow(id),
             Some(_) if len == 0 => EnqueueErrorKind::EmptyPacket,
@@ -294,6 +389,16 @@ impl<P: crate::Packet> FlowQueues<P> {
                 len,
                 max_len: f.cfg.max_len,
             },
+        };
+        EnqueueError { kind, packet }
+    }
+
+    /// The store is full (kept out of the hot path).
+    #[cold]
+    #[inline(never)]
+    fn full_error(&self, packet: P) -> EnqueueError<P> {
+        let kind = EnqueueErrorKind::Full {
+            capacity: self.slots.len() as u32,
         };
         EnqueueError { kind, packet }
     }
@@ -311,27 +416,31 @@ impl<P: crate::Packet> FlowQueues<P> {
             _ => return Err(self.push_error(id, packet)),
         };
         let idx = self.free;
-        let Some(slot) = self.slots.get_mut(idx as usize) else {
-            let kind = EnqueueErrorKind::Full {
-                capacity: self.slots.len() as u32,
-            };
-            return Err(EnqueueError { kind, packet });
-        };
+        if idx == NIL {
+            return Err(self.full_error(packet));
+        }
+        // SAFETY: `free` is not NIL, so it is a slot (I1).
+        let slot = unsafe { slot_at_mut(&mut self.slots, idx) };
         self.free = slot.next;
-        slot.packet = Some(packet);
-        slot.next = NIL;
-        let was_empty = f.packets == 0;
-        if was_empty {
+        // The slot left the free list, so it held no packet (I1): writing
+        // overwrites nothing that needed a drop.
+        slot.packet.write(packet);
+        // Read once: the compiler cannot tell that the store into the tail
+        // slot leaves the flow record alone, and would reload it.
+        let packets = f.packets;
+        if packets == 0 {
             f.head = idx;
-        } else if let Some(t) = self.slots.get_mut(f.tail as usize) {
-            t.next = idx;
+            f.head_len = len;
+        } else {
+            // SAFETY: a backlogged flow's tail is a slot (I2).
+            unsafe { slot_at_mut(&mut self.slots, f.tail) }.next = idx;
         }
         f.tail = idx;
-        f.packets += 1;
-        f.bytes += len as u64;
-        self.total.packets += 1;
-        self.total.bytes += len as u64;
-        Ok(was_empty)
+        f.packets = packets + 1;
+        f.bytes += u64::from(len);
+        self.total_packets += 1;
+        self.total_bytes += u64::from(len);
+        Ok(packets == 0)
     }
 
     /// Removes the head packet of a flow.
@@ -353,25 +462,15 @@ impl<P: crate::Packet> FlowQueues<P> {
                 HeadPop::Popped {
                     packet, now_empty, ..
                 },
-                next,
-            ) => {
-                let next_len = if now_empty {
-                    None
-                } else {
-                    self.slots
-                        .get(next as usize)
-                        .and_then(|s| s.packet.as_ref())
-                        .map(|p| p.len())
-                };
-                Some((packet, next_len))
-            }
+                next_len,
+            ) => Some((packet, (!now_empty).then_some(next_len))),
             _ => None,
         }
     }
 
     /// Removes the flow's head packet if its length is at most `budget`
     /// bytes: DRR's "does the head fit in the deficit, then send it" as one
-    /// lookup of the flow and its head slot instead of three.
+    /// lookup of the flow instead of three.
     #[inline]
     pub fn pop_within(&mut self, id: FlowId, budget: u64) -> HeadPop<P> {
         self.pop_head(id, budget).0
@@ -379,55 +478,93 @@ impl<P: crate::Packet> FlowQueues<P> {
 
     /// The one head-removal path behind `pop`, `pop_with_next_len` and
     /// `pop_within`: removes the head if it fits in `budget` and returns
-    /// the outcome and the slot of the new head (`NIL` if none). Forced
-    /// inline so that `budget = u64::MAX` folds its check away.
+    /// the outcome and the length of the new head (meaningless if the flow
+    /// emptied). Forced inline so that `budget = u64::MAX` folds its check
+    /// away.
     #[inline(always)]
     fn pop_head(&mut self, id: FlowId, budget: u64) -> (HeadPop<P>, u32) {
         let Some(f) = self.flows.get_mut(id.index()) else {
-            return (HeadPop::Empty, NIL);
+            return (HeadPop::Empty, 0);
         };
-        let idx = f.head;
-        let Some(slot) = self.slots.get_mut(idx as usize) else {
-            return (HeadPop::Empty, NIL);
-        };
-        let len = match &slot.packet {
-            Some(p) => p.len(),
-            None => return (HeadPop::Empty, NIL),
-        };
-        if u64::from(len) > budget {
-            return (HeadPop::TooLong(len), NIL);
+        if f.packets == 0 {
+            return (HeadPop::Empty, 0);
         }
-        let Some(packet) = slot.packet.take() else {
-            return (HeadPop::Empty, NIL);
-        };
+        let len = f.head_len;
+        if u64::from(len) > budget {
+            return (HeadPop::TooLong(len), 0);
+        }
+        let idx = f.head;
+        // SAFETY: f is backlogged, so its head is a slot (I2).
+        let slot = unsafe { slot_at_mut(&mut self.slots, idx) };
+        // SAFETY: the head slot of a backlogged flow holds an initialised
+        // packet (I2); the slot goes to the free list just below, where it
+        // counts as uninitialised (I1), so this is the packet's one read.
+        let packet = unsafe { slot.packet.assume_init_read() };
         let next = slot.next;
-        f.head = next;
         slot.next = self.free;
         self.free = idx;
+        f.head = next;
         f.packets -= 1;
         f.bytes -= u64::from(len);
+        self.total_packets -= 1;
+        self.total_bytes -= u64::from(len);
         let now_empty = f.packets == 0;
-        if now_empty {
-            f.tail = NIL;
+        if !now_empty {
+            // Read last, when every list and counter is consistent again
+            // (a panicking `len` leaves no packet owned twice).
+            // SAFETY: with packets left, `next` is the flow's new head, a
+            // slot on its list (I2).
+            f.head_len = unsafe { queued_at(&self.slots, next) }.len();
         }
-        self.total.packets -= 1;
-        self.total.bytes -= u64::from(len);
         let popped = HeadPop::Popped {
             packet,
             len,
             now_empty,
         };
-        (popped, next)
+        (popped, f.head_len)
     }
 
     /// Iterates over a flow's packets, head first.
     pub fn iter_flow(&self, id: FlowId) -> impl Iterator<Item = &P> + '_ {
-        let mut idx = self.flows.get(id.index()).map_or(NIL, |f| f.head);
+        let (mut idx, mut left) = self
+            .flows
+            .get(id.index())
+            .map_or((NIL, 0), |f| (f.head, f.packets));
         core::iter::from_fn(move || {
-            let slot = self.slots.get(idx as usize)?;
+            if left == 0 {
+                return None;
+            }
+            left -= 1;
+            // SAFETY: the first `packets` slots from the head are on the
+            // flow's list (I2), and the `&self` borrow keeps them there.
+            let slot = unsafe { slot_at(&self.slots, idx) };
             idx = slot.next;
-            slot.packet.as_ref()
+            // SAFETY: a slot on a flow's list holds a packet (I2).
+            Some(unsafe { slot.packet.assume_init_ref() })
         })
+    }
+}
+
+impl<P> Drop for FlowQueues<P> {
+    /// Drops the packets still queued (the slots' `MaybeUninit` would
+    /// leak them).
+    fn drop(&mut self) {
+        if !core::mem::needs_drop::<P>() {
+            return;
+        }
+        for f in &self.flows {
+            let mut idx = f.head;
+            for _ in 0..f.packets {
+                // SAFETY: one of the flow's `packets` slots (I2).
+                let slot = unsafe { slot_at_mut(&mut self.slots, idx) };
+                idx = slot.next;
+                // SAFETY: the slot is on the flow's list, so it holds an
+                // initialised packet (I2) that nothing reads after this
+                // (the store is being dropped); each slot is on one list
+                // only (I3), so no packet is dropped twice.
+                unsafe { slot.packet.assume_init_drop() };
+            }
+        }
     }
 }
 
@@ -504,5 +641,185 @@ mod tests {
         assert!(!q.is_backlogged(FlowId(0)));
         q.push(FlowId(0), 7).unwrap();
         assert_eq!(q.head_len(FlowId(0)), Some(7));
+    }
+}
+
+/// The store's own invariants, under random operations and with a packet
+/// type that owns memory and counts its drops (Miri runs these: `cargo
+/// +nightly miri test -p fairway-core --lib flow_queues`).
+#[cfg(test)]
+mod soundness_tests {
+    use super::*;
+    use alloc::collections::VecDeque;
+    use alloc::rc::Rc;
+    use alloc::vec;
+    use core::cell::Cell;
+
+    /// A heap-owning packet that counts its drops.
+    #[derive(Debug)]
+    struct Owned {
+        len: alloc::boxed::Box<u32>,
+        seq: u64,
+        drops: Rc<Cell<u64>>,
+    }
+    impl crate::Packet for Owned {
+        fn len(&self) -> u32 {
+            *self.len
+        }
+    }
+    impl Drop for Owned {
+        fn drop(&mut self) {
+            self.drops.set(self.drops.get() + 1);
+        }
+    }
+
+    /// Walks the free list and every flow's list: each slot on exactly one
+    /// list (I1, I2, I3), lengths and counters as the model says.
+    fn check_invariants(q: &FlowQueues<Owned>, model: &[VecDeque<(u64, u32)>]) {
+        let mut seen = vec![false; q.slots.len()];
+        let mut idx = q.free;
+        let mut free = 0;
+        while idx != NIL {
+            assert!(!seen[idx as usize], "slot {idx} twice on the free list");
+            seen[idx as usize] = true;
+            free += 1;
+            idx = q.slots[idx as usize].next;
+        }
+        let mut total = (0u64, 0u64);
+        for (i, m) in model.iter().enumerate() {
+            let f = &q.flows[i];
+            assert_eq!(f.packets as usize, m.len());
+            let got: Vec<(u64, u32)> = q
+                .iter_flow(FlowId(i as u32))
+                .map(|p| (p.seq, *p.len))
+                .collect();
+            assert_eq!(got, m.iter().copied().collect::<Vec<_>>());
+            let mut idx = f.head;
+            for k in 0..f.packets {
+                assert!(!seen[idx as usize], "slot {idx} on two lists");
+                seen[idx as usize] = true;
+                if k + 1 == f.packets {
+                    assert_eq!(idx, f.tail);
+                } else {
+                    idx = q.slots[idx as usize].next;
+                }
+            }
+            if let Some(&(_, len)) = m.front() {
+                assert_eq!(q.head_len(FlowId(i as u32)), Some(len));
+            }
+            let bytes: u64 = m.iter().map(|&(_, l)| u64::from(l)).sum();
+            assert_eq!(f.bytes, bytes);
+            total.0 += m.len() as u64;
+            total.1 += bytes;
+        }
+        assert!(seen.iter().all(|&s| s), "a slot is on no list");
+        assert_eq!(free + total.0, q.slots.len() as u64);
+        assert_eq!((q.total().packets, q.total().bytes), total);
+    }
+
+    #[test]
+    fn random_operations_keep_the_invariants_and_drop_each_packet_once() {
+        let drops = Rc::new(Cell::new(0u64));
+        let flows = 4usize;
+        let mut q = FlowQueues::<Owned>::new(Capacity::new(flows as u32, 6), Limits::DEFAULT);
+        let mut model = vec![VecDeque::new(); flows];
+        for f in 0..flows as u32 {
+            q.add_flow(FlowId(f), FlowConfig::new(1, 100)).unwrap();
+        }
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut made = 0u64;
+        // Few operations: Miri runs this test ~1000x slower than native.
+        for _ in 0..600 {
+            let r = next();
+            let f = (r % flows as u64) as usize;
+            let id = FlowId(f as u32);
+            match (r >> 8) % 6 {
+                0..=2 => {
+                    // Lengths 0..=101: empty and too long are refused.
+                    let len = ((r >> 16) % 102) as u32;
+                    made += 1;
+                    let p = Owned {
+                        len: alloc::boxed::Box::new(len),
+                        seq: made,
+                        drops: drops.clone(),
+                    };
+                    match q.push(id, p) {
+                        Ok(was_empty) => {
+                            assert_eq!(was_empty, model[f].is_empty());
+                            model[f].push_back((made, len));
+                        }
+                        Err(e) => {
+                            assert_eq!(e.packet.seq, made, "the refused packet comes back");
+                            let full = model.iter().map(VecDeque::len).sum::<usize>() == 6;
+                            assert!(len == 0 || len > 100 || full);
+                        }
+                    }
+                }
+                3 => {
+                    let got = q.pop_with_next_len(id);
+                    match model[f].pop_front() {
+                        Some((seq, _)) => {
+                            let (p, next_len) = got.unwrap();
+                            assert_eq!(p.seq, seq);
+                            assert_eq!(next_len, model[f].front().map(|&(_, l)| l));
+                        }
+                        None => assert!(got.is_none()),
+                    }
+                }
+                4 => {
+                    let budget = (r >> 16) % 120;
+                    match (q.pop_within(id, budget), model[f].front().copied()) {
+                        (HeadPop::Empty, None) => {}
+                        (HeadPop::TooLong(l), Some((_, len))) => {
+                            assert_eq!(l, len);
+                            assert!(u64::from(len) > budget);
+                        }
+                        (
+                            HeadPop::Popped {
+                                packet,
+                                len,
+                                now_empty,
+                            },
+                            Some((seq, l)),
+                        ) => {
+                            model[f].pop_front();
+                            assert_eq!((packet.seq, len, now_empty), (seq, l, model[f].is_empty()));
+                        }
+                        (got, want) => panic!("pop_within gave {got:?}, model {want:?}"),
+                    }
+                }
+                _ => {
+                    let out = q.remove_flow(id).unwrap();
+                    let seqs: Vec<u64> = out.iter().map(|p| p.seq).collect();
+                    let want: Vec<u64> = model[f].drain(..).map(|(s, _)| s).collect();
+                    assert_eq!(seqs, want);
+                    q.add_flow(id, FlowConfig::new(1, 100)).unwrap();
+                }
+            }
+            check_invariants(&q, &model);
+            let queued = model.iter().map(VecDeque::len).sum::<usize>() as u64;
+            assert_eq!(
+                drops.get() + queued,
+                made,
+                "every packet not queued was dropped once"
+            );
+        }
+        let queued = model.iter().map(VecDeque::len).sum::<usize>() as u64;
+        assert!(
+            queued > 0,
+            "the test drops a store that still holds packets"
+        );
+        drop(q);
+        assert_eq!(
+            drops.get(),
+            made,
+            "dropping the store drops what it held, once"
+        );
     }
 }
