@@ -70,7 +70,7 @@ fn least_backlogged_tracking_matches_the_scheduler() {
             .add_flow(FlowId(i as u32), FlowConfig::new(*w, *l))
             .unwrap();
     }
-    let mut d = Driver::new(s.thresholds(), &flows, 1);
+    let mut d = Driver::new(s.thresholds(), &flows, 1).unwrap();
     for _ in 0..10 {
         d.enqueue_phase(&mut sched);
         d.dequeue_phase(&mut sched);
