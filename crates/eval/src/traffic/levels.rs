@@ -138,11 +138,41 @@ impl<const FIFO: bool> LevelLists<FIFO> {
             return None;
         }
         let level = m.trailing_zeros();
-        let lv = level as usize & (LEVELS - 1);
-        let f = if FIFO { self.head[lv] } else { self.tail[lv] };
-        self.unlink(f);
+        let f = self.pop_end(level as usize & (LEVELS - 1));
         self.push_tail(f, level + 1);
         Some(f)
+    }
+
+    /// Unlinks the flow taken first from the non-empty level `lv` (its
+    /// head for `FIFO`, else its tail) and returns it. The general
+    /// [`Self::unlink`] less the side that is known to be the end.
+    #[inline(always)]
+    fn pop_end(&mut self, lv: usize) -> u32 {
+        if FIFO {
+            let f = self.head[lv];
+            let next = self.nodes.get(f as usize).map_or(NIL, |n| n.next);
+            self.head[lv] = next;
+            match self.nodes.get_mut(next as usize) {
+                Some(n) => n.prev = NIL,
+                None => {
+                    self.tail[lv] = NIL;
+                    self.mask &= !(1 << lv);
+                }
+            }
+            f
+        } else {
+            let f = self.tail[lv];
+            let prev = self.nodes.get(f as usize).map_or(NIL, |n| n.prev);
+            self.tail[lv] = prev;
+            match self.nodes.get_mut(prev as usize) {
+                Some(p) => p.next = NIL,
+                None => {
+                    self.head[lv] = NIL;
+                    self.mask &= !(1 << lv);
+                }
+            }
+            f
+        }
     }
 
     /// Counts one packet less for `f`.
