@@ -96,10 +96,13 @@ impl<const FIFO: bool> LevelLists<FIFO> {
         }
         match self.nodes.get_mut(next as usize) {
             Some(n) => n.prev = prev,
-            None => self.tail[lv] = prev,
-        }
-        if next == NIL && prev == NIL {
-            self.mask &= !(1 << lv);
+            None => {
+                self.tail[lv] = prev;
+                // `f` was the tail; the level empties if it was the head too.
+                if prev == NIL {
+                    self.mask &= !(1 << lv);
+                }
+            }
         }
         level
     }
