@@ -244,9 +244,10 @@ fn finish<T: CostTarget + 'static>(
     label: String,
     target: T,
     setup: &CostSetup,
-) -> Box<dyn CostRunner> {
+) -> Result<Box<dyn CostRunner>, String> {
     let flows = setup.flows.flows();
-    let driver = Driver::new(setup.thresholds(), &flows, setup.seed);
+    let driver =
+        Driver::new(setup.thresholds(), &flows, setup.seed).map_err(|e| format!("{label}: {e}"))?;
     let mut r = Runner {
         label,
         target,
@@ -255,7 +256,7 @@ fn finish<T: CostTarget + 'static>(
     if setup.warmup_pairs > 0 {
         r.driver.measured_region(&mut r.target, setup.warmup_pairs);
     }
-    Box::new(r)
+    Ok(Box::new(r))
 }
 
 struct BuildRunner<'a> {
@@ -277,7 +278,7 @@ impl SchedVisitor<BenchPacket> for BuildRunner<'_> {
                 .add_flow(FlowId(i as u32), FlowConfig::new(weight, max_len))
                 .map_err(|e| format!("{}: flow {i}: {e}", self.label))?;
         }
-        Ok(finish(self.label, SchedTarget(sched), self.setup))
+        finish(self.label, SchedTarget(sched), self.setup)
     }
 }
 
@@ -288,11 +289,11 @@ pub fn build_runner(subject: &Subject, setup: &CostSetup) -> Result<Box<dyn Cost
     }
     let cap = setup.capacity();
     match subject {
-        Subject::None => Ok(finish(
+        Subject::None => finish(
             "none".into(),
             NoneTarget::new(cap.max_packets as usize),
             setup,
-        )),
+        ),
         Subject::Sched(spec) => spec.visit(BuildRunner {
             label: spec.to_string(),
             setup,

@@ -1,12 +1,21 @@
 //! The test environment of seeds 003 §7 and 000 §8: which packets arrive
-//! when. [`pattern`] names the patterns (`small`, `large`, `full`, `smooth`,
-//! `bursty`, `alternate`) and their backlog thresholds; [`controller`]
-//! drives them for the link simulation of the guarantee experiment (with
-//! the random phase switch of seed 000 §8.3). The cost harness drives the
-//! same patterns with its allocation-free loop, [`crate::cost::driver`].
+//! when, for both the guarantee experiment and the cost harness.
+//! [`pattern`] names the patterns (`small`, `large`, `full`, `smooth`,
+//! `bursty`, `alternate`), their grammar and their backlog thresholds;
+//! [`controller`] is the one controller that drives them, in the link
+//! simulation of the guarantee experiment (with the random phase switch of
+//! seed 000 §8.3) and in the cost harness's timed loop
+//! ([`crate::cost::driver`]); [`levels`] is its O(1) least-backlogged flow
+//! choice and [`draws`] its random sources.
 
 pub mod controller;
+pub mod draws;
+pub mod levels;
 pub mod pattern;
 
-pub use controller::{Controller, ControllerConfig};
+pub use controller::{
+    Budget, Controller, ControllerConfig, ControllerError, Emit, PerPacket, TimedController,
+    TrafficController, Unlimited,
+};
+pub use draws::{Draws, SplitMix64};
 pub use pattern::{parse_patterns, FlowPick, Pattern, Thresholds, PER_FLOW_CAP};

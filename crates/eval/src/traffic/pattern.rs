@@ -1,6 +1,7 @@
-//! The traffic patterns of the test environment and their thresholds, shared
-//! by the cost harness ([`crate::cost`]) and the guarantee experiment
-//! ([`crate::guarantees`], through [`super::controller`]).
+//! The traffic patterns of the test environment and their thresholds: the
+//! one pattern list and grammar of both the cost harness ([`crate::cost`])
+//! and the guarantee experiment ([`crate::guarantees`]), both driven by
+//! [`super::controller`].
 //!
 //! * seed 003 §7.1: `small` / `large` (bursts of 5N / 30N packets, then the
 //!   scheduler is drained completely) and `full` (total backlog kept between
@@ -93,23 +94,31 @@ impl Pattern {
         Self::ALL.iter().copied().find(|p| p.name() == text)
     }
 
+    /// How the enqueue phase chooses flows.
+    pub fn pick(self) -> FlowPick {
+        match self {
+            Pattern::Small | Pattern::Large | Pattern::Full | Pattern::Alternate => FlowPick::Least,
+            Pattern::Smooth => FlowPick::Cyclic,
+            Pattern::Bursty => FlowPick::Bursty,
+        }
+    }
+
     /// The thresholds for `n` flows.
     pub fn thresholds(self, n: u32) -> Thresholds {
         let n = u64::from(n.max(1));
         let cap = PER_FLOW_CAP;
-        let (low, high, pick) = match self {
-            Pattern::Small => (0, 5 * n, FlowPick::Least),
-            Pattern::Large => (0, 30 * n, FlowPick::Least),
-            Pattern::Full => (3 * n, 30 * n, FlowPick::Least),
-            Pattern::Smooth => (0, u64::from(cap) * n, FlowPick::Cyclic),
-            Pattern::Bursty => (0, u64::from(cap) * n, FlowPick::Bursty),
-            Pattern::Alternate => (n, n + 1, FlowPick::Least),
+        let (low, high) = match self {
+            Pattern::Small => (0, 5 * n),
+            Pattern::Large => (0, 30 * n),
+            Pattern::Full => (3 * n, 30 * n),
+            Pattern::Smooth | Pattern::Bursty => (0, u64::from(cap) * n),
+            Pattern::Alternate => (n, n + 1),
         };
         Thresholds {
             low,
             high,
             per_flow_cap: cap,
-            pick,
+            pick: self.pick(),
         }
     }
 }
