@@ -289,3 +289,59 @@ proptest! {
         }
     }
 }
+
+/// How close each bounded scheduler comes to its bounds: the largest
+/// measured/bound ratio of T-WFI and B-WFI over `PROPTEST_CASES` (default
+/// 200) random runs drawn like `schedulers_stay_within_their_bounds`'s,
+/// printed as a table. A long run, so `--ignored`:
+/// `PROPTEST_CASES=5000 cargo test --release -p fairway-eval --test guarantees bound_margins -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn bound_margins() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    let mut worst = vec![(0.0f64, 0.0f64); BOUNDED.len()];
+    let n = cases(200);
+    for _ in 0..n {
+        let spec: Vec<String> = (0..rng.random_range(1..5))
+            .map(|_| {
+                let (w, c, l) = (
+                    rng.random_range(1u32..1025),
+                    rng.random_range(1u32..6),
+                    rng.random_range(64u32..9001),
+                );
+                format!("{w}x{c}@{l}")
+            })
+            .collect();
+        let mut o = opts(&spec.join(","), 3000, rng.random());
+        o.pattern = if rng.random() {
+            Pattern::Bursty
+        } else {
+            Pattern::Smooth
+        };
+        o.sizes = if rng.random() {
+            PacketSizes::Uniform { min: 64 }
+        } else {
+            PacketSizes::Fixed
+        };
+        o.queue_pkts = rng.random_range(0..4);
+        let ctx = BoundContext::new(o.flows.max_len(), o.queue_pkts);
+        for (k, name) in BOUNDED.iter().enumerate() {
+            let sched = SchedSpec::parse(name).unwrap();
+            let (_, stats) = run_guarantees(&sched, &o).unwrap();
+            for s in &stats {
+                let b = bounds_for(&sched, ctx, s).unwrap();
+                worst[k].0 = worst[k].0.max(s.twfi / b.twfi);
+                worst[k].1 = worst[k].1.max(s.bwfi / b.bwfi);
+            }
+        }
+    }
+    println!("{n} runs: largest measured / bound");
+    println!("| scheduler | T-WFI | B-WFI |\n|---|---:|---:|");
+    for (name, (t, b)) in BOUNDED.iter().zip(&worst) {
+        println!("| {name} | {t:.3} | {b:.3} |");
+    }
+    for (name, (t, b)) in BOUNDED.iter().zip(&worst) {
+        assert!(*t <= 1.0 + 1e-9 && *b <= 1.0 + 1e-9, "{name}: {t} {b}");
+    }
+}
