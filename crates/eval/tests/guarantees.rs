@@ -345,3 +345,30 @@ fn bound_margins() {
         assert!(*t <= 1.0 + 1e-9 && *b <= 1.0 + 1e-9, "{name}: {t} {b}");
     }
 }
+
+/// The third kind of `t2` the online B-WFI evaluates (see
+/// `fairway_eval::link_sim`): flow 2 (weight 349, up to 8550 B) is idle in
+/// the scheduler while one of its packets waits in a transmit queue of 5;
+/// other packets dequeued meanwhile sit behind it, and it refills before
+/// they are sent. The end of such a packet admits `t1` from its dequeue on,
+/// a range the flow's next own start no longer has; counting only own
+/// starts and ends gave 4230.3 B where the oracle finds 4240.9 B.
+#[test]
+fn online_bwfi_counts_ends_of_packets_dequeued_while_the_flow_was_idle() {
+    let mut o = opts("896x1@105,349x2@8550", 600, 2053371894293765541);
+    o.sizes = PacketSizes::Uniform { min: 64 };
+    o.queue_pkts = 5;
+    let sched = SchedSpec::new(SchedKind::Wf2qPlus);
+    let out = simulate_guarantees(&sched, &o).unwrap();
+    for s in flow_stats(&out, &o.flows.flows()) {
+        let oracle = bwfi_brute_force(&out, s.flow, s.phi, BwfiIntervals::TheoremFour);
+        assert!(
+            (oracle.bwfi - s.bwfi).abs() <= 1e-6,
+            "flow {}: online {} oracle {oracle:?}",
+            s.flow,
+            s.bwfi
+        );
+    }
+    let flow2 = bwfi_brute_force(&out, 2, 349.0 / 1594.0, BwfiIntervals::TheoremFour);
+    assert!((flow2.bwfi - 4240.93).abs() < 0.01, "{flow2:?}");
+}
