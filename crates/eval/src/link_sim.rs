@@ -23,11 +23,11 @@
 //! packets wait in the transmit queue while its scheduler queue is empty is
 //! idle for the scheduler, which restamps it `S = max(V, F)` on its next
 //! packet (Eq. (A.2)), forgetting any lag; intervals across that restamp
-//! are outside the theorem (over them a flow's lag can grow for as long as
-//! it stays backlogged at the link). So for a `t2` whose packet on the wire
-//! was dequeued at `t̂`: if the flow was backlogged in the scheduler just
-//! before that dequeue, `t1` ranges from the start of that
-//! scheduler-backlogged period; otherwise `t1 >= t̂`.
+//! are outside the theorem, and over them the lag can exceed its bound.
+//! So for a `t2` whose packet on the wire was dequeued at `t̂`: if the flow
+//! was backlogged in the scheduler just before that dequeue, `t1` ranges
+//! from the start of that scheduler-backlogged period; otherwise
+//! `t1 >= t̂`.
 //!
 //! With `f(t) = φ_i W(t) − W_i(t)` and `h(t2) = Arr_i(t2⁻) − W_i(t2)`, the
 //! value of `[t1, t2]` is `min(f(t2) − f(t1), h(t2))`. Both grow while
