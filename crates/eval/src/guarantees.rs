@@ -2,7 +2,7 @@
 //! link simulation, measure per-flow T-WFI, B-WFI and delay versus GPS, and
 //! compare with the analytical bounds.
 
-use crate::link_sim::{simulate, LinkConfig, SimPacket};
+use crate::link_sim::{simulate, LinkConfig, SimOutput, SimPacket};
 use crate::metrics::{
     flow_stats, sched_bounds, sched_plus_bounds, BoundContext, Bounds, FlowStats,
 };
@@ -122,11 +122,9 @@ pub fn bounds_for(spec: &SchedSpec, ctx: BoundContext, flow: &FlowStats) -> Opti
     }
 }
 
-/// Runs one scheduler; returns the report and the per-flow statistics.
-pub fn run_guarantees(
-    spec: &SchedSpec,
-    opt: &GuaranteeOptions,
-) -> Result<(GuaranteeReport, Vec<FlowStats>), String> {
+/// Runs one scheduler through the link simulation and returns its trace
+/// (what [`run_guarantees`] measures; tests check the metrics on it).
+pub fn simulate_guarantees(spec: &SchedSpec, opt: &GuaranteeOptions) -> Result<SimOutput, String> {
     let flows = opt.flows.flows();
     let ctl = ControllerConfig {
         switch_prob: opt.switch_prob,
@@ -151,6 +149,16 @@ pub fn run_guarantees(
     if out.refused > 0 {
         return Err(format!("{spec}: scheduler refused {} packets", out.refused));
     }
+    Ok(out)
+}
+
+/// Runs one scheduler; returns the report and the per-flow statistics.
+pub fn run_guarantees(
+    spec: &SchedSpec,
+    opt: &GuaranteeOptions,
+) -> Result<(GuaranteeReport, Vec<FlowStats>), String> {
+    let out = simulate_guarantees(spec, opt)?;
+    let flows = opt.flows.flows();
     let stats = flow_stats(&out, &flows);
     let ctx = BoundContext::new(opt.flows.max_len(), opt.queue_pkts);
     let max_w = flows.iter().map(|f| f.0).max().unwrap_or(1);

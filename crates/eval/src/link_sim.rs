@@ -14,24 +14,47 @@
 //! wire) and its completion; and for every flow its B-WFI (seed 000 Eq. (5)),
 //! tracked online as explained in [`crate::metrics`].
 //!
-//! The B-WFI intervals are those Theorem 4 of seed 000 covers: the bound is
-//! proven (App. A.5, A.9, Lemma 7) for `[t1, t2]` such that the flow is
-//! continuously backlogged *in the scheduler* during `[t1, t̂]`, `t̂` the
-//! dequeue of the oldest packet in the transmit queue or on the wire at
-//! `t2` (later `t1` need only the flow backlogged). A flow whose packets
-//! wait in the transmit queue while its scheduler queue is empty is idle
-//! for the scheduler, which restamps it `S = max(V, F)` on its next packet
-//! (Eq. (A.2)); an interval across that instant is outside the theorem. So
-//! at each own transmission start `t2`, `t1` ranges from the start of the
-//! flow's scheduler-backlogged period containing `t̂` (the dequeue of the
-//! packet on the wire just before `t2⁻`); if the flow was idle in the
-//! scheduler at `t̂`, from the start of its backlogged period (stricter
-//! than the theorem, never looser).
+//! The B-WFI intervals are those Theorem 4 of seed 000 covers. Its proof
+//! (App. A.6, Eq. (A.9)) bounds the service of `[t1, t2]` by the service
+//! the *scheduler* gave over `[t1, t̂]`, `t̂` the dequeue of the oldest
+//! packet in the transmit queue or on the wire at `t2`, and Lemma 7 bounds
+//! that only while the flow is continuously backlogged in the scheduler
+//! (App. A.5); for `t1 >= t̂` the bound holds trivially. A flow whose
+//! packets wait in the transmit queue while its scheduler queue is empty is
+//! idle for the scheduler, which restamps it `S = max(V, F)` on its next
+//! packet (Eq. (A.2)), forgetting any lag; intervals across that restamp
+//! are outside the theorem, and over them the lag can exceed its bound.
+//! So for a `t2` whose packet on the wire was dequeued at `t̂`: if the flow
+//! was backlogged in the scheduler just before that dequeue, `t1` ranges
+//! from the start of that scheduler-backlogged period; otherwise
+//! `t1 >= t̂`.
+//!
+//! With `f(t) = φ_i W(t) − W_i(t)` and `h(t2) = Arr_i(t2⁻) − W_i(t2)`, the
+//! value of `[t1, t2]` is `min(f(t2) − f(t1), h(t2))`. Both grow while
+//! other flows send and fall while flow i sends, and the `t1` range only
+//! shrinks when `t̂` passes an instant at which the flow was idle in the
+//! scheduler, so the maximum is reached at one of three kinds of `t2`,
+//! each evaluated when it happens:
+//! 1. the start of an own transmission (`t2⁻`, `t̂` the dequeue of the
+//!    packet that just left the wire);
+//! 2. the end of an own transmission (`t2⁻`, `t̂` its own dequeue): `h`
+//!    may have grown by arrivals while it was sent;
+//! 3. the end of another flow's packet that was dequeued while flow i was
+//!    idle in the scheduler, when flow i refilled before that end with its
+//!    own packets still on the link: the next own start admits only `t1`
+//!    from the refill on. These packets are in the transmit queue at the
+//!    refill, so at most `queue_pkts + 1` per refill.
+//!
+//! `min f(t1)` over a scheduler-backlogged period is kept per period,
+//! updated at own completions; over `[t̂, t2]` it is recomputed from the
+//! last `queue_pkts + 2` transmissions, which cover it.
+//! [`crate::metrics::bwfi_brute_force`] computes the same maximum over
+//! every interval of the trace, as an oracle.
 
 use crate::traffic::{Controller, ControllerConfig};
 use crate::workload::{FlowSet, PacketSizes};
 use fairway_core::{FlowConfig, FlowId, Packet, Scheduler};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// The packet type of simulations: a length and the index of its record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +91,13 @@ pub struct PacketRecord {
     pub arrival: u64,
     /// Flow backlog right after the arrival, `B_i(t_a)` (bytes).
     pub backlog_after_arrival: u64,
+    /// Position of the enqueue among all scheduler enqueues and dequeues
+    /// (0, 1, 2 … in the order they happened, several may share an instant).
+    pub enqueue_event: u64,
+    /// Position of the dequeue in the same order.
+    pub dequeue_event: u64,
+    /// Dequeue time (into the transmit queue, or straight onto the wire).
+    pub dequeue: u64,
     /// Start of transmission.
     pub start: u64,
     /// End of transmission, `t_c`.
@@ -110,8 +140,34 @@ struct FlowState {
     /// `B_i(t1, t2)` when t2 is that instant: arrivals in the open interval).
     arrival_instant: u64,
     arrived_at_instant: u64,
-    min_lag: f64,
     bwfi: f64,
+}
+
+/// A finished transmission (byte-times).
+struct Transmission {
+    flow: u32,
+    start: u64,
+    len: u64,
+}
+
+/// `max_{t1 in [t_hat, t2]} f(t2) − f(t1)` for `flow`, `f(t) = φ W(t) − W_i(t)`,
+/// when the link was busy over `[t_hat, t2]` with (the tail of) `recent`.
+/// `f` falls only while the flow sends, so `t1` is `t_hat` or the end of
+/// one of its transmissions.
+fn rise_since(t_hat: u64, t2: u64, flow: u32, phi: f64, recent: &VecDeque<Transmission>) -> f64 {
+    let own_sent_after = |t1: u64| -> u64 {
+        recent
+            .iter()
+            .filter(|r| r.flow == flow)
+            .map(|r| (r.start + r.len).saturating_sub(r.start.max(t1)))
+            .sum()
+    };
+    let rise = |t1: u64| phi * (t2 - t1) as f64 - own_sent_after(t1) as f64;
+    recent
+        .iter()
+        .filter(|r| r.flow == flow && r.start + r.len >= t_hat)
+        .map(|r| rise(r.start + r.len))
+        .fold(rise(t_hat), f64::max)
 }
 
 /// Runs `packets` packets of the flow set through `sched` (which must be
@@ -144,7 +200,6 @@ pub fn simulate(
             completed: 0,
             arrival_instant: u64::MAX,
             arrived_at_instant: 0,
-            min_lag: 0.0,
             bwfi: 0.0,
         })
         .collect();
@@ -162,6 +217,14 @@ pub fn simulate(
     let mut deq_seq: Vec<u64> = Vec::with_capacity(packets as usize);
     let mut dequeued: u64 = 0;
     let mut last_done: Option<(u32, u64)> = None;
+    // Enqueues and dequeues so far, for the records' event positions.
+    let mut sched_events: u64 = 0;
+    // The last transmissions: those overlapping [t̂, t2] are at most the
+    // transmit queue plus the packet on the wire at t̂.
+    let recent_len = link.queue_pkts as usize + 2;
+    let mut recent: VecDeque<Transmission> = VecDeque::with_capacity(recent_len);
+    // Packets on the link whose end is a B-WFI instant for other flows.
+    let mut watchers: HashMap<u32, Vec<u32>> = HashMap::new();
 
     loop {
         if want_enqueue && budget > 0 {
@@ -174,11 +237,6 @@ pub fn simulate(
                     Some((f, sent)) if f == flow => sent,
                     _ => 0,
                 };
-                if s.arrived == s.completed {
-                    // A backlogged period starts: t1 of the B-WFI intervals.
-                    let w_now = (completed_total + sent_now.map_or(0, |x| x.1)) as f64;
-                    s.min_lag = s.phi * w_now - s.completed as f64;
-                }
                 let id = records.len() as u32;
                 let pkt = SimPacket { len, id };
                 if let Err(e) = sched.enqueue(FlowId(flow), pkt) {
@@ -193,6 +251,23 @@ pub fn simulate(
                         end_seq: u64::MAX,
                         min_lag: s.phi * w_now - (s.completed + in_flight) as f64,
                     });
+                    // Refilled while packets of the flow wait on the link:
+                    // the packets behind its last one were dequeued while
+                    // it was idle in the scheduler, so each end of theirs
+                    // is a t2⁻ whose t̂ admits only t1 >= t̂ (a range the
+                    // next own start's does not contain).
+                    let queued_on_link = wire.iter().map(|w| w.0).chain(fifo.iter().copied());
+                    let last_own = queued_on_link
+                        .clone()
+                        .enumerate()
+                        .filter(|(_, q)| records[q.id as usize].flow == flow)
+                        .map(|(k, _)| k)
+                        .last();
+                    if let Some(k) = last_own {
+                        for q in queued_on_link.skip(k + 1) {
+                            watchers.entry(q.id).or_default().push(flow);
+                        }
+                    }
                 }
                 s.queued += 1;
                 deq_seq.push(u64::MAX);
@@ -207,8 +282,10 @@ pub fn simulate(
                     len,
                     arrival: t,
                     backlog_after_arrival: s.arrived - s.completed - in_flight,
+                    enqueue_event: sched_events,
                     ..Default::default()
                 });
+                sched_events += 1;
                 true
             });
             if budget == before && wire.is_none() && sched.is_empty() {
@@ -221,9 +298,9 @@ pub fn simulate(
         loop {
             if wire.is_none() {
                 if let Some(p) = fifo.pop_front() {
-                    let rec = &mut records[p.id as usize];
-                    rec.start = t;
-                    let s = &mut st[rec.flow as usize];
+                    records[p.id as usize].start = t;
+                    let flow = records[p.id as usize].flow;
+                    let s = &mut st[flow as usize];
                     // Own transmission starts: the lag can only have grown
                     // since the last own completion (seed 000 Eq. (5)).
                     let lag = s.phi * completed_total as f64 - s.completed as f64;
@@ -236,18 +313,23 @@ pub fn simulate(
                         };
                     // t̂ of t2⁻: the dequeue of the packet that just left
                     // the wire, or of this one if the wire was idle.
-                    let n = match last_done {
-                        Some((q, done)) if done == t => deq_seq[q as usize],
-                        _ => deq_seq[p.id as usize],
+                    let (n, t_hat) = match last_done {
+                        Some((q, done)) if done == t => {
+                            (deq_seq[q as usize], records[q as usize].dequeue)
+                        }
+                        _ => (deq_seq[p.id as usize], t),
                     };
                     while s.epochs.front().is_some_and(|e| e.end_seq < n) {
                         s.epochs.pop_front();
                     }
-                    let base = match s.epochs.front() {
-                        Some(e) if e.start_seq <= n => e.min_lag,
-                        _ => s.min_lag,
+                    let rise = match s.epochs.front() {
+                        // Backlogged in the scheduler just before t̂: t1
+                        // from the start of that backlogged period.
+                        Some(e) if e.start_seq <= n => lag - e.min_lag,
+                        // Idle in the scheduler just before t̂: t1 >= t̂.
+                        _ => rise_since(t_hat, t, flow, s.phi, &recent),
                     };
-                    s.bwfi = s.bwfi.max((lag - base).min(pending as f64));
+                    s.bwfi = s.bwfi.max(rise.min(pending as f64));
                     wire = Some((p, t));
                     continue;
                 }
@@ -259,6 +341,10 @@ pub fn simulate(
             match sched.dequeue() {
                 Some(d) => {
                     deq_seq[d.packet.id as usize] = dequeued;
+                    let rec = &mut records[d.packet.id as usize];
+                    rec.dequeue = t;
+                    rec.dequeue_event = sched_events;
+                    sched_events += 1;
                     let s = &mut st[d.flow.0 as usize];
                     s.queued -= 1;
                     if s.queued == 0 {
@@ -290,11 +376,37 @@ pub fn simulate(
         let s = &mut st[rec.flow as usize];
         s.completed += p.len as u64;
         let lag = s.phi * completed_total as f64 - s.completed as f64;
-        s.min_lag = s.min_lag.min(lag);
         for e in s.epochs.iter_mut() {
             e.min_lag = e.min_lag.min(lag);
         }
         last_done = Some((p.id, t));
+        if recent.len() == recent_len {
+            recent.pop_front();
+        }
+        recent.push_back(Transmission {
+            flow: rec.flow,
+            start,
+            len: p.len as u64,
+        });
+        // t2 = t⁻ with t̂ the dequeue of p. For p's flow, backlogged in the
+        // scheduler just before it (p was there): t1 from that period's
+        // start. Arrivals at t come after this point.
+        let n = deq_seq[p.id as usize];
+        if let Some(e) = s.epochs.iter().find(|e| e.start_seq <= n && n <= e.end_seq) {
+            let pending = (s.arrived - s.completed) as f64;
+            s.bwfi = s.bwfi.max((lag - e.min_lag).min(pending));
+        }
+        // For the flows watching p (idle in the scheduler just before its
+        // dequeue, refilled since): t1 >= t̂.
+        if let Some(flows) = watchers.remove(&p.id) {
+            let t_hat = records[p.id as usize].dequeue;
+            for f in flows {
+                let s = &mut st[f as usize];
+                let pending = (s.arrived - s.completed) as f64;
+                let rise = rise_since(t_hat, t, f, s.phi, &recent);
+                s.bwfi = s.bwfi.max(rise.min(pending));
+            }
+        }
     }
     Ok(SimOutput {
         bwfi: st.iter().map(|s| s.bwfi).collect(),

@@ -2,13 +2,14 @@
 //!
 //! * **T-WFI** of flow i, Eq. (1): `max_p [t_c − (t_a + B_i(t_a)/(φ_i R))]`.
 //! * **B-WFI** of flow i, Eq. (5): `max_[t1,t2] { min[φ_i W(t1,t2), B_i(t1,t2)] − W_i(t1,t2) }`
-//!   over intervals in which the flow is continuously backlogged. With
-//!   `f(t) = φ_i W(t) − W_i(t)` this is `max_t2 min(f(t2) − min_{t1<=t2} f(t1),
-//!   Arr_i(t2⁻) − W_i(t2))`; f only falls while flow i transmits, so the link
-//!   simulation evaluates it exactly at the start and end of the flow's own
-//!   transmissions. The `t1` allowed for a `t2` are those of seed 000
-//!   Theorem 4 (the flow backlogged in the scheduler up to the dequeue of
-//!   the packet on the wire, App. A.5 and A.9), see [`crate::link_sim`].
+//!   with `B_i(t1, t2)` the backlog at `t1` plus the arrivals in the open
+//!   interval `(t1, t2)`, over the intervals seed 000 Theorem 4 covers:
+//!   the flow continuously backlogged at the link over `[t1, t2]`, and, if
+//!   `t1` precedes the dequeue `t̂` of the packet on the wire at `t2`,
+//!   continuously backlogged *in the scheduler* from `t1` up to just before
+//!   that dequeue (App. A.5, A.6, Lemma 7). Tracked online by
+//!   [`crate::link_sim`]; [`bwfi_brute_force`] states the definition in
+//!   full and checks it over every interval of a trace.
 //! * **Delay versus GPS**: `t_c − t_c^GPS` per packet, with the GPS completion
 //!   from [`crate::fluid::FluidReference`] fed the same arrivals.
 //!
@@ -149,4 +150,213 @@ pub fn sched_plus_bounds(
             + (5.0 - 1.0 / m - m * phi) * len
             + big_m / m * ctx.max_len,
     }
+}
+
+/// Which intervals `[t1, t2]` a B-WFI is the maximum over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BwfiIntervals {
+    /// Every interval in which the flow is continuously backlogged at the
+    /// link (Eq. (5) read literally, ignoring the transmit queue).
+    LinkBacklogged,
+    /// The intervals seed 000 Theorem 4 covers (see [`bwfi_brute_force`]).
+    TheoremFour,
+}
+
+/// An interval attaining a flow's B-WFI, from [`bwfi_brute_force`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BwfiWitness {
+    /// The B-WFI (bytes); 0 if the flow never sent.
+    pub bwfi: f64,
+    /// Start of the interval (byte-times).
+    pub t1: u64,
+    /// End of the interval (byte-times).
+    pub t2: u64,
+    /// `t2` is approached from below (`t2⁻`, the packet on the wire ends at `t2`).
+    pub t2_before: bool,
+    /// Record index of the packet on the wire at `t2` (its dequeue is `t̂`).
+    pub on_wire: usize,
+}
+
+/// B-WFI of `flow` (normalized weight `phi`) by brute force over the trace
+/// of a simulation: every interval, no online bookkeeping. Quadratic in the
+/// packets; an oracle for the online value of [`crate::link_sim`].
+///
+/// Definitions (seed 000 §4.2 and App. A; times in byte-times, R = 1):
+/// * `W(t)`, `W_i(t)`: bytes the link sent by `t`, of all flows and of flow i
+///   (continuous: the packet on the wire counts with its sent part).
+/// * `Arr_i(t)`: bytes of flow i arrived at or before `t`; `B_i(t1) =
+///   Arr_i(t1) − W_i(t1)` and `A_i(t1, t2)` the arrivals in the open
+///   interval `(t1, t2)`, so `B_i(t1, t2) = B_i(t1) + A_i(t1, t2)`.
+/// * B-WFI = `max_[t1,t2] { min[φ_i W(t1,t2), B_i(t1,t2)] − W_i(t1,t2) }`
+///   (Eq. (5)), over intervals in which flow i is continuously backlogged
+///   at the link (owns bytes not yet sent; a last byte sent at the instant a
+///   new packet arrives ends one backlogged period and starts another).
+/// * For [`BwfiIntervals::TheoremFour`], also: let `t̂` be the dequeue of the
+///   packet on the wire at `t2` (the oldest packet in the transmit queue or
+///   on the wire, App. A.6). Then either `t1` is at or after `t̂`, or flow i
+///   has a packet in the *scheduler* in every state from `t1` up to just
+///   before that dequeue (App. A.5: Lemma 7 bounds `W̄_i(t1, t̂)` only over
+///   intervals in which the flow is continuously backlogged in the
+///   scheduler). States are ordered by the enqueue/dequeue positions of the
+///   records, so an empty scheduler queue refilled at the same instant
+///   counts as a break; of the states at instant `t1` the latest is taken.
+///
+/// `W`, `W_i` and `Arr_i` are piecewise linear or stepwise with integer
+/// breakpoints at arrivals, dequeues, starts and ends of transmissions, so
+/// `t1` ranges over those instants and `t2` over the starts (`q` on the
+/// wire from `t2`) and ends (`t2⁻`) of every transmission `q`.
+pub fn bwfi_brute_force(
+    out: &SimOutput,
+    flow: u32,
+    phi: f64,
+    intervals: BwfiIntervals,
+) -> BwfiWitness {
+    let recs = &out.records;
+    // Transmissions in order, with prefix sums of bytes: all flows, flow i.
+    let mut tx: Vec<usize> = (0..recs.len()).collect();
+    tx.sort_by_key(|&k| (recs[k].start, recs[k].completion));
+    let own: Vec<usize> = tx
+        .iter()
+        .copied()
+        .filter(|&k| recs[k].flow == flow)
+        .collect();
+    let prefix = |list: &[usize]| -> Vec<u64> {
+        let mut acc = 0;
+        let mut v = vec![0];
+        for &k in list {
+            acc += recs[k].len as u64;
+            v.push(acc);
+        }
+        v
+    };
+    let (tx_sum, own_sum) = (prefix(&tx), prefix(&own));
+    let sent_by = |list: &[usize], sums: &[u64], t: u64| -> u64 {
+        let n = list.partition_point(|&k| recs[k].start <= t);
+        if n == 0 {
+            return 0;
+        }
+        let r = &recs[list[n - 1]];
+        sums[n - 1] + (t - r.start).min(r.len as u64)
+    };
+    // Flow i's arrivals (records are in arrival order).
+    let arrivals: Vec<(u64, u64)> = {
+        let mut acc = 0;
+        recs.iter()
+            .filter(|r| r.flow == flow)
+            .map(|r| {
+                acc += r.len as u64;
+                (r.arrival, acc)
+            })
+            .collect()
+    };
+    let arrived = |t: u64, strictly_before: bool| -> u64 {
+        let n = arrivals.partition_point(|&(a, _)| if strictly_before { a < t } else { a <= t });
+        if n == 0 {
+            0
+        } else {
+            arrivals[n - 1].1
+        }
+    };
+    // Backlogged periods at the link: [first arrival, last completion].
+    let mut periods: Vec<(u64, u64)> = Vec::new();
+    for r in recs.iter().filter(|r| r.flow == flow) {
+        match periods.last_mut() {
+            Some(p) if p.1 > r.arrival => p.1 = p.1.max(r.completion),
+            _ => periods.push((r.arrival, r.completion)),
+        }
+    }
+    // Scheduler events in order; `last_empty[d]`: the last state at or
+    // before state d (d events done) with flow i's scheduler queue empty.
+    let mut events: Vec<(u64, u64, i64)> = Vec::with_capacity(2 * recs.len());
+    for r in recs {
+        let mine = i64::from(r.flow == flow);
+        events.push((r.enqueue_event, r.arrival, mine));
+        events.push((r.dequeue_event, r.dequeue, -mine));
+    }
+    events.sort_unstable_by_key(|e| e.0);
+    let mut last_empty = Vec::with_capacity(events.len() + 1);
+    let mut queued = 0i64;
+    let mut last = 0usize;
+    for (j, e) in events.iter().enumerate() {
+        last_empty.push(last);
+        queued += e.2;
+        if queued == 0 {
+            last = j + 1;
+        }
+    }
+    last_empty.push(last);
+    // Candidate instants for t1, with the functions evaluated there.
+    let mut times: Vec<u64> = recs
+        .iter()
+        .flat_map(|r| [r.arrival, r.dequeue, r.start, r.completion])
+        .collect();
+    times.sort_unstable();
+    times.dedup();
+    let at: Vec<(u64, u64, u64)> = times
+        .iter()
+        .map(|&t| {
+            (
+                sent_by(&tx, &tx_sum, t),
+                sent_by(&own, &own_sum, t),
+                arrived(t, false),
+            )
+        })
+        .collect();
+
+    let mut best = BwfiWitness {
+        bwfi: 0.0,
+        t1: 0,
+        t2: 0,
+        t2_before: false,
+        on_wire: 0,
+    };
+    for &q in &tx {
+        let r = &recs[q];
+        // The earliest t1 the theorem allows for this t̂: the states after
+        // the last empty one before the dequeue of q are allowed, the first
+        // of them produced by the event right after that empty state.
+        let theorem_lo = events[last_empty[r.dequeue_event as usize]].1;
+        for (t2, before) in [(r.start, false), (r.completion, true)] {
+            let Some(&(a, _)) = periods.iter().find(|&&(a, c)| {
+                if before {
+                    a < t2 && t2 <= c
+                } else {
+                    a <= t2 && t2 < c
+                }
+            }) else {
+                continue;
+            };
+            let lo = match intervals {
+                BwfiIntervals::LinkBacklogged => a,
+                BwfiIntervals::TheoremFour => a.max(theorem_lo),
+            };
+            let (w2, wi2) = (sent_by(&tx, &tx_sum, t2), sent_by(&own, &own_sum, t2));
+            let arrived_before_t2 = arrived(t2, true);
+            let from = times.partition_point(|&t| t < lo);
+            for (k, &t1) in times.iter().enumerate().skip(from) {
+                if t1 > t2 || (before && t1 == t2) {
+                    break;
+                }
+                let (w1, wi1, arr1) = at[k];
+                let backlog1 = arr1 - wi1;
+                let later = if t2 > t1 {
+                    arrived_before_t2.saturating_sub(arr1)
+                } else {
+                    0
+                };
+                let v =
+                    (phi * (w2 - w1) as f64).min((backlog1 + later) as f64) - (wi2 - wi1) as f64;
+                if v > best.bwfi {
+                    best = BwfiWitness {
+                        bwfi: v,
+                        t1,
+                        t2,
+                        t2_before: before,
+                        on_wire: q,
+                    };
+                }
+            }
+        }
+    }
+    best
 }
