@@ -8,6 +8,7 @@ use crate::affinity::MAX_RT_PRIORITY;
 use crate::arbiter::{Arbiter, ArbiterParts, ArbiterStats, ScanResult};
 use crate::backend::Backend;
 use crate::clock::MonotonicClock;
+use crate::dispatch::{Dispatch, DispatchingHandle};
 use crate::link::{EmulatedLink, MIN_RATE_BPS};
 use crate::mailbox::{
     client_queue, ClientQueue, QueueDrainer, QueuePusher, QueueReader, MAX_QUEUE_LEN,
@@ -736,6 +737,29 @@ impl RuntimeBuilder {
         self.into_start().spawn(make_scheduler).map_err(|(e, _)| e)
     }
 
+    /// Starts the arbiter thread, as [`RuntimeBuilder::spawn`], and makes
+    /// it the dispatcher too: it calls `dispatch` after every scan
+    /// (seed 001 §3; see [`crate::dispatch`]). `dispatch` usually owns the
+    /// clients' [`ClientDrainer`]s; [`DispatchingHandle::stop`] hands it
+    /// back.
+    pub fn spawn_dispatching<S, F, D>(
+        self,
+        make_scheduler: F,
+        dispatch: D,
+    ) -> Result<DispatchingHandle<D>, RuntimeError>
+    where
+        S: Scheduler<u32> + ?Sized + 'static,
+        F: FnOnce(Capacity, Limits) -> Box<S> + Send + 'static,
+        D: Dispatch + 'static,
+    {
+        let (tx, back) = std::sync::mpsc::channel();
+        let arbiter = self
+            .into_start()
+            .spawn_with(make_scheduler, dispatch, Some(tx))
+            .map_err(|(e, _)| e)?;
+        Ok(DispatchingHandle { arbiter, back })
+    }
+
     /// Starts the arbiter thread with a `Send` scheduler built here; every
     /// mode and kick variant is available.
     pub fn spawn_send<S, F>(self, make_scheduler: F) -> Result<ArbiterHandle, RuntimeError>
@@ -819,6 +843,22 @@ impl Start {
         S: Scheduler<u32> + ?Sized + 'static,
         F: FnOnce(Capacity, Limits) -> Box<S> + Send + 'static,
     {
+        self.spawn_with(make_scheduler, (), None)
+    }
+
+    /// [`Start::spawn`] with a dispatcher the arbiter thread calls after
+    /// every scan, sent back through `back` when the thread ends.
+    fn spawn_with<S, F, D>(
+        self,
+        make_scheduler: F,
+        mut dispatch: D,
+        back: Option<std::sync::mpsc::Sender<D>>,
+    ) -> Result<ArbiterHandle, StartError>
+    where
+        S: Scheduler<u32> + ?Sized + 'static,
+        F: FnOnce(Capacity, Limits) -> Box<S> + Send + 'static,
+        D: Dispatch + 'static,
+    {
         if self.cfg.mode == ArbiterMode::Sleep
             && matches!(self.cfg.kick, KickMode::ClientScan { .. })
         {
@@ -870,7 +910,10 @@ impl Start {
                     }
                 };
                 let _ = tx.send(Ok(()));
-                run_arbiter_shared(&cfg, &wake2, &core);
+                run_arbiter_shared(&cfg, &wake2, &core, &mut dispatch);
+                if let Some(back) = back {
+                    let _ = back.send(dispatch);
+                }
                 let parts = core.into_inner().arbiter.into_parts();
                 Stopped {
                     stats: parts.stats,
@@ -928,7 +971,7 @@ impl Start {
                     return finish_shared(core);
                 }
                 let _ = tx.send(Ok(()));
-                run_arbiter_shared(&cfg, &wake2, &core);
+                run_arbiter_shared(&cfg, &wake2, &core, &mut ());
                 finish_shared(core)
             });
         match thread {
@@ -996,15 +1039,18 @@ fn pin(cfg: &RuntimeConfig) {
     }
 }
 
-fn run_arbiter_shared<S: Scheduler<u32> + ?Sized>(
+fn run_arbiter_shared<S: Scheduler<u32> + ?Sized, D: Dispatch>(
     cfg: &RuntimeConfig,
     wake: &Wakeup,
     core: &LockedCore<ClockedArbiter<S>>,
+    dispatch: &mut D,
 ) {
     pin(cfg);
     match cfg.mode {
-        ArbiterMode::BusyPoll => wake.run_busy(core),
-        ArbiterMode::Sleep => wake.run_sleeping(core, nanos(cfg.min_awake)),
+        ArbiterMode::BusyPoll => wake.run_busy_dispatching(core, dispatch),
+        ArbiterMode::Sleep => {
+            wake.run_sleeping_dispatching(core, nanos(cfg.min_awake), dispatch)
+        }
     }
 }
 

@@ -28,6 +28,7 @@
 //! received + drops counted by the kernel.
 
 pub mod bound;
+mod dispatcher;
 pub mod experiments;
 pub mod report;
 pub mod trial;
