@@ -168,9 +168,9 @@ fn the_accounting_check_fails_on_a_lost_packet() {
 
 #[test]
 fn the_dispatcher_transmits_every_accepted_packet_and_the_target_gets_its_rate() {
-    let Some(_serial) = root_or_skip(
-        "the_dispatcher_transmits_every_accepted_packet_and_the_target_gets_its_rate",
-    ) else {
+    let Some(_serial) =
+        root_or_skip("the_dispatcher_transmits_every_accepted_packet_and_the_target_gets_its_rate")
+    else {
         return;
     };
     let mut s = spec(Mode::FairwayDispatch, target_plus(3), Some(100_000), "drr");

@@ -24,9 +24,9 @@
 //! [`ClientDrainer`]: crate::ClientDrainer
 //! [`Client::split`]: crate::Client::split
 
+use crate::accounts::RuntimeAccounts;
 use crate::arbiter::ArbiterStats;
 use crate::runtime::{ArbiterHandle, RuntimeError};
-use crate::accounts::RuntimeAccounts;
 
 /// Work the arbiter thread does after every scan: transmitting what was
 /// granted.

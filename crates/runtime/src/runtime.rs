@@ -526,6 +526,27 @@ impl<P: Packet> ClientDrainer<P> {
     #[inline]
     pub fn drain_now<B: Backend<P>>(&mut self, backend: &mut B) -> usize {
         let head = self.drain.grant_index();
+        self.drain_until(head, backend)
+    }
+
+    /// [`ClientDrainer::drain_now`] transmitting at most `max` packets (the
+    /// oldest granted), leaving the rest granted for the next call: a
+    /// dispatcher serving several clients bounds each one's turn so that
+    /// one client's backlog of grants cannot delay the others' by more
+    /// than `max` packets each.
+    #[inline]
+    pub fn drain_at_most<B: Backend<P>>(&mut self, max: usize, backend: &mut B) -> usize {
+        let head = self.drain.grant_index();
+        let head = if self.drain.granted_since(head) > max {
+            self.drain.drained().wrapping_add(max)
+        } else {
+            head
+        };
+        self.drain_until(head, backend)
+    }
+
+    #[inline]
+    fn drain_until<B: Backend<P>>(&mut self, head: usize, backend: &mut B) -> usize {
         let mut failed = 0u64;
         let n = self.drain.drain_to(head, |p| {
             if backend.try_transmit(p).is_err() {
@@ -1048,9 +1069,7 @@ fn run_arbiter_shared<S: Scheduler<u32> + ?Sized, D: Dispatch>(
     pin(cfg);
     match cfg.mode {
         ArbiterMode::BusyPoll => wake.run_busy_dispatching(core, dispatch),
-        ArbiterMode::Sleep => {
-            wake.run_sleeping_dispatching(core, nanos(cfg.min_awake), dispatch)
-        }
+        ArbiterMode::Sleep => wake.run_sleeping_dispatching(core, nanos(cfg.min_awake), dispatch),
     }
 }
 

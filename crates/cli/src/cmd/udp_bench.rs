@@ -1,7 +1,7 @@
 //! `fairway udp-bench`: seed 001's UDP experiments (§5.4 Fig. 6, §5.5 Figs.
 //! 8–10, the §4 Eq. (1) check) with real packets, `none` / `tc` (HTB) /
-//! `fairway` measured in one run on a namespace testbed the command creates
-//! and removes. Linux, root.
+//! `fairway` / `fairway-dispatch` measured in one run on a namespace
+//! testbed the command creates and removes. Linux, root.
 
 use clap::Args;
 use std::time::Duration;

@@ -163,7 +163,10 @@ pub fn text(r: &Report) -> String {
         );
         latency_rows(&mut out, &title, &r.loaded);
     }
-    for (name, b) in [("fairway", &r.bound), ("fairway-dispatch", &r.bound_dispatch)] {
+    for (name, b) in [
+        ("fairway", &r.bound),
+        ("fairway-dispatch", &r.bound_dispatch),
+    ] {
         let Some(b) = b else { continue };
         let _ = writeln!(
             out,

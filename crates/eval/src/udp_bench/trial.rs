@@ -27,6 +27,7 @@
 //! to pass 1.3× its rate. [`ClientClock::Own`] keeps that timing for the
 //! test that shows the rate check failing with it.)
 
+use super::dispatcher::{Lane, SenderDispatch};
 use fairway_core::SchedSpec;
 use fairway_runtime::net::testbed::RECEIVER_IP;
 use fairway_runtime::net::testbed::{RECEIVER_MAC, SENDER_IP, SENDER_MAC};
@@ -35,14 +36,13 @@ use fairway_runtime::net::{
     SendCounters, Testbed, UdpSender, FRAME_LEN,
 };
 use fairway_runtime::net::{FrameAddrs, PacketSender, RingSender};
-use super::dispatcher::{Lane, SenderDispatch};
 use fairway_runtime::{
     ArbiterMode, Backend, ClientConfig, ClientSubmitter, RuntimeBuilder, RuntimeConfig,
 };
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use hdrhistogram::Histogram;
 use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::sync::Barrier;
 use std::time::Duration;
 
@@ -69,8 +69,12 @@ const SEND_TIMEOUT: Duration = Duration::from_millis(100);
 /// delivered rate (sockets and queues filling, clients first scheduled).
 pub const WARMUP_FRACTION: f64 = 0.1;
 /// How far after the last thread is ready the shared start t0 lies, ns
-/// (time for every waiting thread to be woken before t0).
-const START_LEAD_NS: u64 = 5_000_000;
+/// (time for every waiting thread to be woken before t0, and for the
+/// start-up transient of a fresh trial to pass: with 5 ms, the first
+/// packet of the target in every `fairway` trial waited ~48 ms for its
+/// grant, seen once the target's latency counted from its due time; with
+/// 100 ms no trial showed it).
+const START_LEAD_NS: u64 = 100_000_000;
 
 /// When each client's sending time starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -492,7 +496,7 @@ enum Role {
     /// Sends directly (`none`, `tc`).
     Direct(Sender),
     /// Submits and transmits its own grants (`fairway`).
-    Fairway(fairway_runtime::Client<Datagram>, Sender),
+    Fairway(Box<(fairway_runtime::Client<Datagram>, Sender)>),
     /// Only submits (`fairway-dispatch`).
     Submit(ClientSubmitter<Datagram>),
 }
@@ -904,7 +908,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                 clients
                     .into_iter()
                     .zip(senders.drain(..))
-                    .map(|(c, s)| Some(Role::Fairway(c, s))),
+                    .map(|(c, s)| Some(Role::Fairway(Box::new((c, s))))),
             );
             arbiter = Some(b.spawn(make).map_err(|e| e.to_string())?);
         }
@@ -966,9 +970,12 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                         let (batch, max, secs) =
                             (spec.batch, spec.max_packets_per_flow, spec.seconds);
                         match role {
-                            Some(Role::Fairway(c, sender)) => fairway_client(
-                                c, sender, i as u16, f, batch, max, start, clock, secs,
-                            ),
+                            Some(Role::Fairway(cs)) => {
+                                let (c, sender) = *cs;
+                                fairway_client(
+                                    c, sender, i as u16, f, batch, max, start, clock, secs,
+                                )
+                            }
                             Some(Role::Direct(sender)) => {
                                 direct_client(sender, i as u16, f, batch, max, start, clock, secs)
                             }
