@@ -1,5 +1,5 @@
 //! `fairway udp-bench` end to end: bad input is one line and a non-zero
-//! exit before anything is built; `--quick` runs the three configurations
+//! exit before anything is built; `--quick` runs the four configurations
 //! and accounts for every packet (Linux, root; skipped visibly otherwise).
 
 use std::process::Command;
@@ -17,6 +17,10 @@ fn bad_parameters_are_rejected_with_one_line_naming_them() {
         (&["udp-bench", "--seconds", "0"][..], "--seconds"),
         (&["udp-bench", "--rates", "fast"][..], "--rates"),
         (&["udp-bench", "--batch", "0"][..], "--batch"),
+        (
+            &["udp-bench", "--cooldown-ms", "60001"][..],
+            "--cooldown-ms",
+        ),
         (
             &["udp-bench", "--transport", "carrier-pigeon"][..],
             "--transport",
@@ -66,6 +70,7 @@ fn quick_latency_run_accounts_for_every_packet() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
     assert_eq!(v["targets"]["accounting_ok"], true);
-    assert_eq!(v["light"].as_array().map(Vec::len), Some(3));
-    assert_eq!(v["loaded"].as_array().map(Vec::len), Some(3));
+    assert_eq!(v["light"].as_array().map(Vec::len), Some(4));
+    assert_eq!(v["loaded"].as_array().map(Vec::len), Some(4));
+    assert_eq!(v["loaded"][3]["mode"], "fairway-dispatch");
 }

@@ -157,6 +157,49 @@ fn the_accounting_check_fails_on_a_lost_packet() {
     r.received -= 1;
     r.unaccounted += 1;
     assert!(!r.accounting_holds());
+    r.received += 1;
+    r.unaccounted -= 1;
+    assert!(r.accounting_holds());
+    // One packet a client offered that was neither sent, refused nor left
+    // queued.
+    r.flows[0].offered += 1;
+    assert!(!r.accounting_holds());
+}
+
+#[test]
+fn the_dispatcher_transmits_every_accepted_packet_and_the_target_gets_its_rate() {
+    let Some(_serial) =
+        root_or_skip("the_dispatcher_transmits_every_accepted_packet_and_the_target_gets_its_rate")
+    else {
+        return;
+    };
+    let mut s = spec(Mode::FairwayDispatch, target_plus(3), Some(100_000), "drr");
+    s.seconds = 0.5;
+    let r = run_trial(&s).unwrap();
+    assert!(
+        r.accounting_holds(),
+        "sent {} received {} drops {} flows {:?}",
+        r.sent,
+        r.received,
+        r.counted_drops,
+        r.flows
+    );
+    // The clients only submitted; every accepted packet left through the
+    // arbiter thread within the grace period.
+    for f in &r.flows {
+        assert!(f.offered > 0 && f.left_queued == 0, "{f:?}");
+        assert_eq!(f.offered, f.sent + f.refused, "{f:?}");
+    }
+    assert_eq!(r.decisions, Some(r.flows.iter().map(|f| f.offered).sum()));
+    let t = r.target.as_ref().unwrap();
+    assert!(
+        (t.rate_ratio - 1.0).abs() <= 0.02,
+        "target got {:.0} of {:.0} pps",
+        t.received_pps,
+        t.offered_pps
+    );
+    assert!(t.sched_delay.count > 0, "{t:?}");
+    assert!(r.delivered_pps > 0.8 * 100_000.0, "{}", r.delivered_pps);
 }
 
 #[test]

@@ -14,6 +14,8 @@
 //!   both `kick_arbiter` variants.
 //! * [`runtime`]: [`RuntimeBuilder`] → [`Client`]s + [`ArbiterHandle`];
 //!   backpressure ([`SubmitError`]), departed clients, accounting.
+//! * [`dispatch`]: the arbiter thread as dispatcher too, transmitting
+//!   granted packets after each scan ([`RuntimeBuilder::spawn_dispatching`]).
 //! * [`backend`]: where `drain()` sends packets ([`NullBackend`],
 //!   [`CountingBackend`], [`UdpBackend`]).
 //! * [`net`] (Linux): real packets — UDP back-end with `sendmmsg`, a
@@ -50,6 +52,7 @@ pub mod affinity;
 pub mod arbiter;
 pub mod backend;
 pub mod clock;
+pub mod dispatch;
 pub mod link;
 pub mod mailbox;
 #[cfg(all(target_os = "linux", not(loom)))]
@@ -66,6 +69,7 @@ pub use affinity::{rt_throttle_runtime_us, set_realtime_priority, MAX_RT_PRIORIT
 pub use arbiter::{Arbiter, ArbiterStats, ScanResult};
 pub use backend::{Backend, CountingBackend, FailingBackend, NullBackend, UdpBackend};
 pub use clock::MonotonicClock;
+pub use dispatch::{Dispatch, DispatchingHandle};
 pub use link::EmulatedLink;
 pub use mailbox::{client_queue, ClientQueue, QueueDrainer, QueuePusher, QueueReader};
 pub use runtime::{

@@ -8,6 +8,7 @@ use crate::affinity::MAX_RT_PRIORITY;
 use crate::arbiter::{Arbiter, ArbiterParts, ArbiterStats, ScanResult};
 use crate::backend::Backend;
 use crate::clock::MonotonicClock;
+use crate::dispatch::{Dispatch, DispatchingHandle};
 use crate::link::{EmulatedLink, MIN_RATE_BPS};
 use crate::mailbox::{
     client_queue, ClientQueue, QueueDrainer, QueuePusher, QueueReader, MAX_QUEUE_LEN,
@@ -525,6 +526,27 @@ impl<P: Packet> ClientDrainer<P> {
     #[inline]
     pub fn drain_now<B: Backend<P>>(&mut self, backend: &mut B) -> usize {
         let head = self.drain.grant_index();
+        self.drain_until(head, backend)
+    }
+
+    /// [`ClientDrainer::drain_now`] transmitting at most `max` packets (the
+    /// oldest granted), leaving the rest granted for the next call: a
+    /// dispatcher serving several clients bounds each one's turn so that
+    /// one client's backlog of grants cannot delay the others' by more
+    /// than `max` packets each.
+    #[inline]
+    pub fn drain_at_most<B: Backend<P>>(&mut self, max: usize, backend: &mut B) -> usize {
+        let head = self.drain.grant_index();
+        let head = if self.drain.granted_since(head) > max {
+            self.drain.drained().wrapping_add(max)
+        } else {
+            head
+        };
+        self.drain_until(head, backend)
+    }
+
+    #[inline]
+    fn drain_until<B: Backend<P>>(&mut self, head: usize, backend: &mut B) -> usize {
         let mut failed = 0u64;
         let n = self.drain.drain_to(head, |p| {
             if backend.try_transmit(p).is_err() {
@@ -736,6 +758,29 @@ impl RuntimeBuilder {
         self.into_start().spawn(make_scheduler).map_err(|(e, _)| e)
     }
 
+    /// Starts the arbiter thread, as [`RuntimeBuilder::spawn`], and makes
+    /// it the dispatcher too: it calls `dispatch` after every scan
+    /// (seed 001 §3; see [`crate::dispatch`]). `dispatch` usually owns the
+    /// clients' [`ClientDrainer`]s; [`DispatchingHandle::stop`] hands it
+    /// back.
+    pub fn spawn_dispatching<S, F, D>(
+        self,
+        make_scheduler: F,
+        dispatch: D,
+    ) -> Result<DispatchingHandle<D>, RuntimeError>
+    where
+        S: Scheduler<u32> + ?Sized + 'static,
+        F: FnOnce(Capacity, Limits) -> Box<S> + Send + 'static,
+        D: Dispatch + 'static,
+    {
+        let (tx, back) = std::sync::mpsc::channel();
+        let arbiter = self
+            .into_start()
+            .spawn_with(make_scheduler, dispatch, Some(tx))
+            .map_err(|(e, _)| e)?;
+        Ok(DispatchingHandle { arbiter, back })
+    }
+
     /// Starts the arbiter thread with a `Send` scheduler built here; every
     /// mode and kick variant is available.
     pub fn spawn_send<S, F>(self, make_scheduler: F) -> Result<ArbiterHandle, RuntimeError>
@@ -819,6 +864,22 @@ impl Start {
         S: Scheduler<u32> + ?Sized + 'static,
         F: FnOnce(Capacity, Limits) -> Box<S> + Send + 'static,
     {
+        self.spawn_with(make_scheduler, (), None)
+    }
+
+    /// [`Start::spawn`] with a dispatcher the arbiter thread calls after
+    /// every scan, sent back through `back` when the thread ends.
+    fn spawn_with<S, F, D>(
+        self,
+        make_scheduler: F,
+        mut dispatch: D,
+        back: Option<std::sync::mpsc::Sender<D>>,
+    ) -> Result<ArbiterHandle, StartError>
+    where
+        S: Scheduler<u32> + ?Sized + 'static,
+        F: FnOnce(Capacity, Limits) -> Box<S> + Send + 'static,
+        D: Dispatch + 'static,
+    {
         if self.cfg.mode == ArbiterMode::Sleep
             && matches!(self.cfg.kick, KickMode::ClientScan { .. })
         {
@@ -870,7 +931,10 @@ impl Start {
                     }
                 };
                 let _ = tx.send(Ok(()));
-                run_arbiter_shared(&cfg, &wake2, &core);
+                run_arbiter_shared(&cfg, &wake2, &core, &mut dispatch);
+                if let Some(back) = back {
+                    let _ = back.send(dispatch);
+                }
                 let parts = core.into_inner().arbiter.into_parts();
                 Stopped {
                     stats: parts.stats,
@@ -928,7 +992,7 @@ impl Start {
                     return finish_shared(core);
                 }
                 let _ = tx.send(Ok(()));
-                run_arbiter_shared(&cfg, &wake2, &core);
+                run_arbiter_shared(&cfg, &wake2, &core, &mut ());
                 finish_shared(core)
             });
         match thread {
@@ -996,15 +1060,16 @@ fn pin(cfg: &RuntimeConfig) {
     }
 }
 
-fn run_arbiter_shared<S: Scheduler<u32> + ?Sized>(
+fn run_arbiter_shared<S: Scheduler<u32> + ?Sized, D: Dispatch>(
     cfg: &RuntimeConfig,
     wake: &Wakeup,
     core: &LockedCore<ClockedArbiter<S>>,
+    dispatch: &mut D,
 ) {
     pin(cfg);
     match cfg.mode {
-        ArbiterMode::BusyPoll => wake.run_busy(core),
-        ArbiterMode::Sleep => wake.run_sleeping(core, nanos(cfg.min_awake)),
+        ArbiterMode::BusyPoll => wake.run_busy_dispatching(core, dispatch),
+        ArbiterMode::Sleep => wake.run_sleeping_dispatching(core, nanos(cfg.min_awake), dispatch),
     }
 }
 

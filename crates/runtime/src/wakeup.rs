@@ -24,6 +24,7 @@
 //! `loom_tests.rs` check this exact code.
 
 use crate::arbiter::ScanResult;
+use crate::dispatch::Dispatch;
 use crate::sync::{fence, spin_wait, AtomicBool, Condvar, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
 use std::sync::OnceLock;
@@ -168,8 +169,21 @@ impl Wakeup {
         }
     }
 
-    /// The arbiter loop of Fig. 4, until `request_stop`.
+    /// The arbiter loop of Fig. 4 without a dispatcher (the loom model).
+    #[cfg(loom)]
     pub(crate) fn run_sleeping<C: ScanCore>(&self, core: &LockedCore<C>, min_awake_ns: u64) {
+        self.run_sleeping_dispatching(core, min_awake_ns, &mut ());
+    }
+
+    /// The arbiter loop of Fig. 4, until `request_stop`, calling `dispatch`
+    /// after every scan (`()`: none; else the arbiter thread transmits
+    /// granted packets, [`crate::dispatch`]).
+    pub(crate) fn run_sleeping_dispatching<C: ScanCore, D: Dispatch + ?Sized>(
+        &self,
+        core: &LockedCore<C>,
+        min_awake_ns: u64,
+        dispatch: &mut D,
+    ) {
         core.lock();
         let mut awake_since = core.with(|c| c.now_ns());
         loop {
@@ -177,6 +191,7 @@ impl Wakeup {
                 break;
             }
             let (result, now, idle) = core.with(|c| (c.scan(false), c.now_ns(), c.link_idle_ns()));
+            dispatch.dispatch();
             if result == ScanResult::MoreTraffic {
                 core.with(|c| sleep_till(c, now, idle));
                 continue;
@@ -187,7 +202,9 @@ impl Wakeup {
             }
             self.arb_sleep.store(true, Ordering::Relaxed);
             fence(Ordering::SeqCst);
-            if core.with(|c| c.scan(true)) == ScanResult::NoTraffic {
+            let last = core.with(|c| c.scan(true));
+            dispatch.dispatch();
+            if last == ScanResult::NoTraffic {
                 core.with(|c| c.count_sleep(true));
                 core.unlock();
                 self.event.wait();
@@ -199,12 +216,21 @@ impl Wakeup {
         core.unlock();
     }
 
-    /// The busy-polling arbiter loop (no sleeping), until `request_stop`.
-    pub(crate) fn run_busy<C: ScanCore>(&self, core: &LockedCore<C>) {
+    /// The busy-polling arbiter loop (no sleeping), until `request_stop`,
+    /// calling `dispatch` after every scan (`()`: none); spins with a pause
+    /// hint only when there was nothing to schedule and nothing to
+    /// transmit.
+    pub(crate) fn run_busy_dispatching<C: ScanCore, D: Dispatch + ?Sized>(
+        &self,
+        core: &LockedCore<C>,
+        dispatch: &mut D,
+    ) {
         core.lock();
         core.with(|c| {
             while !self.stop_requested() {
-                if c.scan(false) == ScanResult::NoTraffic {
+                let scanned = c.scan(false);
+                let sent = dispatch.dispatch();
+                if scanned == ScanResult::NoTraffic && sent == 0 {
                     // Nothing queued: a pause hint instead of a hot spin.
                     // The two vCPUs of a small VM are often hyperthreads
                     // of one core, and a hot spin here takes issue slots

@@ -1,7 +1,7 @@
 //! `fairway udp-bench`: seed 001's UDP experiments (§5.4 Fig. 6, §5.5 Figs.
 //! 8–10, the §4 Eq. (1) check) with real packets, `none` / `tc` (HTB) /
-//! `fairway` measured in one run on a namespace testbed the command creates
-//! and removes. Linux, root.
+//! `fairway` / `fairway-dispatch` measured in one run on a namespace
+//! testbed the command creates and removes. Linux, root.
 
 use clap::Args;
 use std::time::Duration;
@@ -17,9 +17,16 @@ pub struct UdpBenchArgs {
     /// Client counts of the throughput experiment. Example: `--clients 1,2,4,8`
     #[arg(long, default_value = "1,2,4,8,16")]
     pub clients: String,
-    /// Seconds of sending per trial, in (0, 60]. Example: `--seconds 2`
-    #[arg(long, default_value_t = 1.0)]
+    /// Seconds of sending per trial, in (0, 60]. With real-time priority,
+    /// keep it under 0.95 (the kernel stops real-time threads for 50 ms
+    /// once they used 0.95 s of a second). Example: `--seconds 0.8`
+    #[arg(long, default_value_t = 0.8)]
     pub seconds: f64,
+    /// Pause before each trial but the first, ms, 0..=60000: lets each
+    /// CPU's real-time budget recover so no trial is throttled (default
+    /// 1100; `--quick`: 0). Example: `--cooldown-ms 1100`
+    #[arg(long)]
+    pub cooldown_ms: Option<u64>,
     /// Trials per throughput point and configuration (median kept), 1..=20.
     /// Example: `--repeat 3`
     #[arg(long, default_value_t = 3)]
@@ -76,7 +83,8 @@ pub struct UdpBenchArgs {
     /// Packets per client per trial, at most. Example: `--max-packets 50000000`
     #[arg(long, default_value_t = 50_000_000)]
     pub max_packets: u64,
-    /// A short run for CI: clients 1,4; 0.3 s; 1 repeat; rates 50k,400k.
+    /// A short run for CI: clients 1,4; 0.3 s; 1 repeat; rates 50k,400k;
+    /// no pause between trials.
     #[arg(long)]
     pub quick: bool,
     /// Print the report as JSON (no progress bar, no table).
@@ -197,12 +205,16 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
         },
         experiments: exp,
         max_packets_per_flow: args.max_packets,
+        cooldown_ms: args
+            .cooldown_ms
+            .unwrap_or(fairway_eval::udp_bench::experiments::RT_COOLDOWN_MS),
     };
     if args.quick {
         cfg.clients = vec![1, 4];
         cfg.seconds = 0.3;
         cfg.repeat = 1;
         cfg.rates = vec![50_000, 400_000];
+        cfg.cooldown_ms = args.cooldown_ms.unwrap_or(0);
     }
     cfg.validate()?;
     Ok(cfg)

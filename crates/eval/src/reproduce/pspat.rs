@@ -117,7 +117,7 @@ pub fn config(quick: bool) -> BenchConfig {
     let cpus = fairway_runtime::affinity::available_cpus();
     BenchConfig {
         clients: if quick { vec![1, 4] } else { vec![1, 2, 4, 8] },
-        seconds: if quick { 0.3 } else { 1.0 },
+        seconds: if quick { 0.3 } else { 0.8 },
         repeat: if quick { 1 } else { 3 },
         interferers: 4,
         target_pps: 4000,
@@ -147,6 +147,11 @@ pub fn config(quick: bool) -> BenchConfig {
             transports: false,
         },
         max_packets_per_flow: 50_000_000,
+        cooldown_ms: if quick {
+            0
+        } else {
+            crate::udp_bench::experiments::RT_COOLDOWN_MS
+        },
     }
 }
 
@@ -261,7 +266,7 @@ fn sections(cfg: &BenchConfig, r: &UdpReport) -> Vec<Section> {
             let paper = match mode {
                 Mode::None => "4.5 at 7-20 clients",
                 Mode::Tc => "~0.7 x none up to 4 clients",
-                Mode::Fairway => "close to none",
+                Mode::Fairway | Mode::FairwayDispatch => "close to none",
             };
             tput_figs.push(Figure::vs_text(
                 format!("{}, {n} clients", mode.name()),
@@ -406,6 +411,8 @@ mod tests {
             sched: "drr".into(),
             transport: crate::udp_bench::Transport::Udp,
             seconds: 0.3,
+            cooldown_ms: 0,
+            rt_runtime_us: None,
             throughput: vec![
                 tp(Mode::None, none),
                 tp(Mode::Tc, tc),
@@ -417,6 +424,7 @@ mod tests {
             link_pps: 200_000,
             sweep: vec![sp(Mode::Tc, tc_p98, true), sp(Mode::Fairway, fw_p98, false)],
             bound: None,
+            bound_dispatch: None,
             targets: Targets {
                 fairway_over_none_min: Some(fw / none),
                 fairway_over_tc_at_max_clients: Some(fw / tc),

@@ -63,7 +63,26 @@ pub struct BenchConfig {
     pub experiments: Experiment,
     /// Packets per client at most, per trial.
     pub max_packets_per_flow: u64,
+    /// Pause before each trial but the first, ms ([`RT_COOLDOWN_MS`]).
+    pub cooldown_ms: u64,
 }
+
+/// The pause between trials that keeps every trial clear of the kernel's
+/// real-time throttling, ms.
+///
+/// Linux lets real-time threads use `sched_rt_runtime_us` (950 000) of
+/// every `sched_rt_period_us` (1 000 000) on each CPU, and charges what a
+/// CPU used past one period boundary to the next only down to zero
+/// (`rt_time −= runtime` per period). A trial keeps a CPU busy at
+/// real-time priority for its whole length (the busy-polling arbiter, the
+/// flat-out clients); two trials back to back use more than 0.95 s of some
+/// 1 s period and that CPU is stopped for the rest of the period — a 50 ms
+/// pause of every real-time thread on it, the target's too. After 1.1 s
+/// without real-time load the budget is whole again, so a trial shorter
+/// than 0.95 s (the default 0.8 s plus ~20 ms of start and grace) is never
+/// throttled. Measured here: an isolated `SCHED_FIFO` spin of 0.6 s on one
+/// CPU ran without a gap, one of 1.2 s stopped for 52 ms at 1.07 s.
+pub const RT_COOLDOWN_MS: u64 = 1_100;
 
 impl BenchConfig {
     /// Checks every parameter; the error names it and its allowed range.
@@ -108,6 +127,12 @@ impl BenchConfig {
             return Err(format!(
                 "--batch {} outside 1..={ring} (the af-packet-ring transport's ring slots)",
                 self.batch
+            ));
+        }
+        if self.cooldown_ms > 60_000 {
+            return Err(format!(
+                "--cooldown-ms {} outside 0..=60000",
+                self.cooldown_ms
             ));
         }
         if self.queue_len == 0 || self.queue_len >= 1 << 20 {
@@ -157,21 +182,26 @@ impl BenchConfig {
     /// Number of trials `run` makes (for a progress bar).
     pub fn trials(&self) -> usize {
         let mut t = 0;
+        let modes = Mode::ALL.len();
         if self.experiments.throughput {
-            t += self.clients.len() * 3 * self.repeat;
+            t += self.clients.len() * modes * self.repeat;
         }
         if self.experiments.latency {
-            t += 6;
+            t += 2 * modes;
         }
         if self.experiments.sweep {
-            t += self.rates.len() * 2;
+            t += self.rates.len() * SWEPT.len();
         }
         if self.experiments.transports {
-            t += self.clients.len() * 3 * Transport::ALL.len() * self.repeat;
+            t += self.clients.len() * modes * Transport::ALL.len() * self.repeat;
         }
         t
     }
 }
+
+/// The configurations of the p98-versus-rate sweep (`none` has no link
+/// rate to configure).
+pub const SWEPT: [Mode; 3] = [Mode::Tc, Mode::Fairway, Mode::FairwayDispatch];
 
 /// One throughput point: the median of the repeats.
 #[derive(Clone, Debug, Serialize)]
@@ -234,13 +264,21 @@ pub struct Targets {
     pub fairway_over_none_min: Option<f64>,
     /// fairway / tc throughput at the largest client count (target ≥ 1.3).
     pub fairway_over_tc_at_max_clients: Option<f64>,
+    /// The same two ratios for `fairway-dispatch`.
+    pub dispatch_over_none_min: Option<f64>,
+    /// fairway-dispatch / tc at the largest client count.
+    pub dispatch_over_tc_at_max_clients: Option<f64>,
     /// fairway's light-load median − none's, µs (target ≤ 2).
     pub added_median_us: Option<f64>,
+    /// fairway-dispatch's light-load median − none's, µs.
+    pub dispatch_added_median_us: Option<f64>,
     /// tc's light-load median − none's, µs (seed 001: 0.3..0.6).
     pub tc_added_median_us: Option<f64>,
     /// The target's received/offered rate under load in fairway (target
     /// 1 ± 0.02).
     pub fairway_target_rate_ratio: Option<f64>,
+    /// The same in fairway-dispatch.
+    pub dispatch_target_rate_ratio: Option<f64>,
     /// The same in tc (reported).
     pub tc_target_rate_ratio: Option<f64>,
     /// The same in none (reported).
@@ -249,8 +287,12 @@ pub struct Targets {
     pub tc_overload_pps: Option<u64>,
     /// The lowest swept rate at which fairway is overloaded.
     pub fairway_overload_pps: Option<u64>,
+    /// The lowest swept rate at which fairway-dispatch is overloaded.
+    pub dispatch_overload_pps: Option<u64>,
     /// At every swept rate ≥ tc's overload threshold, fairway's p98 < tc's.
     pub fairway_p98_below_tc_above_threshold: Option<bool>,
+    /// The same for fairway-dispatch.
+    pub dispatch_p98_below_tc_above_threshold: Option<bool>,
     /// Every trial accounted for every packet.
     pub accounting_ok: bool,
 }
@@ -266,6 +308,10 @@ pub struct Report {
     pub transport: Transport,
     /// Seconds per trial.
     pub seconds: f64,
+    /// Pause between trials, ms.
+    pub cooldown_ms: u64,
+    /// `sched_rt_runtime_us` during the run (`-1`: no throttling).
+    pub rt_runtime_us: Option<i64>,
     /// Throughput points.
     pub throughput: Vec<ThroughputPoint>,
     /// Target alone, three configurations (Fig. 8).
@@ -280,6 +326,8 @@ pub struct Report {
     pub transports: Vec<TransportPoint>,
     /// Eq. (1) on fairway's loaded run.
     pub bound: Option<BoundCheck>,
+    /// Eq. (1) on fairway-dispatch's loaded run.
+    pub bound_dispatch: Option<BoundCheck>,
     /// The targets as ratios.
     pub targets: Targets,
 }
@@ -329,6 +377,9 @@ pub fn run(
         if fairway_runtime::net::interrupted() {
             return Err("interrupted".into());
         }
+        if done > 0 && cfg.cooldown_ms > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(cfg.cooldown_ms));
+        }
         let r = run_trial(&spec)?;
         done += 1;
         progress(done, total, &label);
@@ -339,6 +390,8 @@ pub fn run(
         sched: cfg.sched.to_string(),
         transport: cfg.transport,
         seconds: cfg.seconds,
+        cooldown_ms: cfg.cooldown_ms,
+        rt_runtime_us: fairway_runtime::rt_throttle_runtime_us(),
         throughput: Vec::new(),
         light: Vec::new(),
         loaded: Vec::new(),
@@ -346,6 +399,7 @@ pub fn run(
         sweep: Vec::new(),
         transports: Vec::new(),
         bound: None,
+        bound_dispatch: None,
         targets: Targets {
             accounting_ok: true,
             ..Targets::default()
@@ -355,7 +409,7 @@ pub fn run(
 
     if cfg.experiments.throughput {
         for &n in &cfg.clients {
-            let mut runs: Vec<Vec<TrialResult>> = vec![Vec::new(); 3];
+            let mut runs: Vec<Vec<TrialResult>> = vec![Vec::new(); Mode::ALL.len()];
             for _ in 0..cfg.repeat {
                 for (m, &mode) in Mode::ALL.iter().enumerate() {
                     let flows = vec![
@@ -396,15 +450,18 @@ pub fn run(
                 .find(|p| p.mode == mode && p.clients == n)
                 .map(|p| p.delivered_pps)
         };
-        report.targets.fairway_over_none_min = cfg
-            .clients
-            .iter()
-            .filter_map(|&n| Some(at(Mode::Fairway, n)? / at(Mode::None, n)?))
-            .min_by(|a, b| a.total_cmp(b));
+        let over_none_min = |m: Mode| {
+            cfg.clients
+                .iter()
+                .filter_map(|&n| Some(at(m, n)? / at(Mode::None, n)?))
+                .min_by(|a, b| a.total_cmp(b))
+        };
         let nmax = cfg.clients.iter().copied().max().unwrap_or(1);
-        report.targets.fairway_over_tc_at_max_clients = at(Mode::Fairway, nmax)
-            .zip(at(Mode::Tc, nmax))
-            .map(|(f, t)| f / t);
+        let over_tc = |m: Mode| at(m, nmax).zip(at(Mode::Tc, nmax)).map(|(f, t)| f / t);
+        report.targets.fairway_over_none_min = over_none_min(Mode::Fairway);
+        report.targets.fairway_over_tc_at_max_clients = over_tc(Mode::Fairway);
+        report.targets.dispatch_over_none_min = over_none_min(Mode::FairwayDispatch);
+        report.targets.dispatch_over_tc_at_max_clients = over_tc(Mode::FairwayDispatch);
     }
 
     if cfg.experiments.latency {
@@ -441,6 +498,9 @@ pub fn run(
             .map(|(f, n)| f - n);
         report.targets.tc_added_median_us =
             p50(&report.light, Mode::Tc).zip(none).map(|(t, n)| t - n);
+        report.targets.dispatch_added_median_us = p50(&report.light, Mode::FairwayDispatch)
+            .zip(none)
+            .map(|(f, n)| f - n);
         let ratio = |m: Mode| {
             report
                 .loaded
@@ -450,17 +510,25 @@ pub fn run(
                 .map(|t| t.rate_ratio)
         };
         report.targets.fairway_target_rate_ratio = ratio(Mode::Fairway);
+        report.targets.dispatch_target_rate_ratio = ratio(Mode::FairwayDispatch);
         report.targets.tc_target_rate_ratio = ratio(Mode::Tc);
         report.targets.none_target_rate_ratio = ratio(Mode::None);
         if let Some(f) = report.loaded.iter().find(|r| r.mode == Mode::Fairway) {
             report.bound = bound_check(f, cfg.sched.kind, d, d, cfg.link_pps);
+        }
+        if let Some(f) = report
+            .loaded
+            .iter()
+            .find(|r| r.mode == Mode::FairwayDispatch)
+        {
+            report.bound_dispatch = bound_check(f, cfg.sched.kind, d, d, cfg.link_pps);
         }
     }
 
     if cfg.experiments.sweep {
         let d = cfg.delta_latency_ns;
         for &rate in &cfg.rates {
-            for mode in [Mode::Tc, Mode::Fairway] {
+            for mode in SWEPT {
                 let spec = cfg.spec(mode, cfg.target_flows(cfg.interferers), Some(rate), d);
                 let r = step(format!("sweep {rate} pps {}", mode.name()), spec)?;
                 all_ok &= r.accounting_holds();
@@ -487,7 +555,8 @@ pub fn run(
         };
         report.targets.tc_overload_pps = threshold(Mode::Tc);
         report.targets.fairway_overload_pps = threshold(Mode::Fairway);
-        report.targets.fairway_p98_below_tc_above_threshold =
+        report.targets.dispatch_overload_pps = threshold(Mode::FairwayDispatch);
+        let below_tc = |m: Mode| {
             report.targets.tc_overload_pps.map(|th| {
                 cfg.rates.iter().filter(|&&r| r >= th).all(|&r| {
                     let p = |m: Mode| {
@@ -497,14 +566,18 @@ pub fn run(
                             .find(|p| p.mode == m && p.rate_pps == r)
                             .map(|p| p.target.p98)
                     };
-                    matches!((p(Mode::Fairway), p(Mode::Tc)), (Some(f), Some(t)) if f < t)
+                    matches!((p(m), p(Mode::Tc)), (Some(f), Some(t)) if f < t)
                 })
-            });
+            })
+        };
+        report.targets.fairway_p98_below_tc_above_threshold = below_tc(Mode::Fairway);
+        report.targets.dispatch_p98_below_tc_above_threshold = below_tc(Mode::FairwayDispatch);
     }
     if cfg.experiments.transports {
         for &n in &cfg.clients {
             // runs[mode][transport]
-            let mut runs: Vec<Vec<Vec<TrialResult>>> = vec![vec![Vec::new(); 3]; 3];
+            let mut runs: Vec<Vec<Vec<TrialResult>>> =
+                vec![vec![Vec::new(); Transport::ALL.len()]; Mode::ALL.len()];
             for _ in 0..cfg.repeat {
                 for (m, &mode) in Mode::ALL.iter().enumerate() {
                     for (t, &transport) in Transport::ALL.iter().enumerate() {

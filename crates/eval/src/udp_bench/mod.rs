@@ -2,7 +2,7 @@
 //!
 //! Seed 001 §5.4–§5.5 measure the arbiter architecture with real UDP
 //! senders, side by side with no scheduler and with the kernel's TC. This
-//! module runs the same three configurations in one run, on a testbed the
+//! module runs the same configurations in one run, on a testbed the
 //! run creates (two network namespaces and a veth pair, see
 //! [`fairway_runtime::net::testbed`]):
 //!
@@ -10,7 +10,9 @@
 //! * `tc`: clients send directly, HTB on the egress device, one class per
 //!   client (the kernel here has HTB and TBF, not the QFQ/DRR qdiscs);
 //! * `fairway`: clients submit to the arbiter (default DRR with a quantum of
-//!   one 60-byte packet, §5.2) and transmit what it granted.
+//!   one 60-byte packet, §5.2) and transmit what it granted;
+//! * `fairway-dispatch`: clients only submit; the arbiter thread transmits
+//!   what it granted ([`dispatcher`], the dispatcher of seed 001 §3).
 //!
 //! Experiments ([`experiments`]):
 //! * throughput versus number of clients, 60-byte packets (Fig. 6);
@@ -25,9 +27,11 @@
 //!   delay ([`bound`]).
 //!
 //! Every trial checks that nothing is lost uncounted: packets sent =
-//! received + drops counted by the kernel.
+//! received + drops counted by the kernel, and each client's offered
+//! packets = sent + refused + left queued.
 
 pub mod bound;
+pub mod dispatcher;
 pub mod experiments;
 pub mod report;
 pub mod trial;

@@ -15,6 +15,7 @@ fn color(m: Mode) -> usize {
         Mode::None => 7,
         Mode::Tc => 1,
         Mode::Fairway => 0,
+        Mode::FairwayDispatch => 2,
     }
 }
 
@@ -22,7 +23,7 @@ fn latency_rows(out: &mut String, title: &str, runs: &[TrialResult]) {
     let _ = writeln!(out, "\n{title}");
     let _ = writeln!(
         out,
-        "{:<8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9} {:>11}",
+        "{:<16} {:>8} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9} {:>11}",
         "config",
         "p50 µs",
         "p90 µs",
@@ -37,7 +38,7 @@ fn latency_rows(out: &mut String, title: &str, runs: &[TrialResult]) {
         let Some(t) = &r.target else { continue };
         let _ = writeln!(
             out,
-            "{:<8} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>10.0} {:>9.3} {:>11}",
+            "{:<16} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>10.0} {:>9.3} {:>11}",
             r.mode.name(),
             t.latency.p50,
             t.latency.p90,
@@ -56,8 +57,13 @@ pub fn text(r: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "PSPAT paper §5.4-5.5 with real UDP packets ({:?}): {} CPUs, scheduler {}, {} s per trial",
-        r.transport, r.cpus, r.sched, r.seconds
+        "PSPAT paper §5.4-5.5 with real UDP packets ({:?}): {} CPUs, scheduler {}, {} s per trial, {} ms between trials, sched_rt_runtime_us {}",
+        r.transport,
+        r.cpus,
+        r.sched,
+        r.seconds,
+        r.cooldown_ms,
+        r.rt_runtime_us.map_or("unknown".into(), |v| v.to_string())
     );
     if !r.throughput.is_empty() {
         let _ = writeln!(
@@ -66,8 +72,17 @@ pub fn text(r: &Report) -> String {
         );
         let _ = writeln!(
             out,
-            "{:>7} {:>9} {:>9} {:>9} {:>13} {:>11} {:>9}",
-            "clients", "none", "tc", "fairway", "fairway/none", "fairway/tc", "accounted"
+            "{:>7} {:>9} {:>9} {:>9} {:>9} {:>13} {:>11} {:>10} {:>8} {:>9}",
+            "clients",
+            "none",
+            "tc",
+            "fairway",
+            "fw-disp",
+            "fairway/none",
+            "fairway/tc",
+            "disp/none",
+            "disp/tc",
+            "accounted"
         );
         let mut ns: Vec<usize> = r.throughput.iter().map(|p| p.clients).collect();
         ns.dedup();
@@ -77,15 +92,19 @@ pub fn text(r: &Report) -> String {
             let ok = Mode::ALL
                 .iter()
                 .all(|&m| get(m).is_some_and(|p| p.accounting_ok));
+            let d = Mode::FairwayDispatch;
             let _ = writeln!(
                 out,
-                "{:>7} {:>9} {:>9} {:>9} {:>13} {:>11} {:>9}",
+                "{:>7} {:>9} {:>9} {:>9} {:>9} {:>13} {:>11} {:>10} {:>8} {:>9}",
                 n,
                 opt(v(Mode::None).map(|x| x / 1e6), 3),
                 opt(v(Mode::Tc).map(|x| x / 1e6), 3),
                 opt(v(Mode::Fairway).map(|x| x / 1e6), 3),
+                opt(v(d).map(|x| x / 1e6), 3),
                 opt(v(Mode::Fairway).zip(v(Mode::None)).map(|(f, n)| f / n), 2),
                 opt(v(Mode::Fairway).zip(v(Mode::Tc)).map(|(f, t)| f / t), 2),
+                opt(v(d).zip(v(Mode::None)).map(|(f, n)| f / n), 2),
+                opt(v(d).zip(v(Mode::Tc)).map(|(f, t)| f / t), 2),
                 if ok { "yes" } else { "NO" }
             );
         }
@@ -97,7 +116,7 @@ pub fn text(r: &Report) -> String {
         );
         let _ = writeln!(
             out,
-            "{:>7} {:<8} {:>9} {:>10} {:>15} {:>12} {:>9}",
+            "{:>7} {:<16} {:>9} {:>10} {:>15} {:>12} {:>9}",
             "clients", "config", "udp", "af-packet", "af-packet-ring", "ring/mmsg", "accounted"
         );
         let mut ns: Vec<usize> = r.transports.iter().map(|p| p.clients).collect();
@@ -115,7 +134,7 @@ pub fn text(r: &Report) -> String {
                     .all(|&t| get(t).is_some_and(|p| p.accounting_ok));
                 let _ = writeln!(
                     out,
-                    "{:>7} {:<8} {:>9} {:>10} {:>15} {:>12} {:>9}",
+                    "{:>7} {:<16} {:>9} {:>10} {:>15} {:>12} {:>9}",
                     n,
                     m.name(),
                     opt(v(Transport::Udp).map(|x| x / 1e6), 3),
@@ -144,10 +163,14 @@ pub fn text(r: &Report) -> String {
         );
         latency_rows(&mut out, &title, &r.loaded);
     }
-    if let Some(b) = &r.bound {
+    for (name, b) in [
+        ("fairway", &r.bound),
+        ("fairway-dispatch", &r.bound_dispatch),
+    ] {
+        let Some(b) = b else { continue };
         let _ = writeln!(
             out,
-            "\nEq. (1) on fairway's target: bound {:.1} µs (scheduler {:.1} µs), worst submit->send {:.1} µs, p99.9 {:.1} µs, margin {:.1} µs, {} of {} over: {}",
+            "\nEq. (1) on {name}'s target: bound {:.1} µs (scheduler {:.1} µs), worst due->send {:.1} µs, p99.9 {:.1} µs, margin {:.1} µs, {} of {} over: {}",
             b.bound_us, b.twfi_scheduler_us, b.worst_us, b.p999_us, b.margin_us, b.over_bound, b.packets,
             if b.holds { "holds" } else { "VIOLATED" }
         );
@@ -156,26 +179,40 @@ pub fn text(r: &Report) -> String {
         let _ = writeln!(out, "\ntarget p98 latency versus link rate (Fig. 9)");
         let _ = writeln!(
             out,
-            "{:>10} {:>10} {:>10} {:>11} {:>11} {:>9} {:>9}",
-            "rate pps", "tc p98 µs", "fw p98 µs", "tc deliv/s", "fw deliv/s", "tc rate", "fw rate"
+            "{:>10} {:>10} {:>10} {:>12} {:>11} {:>11} {:>11} {:>9} {:>9} {:>9}",
+            "rate pps",
+            "tc p98 µs",
+            "fw p98 µs",
+            "disp p98 µs",
+            "tc deliv/s",
+            "fw deliv/s",
+            "dp deliv/s",
+            "tc rate",
+            "fw rate",
+            "dp rate"
         );
         let mut rates: Vec<u64> = r.sweep.iter().map(|p| p.rate_pps).collect();
         rates.dedup();
         for rate in rates {
             let g = |m: Mode| r.sweep.iter().find(|p| p.rate_pps == rate && p.mode == m);
             let mark = |m: Mode| g(m).map_or("", |p| if p.overloaded { "*" } else { "" });
+            let d = Mode::FairwayDispatch;
             let _ = writeln!(
                 out,
-                "{:>10} {:>10} {:>10} {:>10}{:1} {:>10}{:1} {:>9} {:>9}",
+                "{:>10} {:>10} {:>10} {:>12} {:>10}{:1} {:>10}{:1} {:>10}{:1} {:>9} {:>9} {:>9}",
                 rate,
                 opt(g(Mode::Tc).map(|p| p.target.p98), 1),
                 opt(g(Mode::Fairway).map(|p| p.target.p98), 1),
+                opt(g(d).map(|p| p.target.p98), 1),
                 opt(g(Mode::Tc).map(|p| p.delivered_pps), 0),
                 mark(Mode::Tc),
                 opt(g(Mode::Fairway).map(|p| p.delivered_pps), 0),
                 mark(Mode::Fairway),
+                opt(g(d).map(|p| p.delivered_pps), 0),
+                mark(d),
                 opt(g(Mode::Tc).map(|p| p.target_rate_ratio), 3),
                 opt(g(Mode::Fairway).map(|p| p.target_rate_ratio), 3),
+                opt(g(d).map(|p| p.target_rate_ratio), 3),
             );
         }
         let _ = writeln!(out, "(* = delivered < 90 % of the link rate: overloaded)");
@@ -194,23 +231,34 @@ pub fn text(r: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "  added median latency at light load: fairway {} µs (target <= 2), tc {} µs",
+        "  fairway-dispatch: /none min {}, /tc at the most clients {}",
+        opt(t.dispatch_over_none_min, 2),
+        opt(t.dispatch_over_tc_at_max_clients, 2)
+    );
+    let _ = writeln!(
+        out,
+        "  added median latency at light load: fairway {} µs (target <= 2), fairway-dispatch {} µs, tc {} µs",
         opt(t.added_median_us, 2),
+        opt(t.dispatch_added_median_us, 2),
         opt(t.tc_added_median_us, 2)
     );
     let _ = writeln!(
         out,
-        "  target's rate under load, received/offered: fairway {} (target 1 ± 0.02), tc {}, none {}",
+        "  target's rate under load, received/due: fairway {} (target 1 ± 0.02), fairway-dispatch {}, tc {}, none {}",
         opt(t.fairway_target_rate_ratio, 3),
+        opt(t.dispatch_target_rate_ratio, 3),
         opt(t.tc_target_rate_ratio, 3),
         opt(t.none_target_rate_ratio, 3)
     );
+    let threshold = |p: Option<u64>| p.map_or("not reached".into(), |p| format!("{p} pps"));
     let _ = writeln!(
         out,
-        "  overload threshold: tc {}, fairway {}; fairway p98 < tc p98 at every rate from tc's threshold: {}",
-        t.tc_overload_pps.map_or("not reached".into(), |p| format!("{p} pps")),
-        t.fairway_overload_pps.map_or("not reached".into(), |p| format!("{p} pps")),
-        t.fairway_p98_below_tc_above_threshold.map_or("-".into(), |b| b.to_string())
+        "  overload threshold: tc {}, fairway {}, fairway-dispatch {}; p98 < tc p98 at every rate from tc's threshold: fairway {}, fairway-dispatch {}",
+        threshold(t.tc_overload_pps),
+        threshold(t.fairway_overload_pps),
+        threshold(t.dispatch_overload_pps),
+        t.fairway_p98_below_tc_above_threshold.map_or("-".into(), |b| b.to_string()),
+        t.dispatch_p98_below_tc_above_threshold.map_or("-".into(), |b| b.to_string())
     );
     let _ = writeln!(
         out,
@@ -338,7 +386,7 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
         written.push(path);
     }
     if !r.sweep.is_empty() {
-        let series: Vec<Series> = [Mode::Tc, Mode::Fairway]
+        let series: Vec<Series> = super::experiments::SWEPT
             .iter()
             .map(|&m| Series {
                 name: format!("{} p98", m.name()),

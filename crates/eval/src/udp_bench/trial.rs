@@ -27,6 +27,7 @@
 //! to pass 1.3× its rate. [`ClientClock::Own`] keeps that timing for the
 //! test that shows the rate check failing with it.)
 
+use super::dispatcher::{Lane, SenderDispatch};
 use fairway_core::SchedSpec;
 use fairway_runtime::net::testbed::RECEIVER_IP;
 use fairway_runtime::net::testbed::{RECEIVER_MAC, SENDER_IP, SENDER_MAC};
@@ -35,9 +36,13 @@ use fairway_runtime::net::{
     SendCounters, Testbed, UdpSender, FRAME_LEN,
 };
 use fairway_runtime::net::{FrameAddrs, PacketSender, RingSender};
-use fairway_runtime::{ArbiterMode, Backend, ClientConfig, RuntimeBuilder, RuntimeConfig};
+use fairway_runtime::{
+    ArbiterMode, Backend, ClientConfig, ClientSubmitter, RuntimeBuilder, RuntimeConfig,
+};
 use hdrhistogram::Histogram;
 use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::sync::Barrier;
 use std::time::Duration;
 
@@ -50,6 +55,9 @@ pub const UNLIMITED_FAIRWAY_BPS: u64 = 1_000_000_000_000;
 /// How long fairway clients keep transmitting granted packets after the
 /// deadline, at most.
 const GRACE_NS: u64 = 500_000_000;
+/// How long a paced client may go on after the deadline sending packets
+/// that fell due before it (catching up after a stall), ns.
+pub const CATCH_UP_NS: u64 = 250_000_000;
 /// How long to wait for the qdisc to empty after the clients stopped.
 const QUIESCE_MAX: Duration = Duration::from_secs(2);
 /// How long a flat-out fairway client waits for a grant before yielding
@@ -61,8 +69,12 @@ const SEND_TIMEOUT: Duration = Duration::from_millis(100);
 /// delivered rate (sockets and queues filling, clients first scheduled).
 pub const WARMUP_FRACTION: f64 = 0.1;
 /// How far after the last thread is ready the shared start t0 lies, ns
-/// (time for every waiting thread to be woken before t0).
-const START_LEAD_NS: u64 = 5_000_000;
+/// (time for every waiting thread to be woken before t0, and for the
+/// start-up transient of a fresh trial to pass: with 5 ms, the first
+/// packet of the target in every `fairway` trial waited ~48 ms for its
+/// grant, seen once the target's latency counted from its due time; with
+/// 100 ms no trial showed it).
+const START_LEAD_NS: u64 = 100_000_000;
 
 /// When each client's sending time starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -140,11 +152,16 @@ pub enum Mode {
     Tc,
     /// Clients submit to the arbiter and transmit what it granted.
     Fairway,
+    /// Clients only submit; the arbiter thread transmits every granted
+    /// packet right after granting it (the dispatcher of seed 001 §3,
+    /// [`fairway_runtime::dispatch`]).
+    #[serde(rename = "fairway-dispatch")]
+    FairwayDispatch,
 }
 
 impl Mode {
-    /// All three, in table order.
-    pub const ALL: [Mode; 3] = [Mode::None, Mode::Tc, Mode::Fairway];
+    /// All four, in table order.
+    pub const ALL: [Mode; 4] = [Mode::None, Mode::Tc, Mode::Fairway, Mode::FairwayDispatch];
 
     /// The name used in tables, CSV and JSON.
     pub fn name(self) -> &'static str {
@@ -152,7 +169,13 @@ impl Mode {
             Mode::None => "none",
             Mode::Tc => "tc",
             Mode::Fairway => "fairway",
+            Mode::FairwayDispatch => "fairway-dispatch",
         }
+    }
+
+    /// The arbiter schedules (`fairway`, `fairway-dispatch`).
+    pub fn uses_arbiter(self) -> bool {
+        matches!(self, Mode::Fairway | Mode::FairwayDispatch)
     }
 }
 
@@ -184,15 +207,15 @@ impl Transport {
     }
 }
 
-/// A client's socket, either kind.
-enum Sender {
+/// A client's socket, any kind.
+pub(super) enum Sender {
     Udp(UdpSender),
     Packet(PacketSender),
     Ring(RingSender),
 }
 
 impl Sender {
-    fn send_now(&mut self, d: &[Datagram]) {
+    pub(super) fn send_now(&mut self, d: &[Datagram]) {
         match self {
             Sender::Udp(s) => s.send_now(d),
             Sender::Packet(s) => s.send_now(d),
@@ -201,14 +224,14 @@ impl Sender {
     }
     /// The final counters (the ring first waits for the kernel to take its
     /// last frames).
-    fn finish(&mut self) -> SendCounters {
+    pub(super) fn finish(&mut self) -> SendCounters {
         match self {
             Sender::Udp(s) => s.counters(),
             Sender::Packet(s) => s.counters(),
             Sender::Ring(s) => s.finish(),
         }
     }
-    fn delays(&self) -> Option<&Histogram<u64>> {
+    pub(super) fn delays(&self) -> Option<&Histogram<u64>> {
         match self {
             Sender::Udp(s) => s.delays(),
             Sender::Packet(_) | Sender::Ring(_) => None,
@@ -300,7 +323,7 @@ impl TrialSpec {
     pub fn link_bps(&self) -> u64 {
         match (self.link_pps, self.mode) {
             (Some(p), _) => p * FRAME_LEN as u64 * 8,
-            (None, Mode::Fairway) => UNLIMITED_FAIRWAY_BPS,
+            (None, Mode::Fairway | Mode::FairwayDispatch) => UNLIMITED_FAIRWAY_BPS,
             (None, _) => UNLIMITED_TC_BPS,
         }
     }
@@ -359,6 +382,10 @@ pub fn cdf_points(h: &Histogram<u64>, points: usize) -> Vec<(f64, f64)> {
 pub struct FlowResult {
     /// Weight.
     pub weight: u32,
+    /// Packets the client handed to its scheduler (`none`/`tc`: the
+    /// socket; fairway: accepted into its client queue) = sent + refused +
+    /// left_queued.
+    pub offered: u64,
     /// Datagrams the kernel accepted from this client.
     pub sent: u64,
     /// Datagrams the kernel refused (not sent).
@@ -450,18 +477,75 @@ pub struct KernelCounts {
 }
 
 impl TrialResult {
-    /// sent = received + counted drops, and the namespace's UDP counter
-    /// agrees with the per-socket drop counters.
+    /// sent = received + counted drops, the namespace's UDP counter
+    /// agrees with the per-socket drop counters, and every client's
+    /// offered packets = sent + refused + left queued.
     pub fn accounting_holds(&self) -> bool {
         let socket: u64 = self.flows.iter().map(|f| f.socket_drops).sum();
-        self.unaccounted == 0 && self.kernel.udp_rcvbuf_errors == socket
+        self.unaccounted == 0
+            && self.kernel.udp_rcvbuf_errors == socket
+            && self
+                .flows
+                .iter()
+                .all(|f| f.offered == f.sent + f.refused + f.left_queued)
     }
 }
 
+/// What a client thread runs.
+enum Role {
+    /// Sends directly (`none`, `tc`).
+    Direct(Sender),
+    /// Submits and transmits its own grants (`fairway`).
+    Fairway(Box<(fairway_runtime::Client<Datagram>, Sender)>),
+    /// Only submits (`fairway-dispatch`).
+    Submit(ClientSubmitter<Datagram>),
+}
+
 struct ClientOutcome {
+    /// Packets handed to the socket or accepted into the client queue.
+    offered: u64,
     counters: SendCounters,
     delays: Option<Histogram<u64>>,
     left_queued: u64,
+}
+
+/// The open-loop schedule of a paced client (the target): packet i is due
+/// at t0 + i/rate and is stamped with that due time, not with the time it
+/// was actually sent or submitted. After a stall (its thread not scheduled,
+/// e.g. a real-time throttling pause) the client catches up, sending what
+/// fell due back to back, and each of those packets' one-way delay counts
+/// from its due time: the stall shows in the latency instead of silently
+/// thinning the offered load (coordinated omission). The client sends
+/// every packet due before the deadline — `ceil(seconds × rate)`, capped
+/// by `max` — taking at most [`CATCH_UP_NS`] past the deadline to do so.
+#[derive(Clone, Copy, Debug)]
+struct Pacing {
+    t0: u64,
+    period_ns: f64,
+    due_total: u64,
+    stop_at: u64,
+}
+
+impl Pacing {
+    fn new(t0: u64, pps: u64, seconds: f64, max: u64) -> Self {
+        let pps = pps.max(1) as f64;
+        Self {
+            t0,
+            period_ns: 1e9 / pps,
+            due_total: ((seconds * pps).ceil() as u64).min(max),
+            stop_at: t0 + (seconds * 1e9) as u64 + CATCH_UP_NS,
+        }
+    }
+
+    /// When packet `seq` is due, ns.
+    fn due(&self, seq: u64) -> u64 {
+        self.t0 + (seq as f64 * self.period_ns) as u64
+    }
+
+    /// Every packet due in the trial was sent, or the catch-up time is over.
+    fn done(&self, seq: u64, now: u64) -> bool {
+        seq >= self.due_total || now >= self.stop_at
+    }
 }
 
 /// Waits until `due` (ns): sleeps when far, spins when close.
@@ -504,15 +588,15 @@ fn direct_client(
             }
         }
         Some(pps) => {
-            let period = 1e9 / pps.max(1) as f64;
-            while seq < max && !interrupted() {
+            let pace = Pacing::new(t0, pps, seconds, max);
+            while !interrupted() {
                 let now = monotonic_ns();
-                if now >= deadline {
+                if pace.done(seq, now) {
                     break;
                 }
-                let due = t0 + (seq as f64 * period) as u64;
+                let due = pace.due(seq);
                 if now >= due {
-                    sender.send_now(&[Datagram::new(flow, seq, now)]);
+                    sender.send_now(&[Datagram::new(flow, seq, due)]);
                     seq += 1;
                 } else {
                     wait_until(due);
@@ -521,6 +605,7 @@ fn direct_client(
         }
     }
     ClientOutcome {
+        offered: seq,
         counters: sender.finish(),
         delays: sender.delays().cloned(),
         left_queued: 0,
@@ -585,10 +670,10 @@ fn fairway_client(
             }
         }
         Some(pps) => {
-            let period = 1e9 / pps.max(1) as f64;
-            while seq < max && !interrupted() {
+            let pace = Pacing::new(t0, pps, seconds, max);
+            while !interrupted() {
                 let now = monotonic_ns();
-                if now >= deadline {
+                if pace.done(seq, now) {
                     break;
                 }
                 if transmitted < accepted {
@@ -596,11 +681,11 @@ fn fairway_client(
                     transmitted += drn.drain(&mut sender) as u64;
                     continue;
                 }
-                let due = t0 + (seq as f64 * period) as u64;
+                let due = pace.due(seq);
                 if now >= due {
                     // A refused submit (full queue) is retried at the next
-                    // turn of the loop with a new timestamp.
-                    if sub.submit(Datagram::new(flow, seq, now)).is_ok() {
+                    // turn of the loop.
+                    if sub.submit(Datagram::new(flow, seq, due)).is_ok() {
                         seq += 1;
                         accepted += 1;
                     }
@@ -620,10 +705,84 @@ fn fairway_client(
         }
     }
     ClientOutcome {
+        offered: accepted,
         counters: sender.finish(),
         delays: sender.delays().cloned(),
         left_queued: accepted - transmitted,
     }
+}
+
+/// A client that only submits (`fairway-dispatch`): the arbiter thread
+/// transmits its granted packets. Returns the packets accepted.
+#[allow(clippy::too_many_arguments)]
+fn submitting_client(
+    mut sub: ClientSubmitter<Datagram>,
+    flow: u16,
+    spec: FlowSpec,
+    batch: usize,
+    max: u64,
+    start: &StartGate,
+    clock: ClientClock,
+    seconds: f64,
+) -> u64 {
+    let t0 = start.start(clock);
+    let deadline = t0 + (seconds * 1e9) as u64;
+    let mut seq = 0u64;
+    match spec.pace_pps {
+        None => {
+            let mut waiting_since: Option<u64> = None;
+            while seq < max && !interrupted() {
+                let now = monotonic_ns();
+                if now >= deadline {
+                    break;
+                }
+                let room = (sub.room() as u64).min(batch as u64).min(max - seq);
+                let mut n = 0;
+                for _ in 0..room {
+                    if sub.submit_quiet(Datagram::new(flow, seq, now)).is_err() {
+                        break;
+                    }
+                    seq += 1;
+                    n += 1;
+                }
+                if n > 0 {
+                    sub.kick();
+                    waiting_since = None;
+                } else {
+                    // Queue full: the dispatcher is behind. As in
+                    // `fairway_client`, past YIELD_AFTER_NS let the next
+                    // client of this CPU run.
+                    let since = *waiting_since.get_or_insert(now);
+                    if now - since > YIELD_AFTER_NS {
+                        std::thread::yield_now();
+                        waiting_since = None;
+                    } else {
+                        std::hint::spin_loop();
+                    }
+                }
+            }
+        }
+        Some(pps) => {
+            let pace = Pacing::new(t0, pps, seconds, max);
+            while !interrupted() {
+                let now = monotonic_ns();
+                if pace.done(seq, now) {
+                    break;
+                }
+                let due = pace.due(seq);
+                if now >= due {
+                    // A refused submit (full queue) is retried at the next
+                    // turn of the loop.
+                    if sub.submit(Datagram::new(flow, seq, due)).is_ok() {
+                        seq += 1;
+                    }
+                } else {
+                    wait_until(due);
+                }
+            }
+        }
+    }
+    seq
 }
 
 fn testbed_err(e: impl std::fmt::Display) -> String {
@@ -702,9 +861,17 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
     let receiver = Receiver::spawn(sockets, watched.clone(), p.receiver_cpu, high)
         .map_err(|e| format!("receiver: {e}"))?;
 
-    let mut clients = Vec::new();
+    // What each client thread gets: its sender (direct), its client and
+    // sender (fairway), or only its submitting half (fairway-dispatch,
+    // whose senders go to the arbiter thread with the draining halves).
+    let mut roles: Vec<Option<Role>> = Vec::with_capacity(n);
     let mut arbiter = None;
-    if spec.mode == Mode::Fairway {
+    let mut dispatching = None;
+    let drained: Arc<[AtomicU64]> = (0..n).map(|_| AtomicU64::new(0)).collect();
+    if !spec.mode.uses_arbiter() {
+        roles.extend(senders.drain(..).map(|s| Some(Role::Direct(s))));
+    } else {
+        let mut clients = Vec::with_capacity(n);
         let cfg = RuntimeConfig {
             rate_bps: link_bps,
             delta_a: Duration::from_nanos(spec.delta_a_ns),
@@ -716,20 +883,35 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         };
         let mut b = RuntimeBuilder::new(cfg).map_err(|e| e.to_string())?;
         for f in &spec.flows {
-            clients.push(Some(
+            clients.push(
                 b.add_client::<Datagram>(ClientConfig {
                     weight: f.weight,
                     max_len: FRAME_LEN,
                     queue_len: spec.queue_len,
                 })
                 .map_err(|e| e.to_string())?,
-            ));
+            );
         }
         let sched = spec.sched.clone();
-        arbiter = Some(
-            b.spawn(move |c, l| sched.build::<u32>(c, l))
-                .map_err(|e| e.to_string())?,
-        );
+        let make = move |c, l| sched.build::<u32>(c, l);
+        if spec.mode == Mode::FairwayDispatch {
+            let mut lanes = Vec::with_capacity(n);
+            for (c, sender) in clients.into_iter().zip(senders.drain(..)) {
+                let (sub, drainer) = c.split();
+                roles.push(Some(Role::Submit(sub)));
+                lanes.push(Lane { drainer, sender });
+            }
+            let d = SenderDispatch::new(lanes, drained.clone());
+            dispatching = Some(b.spawn_dispatching(make, d).map_err(|e| e.to_string())?);
+        } else {
+            roles.extend(
+                clients
+                    .into_iter()
+                    .zip(senders.drain(..))
+                    .map(|(c, s)| Some(Role::Fairway(Box::new((c, s))))),
+            );
+            arbiter = Some(b.spawn(make).map_err(|e| e.to_string())?);
+        }
     }
 
     let mut counters = tb.sender_device_counters().map_err(testbed_err)?;
@@ -762,12 +944,12 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                 Ok((c1 - c0, (t_b - t_a) as f64 / 1e9))
             })
             .map_err(|e| format!("sampler thread: {e}"))?;
-        let handles: Vec<_> = senders
-            .drain(..)
+        let handles: Vec<_> = roles
+            .iter_mut()
             .enumerate()
-            .map(|(i, sender)| {
+            .map(|(i, role)| {
                 let f = spec.flows[i];
-                let client = clients.get_mut(i).and_then(Option::take);
+                let role = role.take();
                 std::thread::Builder::new()
                     .name(format!("client-{i}"))
                     .spawn_scoped(s, move || {
@@ -787,13 +969,35 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                         }
                         let (batch, max, secs) =
                             (spec.batch, spec.max_packets_per_flow, spec.seconds);
-                        match client {
-                            Some(c) => fairway_client(
-                                c, sender, i as u16, f, batch, max, start, clock, secs,
-                            ),
-                            None => {
+                        match role {
+                            Some(Role::Fairway(cs)) => {
+                                let (c, sender) = *cs;
+                                fairway_client(
+                                    c, sender, i as u16, f, batch, max, start, clock, secs,
+                                )
+                            }
+                            Some(Role::Direct(sender)) => {
                                 direct_client(sender, i as u16, f, batch, max, start, clock, secs)
                             }
+                            Some(Role::Submit(sub)) => {
+                                let accepted = submitting_client(
+                                    sub, i as u16, f, batch, max, start, clock, secs,
+                                );
+                                // Sent and left queued are the dispatcher's,
+                                // filled in once it stopped.
+                                ClientOutcome {
+                                    offered: accepted,
+                                    counters: SendCounters::default(),
+                                    delays: None,
+                                    left_queued: accepted,
+                                }
+                            }
+                            None => ClientOutcome {
+                                offered: 0,
+                                counters: SendCounters::default(),
+                                delays: None,
+                                left_queued: 0,
+                            },
                         }
                     })
             })
@@ -812,10 +1016,37 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
             .map_err(|e| format!("link counters: {e}"))?;
         Ok::<_, String>((outcomes, window))
     })?;
-    let decisions = match arbiter {
+    let mut outcomes = outcomes;
+    let mut decisions = match arbiter {
         Some(a) => Some(a.stop().map_err(|e| e.to_string())?.decisions),
         None => None,
     };
+    if let Some(h) = dispatching {
+        // The dispatcher transmits what is still granted, for a bounded time.
+        let grace_end = monotonic_ns() + GRACE_NS;
+        let behind = || {
+            outcomes
+                .iter()
+                .zip(drained.iter())
+                .any(|(o, d)| d.load(Ordering::Relaxed) < o.offered)
+        };
+        while behind() && monotonic_ns() < grace_end && !interrupted() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let (stats, d) = h.stop().map_err(|e| e.to_string())?;
+        decisions = Some(stats.decisions);
+        let d = d.ok_or("the arbiter (dispatcher) thread panicked")?;
+        for ((o, lane), drained) in outcomes.iter_mut().zip(d.into_lanes()).zip(drained.iter()) {
+            let mut sender = lane.sender;
+            let accepted = o.offered;
+            *o = ClientOutcome {
+                offered: accepted,
+                counters: sender.finish(),
+                delays: sender.delays().cloned(),
+                left_queued: accepted - drained.load(Ordering::Relaxed).min(accepted),
+            };
+        }
+    }
 
     // Let the qdisc empty (bounded), then read everything back.
     let t_quiesce = std::time::Instant::now();
@@ -837,6 +1068,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         .zip(&spec.flows)
         .map(|((o, r), f)| FlowResult {
             weight: f.weight,
+            offered: o.offered,
             sent: o.counters.sent,
             refused: o.counters.refused,
             calls: o.counters.calls,
