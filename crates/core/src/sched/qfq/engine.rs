@@ -387,6 +387,21 @@ impl QfqCore {
         self.groups[g].head[idx] == NIL
     }
 
+    /// [`Self::list_unlink`] for `e`, the head of bucket `idx` (no
+    /// predecessor); leaves `e`'s links to be overwritten by the caller.
+    /// Returns true if the bucket emptied.
+    #[inline(always)]
+    fn unlink_head(&mut self, g: usize, idx: usize, e: usize) -> bool {
+        let next = self.ent[e].next;
+        self.groups[g].head[idx] = next;
+        if next == NIL {
+            self.groups[g].tail[idx] = NIL;
+            return true;
+        }
+        self.ent[next as usize].prev = NIL;
+        false
+    }
+
     /// Moves `e`, the head of bucket `idx`, to its tail (nothing to do if
     /// it is alone there).
     #[inline(always)]
@@ -684,7 +699,7 @@ impl QfqCore {
         // the ring: the general path with the slot computed once, and
         // the group refreshed only if the front bucket emptied (else
         // refresh_group finds bucket 0 non-empty and changes nothing).
-        let emptied = self.list_unlink(g, front, e);
+        let emptied = self.unlink_head(g, front, e);
         let ent = &mut self.ent[e];
         ent.s = new_s;
         ent.f = new_s.wrapping_add(vl);
