@@ -795,7 +795,10 @@ impl QfqCore {
         self.release_general(e, service_vt, requeue_vt, len);
     }
 
-    /// `release` without the fast paths: unlink, re-file, refresh.
+    /// `release` without the fast paths: unlink, re-file, refresh. Out of
+    /// line: the fast paths' caller then needs fewer registers.
+    #[cold]
+    #[inline(never)]
     fn release_general(&mut self, e: usize, service_vt: u64, requeue_vt: Option<u64>, len: u32) {
         self.advance_v(u64::from(len));
         let g = self.ent[e].group as usize & GROUP_MASK;
