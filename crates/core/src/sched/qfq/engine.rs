@@ -65,6 +65,15 @@ pub(crate) struct QfqCore {
     /// general path run on a copy (see [`Qfq::verify_fast_paths`]).
     #[cfg(debug_assertions)]
     pub(super) verify_fast_paths: bool,
+    /// Unit tests: a deliberately broken fast path (the same-bucket
+    /// rotation skipped), to show that the differential check catches it.
+    #[cfg(test)]
+    pub(crate) break_rotation: bool,
+    /// Unit tests: how often each `requeue_head` fast path ran (same
+    /// bucket, alone in the group, re-filed ahead), so that a test can show
+    /// its workload takes each of them.
+    #[cfg(test)]
+    pub(crate) fast_path_hits: [u64; 3],
 }
 
 impl QfqCore {
@@ -91,6 +100,10 @@ impl QfqCore {
             clamps: 0,
             #[cfg(debug_assertions)]
             verify_fast_paths: false,
+            #[cfg(test)]
+            break_rotation: false,
+            #[cfg(test)]
+            fast_path_hits: [0; 3],
         }
     }
 
@@ -106,6 +119,13 @@ impl QfqCore {
     /// How many timestamps were shifted back to fit the bucket ring.
     pub(crate) fn clamps(&self) -> u64 {
         self.clamps
+    }
+
+    /// Debug builds: check every fast path of `served_head` and `release`
+    /// against the general path run on a copy (a differential test; slow).
+    #[cfg(debug_assertions)]
+    pub(crate) fn set_verify_fast_paths(&mut self, on: bool) {
+        self.verify_fast_paths = on;
     }
 
     /// Sets a configured entity's per-byte virtual-time step (an
@@ -367,6 +387,21 @@ impl QfqCore {
         self.groups[g].head[idx] == NIL
     }
 
+    /// [`Self::list_unlink`] for `e`, the head of bucket `idx` (no
+    /// predecessor); leaves `e`'s links to be overwritten by the caller.
+    /// Returns true if the bucket emptied.
+    #[inline(always)]
+    fn unlink_head(&mut self, g: usize, idx: usize, e: usize) -> bool {
+        let next = self.ent[e].next;
+        self.groups[g].head[idx] = next;
+        if next == NIL {
+            self.groups[g].tail[idx] = NIL;
+            return true;
+        }
+        self.ent[next as usize].prev = NIL;
+        false
+    }
+
     /// Moves `e`, the head of bucket `idx`, to its tail (nothing to do if
     /// it is alone there).
     #[inline(always)]
@@ -473,7 +508,7 @@ impl QfqCore {
     pub(crate) fn peek(&mut self) -> Option<usize> {
         let g = self.first_er()?;
         let grp = &self.groups[g];
-        Some(grp.head[grp.front as usize] as usize)
+        Some(grp.head[grp.front as usize & SLOT_INDEX_MASK] as usize)
     }
 
     /// After an entity left group `g` (served or removed): advance the ring
@@ -575,85 +610,114 @@ impl QfqCore {
     /// served), falling back to [`Self::served_head_general`].
     #[inline(always)]
     fn served_head_fast(&mut self, e: usize, len: u32, next: Option<u64>) {
-        let g = self.ent[e].group as usize & GROUP_MASK;
-        let front = self.groups[g].front as usize;
         if let Some(vl) = next {
-            // Common case: the new start `S = F` still rounds down to the
-            // front slot (a packet shorter than the slot, which is ≥ σ).
-            // The entity moves to the tail of the same bucket, the front
-            // bucket stays non-empty, so the group's S_g, F_g and set are
-            // unchanged: the unlink/insert/refresh of the general path
-            // would leave them as they are.
-            let ent = self.ent[e];
-            let shift = slot_shift(g);
-            let rs = round_down(ent.f, shift);
-            let gs = self.groups[g].s;
-            if rs == gs {
-                self.advance_v(u64::from(len));
-                self.bucket_rotate(g, front, e);
-                let ent = &mut self.ent[e];
-                ent.s = ent.f;
-                ent.f = ent.s.wrapping_add(vl);
-                self.after_service();
-                return;
-            }
-            // Alone in its group (alone in the front bucket, no other bucket
-            // used) and still within the ring: the group moves with it. This
-            // is what unlink + re-file + refresh_group compute, without the
-            // list and bitmap round trip.
-            let slot = rs.wrapping_sub(gs) >> shift;
-            if ent.prev == NIL
-                && ent.next == NIL
-                && self.groups[g].full == 1
-                && slot <= MAX_INSERT_SLOT
-            {
-                self.advance_v(u64::from(len));
-                let bit = 1u64 << g;
-                let was_er = self.sets[ER] & bit != 0;
-                let grp = &mut self.groups[g];
-                let old_f = grp.f;
-                let to = ((front as u32 + slot as u32) & SLOT_MASK) as usize;
-                grp.head[front] = NIL;
-                grp.tail[front] = NIL;
-                grp.head[to] = e as u32;
-                grp.tail[to] = e as u32;
-                grp.front = to as u32;
-                grp.s = rs;
-                grp.f = rs.wrapping_add(2u64 << shift);
-                let ent = &mut self.ent[e];
-                ent.s = ent.f;
-                ent.f = ent.s.wrapping_add(vl);
-                self.moved_forward(g, bit, was_er, old_f);
-                return;
-            }
-            // Sharing its group, re-filed `slot` (≥ 1) buckets ahead within
-            // the ring: the general path with the slot computed once, and
-            // the group refreshed only if the front bucket emptied (else
-            // refresh_group finds bucket 0 non-empty and changes nothing).
-            if slot <= MAX_INSERT_SLOT {
-                self.advance_v(u64::from(len));
-                let emptied = self.list_unlink(g, front, e);
-                let ent = &mut self.ent[e];
-                ent.s = ent.f;
-                ent.f = ent.s.wrapping_add(vl);
-                let to = ((front as u32 + slot as u32) & SLOT_MASK) as usize;
-                self.list_append(g, to, e);
-                self.groups[g].full |= 1u64 << slot;
-                if emptied {
-                    // The ring moves to the bucket `e` went to, or before.
-                    self.groups[g].full &= !1;
-                    let old_f = self.groups[g].f;
-                    let bit = 1u64 << g;
-                    let was_er = self.sets[ER] & bit != 0;
-                    self.advance_ring(g);
-                    self.moved_forward(g, bit, was_er, old_f);
-                    return;
-                }
-                self.after_service();
+            let new_s = self.ent[e].f;
+            if self.requeue_head(e, new_s, vl, len) {
                 return;
             }
         }
         self.served_head_general(e, len, next);
+    }
+
+    /// The fast paths shared by a QFQ dequeue and a QFQ+ turn end: `e`, the
+    /// head of its group's front bucket, is charged `len` bytes of V and
+    /// re-filed with exact timestamps `S = new_s ≥ S_e`, `F = S + vl`, in
+    /// the common cases where this is cheaper than unlink + re-file +
+    /// refresh; returns false, having changed nothing, in the others. Each
+    /// case leaves the state the general path would (checked by the
+    /// `verify_fast_paths` differential tests).
+    #[inline(always)]
+    fn requeue_head(&mut self, e: usize, new_s: u64, vl: u64, len: u32) -> bool {
+        let ent = self.ent[e];
+        let g = ent.group as usize & GROUP_MASK;
+        let front = self.groups[g].front as usize & SLOT_INDEX_MASK;
+        // Common case: the new start `S` still rounds down to the front
+        // slot (for a flow, a packet shorter than the slot, which is ≥ σ).
+        // The entity moves to the tail of the same bucket (or stays, alone
+        // there), the front bucket stays non-empty, so the group's S_g, F_g
+        // and set are unchanged: the unlink/insert/refresh of the general
+        // path would leave them as they are.
+        let shift = slot_shift(g);
+        let rs = round_down(new_s, shift);
+        let gs = self.groups[g].s;
+        if rs == gs {
+            self.advance_v(u64::from(len));
+            #[cfg(test)]
+            let rotate = !self.break_rotation;
+            #[cfg(not(test))]
+            let rotate = true;
+            if rotate {
+                self.bucket_rotate(g, front, e);
+            }
+            #[cfg(test)]
+            {
+                self.fast_path_hits[0] += 1;
+            }
+            let ent = &mut self.ent[e];
+            ent.s = new_s;
+            ent.f = new_s.wrapping_add(vl);
+            self.after_service();
+            return true;
+        }
+        // Alone in its group (alone in the front bucket, no other bucket
+        // used) and still within the ring: the group moves with it. This
+        // is what unlink + re-file + refresh_group compute, without the
+        // list and bitmap round trip.
+        let slot = rs.wrapping_sub(gs) >> shift;
+        if slot > MAX_INSERT_SLOT {
+            return false;
+        }
+        self.advance_v(u64::from(len));
+        if ent.prev == NIL && ent.next == NIL && self.groups[g].full == 1 {
+            let bit = 1u64 << g;
+            let was_er = self.sets[ER] & bit != 0;
+            let grp = &mut self.groups[g];
+            let old_f = grp.f;
+            let to = (front + slot as usize) & SLOT_INDEX_MASK;
+            grp.head[front] = NIL;
+            grp.tail[front] = NIL;
+            grp.head[to] = e as u32;
+            grp.tail[to] = e as u32;
+            grp.front = to as u32;
+            grp.s = rs;
+            grp.f = rs.wrapping_add(2u64 << shift);
+            let ent = &mut self.ent[e];
+            ent.s = new_s;
+            ent.f = new_s.wrapping_add(vl);
+            self.moved_forward(g, bit, was_er, old_f);
+            #[cfg(test)]
+            {
+                self.fast_path_hits[1] += 1;
+            }
+            return true;
+        }
+        #[cfg(test)]
+        {
+            self.fast_path_hits[2] += 1;
+        }
+        // Sharing its group, re-filed `slot` (≥ 1) buckets ahead within
+        // the ring: the general path with the slot computed once, and
+        // the group refreshed only if the front bucket emptied (else
+        // refresh_group finds bucket 0 non-empty and changes nothing).
+        let emptied = self.unlink_head(g, front, e);
+        let ent = &mut self.ent[e];
+        ent.s = new_s;
+        ent.f = new_s.wrapping_add(vl);
+        let to = (front + slot as usize) & SLOT_INDEX_MASK;
+        self.list_append(g, to, e);
+        self.groups[g].full |= 1u64 << slot;
+        if emptied {
+            // The ring moves to the bucket `e` went to, or before.
+            self.groups[g].full &= !1;
+            let old_f = self.groups[g].f;
+            let bit = 1u64 << g;
+            let was_er = self.sets[ER] & bit != 0;
+            self.advance_ring(g);
+            self.moved_forward(g, bit, was_er, old_f);
+            return true;
+        }
+        self.after_service();
+        true
     }
 
     /// `served_head` without the fast paths: unlink, re-file, refresh.
@@ -697,10 +761,46 @@ impl QfqCore {
 
     /// QFQ+: the in-service entity `e` (the head of its group's front
     /// bucket) received `service_vt` units of virtual service
-    /// (`service · inv_w`): `F = S + service_vt`. It is re-filed with
-    /// `S = F`, `F = S + requeue_vt` if `requeue_vt` is given, else it goes
-    /// idle; then the group is refreshed as after a QFQ dequeue.
-    pub(crate) fn release(&mut self, e: usize, service_vt: u64, requeue_vt: Option<u64>) {
+    /// (`service · inv_w`): `F = S + service_vt`. V is charged `len` bytes
+    /// (service not charged yet) first. It is re-filed with `S = F`,
+    /// `F = S + requeue_vt` if `requeue_vt` is given, else it goes idle;
+    /// then the group is refreshed as after a QFQ dequeue.
+    #[inline]
+    pub(crate) fn release(&mut self, e: usize, service_vt: u64, requeue_vt: Option<u64>, len: u32) {
+        #[cfg(debug_assertions)]
+        if self.verify_fast_paths {
+            let mut general = self.clone();
+            general.verify_fast_paths = false;
+            general.release_general(e, service_vt, requeue_vt, len);
+            self.release_fast(e, service_vt, requeue_vt, len);
+            assert!(
+                self.same_state(&general),
+                "a release fast path diverged from the general path"
+            );
+            return;
+        }
+        self.release_fast(e, service_vt, requeue_vt, len);
+    }
+
+    /// `release` with the fast paths of [`Self::requeue_head`] for a
+    /// backlogged entity, falling back to [`Self::release_general`].
+    #[inline(always)]
+    fn release_fast(&mut self, e: usize, service_vt: u64, requeue_vt: Option<u64>, len: u32) {
+        if let Some(vl) = requeue_vt {
+            let new_s = self.ent[e].s.wrapping_add(service_vt);
+            if self.requeue_head(e, new_s, vl, len) {
+                return;
+            }
+        }
+        self.release_general(e, service_vt, requeue_vt, len);
+    }
+
+    /// `release` without the fast paths: unlink, re-file, refresh. Out of
+    /// line: the fast paths' caller then needs fewer registers.
+    #[cold]
+    #[inline(never)]
+    fn release_general(&mut self, e: usize, service_vt: u64, requeue_vt: Option<u64>, len: u32) {
+        self.advance_v(u64::from(len));
         let g = self.ent[e].group as usize & GROUP_MASK;
         let front = self.groups[g].front as usize;
         debug_assert_eq!(self.groups[g].head[front], e as u32);

@@ -167,6 +167,9 @@ const IWSUM_EXTRA: u32 = 16;
 /// Last bucket a new entry may be filed in: one spare slot for a rotation.
 const MAX_INSERT_SLOT: u64 = NUM_SLOTS as u64 - 2;
 const SLOT_MASK: u32 = NUM_SLOTS - 1;
+/// [`SLOT_MASK`] for indexing: a bucket index masked with it needs no
+/// bounds check.
+const SLOT_INDEX_MASK: usize = SLOT_MASK as usize;
 /// Length of the group array: a power of two `≥ NUM_GROUPS`, so that group
 /// indices masked with [`GROUP_MASK`] need no bounds check.
 const GROUP_SLOTS: usize = 64;

@@ -133,6 +133,14 @@ pub trait AggregateScheduler {
     #[doc(hidden)]
     fn warp_idle_clock(&mut self, delta: u64);
 
+    /// Debug builds: from now on, check the scheduler's fast paths against
+    /// its general paths at every call (see [`crate::Qfq::verify_fast_paths`]).
+    /// No-op by default and in release builds.
+    #[doc(hidden)]
+    fn verify_fast_paths(&mut self, on: bool) {
+        let _ = on;
+    }
+
     /// Debug invariant checker.
     #[cfg(any(test, debug_assertions))]
     fn check(&self) -> Result<(), &'static str> {

@@ -95,18 +95,14 @@ impl AggregateScheduler for QfqAggregates {
         self.core.select().map(|e| e as u32)
     }
 
-    #[inline]
     fn release(&mut self, a: u32, service: u64, backlogged: bool) {
-        let e = a as usize;
-        let inv_w = u64::from(self.core.inv_w(e));
-        let service = service.min(self.budget[e]);
-        let requeue = backlogged.then(|| self.budget[e] * inv_w);
-        self.core.release(e, service * inv_w, requeue);
+        self.release_charging(a, service, 0, backlogged);
     }
 
+    // Inlined into SCHED+'s (out-of-line) turn switch: one call per turn.
+    #[inline]
     fn end_turn(&mut self, a: u32, service: u64, uncharged: u32, backlogged: bool) -> Option<u32> {
-        self.core.charge(uncharged);
-        self.release(a, service, backlogged);
+        self.release_charging(a, service, uncharged, backlogged);
         // `release` ends with the eligibility update `select` would do.
         self.core.peek().map(|e| e as u32)
     }
@@ -120,6 +116,13 @@ impl AggregateScheduler for QfqAggregates {
         self.core.clamps()
     }
 
+    fn verify_fast_paths(&mut self, on: bool) {
+        #[cfg(debug_assertions)]
+        self.core.set_verify_fast_paths(on);
+        #[cfg(not(debug_assertions))]
+        let _ = on;
+    }
+
     fn warp_idle_clock(&mut self, delta: u64) {
         self.core.warp_idle_clock(delta);
     }
@@ -127,5 +130,118 @@ impl AggregateScheduler for QfqAggregates {
     #[cfg(any(test, debug_assertions))]
     fn check(&self) -> Result<(), &'static str> {
         self.core.check()
+    }
+}
+
+impl QfqAggregates {
+    /// [`AggregateScheduler::release`] after charging V `uncharged` bytes
+    /// of service not charged yet (one call into the engine).
+    #[inline(always)]
+    fn release_charging(&mut self, a: u32, service: u64, uncharged: u32, backlogged: bool) {
+        let e = a as usize;
+        let inv_w = u64::from(self.core.inv_w(e));
+        let service = service.min(self.budget[e]);
+        let requeue = backlogged.then(|| self.budget[e] * inv_w);
+        self.core.release(e, service * inv_w, requeue, uncharged);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flow::{FlowConfig, FlowId};
+    use crate::sched::capacity::Capacity;
+    use crate::sched::sched_plus::AggregateSize;
+    use crate::sched::scheduler::Scheduler;
+
+    /// Flows `(weight, max_len)` kept backlogged with packets of
+    /// pseudo-random lengths `≤ max_len`, some flows emptying now and then
+    /// (turns that end below budget), dequeued in bursts, with the
+    /// differential check of the turn-end fast paths on (debug builds) and
+    /// the invariants checked as it goes. Returns the fast-path hit counts.
+    fn run_checked(flows: &[(u32, u32)], m: u32, break_rotation: bool) -> [u64; 3] {
+        let n = flows.len() as u32;
+        let mut s: QfqPlus<u32> = QfqPlus::with_options(
+            Capacity::new(n, 64 * n),
+            Limits::DEFAULT,
+            AggregateSize::new(m).unwrap(),
+        );
+        for (i, &(w, l)) in flows.iter().enumerate() {
+            s.add_flow(FlowId(i as u32), FlowConfig::new(w, l)).unwrap();
+        }
+        s.verify_fast_paths(true);
+        s.aggregates_mut().core.break_rotation = break_rotation;
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move |k: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % k
+        };
+        for round in 0..400u32 {
+            for (i, &(_, l)) in flows.iter().enumerate() {
+                let id = FlowId(i as u32);
+                // Every 5th round, a third of the flows get nothing.
+                let k = if round % 5 == 0 && i % 3 == 0 {
+                    0
+                } else {
+                    rnd(3)
+                };
+                for _ in 0..k {
+                    if s.flow_backlog(id).map_or(0, |b| b.packets) < 8 {
+                        let len = 1 + rnd(u64::from(l)) as u32;
+                        s.enqueue(id, len).unwrap();
+                    }
+                }
+            }
+            for _ in 0..=rnd(2 * u64::from(n)) {
+                s.dequeue();
+            }
+            assert_eq!(s.check_invariants(), Ok(()));
+        }
+        while s.dequeue().is_some() {}
+        assert_eq!(s.check_invariants(), Ok(()));
+        s.aggregates().core.fast_path_hits
+    }
+
+    /// The turn-end fast paths of the QFQ engine (aggregate re-filed in its
+    /// front bucket, alone in its group, re-filed further on in a shared
+    /// group) leave exactly the state its general path leaves, and the
+    /// workloads take each of them.
+    #[test]
+    #[cfg(debug_assertions)]
+    fn turn_end_fast_paths_match_the_general_path() {
+        let mut hits = [0; 3];
+        let sets: [(&[(u32, u32)], u32); 4] = [
+            // Many aggregates of one group.
+            (&[(1, 1500); 64], 8),
+            // One aggregate alone in its group.
+            (&[(1, 1500); 4], 8),
+            // Several groups, small packets, small aggregates.
+            (
+                &[(1, 64), (3, 64), (1, 64), (7, 1500), (3, 64), (1, 9000)],
+                2,
+            ),
+            (&[(2, 1500), (2, 1500), (5, 300), (5, 300), (1, 1500)], 1),
+        ];
+        for (flows, m) in sets {
+            let h = run_checked(flows, m, false);
+            for (a, b) in hits.iter_mut().zip(h) {
+                *a += b;
+            }
+        }
+        assert!(
+            hits.iter().all(|&h| h > 0),
+            "fast paths not all taken: {hits:?}"
+        );
+    }
+
+    /// The differential check can fail: with the same-bucket rotation
+    /// skipped on purpose, it panics.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "a release fast path diverged from the general path")]
+    fn differential_check_catches_a_broken_fast_path() {
+        run_checked(&[(1, 1500); 64], 8, true);
     }
 }

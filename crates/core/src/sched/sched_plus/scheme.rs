@@ -152,6 +152,21 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         self.sched.slot_clamps()
     }
 
+    /// Debug builds: from now on, run the aggregate scheduler's general
+    /// path on a copy of its state at every turn end and panic if a fast
+    /// path left a different state (a differential test; slow). No-op in
+    /// release builds.
+    #[doc(hidden)]
+    pub fn verify_fast_paths(&mut self, on: bool) {
+        self.sched.verify_fast_paths(on);
+    }
+
+    /// Unit tests: the aggregate scheduler, to break it on purpose.
+    #[cfg(test)]
+    pub(super) fn aggregates_mut(&mut self) -> &mut A {
+        &mut self.sched
+    }
+
     /// The aggregate scheduler.
     pub fn aggregates(&self) -> &A {
         &self.sched
