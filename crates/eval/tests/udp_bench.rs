@@ -255,6 +255,12 @@ fn the_eq_1_check_fails_for_a_scheduler_that_ignores_weights() {
 }
 
 /// The rate a `tc` trial reaches against the configured link rate.
+/// The largest sent rate, as a multiple of HTB's configured rate, that
+/// the shared-clock check accepts. Measured: 1.03-1.04x with the shared
+/// clock, 1.11-1.23x with each client's own clock (how far apart the
+/// SCHED_RR clients happen to start), so both tests keep a margin.
+const TX_RATE_CHECK: f64 = 1.08;
+
 fn htb_rate_trial(clock: ClientClock) -> TrialResult {
     let mut s = spec(Mode::Tc, flat(4), Some(50_000), "drr");
     s.seconds = 0.5;
@@ -287,8 +293,13 @@ fn htb_holds_the_link_to_its_configured_rate() {
         r.window_seconds
     );
     // With one start and one deadline for every client, what the senders
-    // got accepted per second agrees too.
-    assert!(r.tx_pps <= 1.10 * 50_000.0, "tx {:.0} pps", r.tx_pps);
+    // got accepted per second agrees too (1.03-1.04x measured: what HTB
+    // and the socket buffers still hold at the deadline).
+    assert!(
+        r.tx_pps <= TX_RATE_CHECK * 50_000.0,
+        "tx {:.0} pps",
+        r.tx_pps
+    );
 }
 
 #[test]
@@ -298,10 +309,10 @@ fn the_rate_check_fails_when_each_client_keeps_its_own_clock() {
         return;
     };
     // The timing the rate was measured with before: each client's seconds
-    // start when it first runs, and the rate is packets sent / seconds. The
-    // four SCHED_RR clients on one CPU start a time slice (100 ms) apart,
-    // so the trial lasts far longer than its 0.5 s and HTB appears to pass
-    // well over its rate: the check above must reject that figure.
+    // start when it first runs, and the rate is packets sent / seconds.
+    // The four SCHED_RR clients on one CPU can start up to a time slice
+    // (100 ms) apart, so the trial lasts longer than its 0.5 s and HTB
+    // appears to pass over its rate: the check above must reject that.
     let r = htb_rate_trial(ClientClock::Own);
     let old = r.tx_pps / 50_000.0;
     eprintln!(
@@ -309,7 +320,7 @@ fn the_rate_check_fails_when_each_client_keeps_its_own_clock() {
         r.tx_pps, r.delivered_pps
     );
     assert!(
-        old > 1.15,
+        old > TX_RATE_CHECK,
         "own clocks: {:.0} pps sent / seconds ({old:.3}×) should overstate the rate",
         r.tx_pps
     );
