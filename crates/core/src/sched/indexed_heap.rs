@@ -129,8 +129,16 @@ impl IndexedHeap {
     /// sift-down instead of a `pop` and a `push`.
     #[inline]
     pub(crate) fn replace_top(&mut self, key: VirtualTime) {
-        if let Some(&(_, flow)) = self.heap.first() {
-            self.sift_down(0, (key, flow));
+        match self.heap.as_mut_slice() {
+            [] => {}
+            // A lone entry has no child to sift past: rewrite its key in
+            // place (its position is unchanged), with no call. This is
+            // WF2Q+'s every dequeue when one flow is backlogged.
+            [only] => only.0 = key,
+            [first, ..] => {
+                let flow = first.1;
+                self.sift_down(0, (key, flow));
+            }
         }
     }
 
