@@ -129,8 +129,16 @@ impl IndexedHeap {
     /// sift-down instead of a `pop` and a `push`.
     #[inline]
     pub(crate) fn replace_top(&mut self, key: VirtualTime) {
-        if let Some(&(_, flow)) = self.heap.first() {
-            self.sift_down(0, (key, flow));
+        match self.heap.as_mut_slice() {
+            [] => {}
+            // A lone entry has no child to sift past: rewrite its key in
+            // place (its position is unchanged), with no call. This is
+            // WF2Q+'s every dequeue when one flow is backlogged.
+            [only] => only.0 = key,
+            [first, ..] => {
+                let flow = first.1;
+                self.sift_down(0, (key, flow));
+            }
         }
     }
 
@@ -263,5 +271,44 @@ mod tests {
                 prop_assert_eq!(h.len(), model.len());
             }
         }
+
+        /// `replace_top` (one flow's key changed in place) against the
+        /// model, from heaps of one entry (the in-place fast path) up.
+        /// Shown to fail when the fast path skips the rewrite.
+        #[test]
+        fn replace_top_behaves_like_pop_and_push(
+            keys in proptest::collection::vec(0u64..1000, 1..12),
+            new_keys in proptest::collection::vec(0u64..1000, 1..40),
+        ) {
+            let mut h = IndexedHeap::new(16);
+            let mut model: alloc::collections::BTreeSet<(u64, u32)> = Default::default();
+            for (flow, &key) in keys.iter().enumerate() {
+                h.push(key, flow as u32);
+                model.insert((key, flow as u32));
+            }
+            for key in new_keys {
+                let top = model.pop_first().unwrap();
+                model.insert((key, top.1));
+                h.replace_top(key);
+                prop_assert_eq!(h.peek(), model.first().copied());
+                prop_assert_eq!(h.len(), model.len());
+            }
+            // Every flow is still found at its position.
+            for &(key, flow) in &model {
+                prop_assert_eq!(h.remove(flow), Some(key));
+            }
+            prop_assert!(h.is_empty());
+        }
+    }
+
+    /// A lone entry (the in-place fast path of `replace_top`) takes its
+    /// new key. Shown to fail when the fast path skips the rewrite.
+    #[test]
+    fn a_lone_entry_keeps_its_new_key() {
+        let mut h = IndexedHeap::new(4);
+        h.push(10, 2);
+        h.replace_top(30);
+        assert_eq!(h.peek(), Some((30, 2)));
+        assert_eq!(h.remove(2), Some(30));
     }
 }
