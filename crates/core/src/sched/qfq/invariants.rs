@@ -1,7 +1,12 @@
 //! The debug invariant checker of the QFQ engine (seed 003 §4.1.3), run by
 //! the tests after every operation and by [`Qfq::check_invariants`](super::Qfq::check_invariants).
 
-use super::engine::{Group, QfqCore};
+// The checker exists in test and debug builds only (release builds keep
+// no trace of it), and so do its imports.
+#[cfg(any(test, debug_assertions))]
+use super::engine::Group;
+use super::engine::QfqCore;
+#[cfg(any(test, debug_assertions))]
 use super::*;
 
 impl QfqCore {

@@ -146,7 +146,8 @@ impl QfqAggregates {
     }
 }
 
-#[cfg(test)]
+// Both tests need the debug-only differential check of the turn end.
+#[cfg(all(test, debug_assertions))]
 mod tests {
     use super::*;
     use crate::flow::{FlowConfig, FlowId};

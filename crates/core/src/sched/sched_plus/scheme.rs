@@ -161,8 +161,9 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         self.sched.verify_fast_paths(on);
     }
 
-    /// Unit tests: the aggregate scheduler, to break it on purpose.
-    #[cfg(test)]
+    /// Unit tests: the aggregate scheduler, to break it on purpose (with
+    /// the debug-only differential check).
+    #[cfg(all(test, debug_assertions))]
     pub(super) fn aggregates_mut(&mut self) -> &mut A {
         &mut self.sched
     }
