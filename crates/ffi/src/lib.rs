@@ -63,7 +63,8 @@ pub use sched::{
     fairway_sched_enqueue_batch, fairway_sched_flow_backlog, fairway_sched_flow_config,
     fairway_sched_last_error, fairway_sched_name, fairway_sched_peek,
     fairway_sched_reconfigure_flow, fairway_sched_remove_flow, fairway_sched_stats, FairwayBacklog,
-    FairwayFlowConfig, FairwayPacket, FairwaySchedStats, FairwayScheduler, FAIRWAY_MAX_FLOWS,
-    FAIRWAY_MAX_PACKETS,
+    FairwayDequeueFn, FairwayEnqueueFn, FairwayFlowConfig, FairwayPacket, FairwaySchedFastPath,
+    FairwaySchedStats, FairwayScheduler, FAIRWAY_MAX_FLOWS, FAIRWAY_MAX_PACKETS,
+    FAIRWAY_SCHED_LAYOUT, FAIRWAY_SCHED_LIVE_TAG,
 };
 pub use status::{fairway_status_name, FairwayStatus};
