@@ -6,7 +6,8 @@
  * it again on its flow, so the backlog stays constant. Prints one line per
  * round: "round R ns_per_pair X". The same workload in Rust, and the ratio,
  * come from `cargo bench -p fairway-ffi --bench abi_pair`, which builds
- * and runs this program.
+ * and runs this program. The single enqueue and dequeue are the header's
+ * inline calls (build with -DFAIRWAY_NO_INLINE for the exported functions).
  *
  * Usage: bench_pairs SPEC FLOWS PAIRS ROUNDS
  */

@@ -7,10 +7,13 @@
 //! next packet and enqueues it again on its flow. Columns:
 //! * **C → ABI**: `examples/c/bench_pairs.c`, compiled with the C compiler
 //!   the `cc` crate finds at `-O2` and linked with this profile's static
-//!   library, timed inside the C program;
-//! * **Rust → ABI**: the same `extern "C"` functions called from Rust,
-//!   through function pointers the optimiser cannot see through, so that,
-//!   as from C, they are called and not inlined into the loop;
+//!   library, timed inside the C program; its single enqueue and dequeue
+//!   are the header's inline calls;
+//! * **Rust → ABI**: the exported `extern "C"` functions called from Rust,
+//!   through function pointers the optimiser cannot see through, so that
+//!   they are called and not inlined into the loop (the bench links the
+//!   crate as an rlib): what a language that cannot use the header's
+//!   inline C functions gets;
 //! * **Rust**: the scheduler built from the same spec by the registry
 //!   (`SchedSpec::build` → `Box<dyn Scheduler>`), called directly: what a
 //!   Rust program that picks the scheduler from a spec string writes, and
@@ -21,7 +24,7 @@
 //!
 //! The target is C → ABI ≤ 1.1 × Rust. Rounds alternate between the
 //! columns so that drifts of the machine hit them alike; the medians are
-//! printed.
+//! printed, and the range of the per-round ratio C → ABI / Rust.
 //!
 //! Reported separately, the batch calls: `BATCH` packets dequeued with one
 //! `fairway_sched_dequeue_batch` and put back with one
@@ -178,8 +181,8 @@ type DequeueFn = unsafe extern "C" fn(*mut FairwayScheduler, *mut FairwayPacket)
 
 fn rust_abi(spec: &str, flows: u32, pairs: u64, warm: bool) -> f64 {
     // Called through pointers the optimiser cannot follow, so that the
-    // exported functions are called as a C program calls them, not inlined
-    // into this loop (the bench links the crate as an rlib).
+    // exported functions are called as another language calls them, not
+    // inlined into this loop (the bench links the crate as an rlib).
     let enqueue: EnqueueFn = black_box(fairway_sched_enqueue);
     let dequeue: DequeueFn = black_box(fairway_sched_dequeue);
     let cspec = CString::new(spec).unwrap();
@@ -423,13 +426,14 @@ fn main() {
         "dequeue+enqueue pair, {flows} flows x {BACKLOG} packets, {pairs} pairs per round, median of {rounds} rounds"
     );
     println!(
-        "{:<12} {:>10} {:>12} {:>8} {:>13} {:>13} {:>14} | {:>12} {:>10} {:>12}",
+        "{:<12} {:>10} {:>12} {:>8} {:>13} {:>13} {:>13} {:>14} | {:>12} {:>10} {:>12}",
         "spec",
         "C->ABI ns",
         "Rust->ABI ns",
         "Rust ns",
         "concrete ns",
         "C->ABI / Rust",
+        "(round range)",
         "C->ABI / conc.",
         "ABI batch ns",
         "Rust batch",
@@ -446,6 +450,9 @@ fn main() {
             ab.push(rust_abi_batch(spec, flows, pairs, true));
             rb.push(rust_direct_batch(spec, flows, pairs, true));
         }
+        let ratios: Vec<f64> = c.iter().zip(&rd).map(|(c, r)| c / r).collect();
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(0.0, f64::max);
         let (c, ra, rd, rc) = (
             median(&mut c),
             median(&mut ra),
@@ -454,13 +461,14 @@ fn main() {
         );
         let (ab, rb) = (median(&mut ab), median(&mut rb));
         println!(
-            "{:<12} {:>10.2} {:>12.2} {:>8.2} {:>13.2} {:>13.3} {:>14.3} | {:>12.2} {:>10.2} {:>12.3}",
+            "{:<12} {:>10.2} {:>12.2} {:>8.2} {:>13.2} {:>13.3} {:>13} {:>14.3} | {:>12.2} {:>10.2} {:>12.3}",
             spec,
             c,
             ra,
             rd,
             rc,
             c / rd,
+            format!("{lo:.3}-{hi:.3}"),
             c / rc,
             ab,
             rb,

@@ -510,6 +510,8 @@ static inline FairwayStatus fairway_sched_dequeue_inline(FairwayScheduler *h,
   return (fairway_sched_dequeue)(h, out);
 }
 
+#undef FAIRWAY_LIKELY_
+
 #define fairway_sched_enqueue(h, flow, data, len) \
   fairway_sched_enqueue_inline((h), (flow), (data), (len))
 #define fairway_sched_dequeue(h, out) fairway_sched_dequeue_inline((h), (out))

@@ -234,16 +234,17 @@ const _: () = {
 fn new_handle<S: Scheduler<FfiPacket> + Send + 'static>(sched: S) -> *mut Handle<SchedState> {
     let name = handle::to_c_string(sched.name().to_string());
     let noalias = NOALIAS_DEQUEUE.contains(&sched.name());
+    type NoaliasFn<S> =
+        unsafe extern "C" fn(&mut SchedBlock<S>, *mut FairwayPacket) -> FairwayStatus;
     let dequeue: FairwayDequeueFn = if noalias {
-        let f: unsafe extern "C" fn(&mut SchedBlock<S>, *mut FairwayPacket) -> FairwayStatus =
-            dequeue_noalias::<S>;
+        let f: NoaliasFn<S> = dequeue_noalias::<S>;
         // SAFETY: the two function pointer types differ only in their
         // first argument, `&mut SchedBlock<S>` and `*mut FairwayScheduler`,
         // which are ABI-compatible (pointers to sized types). The function
         // is called only as `dequeue` of this handle, on a live handle
         // used by one thread, which is a valid and unique `SchedBlock<S>`
         // for the call.
-        unsafe { core::mem::transmute::<_, FairwayDequeueFn>(f) }
+        unsafe { core::mem::transmute::<NoaliasFn<S>, FairwayDequeueFn>(f) }
     } else {
         dequeue_as::<S>
     };
