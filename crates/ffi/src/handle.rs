@@ -79,7 +79,7 @@ impl Failure {
 pub(crate) type OpResult = Result<FairwayStatus, Failure>;
 
 /// The block an opaque C pointer points to (or the start of it: a
-/// scheduler's block goes on with its engine, see `sched`). `repr(C)` puts
+/// scheduler's block goes on with the scheduler, see `sched`). `repr(C)` puts
 /// `tag` first in every kind, so it can be read through a pointer of the
 /// wrong kind, and `value` right after it, so that the first fields of a
 /// value are at fixed offsets (the header's inline scheduler calls read
@@ -181,8 +181,7 @@ pub(crate) unsafe fn not_live<T>(h: *mut Handle<T>, kind: Kind) -> FairwayStatus
 /// memory; a wider result was measured to cost a store-forwarding stall
 /// per call), and the panic path is an out-of-line cold call; `handle`
 /// runs only on that path, so the fast path need not keep the handle's
-/// address if it can find it again (the scheduler's fast paths find it in
-/// their engine).
+/// address if it can find it again.
 ///
 /// # Safety
 /// `handle()` is a live handle of `kind`, used by this thread only, and

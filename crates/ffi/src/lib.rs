@@ -35,7 +35,11 @@
 //!   never came from this library cannot be detected in general.
 //! * **Fast single-packet calls.** `fairway_sched_enqueue` and
 //!   `fairway_sched_dequeue` check the handle and jump to code compiled for
-//!   the scheduler's concrete type (see [`sched`]).
+//!   the scheduler's concrete type, through function pointers at the start
+//!   of the handle ([`FairwaySchedFastPath`], layout
+//!   [`FAIRWAY_SCHED_LAYOUT`]); the header defines both calls `static
+//!   inline` too, with the same checks, so C callers call that code
+//!   directly (see [`sched`]).
 //! * **The library never owns packet memory.** A packet is an opaque pointer
 //!   plus a length; the pointer comes back unchanged from dequeue, peek or
 //!   flow removal and is never read or written by the library.

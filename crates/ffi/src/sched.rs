@@ -15,19 +15,23 @@
 //!
 //! ## The single-packet fast path
 //!
-//! The handle holds the scheduler as a `Box<dyn Scheduler>`, built by the
-//! registry from the spec, and every call but two goes through it. The two
-//! that run once per packet, [`fairway_sched_enqueue`] and
-//! [`fairway_sched_dequeue`], instead jump through two function pointers
-//! the handle took at creation from the registry's [`SchedVisitor`], when
-//! the scheduler's concrete type was known: `enqueue_as::<S>` and
-//! `dequeue_as::<S>`, the whole call (counters, status, `catch_unwind`)
-//! compiled for that type, with the scheduler's own enqueue or dequeue
-//! inlined. So the ABI makes the one indirect call a Rust caller of the
-//! `Box<dyn Scheduler>` makes, and saves what a `dyn` call costs besides
-//! (the `Result` returned through memory, a second frame). The exported
-//! function itself only checks the handle (null, alignment, one tag
-//! compare) and jumps.
+//! The handle's block holds the scheduler itself, after the handle
+//! ([`SchedBlock`]), built by the registry from the spec; every call but
+//! two reaches it as a `dyn Scheduler`. The two that run once per packet,
+//! [`fairway_sched_enqueue`] and [`fairway_sched_dequeue`], instead call
+//! through two function pointers at the start of the handle
+//! ([`FairwaySchedFastPath`]), set at creation from the registry's
+//! [`SchedVisitor`], when the scheduler's concrete type was known:
+//! `enqueue_as::<S>` and `dequeue_as::<S>` (or `dequeue_noalias::<S>`),
+//! the whole call (counters, status, `catch_unwind`) compiled for that
+//! type, with the scheduler's own enqueue or dequeue inlined. So the ABI
+//! makes the one indirect call a Rust caller of a `Box<dyn Scheduler>`
+//! makes, and saves what a `dyn` call costs besides (the `Result` returned
+//! through memory, a second frame). The exported functions check the
+//! handle (null, one tag compare) and, for dequeue, `out`, and jump; the
+//! header defines the same two calls `static inline` (see its end), so a
+//! C caller makes those checks in its own code, where the compiler drops
+//! the ones it can prove, and calls the function pointer directly.
 
 use crate::handle::{self, call, check_out, Failure, Handle, Kind, OpResult};
 use crate::status::FairwayStatus;
