@@ -7,10 +7,13 @@
 //! next packet and enqueues it again on its flow. Columns:
 //! * **C → ABI**: `examples/c/bench_pairs.c`, compiled with the C compiler
 //!   the `cc` crate finds at `-O2` and linked with this profile's static
-//!   library, timed inside the C program;
-//! * **Rust → ABI**: the same `extern "C"` functions called from Rust,
-//!   through function pointers the optimiser cannot see through, so that,
-//!   as from C, they are called and not inlined into the loop;
+//!   library, timed inside the C program; its single enqueue and dequeue
+//!   are the header's inline calls;
+//! * **Rust → ABI**: the exported `extern "C"` functions called from Rust,
+//!   through function pointers the optimiser cannot see through, so that
+//!   they are called and not inlined into the loop (the bench links the
+//!   crate as an rlib): what a language that cannot use the header's
+//!   inline C functions gets;
 //! * **Rust**: the scheduler built from the same spec by the registry
 //!   (`SchedSpec::build` → `Box<dyn Scheduler>`), called directly: what a
 //!   Rust program that picks the scheduler from a spec string writes, and
@@ -19,9 +22,13 @@
 //!   `SchedVisitor`, with the loop compiled for it (no indirect call): what
 //!   a Rust program that fixes the scheduler at compile time gets.
 //!
-//! The target is C → ABI ≤ 1.1 × Rust. Rounds alternate between the
-//! columns so that drifts of the machine hit them alike; the medians are
-//! printed.
+//! The target is C → ABI ≤ 1.1 × Rust. Each column is timed in CPU time
+//! of its thread (on Linux; wall-clock time elsewhere), so that the time
+//! it spends descheduled on a shared machine is not counted. Rounds
+//! alternate between the columns so that drifts of the machine hit them
+//! alike; the medians are printed, and the median and range of the
+//! per-round ratio C → ABI / Rust (each round's two columns run
+//! back to back).
 //!
 //! Reported separately, the batch calls: `BATCH` packets dequeued with one
 //! `fairway_sched_dequeue_batch` and put back with one
@@ -55,7 +62,6 @@ use std::hint::black_box;
 use std::mem::MaybeUninit;
 use std::process::Command;
 use std::ptr::null_mut;
-use std::time::Instant;
 
 const BACKLOG: u32 = 4;
 
@@ -83,9 +89,43 @@ fn timed(warm: bool, pairs: u64, mut run: impl FnMut(u64)) -> f64 {
     if warm {
         run(pairs / 4);
     }
-    let t0 = Instant::now();
+    let t0 = thread_time_ns();
     run(pairs);
-    t0.elapsed().as_nanos() as f64 / pairs as f64
+    (thread_time_ns() - t0) as f64 / pairs as f64
+}
+
+/// CPU time of the calling thread in ns (`CLOCK_THREAD_CPUTIME_ID`, as the
+/// C program measures): on a shared machine, the time the thread spends
+/// descheduled while others run is not counted.
+#[cfg(target_os = "linux")]
+fn thread_time_ns() -> u128 {
+    use std::os::raw::{c_int, c_long};
+    #[repr(C)]
+    struct Timespec {
+        tv_sec: c_long,
+        tv_nsec: c_long,
+    }
+    extern "C" {
+        fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: c_int = 3;
+    let mut ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a writable timespec.
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128
+}
+
+/// Elsewhere, wall-clock time.
+#[cfg(not(target_os = "linux"))]
+fn thread_time_ns() -> u128 {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_nanos()
 }
 
 fn rust_direct(spec: &str, flows: u32, pairs: u64, warm: bool) -> f64 {
@@ -178,8 +218,8 @@ type DequeueFn = unsafe extern "C" fn(*mut FairwayScheduler, *mut FairwayPacket)
 
 fn rust_abi(spec: &str, flows: u32, pairs: u64, warm: bool) -> f64 {
     // Called through pointers the optimiser cannot follow, so that the
-    // exported functions are called as a C program calls them, not inlined
-    // into this loop (the bench links the crate as an rlib).
+    // exported functions are called as another language calls them, not
+    // inlined into this loop (the bench links the crate as an rlib).
     let enqueue: EnqueueFn = black_box(fairway_sched_enqueue);
     let dequeue: DequeueFn = black_box(fairway_sched_dequeue);
     let cspec = CString::new(spec).unwrap();
@@ -423,13 +463,14 @@ fn main() {
         "dequeue+enqueue pair, {flows} flows x {BACKLOG} packets, {pairs} pairs per round, median of {rounds} rounds"
     );
     println!(
-        "{:<12} {:>10} {:>12} {:>8} {:>13} {:>13} {:>14} | {:>12} {:>10} {:>12}",
+        "{:<12} {:>10} {:>12} {:>8} {:>13} {:>13} {:>23} {:>14} | {:>12} {:>10} {:>12}",
         "spec",
         "C->ABI ns",
         "Rust->ABI ns",
         "Rust ns",
         "concrete ns",
         "C->ABI / Rust",
+        "per round: med (range)",
         "C->ABI / conc.",
         "ABI batch ns",
         "Rust batch",
@@ -446,6 +487,10 @@ fn main() {
             ab.push(rust_abi_batch(spec, flows, pairs, true));
             rb.push(rust_direct_batch(spec, flows, pairs, true));
         }
+        let mut ratios: Vec<f64> = c.iter().zip(&rd).map(|(c, r)| c / r).collect();
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(0.0, f64::max);
+        let mid = median(&mut ratios);
         let (c, ra, rd, rc) = (
             median(&mut c),
             median(&mut ra),
@@ -454,13 +499,14 @@ fn main() {
         );
         let (ab, rb) = (median(&mut ab), median(&mut rb));
         println!(
-            "{:<12} {:>10.2} {:>12.2} {:>8.2} {:>13.2} {:>13.3} {:>14.3} | {:>12.2} {:>10.2} {:>12.3}",
+            "{:<12} {:>10.2} {:>12.2} {:>8.2} {:>13.2} {:>13.3} {:>23} {:>14.3} | {:>12.2} {:>10.2} {:>12.3}",
             spec,
             c,
             ra,
             rd,
             rc,
             c / rd,
+            format!("{mid:.3} ({lo:.3}-{hi:.3})"),
             c / rc,
             ab,
             rb,

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <string.h>
 
 // Largest `buckets_per_half` [`fairway_pq_create`] accepts (2^20).
 #define FAIRWAY_PQ_MAX_BUCKETS_PER_HALF (1 << 20)
@@ -16,6 +17,22 @@
 // Largest `capacity` (number of handles) [`fairway_pq_create`] accepts
 // (2^24).
 #define FAIRWAY_PQ_MAX_CAPACITY (1 << 24)
+
+// Version of the part of a scheduler handle's layout that the header's
+// inline `fairway_sched_enqueue` and `fairway_sched_dequeue` read: the
+// tag word first, then the two fast-path functions
+// ([`FairwaySchedFastPath`]). It is part of the live tag
+// ([`FAIRWAY_SCHED_LIVE_TAG`]), which the inline calls compare on every
+// call: code compiled against the header of another layout never takes a
+// handle of this library as live, and falls back to the exported
+// functions (correct, only not inlined). Raised with every change to
+// that part of the layout.
+#define FAIRWAY_SCHED_LAYOUT 1
+
+// The tag word of a live scheduler handle of layout
+// [`FAIRWAY_SCHED_LAYOUT`]: "FWS" and the layout's digit in its first
+// four bytes (ASCII), zeros in the last four.
+#define FAIRWAY_SCHED_LIVE_TAG 827545414
 
 // Largest `max_flows` [`fairway_sched_create`] accepts (2^20): per-flow
 // state is allocated up front, so this bounds the allocation.
@@ -149,6 +166,34 @@ typedef struct FairwaySchedStats {
   // Of those, refused because every packet slot was in use.
   uint64_t rejected_full;
 } FairwaySchedStats;
+
+// A scheduler's single enqueue, compiled for its type: what
+// [`fairway_sched_enqueue`] calls once it has checked the handle. Called
+// only on a live handle (tag [`FAIRWAY_SCHED_LIVE_TAG`]) of this library.
+typedef enum FairwayStatus (*FairwayEnqueueFn)(struct FairwayScheduler*, uint32_t, void*, size_t);
+
+// A scheduler's single dequeue, compiled for its type: what
+// [`fairway_sched_dequeue`] calls once it has checked the handle and
+// `out`. Called only on a live handle, with `out` non-null and aligned.
+typedef enum FairwayStatus (*FairwayDequeueFn)(struct FairwayScheduler*, struct FairwayPacket*);
+
+// The first bytes of every scheduler handle, as the header's inline
+// `fairway_sched_enqueue` and `fairway_sched_dequeue` read them (the
+// layout [`FAIRWAY_SCHED_LAYOUT`]): after checking that the handle is
+// non-null and that `tag` is [`FAIRWAY_SCHED_LIVE_TAG`] (and, for
+// dequeue, that `out` is non-null and aligned), they call `enqueue` or
+// `dequeue` with the handle; on any failed check they call the exported
+// function, which returns the status. Read-only for C; the rest of the
+// handle is private.
+typedef struct FairwaySchedFastPath {
+  // [`FAIRWAY_SCHED_LIVE_TAG`] while the handle is live; another value
+  // once it is poisoned or destroyed.
+  uint64_t tag;
+  // The single enqueue for this handle's scheduler.
+  FairwayEnqueueFn enqueue;
+  // The single dequeue for this handle's scheduler.
+  FairwayDequeueFn dequeue;
+} FairwaySchedFastPath;
 
 #ifdef __cplusplus
 extern "C" {
@@ -411,3 +456,65 @@ const char *fairway_status_name(int32_t status);
 #endif  // __cplusplus
 
 #endif  /* FAIRWAY_H */
+
+#ifndef FAIRWAY_INLINE_H
+#define FAIRWAY_INLINE_H
+#ifndef FAIRWAY_NO_INLINE
+
+// Inline single enqueue and dequeue. `fairway_sched_enqueue(...)` and
+// `fairway_sched_dequeue(...)` in C or C++ code that includes this header
+// expand to these functions, which do the checks of the exported functions
+// in the caller's code (where the compiler can drop those it proves true,
+// such as `out` pointing to a local) and call the scheduler's typed code
+// through the handle (`FairwaySchedFastPath`). When a check fails they call
+// the exported function, which returns the status and keeps the message.
+// Define FAIRWAY_NO_INLINE before including the header to call the exported
+// functions everywhere; `(fairway_sched_enqueue)(...)` calls it once.
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FAIRWAY_LIKELY_(c) __builtin_expect(!!(c), 1)
+#else
+#define FAIRWAY_LIKELY_(c) (c)
+#endif
+
+// Alignment of `FairwayPacket` (as `offsetof`, which C89 and C++ accept).
+typedef struct FairwayPacketAlign_ {
+  char c;
+  FairwayPacket p;
+} FairwayPacketAlign_;
+
+static inline FairwayStatus fairway_sched_enqueue_inline(FairwayScheduler *h,
+                                                         uint32_t flow,
+                                                         void *data,
+                                                         size_t len) {
+  if (FAIRWAY_LIKELY_(h != NULL)) {
+    uint64_t tag;
+    memcpy(&tag, (const void *)h, sizeof tag);  // an unaligned h reads no live tag
+    if (FAIRWAY_LIKELY_(tag == FAIRWAY_SCHED_LIVE_TAG)) {
+      return ((const FairwaySchedFastPath *)(const void *)h)->enqueue(h, flow, data, len);
+    }
+  }
+  return (fairway_sched_enqueue)(h, flow, data, len);
+}
+
+static inline FairwayStatus fairway_sched_dequeue_inline(FairwayScheduler *h,
+                                                         FairwayPacket *out) {
+  if (FAIRWAY_LIKELY_(h != NULL && out != NULL &&
+                      (uintptr_t)out % offsetof(FairwayPacketAlign_, p) == 0)) {
+    uint64_t tag;
+    memcpy(&tag, (const void *)h, sizeof tag);
+    if (FAIRWAY_LIKELY_(tag == FAIRWAY_SCHED_LIVE_TAG)) {
+      return ((const FairwaySchedFastPath *)(const void *)h)->dequeue(h, out);
+    }
+  }
+  return (fairway_sched_dequeue)(h, out);
+}
+
+#undef FAIRWAY_LIKELY_
+
+#define fairway_sched_enqueue(h, flow, data, len) \
+  fairway_sched_enqueue_inline((h), (flow), (data), (len))
+#define fairway_sched_dequeue(h, out) fairway_sched_dequeue_inline((h), (out))
+
+#endif  // FAIRWAY_NO_INLINE
+#endif  // FAIRWAY_INLINE_H

@@ -78,16 +78,19 @@ impl Failure {
 /// What an operation returns: a non-error status, or a failure.
 pub(crate) type OpResult = Result<FairwayStatus, Failure>;
 
-/// The block an opaque C pointer points to. `repr(C)` puts `tag` first in
-/// every kind, so it can be read through a pointer of the wrong kind.
-/// `message` and `value` are dropped by [`destroy`] only (the block itself
-/// is never freed, see the module doc).
+/// The block an opaque C pointer points to (or the start of it: a
+/// scheduler's block goes on with the scheduler, see `sched`). `repr(C)` puts
+/// `tag` first in every kind, so it can be read through a pointer of the
+/// wrong kind, and `value` right after it, so that the first fields of a
+/// value are at fixed offsets (the header's inline scheduler calls read
+/// two of them). `message` and `value` are dropped by [`destroy`] only
+/// (the block itself is never freed, see the module doc).
 #[repr(C)]
 pub(crate) struct Handle<T> {
     tag: u64,
+    pub value: ManuallyDrop<T>,
     /// Message of the most recent failed call; empty before any failure.
     pub message: ManuallyDrop<CString>,
-    pub value: ManuallyDrop<T>,
 }
 
 /// A destroyed handle's block, kept allocated (see the module doc).
@@ -101,13 +104,19 @@ unsafe impl Send for Tombstone {}
 static TOMBSTONES: Mutex<Vec<Tombstone>> = Mutex::new(Vec::new());
 
 impl<T> Handle<T> {
+    /// A live handle of `kind`, to be placed in a block that is never
+    /// freed (see [`Self::into_raw`]).
+    pub fn new(kind: Kind, value: T) -> Self {
+        Handle {
+            tag: kind.live,
+            value: ManuallyDrop::new(value),
+            message: ManuallyDrop::new(CString::default()),
+        }
+    }
+
     /// Allocates a live handle of `kind` and returns its address for C.
     pub fn into_raw(kind: Kind, value: T) -> *mut Handle<T> {
-        Box::into_raw(Box::new(Handle {
-            tag: kind.live,
-            message: ManuallyDrop::new(CString::default()),
-            value: ManuallyDrop::new(value),
-        }))
+        Box::into_raw(Box::new(Handle::new(kind, value)))
     }
 }
 
@@ -172,8 +181,7 @@ pub(crate) unsafe fn not_live<T>(h: *mut Handle<T>, kind: Kind) -> FairwayStatus
 /// memory; a wider result was measured to cost a store-forwarding stall
 /// per call), and the panic path is an out-of-line cold call; `handle`
 /// runs only on that path, so the fast path need not keep the handle's
-/// address if it can find it again (the scheduler's fast paths find it in
-/// their engine).
+/// address if it can find it again.
 ///
 /// # Safety
 /// `handle()` is a live handle of `kind`, used by this thread only, and

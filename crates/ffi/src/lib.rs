@@ -35,7 +35,11 @@
 //!   never came from this library cannot be detected in general.
 //! * **Fast single-packet calls.** `fairway_sched_enqueue` and
 //!   `fairway_sched_dequeue` check the handle and jump to code compiled for
-//!   the scheduler's concrete type (see [`sched`]).
+//!   the scheduler's concrete type, through function pointers at the start
+//!   of the handle ([`FairwaySchedFastPath`], layout
+//!   [`FAIRWAY_SCHED_LAYOUT`]); the header defines both calls `static
+//!   inline` too, with the same checks, so C callers call that code
+//!   directly (see [`sched`]).
 //! * **The library never owns packet memory.** A packet is an opaque pointer
 //!   plus a length; the pointer comes back unchanged from dequeue, peek or
 //!   flow removal and is never read or written by the library.
@@ -63,7 +67,8 @@ pub use sched::{
     fairway_sched_enqueue_batch, fairway_sched_flow_backlog, fairway_sched_flow_config,
     fairway_sched_last_error, fairway_sched_name, fairway_sched_peek,
     fairway_sched_reconfigure_flow, fairway_sched_remove_flow, fairway_sched_stats, FairwayBacklog,
-    FairwayFlowConfig, FairwayPacket, FairwaySchedStats, FairwayScheduler, FAIRWAY_MAX_FLOWS,
-    FAIRWAY_MAX_PACKETS,
+    FairwayDequeueFn, FairwayEnqueueFn, FairwayFlowConfig, FairwayPacket, FairwaySchedFastPath,
+    FairwaySchedStats, FairwayScheduler, FAIRWAY_MAX_FLOWS, FAIRWAY_MAX_PACKETS,
+    FAIRWAY_SCHED_LAYOUT, FAIRWAY_SCHED_LIVE_TAG,
 };
 pub use status::{fairway_status_name, FairwayStatus};

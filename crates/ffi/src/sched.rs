@@ -15,19 +15,23 @@
 //!
 //! ## The single-packet fast path
 //!
-//! The handle holds the scheduler as a `Box<dyn Scheduler>`, built by the
-//! registry from the spec, and every call but two goes through it. The two
-//! that run once per packet, [`fairway_sched_enqueue`] and
-//! [`fairway_sched_dequeue`], instead jump through two function pointers
-//! the handle took at creation from the registry's [`SchedVisitor`], when
-//! the scheduler's concrete type was known: `enqueue_as::<S>` and
-//! `dequeue_as::<S>`, the whole call (counters, status, `catch_unwind`)
-//! compiled for that type, with the scheduler's own enqueue or dequeue
-//! inlined. So the ABI makes the one indirect call a Rust caller of the
-//! `Box<dyn Scheduler>` makes, and saves what a `dyn` call costs besides
-//! (the `Result` returned through memory, a second frame). The exported
-//! function itself only checks the handle (null, alignment, one tag
-//! compare) and jumps.
+//! The handle's block holds the scheduler itself, after the handle
+//! ([`SchedBlock`]), built by the registry from the spec; every call but
+//! two reaches it as a `dyn Scheduler`. The two that run once per packet,
+//! [`fairway_sched_enqueue`] and [`fairway_sched_dequeue`], instead call
+//! through two function pointers at the start of the handle
+//! ([`FairwaySchedFastPath`]), set at creation from the registry's
+//! [`SchedVisitor`], when the scheduler's concrete type was known:
+//! `enqueue_as::<S>` and `dequeue_as::<S>` (or `dequeue_noalias::<S>`),
+//! the whole call (counters, status, `catch_unwind`) compiled for that
+//! type, with the scheduler's own enqueue or dequeue inlined. So the ABI
+//! makes the one indirect call a Rust caller of a `Box<dyn Scheduler>`
+//! makes, and saves what a `dyn` call costs besides (the `Result` returned
+//! through memory, a second frame). The exported functions check the
+//! handle (null, one tag compare) and, for dequeue, `out`, and jump; the
+//! header defines the same two calls `static inline` (see its end), so a
+//! C caller makes those checks in its own code, where the compiler drops
+//! the ones it can prove, and calls the function pointer directly.
 
 use crate::handle::{self, call, check_out, Failure, Handle, Kind, OpResult};
 use crate::status::FairwayStatus;
@@ -39,10 +43,31 @@ use fairway_core::{
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Tags of a scheduler handle: live ("FWYS") and poisoned
-/// ("FWYSCPOI").
+/// Version of the part of a scheduler handle's layout that the header's
+/// inline `fairway_sched_enqueue` and `fairway_sched_dequeue` read: the
+/// tag word first, then the two fast-path functions
+/// ([`FairwaySchedFastPath`]). It is part of the live tag
+/// ([`FAIRWAY_SCHED_LIVE_TAG`]), which the inline calls compare on every
+/// call: code compiled against the header of another layout never takes a
+/// handle of this library as live, and falls back to the exported
+/// functions (correct, only not inlined). Raised with every change to
+/// that part of the layout.
+pub const FAIRWAY_SCHED_LAYOUT: u32 = 1;
+
+/// The tag word of a live scheduler handle of layout
+/// [`FAIRWAY_SCHED_LAYOUT`]: "FWS" and the layout's digit in its first
+/// four bytes (ASCII), zeros in the last four.
+pub const FAIRWAY_SCHED_LIVE_TAG: u64 = 0x3153_5746;
+
+const _: () = assert!(
+    FAIRWAY_SCHED_LIVE_TAG
+        == handle::live_tag([b'F', b'W', b'S', b'0' + FAIRWAY_SCHED_LAYOUT as u8])
+);
+
+/// Tags of a scheduler handle: live ([`FAIRWAY_SCHED_LIVE_TAG`]) and
+/// poisoned ("FWYSCPOI").
 const SCHED_KIND: Kind = Kind {
-    live: handle::live_tag(*b"FWYS"),
+    live: FAIRWAY_SCHED_LIVE_TAG,
     poisoned: u64::from_be_bytes(*b"FWYSCPOI"),
 };
 
@@ -151,53 +176,130 @@ impl FfiPacket {
     }
 }
 
-/// [`fairway_sched_enqueue`] after the handle check, for one concrete
-/// scheduler type.
-type EnqueueFn =
-    unsafe extern "C" fn(*mut Handle<SchedState>, u32, *mut c_void, usize) -> FairwayStatus;
+/// A scheduler's single enqueue, compiled for its type: what
+/// [`fairway_sched_enqueue`] calls once it has checked the handle. Called
+/// only on a live handle (tag [`FAIRWAY_SCHED_LIVE_TAG`]) of this library.
+pub type FairwayEnqueueFn =
+    unsafe extern "C" fn(*mut FairwayScheduler, u32, *mut c_void, usize) -> FairwayStatus;
 
-/// [`fairway_sched_dequeue`] after the handle check, for one concrete
-/// scheduler type.
-type DequeueFn = unsafe extern "C" fn(*mut Handle<SchedState>, *mut FairwayPacket) -> FairwayStatus;
+/// A scheduler's single dequeue, compiled for its type: what
+/// [`fairway_sched_dequeue`] calls once it has checked the handle and
+/// `out`. Called only on a live handle, with `out` non-null and aligned.
+pub type FairwayDequeueFn =
+    unsafe extern "C" fn(*mut FairwayScheduler, *mut FairwayPacket) -> FairwayStatus;
 
-/// The scheduler, the counters of its dequeues and the address of its
-/// handle, in one allocation: the fast paths reach all of them from the
-/// engine's address, so they need not keep the handle's address alive
-/// across the scheduler's code (one callee-saved register less to save and
-/// restore per call); the cold paths (a refusal, a panic) get the handle
-/// from here. `Engine<S>` for the concrete type, `Engine<dyn Scheduler>`
-/// behind the handle's box (the scheduler is the unsized last field).
+/// The first bytes of every scheduler handle, as the header's inline
+/// `fairway_sched_enqueue` and `fairway_sched_dequeue` read them (the
+/// layout [`FAIRWAY_SCHED_LAYOUT`]): after checking that the handle is
+/// non-null and that `tag` is [`FAIRWAY_SCHED_LIVE_TAG`] (and, for
+/// dequeue, that `out` is non-null and aligned), they call `enqueue` or
+/// `dequeue` with the handle; on any failed check they call the exported
+/// function, which returns the status. Read-only for C; the rest of the
+/// handle is private.
 #[repr(C)]
-struct Engine<S: ?Sized> {
-    dequeued_packets: u64,
-    /// Set by [`into_handle`]. It also keeps the two counters apart: next
-    /// to each other the compiler turns their two adds into a
-    /// six-instruction vector update.
-    handle: *mut Handle<SchedState>,
-    dequeued_bytes: u64,
+pub struct FairwaySchedFastPath {
+    /// [`FAIRWAY_SCHED_LIVE_TAG`] while the handle is live; another value
+    /// once it is poisoned or destroyed.
+    pub tag: u64,
+    /// The single enqueue for this handle's scheduler.
+    pub enqueue: FairwayEnqueueFn,
+    /// The single dequeue for this handle's scheduler.
+    pub dequeue: FairwayDequeueFn,
+}
+
+/// The whole block of a scheduler handle: the handle (tag, state,
+/// message), then the scheduler itself. The fast paths get the handle's
+/// address as their argument and find the scheduler at a constant offset
+/// from it, so they load no pointer to reach it. Allocated by
+/// [`new_handle`], never freed (destroy drops the state and the scheduler
+/// in place and leaves the block as a tombstone, see `handle`).
+#[repr(C)]
+struct SchedBlock<S> {
+    handle: Handle<SchedState>,
     sched: S,
 }
 
-/// Allocates the handle of `state` and records its address in the engine.
-fn into_handle(state: SchedState) -> *mut Handle<SchedState> {
-    let h = Handle::into_raw(SCHED_KIND, state);
-    // SAFETY: just allocated, live, not shared yet.
-    unsafe { (&mut (*h).value).engine.handle = h };
-    h
+// The header's inline calls read the tag and the two functions at the
+// offsets of `FairwaySchedFastPath` (the tag is a handle's first field).
+const _: () = {
+    let value = core::mem::offset_of!(Handle<SchedState>, value);
+    assert!(
+        value + core::mem::offset_of!(SchedState, enqueue)
+            == core::mem::offset_of!(FairwaySchedFastPath, enqueue)
+    );
+    assert!(
+        value + core::mem::offset_of!(SchedState, dequeue)
+            == core::mem::offset_of!(FairwaySchedFastPath, dequeue)
+    );
+};
+
+/// Allocates the block of a new scheduler handle for `sched`, with the
+/// fast paths for its type, and returns the handle's address.
+fn new_handle<S: Scheduler<FfiPacket> + Send + 'static>(sched: S) -> *mut Handle<SchedState> {
+    let name = handle::to_c_string(sched.name().to_string());
+    let noalias = NOALIAS_DEQUEUE.contains(&sched.name());
+    type NoaliasFn<S> =
+        unsafe extern "C" fn(&mut SchedBlock<S>, *mut FairwayPacket) -> FairwayStatus;
+    let dequeue: FairwayDequeueFn = if noalias {
+        let f: NoaliasFn<S> = dequeue_noalias::<S>;
+        // SAFETY: the two function pointer types differ only in their
+        // first argument, `&mut SchedBlock<S>` and `*mut FairwayScheduler`,
+        // which are ABI-compatible (pointers to sized types). The function
+        // is called only as `dequeue` of this handle, on a live handle
+        // used by one thread, which is a valid and unique `SchedBlock<S>`
+        // for the call.
+        unsafe { core::mem::transmute::<NoaliasFn<S>, FairwayDequeueFn>(f) }
+    } else {
+        dequeue_as::<S>
+    };
+    let state = SchedState {
+        enqueue: enqueue_as::<S>,
+        dequeue,
+        dequeued_packets: 0,
+        // Set below, once the block has its address.
+        sched: core::ptr::null_mut::<S>(),
+        dequeued_bytes: 0,
+        name,
+        reclaimed_packets: 0,
+        reclaimed_bytes: 0,
+        rejected_packets: 0,
+        rejected_full: 0,
+        flows: 0,
+    };
+    let block = Box::into_raw(Box::new(SchedBlock {
+        handle: Handle::new(SCHED_KIND, state),
+        sched,
+    }));
+    // SAFETY: just allocated, not shared yet; the scheduler's address is
+    // derived from the block's, so it may be used for the block's life.
+    unsafe {
+        let sched: *mut S = core::ptr::addr_of_mut!((*block).sched);
+        let state: &mut SchedState = &mut (*block).handle.value;
+        state.sched = sched;
+    }
+    block.cast()
 }
 
-impl<S: Scheduler<FfiPacket>> Engine<S> {
+impl<S: Scheduler<FfiPacket>> SchedBlock<S> {
+    /// The state of the handle `this`.
+    #[inline(always)]
+    fn state(this: *mut Self) -> *mut SchedState {
+        // `Handle` and `ManuallyDrop` keep their field's address.
+        // SAFETY (of the projection): in bounds of the block.
+        unsafe { core::ptr::addr_of_mut!((*this).handle.value).cast() }
+    }
+
     /// The single enqueue's fast path: returns the status; a refusal is
     /// counted, worded and stored by the cold [`SchedState::refuse`].
     ///
     /// # Safety
-    /// `this` is the engine of a live handle, as an `Engine<S>` (its
-    /// concrete type), used by this thread only.
+    /// `this` is a live handle whose scheduler is an `S`, used by this
+    /// thread only, with the provenance of its whole block.
     #[inline(always)]
     unsafe fn enqueue(this: *mut Self, flow: u32, data: *mut c_void, len: usize) -> FairwayStatus {
         let Ok(len32) = u32::try_from(len) else {
             // SAFETY: forwarded contract.
-            return unsafe { SchedState::refuse_length((*this).handle, flow, len) };
+            return unsafe { SchedState::refuse_length(this.cast(), flow, len) };
         };
         let packet = FfiPacket {
             data: data as usize,
@@ -207,7 +309,7 @@ impl<S: Scheduler<FfiPacket>> Engine<S> {
         match unsafe { (*this).sched.enqueue(FlowId(flow), packet) } {
             Ok(()) => FairwayStatus::FairwayOk,
             // SAFETY: forwarded contract.
-            Err(e) => unsafe { SchedState::refuse((*this).handle, flow, e.kind) },
+            Err(e) => unsafe { SchedState::refuse(this.cast(), flow, e.kind) },
         }
     }
 
@@ -215,18 +317,22 @@ impl<S: Scheduler<FfiPacket>> Engine<S> {
     ///
     /// # Safety
     /// As for [`Self::enqueue`]; `out` is non-null and aligned (checked by
-    /// [`fairway_sched_dequeue`]).
+    /// [`fairway_sched_dequeue`] or the header's inline version).
     #[inline(always)]
     unsafe fn dequeue(this: *mut Self, out: *mut FairwayPacket) -> FairwayStatus {
-        // SAFETY: forwarded contract.
-        let engine = unsafe { &mut *this };
-        match engine.sched.dequeue() {
+        // SAFETY: forwarded contract; the reference ends with the call.
+        match unsafe { (*this).sched.dequeue() } {
             Some(d) => {
-                engine.dequeued_packets += 1;
-                engine.dequeued_bytes += u64::from(d.packet.len);
-                // SAFETY: checked non-null and aligned; the caller promises
-                // it points to writable memory for one FairwayPacket.
-                unsafe { out.write(d.packet.to_c(d.flow)) };
+                // SAFETY: forwarded contract; no reference into the
+                // state is alive.
+                unsafe {
+                    let state = Self::state(this);
+                    (*state).dequeued_packets += 1;
+                    (*state).dequeued_bytes += u64::from(d.packet.len);
+                    // Checked non-null and aligned; the caller promises
+                    // it points to writable memory for one FairwayPacket.
+                    out.write(d.packet.to_c(d.flow));
+                }
                 FairwayStatus::FairwayOk
             }
             None => FairwayStatus::FairwayEmpty,
@@ -234,13 +340,23 @@ impl<S: Scheduler<FfiPacket>> Engine<S> {
     }
 }
 
-/// What a scheduler handle holds.
+/// What a scheduler handle holds. `repr(C)`: its first two fields are
+/// read by the header's inline calls (see [`FairwaySchedFastPath`]).
+#[repr(C)]
 struct SchedState {
-    /// `enqueue_as::<S>` for the concrete type `S` behind `engine`.
-    enqueue: EnqueueFn,
-    /// `dequeue_as::<S>` for the same `S`.
-    dequeue: DequeueFn,
-    engine: Box<Engine<dyn Scheduler<FfiPacket> + Send>>,
+    /// `enqueue_as::<S>` for the concrete type `S` behind `sched`.
+    enqueue: FairwayEnqueueFn,
+    /// `dequeue_as::<S>` or `dequeue_noalias::<S>` for the same `S`.
+    dequeue: FairwayDequeueFn,
+    /// Counted by the fast dequeue (and the batch one).
+    dequeued_packets: u64,
+    /// The scheduler in the same block (see [`SchedBlock`]), as a `dyn`
+    /// scheduler for every call but the two fast ones; dropped in place
+    /// with the state. Also keeps the two counters apart: next to each
+    /// other the compiler turns their two adds into a six-instruction
+    /// vector update.
+    sched: *mut (dyn Scheduler<FfiPacket> + Send),
+    dequeued_bytes: u64,
     name: CString,
     /// Counted on the slow paths.
     reclaimed_packets: u64,
@@ -252,10 +368,10 @@ struct SchedState {
     flows: u32,
 }
 
-/// Builds the scheduler a spec names and the state that holds it. The only
-/// place that touches the registry: `SchedSpec::parse` plus its visitor,
-/// which hands over the scheduler's concrete type.
-fn build_state(spec: &str, cap: Capacity) -> Result<SchedState, Failure> {
+/// Builds the scheduler a spec names and the handle that holds it. The
+/// only place that touches the registry: `SchedSpec::parse` plus its
+/// visitor, which hands over the scheduler's concrete type.
+fn build_handle(spec: &str, cap: Capacity) -> Result<*mut Handle<SchedState>, Failure> {
     let parsed = SchedSpec::parse(spec).map_err(|e| {
         let status = match e {
             SpecError::OutOfRange { .. } => FairwayStatus::FairwayErrOutOfRange,
@@ -263,119 +379,104 @@ fn build_state(spec: &str, cap: Capacity) -> Result<SchedState, Failure> {
         };
         Failure::new(status, format!("spec '{spec}': {e}"))
     })?;
-    Ok(parsed.visit(BuildState { cap }))
+    Ok(parsed.visit(BuildHandle { cap }))
 }
 
-/// The registry visitor that builds a [`SchedState`] for the spec's
-/// concrete scheduler type.
-struct BuildState {
+/// The registry visitor that builds a handle for the spec's concrete
+/// scheduler type.
+struct BuildHandle {
     cap: Capacity,
 }
 
-impl SchedVisitor<FfiPacket> for BuildState {
-    type Output = SchedState;
+impl SchedVisitor<FfiPacket> for BuildHandle {
+    type Output = *mut Handle<SchedState>;
 
-    fn visit<S, F>(self, make: F) -> SchedState
+    fn visit<S, F>(self, make: F) -> *mut Handle<SchedState>
     where
         S: Scheduler<FfiPacket> + Send + 'static,
         F: FnOnce(Capacity, Limits) -> S + Send + 'static,
     {
-        SchedState::new(make(self.cap, Limits::DEFAULT))
+        new_handle(make(self.cap, Limits::DEFAULT))
     }
 }
 
-/// The single enqueue for scheduler type `S`: [`fairway_sched_enqueue`]
+/// The single enqueue for scheduler type `S`: the handle's `enqueue`,
+/// called by [`fairway_sched_enqueue`] (or the header's inline version)
 /// after the handle check.
 ///
 /// # Safety
 /// `h` is a live scheduler handle whose scheduler is an `S` (the handle's
 /// `enqueue` is this function), used by this thread only.
 unsafe extern "C" fn enqueue_as<S: Scheduler<FfiPacket> + Send + 'static>(
-    h: *mut Handle<SchedState>,
+    h: *mut FairwayScheduler,
     flow: u32,
     data: *mut c_void,
     len: usize,
 ) -> FairwayStatus {
+    let block = h.cast::<SchedBlock<S>>();
     // SAFETY: the caller checked the handle is live, its scheduler is an
-    // `S` (the function's contract), one thread at a time. From here on
-    // only the engine's address is kept, also for the panic path.
+    // `S` (the function's contract), one thread at a time.
     unsafe {
-        let engine = (*h).value.concrete::<S>();
         handle::guard(
-            || (*engine).handle,
+            || block.cast::<Handle<SchedState>>(),
             SCHED_KIND,
-            || Engine::enqueue(engine, flow, data, len),
+            || SchedBlock::enqueue(block, flow, data, len),
         )
     }
 }
 
-/// The single dequeue for scheduler type `S`: [`fairway_sched_dequeue`]
+/// The single dequeue for scheduler type `S`: the handle's `dequeue`,
+/// called by [`fairway_sched_dequeue`] (or the header's inline version)
 /// after the handle check and the check of `out`.
 ///
 /// # Safety
 /// As for [`enqueue_as`]; `out` is non-null and aligned.
 unsafe extern "C" fn dequeue_as<S: Scheduler<FfiPacket> + Send + 'static>(
-    h: *mut Handle<SchedState>,
+    h: *mut FairwayScheduler,
     out: *mut FairwayPacket,
 ) -> FairwayStatus {
+    let block = h.cast::<SchedBlock<S>>();
     // SAFETY: as in `enqueue_as`.
     unsafe {
-        let engine = (*h).value.concrete::<S>();
         handle::guard(
-            || (*engine).handle,
+            || block.cast::<Handle<SchedState>>(),
             SCHED_KIND,
-            || Engine::dequeue(engine, out),
+            || SchedBlock::dequeue(block, out),
         )
     }
 }
 
-/// The single dequeue for scheduler type `S`, its engine handed over as a
-/// `noalias` argument: [`dequeue_as`] for the schedulers in
-/// [`NOALIAS_DEQUEUE`]. The handle's function is this one; it finds the
-/// engine and jumps (a tail call, one instruction) to [`dequeue_noalias`].
+/// The single dequeue for scheduler type `S`, with its block as a
+/// `noalias` argument: the handle's `dequeue` (through a cast of the
+/// function pointer, see [`new_handle`]) for the schedulers in
+/// [`NOALIAS_DEQUEUE`], instead of [`dequeue_as`]. A `&mut` argument is
+/// `noalias` to the compiler, as the `&mut self` of a `dyn Scheduler`
+/// method is, so it knows that the scheduler's stores into its heap arrays
+/// leave the scheduler's own fields (the arrays' addresses and lengths)
+/// unchanged, and does not load and bounds-check them again after each
+/// store. (A `&mut` made inside the function does not give the compiler
+/// as much: measured, it changed nothing.)
 ///
 /// # Safety
-/// As for [`dequeue_as`].
-unsafe extern "C" fn dequeue_via_noalias<S: Scheduler<FfiPacket> + Send + 'static>(
-    h: *mut Handle<SchedState>,
-    out: *mut FairwayPacket,
-) -> FairwayStatus {
-    // SAFETY: the function's contract: live, an `S`, this thread only, so
-    // nothing else uses the engine during the call, as `&mut` requires.
-    unsafe { dequeue_noalias::<S>(&mut *(*h).value.concrete::<S>(), out) }
-}
-
-/// The body of [`dequeue_via_noalias`]. A function of its own so that the
-/// engine is an argument: a `&mut` argument is `noalias` to the compiler,
-/// as the `&mut self` of a `dyn Scheduler` method is, so it knows that the
-/// scheduler's stores into its heap arrays leave the scheduler's own
-/// fields (the arrays' addresses and lengths) unchanged, and does not load
-/// and bounds-check them again after each store. (A `&mut` made inside an
-/// inlined function does not give the compiler as much: measured, it
-/// changed nothing.)
-///
-/// # Safety
-/// As for [`dequeue_as`], `engine` being that handle's engine.
-#[inline(never)]
+/// As for [`dequeue_as`], `block` being that handle's block.
 unsafe extern "C" fn dequeue_noalias<S: Scheduler<FfiPacket> + Send + 'static>(
-    engine: &mut Engine<S>,
+    block: &mut SchedBlock<S>,
     out: *mut FairwayPacket,
 ) -> FairwayStatus {
-    // From here on only the engine's address is used, also for the panic
-    // path, which finds the handle in it.
-    let engine: *mut Engine<S> = engine;
+    // From here on only the raw address is used, also for the panic path.
+    let block: *mut SchedBlock<S> = block;
     // SAFETY: as in `dequeue_as`.
     unsafe {
         handle::guard(
-            || (*engine).handle,
+            || block.cast::<Handle<SchedState>>(),
             SCHED_KIND,
-            || Engine::dequeue(engine, out),
+            || SchedBlock::dequeue(block, out),
         )
     }
 }
 
 /// The schedulers (by name) whose single dequeue is
-/// [`dequeue_via_noalias`]; the others get [`dequeue_as`]. Chosen by
+/// [`dequeue_noalias`]; the others get [`dequeue_as`]. Chosen by
 /// measurement (`crates/ffi/scripts/abi-instructions.sh`, instructions per
 /// pair): the SCHED+ schedulers save 3.7 (QFQ+ and WF2Q++, `m = 8`: their
 /// dequeue otherwise reloads and re-checks the flow table after its
@@ -411,45 +512,31 @@ fn config_failure(what: &str, flow: u32, e: ConfigError) -> Failure {
     Failure::new(config_status(&e), format!("{what} flow {flow}: {e}"))
 }
 
+impl Drop for SchedState {
+    fn drop(&mut self) {
+        // SAFETY: the scheduler was initialised with the state, in the
+        // same block, and only this drop (run once, by destroy) drops it;
+        // the block itself stays allocated (a tombstone).
+        unsafe { core::ptr::drop_in_place(self.sched) }
+    }
+}
+
 impl SchedState {
-    /// The state of a new scheduler, with the fast paths for its type.
-    fn new<S: Scheduler<FfiPacket> + Send + 'static>(sched: S) -> Self {
-        let name = handle::to_c_string(sched.name().to_string());
-        let noalias = NOALIAS_DEQUEUE.contains(&sched.name());
-        let engine: Box<Engine<S>> = Box::new(Engine {
-            dequeued_packets: 0,
-            handle: core::ptr::null_mut(),
-            dequeued_bytes: 0,
-            sched,
-        });
-        SchedState {
-            enqueue: enqueue_as::<S>,
-            dequeue: if noalias {
-                dequeue_via_noalias::<S>
-            } else {
-                dequeue_as::<S>
-            },
-            engine,
-            name,
-            reclaimed_packets: 0,
-            reclaimed_bytes: 0,
-            rejected_packets: 0,
-            rejected_full: 0,
-            flows: 0,
-        }
+    /// The scheduler, as a `dyn` scheduler.
+    #[inline]
+    fn sched(&mut self) -> &mut (dyn Scheduler<FfiPacket> + Send) {
+        // SAFETY: the scheduler is in the same block as the state (set by
+        // `new_handle`), live while the state is (both are dropped by
+        // destroy), and reached only through the state, so `&mut self`
+        // makes this the only reference to it.
+        unsafe { &mut *self.sched }
     }
 
-    /// The engine as its concrete type `Engine<S>`.
-    ///
-    /// # Safety
-    /// The scheduler must be an `S` (the state was made by
-    /// `SchedState::new::<S>`) for the pointer to be used.
-    #[inline(always)]
-    unsafe fn concrete<S: Scheduler<FfiPacket> + Send + 'static>(&mut self) -> *mut Engine<S> {
-        let dynamic: *mut Engine<dyn Scheduler<FfiPacket> + Send> = &mut *self.engine;
-        // The caller's contract: the box was made as an `Engine<S>`, so the
-        // data pointer of the `dyn` pointer points to one.
-        dynamic.cast::<Engine<S>>()
+    /// The scheduler, shared.
+    #[inline]
+    fn sched_ref(&self) -> &(dyn Scheduler<FfiPacket> + Send) {
+        // SAFETY: as in `sched`.
+        unsafe { &*self.sched }
     }
 
     /// Counts, words and stores a refused single enqueue.
@@ -512,7 +599,7 @@ impl SchedState {
 
     fn peek(&mut self, out: *mut FairwayPacket) -> OpResult {
         check_out(out, "peek: out")?;
-        match self.engine.sched.peek() {
+        match self.sched().peek() {
             Some((flow, packet)) => {
                 // SAFETY: as in `dequeue`.
                 unsafe { out.write(packet.to_c(flow)) };
@@ -533,7 +620,7 @@ impl SchedState {
         let id = FlowId(flow);
         // Check that every packet fits before removing anything: a failed
         // call must leave the flow as it was.
-        if let Some(backlog) = self.engine.sched.flow_backlog(id) {
+        if let Some(backlog) = self.sched().flow_backlog(id) {
             let needed = usize::try_from(backlog.packets).unwrap_or(usize::MAX);
             // SAFETY: n_out checked non-null and aligned; the caller
             // promises it is writable.
@@ -551,8 +638,7 @@ impl SchedState {
             }
         }
         let packets = self
-            .engine
-            .sched
+            .sched()
             .remove_flow(id)
             .map_err(|e| config_failure("remove_flow", flow, e))?;
         self.flows -= 1;
@@ -594,9 +680,9 @@ impl SchedState {
                 "enqueue_batch: pkts is null or not aligned",
             ));
         }
-        // The scheduler is found once per batch (its offset in the engine
-        // comes from the vtable); a refusal is worded after the loop.
-        let sched = &mut self.engine.sched;
+        // The scheduler is loaded once per batch; a refusal is worded
+        // after the loop.
+        let sched = self.sched();
         let mut refused = None;
         for i in 0..n {
             // SAFETY: `pkts` is non-null, aligned and, by the caller's
@@ -645,7 +731,7 @@ impl SchedState {
         }
         let (mut n, mut bytes) = (0, 0u64);
         // Found once per batch (see `enqueue_batch`).
-        let sched = &mut self.engine.sched;
+        let sched = self.sched();
         while n < cap {
             let Some(d) = sched.dequeue() else {
                 break;
@@ -656,8 +742,8 @@ impl SchedState {
             unsafe { out.add(n).write(d.packet.to_c(d.flow)) };
             n += 1;
         }
-        self.engine.dequeued_packets += n as u64;
-        self.engine.dequeued_bytes += bytes;
+        self.dequeued_packets += n as u64;
+        self.dequeued_bytes += bytes;
         // SAFETY: as above.
         unsafe { n_out.write(n) };
         Ok(if n == 0 && cap > 0 {
@@ -668,17 +754,15 @@ impl SchedState {
     }
 
     fn stats(&self) -> FairwaySchedStats {
-        let backlog = self.engine.sched.backlog();
+        let backlog = self.sched_ref().backlog();
         FairwaySchedStats {
             flows: self.flows,
             queued_packets: backlog.packets,
             queued_bytes: backlog.bytes,
-            enqueued_packets: self.engine.dequeued_packets
-                + self.reclaimed_packets
-                + backlog.packets,
-            enqueued_bytes: self.engine.dequeued_bytes + self.reclaimed_bytes + backlog.bytes,
-            dequeued_packets: self.engine.dequeued_packets,
-            dequeued_bytes: self.engine.dequeued_bytes,
+            enqueued_packets: self.dequeued_packets + self.reclaimed_packets + backlog.packets,
+            enqueued_bytes: self.dequeued_bytes + self.reclaimed_bytes + backlog.bytes,
+            dequeued_packets: self.dequeued_packets,
+            dequeued_bytes: self.dequeued_bytes,
             reclaimed_packets: self.reclaimed_packets,
             reclaimed_bytes: self.reclaimed_bytes,
             rejected_packets: self.rejected_packets,
@@ -744,8 +828,7 @@ pub unsafe extern "C" fn fairway_sched_create(
                 format!("max_packets {max_packets} out of range 1..={FAIRWAY_MAX_PACKETS}"),
             ));
         }
-        let state = build_state(spec, Capacity::new(max_flows, max_packets))?;
-        Ok(into_handle(state))
+        build_handle(spec, Capacity::new(max_flows, max_packets))
     }));
     let failure = match result {
         Ok(Ok(h)) => {
@@ -828,8 +911,7 @@ pub unsafe extern "C" fn fairway_sched_add_flow(
     // SAFETY: forwarded contract.
     unsafe {
         call(handle(h), SCHED_KIND, |s| {
-            s.engine
-                .sched
+            s.sched()
                 .add_flow(FlowId(flow), FlowConfig::new(weight, max_len))
                 .map_err(|e| config_failure("add_flow", flow, e))?;
             s.flows += 1;
@@ -855,8 +937,7 @@ pub unsafe extern "C" fn fairway_sched_reconfigure_flow(
     // SAFETY: forwarded contract.
     unsafe {
         call(handle(h), SCHED_KIND, |s| {
-            s.engine
-                .sched
+            s.sched()
                 .reconfigure_flow(FlowId(flow), FlowConfig::new(weight, max_len))
                 .map_err(|e| config_failure("reconfigure_flow", flow, e))?;
             Ok(FairwayStatus::FairwayOk)
@@ -909,7 +990,7 @@ pub unsafe extern "C" fn fairway_sched_enqueue(
     // SAFETY: forwarded contract.
     match unsafe { handle::live(h, SCHED_KIND) } {
         // SAFETY: live, and `enqueue` was made for the handle's scheduler.
-        Some(live) => unsafe { (live.value.enqueue)(h, flow, data, len) },
+        Some(live) => unsafe { (live.value.enqueue)(h.cast(), flow, data, len) },
         // SAFETY: forwarded contract.
         None => unsafe { handle::not_live(h, SCHED_KIND) },
     }
@@ -939,7 +1020,7 @@ pub unsafe extern "C" fn fairway_sched_dequeue(
     }
     // SAFETY: live, `dequeue` was made for the handle's scheduler, and
     // `out` is non-null and aligned.
-    unsafe { (live.value.dequeue)(h, out) }
+    unsafe { (live.value.dequeue)(h.cast(), out) }
 }
 
 /// The cold path of a dequeue whose `out` is null or misaligned. `extern
@@ -1026,7 +1107,7 @@ pub unsafe extern "C" fn fairway_sched_backlog(
     unsafe {
         call(handle(h), SCHED_KIND, |s| {
             check_out(out, "backlog: out")?;
-            let b = s.engine.sched.backlog();
+            let b = s.sched().backlog();
             // SAFETY: checked non-null and aligned; caller-writable.
             out.write(FairwayBacklog {
                 packets: b.packets,
@@ -1052,7 +1133,7 @@ pub unsafe extern "C" fn fairway_sched_flow_backlog(
     unsafe {
         call(handle(h), SCHED_KIND, |s| {
             check_out(out, "flow_backlog: out")?;
-            let b = s.engine.sched.flow_backlog(FlowId(flow)).ok_or_else(|| {
+            let b = s.sched().flow_backlog(FlowId(flow)).ok_or_else(|| {
                 Failure::new(
                     FairwayStatus::FairwayErrUnknownFlow,
                     format!("flow_backlog: unknown flow {flow}"),
@@ -1083,7 +1164,7 @@ pub unsafe extern "C" fn fairway_sched_flow_config(
     unsafe {
         call(handle(h), SCHED_KIND, |s| {
             check_out(out, "flow_config: out")?;
-            let c = s.engine.sched.flow_config(FlowId(flow)).ok_or_else(|| {
+            let c = s.sched().flow_config(FlowId(flow)).ok_or_else(|| {
                 Failure::new(
                     FairwayStatus::FairwayErrUnknownFlow,
                     format!("flow_config: unknown flow {flow}"),
@@ -1178,12 +1259,12 @@ mod tests {
 
     fn named_trap_handle(panic_on_dequeue: bool, name: &'static str) -> *mut FairwayScheduler {
         let inner = Fifo::new(Capacity::new(4, 8));
-        let state = SchedState::new(Trap {
+        let h = new_handle(Trap {
             inner,
             panic_on_dequeue,
             name,
-        });
-        let h = into_handle(state).cast::<FairwayScheduler>();
+        })
+        .cast::<FairwayScheduler>();
         assert_eq!(
             unsafe { fairway_sched_add_flow(h, 0, 1, 100) },
             FairwayStatus::FairwayOk
@@ -1348,24 +1429,50 @@ mod tests {
         );
     }
 
-    /// The handle block, kept as a tombstone after destroy, stays small.
+    /// The handle block, kept as a tombstone after destroy, stays small:
+    /// it holds the scheduler's own struct (its arrays are on the heap and
+    /// freed by destroy).
     #[test]
     fn a_tombstone_is_small() {
-        let size = core::mem::size_of::<Handle<SchedState>>();
-        println!("scheduler handle block: {size} bytes");
-        assert!(size <= 128, "{size}");
+        struct Size;
+        impl SchedVisitor<FfiPacket> for Size {
+            type Output = usize;
+            fn visit<S, F>(self, _make: F) -> usize
+            where
+                S: Scheduler<FfiPacket> + Send + 'static,
+                F: FnOnce(Capacity, Limits) -> S + Send + 'static,
+            {
+                core::mem::size_of::<SchedBlock<S>>()
+            }
+        }
+        for kind in fairway_core::SchedKind::ALL {
+            let size = SchedSpec::parse(kind.name()).unwrap().visit(Size);
+            println!("{}: scheduler handle block {size} bytes", kind.name());
+            assert!(size <= 1024, "{}: {size}", kind.name());
+        }
     }
 
-    /// Each catalogue scheduler gets fast paths compiled for its own type.
+    /// Each catalogue scheduler gets fast paths compiled for its own type,
+    /// where the header's inline calls read them.
     #[test]
     fn every_spec_gets_its_own_fast_paths() {
         let mut seen = Vec::new();
         for kind in fairway_core::SchedKind::ALL {
-            let state = build_state(kind.name(), Capacity::new(4, 8)).unwrap();
+            let h = build_handle(kind.name(), Capacity::new(4, 8)).unwrap();
+            let fast = unsafe { &*h.cast::<FairwaySchedFastPath>() };
+            assert_eq!(fast.tag, FAIRWAY_SCHED_LIVE_TAG);
+            let state = unsafe { &(*h).value };
             assert_eq!(state.name.to_str().unwrap(), kind.name());
+            assert_eq!(fast.enqueue as usize, state.enqueue as usize);
+            assert_eq!(fast.dequeue as usize, state.dequeue as usize);
             let f = state.enqueue as usize;
             assert!(!seen.contains(&f), "{} shares its enqueue", kind.name());
             seen.push(f);
+            let h = h.cast::<FairwayScheduler>();
+            assert_eq!(
+                unsafe { fairway_sched_destroy(h) },
+                FairwayStatus::FairwayOk
+            );
         }
     }
 }

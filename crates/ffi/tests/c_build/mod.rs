@@ -45,6 +45,20 @@ fn compiler(opt_level: u32) -> cc::Tool {
         .get_compiler()
 }
 
+/// The C++ compiler for this target (for checking that the header
+/// compiles as C++).
+pub fn cxx_compiler() -> cc::Tool {
+    let target = env!("FAIRWAY_FFI_TARGET");
+    cc::Build::new()
+        .cpp(true)
+        .target(target)
+        .host(target)
+        .opt_level(2)
+        .cargo_metadata(false)
+        .cargo_warnings(false)
+        .get_compiler()
+}
+
 fn out_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fairway-c");
     let _ = std::fs::create_dir_all(&dir);
@@ -66,17 +80,39 @@ const NATIVE_LIBS: &[&str] = &[
 /// Start of the error returned when the C compiler cannot be started.
 pub const NO_COMPILER: &str = "no C compiler";
 
+/// The directory of the committed `fairway.h`.
+pub fn include_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
+}
+
+/// A directory under the tests' scratch space, created if missing.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = out_dir().join(name);
+    let _ = std::fs::create_dir_all(&dir);
+    dir
+}
+
 /// Compiles and links `src` into an executable named `name`; `flags` are
 /// extra compiler flags (optimisation, sanitizers). Warnings are errors.
 pub fn build_c_program(src: &Path, name: &str, flags: &[&str]) -> Result<PathBuf, String> {
+    build_c_program_with(src, name, flags, &include_dir())
+}
+
+/// [`build_c_program`] with the header taken from `include` instead of
+/// the committed one.
+pub fn build_c_program_with(
+    src: &Path,
+    name: &str,
+    flags: &[&str],
+    include: &Path,
+) -> Result<PathBuf, String> {
     let lib = static_library()?;
-    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
     let exe = out_dir().join(name);
     let mut cmd = compiler(2).to_command();
     cmd.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"])
         .args(flags)
         .arg("-I")
-        .arg(&include)
+        .arg(include)
         .arg(src)
         .arg(&lib)
         .args(NATIVE_LIBS)
