@@ -95,6 +95,10 @@ impl<P: Packet> Scheduler<P> for Fifo<P> {
         self.queues.reconfigure(id, cfg).map(|_| ())
     }
 
+    // Forced inline, as DRR's: code compiled for the concrete type (the C
+    // ABI's typed fast path, a caller's monomorphised loop) otherwise pays a
+    // call frame and a result returned through memory on every packet.
+    #[inline(always)]
     fn enqueue(&mut self, id: FlowId, packet: P) -> Result<(), EnqueueError<P>> {
         self.queues.push(id, packet)?;
         // push succeeded, so a slot was free and the ring has room too.
@@ -105,6 +109,7 @@ impl<P: Packet> Scheduler<P> for Fifo<P> {
         Ok(())
     }
 
+    #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
         if self.len == 0 {
             return None;

@@ -619,6 +619,10 @@ impl<P: Packet> Scheduler<P> for SKps<P> {
         Ok(())
     }
 
+    // Forced inline, as DRR's: code compiled for the concrete type (the C
+    // ABI's typed fast path, a caller's monomorphised loop) otherwise pays a
+    // call frame and a result returned through memory on every packet.
+    #[inline(always)]
     fn enqueue(&mut self, id: FlowId, packet: P) -> Result<(), EnqueueError<P>> {
         let len = packet.len();
         if self.queues.push(id, packet)? {
@@ -627,6 +631,7 @@ impl<P: Packet> Scheduler<P> for SKps<P> {
         Ok(())
     }
 
+    #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
         let shift = self.select()?;
         let f = self.eligible[shift as usize].front(shift)?;
