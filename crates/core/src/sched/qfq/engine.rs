@@ -765,7 +765,7 @@ impl QfqCore {
     /// (service not charged yet) first. It is re-filed with `S = F`,
     /// `F = S + requeue_vt` if `requeue_vt` is given, else it goes idle;
     /// then the group is refreshed as after a QFQ dequeue.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn release(&mut self, e: usize, service_vt: u64, requeue_vt: Option<u64>, len: u32) {
         #[cfg(debug_assertions)]
         if self.verify_fast_paths {

@@ -99,8 +99,8 @@ impl AggregateScheduler for QfqAggregates {
         self.release_charging(a, service, 0, backlogged);
     }
 
-    // Inlined into SCHED+'s (out-of-line) turn switch: one call per turn.
-    #[inline]
+    // Inlined into SCHED+'s (out-of-line) turn switch: one frame per turn.
+    #[inline(always)]
     fn end_turn(&mut self, a: u32, service: u64, uncharged: u32, backlogged: bool) -> Option<u32> {
         self.release_charging(a, service, uncharged, backlogged);
         // `release` ends with the eligibility update `select` would do.
