@@ -13,12 +13,12 @@ use alloc::vec::Vec;
 
 const NIL: u32 = u32::MAX;
 
-/// SCHED+'s state per flow id, one record so that a DRR step touches one
-/// cache line.
+/// SCHED+'s DRR state per flow id, one 8-byte record so that a DRR step
+/// touches one cache line and indexes it with a shift (the flow's aggregate,
+/// needed only when it joins a list or changes, is in
+/// [`SchedPlus::agg_of`]).
 #[derive(Clone, Copy)]
 struct FlowState {
-    /// The flow's aggregate (`NIL` while unconfigured).
-    agg: u32,
     /// Next flow in the aggregate's circular DRR list (meaningless while
     /// the flow is not listed).
     next: u32,
@@ -41,22 +41,24 @@ const EMPTY: List = List {
     tail: NIL,
 };
 
+/// An aggregate. Its first field is the [`Turn`] it starts a turn with, so
+/// that starting a turn is one 16-byte copy.
 #[derive(Clone, Copy)]
 struct Agg {
+    /// `list`: the DRR list (while the aggregate is in service the live
+    /// list is [`SchedPlus::turn`]'s and this copy is stale, see
+    /// [`SchedPlus::list_of`]); `budget`: the full budget `m·L`;
+    /// `max_len`: `L`.
+    start: Turn,
     weight: u32,
-    max_len: u32,
     members: u32,
-    /// The DRR list; while the aggregate is in service the live list is
-    /// [`Turn::list`] and this copy is stale (see [`SchedPlus::list_of`]).
-    list: List,
     scheduled: bool,
 }
 
 const AGG0: Agg = Agg {
+    start: NO_TURN,
     weight: 0,
-    max_len: 0,
     members: 0,
-    list: EMPTY,
     scheduled: false,
 };
 
@@ -64,6 +66,7 @@ const AGG0: Agg = Agg {
 /// [`SchedPlus`] itself: a dequeue reads no aggregate record. With no
 /// aggregate in service, `list` is empty and `budget` 0.
 #[derive(Clone, Copy)]
+#[repr(C)]
 struct Turn {
     /// The in-service aggregate's DRR list (its record's copy is stale).
     list: List,
@@ -84,6 +87,8 @@ pub struct SchedPlus<P, A> {
     queues: FlowQueues<P>,
     sched: A,
     flows: Vec<FlowState>,
+    /// Each flow id's aggregate (`NIL` while unconfigured).
+    agg_of: Vec<u32>,
     aggs: Vec<Agg>,
     free_aggs: Vec<u32>,
     /// Non-full aggregates by `(weight, max_len)`.
@@ -122,7 +127,8 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         Self {
             queues: FlowQueues::new(cap, limits),
             sched: A::new(n, m),
-            flows: alloc::vec![FlowState { agg: NIL, next: NIL, deficit: 0 }; n as usize],
+            flows: alloc::vec![FlowState { next: NIL, deficit: 0 }; n as usize],
+            agg_of: alloc::vec![NIL; n as usize],
             aggs: alloc::vec![AGG0; n as usize],
             free_aggs: (0..n).rev().collect(),
             nonfull: BTreeMap::new(),
@@ -166,7 +172,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// `m^k`, the number of flows in the aggregate of flow `id`.
     pub fn aggregate_size(&self, id: FlowId) -> Option<u32> {
         self.queues.config(id)?;
-        Some(self.aggs[self.flows[id.index()].agg as usize].members)
+        Some(self.aggs[self.agg_of[id.index()] as usize].members)
     }
 
     /// Number of aggregates in use.
@@ -219,9 +225,9 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
             let Some(cfg) = self.queues.config(id) else {
                 continue;
             };
-            let a = self.flows[i as usize].agg;
+            let a = self.agg_of[i as usize];
             let agg = self.aggs.get(a as usize).ok_or("flow without aggregate")?;
-            if agg.weight != cfg.weight || agg.max_len != cfg.max_len {
+            if agg.weight != cfg.weight || agg.start.max_len != cfg.max_len {
                 return Err("flow in an aggregate of other parameters");
             }
             members[a as usize] += 1;
@@ -236,12 +242,19 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         }
         for (a, agg) in self.aggs.iter().enumerate() {
             let in_service = self.in_service == a as u32;
-            let list = if in_service { self.turn.list } else { agg.list };
-            if in_service && self.turn.max_len != agg.max_len {
+            let list = if in_service {
+                self.turn.list
+            } else {
+                agg.start.list
+            };
+            if in_service && self.turn.max_len != agg.start.max_len {
                 return Err("the turn's quantum is not the in-service aggregate's");
             }
             if agg.members != members[a] || agg.members > self.max_members {
                 return Err("aggregate member count is wrong");
+            }
+            if agg.start.budget != agg.members * agg.start.max_len {
+                return Err("aggregate full budget is not m·L");
             }
             // Walk the circular list from the head; it must come back to
             // the head through the tail within `listed[a]` steps.
@@ -255,7 +268,8 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
                     let Some(fs) = self.flows.get(f as usize) else {
                         return Err("DRR list holds an out-of-range flow");
                     };
-                    if fs.agg != a as u32 || !self.queues.is_backlogged(FlowId(f)) {
+                    if self.agg_of[f as usize] != a as u32 || !self.queues.is_backlogged(FlowId(f))
+                    {
                         return Err("DRR list holds a foreign or idle flow");
                     }
                     let len = self.queues.head_len(FlowId(f)).unwrap_or(0);
@@ -314,7 +328,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         if a == self.in_service {
             &mut self.turn.list
         } else {
-            &mut self.aggs[a as usize].list
+            &mut self.aggs[a as usize].start.list
         }
     }
 
@@ -372,9 +386,9 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// an idle aggregate not in service gets scheduled.
     #[inline]
     fn start_flow(&mut self, i: usize) {
-        let a = self.flows[i].agg;
+        let a = self.agg_of[i];
         let agg = self.aggs[a as usize];
-        self.flows[i].deficit = agg.max_len;
+        self.flows[i].deficit = agg.start.max_len;
         let was_idle = self.list_of(a).head == NIL;
         self.list_push(a, i as u32);
         if was_idle && self.in_service != a && !agg.scheduled {
@@ -395,8 +409,11 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
                 // At most one aggregate per flow, so an id is always free.
                 let a = self.free_aggs.pop().unwrap_or(0);
                 self.aggs[a as usize] = Agg {
+                    start: Turn {
+                        max_len: cfg.max_len,
+                        ..NO_TURN
+                    },
                     weight: cfg.weight,
-                    max_len: cfg.max_len,
                     ..AGG0
                 };
                 self.sched.init_aggregate(a, cfg.weight, cfg.max_len);
@@ -407,12 +424,14 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         let agg = &mut self.aggs[a as usize];
         agg.members += 1;
         let m = agg.members;
+        // ≤ 64·2^16: fits.
+        agg.start.budget = m * cfg.max_len;
         self.sched.set_members(a, m, cfg.weight, cfg.max_len);
         if m == self.max_members {
             self.remove_nonfull(key, a);
         }
+        self.agg_of[i] = a;
         self.flows[i] = FlowState {
-            agg: a,
             next: NIL,
             deficit: 0,
         };
@@ -436,24 +455,25 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// was the last member.
     fn detach(&mut self, i: usize, backlogged: bool) {
         self.sync();
-        let a = self.flows[i].agg;
+        let a = self.agg_of[i];
         if backlogged {
             self.list_unlink(a, i as u32);
             let agg = self.aggs[a as usize];
-            if agg.list.head == NIL && agg.scheduled {
+            if agg.start.list.head == NIL && agg.scheduled {
                 self.sched.deactivate(a);
                 self.aggs[a as usize].scheduled = false;
             }
         }
+        self.agg_of[i] = NIL;
         self.flows[i] = FlowState {
-            agg: NIL,
             next: NIL,
             deficit: 0,
         };
         let agg = &mut self.aggs[a as usize];
-        let key = (agg.weight, agg.max_len);
+        let key = (agg.weight, agg.start.max_len);
         agg.members -= 1;
         let m = agg.members;
+        agg.start.budget = m * key.1;
         if m == 0 {
             if self.in_service == a {
                 let used = self.initial_budget - self.turn.budget;
@@ -507,17 +527,11 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     fn start_turn(&mut self, a: u32) -> Option<u32> {
         let agg = &mut self.aggs[a as usize];
         agg.scheduled = false;
-        // ≤ 64·2^16: fits.
-        let budget = agg.members * agg.max_len;
-        self.turn = Turn {
-            list: agg.list,
-            budget,
-            max_len: agg.max_len,
-        };
-        self.initial_budget = budget;
-        self.charged_at = budget;
+        self.turn = agg.start;
+        self.initial_budget = agg.start.budget;
+        self.charged_at = agg.start.budget;
         self.in_service = a;
-        (agg.list.head != NIL).then_some(agg.list.head)
+        (agg.start.list.head != NIL).then_some(agg.start.list.head)
     }
 
     /// The SCHED+ selection, when [`Self::prepare`] found no aggregate in
@@ -529,28 +543,55 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     #[inline(never)]
     fn next_turn(&mut self) -> Option<u32> {
         let a = self.in_service;
-        let mut next = if a == NIL {
-            self.sched.select()?
-        } else {
-            let list = self.turn.list;
-            let backlogged = list.head != NIL;
-            let agg = &mut self.aggs[a as usize];
-            agg.list = list;
+        if a == NIL {
+            return self.first_turn();
+        }
+        let Turn { list, budget, .. } = self.turn;
+        let backlogged = list.head != NIL;
+        let used = self.initial_budget - budget;
+        let uncharged = self.charged_at - budget;
+        if let Some(agg) = self.aggs.get_mut(a as usize) {
+            agg.start.list = list;
             agg.scheduled = backlogged;
-            let used = self.initial_budget - self.turn.budget;
-            let uncharged = self.charged_at - self.turn.budget;
+        }
+        // `start_turn` overwrites the turn state; only without a next
+        // aggregate is it cleared here.
+        let Some(next) = self
+            .sched
+            .end_turn(a, u64::from(used), uncharged, backlogged)
+        else {
             self.end_service();
-            self.sched
-                .end_turn(a, u64::from(used), uncharged, backlogged)?
+            return None;
         };
+        match self.start_turn(next) {
+            Some(f) => Some(f),
+            None => self.skip_empty_turns(),
+        }
+    }
+
+    /// [`Self::next_turn`] with no aggregate in service.
+    #[cold]
+    #[inline(never)]
+    fn first_turn(&mut self) -> Option<u32> {
+        let next = self.sched.select()?;
+        match self.start_turn(next) {
+            Some(f) => Some(f),
+            None => self.skip_empty_turns(),
+        }
+    }
+
+    /// Not reached: a scheduled aggregate is backlogged. Should one be
+    /// selected empty, its turn ends at once.
+    #[cold]
+    #[inline(never)]
+    fn skip_empty_turns(&mut self) -> Option<u32> {
         loop {
+            let a = self.in_service;
+            self.end_service();
+            let next = self.sched.end_turn(a, 0, 0, false)?;
             if let Some(f) = self.start_turn(next) {
                 return Some(f);
             }
-            // Not reached: a scheduled aggregate is backlogged.
-            let a = self.in_service;
-            self.end_service();
-            next = self.sched.end_turn(a, 0, 0, false)?;
         }
     }
 }
@@ -674,7 +715,7 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
         if a != NIL {
             let used = self.initial_budget - self.turn.budget;
             let agg = &mut self.aggs[a as usize];
-            agg.list = EMPTY;
+            agg.start.list = EMPTY;
             agg.scheduled = false;
             self.end_service();
             self.sched.release(a, u64::from(used), false);
@@ -787,7 +828,7 @@ mod tests {
     fn invariant_check_catches_a_broken_circular_list() {
         // The aggregate is in service: its live list is the turn's.
         let mut s = three_backlogged();
-        let a = s.flows[0].agg;
+        let a = s.agg_of[0];
         assert_eq!(s.in_service, a);
         // A list that does not close at its tail.
         let list = s.list_of(a);
@@ -811,7 +852,7 @@ mod tests {
         // The stale copy in the aggregate's record is not the one checked
         // (nor used) while it is in service; the turn's list is.
         let mut s = three_backlogged();
-        s.aggs[a as usize].list = EMPTY;
+        s.aggs[a as usize].start.list = EMPTY;
         assert_eq!(s.check_invariants(), Ok(()));
         s.turn.list = EMPTY;
         assert!(s.check_invariants().is_err());
@@ -820,7 +861,7 @@ mod tests {
         while s.dequeue().is_some() {}
         assert_eq!(s.check_invariants(), Ok(()));
         assert_eq!(s.in_service, NIL);
-        s.aggs[a as usize].list.head = 0;
+        s.aggs[a as usize].start.list.head = 0;
         assert!(s.check_invariants().is_err());
         // A turn left behind with no aggregate in service.
         let mut s = three_backlogged();
