@@ -648,9 +648,13 @@ impl QfqCore {
         // and set are unchanged: the unlink/insert/refresh of the general
         // path would leave them as they are.
         let shift = slot_shift(g);
-        let rs = round_down(new_s, shift);
         let gs = self.groups[g].s;
-        if rs == gs {
+        // `S_g` is a slot boundary, so the slot of `S` relative to the
+        // front one is `(S - S_g) >> shift`, `round_down` not needed (a
+        // start below `S_g`, impossible for the head, wraps to a huge slot
+        // and takes the general path).
+        let slot = new_s.wrapping_sub(gs) >> shift;
+        if slot == 0 {
             self.advance_v(u64::from(len));
             #[cfg(test)]
             let rotate = !self.break_rotation;
@@ -673,12 +677,12 @@ impl QfqCore {
         // used) and still within the ring: the group moves with it. This
         // is what unlink + re-file + refresh_group compute, without the
         // list and bitmap round trip.
-        let slot = rs.wrapping_sub(gs) >> shift;
         if slot > MAX_INSERT_SLOT {
             return false;
         }
         self.advance_v(u64::from(len));
         if ent.prev == NIL && ent.next == NIL && self.groups[g].full == 1 {
+            let rs = gs.wrapping_add(slot << shift);
             if ALONE_OUT_OF_LINE {
                 self.requeue_alone_out_of_line(e, new_s, vl, rs, slot);
             } else {
