@@ -42,8 +42,10 @@ const EMPTY: List = List {
 };
 
 /// An aggregate. Its first field is the [`Turn`] it starts a turn with, so
-/// that starting a turn is one 16-byte copy.
+/// that starting a turn is one 16-byte copy; 32 bytes, so that indexing is
+/// a shift.
 #[derive(Clone, Copy)]
+#[repr(align(32))]
 struct Agg {
     /// `list`: the DRR list (while the aggregate is in service the live
     /// list is [`SchedPlus::turn`]'s and this copy is stale, see
