@@ -647,7 +647,7 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
     /// Per packet: the head flow of the in-service aggregate sends if its
     /// head packet fits the aggregate's budget (one lookup in the packet
     /// store both checks and removes it; the flow's deficit covers it by
-    /// invariant), else the SCHED+ selection runs (`Self::prepare_slow`).
+    /// invariant), else the SCHED+ selection runs (`Self::next_turn`).
     /// The flow's deficit and the aggregate's budget are charged (SCHED's
     /// virtual time is charged per turn, see `Self::sync`), and DRR rotates
     /// the flow eagerly if its deficit no longer covers its next packet —
