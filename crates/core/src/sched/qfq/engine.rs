@@ -612,7 +612,7 @@ impl QfqCore {
     fn served_head_fast(&mut self, e: usize, len: u32, next: Option<u64>) {
         if let Some(vl) = next {
             let new_s = self.ent[e].f;
-            if self.requeue_head(e, new_s, vl, len) {
+            if self.requeue_head::<false>(e, new_s, vl, len) {
                 return;
             }
         }
@@ -626,8 +626,18 @@ impl QfqCore {
     /// refresh; returns false, having changed nothing, in the others. Each
     /// case leaves the state the general path would (checked by the
     /// `verify_fast_paths` differential tests).
+    ///
+    /// `ALONE_OUT_OF_LINE`: the alone-in-its-group case is a call (QFQ+
+    /// turn ends, where it is rare from a few aggregates up and the inlined
+    /// case costs the common ones registers).
     #[inline(always)]
-    fn requeue_head(&mut self, e: usize, new_s: u64, vl: u64, len: u32) -> bool {
+    fn requeue_head<const ALONE_OUT_OF_LINE: bool>(
+        &mut self,
+        e: usize,
+        new_s: u64,
+        vl: u64,
+        len: u32,
+    ) -> bool {
         let ent = self.ent[e];
         let g = ent.group as usize & GROUP_MASK;
         let front = self.groups[g].front as usize & SLOT_INDEX_MASK;
@@ -638,9 +648,13 @@ impl QfqCore {
         // and set are unchanged: the unlink/insert/refresh of the general
         // path would leave them as they are.
         let shift = slot_shift(g);
-        let rs = round_down(new_s, shift);
         let gs = self.groups[g].s;
-        if rs == gs {
+        // `S_g` is a slot boundary, so the slot of `S` relative to the
+        // front one is `(S - S_g) >> shift`, `round_down` not needed (a
+        // start below `S_g`, impossible for the head, wraps to a huge slot
+        // and takes the general path).
+        let slot = new_s.wrapping_sub(gs) >> shift;
+        if slot == 0 {
             self.advance_v(u64::from(len));
             #[cfg(test)]
             let rotate = !self.break_rotation;
@@ -663,31 +677,16 @@ impl QfqCore {
         // used) and still within the ring: the group moves with it. This
         // is what unlink + re-file + refresh_group compute, without the
         // list and bitmap round trip.
-        let slot = rs.wrapping_sub(gs) >> shift;
         if slot > MAX_INSERT_SLOT {
             return false;
         }
         self.advance_v(u64::from(len));
         if ent.prev == NIL && ent.next == NIL && self.groups[g].full == 1 {
-            let bit = 1u64 << g;
-            let was_er = self.sets[ER] & bit != 0;
-            let grp = &mut self.groups[g];
-            let old_f = grp.f;
-            let to = (front + slot as usize) & SLOT_INDEX_MASK;
-            grp.head[front] = NIL;
-            grp.tail[front] = NIL;
-            grp.head[to] = e as u32;
-            grp.tail[to] = e as u32;
-            grp.front = to as u32;
-            grp.s = rs;
-            grp.f = rs.wrapping_add(2u64 << shift);
-            let ent = &mut self.ent[e];
-            ent.s = new_s;
-            ent.f = new_s.wrapping_add(vl);
-            self.moved_forward(g, bit, was_er, old_f);
-            #[cfg(test)]
-            {
-                self.fast_path_hits[1] += 1;
+            let rs = gs.wrapping_add(slot << shift);
+            if ALONE_OUT_OF_LINE {
+                self.requeue_alone_out_of_line(e, new_s, vl, rs, slot);
+            } else {
+                self.requeue_alone(e, new_s, vl, rs, slot);
             }
             return true;
         }
@@ -718,6 +717,43 @@ impl QfqCore {
         }
         self.after_service();
         true
+    }
+
+    /// [`Self::requeue_head`]'s case of `e` alone in its group: the group
+    /// moves with it to its new slot `slot` (`1..=MAX_INSERT_SLOT`), rounded
+    /// start `rs`. This is what unlink + re-file + refresh_group compute,
+    /// without the list and bitmap round trip. V is already charged.
+    #[inline(always)]
+    fn requeue_alone(&mut self, e: usize, new_s: u64, vl: u64, rs: u64, slot: u64) {
+        let g = self.ent[e].group as usize & GROUP_MASK;
+        let shift = slot_shift(g);
+        let bit = 1u64 << g;
+        let was_er = self.sets[ER] & bit != 0;
+        let grp = &mut self.groups[g];
+        let front = grp.front as usize & SLOT_INDEX_MASK;
+        let old_f = grp.f;
+        let to = (front + slot as usize) & SLOT_INDEX_MASK;
+        grp.head[front] = NIL;
+        grp.tail[front] = NIL;
+        grp.head[to] = e as u32;
+        grp.tail[to] = e as u32;
+        grp.front = to as u32;
+        grp.s = rs;
+        grp.f = rs.wrapping_add(2u64 << shift);
+        let ent = &mut self.ent[e];
+        ent.s = new_s;
+        ent.f = new_s.wrapping_add(vl);
+        self.moved_forward(g, bit, was_er, old_f);
+        #[cfg(test)]
+        {
+            self.fast_path_hits[1] += 1;
+        }
+    }
+
+    /// [`Self::requeue_alone`], out of line.
+    #[inline(never)]
+    fn requeue_alone_out_of_line(&mut self, e: usize, new_s: u64, vl: u64, rs: u64, slot: u64) {
+        self.requeue_alone(e, new_s, vl, rs, slot);
     }
 
     /// `served_head` without the fast paths: unlink, re-file, refresh.
@@ -765,7 +801,7 @@ impl QfqCore {
     /// (service not charged yet) first. It is re-filed with `S = F`,
     /// `F = S + requeue_vt` if `requeue_vt` is given, else it goes idle;
     /// then the group is refreshed as after a QFQ dequeue.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn release(&mut self, e: usize, service_vt: u64, requeue_vt: Option<u64>, len: u32) {
         #[cfg(debug_assertions)]
         if self.verify_fast_paths {
@@ -788,7 +824,7 @@ impl QfqCore {
     fn release_fast(&mut self, e: usize, service_vt: u64, requeue_vt: Option<u64>, len: u32) {
         if let Some(vl) = requeue_vt {
             let new_s = self.ent[e].s.wrapping_add(service_vt);
-            if self.requeue_head(e, new_s, vl, len) {
+            if self.requeue_head::<true>(e, new_s, vl, len) {
                 return;
             }
         }

@@ -42,8 +42,17 @@ pub type QfqPlus<P> = SchedPlus<P, QfqAggregates>;
 /// `m ≤ M`.
 pub struct QfqAggregates {
     core: QfqCore,
-    budget: Vec<u64>,
+    budget: Vec<Budget>,
     max_members: u32,
+}
+
+/// An aggregate's full budget `m·L` and its virtual length `m·L·inv_w`
+/// (kept with it, so that a turn that used its whole budget needs no
+/// multiplication).
+#[derive(Clone, Copy, Default)]
+struct Budget {
+    bytes: u64,
+    virt: u64,
 }
 
 impl AggregateScheduler for QfqAggregates {
@@ -54,7 +63,7 @@ impl AggregateScheduler for QfqAggregates {
     fn new(max_aggregates: u32, max_members: u32) -> Self {
         Self {
             core: QfqCore::new(max_aggregates),
-            budget: alloc::vec![0; max_aggregates as usize],
+            budget: alloc::vec![Budget::default(); max_aggregates as usize],
             max_members,
         }
     }
@@ -73,7 +82,11 @@ impl AggregateScheduler for QfqAggregates {
         let inv_w = inv_weight(u64::from(weight) * u64::from(m.max(1)));
         let e = a as usize;
         self.core.set_inv_w(e, inv_w);
-        self.budget[e] = u64::from(m) * u64::from(max_len);
+        let bytes = u64::from(m) * u64::from(max_len);
+        self.budget[e] = Budget {
+            bytes,
+            virt: bytes * u64::from(inv_w),
+        };
     }
 
     fn set_weight_sum(&mut self, w: u64) {
@@ -83,7 +96,7 @@ impl AggregateScheduler for QfqAggregates {
     fn activate(&mut self, a: u32) {
         let e = a as usize;
         let s = self.core.start_time(e);
-        let f = s.wrapping_add(self.budget[e] * u64::from(self.core.inv_w(e)));
+        let f = s.wrapping_add(self.budget[e].virt);
         self.core.schedule(e, s, f);
     }
 
@@ -99,8 +112,8 @@ impl AggregateScheduler for QfqAggregates {
         self.release_charging(a, service, 0, backlogged);
     }
 
-    // Inlined into SCHED+'s (out-of-line) turn switch: one call per turn.
-    #[inline]
+    // Inlined into SCHED+'s (out-of-line) turn switch: one frame per turn.
+    #[inline(always)]
     fn end_turn(&mut self, a: u32, service: u64, uncharged: u32, backlogged: bool) -> Option<u32> {
         self.release_charging(a, service, uncharged, backlogged);
         // `release` ends with the eligibility update `select` would do.
@@ -139,10 +152,18 @@ impl QfqAggregates {
     #[inline(always)]
     fn release_charging(&mut self, a: u32, service: u64, uncharged: u32, backlogged: bool) {
         let e = a as usize;
-        let inv_w = u64::from(self.core.inv_w(e));
-        let service = service.min(self.budget[e]);
-        let requeue = backlogged.then(|| self.budget[e] * inv_w);
-        self.core.release(e, service * inv_w, requeue, uncharged);
+        let Some(&budget) = self.budget.get(e) else {
+            return;
+        };
+        // `min(service, m·L)·inv_w`: a turn may have used more than the
+        // budget if the aggregate shrank meanwhile.
+        let service_vt = if service >= budget.bytes {
+            budget.virt
+        } else {
+            service * u64::from(self.core.inv_w(e))
+        };
+        let requeue = backlogged.then_some(budget.virt);
+        self.core.release(e, service_vt, requeue, uncharged);
     }
 }
 

@@ -13,12 +13,12 @@ use alloc::vec::Vec;
 
 const NIL: u32 = u32::MAX;
 
-/// SCHED+'s state per flow id, one record so that a DRR step touches one
-/// cache line.
+/// SCHED+'s DRR state per flow id, one 8-byte record so that a DRR step
+/// touches one cache line and indexes it with a shift (the flow's aggregate,
+/// needed only when it joins a list or changes, is in
+/// [`SchedPlus::agg_of`]).
 #[derive(Clone, Copy)]
 struct FlowState {
-    /// The flow's aggregate (`NIL` while unconfigured).
-    agg: u32,
     /// Next flow in the aggregate's circular DRR list (meaningless while
     /// the flow is not listed).
     next: u32,
@@ -26,31 +26,62 @@ struct FlowState {
     deficit: u32,
 }
 
-#[derive(Clone, Copy)]
-struct Agg {
-    weight: u32,
-    max_len: u32,
-    members: u32,
-    /// DRR list of the backlogged flows, circular (`next` of the tail is
-    /// the head, as in DRR's active list), so that moving the head to the
-    /// tail is two stores here and none in the flow records: `head` is being
-    /// served, `tail` joined last. Both `NIL` when empty.
+/// An aggregate's DRR list of its backlogged flows, circular (`next` of
+/// the tail is the head, as in DRR's active list), so that moving the head
+/// to the tail is two stores here and none in the flow records: `head` is
+/// being served, `tail` joined last. Both `NIL` when empty.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct List {
     head: u32,
     tail: u32,
-    budget: u64,
-    initial_budget: u64,
+}
+
+const EMPTY: List = List {
+    head: NIL,
+    tail: NIL,
+};
+
+/// An aggregate. Its first field is the [`Turn`] it starts a turn with, so
+/// that starting a turn is one 16-byte copy; 32 bytes, so that indexing is
+/// a shift.
+#[derive(Clone, Copy)]
+#[repr(align(32))]
+struct Agg {
+    /// `list`: the DRR list (while the aggregate is in service the live
+    /// list is [`SchedPlus::turn`]'s and this copy is stale, see
+    /// [`SchedPlus::list_of`]); `budget`: the full budget `m·L`;
+    /// `max_len`: `L`.
+    start: Turn,
+    weight: u32,
+    members: u32,
     scheduled: bool,
 }
 
 const AGG0: Agg = Agg {
+    start: NO_TURN,
     weight: 0,
-    max_len: 0,
     members: 0,
-    head: NIL,
-    tail: NIL,
-    budget: 0,
-    initial_budget: 0,
     scheduled: false,
+};
+
+/// The in-service aggregate's state that every dequeue touches, kept in
+/// [`SchedPlus`] itself: a dequeue reads no aggregate record. With no
+/// aggregate in service, `list` is empty and `budget` 0.
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Turn {
+    /// The in-service aggregate's DRR list (its record's copy is stale).
+    list: List,
+    /// Bytes it may still send in this turn (`≤ m·L ≤ 64·2^16`).
+    budget: u32,
+    /// `L`, the quantum of its flows.
+    max_len: u32,
+}
+
+const NO_TURN: Turn = Turn {
+    list: EMPTY,
+    budget: 0,
+    max_len: 0,
 };
 
 /// SCHED+ over the aggregate scheduler `A` (see the module doc).
@@ -58,15 +89,21 @@ pub struct SchedPlus<P, A> {
     queues: FlowQueues<P>,
     sched: A,
     flows: Vec<FlowState>,
+    /// Each flow id's aggregate (`NIL` while unconfigured).
+    agg_of: Vec<u32>,
     aggs: Vec<Agg>,
     free_aggs: Vec<u32>,
     /// Non-full aggregates by `(weight, max_len)`.
     nonfull: BTreeMap<(u32, u32), Vec<u32>>,
     in_service: u32,
-    /// The in-service aggregate's budget when SCHED's virtual time was last
-    /// charged: service since then (`charged_at - budget`) is charged in one
-    /// step before SCHED is next consulted ([`Self::sync`]), not per packet.
-    charged_at: u64,
+    /// The in-service aggregate's hot state.
+    turn: Turn,
+    /// Its budget at the start of the turn.
+    initial_budget: u32,
+    /// Its budget when SCHED's virtual time was last charged: service since
+    /// then (`charged_at - budget`) is charged in one step before SCHED is
+    /// next consulted ([`Self::sync`]), not per packet.
+    charged_at: u32,
     max_members: u32,
 }
 
@@ -92,11 +129,14 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         Self {
             queues: FlowQueues::new(cap, limits),
             sched: A::new(n, m),
-            flows: alloc::vec![FlowState { agg: NIL, next: NIL, deficit: 0 }; n as usize],
+            flows: alloc::vec![FlowState { next: NIL, deficit: 0 }; n as usize],
+            agg_of: alloc::vec![NIL; n as usize],
             aggs: alloc::vec![AGG0; n as usize],
             free_aggs: (0..n).rev().collect(),
             nonfull: BTreeMap::new(),
             in_service: NIL,
+            turn: NO_TURN,
+            initial_budget: 0,
             charged_at: 0,
             max_members: m,
         }
@@ -134,7 +174,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// `m^k`, the number of flows in the aggregate of flow `id`.
     pub fn aggregate_size(&self, id: FlowId) -> Option<u32> {
         self.queues.config(id)?;
-        Some(self.aggs[self.flows[id.index()].agg as usize].members)
+        Some(self.aggs[self.agg_of[id.index()] as usize].members)
     }
 
     /// Number of aggregates in use.
@@ -187,9 +227,9 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
             let Some(cfg) = self.queues.config(id) else {
                 continue;
             };
-            let a = self.flows[i as usize].agg;
+            let a = self.agg_of[i as usize];
             let agg = self.aggs.get(a as usize).ok_or("flow without aggregate")?;
-            if agg.weight != cfg.weight || agg.max_len != cfg.max_len {
+            if agg.weight != cfg.weight || agg.start.max_len != cfg.max_len {
                 return Err("flow in an aggregate of other parameters");
             }
             members[a as usize] += 1;
@@ -197,23 +237,41 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
                 listed[a as usize] += 1;
             }
         }
+        if (self.in_service == NIL) != (self.turn.max_len == 0)
+            || (self.in_service == NIL && (self.turn.list != EMPTY || self.turn.budget != 0))
+        {
+            return Err("turn state without an aggregate in service, or the reverse");
+        }
         for (a, agg) in self.aggs.iter().enumerate() {
+            let in_service = self.in_service == a as u32;
+            let list = if in_service {
+                self.turn.list
+            } else {
+                agg.start.list
+            };
+            if in_service && self.turn.max_len != agg.start.max_len {
+                return Err("the turn's quantum is not the in-service aggregate's");
+            }
             if agg.members != members[a] || agg.members > self.max_members {
                 return Err("aggregate member count is wrong");
+            }
+            if agg.start.budget != agg.members * agg.start.max_len {
+                return Err("aggregate full budget is not m·L");
             }
             // Walk the circular list from the head; it must come back to
             // the head through the tail within `listed[a]` steps.
             let mut n = 0;
-            if (agg.head == NIL) != (agg.tail == NIL) {
+            if (list.head == NIL) != (list.tail == NIL) {
                 return Err("DRR list with a head but no tail, or the reverse");
             }
-            if agg.head != NIL {
-                let mut f = agg.head;
+            if list.head != NIL {
+                let mut f = list.head;
                 loop {
                     let Some(fs) = self.flows.get(f as usize) else {
                         return Err("DRR list holds an out-of-range flow");
                     };
-                    if fs.agg != a as u32 || !self.queues.is_backlogged(FlowId(f)) {
+                    if self.agg_of[f as usize] != a as u32 || !self.queues.is_backlogged(FlowId(f))
+                    {
                         return Err("DRR list holds a foreign or idle flow");
                     }
                     let len = self.queues.head_len(FlowId(f)).unwrap_or(0);
@@ -224,8 +282,8 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
                     if n > listed[a] {
                         return Err("DRR list does not hold exactly the backlogged flows");
                     }
-                    if fs.next == agg.head {
-                        if f != agg.tail {
+                    if fs.next == list.head {
+                        if f != list.tail {
                             return Err("DRR list does not close at its tail");
                         }
                         break;
@@ -236,18 +294,17 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
             if n != listed[a] {
                 return Err("DRR list does not hold exactly the backlogged flows");
             }
-            let in_service = self.in_service == a as u32;
             if n > 0 && !(agg.scheduled ^ in_service) {
                 return Err("a backlogged aggregate is neither scheduled nor in service");
             }
             if n == 0 && agg.scheduled {
                 return Err("an idle aggregate is scheduled");
             }
-            if in_service && agg.budget > agg.initial_budget {
+            let budget = self.turn.budget;
+            if in_service && budget > self.initial_budget {
                 return Err("budget above its initial value");
             }
-            if in_service && (self.charged_at < agg.budget || self.charged_at > agg.initial_budget)
-            {
+            if in_service && (self.charged_at < budget || self.charged_at > self.initial_budget) {
                 return Err("uncharged service outside the budget");
             }
         }
@@ -259,64 +316,68 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// into SCHED, so SCHED always sees exact virtual time.
     #[inline]
     fn sync(&mut self) {
-        let a = self.in_service;
-        if a != NIL {
-            let b = self.aggs[a as usize].budget;
-            let d = self.charged_at - b;
-            if d != 0 {
-                self.charged_at = b;
-                // d ≤ m·L ≤ 64·2^16: fits.
-                self.sched.charge(d as u32);
-            }
+        // 0 with no aggregate in service.
+        let d = self.charged_at - self.turn.budget;
+        if d != 0 {
+            self.charged_at = self.turn.budget;
+            self.sched.charge(d);
+        }
+    }
+
+    /// Aggregate `a`'s live DRR list: the turn's if `a` is in service.
+    #[inline]
+    fn list_of(&mut self, a: u32) -> &mut List {
+        if a == self.in_service {
+            &mut self.turn.list
+        } else {
+            &mut self.aggs[a as usize].start.list
         }
     }
 
     /// Appends `f` to the tail of aggregate `a`'s circular DRR list.
     fn list_push(&mut self, a: u32, f: u32) {
-        let agg = &mut self.aggs[a as usize];
-        if agg.tail == NIL {
-            agg.head = f;
+        let list = *self.list_of(a);
+        if list.tail == NIL {
             self.flows[f as usize].next = f;
+            *self.list_of(a) = List { head: f, tail: f };
         } else {
-            self.flows[f as usize].next = agg.head;
-            self.flows[agg.tail as usize].next = f;
+            self.flows[f as usize].next = list.head;
+            self.flows[list.tail as usize].next = f;
+            self.list_of(a).tail = f;
         }
-        agg.tail = f;
     }
 
     /// Unlinks `f` from its aggregate's DRR list: O(M), configuration path
     /// only.
     fn list_unlink(&mut self, a: u32, f: u32) {
-        let agg = self.aggs[a as usize];
-        if agg.head == NIL {
+        let list = *self.list_of(a);
+        if list.head == NIL {
             return;
         }
-        if agg.head == agg.tail {
-            if agg.head == f {
-                let agg = &mut self.aggs[a as usize];
-                agg.head = NIL;
-                agg.tail = NIL;
+        if list.head == list.tail {
+            if list.head == f {
+                *self.list_of(a) = EMPTY;
             }
             return;
         }
         // At least two flows: find the predecessor of `f`, starting at the
         // tail (the head's predecessor).
-        let mut prev = agg.tail;
+        let mut prev = list.tail;
         loop {
             let cur = self.flows[prev as usize].next;
             if cur == f {
                 let after = self.flows[f as usize].next;
                 self.flows[prev as usize].next = after;
-                let agg = &mut self.aggs[a as usize];
-                if agg.head == f {
-                    agg.head = after;
+                let list = self.list_of(a);
+                if list.head == f {
+                    list.head = after;
                 }
-                if agg.tail == f {
-                    agg.tail = prev;
+                if list.tail == f {
+                    list.tail = prev;
                 }
                 return;
             }
-            if cur == agg.tail {
+            if cur == list.tail {
                 return; // not listed
             }
             prev = cur;
@@ -327,10 +388,10 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// an idle aggregate not in service gets scheduled.
     #[inline]
     fn start_flow(&mut self, i: usize) {
-        let a = self.flows[i].agg;
+        let a = self.agg_of[i];
         let agg = self.aggs[a as usize];
-        self.flows[i].deficit = agg.max_len;
-        let was_idle = agg.head == NIL;
+        self.flows[i].deficit = agg.start.max_len;
+        let was_idle = self.list_of(a).head == NIL;
         self.list_push(a, i as u32);
         if was_idle && self.in_service != a && !agg.scheduled {
             self.sync();
@@ -350,8 +411,11 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
                 // At most one aggregate per flow, so an id is always free.
                 let a = self.free_aggs.pop().unwrap_or(0);
                 self.aggs[a as usize] = Agg {
+                    start: Turn {
+                        max_len: cfg.max_len,
+                        ..NO_TURN
+                    },
                     weight: cfg.weight,
-                    max_len: cfg.max_len,
                     ..AGG0
                 };
                 self.sched.init_aggregate(a, cfg.weight, cfg.max_len);
@@ -362,12 +426,14 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         let agg = &mut self.aggs[a as usize];
         agg.members += 1;
         let m = agg.members;
+        // ≤ 64·2^16: fits.
+        agg.start.budget = m * cfg.max_len;
         self.sched.set_members(a, m, cfg.weight, cfg.max_len);
         if m == self.max_members {
             self.remove_nonfull(key, a);
         }
+        self.agg_of[i] = a;
         self.flows[i] = FlowState {
-            agg: a,
             next: NIL,
             deficit: 0,
         };
@@ -391,29 +457,30 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// was the last member.
     fn detach(&mut self, i: usize, backlogged: bool) {
         self.sync();
-        let a = self.flows[i].agg;
+        let a = self.agg_of[i];
         if backlogged {
             self.list_unlink(a, i as u32);
             let agg = self.aggs[a as usize];
-            if agg.head == NIL && agg.scheduled {
+            if agg.start.list.head == NIL && agg.scheduled {
                 self.sched.deactivate(a);
                 self.aggs[a as usize].scheduled = false;
             }
         }
+        self.agg_of[i] = NIL;
         self.flows[i] = FlowState {
-            agg: NIL,
             next: NIL,
             deficit: 0,
         };
         let agg = &mut self.aggs[a as usize];
-        let key = (agg.weight, agg.max_len);
+        let key = (agg.weight, agg.start.max_len);
         agg.members -= 1;
         let m = agg.members;
+        agg.start.budget = m * key.1;
         if m == 0 {
             if self.in_service == a {
-                let used = agg.initial_budget - agg.budget;
-                self.sched.release(a, used, false);
-                self.in_service = NIL;
+                let used = self.initial_budget - self.turn.budget;
+                self.sched.release(a, u64::from(used), false);
+                self.end_service();
             }
             self.remove_nonfull(key, a);
             self.aggs[a as usize] = AGG0;
@@ -431,28 +498,27 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// head packet (a flow joins the DRR list with a full quantum `L`, and a
     /// dequeue tops up and rotates a flow eagerly when its deficit no longer
     /// covers the next packet, see [`Self::check_invariants`]), so only the
-    /// budget is checked, and the packet is read only if the budget is below
-    /// `L` (the aggregate's last packets of a turn).
+    /// budget is checked.
     #[inline(always)]
     fn prepare(&mut self) -> Option<u32> {
-        let a = self.in_service;
-        if a != NIL {
-            let agg = &self.aggs[a as usize];
-            let f = agg.head;
-            if f != NIL {
-                if agg.budget >= u64::from(agg.max_len) {
+        let f = self.turn.list.head;
+        if f != NIL {
+            if let Some(len) = self.queues.head_len(FlowId(f)) {
+                if len <= self.turn.budget {
                     return Some(f);
-                }
-                if agg.budget != 0 {
-                    if let Some(len) = self.queues.head_len(FlowId(f)) {
-                        if u64::from(len) <= agg.budget {
-                            return Some(f);
-                        }
-                    }
                 }
             }
         }
-        self.prepare_slow()
+        self.next_turn()
+    }
+
+    /// No aggregate is in service any more.
+    #[inline(always)]
+    fn end_service(&mut self) {
+        self.in_service = NIL;
+        self.turn = NO_TURN;
+        self.initial_budget = 0;
+        self.charged_at = 0;
     }
 
     /// Aggregate `a`, just selected, enters service with a full budget
@@ -463,11 +529,11 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     fn start_turn(&mut self, a: u32) -> Option<u32> {
         let agg = &mut self.aggs[a as usize];
         agg.scheduled = false;
-        agg.budget = u64::from(agg.members) * u64::from(agg.max_len);
-        agg.initial_budget = agg.budget;
-        self.charged_at = agg.budget;
+        self.turn = agg.start;
+        self.initial_budget = agg.start.budget;
+        self.charged_at = agg.start.budget;
         self.in_service = a;
-        (agg.head != NIL).then_some(agg.head)
+        (agg.start.list.head != NIL).then_some(agg.start.list.head)
     }
 
     /// The SCHED+ selection, when [`Self::prepare`] found no aggregate in
@@ -477,28 +543,57 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// selected; it starts with a full budget `m·L`.
     #[cold]
     #[inline(never)]
-    fn prepare_slow(&mut self) -> Option<u32> {
+    fn next_turn(&mut self) -> Option<u32> {
         let a = self.in_service;
-        let mut next = if a == NIL {
-            self.sched.select()?
-        } else {
-            let agg = &mut self.aggs[a as usize];
-            let backlogged = agg.head != NIL;
+        if a == NIL {
+            return self.first_turn();
+        }
+        let Turn { list, budget, .. } = self.turn;
+        let backlogged = list.head != NIL;
+        let used = self.initial_budget - budget;
+        let uncharged = self.charged_at - budget;
+        if let Some(agg) = self.aggs.get_mut(a as usize) {
+            agg.start.list = list;
             agg.scheduled = backlogged;
-            let used = agg.initial_budget - agg.budget;
-            // ≤ m·L ≤ 64·2^16: fits.
-            let uncharged = (self.charged_at - agg.budget) as u32;
-            self.in_service = NIL;
-            self.sched.end_turn(a, used, uncharged, backlogged)?
+        }
+        // `start_turn` overwrites the turn state; only without a next
+        // aggregate is it cleared here.
+        let Some(next) = self
+            .sched
+            .end_turn(a, u64::from(used), uncharged, backlogged)
+        else {
+            self.end_service();
+            return None;
         };
+        match self.start_turn(next) {
+            Some(f) => Some(f),
+            None => self.skip_empty_turns(),
+        }
+    }
+
+    /// [`Self::next_turn`] with no aggregate in service.
+    #[cold]
+    #[inline(never)]
+    fn first_turn(&mut self) -> Option<u32> {
+        let next = self.sched.select()?;
+        match self.start_turn(next) {
+            Some(f) => Some(f),
+            None => self.skip_empty_turns(),
+        }
+    }
+
+    /// Not reached: a scheduled aggregate is backlogged. Should one be
+    /// selected empty, its turn ends at once.
+    #[cold]
+    #[inline(never)]
+    fn skip_empty_turns(&mut self) -> Option<u32> {
         loop {
+            let a = self.in_service;
+            self.end_service();
+            let next = self.sched.end_turn(a, 0, 0, false)?;
             if let Some(f) = self.start_turn(next) {
                 return Some(f);
             }
-            // Not reached: a scheduled aggregate is backlogged.
-            let a = self.in_service;
-            self.in_service = NIL;
-            next = self.sched.end_turn(a, 0, 0, false)?;
         }
     }
 }
@@ -552,7 +647,7 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
     /// Per packet: the head flow of the in-service aggregate sends if its
     /// head packet fits the aggregate's budget (one lookup in the packet
     /// store both checks and removes it; the flow's deficit covers it by
-    /// invariant), else the SCHED+ selection runs (`Self::prepare_slow`).
+    /// invariant), else the SCHED+ selection runs (`Self::next_turn`).
     /// The flow's deficit and the aggregate's budget are charged (SCHED's
     /// virtual time is charged per turn, see `Self::sync`), and DRR rotates
     /// the flow eagerly if its deficit no longer covers its next packet —
@@ -560,35 +655,48 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
     /// order as `Self::prepare` followed by a pop.
     #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
-        // The in-service aggregate is looked up once, for the check and the
-        // accounting, borrowed apart from the flow records and the queues.
-        if let Some(agg) = self.aggs.get_mut(self.in_service as usize) {
-            let f = agg.head;
-            if f != NIL {
-                // A budget of 0 fits no packet (lengths are at least 1).
-                if let HeadPop::Popped {
-                    packet,
-                    len,
-                    now_empty,
-                } = self.queues.pop_within(FlowId(f), agg.budget)
-                {
-                    served(agg, &mut self.flows, &self.queues, f, len, now_empty);
-                    return Some(Dequeued {
-                        flow: FlowId(f),
-                        packet,
-                    });
-                }
-            }
+        // The in-service aggregate's state is in `self.turn`, borrowed apart
+        // from the flow records and the queues. With no aggregate in
+        // service its list is empty.
+        // An empty list's head (`NIL`) is no flow id, and a budget of 0
+        // fits no packet (lengths are at least 1): both go to the slow path.
+        let f = self.turn.list.head;
+        if let HeadPop::Popped {
+            packet,
+            len,
+            now_empty,
+        } = self
+            .queues
+            .pop_within(FlowId(f), u64::from(self.turn.budget))
+        {
+            served(
+                &mut self.turn,
+                &mut self.flows,
+                &self.queues,
+                f,
+                len,
+                now_empty,
+            );
+            return Some(Dequeued {
+                flow: FlowId(f),
+                packet,
+            });
         }
-        let f = self.prepare_slow()?;
-        let agg = self.aggs.get_mut(self.in_service as usize)?;
+        let f = self.next_turn()?;
         match self.queues.pop_within(FlowId(f), u64::MAX) {
             HeadPop::Popped {
                 packet,
                 len,
                 now_empty,
             } => {
-                served(agg, &mut self.flows, &self.queues, f, len, now_empty);
+                served(
+                    &mut self.turn,
+                    &mut self.flows,
+                    &self.queues,
+                    f,
+                    len,
+                    now_empty,
+                );
                 Some(Dequeued {
                     flow: FlowId(f),
                     packet,
@@ -607,11 +715,12 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
         self.sync();
         let a = self.in_service;
         if a != NIL {
+            let used = self.initial_budget - self.turn.budget;
             let agg = &mut self.aggs[a as usize];
-            let used = agg.initial_budget - agg.budget;
+            agg.start.list = EMPTY;
             agg.scheduled = false;
-            self.in_service = NIL;
-            self.sched.release(a, used, false);
+            self.end_service();
+            self.sched.release(a, u64::from(used), false);
         }
         self.sched.warp_idle_clock(delta);
         true
@@ -638,34 +747,35 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
 }
 
 /// Accounts a packet `len` bytes long just sent by flow `f`, the head of
-/// in-service aggregate `agg`: charges the aggregate's budget and the flow's
-/// deficit; an emptied flow leaves the DRR list, and a flow whose deficit no
-/// longer covers its next packet (not read when the deficit is 0) gets its
-/// quantum `L` and moves to the tail: two stores, the list being circular.
+/// the in-service aggregate (`turn`): charges the turn's budget and the
+/// flow's deficit; an emptied flow leaves the DRR list, and a flow whose
+/// deficit no longer covers its next packet (not read when the deficit is 0)
+/// gets its quantum `L` and moves to the tail: two stores, the list being
+/// circular.
 #[inline(always)]
 fn served<P: Packet>(
-    agg: &mut Agg,
+    turn: &mut Turn,
     flows: &mut [FlowState],
     queues: &FlowQueues<P>,
     f: u32,
     len: u32,
     now_empty: bool,
 ) {
-    agg.budget -= u64::from(len);
+    turn.budget -= len;
     let Some(fs) = flows.get_mut(f as usize) else {
         return;
     };
     let deficit = fs.deficit - len;
+    let list = &mut turn.list;
     if now_empty {
         fs.deficit = 0;
         // `f` is the head: unlink it.
-        if agg.tail == f {
-            agg.head = NIL;
-            agg.tail = NIL;
+        if list.tail == f {
+            *list = EMPTY;
         } else {
             let next = fs.next;
-            agg.head = next;
-            if let Some(t) = flows.get_mut(agg.tail as usize) {
+            list.head = next;
+            if let Some(t) = flows.get_mut(list.tail as usize) {
                 t.next = next;
             }
         }
@@ -675,9 +785,9 @@ fn served<P: Packet>(
             .is_some_and(|next| deficit < next)
     {
         // DRR: the flow's turn is over; next quantum, back of the list.
-        fs.deficit = deficit + agg.max_len;
-        agg.tail = f;
-        agg.head = fs.next;
+        fs.deficit = deficit + turn.max_len;
+        list.tail = f;
+        list.head = fs.next;
     } else {
         fs.deficit = deficit;
     }
@@ -718,31 +828,47 @@ mod tests {
 
     #[test]
     fn invariant_check_catches_a_broken_circular_list() {
-        // A list that does not close at its tail.
+        // The aggregate is in service: its live list is the turn's.
         let mut s = three_backlogged();
-        let a = s.flows[0].agg as usize;
-        s.aggs[a].tail = s.aggs[a].head;
+        let a = s.agg_of[0];
+        assert_eq!(s.in_service, a);
+        // A list that does not close at its tail.
+        let list = s.list_of(a);
+        list.tail = list.head;
         assert!(s.check_invariants().is_err());
         // A flow skipped: the list holds fewer than the backlogged flows.
         let mut s = three_backlogged();
-        let head = s.aggs[a].head as usize;
+        let head = s.list_of(a).head as usize;
         let second = s.flows[head].next as usize;
         s.flows[head].next = s.flows[second].next;
         assert!(s.check_invariants().is_err());
         // A cycle that never returns to the head.
         let mut s = three_backlogged();
-        let tail = s.aggs[a].tail as usize;
+        let tail = s.list_of(a).tail as usize;
         s.flows[tail].next = s.flows[head].next;
         assert!(s.check_invariants().is_err());
         // Head without tail.
         let mut s = three_backlogged();
-        s.aggs[a].tail = NIL;
+        s.list_of(a).tail = NIL;
+        assert!(s.check_invariants().is_err());
+        // The stale copy in the aggregate's record is not the one checked
+        // (nor used) while it is in service; the turn's list is.
+        let mut s = three_backlogged();
+        s.aggs[a as usize].start.list = EMPTY;
+        assert_eq!(s.check_invariants(), Ok(()));
+        s.turn.list = EMPTY;
         assert!(s.check_invariants().is_err());
         // An emptied aggregate left with a dangling head.
         let mut s = three_backlogged();
         while s.dequeue().is_some() {}
         assert_eq!(s.check_invariants(), Ok(()));
-        s.aggs[a].head = 0;
+        assert_eq!(s.in_service, NIL);
+        s.aggs[a as usize].start.list.head = 0;
+        assert!(s.check_invariants().is_err());
+        // A turn left behind with no aggregate in service.
+        let mut s = three_backlogged();
+        while s.dequeue().is_some() {}
+        s.turn.budget = 1;
         assert!(s.check_invariants().is_err());
     }
 }
