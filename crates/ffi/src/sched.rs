@@ -16,7 +16,7 @@
 //! ## The single-packet fast path
 //!
 //! The handle's block holds the scheduler itself, after the handle
-//! ([`SchedBlock`]), built by the registry from the spec; every call but
+//! (`SchedBlock`), built by the registry from the spec; every call but
 //! two reaches it as a `dyn Scheduler`. The two that run once per packet,
 //! [`fairway_sched_enqueue`] and [`fairway_sched_dequeue`], instead call
 //! through two function pointers at the start of the handle
