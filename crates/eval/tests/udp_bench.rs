@@ -313,17 +313,23 @@ fn the_rate_check_fails_when_each_client_keeps_its_own_clock() {
     // The four SCHED_RR clients on one CPU can start up to a time slice
     // (100 ms) apart, so the trial lasts longer than its 0.5 s and HTB
     // appears to pass over its rate: the check above must reject that.
-    let r = htb_rate_trial(ClientClock::Own);
-    let old = r.tx_pps / 50_000.0;
-    eprintln!(
-        "own clocks: {:.0} pps sent / seconds ({old:.3}×), {:.0} pps across the link",
-        r.tx_pps, r.delivered_pps
-    );
-    assert!(
-        old > TX_RATE_CHECK,
-        "own clocks: {:.0} pps sent / seconds ({old:.3}×) should overstate the rate",
-        r.tx_pps
-    );
+    // How far apart the clients start depends on the scheduler's time
+    // slices and on whatever else runs, so one trial may happen to start
+    // them close together: up to three trials, and one must overstate.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let r = htb_rate_trial(ClientClock::Own);
+        let old = r.tx_pps / 50_000.0;
+        eprintln!(
+            "own clocks: {:.0} pps sent / seconds ({old:.3}×), {:.0} pps across the link",
+            r.tx_pps, r.delivered_pps
+        );
+        if old > TX_RATE_CHECK {
+            return;
+        }
+        seen.push(old);
+    }
+    panic!("own clocks: sent / seconds {seen:.3?}× in three trials: none overstates the rate");
 }
 
 #[test]
