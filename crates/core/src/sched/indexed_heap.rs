@@ -171,7 +171,7 @@ impl IndexedHeap {
 
     /// Gives the minimum's flow a new key (it stays in the heap): one
     /// sift-down instead of a `pop` and a `push`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn replace_top(&mut self, key: VirtualTime) {
         match self.len {
             0 => {}
@@ -183,11 +183,15 @@ impl IndexedHeap {
                     b.0[OFFSET].0 = key;
                 }
             }
-            _ => {
-                let flow = self.get(0).1;
-                self.sift_down(0, (key, flow));
-            }
+            _ => self.replace_top_sift(key),
         }
+    }
+
+    /// [`Self::replace_top`] in a heap of two or more: out of line.
+    #[inline(never)]
+    fn replace_top_sift(&mut self, key: VirtualTime) {
+        let flow = self.get(0).1;
+        self.sift_down(0, (key, flow));
     }
 
     /// Removes `flow` if present; returns its key.
