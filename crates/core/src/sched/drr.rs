@@ -215,17 +215,22 @@ impl<P: Packet> Drr<P> {
         let Some(x) = self.flows.get_mut(f as usize) else {
             return Visit::Idle;
         };
-        let mut popped = self.queues.pop_within(FlowId(f), x.deficit);
+        // The deficit is kept in a register and stored once: a lone flow's
+        // deficit is read and written on every packet, and each trip
+        // through memory would lengthen that chain.
+        let mut deficit = x.deficit;
+        let mut popped = self.queues.pop_within(FlowId(f), deficit);
         if let HeadPop::TooLong(_) = popped {
-            x.deficit += u64::from(x.weight) * self.unit;
+            deficit += u64::from(x.weight) * self.unit;
             let next = x.next;
             if !RETRY_ALONE || next != f {
+                x.deficit = deficit;
                 self.rotate(next);
                 return Visit::Rotated;
             }
             // Alone in the active list: the rotation would leave it at the
             // head and the next visit would try it again, so try it now.
-            popped = self.queues.pop_within(FlowId(f), x.deficit);
+            popped = self.queues.pop_within(FlowId(f), deficit);
         }
         match popped {
             HeadPop::Popped {
@@ -237,7 +242,7 @@ impl<P: Packet> Drr<P> {
                     x.deficit = 0;
                     self.pop_head();
                 } else {
-                    x.deficit -= u64::from(len);
+                    x.deficit = deficit - u64::from(len);
                 }
                 Visit::Sent(Dequeued {
                     flow: FlowId(f),
@@ -246,9 +251,15 @@ impl<P: Packet> Drr<P> {
             }
             // Granted and still too long (a quantum unit below the
             // packet's length): rotated, in place.
-            HeadPop::TooLong(_) => Visit::Rotated,
+            HeadPop::TooLong(_) => {
+                x.deficit = deficit;
+                Visit::Rotated
+            }
             // Only with a broken invariant (an empty flow in the list).
-            HeadPop::Empty => Visit::Idle,
+            HeadPop::Empty => {
+                x.deficit = deficit;
+                Visit::Idle
+            }
         }
     }
 
