@@ -205,14 +205,34 @@ impl<P: Packet> Drr<P> {
 
     /// One DRR visit of the head flow: sends its head packet if it fits the
     /// deficit; otherwise grants the flow its quantum and moves it to the
-    /// tail of the active list (a no-op rotation if it is alone).
+    /// tail of the active list. With `RETRY_ALONE` (a dequeue's first
+    /// visit), a flow alone in the list, whose rotation would leave it at
+    /// the head, is tried again at once with the quantum granted: one visit
+    /// instead of two for every packet of a lone flow.
     #[inline(always)]
-    fn visit_head(&mut self) -> Visit<P> {
+    fn visit_head<const RETRY_ALONE: bool>(&mut self) -> Visit<P> {
         let f = self.head;
         let Some(x) = self.flows.get_mut(f as usize) else {
             return Visit::Idle;
         };
-        match self.queues.pop_within(FlowId(f), x.deficit) {
+        // The deficit is kept in a register and stored once: a lone flow's
+        // deficit is read and written on every packet, and each trip
+        // through memory would lengthen that chain.
+        let mut deficit = x.deficit;
+        let mut popped = self.queues.pop_within(FlowId(f), deficit);
+        if let HeadPop::TooLong(_) = popped {
+            deficit += u64::from(x.weight) * self.unit;
+            let next = x.next;
+            if !RETRY_ALONE || next != f {
+                x.deficit = deficit;
+                self.rotate(next);
+                return Visit::Rotated;
+            }
+            // Alone in the active list: the rotation would leave it at the
+            // head and the next visit would try it again, so try it now.
+            popped = self.queues.pop_within(FlowId(f), deficit);
+        }
+        match popped {
             HeadPop::Popped {
                 packet,
                 len,
@@ -222,21 +242,24 @@ impl<P: Packet> Drr<P> {
                     x.deficit = 0;
                     self.pop_head();
                 } else {
-                    x.deficit -= u64::from(len);
+                    x.deficit = deficit - u64::from(len);
                 }
                 Visit::Sent(Dequeued {
                     flow: FlowId(f),
                     packet,
                 })
             }
+            // Granted and still too long (a quantum unit below the
+            // packet's length): rotated, in place.
             HeadPop::TooLong(_) => {
-                x.deficit += u64::from(x.weight) * self.unit;
-                let next = x.next;
-                self.rotate(next);
+                x.deficit = deficit;
                 Visit::Rotated
             }
             // Only with a broken invariant (an empty flow in the list).
-            HeadPop::Empty => Visit::Idle,
+            HeadPop::Empty => {
+                x.deficit = deficit;
+                Visit::Idle
+            }
         }
     }
 
@@ -246,7 +269,7 @@ impl<P: Packet> Drr<P> {
     #[inline(never)]
     fn dequeue_after_rotations(&mut self) -> Option<Dequeued<P>> {
         loop {
-            match self.visit_head() {
+            match self.visit_head::<false>() {
                 Visit::Sent(d) => return Some(d),
                 Visit::Rotated => {}
                 Visit::Idle => return None,
@@ -346,10 +369,10 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
     // visit made the compiler load and spill the store's fields on every call.
     #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
-        if let Visit::Sent(d) = self.visit_head() {
+        if let Visit::Sent(d) = self.visit_head::<true>() {
             return Some(d);
         }
-        match self.visit_head() {
+        match self.visit_head::<false>() {
             Visit::Sent(d) => Some(d),
             Visit::Rotated => self.dequeue_after_rotations(),
             Visit::Idle => None,

@@ -7,13 +7,20 @@
 //!
 //! Layout and algorithm are chosen for WF2Q+'s pattern, where every packet
 //! pops the minimum of one heap and pushes a *large* key into the other:
-//! * 4 children per node halve the depth of a binary heap, and the four
-//!   16-byte entries of a node's children share one 64-byte cache line;
+//! * 4 children per node halve the depth of a binary heap. The entries
+//!   (16 bytes: key and flow) are stored in 64-byte aligned blocks of four
+//!   with the root in the last lane of block 0, so the children of entry
+//!   `i` are exactly block `i + 1`: one cache line, one bounds check, and
+//!   no load split across two lines;
 //! * `pop` moves the hole left by the minimum down to a leaf along the
 //!   smallest children and only then sifts the last entry up from there
 //!   (Floyd's bottom-up variant, also used by dummynet's heap): the last
 //!   entry is usually large and stays near the leaf, so the comparisons
-//!   against it at every level are skipped.
+//!   against it at every level are skipped;
+//! * a comparison is a compare and a subtract-with-borrow (the flow ids'
+//!   borrow taken from the keys' difference), and the smallest of four
+//!   children is picked by value with conditional moves, so a level of the
+//!   descent is one load of the block and two dependent compare-selects.
 //!
 //! docs/bench.md compares it with a binary heap (WF2Q+ cost per packet).
 
@@ -21,75 +28,81 @@ use crate::sched::vtime::VirtualTime;
 use alloc::vec::Vec;
 
 const ABSENT: u32 = u32::MAX;
-/// Children per node.
+/// Children per node (the entries of one block).
 const D: usize = 4;
+/// Where entry 0 (the root) is stored: the last lane of block 0, so that
+/// the children of entry `i` (entries `4i + 1 ..= 4i + 4`) fill block `i + 1`.
+const OFFSET: usize = D - 1;
 
 type Entry = (VirtualTime, u32);
 
+/// Four entries on one 64-byte cache line: the children of one node.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Block([Entry; D]);
+
+/// Filler of the lanes past the end of the heap (never read as an entry).
+const UNUSED: Entry = (0, ABSENT);
+
 /// Min-heap of `(key, flow)` with a position index per flow.
 pub struct IndexedHeap {
-    heap: Vec<Entry>,
+    /// Entry `i` is lane `(i + OFFSET) % D` of block `(i + OFFSET) / D`;
+    /// entries `0..len` are the heap, allocated once for every flow id.
+    blocks: Vec<Block>,
+    len: usize,
     pos: Vec<u32>,
 }
 
+/// `a < b` in the heap's order: the key first, wrap-safe, then the flow id.
+///
+/// The keys' wrapping difference minus the borrow of the flow ids'
+/// difference, read as signed: negative exactly when `a.0 < b.0`
+/// (wrap-safe), or when the keys are equal and `a.1 < b.1`. (A difference of
+/// `i64::MIN`, two keys `2^63` apart, is outside the range in which
+/// wrap-safe comparisons are defined.) Compiles to a compare and a
+/// subtract-with-borrow, no branch: the heap's comparisons are unpredictable.
 #[inline(always)]
 fn less(a: Entry, b: Entry) -> bool {
-    let d = a.0.wrapping_sub(b.0) as i64;
-    // Non-short-circuit `|`/`&`: flags and no branch, the heap's
-    // comparisons are unpredictable.
-    (d < 0) | ((d == 0) & (a.1 < b.1))
+    let borrow = u64::from(a.1 < b.1);
+    (a.0.wrapping_sub(b.0).wrapping_sub(borrow) as i64) < 0
 }
 
-/// Index (0..4) of the smallest of four entries.
+/// Lane (0..4) and value of the smallest entry of a block: two pairs,
+/// then their winners (an 8-ary heap, two lines per block, was measured:
+/// more instructions and no faster).
 #[inline(always)]
-fn min_of_four(c: &[Entry; D]) -> usize {
-    let a = if less(c[1], c[0]) { 1 } else { 0 };
-    let b = if less(c[3], c[2]) { 3 } else { 2 };
-    if less(c[b], c[a]) {
-        b
+fn min_of_block(c: &[Entry; D]) -> (usize, Entry) {
+    let [c0, c1, c2, c3] = *c;
+    let (i01, e01) = if less(c1, c0) { (1, c1) } else { (0, c0) };
+    let (i23, e23) = if less(c3, c2) { (3, c3) } else { (2, c2) };
+    if less(e23, e01) {
+        (i23, e23)
     } else {
-        a
+        (i01, e01)
     }
-}
-
-/// The child of `i` with the smallest entry in `h`, if `i` has children.
-#[inline(always)]
-fn min_child_of(h: &[Entry], i: usize) -> Option<usize> {
-    let first = D * i + 1;
-    if first >= h.len() {
-        return None; // a leaf: the usual case at the bottom and in small heaps
-    }
-    if let Some(c) = h.get(first..first + D) {
-        let c: &[Entry; D] = c.try_into().ok()?;
-        return Some(first + min_of_four(c));
-    }
-    let rest = h.get(first..)?;
-    let mut best = first;
-    for (k, &e) in rest.iter().enumerate().skip(1) {
-        if less(e, h[best]) {
-            best = first + k;
-        }
-    }
-    Some(best)
 }
 
 impl IndexedHeap {
     /// An empty heap for flow ids `0..max_flows`.
     pub fn new(max_flows: u32) -> Self {
+        let blocks = (max_flows as usize + OFFSET).div_ceil(D).max(1);
         Self {
-            heap: Vec::with_capacity(max_flows as usize),
+            blocks: alloc::vec![Block([UNUSED; D]); blocks],
+            len: 0,
             pos: alloc::vec![ABSENT; max_flows as usize],
         }
     }
 
     /// Number of flows in the heap.
+    #[inline]
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     /// True if empty.
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 
     /// True if `flow` is in the heap.
@@ -100,46 +113,70 @@ impl IndexedHeap {
     /// The minimum `(key, flow)`.
     #[inline]
     pub fn peek(&self) -> Option<(VirtualTime, u32)> {
-        self.heap.first().copied()
+        if self.len == 0 {
+            return None;
+        }
+        self.blocks.first().map(|b| b.0[OFFSET])
     }
 
-    /// Inserts `flow` (which must not be present) with `key`.
+    /// Entry `i` (which must be below the allocated capacity).
+    #[inline(always)]
+    fn get(&self, i: usize) -> Entry {
+        let p = i + OFFSET;
+        self.blocks[p / D].0[p % D]
+    }
+
+    /// Inserts `flow` (which must not be present) with `key`. Panics if
+    /// the heap already holds `max_flows` entries.
     #[inline]
     pub fn push(&mut self, key: VirtualTime, flow: u32) {
         debug_assert!(!self.contains(flow));
-        let i = self.heap.len();
-        self.heap.push((key, flow));
-        self.sift_up(i, (key, flow));
+        // Each flow id below `max_flows` is in the heap at most once, so
+        // entry `len` is allocated (indexing checks it in any case).
+        let i = self.len;
+        self.len += 1;
+        sift_up(&mut self.blocks, &mut self.pos, i, (key, flow));
     }
 
     /// Removes and returns the minimum.
     #[inline]
     pub fn pop(&mut self) -> Option<(VirtualTime, u32)> {
-        let top = *self.heap.first()?;
-        self.set_pos(top.1, ABSENT);
-        let last = self.heap.pop()?;
-        if !self.heap.is_empty() {
-            let hole = self.hole_to_leaf(0);
-            self.sift_up(hole, last);
+        let top = self.peek()?;
+        set_pos(&mut self.pos, top.1, ABSENT);
+        self.len -= 1;
+        let n = self.len;
+        if n > 0 {
+            let hole = hole_to_leaf(&mut self.blocks, &mut self.pos, n);
+            // The descent moved entries below `n` only.
+            let last = self.get(n);
+            sift_up(&mut self.blocks, &mut self.pos, hole, last);
         }
         Some(top)
     }
 
     /// Gives the minimum's flow a new key (it stays in the heap): one
     /// sift-down instead of a `pop` and a `push`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn replace_top(&mut self, key: VirtualTime) {
-        match self.heap.as_mut_slice() {
-            [] => {}
+        match self.len {
+            0 => {}
             // A lone entry has no child to sift past: rewrite its key in
             // place (its position is unchanged), with no call. This is
             // WF2Q+'s every dequeue when one flow is backlogged.
-            [only] => only.0 = key,
-            [first, ..] => {
-                let flow = first.1;
-                self.sift_down(0, (key, flow));
+            1 => {
+                if let Some(b) = self.blocks.first_mut() {
+                    b.0[OFFSET].0 = key;
+                }
             }
+            _ => self.replace_top_sift(key),
         }
+    }
+
+    /// [`Self::replace_top`] in a heap of two or more: out of line.
+    #[inline(never)]
+    fn replace_top_sift(&mut self, key: VirtualTime) {
+        let flow = self.get(0).1;
+        self.sift_down(0, (key, flow));
     }
 
     /// Removes `flow` if present; returns its key.
@@ -149,13 +186,15 @@ impl IndexedHeap {
             return None;
         }
         let p = p as usize;
-        let key = self.heap.get(p)?.0;
-        self.set_pos(flow, ABSENT);
-        let last = self.heap.pop()?;
-        if p < self.heap.len() {
+        let key = self.get(p).0;
+        set_pos(&mut self.pos, flow, ABSENT);
+        self.len -= 1;
+        let n = self.len;
+        if p < n {
             // The last entry fills the hole and moves whichever way it must.
-            if p > 0 && less(last, self.heap[(p - 1) / D]) {
-                self.sift_up(p, last);
+            let last = self.get(n);
+            if p > 0 && less(last, self.get((p - 1) / D)) {
+                sift_up(&mut self.blocks, &mut self.pos, p, last);
             } else {
                 self.sift_down(p, last);
             }
@@ -163,85 +202,108 @@ impl IndexedHeap {
         Some(key)
     }
 
-    #[inline(always)]
-    fn set_pos(&mut self, flow: u32, i: u32) {
-        if let Some(p) = self.pos.get_mut(flow as usize) {
-            *p = i;
-        }
-    }
-
-    /// Puts `e` at `i`, recording its position.
-    #[inline(always)]
-    fn place(&mut self, i: usize, e: Entry) {
-        self.heap[i] = e;
-        self.set_pos(e.1, i as u32);
-    }
-
-    /// The child of `i` with the smallest entry, if `i` has children.
-    #[inline(always)]
-    fn min_child(&self, i: usize) -> Option<usize> {
-        min_child_of(&self.heap, i)
-    }
-
-    /// Moves the hole at `i` down to a leaf, pulling the smallest child up
-    /// at every level; returns where the hole ends.
-    #[inline(always)]
-    fn hole_to_leaf(&mut self, mut i: usize) -> usize {
-        // Local slices: the compiler keeps pointers and lengths in
-        // registers across the stores.
-        let heap = &mut self.heap[..];
-        let pos = &mut self.pos[..];
-        while let Some(c) = min_child_of(heap, i) {
-            let e = heap[c];
-            heap[i] = e;
-            if let Some(p) = pos.get_mut(e.1 as usize) {
-                *p = i as u32;
-            }
-            i = c;
-        }
-        i
-    }
-
-    /// Places `item` in the hole at `i`, moving it up while it is smaller
-    /// than its parent.
-    #[inline(always)]
-    fn sift_up(&mut self, mut i: usize, item: Entry) {
-        let heap = &mut self.heap[..];
-        let pos = &mut self.pos[..];
-        while i > 0 {
-            let parent = (i - 1) / D;
-            let p = heap[parent];
-            if !less(item, p) {
-                break;
-            }
-            heap[i] = p;
-            if let Some(q) = pos.get_mut(p.1 as usize) {
-                *q = i as u32;
-            }
-            i = parent;
-        }
-        heap[i] = item;
-        if let Some(q) = pos.get_mut(item.1 as usize) {
-            *q = i as u32;
-        }
-    }
-
     /// Places `item` in the hole at `i`, moving it down while a child is
     /// smaller.
     #[inline]
     fn sift_down(&mut self, mut i: usize, item: Entry) {
-        while let Some(c) = self.min_child(i) {
-            let e = self.heap[c];
+        let n = self.len;
+        loop {
+            let first = D * i + 1;
+            if first >= n {
+                break;
+            }
+            let (c, e) = if first + D <= n {
+                let (k, e) = min_of_block(&self.blocks[i + 1].0);
+                (first + k, e)
+            } else {
+                min_of_partial(&self.blocks[i + 1].0[..n - first], first)
+            };
             if !less(e, item) {
                 break;
             }
-            self.place(i, e);
+            place(&mut self.blocks, &mut self.pos, i, e);
             i = c;
         }
-        self.place(i, item);
+        place(&mut self.blocks, &mut self.pos, i, item);
     }
 }
 
+#[inline(always)]
+fn set_pos(pos: &mut [u32], flow: u32, i: u32) {
+    if let Some(p) = pos.get_mut(flow as usize) {
+        *p = i;
+    }
+}
+
+/// Puts `e` at entry `i`, recording its position.
+#[inline(always)]
+fn place(blocks: &mut [Block], pos: &mut [u32], i: usize, e: Entry) {
+    let p = i + OFFSET;
+    blocks[p / D].0[p % D] = e;
+    set_pos(pos, e.1, i as u32);
+}
+
+/// Index and value of the smallest of the children of a node that has
+/// fewer than four (`c`, non-empty, starting at entry `first`).
+#[inline(never)]
+fn min_of_partial(c: &[Entry], first: usize) -> (usize, Entry) {
+    let mut best = (first, c[0]);
+    for (k, &e) in c.iter().enumerate().skip(1) {
+        if less(e, best.1) {
+            best = (first + k, e);
+        }
+    }
+    best
+}
+
+/// Moves the hole at entry 0 of a heap of `n >= 1` entries down to a
+/// leaf, pulling the smallest child up at every level; returns where the
+/// hole ends.
+#[inline(always)]
+fn hole_to_leaf(blocks: &mut [Block], pos: &mut [u32], n: usize) -> usize {
+    // Block `b >= 1` holds entries `D*b - OFFSET ..= D*b`: the blocks up to
+    // `(n - 1) / D` hold heap entries only, so "entry `i` has all `D`
+    // children" is "block `i + 1` is in `full`", one bounds check.
+    let Some(full) = blocks.get_mut(..(n - 1) / D + 1) else {
+        return 0;
+    };
+    // The hole: entry `i`, stored at lane `lane` of block `block`.
+    let (mut i, mut block, mut lane) = (0, 0, OFFSET);
+    while let Some(children) = full.get(i + 1) {
+        let (k, e) = min_of_block(&children.0);
+        // The child chosen leaves its hole in block i + 1.
+        full[block].0[lane % D] = e;
+        set_pos(pos, e.1, i as u32);
+        (block, lane) = (i + 1, k);
+        i = D * i + 1 + k;
+    }
+    let first = D * i + 1;
+    if first < n {
+        // Fewer than D children (once per pop at most): the child chosen
+        // is a leaf.
+        let (c, e) = min_of_partial(&blocks[i + 1].0[..n - first], first);
+        place(blocks, pos, i, e);
+        i = c;
+    }
+    i
+}
+
+/// Places `item` in the hole at entry `i`, moving it up while it is
+/// smaller than its parent.
+#[inline(always)]
+fn sift_up(blocks: &mut [Block], pos: &mut [u32], mut i: usize, item: Entry) {
+    while i > 0 {
+        let parent = (i - 1) / D;
+        let pp = parent + OFFSET;
+        let p = blocks[pp / D].0[pp % D];
+        if !less(item, p) {
+            break;
+        }
+        place(blocks, pos, i, p);
+        i = parent;
+    }
+    place(blocks, pos, i, item);
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,6 +360,76 @@ mod tests {
                 prop_assert_eq!(h.remove(flow), Some(key));
             }
             prop_assert!(h.is_empty());
+        }
+    }
+
+    /// Deep heaps (up to 2 000 entries: five full levels and a partial
+    /// node) with keys that straddle the wrap of `u64` and tie often:
+    /// every pop, removal and re-key against the sorted model, and every
+    /// entry's recorded position checked after each operation.
+    #[test]
+    fn deep_heaps_with_wrapping_keys_match_the_model() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for &(flows, base) in &[(2000u32, u64::MAX - 3000), (7, 0), (300, 1 << 63)] {
+            let mut h = IndexedHeap::new(flows);
+            // The model orders by the key's offset from `base` (keys lie
+            // within 2^62 of each other), then by flow id.
+            let mut model: alloc::collections::BTreeSet<(u64, u32)> = Default::default();
+            let mut keys = alloc::vec![None::<u64>; flows as usize];
+            for step in 0..30_000u32 {
+                let r = next();
+                let flow = (r % u64::from(flows)) as u32;
+                let off = (r >> 20) % 64 * 1000; // many ties
+                match (r >> 12) % 4 {
+                    0 | 1 => {
+                        if keys[flow as usize].is_none() {
+                            h.push(base.wrapping_add(off), flow);
+                            model.insert((off, flow));
+                            keys[flow as usize] = Some(off);
+                        }
+                    }
+                    2 => {
+                        let want = model.pop_first();
+                        if let Some((k, f)) = want {
+                            keys[f as usize] = None;
+                            assert_eq!(h.pop(), Some((base.wrapping_add(k), f)));
+                        } else {
+                            assert_eq!(h.pop(), None);
+                        }
+                    }
+                    _ => match keys[flow as usize] {
+                        Some(k) if step % 2 == 0 => {
+                            assert_eq!(h.remove(flow), Some(base.wrapping_add(k)));
+                            model.remove(&(k, flow));
+                            keys[flow as usize] = None;
+                        }
+                        _ => {
+                            if let Some((_, f)) = model.pop_first() {
+                                model.insert((off, f));
+                                keys[f as usize] = Some(off);
+                                h.replace_top(base.wrapping_add(off));
+                            }
+                        }
+                    },
+                }
+                assert_eq!(h.len(), model.len());
+                assert_eq!(
+                    h.peek(),
+                    model.first().map(|&(k, f)| (base.wrapping_add(k), f))
+                );
+                if step % 97 == 0 {
+                    for i in 0..h.len() {
+                        let (_, f) = h.get(i);
+                        assert_eq!(h.pos[f as usize] as usize, i, "position of flow {f}");
+                    }
+                }
+            }
         }
     }
 

@@ -57,11 +57,22 @@ pub fn vt_max(a: VirtualTime, b: VirtualTime) -> VirtualTime {
     }
 }
 
-/// Virtual length of a `len`-byte packet at weight `weight`: `len * 2^FRAC_BITS / weight`.
-/// Exact to one unit for `len <= 2^32`, `weight >= 1`.
+/// Virtual length of a `len`-byte packet at weight `weight`: `len * 2^FRAC_BITS / weight`
+/// (`weight` 0 is read as 1). Exact to one unit for `len <= 2^32`, `weight >= 1`.
+///
+/// A power-of-two weight (weight 1, the default, and a sum of weights
+/// such as N flows of weight 1 when N is a power of two) divides by a
+/// shift, the same quotient without the 64-bit divide (the schedulers
+/// call this on every dequeue); other weights divide.
 #[inline]
 pub fn vt_len(len: u32, weight: u64) -> VirtualTime {
-    ((len as u64) << FRAC_BITS) / weight.max(1)
+    let x = u64::from(len) << FRAC_BITS;
+    let w = weight.max(1);
+    if w.is_power_of_two() {
+        x >> w.trailing_zeros()
+    } else {
+        x / w
+    }
 }
 
 /// The wrap count of a timestamp, modulo 2^32 (see [`VirtualClock::era`]).
@@ -228,5 +239,25 @@ mod tests {
     fn virtual_length_is_exact_for_powers_of_two() {
         assert_eq!(vt_len(1500, 1), 1500 << FRAC_BITS);
         assert_eq!(vt_len(1500, 4), 375 << FRAC_BITS);
+        assert_eq!(vt_len(1500, 0), 1500 << FRAC_BITS);
+    }
+
+    /// The shift taken for power-of-two weights gives the quotient of the
+    /// division, for every power of two and lengths up to `u32::MAX`; other
+    /// weights divide.
+    #[test]
+    fn virtual_length_is_the_quotient_for_every_weight() {
+        let lens = [0u32, 1, 63, 64, 1499, 1500, 65_535, 65_536, u32::MAX];
+        for len in lens {
+            let x = u64::from(len) << FRAC_BITS;
+            for k in 0..64 {
+                let w = 1u64 << k;
+                assert_eq!(vt_len(len, w), x / w, "len {len} weight 2^{k}");
+                for w in [w + 1, w.wrapping_sub(1).max(1), w | 3, w.wrapping_mul(3)] {
+                    assert_eq!(vt_len(len, w), x / w.max(1), "len {len} weight {w}");
+                }
+            }
+            assert_eq!(vt_len(len, u64::MAX), x / u64::MAX);
+        }
     }
 }

@@ -119,10 +119,27 @@ impl<P: Packet> Wf2qPlus<P> {
         }
     }
 
-    /// Brings V up to the smallest start time if nothing is eligible (work
-    /// conservation) and moves the flows that became eligible.
-    #[inline]
+    /// The flow to serve: the eligible heap's minimum, once every flow
+    /// whose start time V has reached is in that heap. Inline, the usual
+    /// case: a flow is eligible and the smallest pending start is ahead of V
+    /// (or nothing is pending), so nothing moves.
+    #[inline(always)]
     fn select(&mut self) -> Option<FlowId> {
+        if let Some((_, f)) = self.eligible.peek() {
+            match self.pending.peek() {
+                None => return Some(FlowId(f)),
+                Some((s, _)) if !vt_ge(self.clock.now(), s) => return Some(FlowId(f)),
+                Some(_) => {}
+            }
+        }
+        self.select_moving()
+    }
+
+    /// [`Self::select`] when flows move: brings V up to the smallest start
+    /// time if nothing is eligible (work conservation) and moves the flows
+    /// that became eligible. Out of line.
+    #[inline(never)]
+    fn select_moving(&mut self) -> Option<FlowId> {
         if self.eligible.is_empty() {
             let (s, _) = self.pending.peek()?;
             self.clock.advance_to(s);
@@ -169,7 +186,9 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
         Ok(())
     }
 
-    #[inline]
+    // Forced inline, as DRR's: called once per packet from the caller's
+    // loop, where a call saves and restores registers on every packet.
+    #[inline(always)]
     fn enqueue(&mut self, id: FlowId, packet: P) -> Result<(), EnqueueError<P>> {
         let len = packet.len();
         if self.queues.push(id, packet)? {
@@ -181,7 +200,9 @@ impl<P: Packet> Scheduler<P> for Wf2qPlus<P> {
         Ok(())
     }
 
-    #[inline]
+    // Forced inline, as `enqueue`; what is long and rare (moving flows
+    // between the heaps, a sift in a heap of several) is out of line.
+    #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
         // `flow` is the eligible heap's minimum; it leaves that heap below,
         // unless it stays eligible with its next packet (then its key is
