@@ -241,6 +241,7 @@ proptest! {
         m in 1u32..=8,
     ) {
         let mut s = QfqPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, AggregateSize::new(m).unwrap());
+        s.verify_fast_paths(true);
         run(&mut s, |s| s.invariants(), &ops)?;
     }
 
@@ -277,6 +278,7 @@ proptest! {
     #[test]
     fn crowded_aggregates(ops in prop::collection::vec(crowded_op(), 1..400), m in 1u32..=4) {
         let mut s = QfqPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, AggregateSize::new(m).unwrap());
+        s.verify_fast_paths(true);
         run(&mut s, |s| s.invariants(), &ops)?;
         let mut s = Wf2qPlusPlus::<Pkt>::with_options(cap(), Limits::DEFAULT, AggregateSize::new(m).unwrap());
         run(&mut s, |s| s.invariants(), &ops)?;

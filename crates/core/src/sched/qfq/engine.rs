@@ -46,6 +46,20 @@ pub(super) struct Group {
     pub(super) tail: [u32; NUM_SLOTS as usize],
 }
 
+/// Unit tests: which fast path [`QfqCore`] breaks on purpose.
+#[cfg(test)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Broken {
+    Nothing,
+    /// `requeue_head`'s same-bucket rotation is skipped.
+    Rotation,
+    /// The turn end's successor path leaves the successor's `prev` link
+    /// pointing at the aggregate that left.
+    SuccessorLink,
+    /// The turn end's successor path returns the aggregate just served.
+    Successor,
+}
+
 /// The QFQ machinery over abstract entities `0..n` (flows for [`Qfq`],
 /// aggregates for [`QfqAggregates`]).
 #[derive(Clone)]
@@ -65,15 +79,16 @@ pub(crate) struct QfqCore {
     /// general path run on a copy (see [`Qfq::verify_fast_paths`]).
     #[cfg(debug_assertions)]
     pub(super) verify_fast_paths: bool,
-    /// Unit tests: a deliberately broken fast path (the same-bucket
-    /// rotation skipped), to show that the differential check catches it.
+    /// Unit tests: a deliberately broken fast path, to show that the
+    /// differential check catches it (see [`Broken`]).
     #[cfg(test)]
-    pub(crate) break_rotation: bool,
+    pub(crate) broken: Broken,
     /// Unit tests: how often each `requeue_head` fast path ran (same
-    /// bucket, alone in the group, re-filed ahead), so that a test can show
-    /// its workload takes each of them.
+    /// bucket, alone in the group, re-filed ahead) and the turn end's
+    /// successor path ([`Self::end_turn`]), so that a test can show its
+    /// workload takes each of them.
     #[cfg(test)]
-    pub(crate) fast_path_hits: [u64; 3],
+    pub(crate) fast_path_hits: [u64; 4],
 }
 
 impl QfqCore {
@@ -101,9 +116,9 @@ impl QfqCore {
             #[cfg(debug_assertions)]
             verify_fast_paths: false,
             #[cfg(test)]
-            break_rotation: false,
+            broken: Broken::Nothing,
             #[cfg(test)]
-            fast_path_hits: [0; 3],
+            fast_path_hits: [0; 4],
         }
     }
 
@@ -657,7 +672,7 @@ impl QfqCore {
         if slot == 0 {
             self.advance_v(u64::from(len));
             #[cfg(test)]
-            let rotate = !self.break_rotation;
+            let rotate = self.broken != Broken::Rotation;
             #[cfg(not(test))]
             let rotate = true;
             if rotate {
@@ -815,6 +830,122 @@ impl QfqCore {
             );
             return;
         }
+        self.release_fast(e, service_vt, requeue_vt, len);
+    }
+
+    /// QFQ+ turn end: [`Self::release`] the in-service entity `e`, then
+    /// [`Self::peek`] the next one. Fast path: `e` is re-filed (anywhere in
+    /// the ring) and its successor in the front bucket stays there, so its
+    /// group keeps its timestamps and its set; if it is still the lowest ER
+    /// group, that successor is the next entity, known without a lookup.
+    /// Debug builds check it against the general path as [`Self::release`].
+    #[inline(always)]
+    pub(crate) fn end_turn(
+        &mut self,
+        e: usize,
+        service_vt: u64,
+        requeue_vt: Option<u64>,
+        len: u32,
+    ) -> Option<usize> {
+        #[cfg(debug_assertions)]
+        if self.verify_fast_paths {
+            let mut general = self.clone();
+            general.verify_fast_paths = false;
+            general.release_general(e, service_vt, requeue_vt, len);
+            let expected = general.peek();
+            let next = self.end_turn_fast(e, service_vt, requeue_vt, len);
+            assert!(
+                self.same_state(&general) && next == expected,
+                "a release fast path diverged from the general path"
+            );
+            return next;
+        }
+        self.end_turn_fast(e, service_vt, requeue_vt, len)
+    }
+
+    /// [`Self::end_turn`] with its successor fast path, else
+    /// [`Self::release_fast`] (out of line) and [`Self::peek`].
+    #[inline(always)]
+    fn end_turn_fast(
+        &mut self,
+        e: usize,
+        service_vt: u64,
+        requeue_vt: Option<u64>,
+        len: u32,
+    ) -> Option<usize> {
+        if let (Some(vl), Some(&ent)) = (requeue_vt, self.ent.get(e)) {
+            let g = ent.group as usize & GROUP_MASK;
+            let new_s = ent.s.wrapping_add(service_vt);
+            // As in `requeue_head`: `S_g` is a slot boundary, and a start
+            // below it wraps to a huge slot (general path).
+            let slot = new_s.wrapping_sub(self.groups[g].s) >> slot_shift(g);
+            let next = ent.next;
+            if next != NIL && slot <= MAX_INSERT_SLOT {
+                self.requeue_behind(e, g, new_s, vl, slot, len);
+                if self.sets[ER].trailing_zeros() as usize == g {
+                    #[cfg(test)]
+                    if self.broken == Broken::Successor {
+                        return Some(e);
+                    }
+                    return Some(next as usize);
+                }
+                return self.peek();
+            }
+        }
+        self.release_out_of_line(e, service_vt, requeue_vt, len);
+        self.peek()
+    }
+
+    /// [`Self::end_turn`]'s fast path: `e`, the head of group `g`'s front
+    /// bucket and not alone there, is charged `len` bytes of V and re-filed
+    /// `slot` (`0..=MAX_INSERT_SLOT`) buckets ahead with `S = new_s`,
+    /// `F = S + vl`. The front bucket keeps its new head, so the group's
+    /// `S_g`, `F_g` and set are unchanged (what unlink + re-file +
+    /// `refresh_group` compute); `slot` 0 is the move to the bucket's tail.
+    #[inline(always)]
+    fn requeue_behind(&mut self, e: usize, g: usize, new_s: u64, vl: u64, slot: u64, len: u32) {
+        self.advance_v(u64::from(len));
+        #[cfg(test)]
+        {
+            self.fast_path_hits[3] += 1;
+        }
+        let grp = &mut self.groups[g];
+        let front = grp.front as usize & SLOT_INDEX_MASK;
+        let to = (front + slot as usize) & SLOT_INDEX_MASK;
+        let next = self.ent[e].next;
+        grp.head[front] = next;
+        grp.full |= 1u64 << slot;
+        let t = grp.tail[to];
+        grp.tail[to] = e as u32;
+        if t == NIL {
+            grp.head[to] = e as u32;
+        } else {
+            self.ent[t as usize].next = e as u32;
+        }
+        #[cfg(test)]
+        let unlink = self.broken != Broken::SuccessorLink;
+        #[cfg(not(test))]
+        let unlink = true;
+        if unlink {
+            self.ent[next as usize].prev = NIL;
+        }
+        let ent = &mut self.ent[e];
+        ent.s = new_s;
+        ent.f = new_s.wrapping_add(vl);
+        ent.prev = t;
+        ent.next = NIL;
+        self.after_service();
+    }
+
+    /// [`Self::release_fast`], out of line (the turn end's rare cases).
+    #[inline(never)]
+    fn release_out_of_line(
+        &mut self,
+        e: usize,
+        service_vt: u64,
+        requeue_vt: Option<u64>,
+        len: u32,
+    ) {
         self.release_fast(e, service_vt, requeue_vt, len);
     }
 

@@ -128,6 +128,8 @@ mod engine;
 mod flows;
 mod invariants;
 
+#[cfg(test)]
+pub(crate) use engine::Broken;
 pub(crate) use engine::QfqCore;
 pub use flows::Qfq;
 

@@ -146,4 +146,13 @@ pub trait AggregateScheduler {
     fn check(&self) -> Result<(), &'static str> {
         Ok(())
     }
+
+    /// Debug builds: whether aggregate `a`, not in service, is scheduled
+    /// (`None` if the scheduler does not say), for SCHED+'s invariant
+    /// check.
+    #[cfg(any(test, debug_assertions))]
+    fn is_scheduled(&self, a: u32) -> Option<bool> {
+        let _ = a;
+        None
+    }
 }

@@ -115,9 +115,19 @@ impl AggregateScheduler for QfqAggregates {
     // Inlined into SCHED+'s (out-of-line) turn switch: one frame per turn.
     #[inline(always)]
     fn end_turn(&mut self, a: u32, service: u64, uncharged: u32, backlogged: bool) -> Option<u32> {
-        self.release_charging(a, service, uncharged, backlogged);
-        // `release` ends with the eligibility update `select` would do.
-        self.core.peek().map(|e| e as u32)
+        let e = a as usize;
+        let &budget = self.budget.get(e)?;
+        let service_vt = if service >= budget.bytes {
+            budget.virt
+        } else {
+            service * u64::from(self.core.inv_w(e))
+        };
+        let requeue = backlogged.then_some(budget.virt);
+        // `release` ends with the eligibility update `select` would do:
+        // the next aggregate is the one `peek` returns.
+        self.core
+            .end_turn(e, service_vt, requeue, uncharged)
+            .map(|e| e as u32)
     }
 
     #[inline]
@@ -143,6 +153,11 @@ impl AggregateScheduler for QfqAggregates {
     #[cfg(any(test, debug_assertions))]
     fn check(&self) -> Result<(), &'static str> {
         self.core.check()
+    }
+
+    #[cfg(any(test, debug_assertions))]
+    fn is_scheduled(&self, a: u32) -> Option<bool> {
+        (a < self.budget.len() as u32).then(|| self.core.is_queued(a as usize))
     }
 }
 
@@ -173,6 +188,7 @@ mod tests {
     use super::*;
     use crate::flow::{FlowConfig, FlowId};
     use crate::sched::capacity::Capacity;
+    use crate::sched::qfq::Broken;
     use crate::sched::sched_plus::AggregateSize;
     use crate::sched::scheduler::Scheduler;
 
@@ -180,8 +196,9 @@ mod tests {
     /// pseudo-random lengths `≤ max_len`, some flows emptying now and then
     /// (turns that end below budget), dequeued in bursts, with the
     /// differential check of the turn-end fast paths on (debug builds) and
-    /// the invariants checked as it goes. Returns the fast-path hit counts.
-    fn run_checked(flows: &[(u32, u32)], m: u32, break_rotation: bool) -> [u64; 3] {
+    /// the invariants checked as it goes, and the engine's fast path
+    /// `broken` on purpose. Returns the fast-path hit counts.
+    fn run_checked(flows: &[(u32, u32)], m: u32, broken: Broken) -> [u64; 4] {
         let n = flows.len() as u32;
         let mut s: QfqPlus<u32> = QfqPlus::with_options(
             Capacity::new(n, 64 * n),
@@ -192,7 +209,7 @@ mod tests {
             s.add_flow(FlowId(i as u32), FlowConfig::new(w, l)).unwrap();
         }
         s.verify_fast_paths(true);
-        s.aggregates_mut().core.break_rotation = break_rotation;
+        s.aggregates_mut().core.broken = broken;
         let mut x = 0x2545_f491_4f6c_dd1du64;
         let mut rnd = move |k: u64| {
             x ^= x << 13;
@@ -228,12 +245,14 @@ mod tests {
 
     /// The turn-end fast paths of the QFQ engine (aggregate re-filed in its
     /// front bucket, alone in its group, re-filed further on in a shared
-    /// group) leave exactly the state its general path leaves, and the
-    /// workloads take each of them.
+    /// group, and the successor path: re-filed anywhere while its successor
+    /// keeps the front bucket) leave exactly the state its general path
+    /// leaves and select the same next aggregate, and the workloads take
+    /// each of them.
     #[test]
     #[cfg(debug_assertions)]
     fn turn_end_fast_paths_match_the_general_path() {
-        let mut hits = [0; 3];
+        let mut hits = [0; 4];
         let sets: [(&[(u32, u32)], u32); 4] = [
             // Many aggregates of one group.
             (&[(1, 1500); 64], 8),
@@ -247,7 +266,7 @@ mod tests {
             (&[(2, 1500), (2, 1500), (5, 300), (5, 300), (1, 1500)], 1),
         ];
         for (flows, m) in sets {
-            let h = run_checked(flows, m, false);
+            let h = run_checked(flows, m, Broken::Nothing);
             for (a, b) in hits.iter_mut().zip(h) {
                 *a += b;
             }
@@ -258,12 +277,21 @@ mod tests {
         );
     }
 
-    /// The differential check can fail: with the same-bucket rotation
-    /// skipped on purpose, it panics.
+    /// The differential check can fail: with the successor path leaving a
+    /// stale link on purpose, it panics.
     #[test]
     #[cfg(debug_assertions)]
     #[should_panic(expected = "a release fast path diverged from the general path")]
-    fn differential_check_catches_a_broken_fast_path() {
-        run_checked(&[(1, 1500); 64], 8, true);
+    fn differential_check_catches_a_stale_link() {
+        run_checked(&[(1, 1500); 64], 8, Broken::SuccessorLink);
+    }
+
+    /// The differential check can fail: with the successor path returning
+    /// the wrong next aggregate on purpose (its state is right), it panics.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "a release fast path diverged from the general path")]
+    fn differential_check_catches_a_wrong_successor() {
+        run_checked(&[(1, 1500); 64], 8, Broken::Successor);
     }
 }

@@ -54,14 +54,12 @@ struct Agg {
     start: Turn,
     weight: u32,
     members: u32,
-    scheduled: bool,
 }
 
 const AGG0: Agg = Agg {
     start: NO_TURN,
     weight: 0,
     members: 0,
-    scheduled: false,
 };
 
 /// The in-service aggregate's state that every dequeue touches, kept in
@@ -294,11 +292,19 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
             if n != listed[a] {
                 return Err("DRR list does not hold exactly the backlogged flows");
             }
-            if n > 0 && !(agg.scheduled ^ in_service) {
-                return Err("a backlogged aggregate is neither scheduled nor in service");
-            }
-            if n == 0 && agg.scheduled {
-                return Err("an idle aggregate is scheduled");
+            // Not in service, an aggregate is scheduled exactly when it is
+            // backlogged (SCHED+ keeps no flag of its own: SCHED is asked).
+            if !in_service
+                && self
+                    .sched
+                    .is_scheduled(a as u32)
+                    .is_some_and(|s| s != (n > 0))
+            {
+                return Err(if n > 0 {
+                    "a backlogged aggregate is neither scheduled nor in service"
+                } else {
+                    "an idle aggregate is scheduled"
+                });
             }
             let budget = self.turn.budget;
             if in_service && budget > self.initial_budget {
@@ -393,10 +399,10 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         self.flows[i].deficit = agg.start.max_len;
         let was_idle = self.list_of(a).head == NIL;
         self.list_push(a, i as u32);
-        if was_idle && self.in_service != a && !agg.scheduled {
+        // An idle aggregate is not scheduled (see `check_invariants`).
+        if was_idle && self.in_service != a {
             self.sync();
             self.sched.activate(a);
-            self.aggs[a as usize].scheduled = true;
         }
     }
 
@@ -460,10 +466,10 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         let a = self.agg_of[i];
         if backlogged {
             self.list_unlink(a, i as u32);
-            let agg = self.aggs[a as usize];
-            if agg.start.list.head == NIL && agg.scheduled {
+            // Backlogged, `i` was listed: an aggregate not in service whose
+            // list it empties was scheduled.
+            if self.in_service != a && self.aggs[a as usize].start.list.head == NIL {
                 self.sched.deactivate(a);
-                self.aggs[a as usize].scheduled = false;
             }
         }
         self.agg_of[i] = NIL;
@@ -527,8 +533,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// flow is returned, to be served without re-checking.
     #[inline(always)]
     fn start_turn(&mut self, a: u32) -> Option<u32> {
-        let agg = &mut self.aggs[a as usize];
-        agg.scheduled = false;
+        let agg = &self.aggs[a as usize];
         self.turn = agg.start;
         self.initial_budget = agg.start.budget;
         self.charged_at = agg.start.budget;
@@ -554,7 +559,6 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         let uncharged = self.charged_at - budget;
         if let Some(agg) = self.aggs.get_mut(a as usize) {
             agg.start.list = list;
-            agg.scheduled = backlogged;
         }
         // `start_turn` overwrites the turn state; only without a next
         // aggregate is it cleared here.
@@ -716,9 +720,7 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
         let a = self.in_service;
         if a != NIL {
             let used = self.initial_budget - self.turn.budget;
-            let agg = &mut self.aggs[a as usize];
-            agg.start.list = EMPTY;
-            agg.scheduled = false;
+            self.aggs[a as usize].start.list = EMPTY;
             self.end_service();
             self.sched.release(a, u64::from(used), false);
         }

@@ -167,4 +167,9 @@ impl AggregateScheduler for Wf2qAggregates {
         debug_assert!(self.eligible.is_empty() && self.pending.is_empty());
         self.clock.advance(delta);
     }
+
+    #[cfg(any(test, debug_assertions))]
+    fn is_scheduled(&self, a: u32) -> Option<bool> {
+        Some(self.eligible.contains(a) || self.pending.contains(a))
+    }
 }
