@@ -51,6 +51,8 @@ fn spec(mode: Mode, flows: Vec<FlowSpec>, link_pps: Option<u64>, sched: &str) ->
         queue_len: 511,
         placement: placement(),
         clock: ClientClock::Shared,
+        receive: ReceivePath::Sockets,
+        qdisc_bypass: false,
     }
 }
 
@@ -92,11 +94,27 @@ fn every_configuration_accounts_for_every_packet() {
         return;
     };
     // Unlimited link (sockets overflow: socket drops) and a shaped one
-    // (HTB and the arbiter hold packets back; HTB drops at its queues).
-    for (link, flows) in [(None, flat(3)), (Some(20_000), target_plus(3))] {
+    // (HTB and the arbiter hold packets back; HTB drops at its queues);
+    // unread flows dropped at full sockets or at the receiver's ingress.
+    let cases = [(None, flat(3)), (Some(20_000), target_plus(3))];
+    for ((link, flows), receive) in cases
+        .iter()
+        .flat_map(|c| [(c, ReceivePath::Sockets), (c, ReceivePath::IngressDrop)])
+    {
+        let link = *link;
         for mode in Mode::ALL {
-            let r = run_trial(&spec(mode, flows.clone(), link, "drr")).unwrap();
+            let mut sp = spec(mode, flows.clone(), link, "drr");
+            sp.receive = receive;
+            let r = run_trial(&sp).unwrap();
             assert!(r.sent > 0, "{mode:?}: nothing sent");
+            if receive == ReceivePath::IngressDrop {
+                // Only the watched flow reaches a socket; the rest were
+                // dropped, and counted, at the ingress hook.
+                for (f, spec) in r.flows.iter().zip(flows.iter()) {
+                    assert!(spec.watched || f.received + f.socket_drops == 0, "{mode:?}");
+                }
+                assert!(r.kernel.ingress > 0, "{mode:?}: {:?}", r.kernel);
+            }
             assert!(
                 r.accounting_holds(),
                 "{mode:?} link {link:?}: sent {} received {} counted drops {} unaccounted {} kernel {:?}",
@@ -121,9 +139,11 @@ fn raw_frames_through_af_packet_are_received_and_accounted_for() {
     else {
         return;
     };
-    for mode in Mode::ALL {
+    for (mode, bypass) in Mode::ALL.into_iter().flat_map(|m| [(m, false), (m, true)]) {
         let mut s = spec(mode, target_plus(2), Some(50_000), "drr");
         s.transport = Transport::AfPacket;
+        // Skips the qdisc in every mode but tc.
+        s.qdisc_bypass = bypass;
         // All clients share one 0.6 s window; flat-out clients on one CPU
         // take 100 ms SCHED_RR turns, so each gets several.
         s.seconds = 0.6;

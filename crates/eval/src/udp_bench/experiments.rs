@@ -4,8 +4,8 @@
 
 use super::bound::{self, BoundCheck, BoundInput};
 use super::trial::{
-    run_trial, ClientClock, FlowSpec, Mode, Percentiles, Placement, Transport, TrialResult,
-    TrialSpec,
+    run_trial, ClientClock, FlowSpec, Mode, Percentiles, Placement, ReceivePath, Transport,
+    TrialResult, TrialSpec,
 };
 use fairway_core::SchedSpec;
 use fairway_runtime::net::FRAME_LEN;
@@ -35,6 +35,15 @@ pub struct BenchConfig {
     pub seconds: f64,
     /// Trials per throughput point and configuration (the median is kept).
     pub repeat: usize,
+    /// Trials per sweep point and configuration (the median p98 is kept).
+    pub sweep_repeat: usize,
+    /// The configurations to measure, in this order within each repeat.
+    pub modes: Vec<Mode>,
+    /// What becomes of the unread flows' packets at the receiving end.
+    pub receive: ReceivePath,
+    /// Raw frames skip the qdisc in every configuration but `tc`
+    /// ([`TrialSpec::qdisc_bypass`]).
+    pub qdisc_bypass: bool,
     /// Interfering (flat-out) clients next to the target.
     pub interferers: usize,
     /// The target's rate, packets/s (seed 001: 4000).
@@ -95,6 +104,25 @@ impl BenchConfig {
         }
         if self.repeat == 0 || self.repeat > 20 {
             return Err(format!("--repeat {} outside 1..=20", self.repeat));
+        }
+        if self.sweep_repeat == 0 || self.sweep_repeat > 20 {
+            return Err(format!(
+                "--sweep-repeat {} outside 1..=20",
+                self.sweep_repeat
+            ));
+        }
+        if self.modes.is_empty() {
+            return Err("--modes: at least one of none, tc, fairway, fairway-dispatch".into());
+        }
+        for (i, m) in self.modes.iter().enumerate() {
+            if self.modes[..i].contains(m) {
+                return Err(format!("--modes: `{}` given twice", m.name()));
+            }
+        }
+        if self.qdisc_bypass && self.transport == Transport::Udp && !self.experiments.transports {
+            return Err(
+                "--qdisc-bypass needs raw frames (--transport af-packet or af-packet-ring)".into(),
+            );
         }
         if self.interferers > 255 {
             return Err(format!(
@@ -162,7 +190,19 @@ impl BenchConfig {
             queue_len: self.queue_len,
             placement: self.placement,
             clock: ClientClock::Shared,
+            receive: self.receive,
+            qdisc_bypass: self.qdisc_bypass,
         }
+    }
+
+    /// The configured modes that the sweep measures (`none` has no link
+    /// rate to configure), in [`SWEPT`] order.
+    pub fn swept(&self) -> Vec<Mode> {
+        SWEPT
+            .iter()
+            .copied()
+            .filter(|m| self.modes.contains(m))
+            .collect()
     }
 
     fn target_flows(&self, interferers: usize) -> Vec<FlowSpec> {
@@ -182,7 +222,7 @@ impl BenchConfig {
     /// Number of trials `run` makes (for a progress bar).
     pub fn trials(&self) -> usize {
         let mut t = 0;
-        let modes = Mode::ALL.len();
+        let modes = self.modes.len();
         if self.experiments.throughput {
             t += self.clients.len() * modes * self.repeat;
         }
@@ -190,7 +230,7 @@ impl BenchConfig {
             t += 2 * modes;
         }
         if self.experiments.sweep {
-            t += self.rates.len() * SWEPT.len();
+            t += self.rates.len() * self.swept().len() * self.sweep_repeat;
         }
         if self.experiments.transports {
             t += self.clients.len() * modes * Transport::ALL.len() * self.repeat;
@@ -214,10 +254,35 @@ pub struct ThroughputPoint {
     pub tx_pps: f64,
     /// Median packets/s that crossed the link (the throughput).
     pub delivered_pps: f64,
-    /// delivered pps of every repeat.
+    /// delivered pps of every repeat, in run order.
     pub runs: Vec<f64>,
+    /// Each repeat's rate in 50 ms slices of its window, packets/s.
+    pub slice_pps: Vec<Vec<f64>>,
+    /// Packets per `sendmmsg` call (all repeats together).
+    pub packets_per_call: f64,
     /// Accounting held in every repeat.
     pub accounting_ok: bool,
+}
+
+/// A throughput ratio of two configurations at one client count, taken
+/// per repeat (the two trials of one repeat run back to back, seconds
+/// apart, so a slow drift of the machine's speed cancels out).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PairedRatio {
+    /// Clients.
+    pub clients: usize,
+    /// The configuration on top.
+    pub num: Mode,
+    /// The configuration below.
+    pub den: Mode,
+    /// Median of the per-repeat ratios.
+    pub median: f64,
+    /// Smallest per-repeat ratio.
+    pub min: f64,
+    /// Largest per-repeat ratio.
+    pub max: f64,
+    /// Every per-repeat ratio, in run order.
+    pub runs: Vec<f64>,
 }
 
 /// One transport-comparison point: the median of the repeats.
@@ -246,12 +311,14 @@ pub struct SweepPoint {
     pub tx_pps: f64,
     /// Aggregate packets/s that got past the qdisc and the veth.
     pub delivered_pps: f64,
-    /// The target's latency.
+    /// The target's latency (the repeat with the median p98).
     pub target: Percentiles,
-    /// The target's received rate / offered rate.
+    /// The target's p98 in every repeat, µs, in run order.
+    pub p98_runs: Vec<f64>,
+    /// The target's received rate / offered rate (lowest of the repeats).
     pub target_rate_ratio: f64,
-    /// The configuration delivered less than 90 % of the link rate:
-    /// overloaded.
+    /// The configuration delivered less than 90 % of the link rate
+    /// (median of the repeats): overloaded.
     pub overloaded: bool,
     /// Accounting held.
     pub accounting_ok: bool,
@@ -260,10 +327,14 @@ pub struct SweepPoint {
 /// The targets as ratios from this run.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Targets {
-    /// min over client counts of fairway / none throughput (target ≥ 0.9).
+    /// min over client counts of fairway / none throughput, each the median
+    /// of the per-repeat ratios (target ≥ 0.9).
     pub fairway_over_none_min: Option<f64>,
-    /// fairway / tc throughput at the largest client count (target ≥ 1.3).
+    /// fairway / tc throughput at the largest client count, median of the
+    /// per-repeat ratios (target ≥ 1.3).
     pub fairway_over_tc_at_max_clients: Option<f64>,
+    /// The smallest and largest per-repeat fairway / tc ratio there.
+    pub fairway_over_tc_range: Option<(f64, f64)>,
     /// The same two ratios for `fairway-dispatch`.
     pub dispatch_over_none_min: Option<f64>,
     /// fairway-dispatch / tc at the largest client count.
@@ -312,8 +383,17 @@ pub struct Report {
     pub cooldown_ms: u64,
     /// `sched_rt_runtime_us` during the run (`-1`: no throttling).
     pub rt_runtime_us: Option<i64>,
+    /// What became of the unread flows' packets.
+    pub receive: ReceivePath,
+    /// Raw frames skipped the qdisc in every configuration but `tc`.
+    pub qdisc_bypass: bool,
+    /// The configurations measured.
+    pub modes: Vec<Mode>,
     /// Throughput points.
     pub throughput: Vec<ThroughputPoint>,
+    /// Per-repeat throughput ratios: fairway and fairway-dispatch over
+    /// none and over tc, at every client count.
+    pub ratios: Vec<PairedRatio>,
     /// Target alone, three configurations (Fig. 8).
     pub light: Vec<TrialResult>,
     /// Target with interferers at `link_pps` (Fig. 10).
@@ -392,7 +472,11 @@ pub fn run(
         seconds: cfg.seconds,
         cooldown_ms: cfg.cooldown_ms,
         rt_runtime_us: fairway_runtime::rt_throttle_runtime_us(),
+        receive: cfg.receive,
+        qdisc_bypass: cfg.qdisc_bypass,
+        modes: cfg.modes.clone(),
         throughput: Vec::new(),
+        ratios: Vec::new(),
         light: Vec::new(),
         loaded: Vec::new(),
         link_pps: cfg.link_pps,
@@ -408,10 +492,11 @@ pub fn run(
     let mut all_ok = true;
 
     if cfg.experiments.throughput {
+        let modes = &cfg.modes;
         for &n in &cfg.clients {
-            let mut runs: Vec<Vec<TrialResult>> = vec![Vec::new(); Mode::ALL.len()];
+            let mut runs: Vec<Vec<TrialResult>> = vec![Vec::new(); modes.len()];
             for _ in 0..cfg.repeat {
-                for (m, &mode) in Mode::ALL.iter().enumerate() {
+                for (m, &mode) in modes.iter().enumerate() {
                     let flows = vec![
                         FlowSpec {
                             weight: 1,
@@ -427,7 +512,7 @@ pub fn run(
                     )?);
                 }
             }
-            for (m, &mode) in Mode::ALL.iter().enumerate() {
+            for (m, &mode) in modes.iter().enumerate() {
                 let ok = runs[m].iter().all(TrialResult::accounting_holds);
                 all_ok &= ok;
                 let mut tx: Vec<f64> = runs[m].iter().map(|r| r.tx_pps).collect();
@@ -439,40 +524,76 @@ pub fn run(
                     tx_pps: median(&mut tx),
                     delivered_pps: median(&mut dl),
                     runs: all,
+                    slice_pps: runs[m].iter().map(|r| r.slice_pps.clone()).collect(),
+                    packets_per_call: {
+                        let f = runs[m].iter().flat_map(|r| &r.flows);
+                        let (sent, calls) =
+                            f.fold((0u64, 0u64), |(s, c), f| (s + f.sent, c + f.calls));
+                        sent as f64 / calls.max(1) as f64
+                    },
                     accounting_ok: ok,
                 });
             }
+            let pairs = [
+                (Mode::Fairway, Mode::None),
+                (Mode::Fairway, Mode::Tc),
+                (Mode::FairwayDispatch, Mode::None),
+                (Mode::FairwayDispatch, Mode::Tc),
+            ];
+            for (num, den) in pairs {
+                let at = |x: Mode| modes.iter().position(|&m| m == x);
+                let (Some(a), Some(b)) = (at(num), at(den)) else {
+                    continue;
+                };
+                let per: Vec<f64> = runs[a]
+                    .iter()
+                    .zip(&runs[b])
+                    .map(|(x, y)| x.delivered_pps / y.delivered_pps.max(1.0))
+                    .collect();
+                let mut sorted = per.clone();
+                let med = median(&mut sorted);
+                report.ratios.push(PairedRatio {
+                    clients: n,
+                    num,
+                    den,
+                    median: med,
+                    min: sorted.first().copied().unwrap_or(0.0),
+                    max: sorted.last().copied().unwrap_or(0.0),
+                    runs: per,
+                });
+            }
         }
-        let at = |mode: Mode, n: usize| {
+        let ratio = |num: Mode, den: Mode, n: usize| {
             report
-                .throughput
+                .ratios
                 .iter()
-                .find(|p| p.mode == mode && p.clients == n)
-                .map(|p| p.delivered_pps)
+                .find(|r| r.num == num && r.den == den && r.clients == n)
         };
         let over_none_min = |m: Mode| {
             cfg.clients
                 .iter()
-                .filter_map(|&n| Some(at(m, n)? / at(Mode::None, n)?))
+                .filter_map(|&n| Some(ratio(m, Mode::None, n)?.median))
                 .min_by(|a, b| a.total_cmp(b))
         };
         let nmax = cfg.clients.iter().copied().max().unwrap_or(1);
-        let over_tc = |m: Mode| at(m, nmax).zip(at(Mode::Tc, nmax)).map(|(f, t)| f / t);
+        let over_tc = |m: Mode| ratio(m, Mode::Tc, nmax).map(|r| r.median);
         report.targets.fairway_over_none_min = over_none_min(Mode::Fairway);
         report.targets.fairway_over_tc_at_max_clients = over_tc(Mode::Fairway);
+        report.targets.fairway_over_tc_range =
+            ratio(Mode::Fairway, Mode::Tc, nmax).map(|r| (r.min, r.max));
         report.targets.dispatch_over_none_min = over_none_min(Mode::FairwayDispatch);
         report.targets.dispatch_over_tc_at_max_clients = over_tc(Mode::FairwayDispatch);
     }
 
     if cfg.experiments.latency {
         let d = cfg.delta_latency_ns;
-        for mode in Mode::ALL {
+        for &mode in &cfg.modes {
             let spec = cfg.spec(mode, cfg.target_flows(0), Some(cfg.link_pps), d);
             report
                 .light
                 .push(step(format!("latency alone {}", mode.name()), spec)?);
         }
-        for mode in Mode::ALL {
+        for &mode in &cfg.modes {
             let spec = cfg.spec(
                 mode,
                 cfg.target_flows(cfg.interferers),
@@ -527,21 +648,44 @@ pub fn run(
 
     if cfg.experiments.sweep {
         let d = cfg.delta_latency_ns;
+        let swept = cfg.swept();
         for &rate in &cfg.rates {
-            for mode in SWEPT {
-                let spec = cfg.spec(mode, cfg.target_flows(cfg.interferers), Some(rate), d);
-                let r = step(format!("sweep {rate} pps {}", mode.name()), spec)?;
-                all_ok &= r.accounting_holds();
-                let t = r.target.clone().unwrap_or_default();
+            // runs[mode]: the repeats, each round measuring every mode.
+            let mut runs: Vec<Vec<TrialResult>> = vec![Vec::new(); swept.len()];
+            for _ in 0..cfg.sweep_repeat {
+                for (m, &mode) in swept.iter().enumerate() {
+                    let spec = cfg.spec(mode, cfg.target_flows(cfg.interferers), Some(rate), d);
+                    let r = step(format!("sweep {rate} pps {}", mode.name()), spec)?;
+                    all_ok &= r.accounting_holds();
+                    runs[m].push(r);
+                }
+            }
+            for (m, &mode) in swept.iter().enumerate() {
+                let v = &runs[m];
+                let p98 = |r: &TrialResult| r.target.as_ref().map_or(0.0, |t| t.latency.p98);
+                let p98_runs: Vec<f64> = v.iter().map(p98).collect();
+                // The repeat whose p98 is the median (its other percentiles
+                // are shown with it).
+                let mut order: Vec<usize> = (0..v.len()).collect();
+                order.sort_by(|&a, &b| p98(&v[a]).total_cmp(&p98(&v[b])));
+                let mid = &v[order[order.len() / 2]];
+                let mut tx: Vec<f64> = v.iter().map(|r| r.tx_pps).collect();
+                let mut dl: Vec<f64> = v.iter().map(|r| r.delivered_pps).collect();
+                let delivered = median(&mut dl);
+                let rate_ratio = v
+                    .iter()
+                    .map(|r| r.target.as_ref().map_or(0.0, |t| t.rate_ratio))
+                    .fold(f64::INFINITY, f64::min);
                 report.sweep.push(SweepPoint {
                     mode,
                     rate_pps: rate,
-                    tx_pps: r.tx_pps,
-                    delivered_pps: r.delivered_pps,
-                    target: t.latency,
-                    target_rate_ratio: t.rate_ratio,
-                    overloaded: r.delivered_pps < 0.9 * rate as f64,
-                    accounting_ok: r.accounting_holds(),
+                    tx_pps: median(&mut tx),
+                    delivered_pps: delivered,
+                    target: mid.target.clone().unwrap_or_default().latency,
+                    p98_runs,
+                    target_rate_ratio: rate_ratio,
+                    overloaded: delivered < 0.9 * rate as f64,
+                    accounting_ok: v.iter().all(TrialResult::accounting_holds),
                 });
             }
         }
@@ -577,9 +721,9 @@ pub fn run(
         for &n in &cfg.clients {
             // runs[mode][transport]
             let mut runs: Vec<Vec<Vec<TrialResult>>> =
-                vec![vec![Vec::new(); Transport::ALL.len()]; Mode::ALL.len()];
+                vec![vec![Vec::new(); Transport::ALL.len()]; cfg.modes.len()];
             for _ in 0..cfg.repeat {
-                for (m, &mode) in Mode::ALL.iter().enumerate() {
+                for (m, &mode) in cfg.modes.iter().enumerate() {
                     for (t, &transport) in Transport::ALL.iter().enumerate() {
                         let flows = vec![
                             FlowSpec {
@@ -602,7 +746,7 @@ pub fn run(
                     }
                 }
             }
-            for (m, &mode) in Mode::ALL.iter().enumerate() {
+            for (m, &mode) in cfg.modes.iter().enumerate() {
                 for (t, &transport) in Transport::ALL.iter().enumerate() {
                     let ok = runs[m][t].iter().all(TrialResult::accounting_holds);
                     all_ok &= ok;

@@ -58,6 +58,8 @@ const GRACE_NS: u64 = 500_000_000;
 /// How long a paced client may go on after the deadline sending packets
 /// that fell due before it (catching up after a stall), ns.
 pub const CATCH_UP_NS: u64 = 250_000_000;
+/// The length of the slices of [`TrialResult::slice_pps`], ns.
+const SLICE_NS: u64 = 50_000_000;
 /// How long to wait for the qdisc to empty after the clients stopped.
 const QUIESCE_MAX: Duration = Duration::from_secs(2);
 /// How long a flat-out fairway client waits for a grant before yielding
@@ -207,6 +209,32 @@ impl Transport {
     }
 }
 
+/// What becomes of the packets of flows nobody reads when they reach the
+/// receiving end of the link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReceivePath {
+    /// Every flow has a bound UDP socket; the unread ones fill up and the
+    /// kernel drops (and counts) the rest at the socket, after the IP and
+    /// UDP receive path. On a veth that path runs on the *sending* CPU.
+    Sockets,
+    /// Datagrams of unread flows are dropped (and counted) by a `clsact`
+    /// eBPF classifier where they enter the receiving device, before the
+    /// IP and UDP receive path ([`fairway_runtime::net::ingress`]); the
+    /// watched flow still reaches its socket.
+    IngressDrop,
+}
+
+impl ReceivePath {
+    /// The name used on the command line, in tables and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReceivePath::Sockets => "sockets",
+            ReceivePath::IngressDrop => "ingress-drop",
+        }
+    }
+}
+
 /// A client's socket, any kind.
 pub(super) enum Sender {
     Udp(UdpSender),
@@ -316,6 +344,13 @@ pub struct TrialSpec {
     pub placement: Placement,
     /// When each client's `seconds` start ([`ClientClock::Shared`]).
     pub clock: ClientClock,
+    /// What becomes of the unread flows' packets at the receiving end.
+    pub receive: ReceivePath,
+    /// Raw-frame transports only: in every configuration but `tc`, frames
+    /// go straight to the driver (`PACKET_QDISC_BYPASS`), as the arbiter
+    /// hands granted packets to the device in seed 001 §3; `tc` always
+    /// goes through its qdisc. Ignored with UDP sockets.
+    pub qdisc_bypass: bool,
 }
 
 impl TrialSpec {
@@ -457,6 +492,9 @@ pub struct TrialResult {
     pub delivered_pps: f64,
     /// The length of that counting window, s.
     pub window_seconds: f64,
+    /// The same rate in consecutive slices of that window (the last one
+    /// may be shorter), packets/s: how steady it was.
+    pub slice_pps: Vec<f64>,
     /// The target client, if one was watched.
     pub target: Option<TargetResult>,
     /// fairway: scheduling decisions made.
@@ -468,6 +506,8 @@ pub struct TrialResult {
 pub struct KernelCounts {
     /// Root qdisc drops.
     pub qdisc: u64,
+    /// Drops at the receiver's ingress ([`ReceivePath::IngressDrop`]).
+    pub ingress: u64,
     /// veth drops (sender tx + receiver rx).
     pub veth: u64,
     /// UDP drops outside the sockets (no port, other errors).
@@ -806,6 +846,17 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         tb.set_htb(&classes, link_bps, FRAME_LEN)
             .map_err(testbed_err)?;
     }
+    let watched: Vec<usize> = (0..n).filter(|&i| spec.flows[i].watched).collect();
+    if spec.receive == ReceivePath::IngressDrop {
+        if watched.len() > 1 {
+            return Err(format!(
+                "receive path ingress-drop keeps one watched flow, not {}",
+                watched.len()
+            ));
+        }
+        let keep = watched.first().map(|&w| BASE_PORT + w as u16);
+        tb.drop_at_ingress(keep).map_err(testbed_err)?;
+    }
     let before = tb.kernel_drops().map_err(testbed_err)?;
     let sockets = tb
         .in_receiver_ns(|| ReceiverSockets::bind(RECEIVER_IP, BASE_PORT, n, None))
@@ -821,6 +872,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         Transport::Udp => None,
     };
     let transport = spec.transport;
+    let bypass = spec.qdisc_bypass && !tc;
     let mut senders: Vec<Sender> = tb
         .in_sender_ns(|| {
             addrs
@@ -838,10 +890,18 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                     };
                     match (transport, ifindex) {
                         (Transport::AfPacket, Some(ix)) => {
-                            PacketSender::open(ix, frame, batch, prio).map(Sender::Packet)
+                            let mut s = PacketSender::open(ix, frame, batch, prio)?;
+                            if bypass {
+                                s.bypass_qdisc()?;
+                            }
+                            Ok(Sender::Packet(s))
                         }
                         (Transport::AfPacketRing, Some(ix)) => {
-                            RingSender::open(ix, frame, batch, prio, SEND_TIMEOUT).map(Sender::Ring)
+                            let mut s = RingSender::open(ix, frame, batch, prio, SEND_TIMEOUT)?;
+                            if bypass {
+                                s.bypass_qdisc()?;
+                            }
+                            Ok(Sender::Ring(s))
                         }
                         _ => UdpSender::connect(*a, batch, prio, SEND_TIMEOUT).map(Sender::Udp),
                     }
@@ -850,7 +910,6 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         })
         .map_err(testbed_err)?
         .map_err(|e| format!("sender sockets: {e}"))?;
-    let watched: Vec<usize> = (0..n).filter(|&i| spec.flows[i].watched).collect();
     for &w in &watched {
         if let Sender::Udp(s) = &mut senders[w] {
             s.record_delays();
@@ -923,7 +982,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         let start = &start;
         let sampler = std::thread::Builder::new()
             .name("rate-sampler".into())
-            .spawn_scoped(s, move || -> std::io::Result<(u64, f64)> {
+            .spawn_scoped(s, move || -> std::io::Result<(u64, f64, Vec<f64>)> {
                 if let Some(c) = p.receiver_cpu {
                     let _ = fairway_runtime::affinity::pin_current_thread(c);
                 }
@@ -939,9 +998,22 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                     let v = counters.read()?.tx_packets;
                     Ok((v, (a + monotonic_ns()) / 2))
                 };
-                let (c0, t_a) = sample(t0 + (span as f64 * WARMUP_FRACTION) as u64)?;
+                let start_at = t0 + (span as f64 * WARMUP_FRACTION) as u64;
+                let (c0, t_a) = sample(start_at)?;
+                // Intermediate readings every SLICE_NS show how steady the
+                // rate was within the window.
+                let (mut c, mut t) = (c0, t_a);
+                let mut slices = Vec::new();
+                let mut at = start_at + SLICE_NS;
+                while at + SLICE_NS / 2 < t0 + span {
+                    let (c1, t1) = sample(at)?;
+                    slices.push((c1 - c) as f64 * 1e9 / (t1 - t).max(1) as f64);
+                    (c, t) = (c1, t1);
+                    at += SLICE_NS;
+                }
                 let (c1, t_b) = sample(t0 + span)?;
-                Ok((c1 - c0, (t_b - t_a) as f64 / 1e9))
+                slices.push((c1 - c) as f64 * 1e9 / (t_b - t).max(1) as f64);
+                Ok((c1 - c0, (t_b - t_a) as f64 / 1e9, slices))
             })
             .map_err(|e| format!("sampler thread: {e}"))?;
         let handles: Vec<_> = roles
@@ -1120,6 +1192,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         flows,
         kernel: KernelCounts {
             qdisc: k.qdisc,
+            ingress: k.ingress,
             veth: k.veth_tx + k.veth_rx,
             udp_other: k.udp_no_ports + k.udp_other_errors,
             udp_rcvbuf_errors: k.udp_rcvbuf_errors,
@@ -1135,6 +1208,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
             0.0
         },
         window_seconds: window.1,
+        slice_pps: window.2,
         target,
         decisions,
     })
