@@ -117,7 +117,7 @@ pub fn config(quick: bool) -> BenchConfig {
     let cpus = fairway_runtime::affinity::available_cpus();
     BenchConfig {
         clients: if quick { vec![1, 4] } else { vec![1, 2, 4, 8] },
-        seconds: if quick { 0.3 } else { 0.8 },
+        seconds: if quick { 0.3 } else { 0.7 },
         repeat: if quick { 1 } else { 3 },
         sweep_repeat: 1,
         modes: Mode::ALL.to_vec(),
@@ -397,6 +397,7 @@ mod tests {
             runs: vec![pps],
             slice_pps: vec![vec![pps]],
             packets_per_call: 32.0,
+            fast_pps: pps,
             accounting_ok: true,
         };
         let sp = |mode, p98, overloaded| SweepPoint {

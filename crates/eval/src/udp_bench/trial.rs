@@ -920,6 +920,10 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
     let receiver = Receiver::spawn(sockets, watched.clone(), p.receiver_cpu, high)
         .map_err(|e| format!("receiver: {e}"))?;
 
+    // Opened before the arbiter starts: the busy-polling arbiter's
+    // real-time time on its CPU counts from its spawn (see
+    // `RT_COOLDOWN_MS`), so nothing slow may come between it and t0.
+    let mut counters = tb.sender_device_counters().map_err(testbed_err)?;
     // What each client thread gets: its sender (direct), its client and
     // sender (fairway), or only its submitting half (fairway-dispatch,
     // whose senders go to the arbiter thread with the draining halves).
@@ -973,7 +977,6 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         }
     }
 
-    let mut counters = tb.sender_device_counters().map_err(testbed_err)?;
     // The clients and the sampler.
     let start = StartGate::new(n + 1);
     let clock = spec.clock;
