@@ -92,8 +92,10 @@ pub struct BenchConfig {
 /// longer than `seconds`: the arbiter busy-polls from its spawn, through
 /// the 0.1 s start lead, to the end of the trial (a paced target may catch
 /// up for a while past the deadline), and the receiver and the rate
-/// sampler share its CPU. With 0.8 s trials, loaded runs (load 10) showed
-/// 17–35 ms pauses near the end of `fairway` trials; the default is 0.7 s.
+/// sampler share its CPU: the default `seconds` is 0.7 to keep that span
+/// well inside the budget. (Pauses of 15–40 ms still appear in a few trials
+/// of every configuration when the shared machine is loaded; their source
+/// is not known.)
 /// Measured here: an isolated `SCHED_FIFO` spin of 0.6 s on one
 /// CPU ran without a gap, one of 1.2 s stopped for 52 ms at 1.07 s.
 pub const RT_COOLDOWN_MS: u64 = 1_100;

@@ -829,12 +829,62 @@ fn testbed_err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// The machine-wide lock every trial holds while it runs.
+pub const TRIAL_LOCK_PATH: &str = "/run/fairway-udp-bench.lock";
+/// How long a trial waits for another process's trial to end, at most.
+const TRIAL_LOCK_WAIT: Duration = Duration::from_secs(120);
+
+/// Holds [`TRIAL_LOCK_PATH`] (an advisory `flock`) until dropped.
+///
+/// Trials pin real-time threads to fixed CPUs; two processes running
+/// trials at once (a benchmark and the root-run tests, say) would share
+/// them, and a busy-polling arbiter at the same `SCHED_FIFO` priority as
+/// another's never lets it run: a trial then delivers nothing. Every trial
+/// of every process takes this lock first, so they run one at a time.
+struct TrialLock(#[allow(dead_code)] std::fs::File);
+
+impl TrialLock {
+    fn acquire() -> Result<Self, String> {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(TRIAL_LOCK_PATH)
+            .map_err(|e| format!("{TRIAL_LOCK_PATH}: {e}"))?;
+        let give_up = std::time::Instant::now() + TRIAL_LOCK_WAIT;
+        loop {
+            match f.try_lock() {
+                Ok(()) => return Ok(Self(f)),
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < give_up => {
+                    if interrupted() {
+                        return Err("interrupted".into());
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => return Err(format!(
+                    "another process held {TRIAL_LOCK_PATH} (a udp-bench trial) for more than {} s",
+                    TRIAL_LOCK_WAIT.as_secs()
+                )),
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(format!("{TRIAL_LOCK_PATH}: {e}"))
+                }
+            }
+        }
+    }
+}
+
 /// Runs one trial on a fresh testbed, which is removed before returning.
+/// Trials of all processes on the machine run one at a time
+/// ([`TRIAL_LOCK_PATH`]).
 pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
     let n = spec.flows.len();
     if n == 0 || n > 4096 {
         return Err(format!("clients {n} outside 1..=4096"));
     }
+    if !fairway_runtime::net::is_root() {
+        return Err(fairway_runtime::net::TestbedError::NeedsRoot.to_string());
+    }
+    let _lock = TrialLock::acquire()?;
     let tb = Testbed::create().map_err(testbed_err)?;
     let link_bps = spec.link_bps();
     if spec.mode == Mode::Tc {
