@@ -24,8 +24,9 @@
 //! rate taken as packets sent / `seconds`, overstated every rate: flat-out
 //! clients sharing one CPU round-robin under `SCHED_RR` start a 100 ms time
 //! slice apart, so a "1 s" trial of 5 clients lasted 1.3 s and HTB seemed
-//! to pass 1.3× its rate. [`ClientClock::Own`] keeps that timing for the
-//! test that shows the rate check failing with it.)
+//! to pass 1.3× its rate. [`ClientClock::Staggered`] keeps that timing, with
+//! the stagger made explicit, for the test that shows the rate check
+//! failing with it.)
 
 use super::dispatcher::{Lane, SenderDispatch};
 use fairway_core::SchedSpec;
@@ -84,11 +85,17 @@ const START_LEAD_NS: u64 = 100_000_000;
 pub enum ClientClock {
     /// All clients start at one instant t0 and stop at t0 + `seconds`.
     Shared,
-    /// Each client starts when it first runs and stops `seconds` later: on
-    /// a CPU shared round-robin, clients start up to a time slice apart and
-    /// the trial lasts longer than `seconds`. Wrong for rates; kept to show
-    /// the rate check failing with it.
-    Own,
+    /// Client `i` starts `i · step_ns` after t0 and stops `seconds` later,
+    /// so the trial lasts longer than `seconds`: what happened when each
+    /// client timed itself from its first run and flat-out clients sharing
+    /// one CPU under `SCHED_RR` started a time slice apart. Wrong for
+    /// rates; kept, with the stagger made explicit (how far apart real
+    /// clients start depends on the machine's load), to show the rate
+    /// check failing with it.
+    Staggered {
+        /// Delay between consecutive clients' starts, ns.
+        step_ns: u64,
+    },
 }
 
 /// Brings the clients and the sampler to one start instant.
@@ -122,18 +129,16 @@ impl StartGate {
         self.t0.load(Ordering::Acquire)
     }
 
-    /// [`StartGate::t0`], then sleeps until t0 under [`ClientClock::Shared`]
-    /// (returning t0), or returns at once with the time now under
-    /// [`ClientClock::Own`].
-    fn start(&self, clock: ClientClock) -> u64 {
+    /// [`StartGate::t0`], then sleeps until client `flow`'s start (t0
+    /// under [`ClientClock::Shared`]) and returns it.
+    fn start(&self, clock: ClientClock, flow: u16) -> u64 {
         let t0 = self.t0();
-        match clock {
-            ClientClock::Shared => {
-                sleep_until(t0);
-                t0
-            }
-            ClientClock::Own => monotonic_ns(),
-        }
+        let at = match clock {
+            ClientClock::Shared => t0,
+            ClientClock::Staggered { step_ns } => t0 + u64::from(flow) * step_ns,
+        };
+        sleep_until(at);
+        at
     }
 }
 
@@ -609,7 +614,7 @@ fn direct_client(
     clock: ClientClock,
     seconds: f64,
 ) -> ClientOutcome {
-    let t0 = start.start(clock);
+    let t0 = start.start(clock, flow);
     let deadline = t0 + (seconds * 1e9) as u64;
     let mut seq = 0u64;
     let mut buf = Vec::with_capacity(batch);
@@ -665,7 +670,7 @@ fn fairway_client(
     seconds: f64,
 ) -> ClientOutcome {
     let (mut sub, mut drn) = client.split();
-    let t0 = start.start(clock);
+    let t0 = start.start(clock, flow);
     let deadline = t0 + (seconds * 1e9) as u64;
     let mut seq = 0u64;
     let mut accepted = 0u64;
@@ -765,7 +770,7 @@ fn submitting_client(
     clock: ClientClock,
     seconds: f64,
 ) -> u64 {
-    let t0 = start.start(clock);
+    let t0 = start.start(clock, flow);
     let deadline = t0 + (seconds * 1e9) as u64;
     let mut seq = 0u64;
     match spec.pace_pps {
@@ -861,10 +866,12 @@ impl TrialLock {
                     }
                     std::thread::sleep(Duration::from_millis(20));
                 }
-                Err(std::fs::TryLockError::WouldBlock) => return Err(format!(
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(format!(
                     "another process held {TRIAL_LOCK_PATH} (a udp-bench trial) for more than {} s",
                     TRIAL_LOCK_WAIT.as_secs()
-                )),
+                ))
+                }
                 Err(std::fs::TryLockError::Error(e)) => {
                     return Err(format!("{TRIAL_LOCK_PATH}: {e}"))
                 }
