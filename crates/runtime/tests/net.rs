@@ -103,3 +103,105 @@ fn every_datagram_is_received_or_counted_dropped_and_the_testbed_goes_away() {
     drop(tb);
     assert!(!namespace_exists(&s_ns) && !namespace_exists(&r_ns));
 }
+
+#[test]
+fn the_ingress_drop_counts_every_dropped_datagram_and_keeps_the_watched_port() {
+    if !root_or_skip("the_ingress_drop_counts_every_dropped_datagram") {
+        return;
+    }
+    let tb = Testbed::create().unwrap();
+    // Flow 0 (port 41000) is kept; flows 1 and 2 end at the ingress hook.
+    tb.drop_at_ingress(Some(41000)).unwrap();
+    let (sent, accounted, report) = send_and_count(&tb, 3, 5_000, vec![0]);
+    assert_eq!(sent, accounted);
+    let counted = report.flows[0].received + report.flows[0].socket_drops;
+    assert_eq!(
+        counted, 5_000,
+        "every datagram of the kept port reaches its socket"
+    );
+    for f in &report.flows[1..] {
+        assert_eq!((f.received, f.socket_drops), (0, 0));
+    }
+    let drops = tb.kernel_drops().unwrap();
+    assert_eq!(drops.ingress, sent - counted, "{drops:?}");
+    // Without a kept port every datagram is dropped there, and counted.
+    let tb = Testbed::create().unwrap();
+    tb.drop_at_ingress(None).unwrap();
+    let (sent, accounted, report) = send_and_count(&tb, 2, 3_000, vec![]);
+    assert_eq!(sent, accounted);
+    assert_eq!(report.received() + report.socket_drops(), 0);
+    assert_eq!(tb.kernel_drops().unwrap().ingress, sent);
+}
+
+/// Packets the root qdisc of the sender's device passed (`Sent ... pkt`).
+fn root_qdisc_sent_packets(tb: &Testbed) -> u64 {
+    let out = std::process::Command::new("tc")
+        .args(["-n", tb.sender_ns(), "-s", "qdisc", "show", "dev", "veth0"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.trim().starts_with("Sent "))
+        .unwrap();
+    // "Sent <bytes> bytes <packets> pkt (...)"
+    line.split_whitespace().nth(3).unwrap().parse().unwrap()
+}
+
+/// Sends 800 raw frames (bypassing the qdisc or not) through a testbed
+/// with an HTB root that never holds them back; returns (sent, received +
+/// counted drops, frames that passed through HTB).
+fn raw_frames_through_htb(bypass: bool) -> (u64, u64, u64) {
+    let tb = Testbed::create().unwrap();
+    tb.set_htb(&[HtbClass { weight: 1 }], 10_000_000_000, FRAME_LEN)
+        .unwrap();
+    let ix = tb.sender_ifindex().unwrap();
+    let socks = tb
+        .in_receiver_ns(|| ReceiverSockets::bind(RECEIVER_IP, 42000, 1, None))
+        .unwrap()
+        .unwrap();
+    let port = socks.addr(0).port();
+    let rx = Receiver::spawn(socks, vec![0], None, None).unwrap();
+    let addrs = FrameAddrs {
+        src_mac: testbed::SENDER_MAC,
+        dst_mac: testbed::RECEIVER_MAC,
+        src_ip: testbed::SENDER_IP,
+        dst_ip: RECEIVER_IP,
+        src_port: 30_000,
+        dst_port: port,
+    };
+    let prio = Some(Testbed::htb_priority(0));
+    let mut s = tb
+        .in_sender_ns(|| PacketSender::open(ix, addrs, 32, prio))
+        .unwrap()
+        .unwrap();
+    if bypass {
+        s.bypass_qdisc().unwrap();
+    }
+    let batch: Vec<Datagram> = (0..800)
+        .map(|q| Datagram::new(0, q, monotonic_ns()))
+        .collect();
+    s.send_now(&batch);
+    std::thread::sleep(Duration::from_millis(50));
+    let report = rx.finish().unwrap();
+    let c = s.counters();
+    assert_eq!(c.sent + c.refused, 800);
+    let k = tb.kernel_drops().unwrap();
+    assert_eq!(k.qdisc_backlog, 0);
+    let accounted = report.received() + report.socket_drops() + k.outside_sockets();
+    (c.sent, accounted, root_qdisc_sent_packets(&tb))
+}
+
+#[test]
+fn raw_frames_that_bypass_the_qdisc_skip_htb_and_are_all_accounted_for() {
+    if !root_or_skip("raw_frames_that_bypass_the_qdisc") {
+        return;
+    }
+    // Through the qdisc: every frame passes HTB.
+    let (sent, accounted, through_htb) = raw_frames_through_htb(false);
+    assert_eq!((sent, accounted, through_htb), (800, 800, 800));
+    // Bypassing it: HTB never sees a frame, and every one is delivered or
+    // counted.
+    let (sent, accounted, through_htb) = raw_frames_through_htb(true);
+    assert_eq!((sent, accounted, through_htb), (800, 800, 0));
+}

@@ -3,7 +3,7 @@
 //! `fairway` / `fairway-dispatch` measured in one run on a namespace
 //! testbed the command creates and removes. Linux, root.
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::time::Duration;
 
 /// Arguments of `fairway udp-bench`.
@@ -18,9 +18,11 @@ pub struct UdpBenchArgs {
     #[arg(long, default_value = "1,2,4,8,16")]
     pub clients: String,
     /// Seconds of sending per trial, in (0, 60]. With real-time priority,
-    /// keep it under 0.95 (the kernel stops real-time threads for 50 ms
-    /// once they used 0.95 s of a second). Example: `--seconds 0.8`
-    #[arg(long, default_value_t = 0.8)]
+    /// keep the trial and its 0.1 s start lead under 0.95 s (the kernel
+    /// stops real-time threads for up to 50 ms once they used 0.95 s of a
+    /// second; the busy-polling arbiter is real-time from its start to the
+    /// end of the trial). Example: `--seconds 0.7`
+    #[arg(long, default_value_t = 0.7)]
     pub seconds: f64,
     /// Pause before each trial but the first, ms, 0..=60000: lets each
     /// CPU's real-time budget recover so no trial is throttled (default
@@ -31,6 +33,29 @@ pub struct UdpBenchArgs {
     /// Example: `--repeat 3`
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
+    /// Trials per sweep point and configuration (median p98 kept), 1..=20.
+    /// Example: `--sweep-repeat 3`
+    #[arg(long, default_value_t = 3)]
+    pub sweep_repeat: usize,
+    /// Configurations to measure, comma-separated, in this order within
+    /// each repeat: none, tc, fairway, fairway-dispatch, or all.
+    /// Example: `--modes tc,fairway`
+    #[arg(long, default_value = "all")]
+    pub modes: String,
+    /// What becomes of the packets of flows nobody reads at the receiving
+    /// end: `sockets` (a full UDP socket drops them after the IP and UDP
+    /// receive path, which a veth runs on the sending CPU) or
+    /// `ingress-drop` (an eBPF classifier drops them where they enter the
+    /// receiving device; the watched target still reaches its socket).
+    /// Both count every drop. Example: `--receive sockets`
+    #[arg(long, value_enum, default_value_t = Receive::IngressDrop)]
+    pub receive: Receive,
+    /// Raw frames only: in none, fairway and fairway-dispatch, frames go
+    /// straight to the driver (PACKET_QDISC_BYPASS), as the arbiter hands
+    /// granted packets to the device in the PSPAT paper; tc always goes
+    /// through its qdisc.
+    #[arg(long)]
+    pub qdisc_bypass: bool,
     /// Flat-out clients next to the target in the latency experiments.
     /// Example: `--interferers 4`
     #[arg(long, default_value_t = 4)]
@@ -65,8 +90,8 @@ pub struct UdpBenchArgs {
     /// (raw Ethernet frames with sendmmsg, PSPAT paper Fig. 7's netmap
     /// analogue) or `af-packet-ring` (raw frames through a TPACKET_V2 TX
     /// ring; --batch at most 256). Example: `--transport af-packet`
-    #[arg(long, default_value = "udp")]
-    pub transport: String,
+    #[arg(long, value_enum, default_value_t = TransportArg::Udp)]
+    pub transport: TransportArg,
     /// Client queue length (fairway), 1..1048576. Example: `--queue-len 511`
     #[arg(long, default_value_t = 511)]
     pub queue_len: usize,
@@ -78,13 +103,13 @@ pub struct UdpBenchArgs {
     pub client_cpu: String,
     /// SCHED_FIFO priority of the target client and the receiver (they
     /// sleep between packets), 1..=99, or `none`. Example: `--rt-priority 10`
-    #[arg(long, default_value = "10")]
-    pub rt_priority: String,
+    #[arg(long, default_value = "10", value_parser = parse_rt_priority)]
+    pub rt_priority: RtPriority,
     /// Packets per client per trial, at most. Example: `--max-packets 50000000`
     #[arg(long, default_value_t = 50_000_000)]
     pub max_packets: u64,
-    /// A short run for CI: clients 1,4; 0.3 s; 1 repeat; rates 50k,400k;
-    /// no pause between trials.
+    /// A short run for CI: clients 1,4; 0.3 s; 1 repeat (sweep too); rates
+    /// 50k,400k; no pause between trials.
     #[arg(long)]
     pub quick: bool,
     /// Print the report as JSON (no progress bar, no table).
@@ -98,6 +123,40 @@ pub struct UdpBenchArgs {
     /// `-sweep.svg`. Example: `--chart docs/img/udp`
     #[arg(long)]
     pub chart: Option<String>,
+}
+
+/// `--receive`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Receive {
+    /// Unread flows end at their full UDP sockets.
+    Sockets,
+    /// Unread flows are dropped at the receiving device's ingress.
+    IngressDrop,
+}
+
+/// `--transport`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TransportArg {
+    /// One UDP socket per client, sendmmsg.
+    Udp,
+    /// Raw Ethernet frames, sendmmsg.
+    AfPacket,
+    /// Raw Ethernet frames through a TPACKET_V2 TX ring.
+    AfPacketRing,
+}
+
+/// `--rt-priority`: 1..=99, or `none`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RtPriority(Option<u8>);
+
+fn parse_rt_priority(text: &str) -> Result<RtPriority, String> {
+    match text {
+        "none" => Ok(RtPriority(None)),
+        p => match p.parse::<u8>() {
+            Ok(v) if (1..=99).contains(&v) => Ok(RtPriority(Some(v))),
+            _ => Err(format!("{p} outside 1..=99 (or `none`)")),
+        },
+    }
 }
 
 fn parse_cpu(text: &str, flag: &str) -> Result<Option<usize>, String> {
@@ -127,16 +186,13 @@ fn parse_list<T>(text: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Ve
 
 #[cfg(target_os = "linux")]
 fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, String> {
-    use fairway_eval::udp_bench::{BenchConfig, Experiment, Placement, Transport};
-    let transport = match args.transport.as_str() {
-        "udp" => Transport::Udp,
-        "af-packet" => Transport::AfPacket,
-        "af-packet-ring" => Transport::AfPacketRing,
-        other => {
-            return Err(format!(
-                "--transport: unknown `{other}` (udp, af-packet, af-packet-ring)"
-            ))
-        }
+    use fairway_eval::udp_bench::{
+        BenchConfig, Experiment, Mode, Placement, ReceivePath, Transport,
+    };
+    let transport = match args.transport {
+        TransportArg::Udp => Transport::Udp,
+        TransportArg::AfPacket => Transport::AfPacket,
+        TransportArg::AfPacketRing => Transport::AfPacketRing,
     };
     let mut exp = Experiment {
         throughput: false,
@@ -166,6 +222,25 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
         }
     }
     let sched = fairway_core::SchedSpec::parse(&args.sched).map_err(|e| format!("--sched: {e}"))?;
+    let mut modes = Vec::new();
+    for m in args.modes.split(',').map(str::trim) {
+        match m {
+            "all" => modes.extend(Mode::ALL),
+            "none" => modes.push(Mode::None),
+            "tc" => modes.push(Mode::Tc),
+            "fairway" => modes.push(Mode::Fairway),
+            "fairway-dispatch" => modes.push(Mode::FairwayDispatch),
+            other => {
+                return Err(format!(
+                    "--modes: unknown `{other}` (none, tc, fairway, fairway-dispatch, all)"
+                ))
+            }
+        }
+    }
+    let receive = match args.receive {
+        Receive::Sockets => ReceivePath::Sockets,
+        Receive::IngressDrop => ReceivePath::IngressDrop,
+    };
     if let Some(prefix) = &args.chart {
         super::outputs::check_prefix("--chart", prefix)?;
     }
@@ -174,18 +249,16 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
             .parse::<usize>()
             .map_err(|_| format!("--clients: `{s}` is not a number"))
     })?;
-    let rt_priority = match args.rt_priority.as_str() {
-        "none" => None,
-        p => match p.parse::<u8>() {
-            Ok(v) if (1..=99).contains(&v) => Some(v),
-            _ => return Err(format!("--rt-priority {p} outside 1..=99 (or `none`)")),
-        },
-    };
+    let rt_priority = args.rt_priority.0;
     let arbiter_cpu = parse_cpu(&args.arbiter_cpu, "--arbiter-cpu")?;
     let mut cfg = BenchConfig {
         clients,
         seconds: args.seconds,
         repeat: args.repeat,
+        sweep_repeat: args.sweep_repeat,
+        modes,
+        receive,
+        qdisc_bypass: args.qdisc_bypass,
         interferers: args.interferers,
         target_pps: args.target_pps,
         target_weight: args.target_weight,
@@ -213,6 +286,7 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
         cfg.clients = vec![1, 4];
         cfg.seconds = 0.3;
         cfg.repeat = 1;
+        cfg.sweep_repeat = 1;
         cfg.rates = vec![50_000, 400_000];
         cfg.cooldown_ms = args.cooldown_ms.unwrap_or(0);
     }

@@ -117,8 +117,12 @@ pub fn config(quick: bool) -> BenchConfig {
     let cpus = fairway_runtime::affinity::available_cpus();
     BenchConfig {
         clients: if quick { vec![1, 4] } else { vec![1, 2, 4, 8] },
-        seconds: if quick { 0.3 } else { 0.8 },
+        seconds: if quick { 0.3 } else { 0.7 },
         repeat: if quick { 1 } else { 3 },
+        sweep_repeat: 1,
+        modes: Mode::ALL.to_vec(),
+        receive: crate::udp_bench::ReceivePath::IngressDrop,
+        qdisc_bypass: false,
         interferers: 4,
         target_pps: 4000,
         target_weight: 50,
@@ -391,6 +395,9 @@ mod tests {
             tx_pps: pps,
             delivered_pps: pps,
             runs: vec![pps],
+            slice_pps: vec![vec![pps]],
+            packets_per_call: 32.0,
+            fast_pps: pps,
             accounting_ok: true,
         };
         let sp = |mode, p98, overloaded| SweepPoint {
@@ -402,6 +409,7 @@ mod tests {
                 p98,
                 ..Percentiles::default()
             },
+            p98_runs: vec![p98],
             target_rate_ratio: 1.0,
             overloaded,
             accounting_ok: true,
@@ -413,6 +421,10 @@ mod tests {
             seconds: 0.3,
             cooldown_ms: 0,
             rt_runtime_us: None,
+            receive: crate::udp_bench::ReceivePath::Sockets,
+            qdisc_bypass: false,
+            modes: Mode::ALL.to_vec(),
+            ratios: Vec::new(),
             throughput: vec![
                 tp(Mode::None, none),
                 tp(Mode::Tc, tc),

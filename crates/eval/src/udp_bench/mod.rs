@@ -39,5 +39,6 @@ pub mod trial;
 pub use bound::{BoundCheck, BoundInput};
 pub use experiments::{run, BenchConfig, Experiment, Report, Targets};
 pub use trial::{
-    run_trial, ClientClock, FlowSpec, Mode, Placement, Transport, TrialResult, TrialSpec,
+    run_trial, ClientClock, FlowSpec, Mode, Placement, ReceivePath, Transport, TrialResult,
+    TrialSpec,
 };

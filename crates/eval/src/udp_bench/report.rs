@@ -57,8 +57,10 @@ pub fn text(r: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "PSPAT paper §5.4-5.5 with real UDP packets ({:?}): {} CPUs, scheduler {}, {} s per trial, {} ms between trials, sched_rt_runtime_us {}",
-        r.transport,
+        "PSPAT paper §5.4-5.5 with real packets ({}{}, receive path {}): {} CPUs, scheduler {}, {} s per trial, {} ms between trials, sched_rt_runtime_us {}",
+        r.transport.name(),
+        if r.qdisc_bypass { ", qdisc bypass" } else { "" },
+        r.receive.name(),
         r.cpus,
         r.sched,
         r.seconds,
@@ -89,7 +91,8 @@ pub fn text(r: &Report) -> String {
         for n in ns {
             let get = |m: Mode| r.throughput.iter().find(|p| p.clients == n && p.mode == m);
             let v = |m: Mode| get(m).map(|p| p.delivered_pps);
-            let ok = Mode::ALL
+            let ok = r
+                .modes
                 .iter()
                 .all(|&m| get(m).is_some_and(|p| p.accounting_ok));
             let d = Mode::FairwayDispatch;
@@ -109,6 +112,42 @@ pub fn text(r: &Report) -> String {
             );
         }
     }
+    if !r.ratios.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nthroughput ratios per repeat (trials of one repeat run back to back): median [min-max] / ratio of the fast-regime rates (p90 of 50 ms slices)"
+        );
+        let _ = writeln!(
+            out,
+            "{:>7} {:>26} {:>26} {:>26} {:>26}",
+            "clients", "fairway/none", "fairway/tc", "disp/none", "disp/tc"
+        );
+        let mut ns: Vec<usize> = r.ratios.iter().map(|p| p.clients).collect();
+        ns.dedup();
+        for n in ns {
+            let cell = |num: Mode, den: Mode| {
+                r.ratios
+                    .iter()
+                    .find(|p| p.clients == n && p.num == num && p.den == den)
+                    .map_or("-".into(), |p| {
+                        format!(
+                            "{:.2} [{:.2}-{:.2}] / {:.2}",
+                            p.median, p.min, p.max, p.fast
+                        )
+                    })
+            };
+            let d = Mode::FairwayDispatch;
+            let _ = writeln!(
+                out,
+                "{:>7} {:>26} {:>26} {:>26} {:>26}",
+                n,
+                cell(Mode::Fairway, Mode::None),
+                cell(Mode::Fairway, Mode::Tc),
+                cell(d, Mode::None),
+                cell(d, Mode::Tc)
+            );
+        }
+    }
     if !r.transports.is_empty() {
         let _ = writeln!(
             out,
@@ -122,7 +161,7 @@ pub fn text(r: &Report) -> String {
         let mut ns: Vec<usize> = r.transports.iter().map(|p| p.clients).collect();
         ns.dedup();
         for n in ns {
-            for m in Mode::ALL {
+            for &m in &r.modes {
                 let get = |t: Transport| {
                     r.transports
                         .iter()
@@ -215,19 +254,39 @@ pub fn text(r: &Report) -> String {
                 opt(g(d).map(|p| p.target_rate_ratio), 3),
             );
         }
-        let _ = writeln!(out, "(* = delivered < 90 % of the link rate: overloaded)");
+        let _ = writeln!(
+            out,
+            "(median of the repeats; * = delivered < 90 % of the link rate: overloaded)"
+        );
+        if r.sweep.iter().any(|p| p.p98_runs.len() > 1) {
+            let _ = writeln!(out, "p98 of every repeat, µs:");
+            for p in &r.sweep {
+                let runs: Vec<String> = p.p98_runs.iter().map(|x| format!("{x:.1}")).collect();
+                let _ = writeln!(
+                    out,
+                    "  {:>9} pps {:<16} {}",
+                    p.rate_pps,
+                    p.mode.name(),
+                    runs.join(" ")
+                );
+            }
+        }
     }
     let t = &r.targets;
     let _ = writeln!(out, "\ntargets (ratios from this run)");
     let _ = writeln!(
         out,
-        "  fairway/none throughput, min over clients: {} (target >= 0.9)",
-        opt(t.fairway_over_none_min, 2)
+        "  fairway/none throughput, min over clients: {} (median of per-repeat ratios), {} (fast-regime rates) (target >= 0.9)",
+        opt(t.fairway_over_none_min, 2),
+        opt(t.fairway_over_none_fast_min, 2)
     );
     let _ = writeln!(
         out,
-        "  fairway/tc throughput at the most clients: {} (target >= 1.3)",
-        opt(t.fairway_over_tc_at_max_clients, 2)
+        "  fairway/tc throughput at the most clients: {} [{}] (median of per-repeat ratios), {} (fast-regime rates) (target >= 1.3)",
+        opt(t.fairway_over_tc_at_max_clients, 2),
+        t.fairway_over_tc_range
+            .map_or("-".into(), |(a, b)| format!("{a:.2}-{b:.2}")),
+        opt(t.fairway_over_tc_fast, 2)
     );
     let _ = writeln!(
         out,
@@ -276,15 +335,16 @@ pub fn write_csv(r: &Report, dir: &Path) -> Result<(), String> {
         let p = dir.join(name);
         std::fs::write(&p, body).map_err(|e| format!("{}: {e}", p.display()))
     };
-    let mut s = String::from("mode,clients,tx_pps,delivered_pps,accounting_ok\n");
+    let mut s = String::from("mode,clients,tx_pps,delivered_pps,fast_pps,accounting_ok\n");
     for p in &r.throughput {
         let _ = writeln!(
             s,
-            "{},{},{:.0},{:.0},{}",
+            "{},{},{:.0},{:.0},{:.0},{}",
             p.mode.name(),
             p.clients,
             p.tx_pps,
             p.delivered_pps,
+            p.fast_pps,
             p.accounting_ok
         );
     }
@@ -326,7 +386,8 @@ pub fn write_csv(r: &Report, dir: &Path) -> Result<(), String> {
 pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
     let mut written = Vec::new();
     if !r.throughput.is_empty() {
-        let series: Vec<Series> = Mode::ALL
+        let series: Vec<Series> = r
+            .modes
             .iter()
             .map(|&m| Series {
                 name: m.name().into(),
@@ -388,6 +449,7 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
     if !r.sweep.is_empty() {
         let series: Vec<Series> = super::experiments::SWEPT
             .iter()
+            .filter(|m| r.modes.contains(m))
             .map(|&m| Series {
                 name: format!("{} p98", m.name()),
                 points: r

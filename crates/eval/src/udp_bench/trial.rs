@@ -24,8 +24,9 @@
 //! rate taken as packets sent / `seconds`, overstated every rate: flat-out
 //! clients sharing one CPU round-robin under `SCHED_RR` start a 100 ms time
 //! slice apart, so a "1 s" trial of 5 clients lasted 1.3 s and HTB seemed
-//! to pass 1.3× its rate. [`ClientClock::Own`] keeps that timing for the
-//! test that shows the rate check failing with it.)
+//! to pass 1.3× its rate. [`ClientClock::Staggered`] keeps that timing, with
+//! the stagger made explicit, for the test that shows the rate check
+//! failing with it.)
 
 use super::dispatcher::{Lane, SenderDispatch};
 use fairway_core::SchedSpec;
@@ -58,6 +59,8 @@ const GRACE_NS: u64 = 500_000_000;
 /// How long a paced client may go on after the deadline sending packets
 /// that fell due before it (catching up after a stall), ns.
 pub const CATCH_UP_NS: u64 = 250_000_000;
+/// The length of the slices of [`TrialResult::slice_pps`], ns.
+const SLICE_NS: u64 = 50_000_000;
 /// How long to wait for the qdisc to empty after the clients stopped.
 const QUIESCE_MAX: Duration = Duration::from_secs(2);
 /// How long a flat-out fairway client waits for a grant before yielding
@@ -82,11 +85,17 @@ const START_LEAD_NS: u64 = 100_000_000;
 pub enum ClientClock {
     /// All clients start at one instant t0 and stop at t0 + `seconds`.
     Shared,
-    /// Each client starts when it first runs and stops `seconds` later: on
-    /// a CPU shared round-robin, clients start up to a time slice apart and
-    /// the trial lasts longer than `seconds`. Wrong for rates; kept to show
-    /// the rate check failing with it.
-    Own,
+    /// Client `i` starts `i · step_ns` after t0 and stops `seconds` later,
+    /// so the trial lasts longer than `seconds`: what happened when each
+    /// client timed itself from its first run and flat-out clients sharing
+    /// one CPU under `SCHED_RR` started a time slice apart. Wrong for
+    /// rates; kept, with the stagger made explicit (how far apart real
+    /// clients start depends on the machine's load), to show the rate
+    /// check failing with it.
+    Staggered {
+        /// Delay between consecutive clients' starts, ns.
+        step_ns: u64,
+    },
 }
 
 /// Brings the clients and the sampler to one start instant.
@@ -120,18 +129,16 @@ impl StartGate {
         self.t0.load(Ordering::Acquire)
     }
 
-    /// [`StartGate::t0`], then sleeps until t0 under [`ClientClock::Shared`]
-    /// (returning t0), or returns at once with the time now under
-    /// [`ClientClock::Own`].
-    fn start(&self, clock: ClientClock) -> u64 {
+    /// [`StartGate::t0`], then sleeps until client `flow`'s start (t0
+    /// under [`ClientClock::Shared`]) and returns it.
+    fn start(&self, clock: ClientClock, flow: u16) -> u64 {
         let t0 = self.t0();
-        match clock {
-            ClientClock::Shared => {
-                sleep_until(t0);
-                t0
-            }
-            ClientClock::Own => monotonic_ns(),
-        }
+        let at = match clock {
+            ClientClock::Shared => t0,
+            ClientClock::Staggered { step_ns } => t0 + u64::from(flow) * step_ns,
+        };
+        sleep_until(at);
+        at
     }
 }
 
@@ -203,6 +210,32 @@ impl Transport {
             Transport::Udp => "udp",
             Transport::AfPacket => "af-packet",
             Transport::AfPacketRing => "af-packet-ring",
+        }
+    }
+}
+
+/// What becomes of the packets of flows nobody reads when they reach the
+/// receiving end of the link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReceivePath {
+    /// Every flow has a bound UDP socket; the unread ones fill up and the
+    /// kernel drops (and counts) the rest at the socket, after the IP and
+    /// UDP receive path. On a veth that path runs on the *sending* CPU.
+    Sockets,
+    /// Datagrams of unread flows are dropped (and counted) by a `clsact`
+    /// eBPF classifier where they enter the receiving device, before the
+    /// IP and UDP receive path ([`fairway_runtime::net::ingress`]); the
+    /// watched flow still reaches its socket.
+    IngressDrop,
+}
+
+impl ReceivePath {
+    /// The name used on the command line, in tables and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReceivePath::Sockets => "sockets",
+            ReceivePath::IngressDrop => "ingress-drop",
         }
     }
 }
@@ -316,6 +349,13 @@ pub struct TrialSpec {
     pub placement: Placement,
     /// When each client's `seconds` start ([`ClientClock::Shared`]).
     pub clock: ClientClock,
+    /// What becomes of the unread flows' packets at the receiving end.
+    pub receive: ReceivePath,
+    /// Raw-frame transports only: in every configuration but `tc`, frames
+    /// go straight to the driver (`PACKET_QDISC_BYPASS`), as the arbiter
+    /// hands granted packets to the device in seed 001 §3; `tc` always
+    /// goes through its qdisc. Ignored with UDP sockets.
+    pub qdisc_bypass: bool,
 }
 
 impl TrialSpec {
@@ -457,6 +497,9 @@ pub struct TrialResult {
     pub delivered_pps: f64,
     /// The length of that counting window, s.
     pub window_seconds: f64,
+    /// The same rate in consecutive slices of that window (the last one
+    /// may be shorter), packets/s: how steady it was.
+    pub slice_pps: Vec<f64>,
     /// The target client, if one was watched.
     pub target: Option<TargetResult>,
     /// fairway: scheduling decisions made.
@@ -468,6 +511,8 @@ pub struct TrialResult {
 pub struct KernelCounts {
     /// Root qdisc drops.
     pub qdisc: u64,
+    /// Drops at the receiver's ingress ([`ReceivePath::IngressDrop`]).
+    pub ingress: u64,
     /// veth drops (sender tx + receiver rx).
     pub veth: u64,
     /// UDP drops outside the sockets (no port, other errors).
@@ -569,7 +614,7 @@ fn direct_client(
     clock: ClientClock,
     seconds: f64,
 ) -> ClientOutcome {
-    let t0 = start.start(clock);
+    let t0 = start.start(clock, flow);
     let deadline = t0 + (seconds * 1e9) as u64;
     let mut seq = 0u64;
     let mut buf = Vec::with_capacity(batch);
@@ -625,7 +670,7 @@ fn fairway_client(
     seconds: f64,
 ) -> ClientOutcome {
     let (mut sub, mut drn) = client.split();
-    let t0 = start.start(clock);
+    let t0 = start.start(clock, flow);
     let deadline = t0 + (seconds * 1e9) as u64;
     let mut seq = 0u64;
     let mut accepted = 0u64;
@@ -725,7 +770,7 @@ fn submitting_client(
     clock: ClientClock,
     seconds: f64,
 ) -> u64 {
-    let t0 = start.start(clock);
+    let t0 = start.start(clock, flow);
     let deadline = t0 + (seconds * 1e9) as u64;
     let mut seq = 0u64;
     match spec.pace_pps {
@@ -789,12 +834,64 @@ fn testbed_err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// The machine-wide lock every trial holds while it runs.
+pub const TRIAL_LOCK_PATH: &str = "/run/fairway-udp-bench.lock";
+/// How long a trial waits for another process's trial to end, at most.
+const TRIAL_LOCK_WAIT: Duration = Duration::from_secs(120);
+
+/// Holds [`TRIAL_LOCK_PATH`] (an advisory `flock`) until dropped.
+///
+/// Trials pin real-time threads to fixed CPUs; two processes running
+/// trials at once (a benchmark and the root-run tests, say) would share
+/// them, and a busy-polling arbiter at the same `SCHED_FIFO` priority as
+/// another's never lets it run: a trial then delivers nothing. Every trial
+/// of every process takes this lock first, so they run one at a time.
+struct TrialLock(#[allow(dead_code)] std::fs::File);
+
+impl TrialLock {
+    fn acquire() -> Result<Self, String> {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(TRIAL_LOCK_PATH)
+            .map_err(|e| format!("{TRIAL_LOCK_PATH}: {e}"))?;
+        let give_up = std::time::Instant::now() + TRIAL_LOCK_WAIT;
+        loop {
+            match f.try_lock() {
+                Ok(()) => return Ok(Self(f)),
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < give_up => {
+                    if interrupted() {
+                        return Err("interrupted".into());
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(format!(
+                    "another process held {TRIAL_LOCK_PATH} (a udp-bench trial) for more than {} s",
+                    TRIAL_LOCK_WAIT.as_secs()
+                ))
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(format!("{TRIAL_LOCK_PATH}: {e}"))
+                }
+            }
+        }
+    }
+}
+
 /// Runs one trial on a fresh testbed, which is removed before returning.
+/// Trials of all processes on the machine run one at a time
+/// ([`TRIAL_LOCK_PATH`]).
 pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
     let n = spec.flows.len();
     if n == 0 || n > 4096 {
         return Err(format!("clients {n} outside 1..=4096"));
     }
+    if !fairway_runtime::net::is_root() {
+        return Err(fairway_runtime::net::TestbedError::NeedsRoot.to_string());
+    }
+    let _lock = TrialLock::acquire()?;
     let tb = Testbed::create().map_err(testbed_err)?;
     let link_bps = spec.link_bps();
     if spec.mode == Mode::Tc {
@@ -805,6 +902,17 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
             .collect();
         tb.set_htb(&classes, link_bps, FRAME_LEN)
             .map_err(testbed_err)?;
+    }
+    let watched: Vec<usize> = (0..n).filter(|&i| spec.flows[i].watched).collect();
+    if spec.receive == ReceivePath::IngressDrop {
+        if watched.len() > 1 {
+            return Err(format!(
+                "receive path ingress-drop keeps one watched flow, not {}",
+                watched.len()
+            ));
+        }
+        let keep = watched.first().map(|&w| BASE_PORT + w as u16);
+        tb.drop_at_ingress(keep).map_err(testbed_err)?;
     }
     let before = tb.kernel_drops().map_err(testbed_err)?;
     let sockets = tb
@@ -821,6 +929,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         Transport::Udp => None,
     };
     let transport = spec.transport;
+    let bypass = spec.qdisc_bypass && !tc;
     let mut senders: Vec<Sender> = tb
         .in_sender_ns(|| {
             addrs
@@ -838,10 +947,18 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                     };
                     match (transport, ifindex) {
                         (Transport::AfPacket, Some(ix)) => {
-                            PacketSender::open(ix, frame, batch, prio).map(Sender::Packet)
+                            let mut s = PacketSender::open(ix, frame, batch, prio)?;
+                            if bypass {
+                                s.bypass_qdisc()?;
+                            }
+                            Ok(Sender::Packet(s))
                         }
                         (Transport::AfPacketRing, Some(ix)) => {
-                            RingSender::open(ix, frame, batch, prio, SEND_TIMEOUT).map(Sender::Ring)
+                            let mut s = RingSender::open(ix, frame, batch, prio, SEND_TIMEOUT)?;
+                            if bypass {
+                                s.bypass_qdisc()?;
+                            }
+                            Ok(Sender::Ring(s))
                         }
                         _ => UdpSender::connect(*a, batch, prio, SEND_TIMEOUT).map(Sender::Udp),
                     }
@@ -850,7 +967,6 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         })
         .map_err(testbed_err)?
         .map_err(|e| format!("sender sockets: {e}"))?;
-    let watched: Vec<usize> = (0..n).filter(|&i| spec.flows[i].watched).collect();
     for &w in &watched {
         if let Sender::Udp(s) = &mut senders[w] {
             s.record_delays();
@@ -861,6 +977,10 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
     let receiver = Receiver::spawn(sockets, watched.clone(), p.receiver_cpu, high)
         .map_err(|e| format!("receiver: {e}"))?;
 
+    // Opened before the arbiter starts: the busy-polling arbiter's
+    // real-time time on its CPU counts from its spawn (see
+    // `RT_COOLDOWN_MS`), so nothing slow may come between it and t0.
+    let mut counters = tb.sender_device_counters().map_err(testbed_err)?;
     // What each client thread gets: its sender (direct), its client and
     // sender (fairway), or only its submitting half (fairway-dispatch,
     // whose senders go to the arbiter thread with the draining halves).
@@ -914,7 +1034,6 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         }
     }
 
-    let mut counters = tb.sender_device_counters().map_err(testbed_err)?;
     // The clients and the sampler.
     let start = StartGate::new(n + 1);
     let clock = spec.clock;
@@ -923,7 +1042,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         let start = &start;
         let sampler = std::thread::Builder::new()
             .name("rate-sampler".into())
-            .spawn_scoped(s, move || -> std::io::Result<(u64, f64)> {
+            .spawn_scoped(s, move || -> std::io::Result<(u64, f64, Vec<f64>)> {
                 if let Some(c) = p.receiver_cpu {
                     let _ = fairway_runtime::affinity::pin_current_thread(c);
                 }
@@ -939,9 +1058,22 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                     let v = counters.read()?.tx_packets;
                     Ok((v, (a + monotonic_ns()) / 2))
                 };
-                let (c0, t_a) = sample(t0 + (span as f64 * WARMUP_FRACTION) as u64)?;
+                let start_at = t0 + (span as f64 * WARMUP_FRACTION) as u64;
+                let (c0, t_a) = sample(start_at)?;
+                // Intermediate readings every SLICE_NS show how steady the
+                // rate was within the window.
+                let (mut c, mut t) = (c0, t_a);
+                let mut slices = Vec::new();
+                let mut at = start_at + SLICE_NS;
+                while at + SLICE_NS / 2 < t0 + span {
+                    let (c1, t1) = sample(at)?;
+                    slices.push((c1 - c) as f64 * 1e9 / (t1 - t).max(1) as f64);
+                    (c, t) = (c1, t1);
+                    at += SLICE_NS;
+                }
                 let (c1, t_b) = sample(t0 + span)?;
-                Ok((c1 - c0, (t_b - t_a) as f64 / 1e9))
+                slices.push((c1 - c) as f64 * 1e9 / (t_b - t).max(1) as f64);
+                Ok((c1 - c0, (t_b - t_a) as f64 / 1e9, slices))
             })
             .map_err(|e| format!("sampler thread: {e}"))?;
         let handles: Vec<_> = roles
@@ -1120,6 +1252,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         flows,
         kernel: KernelCounts {
             qdisc: k.qdisc,
+            ingress: k.ingress,
             veth: k.veth_tx + k.veth_rx,
             udp_other: k.udp_no_ports + k.udp_other_errors,
             udp_rcvbuf_errors: k.udp_rcvbuf_errors,
@@ -1135,6 +1268,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
             0.0
         },
         window_seconds: window.1,
+        slice_pps: window.2,
         target,
         decisions,
     })

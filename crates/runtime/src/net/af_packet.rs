@@ -110,6 +110,32 @@ pub(crate) fn bound_packet_socket(ifindex: u32, priority: Option<u32>) -> io::Re
     Ok(fd)
 }
 
+/// Makes packet socket `fd` hand its frames straight to the device driver
+/// (`PACKET_QDISC_BYPASS`): no qdisc, not even the `noqueue` path of
+/// `dev_queue_xmit`. For a sender that needs no kernel scheduler: with
+/// fairway the arbiter is the scheduler (seed 001 §3), and `none` has
+/// none. Frames then also skip `tc`'s egress hooks and the device's
+/// queue-length limit, so the `tc` configuration must never use it.
+pub(crate) fn set_qdisc_bypass(fd: &OwnedFd) -> io::Result<()> {
+    let one: libc::c_int = 1;
+    // SAFETY: a valid socket and a c_int option value of the size passed
+    // (nix has no PACKET_QDISC_BYPASS).
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_PACKET,
+            libc::PACKET_QDISC_BYPASS,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// One client's raw packet socket, bound to a device, batching frames
 /// with `sendmmsg`.
 pub struct PacketSender {
@@ -155,6 +181,12 @@ impl PacketSender {
     /// The `SO_PRIORITY` this sender tags frames with.
     pub fn priority(&self) -> Option<u32> {
         self.priority
+    }
+
+    /// From now on frames go straight to the driver, past any qdisc
+    /// (`PACKET_QDISC_BYPASS`; see [`set_qdisc_bypass`]).
+    pub fn bypass_qdisc(&mut self) -> io::Result<()> {
+        set_qdisc_bypass(&self.fd)
     }
 
     /// The counters so far.

@@ -14,6 +14,8 @@
 //! * [`testbed`]: two network namespaces joined by a veth pair on a private
 //!   benchmarking subnet, the HTB configuration of the `tc` comparison, the
 //!   kernel's drop counters, removal on drop.
+//! * [`ingress`]: a counted early drop of the flows nobody reads, where
+//!   they enter the receiving device (a `clsact` eBPF classifier).
 //! * [`af_packet`]: [`PacketSender`], whole Ethernet frames through a raw
 //!   `AF_PACKET` socket, `sendmmsg`-batched: the analogue of seed 001's
 //!   netmap path (Fig. 7).
@@ -26,6 +28,7 @@
 
 pub mod af_packet;
 pub mod datagram;
+pub mod ingress;
 pub mod receiver;
 pub mod testbed;
 pub mod tx_ring;

@@ -97,6 +97,9 @@ pub struct HtbClass {
 pub struct KernelDrops {
     /// Dropped by the sender's root qdisc (HTB), all classes.
     pub qdisc: u64,
+    /// Dropped at the receiver's ingress hook
+    /// ([`Testbed::drop_at_ingress`]): counted by its `clsact` qdisc.
+    pub ingress: u64,
     /// Packets still queued in the root qdisc.
     pub qdisc_backlog: u64,
     /// `tx_dropped` of the sender's veth (peer's backlog full).
@@ -119,6 +122,7 @@ impl KernelDrops {
     pub fn since(&self, before: &KernelDrops) -> KernelDrops {
         KernelDrops {
             qdisc: self.qdisc.saturating_sub(before.qdisc),
+            ingress: self.ingress.saturating_sub(before.ingress),
             qdisc_backlog: self.qdisc_backlog,
             veth_tx: self.veth_tx.saturating_sub(before.veth_tx),
             veth_rx: self.veth_rx.saturating_sub(before.veth_rx),
@@ -134,7 +138,12 @@ impl KernelDrops {
 
     /// Drops that are not counted per socket by the receiver.
     pub fn outside_sockets(&self) -> u64 {
-        self.qdisc + self.veth_tx + self.veth_rx + self.udp_no_ports + self.udp_other_errors
+        self.qdisc
+            + self.ingress
+            + self.veth_tx
+            + self.veth_rx
+            + self.udp_no_ports
+            + self.udp_other_errors
     }
 }
 
@@ -389,6 +398,31 @@ impl Testbed {
         Ok(())
     }
 
+    /// Drops every IPv4 UDP datagram except those to port `keep` (`None`:
+    /// all of them) where it enters the receiver's device, before the IP
+    /// and UDP receive path, counting each drop
+    /// ([`KernelDrops::ingress`]; see [`super::ingress`]). The sending CPU
+    /// then no longer runs the receive stack for the flows nobody reads.
+    pub fn drop_at_ingress(&self, keep: Option<u16>) -> Result<(), TestbedError> {
+        run(
+            "tc",
+            &[
+                "-n",
+                &self.receiver_ns,
+                "qdisc",
+                "add",
+                "dev",
+                RECEIVER_DEV,
+                "clsact",
+            ],
+        )?;
+        self.in_receiver_ns(|| -> io::Result<()> {
+            let ix = nix::net::if_::if_nametoindex(RECEIVER_DEV).map_err(io::Error::from)?;
+            super::ingress::attach_drop_filter(ix, keep)
+        })??;
+        Ok(())
+    }
+
     /// Reads the drop counters along the path.
     pub fn kernel_drops(&self) -> Result<KernelDrops, TestbedError> {
         let mut d = KernelDrops::default();
@@ -405,6 +439,19 @@ impl Testbed {
             ],
         )?;
         (d.qdisc, d.qdisc_backlog) = parse_root_qdisc(&q);
+        let q = run(
+            "tc",
+            &[
+                "-n",
+                &self.receiver_ns,
+                "-s",
+                "qdisc",
+                "show",
+                "dev",
+                RECEIVER_DEV,
+            ],
+        )?;
+        d.ingress = parse_qdisc_drops(&q, "clsact");
         let read = |ns: &str, dev: &str, stat: &str| -> Result<u64, TestbedError> {
             let path = format!("/sys/class/net/{dev}/statistics/{stat}");
             let out = run("ip", &["netns", "exec", ns, "cat", &path])?;
@@ -518,6 +565,27 @@ fn parse_root_qdisc(text: &str) -> (u64, u64) {
     (drops, backlog)
 }
 
+/// The drops of the qdisc of kind `kind` in `tc -s qdisc show` output (0
+/// if there is none).
+fn parse_qdisc_drops(text: &str, kind: &str) -> u64 {
+    let head = format!("qdisc {kind} ");
+    let mut inside = false;
+    for line in text.lines() {
+        if line.starts_with("qdisc ") {
+            inside = line.starts_with(&head);
+            continue;
+        }
+        if let (true, Some(i)) = (inside, line.find("dropped ")) {
+            return line[i + 8..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+        }
+    }
+    0
+}
+
 /// The `name value` pairs of one protocol in `/proc/net/snmp`.
 fn parse_snmp(text: &str, proto: &str) -> Vec<(String, u64)> {
     let prefix = format!("{proto}:");
@@ -561,6 +629,13 @@ mod tests {
                   Sent 60 bytes 1 pkt (dropped 5, overlimits 0 requeues 0)\n \
                   backlog 0b 0p requeues 0\n";
         assert_eq!(parse_root_qdisc(tc), (17, 2));
+        assert_eq!(parse_qdisc_drops(tc, "pfifo"), 5);
+        assert_eq!(parse_qdisc_drops(tc, "clsact"), 0);
+        let clsact = "qdisc noqueue 0: root refcnt 2\n \
+                      Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0)\n\
+                      qdisc clsact ffff: parent ffff:fff1\n \
+                      Sent 6000 bytes 100 pkt (dropped 99, overlimits 0 requeues 0)\n";
+        assert_eq!(parse_qdisc_drops(clsact, "clsact"), 99);
         let snmp = "Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors\nUdp: 10 1 7 0 5\n";
         let u = parse_snmp(snmp, "Udp");
         assert_eq!(u[2], ("InErrors".to_string(), 7));
