@@ -215,22 +215,17 @@ impl<P: Packet> Drr<P> {
         let Some(x) = self.flows.get_mut(f as usize) else {
             return Visit::Idle;
         };
-        // The deficit is kept in a register and stored once: a lone flow's
-        // deficit is read and written on every packet, and each trip
-        // through memory would lengthen that chain.
-        let mut deficit = x.deficit;
-        let mut popped = self.queues.pop_within(FlowId(f), deficit);
+        let mut popped = self.queues.pop_within(FlowId(f), x.deficit);
         if let HeadPop::TooLong(_) = popped {
-            deficit += u64::from(x.weight) * self.unit;
+            x.deficit += u64::from(x.weight) * self.unit;
             let next = x.next;
             if !RETRY_ALONE || next != f {
-                x.deficit = deficit;
                 self.rotate(next);
                 return Visit::Rotated;
             }
             // Alone in the active list: the rotation would leave it at the
             // head and the next visit would try it again, so try it now.
-            popped = self.queues.pop_within(FlowId(f), deficit);
+            popped = self.queues.pop_within(FlowId(f), x.deficit);
         }
         match popped {
             HeadPop::Popped {
@@ -242,7 +237,7 @@ impl<P: Packet> Drr<P> {
                     x.deficit = 0;
                     self.pop_head();
                 } else {
-                    x.deficit = deficit - u64::from(len);
+                    x.deficit -= u64::from(len);
                 }
                 Visit::Sent(Dequeued {
                     flow: FlowId(f),
@@ -251,15 +246,9 @@ impl<P: Packet> Drr<P> {
             }
             // Granted and still too long (a quantum unit below the
             // packet's length): rotated, in place.
-            HeadPop::TooLong(_) => {
-                x.deficit = deficit;
-                Visit::Rotated
-            }
+            HeadPop::TooLong(_) => Visit::Rotated,
             // Only with a broken invariant (an empty flow in the list).
-            HeadPop::Empty => {
-                x.deficit = deficit;
-                Visit::Idle
-            }
+            HeadPop::Empty => Visit::Idle,
         }
     }
 
