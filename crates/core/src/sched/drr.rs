@@ -205,29 +205,14 @@ impl<P: Packet> Drr<P> {
 
     /// One DRR visit of the head flow: sends its head packet if it fits the
     /// deficit; otherwise grants the flow its quantum and moves it to the
-    /// tail of the active list. With `RETRY_ALONE` (a dequeue's first
-    /// visit), a flow alone in the list, whose rotation would leave it at
-    /// the head, is tried again at once with the quantum granted: one visit
-    /// instead of two for every packet of a lone flow.
+    /// tail of the active list (a no-op rotation if it is alone).
     #[inline(always)]
-    fn visit_head<const RETRY_ALONE: bool>(&mut self) -> Visit<P> {
+    fn visit_head(&mut self) -> Visit<P> {
         let f = self.head;
         let Some(x) = self.flows.get_mut(f as usize) else {
             return Visit::Idle;
         };
-        let mut popped = self.queues.pop_within(FlowId(f), x.deficit);
-        if let HeadPop::TooLong(_) = popped {
-            x.deficit += u64::from(x.weight) * self.unit;
-            let next = x.next;
-            if !RETRY_ALONE || next != f {
-                self.rotate(next);
-                return Visit::Rotated;
-            }
-            // Alone in the active list: the rotation would leave it at the
-            // head and the next visit would try it again, so try it now.
-            popped = self.queues.pop_within(FlowId(f), x.deficit);
-        }
-        match popped {
+        match self.queues.pop_within(FlowId(f), x.deficit) {
             HeadPop::Popped {
                 packet,
                 len,
@@ -244,9 +229,12 @@ impl<P: Packet> Drr<P> {
                     packet,
                 })
             }
-            // Granted and still too long (a quantum unit below the
-            // packet's length): rotated, in place.
-            HeadPop::TooLong(_) => Visit::Rotated,
+            HeadPop::TooLong(_) => {
+                x.deficit += u64::from(x.weight) * self.unit;
+                let next = x.next;
+                self.rotate(next);
+                Visit::Rotated
+            }
             // Only with a broken invariant (an empty flow in the list).
             HeadPop::Empty => Visit::Idle,
         }
@@ -258,7 +246,7 @@ impl<P: Packet> Drr<P> {
     #[inline(never)]
     fn dequeue_after_rotations(&mut self) -> Option<Dequeued<P>> {
         loop {
-            match self.visit_head::<false>() {
+            match self.visit_head() {
                 Visit::Sent(d) => return Some(d),
                 Visit::Rotated => {}
                 Visit::Idle => return None,
@@ -358,10 +346,10 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
     // visit made the compiler load and spill the store's fields on every call.
     #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
-        if let Visit::Sent(d) = self.visit_head::<true>() {
+        if let Visit::Sent(d) = self.visit_head() {
             return Some(d);
         }
-        match self.visit_head::<false>() {
+        match self.visit_head() {
             Visit::Sent(d) => Some(d),
             Visit::Rotated => self.dequeue_after_rotations(),
             Visit::Idle => None,
