@@ -184,7 +184,7 @@ impl PacketSender {
     }
 
     /// From now on frames go straight to the driver, past any qdisc
-    /// (`PACKET_QDISC_BYPASS`; see [`set_qdisc_bypass`]).
+    /// (`PACKET_QDISC_BYPASS`; see `set_qdisc_bypass`).
     pub fn bypass_qdisc(&mut self) -> io::Result<()> {
         set_qdisc_bypass(&self.fd)
     }

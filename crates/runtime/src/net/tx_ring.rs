@@ -237,7 +237,7 @@ impl RingSender {
     }
 
     /// From now on frames go straight to the driver, past any qdisc
-    /// (`PACKET_QDISC_BYPASS`; see [`super::af_packet::set_qdisc_bypass`]).
+    /// (`PACKET_QDISC_BYPASS`; see `af_packet::set_qdisc_bypass`).
     pub fn bypass_qdisc(&mut self) -> io::Result<()> {
         super::af_packet::set_qdisc_bypass(&self.fd)
     }
