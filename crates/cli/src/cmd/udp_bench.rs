@@ -56,6 +56,13 @@ pub struct UdpBenchArgs {
     /// through its qdisc.
     #[arg(long)]
     pub qdisc_bypass: bool,
+    /// Let idle CPUs halt during the latency and sweep experiments. By
+    /// default a SCHED_IDLE thread spins on every CPU there, so that a
+    /// halted (virtual) CPU's wake-up, up to milliseconds in a VM, is not
+    /// counted as the target's delay; it never runs while a measured
+    /// thread of its CPU can.
+    #[arg(long)]
+    pub no_idle_spin: bool,
     /// Flat-out clients next to the target in the latency experiments.
     /// Example: `--interferers 4`
     #[arg(long, default_value_t = 4)]
@@ -259,6 +266,7 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
         modes,
         receive,
         qdisc_bypass: args.qdisc_bypass,
+        idle_spin: !args.no_idle_spin,
         interferers: args.interferers,
         target_pps: args.target_pps,
         target_weight: args.target_weight,

@@ -123,6 +123,7 @@ pub fn config(quick: bool) -> BenchConfig {
         modes: Mode::ALL.to_vec(),
         receive: crate::udp_bench::ReceivePath::IngressDrop,
         qdisc_bypass: false,
+        idle_spin: true,
         interferers: 4,
         target_pps: 4000,
         target_weight: 50,
@@ -423,6 +424,7 @@ mod tests {
             rt_runtime_us: None,
             receive: crate::udp_bench::ReceivePath::Sockets,
             qdisc_bypass: false,
+            idle_spin: true,
             modes: Mode::ALL.to_vec(),
             ratios: Vec::new(),
             throughput: vec![

@@ -44,6 +44,9 @@ pub struct BenchConfig {
     /// Raw frames skip the qdisc in every configuration but `tc`
     /// ([`TrialSpec::qdisc_bypass`]).
     pub qdisc_bypass: bool,
+    /// Keep every CPU out of its idle halt during the latency and sweep
+    /// experiments ([`fairway_runtime::net::IdleSpinners`]).
+    pub idle_spin: bool,
     /// Interfering (flat-out) clients next to the target.
     pub interferers: usize,
     /// The target's rate, packets/s (seed 001: 4000).
@@ -428,6 +431,8 @@ pub struct Report {
     pub receive: ReceivePath,
     /// Raw frames skipped the qdisc in every configuration but `tc`.
     pub qdisc_bypass: bool,
+    /// Idle CPUs spun during the latency and sweep experiments.
+    pub idle_spin: bool,
     /// The configurations measured.
     pub modes: Vec<Mode>,
     /// Throughput points.
@@ -515,6 +520,7 @@ pub fn run(
         rt_runtime_us: fairway_runtime::rt_throttle_runtime_us(),
         receive: cfg.receive,
         qdisc_bypass: cfg.qdisc_bypass,
+        idle_spin: cfg.idle_spin,
         modes: cfg.modes.clone(),
         throughput: Vec::new(),
         ratios: Vec::new(),
@@ -636,6 +642,19 @@ pub fn run(
         report.targets.dispatch_over_tc_at_max_clients = over_tc(Mode::FairwayDispatch);
     }
 
+    // The latency experiments measure delays of a client and a receiver
+    // that sleep; without the spinners a halted vCPU's wake-up would be
+    // counted. Not during throughput trials: a spinner shares its core
+    // with a busy hyperthread sibling.
+    let spinners = if cfg.idle_spin && (cfg.experiments.latency || cfg.experiments.sweep) {
+        let cpus: Vec<usize> = (0..report.cpus).collect();
+        Some(
+            fairway_runtime::net::IdleSpinners::start(&cpus)
+                .map_err(|e| format!("idle spinners (--no-idle-spin turns them off): {e}"))?,
+        )
+    } else {
+        None
+    };
     if cfg.experiments.latency {
         let d = cfg.delta_latency_ns;
         for &mode in &cfg.modes {
@@ -768,6 +787,7 @@ pub fn run(
         report.targets.fairway_p98_below_tc_above_threshold = below_tc(Mode::Fairway);
         report.targets.dispatch_p98_below_tc_above_threshold = below_tc(Mode::FairwayDispatch);
     }
+    drop(spinners);
     if cfg.experiments.transports {
         for &n in &cfg.clients {
             // runs[mode][transport]

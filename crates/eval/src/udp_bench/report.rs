@@ -57,10 +57,15 @@ pub fn text(r: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "PSPAT paper §5.4-5.5 with real packets ({}{}, receive path {}): {} CPUs, scheduler {}, {} s per trial, {} ms between trials, sched_rt_runtime_us {}",
+        "PSPAT paper §5.4-5.5 with real packets ({}{}, receive path {}{}): {} CPUs, scheduler {}, {} s per trial, {} ms between trials, sched_rt_runtime_us {}",
         r.transport.name(),
         if r.qdisc_bypass { ", qdisc bypass" } else { "" },
         r.receive.name(),
+        if r.idle_spin {
+            ", idle CPUs spin in latency runs"
+        } else {
+            ""
+        },
         r.cpus,
         r.sched,
         r.seconds,

@@ -28,6 +28,7 @@
 
 pub mod af_packet;
 pub mod datagram;
+pub mod idle_spin;
 pub mod ingress;
 pub mod receiver;
 pub mod testbed;
@@ -36,6 +37,7 @@ pub mod udp;
 
 pub use af_packet::{FrameAddrs, PacketSender};
 pub use datagram::{monotonic_ns, Datagram, FRAME_LEN, HEADER_LEN, PAYLOAD_LEN};
+pub use idle_spin::IdleSpinners;
 pub use receiver::{FlowCount, Receiver, ReceiverReport, ReceiverSockets};
 pub use testbed::{DeviceCounters, DeviceStats, HtbClass, KernelDrops, Testbed, TestbedError};
 pub use tx_ring::RingSender;
