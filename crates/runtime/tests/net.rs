@@ -197,11 +197,19 @@ fn raw_frames_that_bypass_the_qdisc_skip_htb_and_are_all_accounted_for() {
     if !root_or_skip("raw_frames_that_bypass_the_qdisc") {
         return;
     }
+    // The kernel's own frames (IPv6 neighbour discovery, say) may pass
+    // HTB too during a run: up to this many are not ours.
+    const STRAY: u64 = 3;
     // Through the qdisc: every frame passes HTB.
     let (sent, accounted, through_htb) = raw_frames_through_htb(false);
-    assert_eq!((sent, accounted, through_htb), (800, 800, 800));
-    // Bypassing it: HTB never sees a frame, and every one is delivered or
-    // counted.
+    assert_eq!((sent, accounted), (800, 800));
+    assert!(
+        (800..=800 + STRAY).contains(&through_htb),
+        "{through_htb} through HTB"
+    );
+    // Bypassing it: HTB never sees a frame of ours, and every one is
+    // delivered or counted.
     let (sent, accounted, through_htb) = raw_frames_through_htb(true);
-    assert_eq!((sent, accounted, through_htb), (800, 800, 0));
+    assert_eq!((sent, accounted), (800, 800));
+    assert!(through_htb <= STRAY, "{through_htb} through HTB");
 }
