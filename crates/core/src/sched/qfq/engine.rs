@@ -909,31 +909,20 @@ impl QfqCore {
         {
             self.fast_path_hits[3] += 1;
         }
-        let grp = &mut self.groups[g];
-        let front = grp.front as usize & SLOT_INDEX_MASK;
+        let front = self.groups[g].front as usize & SLOT_INDEX_MASK;
         let to = (front + slot as usize) & SLOT_INDEX_MASK;
-        let next = self.ent[e].next;
-        grp.head[front] = next;
-        grp.full |= 1u64 << slot;
-        let t = grp.tail[to];
-        grp.tail[to] = e as u32;
-        if t == NIL {
-            grp.head[to] = e as u32;
-        } else {
-            self.ent[t as usize].next = e as u32;
-        }
+        // `e` has a successor, so the front bucket does not empty.
+        self.unlink_head(g, front, e);
         #[cfg(test)]
-        let unlink = self.broken != Broken::SuccessorLink;
-        #[cfg(not(test))]
-        let unlink = true;
-        if unlink {
-            self.ent[next as usize].prev = NIL;
+        if self.broken == Broken::SuccessorLink {
+            let next = self.groups[g].head[front];
+            self.ent[next as usize].prev = e as u32;
         }
         let ent = &mut self.ent[e];
         ent.s = new_s;
         ent.f = new_s.wrapping_add(vl);
-        ent.prev = t;
-        ent.next = NIL;
+        self.list_append(g, to, e);
+        self.groups[g].full |= 1u64 << slot;
         self.after_service();
     }
 
