@@ -207,6 +207,12 @@ impl QfqCore {
         self.ent[e].inv_w
     }
 
+    /// [`Self::inv_w`], `None` if `e` is not an entity.
+    #[inline]
+    pub(crate) fn inv_w_checked(&self, e: usize) -> Option<u32> {
+        self.ent.get(e).map(|ent| ent.inv_w)
+    }
+
     #[cfg(any(test, debug_assertions))]
     pub(crate) fn is_queued(&self, e: usize) -> bool {
         self.ent[e].queued

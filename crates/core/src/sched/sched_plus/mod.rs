@@ -89,15 +89,17 @@ pub trait AggregateScheduler {
     /// length `max_len` (fixed for the aggregate's lifetime).
     fn init_aggregate(&mut self, a: u32, weight: u32, max_len: u32);
 
-    /// Aggregate `a` now has `m ≥ 1` flows: weight `m·weight`, budget
-    /// `m·max_len`. Allowed in any state.
+    /// Aggregate `a` now has `m ≥ 1` flows: weight `m·weight`. Allowed in
+    /// any state. Its budget `m·max_len` is SCHED+'s: it is passed to the
+    /// calls that need it (`full` below), so SCHED keeps no copy.
     fn set_members(&mut self, a: u32, m: u32, weight: u32, max_len: u32);
 
     /// Sum of the weights of all configured flows.
     fn set_weight_sum(&mut self, w: u64);
 
-    /// Idle aggregate `a` became backlogged: timestamp and schedule it.
-    fn activate(&mut self, a: u32);
+    /// Idle aggregate `a`, of full budget `full = m·L` bytes, became
+    /// backlogged: timestamp and schedule it.
+    fn activate(&mut self, a: u32, full: u32);
 
     /// Removes scheduled aggregate `a` (its flows left or emptied).
     fn deactivate(&mut self, a: u32);
@@ -105,15 +107,24 @@ pub trait AggregateScheduler {
     /// Picks the next aggregate to serve and removes it from the schedule.
     fn select(&mut self) -> Option<u32>;
 
-    /// The in-service aggregate stops being served after receiving `service`
-    /// bytes; it is rescheduled (`S = F`) if still `backlogged`.
-    fn release(&mut self, a: u32, service: u64, backlogged: bool);
+    /// The in-service aggregate, of full budget `full = m·L` bytes, stops
+    /// being served after receiving `service` bytes (charged at most
+    /// `full`: a turn may exceed the budget of an aggregate that shrank
+    /// meanwhile); it is rescheduled (`S = F`) if still `backlogged`.
+    fn release(&mut self, a: u32, service: u64, full: u32, backlogged: bool);
 
     /// The end of a turn as one call: [`charge`](Self::charge) `uncharged`
     /// bytes, [`release`](Self::release) `a`, [`select`](Self::select).
-    fn end_turn(&mut self, a: u32, service: u64, uncharged: u32, backlogged: bool) -> Option<u32> {
+    fn end_turn(
+        &mut self,
+        a: u32,
+        service: u64,
+        full: u32,
+        uncharged: u32,
+        backlogged: bool,
+    ) -> Option<u32> {
         self.charge(uncharged);
-        self.release(a, service, backlogged);
+        self.release(a, service, full, backlogged);
         self.select()
     }
 

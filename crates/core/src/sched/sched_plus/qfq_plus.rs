@@ -6,7 +6,6 @@ use crate::flow::Limits;
 use crate::sched::qfq::{
     group_index, inv_weight, QfqCore, DELTA_S_MINUS_FACTOR, DELTA_S_PLUS_FACTOR, QFQ_LIMITS,
 };
-use alloc::vec::Vec;
 
 /// QFQ+: SCHED+ over QFQ.
 /// # Examples
@@ -39,20 +38,12 @@ pub type QfqPlus<P> = SchedPlus<P, QfqAggregates>;
 /// and max length `L` is an entity of weight `m·w` whose "packet" is its
 /// budget `m·L`; its group is that of one of its flows, computed with
 /// enough slack (`L·M` extra units) that `m·L·⌈2^30/(m·w)⌉ ≤ σ_i` for every
-/// `m ≤ M`.
+/// `m ≤ M`. It keeps no budget of its own: SCHED+ passes `m·L` with every
+/// call that needs it, and its virtual length is one multiplication by the
+/// entity's `inv_w`, read with the entity's timestamps.
 pub struct QfqAggregates {
     core: QfqCore,
-    budget: Vec<Budget>,
     max_members: u32,
-}
-
-/// An aggregate's full budget `m·L` and its virtual length `m·L·inv_w`
-/// (kept with it, so that a turn that used its whole budget needs no
-/// multiplication).
-#[derive(Clone, Copy, Default)]
-struct Budget {
-    bytes: u64,
-    virt: u64,
 }
 
 impl AggregateScheduler for QfqAggregates {
@@ -63,7 +54,6 @@ impl AggregateScheduler for QfqAggregates {
     fn new(max_aggregates: u32, max_members: u32) -> Self {
         Self {
             core: QfqCore::new(max_aggregates),
-            budget: alloc::vec![Budget::default(); max_aggregates as usize],
             max_members,
         }
     }
@@ -78,25 +68,19 @@ impl AggregateScheduler for QfqAggregates {
         self.core.configure(a as usize, 0, g, true);
     }
 
-    fn set_members(&mut self, a: u32, m: u32, weight: u32, max_len: u32) {
+    fn set_members(&mut self, a: u32, m: u32, weight: u32, _max_len: u32) {
         let inv_w = inv_weight(u64::from(weight) * u64::from(m.max(1)));
-        let e = a as usize;
-        self.core.set_inv_w(e, inv_w);
-        let bytes = u64::from(m) * u64::from(max_len);
-        self.budget[e] = Budget {
-            bytes,
-            virt: bytes * u64::from(inv_w),
-        };
+        self.core.set_inv_w(a as usize, inv_w);
     }
 
     fn set_weight_sum(&mut self, w: u64) {
         self.core.set_weight_sum(w);
     }
 
-    fn activate(&mut self, a: u32) {
+    fn activate(&mut self, a: u32, full: u32) {
         let e = a as usize;
         let s = self.core.start_time(e);
-        let f = s.wrapping_add(self.budget[e].virt);
+        let f = s.wrapping_add(u64::from(full) * u64::from(self.core.inv_w(e)));
         self.core.schedule(e, s, f);
     }
 
@@ -108,21 +92,26 @@ impl AggregateScheduler for QfqAggregates {
         self.core.select().map(|e| e as u32)
     }
 
-    fn release(&mut self, a: u32, service: u64, backlogged: bool) {
-        self.release_charging(a, service, 0, backlogged);
+    fn release(&mut self, a: u32, service: u64, full: u32, backlogged: bool) {
+        let e = a as usize;
+        let Some((service_vt, requeue)) = self.charges(e, service, full, backlogged) else {
+            return;
+        };
+        self.core.release(e, service_vt, requeue, 0);
     }
 
     // Inlined into SCHED+'s (out-of-line) turn switch: one frame per turn.
     #[inline(always)]
-    fn end_turn(&mut self, a: u32, service: u64, uncharged: u32, backlogged: bool) -> Option<u32> {
+    fn end_turn(
+        &mut self,
+        a: u32,
+        service: u64,
+        full: u32,
+        uncharged: u32,
+        backlogged: bool,
+    ) -> Option<u32> {
         let e = a as usize;
-        let &budget = self.budget.get(e)?;
-        let service_vt = if service >= budget.bytes {
-            budget.virt
-        } else {
-            service * u64::from(self.core.inv_w(e))
-        };
-        let requeue = backlogged.then_some(budget.virt);
+        let (service_vt, requeue) = self.charges(e, service, full, backlogged)?;
         // `release` ends with the eligibility update `select` would do:
         // the next aggregate is the one `peek` returns.
         self.core
@@ -162,23 +151,22 @@ impl AggregateScheduler for QfqAggregates {
 }
 
 impl QfqAggregates {
-    /// [`AggregateScheduler::release`] after charging V `uncharged` bytes
-    /// of service not charged yet (one call into the engine).
+    /// The virtual service of a turn of aggregate `e` (`None` if `e` is not
+    /// an aggregate): `min(service, m·L)·inv_w` (a turn may have used more
+    /// than the budget if the aggregate shrank meanwhile), and, if it stays
+    /// `backlogged`, the virtual length `m·L·inv_w` of its next turn.
     #[inline(always)]
-    fn release_charging(&mut self, a: u32, service: u64, uncharged: u32, backlogged: bool) {
-        let e = a as usize;
-        let Some(&budget) = self.budget.get(e) else {
-            return;
-        };
-        // `min(service, m·L)·inv_w`: a turn may have used more than the
-        // budget if the aggregate shrank meanwhile.
-        let service_vt = if service >= budget.bytes {
-            budget.virt
-        } else {
-            service * u64::from(self.core.inv_w(e))
-        };
-        let requeue = backlogged.then_some(budget.virt);
-        self.core.release(e, service_vt, requeue, uncharged);
+    fn charges(
+        &self,
+        e: usize,
+        service: u64,
+        full: u32,
+        backlogged: bool,
+    ) -> Option<(u64, Option<u64>)> {
+        let inv_w = u64::from(self.core.inv_w_checked(e)?);
+        let full = u64::from(full);
+        let service_vt = service.min(full) * inv_w;
+        Some((service_vt, backlogged.then_some(full * inv_w)))
     }
 }
 

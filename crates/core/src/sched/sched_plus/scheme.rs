@@ -330,6 +330,11 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         }
     }
 
+    /// Aggregate `a`'s full budget `m·L` (0 if `a` is no aggregate).
+    fn full_budget(&self, a: u32) -> u32 {
+        self.aggs.get(a as usize).map_or(0, |agg| agg.start.budget)
+    }
+
     /// Aggregate `a`'s live DRR list: the turn's if `a` is in service.
     #[inline]
     fn list_of(&mut self, a: u32) -> &mut List {
@@ -402,7 +407,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         // An idle aggregate is not scheduled (see `check_invariants`).
         if was_idle && self.in_service != a {
             self.sync();
-            self.sched.activate(a);
+            self.sched.activate(a, agg.start.budget);
         }
     }
 
@@ -484,8 +489,9 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         agg.start.budget = m * key.1;
         if m == 0 {
             if self.in_service == a {
+                // Charged at most the budget it had, one flow's `L`.
                 let used = self.initial_budget - self.turn.budget;
-                self.sched.release(a, u64::from(used), false);
+                self.sched.release(a, u64::from(used), key.1, false);
                 self.end_service();
             }
             self.remove_nonfull(key, a);
@@ -557,14 +563,18 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         let backlogged = list.head != NIL;
         let used = self.initial_budget - budget;
         let uncharged = self.charged_at - budget;
-        if let Some(agg) = self.aggs.get_mut(a as usize) {
-            agg.start.list = list;
-        }
+        let full = match self.aggs.get_mut(a as usize) {
+            Some(agg) => {
+                agg.start.list = list;
+                agg.start.budget
+            }
+            None => 0,
+        };
         // `start_turn` overwrites the turn state; only without a next
         // aggregate is it cleared here.
         let Some(next) = self
             .sched
-            .end_turn(a, u64::from(used), uncharged, backlogged)
+            .end_turn(a, u64::from(used), full, uncharged, backlogged)
         else {
             self.end_service();
             return None;
@@ -594,7 +604,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         loop {
             let a = self.in_service;
             self.end_service();
-            let next = self.sched.end_turn(a, 0, 0, false)?;
+            let next = self.sched.end_turn(a, 0, self.full_budget(a), 0, false)?;
             if let Some(f) = self.start_turn(next) {
                 return Some(f);
             }
@@ -722,7 +732,8 @@ impl<P: Packet, A: AggregateScheduler> Scheduler<P> for SchedPlus<P, A> {
             let used = self.initial_budget - self.turn.budget;
             self.aggs[a as usize].start.list = EMPTY;
             self.end_service();
-            self.sched.release(a, u64::from(used), false);
+            self.sched
+                .release(a, u64::from(used), self.full_budget(a), false);
         }
         self.sched.warp_idle_clock(delta);
         true

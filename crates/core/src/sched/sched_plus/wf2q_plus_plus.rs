@@ -45,7 +45,6 @@ pub struct Wf2qAggregates {
     /// [`crate::sched::vtime`]): its restart `max(V, F)` is exact after any idle time.
     idle_era: Vec<Era>,
     weight: Vec<u64>,
-    budget: Vec<u64>,
     eligible: IndexedHeap,
     pending: IndexedHeap,
     clock: VirtualClock,
@@ -85,7 +84,6 @@ impl AggregateScheduler for Wf2qAggregates {
             finish: alloc::vec![0; n],
             idle_era: alloc::vec![0; n],
             weight: alloc::vec![1; n],
-            budget: alloc::vec![0; n],
             eligible: IndexedHeap::new(max_aggregates),
             pending: IndexedHeap::new(max_aggregates),
             clock: VirtualClock::default(),
@@ -106,20 +104,19 @@ impl AggregateScheduler for Wf2qAggregates {
         self.went_idle(a as usize);
     }
 
-    fn set_members(&mut self, a: u32, m: u32, weight: u32, max_len: u32) {
+    fn set_members(&mut self, a: u32, m: u32, weight: u32, _max_len: u32) {
         self.weight[a as usize] = u64::from(m.max(1)) * u64::from(weight);
-        self.budget[a as usize] = u64::from(m) * u64::from(max_len);
     }
 
     fn set_weight_sum(&mut self, w: u64) {
         self.weight_sum = w.max(1);
     }
 
-    fn activate(&mut self, a: u32) {
+    fn activate(&mut self, a: u32, full: u32) {
         let i = a as usize;
         let s = self.clock.restart(self.finish[i], self.idle_era[i]);
         self.start[i] = s;
-        self.finish[i] = s.wrapping_add(self.vlen(self.budget[i], i));
+        self.finish[i] = s.wrapping_add(self.vlen(u64::from(full), i));
         self.push(a);
     }
 
@@ -145,13 +142,13 @@ impl AggregateScheduler for Wf2qAggregates {
         self.eligible.pop().map(|(_, a)| a)
     }
 
-    fn release(&mut self, a: u32, service: u64, backlogged: bool) {
+    fn release(&mut self, a: u32, service: u64, full: u32, backlogged: bool) {
         let i = a as usize;
-        let service = service.min(self.budget[i]);
+        let service = service.min(u64::from(full));
         self.finish[i] = self.start[i].wrapping_add(self.vlen(service, i));
         if backlogged {
             self.start[i] = self.finish[i];
-            self.finish[i] = self.start[i].wrapping_add(self.vlen(self.budget[i], i));
+            self.finish[i] = self.start[i].wrapping_add(self.vlen(u64::from(full), i));
             self.push(a);
         } else {
             self.went_idle(i);
