@@ -146,7 +146,8 @@ impl AggregateScheduler for QfqAggregates {
 
     #[cfg(any(test, debug_assertions))]
     fn is_scheduled(&self, a: u32) -> Option<bool> {
-        (a < self.budget.len() as u32).then(|| self.core.is_queued(a as usize))
+        self.core.inv_w_checked(a as usize)?;
+        Some(self.core.is_queued(a as usize))
     }
 }
 
