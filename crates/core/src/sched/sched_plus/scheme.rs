@@ -556,20 +556,17 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     #[inline(never)]
     fn next_turn(&mut self) -> Option<u32> {
         let a = self.in_service;
-        if a == NIL {
-            return self.first_turn();
-        }
         let Turn { list, budget, .. } = self.turn;
+        // `NIL` (no aggregate in service) is no aggregate id: the lookup
+        // that writes the turn's list back is also that test.
+        let Some(agg) = self.aggs.get_mut(a as usize) else {
+            return self.first_turn();
+        };
+        agg.start.list = list;
+        let full = agg.start.budget;
         let backlogged = list.head != NIL;
         let used = self.initial_budget - budget;
         let uncharged = self.charged_at - budget;
-        let full = match self.aggs.get_mut(a as usize) {
-            Some(agg) => {
-                agg.start.list = list;
-                agg.start.budget
-            }
-            None => 0,
-        };
         // `start_turn` overwrites the turn state; only without a next
         // aggregate is it cleared here.
         let Some(next) = self
