@@ -840,13 +840,33 @@ impl QfqCore {
     }
 
     /// QFQ+ turn end: [`Self::release`] the in-service entity `e`, then
-    /// [`Self::peek`] the next one. Fast path: `e` is re-filed (anywhere in
-    /// the ring) and its successor in the front bucket stays there, so its
-    /// group keeps its timestamps and its set; if it is still the lowest ER
-    /// group, that successor is the next entity, known without a lookup.
-    /// Debug builds check it against the general path as [`Self::release`].
-    #[inline(always)]
+    /// [`Self::peek`] the next one. First tries [`Self::try_end_turn`].
+    #[inline]
     pub(crate) fn end_turn(
+        &mut self,
+        e: usize,
+        service_vt: u64,
+        requeue_vt: Option<u64>,
+        len: u32,
+    ) -> Option<usize> {
+        if let Some(next) = self.try_end_turn(e, service_vt, requeue_vt, len) {
+            return Some(next);
+        }
+        self.release(e, service_vt, requeue_vt, len);
+        self.peek()
+    }
+
+    /// The fast path of [`Self::end_turn`], or `None`, with nothing
+    /// changed, where it does not apply. It applies when `e` is re-filed
+    /// (anywhere in the ring) and its successor in the front bucket stays
+    /// there, so its group keeps its timestamps and its set; if that group
+    /// is still the lowest ER group, the successor is the next entity,
+    /// known without a lookup. No call on this path, so its caller (SCHED+'s
+    /// turn switch) saves few registers; the rest is [`Self::end_turn`],
+    /// which the caller keeps out of line. Debug builds check it against
+    /// the general path as [`Self::release`].
+    #[inline(always)]
+    pub(crate) fn try_end_turn(
         &mut self,
         e: usize,
         service_vt: u64,
@@ -859,50 +879,53 @@ impl QfqCore {
             general.verify_fast_paths = false;
             general.release_general(e, service_vt, requeue_vt, len);
             let expected = general.peek();
-            let next = self.end_turn_fast(e, service_vt, requeue_vt, len);
-            assert!(
-                self.same_state(&general) && next == expected,
-                "a release fast path diverged from the general path"
-            );
+            let next = self.try_end_turn_unchecked(e, service_vt, requeue_vt, len);
+            if next.is_some() {
+                assert!(
+                    self.same_state(&general) && next == expected,
+                    "a release fast path diverged from the general path"
+                );
+            }
             return next;
         }
-        self.end_turn_fast(e, service_vt, requeue_vt, len)
+        self.try_end_turn_unchecked(e, service_vt, requeue_vt, len)
     }
 
-    /// [`Self::end_turn`] with its successor fast path, else
-    /// [`Self::release_fast`] (out of line) and [`Self::peek`].
+    /// [`Self::try_end_turn`] without the debug check.
     #[inline(always)]
-    fn end_turn_fast(
+    fn try_end_turn_unchecked(
         &mut self,
         e: usize,
         service_vt: u64,
         requeue_vt: Option<u64>,
         len: u32,
     ) -> Option<usize> {
-        if let (Some(vl), Some(&ent)) = (requeue_vt, self.ent.get(e)) {
-            let g = ent.group as usize & GROUP_MASK;
-            let new_s = ent.s.wrapping_add(service_vt);
-            // As in `requeue_head`: `S_g` is a slot boundary, and a start
-            // below it wraps to a huge slot (general path).
-            let slot = new_s.wrapping_sub(self.groups[g].s) >> slot_shift(g);
-            let next = ent.next;
-            if next != NIL && slot <= MAX_INSERT_SLOT {
-                self.requeue_behind(e, g, new_s, vl, slot, len);
-                if self.sets[ER].trailing_zeros() as usize == g {
-                    #[cfg(test)]
-                    if self.broken == Broken::Successor {
-                        return Some(e);
-                    }
-                    return Some(next as usize);
-                }
-                return self.peek();
-            }
+        let vl = requeue_vt?;
+        let &ent = self.ent.get(e)?;
+        let g = ent.group as usize & GROUP_MASK;
+        let new_s = ent.s.wrapping_add(service_vt);
+        // As in `requeue_head`: `S_g` is a slot boundary, and a start
+        // below it wraps to a huge slot (general path).
+        let slot = new_s.wrapping_sub(self.groups[g].s) >> slot_shift(g);
+        let next = ent.next;
+        if next == NIL || slot > MAX_INSERT_SLOT {
+            return None;
         }
-        self.release_out_of_line(e, service_vt, requeue_vt, len);
-        self.peek()
+        self.requeue_behind(e, g, new_s, vl, slot, len);
+        if self.sets[ER].trailing_zeros() as usize == g {
+            #[cfg(test)]
+            if self.broken == Broken::Successor {
+                return Some(e);
+            }
+            return Some(next as usize);
+        }
+        // `e` was just re-filed: something is scheduled.
+        let next = self.peek();
+        debug_assert!(next.is_some(), "nothing scheduled after a re-file");
+        Some(next.unwrap_or(e))
     }
 
-    /// [`Self::end_turn`]'s fast path: `e`, the head of group `g`'s front
+    /// [`Self::try_end_turn`]'s re-filing: `e`, the head of group `g`'s front
     /// bucket and not alone there, is charged `len` bytes of V and re-filed
     /// `slot` (`0..=MAX_INSERT_SLOT`) buckets ahead with `S = new_s`,
     /// `F = S + vl`. The front bucket keeps its new head, so the group's
@@ -930,18 +953,6 @@ impl QfqCore {
         self.list_append(g, to, e);
         self.groups[g].full |= 1u64 << slot;
         self.after_service();
-    }
-
-    /// [`Self::release_fast`], out of line (the turn end's rare cases).
-    #[inline(never)]
-    fn release_out_of_line(
-        &mut self,
-        e: usize,
-        service_vt: u64,
-        requeue_vt: Option<u64>,
-        len: u32,
-    ) {
-        self.release_fast(e, service_vt, requeue_vt, len);
     }
 
     /// `release` with the fast paths of [`Self::requeue_head`] for a

@@ -128,6 +128,23 @@ pub trait AggregateScheduler {
         self.select()
     }
 
+    /// [`end_turn`](Self::end_turn)'s fast path, if the scheduler has one
+    /// and it applies: `Some(next)`, the turn ended and `next` is selected;
+    /// `None`, nothing was done (SCHED+ then calls `end_turn`, out of line).
+    /// Same arguments and result as `end_turn`, whose common case this is.
+    #[inline(always)]
+    fn try_end_turn(
+        &mut self,
+        a: u32,
+        service: u64,
+        full: u32,
+        uncharged: u32,
+        backlogged: bool,
+    ) -> Option<u32> {
+        let _ = (a, service, full, uncharged, backlogged);
+        None
+    }
+
     /// `len` bytes of the in-service aggregate were dequeued since the last
     /// call (SCHED+ batches the packets of a turn: it charges before every
     /// other call, not per packet).

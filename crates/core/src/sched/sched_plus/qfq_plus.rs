@@ -100,8 +100,6 @@ impl AggregateScheduler for QfqAggregates {
         self.core.release(e, service_vt, requeue, 0);
     }
 
-    // Inlined into SCHED+'s (out-of-line) turn switch: one frame per turn.
-    #[inline(always)]
     fn end_turn(
         &mut self,
         a: u32,
@@ -116,6 +114,23 @@ impl AggregateScheduler for QfqAggregates {
         // the next aggregate is the one `peek` returns.
         self.core
             .end_turn(e, service_vt, requeue, uncharged)
+            .map(|e| e as u32)
+    }
+
+    // Inlined into SCHED+'s (out-of-line) turn switch: one frame per turn.
+    #[inline(always)]
+    fn try_end_turn(
+        &mut self,
+        a: u32,
+        service: u64,
+        full: u32,
+        uncharged: u32,
+        backlogged: bool,
+    ) -> Option<u32> {
+        let e = a as usize;
+        let (service_vt, requeue) = self.charges(e, service, full, backlogged)?;
+        self.core
+            .try_end_turn(e, service_vt, requeue, uncharged)
             .map(|e| e as u32)
     }
 

@@ -567,6 +567,30 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         let backlogged = list.head != NIL;
         let used = self.initial_budget - budget;
         let uncharged = self.charged_at - budget;
+        // SCHED's fast path has no call: this frame saves few registers.
+        let Some(next) = self
+            .sched
+            .try_end_turn(a, u64::from(used), full, uncharged, backlogged)
+        else {
+            return self.end_turn_slow(a, used, full, uncharged, backlogged);
+        };
+        match self.start_turn(next) {
+            Some(f) => Some(f),
+            None => self.skip_empty_turns(),
+        }
+    }
+
+    /// [`Self::next_turn`] where SCHED's fast turn end does not apply.
+    #[cold]
+    #[inline(never)]
+    fn end_turn_slow(
+        &mut self,
+        a: u32,
+        used: u32,
+        full: u32,
+        uncharged: u32,
+        backlogged: bool,
+    ) -> Option<u32> {
         // `start_turn` overwrites the turn state; only without a next
         // aggregate is it cleared here.
         let Some(next) = self
