@@ -839,9 +839,9 @@ impl QfqCore {
         self.release_fast(e, service_vt, requeue_vt, len);
     }
 
-    /// QFQ+ turn end: [`Self::release`] the in-service entity `e`, then
-    /// [`Self::peek`] the next one. First tries [`Self::try_end_turn`].
-    #[inline]
+    /// QFQ+ turn end where [`Self::try_end_turn`] declined: [`Self::release`]
+    /// the in-service entity `e`, then [`Self::peek`] the next one.
+    #[inline(always)]
     pub(crate) fn end_turn(
         &mut self,
         e: usize,
@@ -849,11 +849,20 @@ impl QfqCore {
         requeue_vt: Option<u64>,
         len: u32,
     ) -> Option<usize> {
-        if let Some(next) = self.try_end_turn(e, service_vt, requeue_vt, len) {
-            return Some(next);
-        }
-        self.release(e, service_vt, requeue_vt, len);
+        self.release_out_of_line(e, service_vt, requeue_vt, len);
         self.peek()
+    }
+
+    /// [`Self::release`], out of line: the turn end's rare cases.
+    #[inline(never)]
+    fn release_out_of_line(
+        &mut self,
+        e: usize,
+        service_vt: u64,
+        requeue_vt: Option<u64>,
+        len: u32,
+    ) {
+        self.release(e, service_vt, requeue_vt, len);
     }
 
     /// The fast path of [`Self::end_turn`], or `None`, with nothing

@@ -100,6 +100,7 @@ impl AggregateScheduler for QfqAggregates {
         self.core.release(e, service_vt, requeue, 0);
     }
 
+    #[inline(always)]
     fn end_turn(
         &mut self,
         a: u32,

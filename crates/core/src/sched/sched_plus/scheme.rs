@@ -581,8 +581,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     }
 
     /// [`Self::next_turn`] where SCHED's fast turn end does not apply.
-    #[cold]
-    #[inline(never)]
+    #[inline(always)]
     fn end_turn_slow(
         &mut self,
         a: u32,
