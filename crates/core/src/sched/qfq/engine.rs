@@ -870,10 +870,9 @@ impl QfqCore {
     /// (anywhere in the ring) and its successor in the front bucket stays
     /// there, so its group keeps its timestamps and its set; if that group
     /// is still the lowest ER group, the successor is the next entity,
-    /// known without a lookup. No call on this path, so its caller (SCHED+'s
-    /// turn switch) saves few registers; the rest is [`Self::end_turn`],
-    /// which the caller keeps out of line. Debug builds check it against
-    /// the general path as [`Self::release`].
+    /// known without a lookup. No call on this path; the rest of the turn
+    /// end is [`Self::end_turn`], its release out of line. Debug builds
+    /// check it against the general path as [`Self::release`].
     #[inline(always)]
     pub(crate) fn try_end_turn(
         &mut self,

@@ -567,7 +567,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         let backlogged = list.head != NIL;
         let used = self.initial_budget - budget;
         let uncharged = self.charged_at - budget;
-        // SCHED's fast path has no call: this frame saves few registers.
+        // SCHED's common turn end first; it changes nothing if it declines.
         let Some(next) = self
             .sched
             .try_end_turn(a, u64::from(used), full, uncharged, backlogged)
