@@ -219,6 +219,10 @@ fn the_dispatcher_transmits_every_accepted_packet_and_the_target_gets_its_rate()
         t.offered_pps
     );
     assert!(t.sched_delay.count > 0, "{t:?}");
+    // Each packet's system call starts before it returns.
+    assert_eq!(t.call_delay.count, t.sched_delay.count, "{t:?}");
+    assert!(t.call_delay.p50 <= t.sched_delay.p50, "{t:?}");
+    assert!(t.call_delay.max <= t.sched_delay.max, "{t:?}");
     assert!(r.delivered_pps > 0.8 * 100_000.0, "{}", r.delivered_pps);
 }
 

@@ -37,6 +37,11 @@ pub struct UdpBenchArgs {
     /// Example: `--sweep-repeat 3`
     #[arg(long, default_value_t = 3)]
     pub sweep_repeat: usize,
+    /// Rounds of the target-alone latency trials (every configuration once
+    /// per round; the added median is the median of the per-round
+    /// differences), 1..=20. Example: `--latency-repeat 5`
+    #[arg(long, default_value_t = 5)]
+    pub latency_repeat: usize,
     /// Configurations to measure, comma-separated, in this order within
     /// each repeat: none, tc, fairway, fairway-dispatch, or all.
     /// Example: `--modes tc,fairway`
@@ -115,8 +120,8 @@ pub struct UdpBenchArgs {
     /// Packets per client per trial, at most. Example: `--max-packets 50000000`
     #[arg(long, default_value_t = 50_000_000)]
     pub max_packets: u64,
-    /// A short run for CI: clients 1,4; 0.3 s; 1 repeat (sweep too); rates
-    /// 50k,400k; no pause between trials.
+    /// A short run for CI: clients 1,4; 0.3 s; 1 repeat (sweep and
+    /// target-alone rounds too); rates 50k,400k; no pause between trials.
     #[arg(long)]
     pub quick: bool,
     /// Print the report as JSON (no progress bar, no table).
@@ -263,6 +268,7 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
         seconds: args.seconds,
         repeat: args.repeat,
         sweep_repeat: args.sweep_repeat,
+        latency_repeat: args.latency_repeat,
         modes,
         receive,
         qdisc_bypass: args.qdisc_bypass,
@@ -295,6 +301,7 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
         cfg.seconds = 0.3;
         cfg.repeat = 1;
         cfg.sweep_repeat = 1;
+        cfg.latency_repeat = 1;
         cfg.rates = vec![50_000, 400_000];
         cfg.cooldown_ms = args.cooldown_ms.unwrap_or(0);
     }

@@ -37,6 +37,10 @@ pub struct BenchConfig {
     pub repeat: usize,
     /// Trials per sweep point and configuration (the median p98 is kept).
     pub sweep_repeat: usize,
+    /// Rounds of the target-alone latency trials, every configuration
+    /// once per round in `modes` order; the added median is the median of
+    /// the per-round differences.
+    pub latency_repeat: usize,
     /// The configurations to measure, in this order within each repeat.
     pub modes: Vec<Mode>,
     /// What becomes of the unread flows' packets at the receiving end.
@@ -119,6 +123,12 @@ impl BenchConfig {
             return Err(format!(
                 "--sweep-repeat {} outside 1..=20",
                 self.sweep_repeat
+            ));
+        }
+        if self.latency_repeat == 0 || self.latency_repeat > 20 {
+            return Err(format!(
+                "--latency-repeat {} outside 1..=20",
+                self.latency_repeat
             ));
         }
         if self.modes.is_empty() {
@@ -237,7 +247,7 @@ impl BenchConfig {
             t += self.clients.len() * modes * self.repeat;
         }
         if self.experiments.latency {
-            t += 2 * modes;
+            t += (self.latency_repeat + 1) * modes;
         }
         if self.experiments.sweep {
             t += self.rates.len() * self.swept().len() * self.sweep_repeat;
@@ -383,12 +393,25 @@ pub struct Targets {
     pub dispatch_over_none_min: Option<f64>,
     /// fairway-dispatch / tc at the largest client count.
     pub dispatch_over_tc_at_max_clients: Option<f64>,
-    /// fairway's light-load median − none's, µs (target ≤ 2).
+    /// fairway's light-load median − none's, µs (target ≤ 2): the median
+    /// over the rounds of the target-alone trials of the difference within
+    /// each round.
     pub added_median_us: Option<f64>,
-    /// fairway-dispatch's light-load median − none's, µs.
+    /// The smallest and largest per-round difference.
+    pub added_median_range: Option<(f64, f64)>,
+    /// The part of `added_median_us` spent before the `sendmmsg` call
+    /// (scan, grant and poll of the grant index): the same median of
+    /// per-round differences of the due → `sendmmsg` call medians.
+    pub added_call_median_us: Option<f64>,
+    /// fairway-dispatch's light-load median − none's, µs (as
+    /// `added_median_us`).
     pub dispatch_added_median_us: Option<f64>,
+    /// The smallest and largest per-round difference.
+    pub dispatch_added_median_range: Option<(f64, f64)>,
     /// tc's light-load median − none's, µs (seed 001: 0.3..0.6).
     pub tc_added_median_us: Option<f64>,
+    /// The smallest and largest per-round difference.
+    pub tc_added_median_range: Option<(f64, f64)>,
     /// The target's received/offered rate under load in fairway (target
     /// 1 ± 0.02).
     pub fairway_target_rate_ratio: Option<f64>,
@@ -440,8 +463,11 @@ pub struct Report {
     /// Per-repeat throughput ratios: fairway and fairway-dispatch over
     /// none and over tc, at every client count.
     pub ratios: Vec<PairedRatio>,
-    /// Target alone, three configurations (Fig. 8).
+    /// Target alone, one trial per configuration (Fig. 8): of its rounds,
+    /// the one with the median p50.
     pub light: Vec<TrialResult>,
+    /// Target alone, every round: per configuration the p50s.
+    pub light_rounds: Vec<LightRounds>,
     /// Target with interferers at `link_pps` (Fig. 10).
     pub loaded: Vec<TrialResult>,
     /// Link rate of the loaded runs.
@@ -456,6 +482,33 @@ pub struct Report {
     pub bound_dispatch: Option<BoundCheck>,
     /// The targets as ratios.
     pub targets: Targets,
+}
+
+/// The target-alone trials of one configuration, round by round.
+#[derive(Clone, Debug, Serialize)]
+pub struct LightRounds {
+    /// The configuration.
+    pub mode: Mode,
+    /// The target's one-way delay p50 in each round, µs, in run order.
+    pub p50: Vec<f64>,
+    /// Its due → `sendmmsg` call p50 in each round, µs (0 where not
+    /// recorded: raw-frame transports).
+    pub call_p50: Vec<f64>,
+}
+
+/// `Some((median, range))` as two options.
+fn split(x: Option<(f64, (f64, f64))>) -> (Option<f64>, Option<(f64, f64)>) {
+    (x.map(|(m, _)| m), x.map(|(_, r)| r))
+}
+
+/// The median and the range of the per-round differences `a[i] − b[i]`.
+fn paired_differences(a: &[f64], b: &[f64]) -> Option<(f64, (f64, f64))> {
+    let mut d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    if d.is_empty() {
+        return None;
+    }
+    let m = median(&mut d);
+    Some((m, (d[0], d[d.len() - 1])))
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -525,6 +578,7 @@ pub fn run(
         throughput: Vec::new(),
         ratios: Vec::new(),
         light: Vec::new(),
+        light_rounds: Vec::new(),
         loaded: Vec::new(),
         link_pps: cfg.link_pps,
         sweep: Vec::new(),
@@ -657,11 +711,35 @@ pub fn run(
     };
     if cfg.experiments.latency {
         let d = cfg.delta_latency_ns;
-        for &mode in &cfg.modes {
-            let spec = cfg.spec(mode, cfg.target_flows(0), Some(cfg.link_pps), d);
-            report
-                .light
-                .push(step(format!("latency alone {}", mode.name()), spec)?);
+        // The target alone: every configuration once per round, so the
+        // machine's drift between speed regimes (the kernel's send path
+        // alone moves its median by 2-4 µs from one trial to the next)
+        // shows in the spread of the rounds and cancels in the per-round
+        // differences.
+        let mut rounds: Vec<Vec<TrialResult>> = vec![Vec::new(); cfg.modes.len()];
+        for _ in 0..cfg.latency_repeat {
+            for (m, &mode) in cfg.modes.iter().enumerate() {
+                let spec = cfg.spec(mode, cfg.target_flows(0), Some(cfg.link_pps), d);
+                rounds[m].push(step(format!("latency alone {}", mode.name()), spec)?);
+            }
+        }
+        let p50 = |r: &TrialResult| r.target.as_ref().map_or(0.0, |t| t.latency.p50);
+        for (m, runs) in rounds.into_iter().enumerate() {
+            for r in &runs {
+                all_ok &= r.accounting_holds();
+            }
+            report.light_rounds.push(LightRounds {
+                mode: cfg.modes[m],
+                p50: runs.iter().map(p50).collect(),
+                call_p50: runs
+                    .iter()
+                    .map(|r| r.target.as_ref().map_or(0.0, |t| t.call_delay.p50))
+                    .collect(),
+            });
+            let mut by_p50: Vec<TrialResult> = runs;
+            by_p50.sort_by(|a, b| p50(a).total_cmp(&p50(b)));
+            let mid = by_p50.len() / 2;
+            report.light.push(by_p50.swap_remove(mid));
         }
         for &mode in &cfg.modes {
             let spec = cfg.spec(
@@ -674,24 +752,24 @@ pub fn run(
                 .loaded
                 .push(step(format!("latency loaded {}", mode.name()), spec)?);
         }
-        for r in report.light.iter().chain(&report.loaded) {
+        for r in &report.loaded {
             all_ok &= r.accounting_holds();
         }
-        let p50 = |v: &[TrialResult], m: Mode| {
-            v.iter()
-                .find(|r| r.mode == m)
-                .and_then(|r| r.target.as_ref())
-                .map(|t| t.latency.p50)
+        let round = |m: Mode| report.light_rounds.iter().find(|l| l.mode == m);
+        let added = |m: Mode| {
+            round(m)
+                .zip(round(Mode::None))
+                .and_then(|(a, n)| paired_differences(&a.p50, &n.p50))
         };
-        let none = p50(&report.light, Mode::None);
-        report.targets.added_median_us = p50(&report.light, Mode::Fairway)
-            .zip(none)
-            .map(|(f, n)| f - n);
-        report.targets.tc_added_median_us =
-            p50(&report.light, Mode::Tc).zip(none).map(|(t, n)| t - n);
-        report.targets.dispatch_added_median_us = p50(&report.light, Mode::FairwayDispatch)
-            .zip(none)
-            .map(|(f, n)| f - n);
+        let t = &mut report.targets;
+        (t.added_median_us, t.added_median_range) = split(added(Mode::Fairway));
+        (t.dispatch_added_median_us, t.dispatch_added_median_range) =
+            split(added(Mode::FairwayDispatch));
+        (t.tc_added_median_us, t.tc_added_median_range) = split(added(Mode::Tc));
+        t.added_call_median_us = round(Mode::Fairway)
+            .zip(round(Mode::None))
+            .and_then(|(a, n)| paired_differences(&a.call_p50, &n.call_p50))
+            .map(|(m, _)| m);
         let ratio = |m: Mode| {
             report
                 .loaded
@@ -839,7 +917,22 @@ pub fn run(
 
 #[cfg(test)]
 mod tests {
-    use super::fast_rate;
+    use super::{fast_rate, paired_differences};
+
+    #[test]
+    fn the_added_median_is_the_median_of_per_round_differences() {
+        // A slow round (every configuration 3 µs slower) moves both
+        // configurations alike and cancels in its difference.
+        let fairway = [7.0, 4.2, 8.1, 4.0, 4.3];
+        let none = [5.5, 3.0, 6.8, 2.4, 3.1];
+        let (m, (lo, hi)) = paired_differences(&fairway, &none).unwrap();
+        assert!((m - 1.3).abs() < 1e-9, "{m}");
+        assert!(
+            (lo - 1.2).abs() < 1e-9 && (hi - 1.6).abs() < 1e-9,
+            "{lo} {hi}"
+        );
+        assert!(paired_differences(&[], &[]).is_none());
+    }
 
     #[test]
     fn the_fast_rate_is_the_nearest_rank_90th_percentile() {

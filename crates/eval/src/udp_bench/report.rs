@@ -23,7 +23,7 @@ fn latency_rows(out: &mut String, title: &str, runs: &[TrialResult]) {
     let _ = writeln!(out, "\n{title}");
     let _ = writeln!(
         out,
-        "{:<16} {:>8} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9} {:>11}",
+        "{:<16} {:>8} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9} {:>11} {:>11}",
         "config",
         "p50 µs",
         "p90 µs",
@@ -32,13 +32,14 @@ fn latency_rows(out: &mut String, title: &str, runs: &[TrialResult]) {
         "max µs",
         "target pps",
         "rate",
-        "accounted"
+        "accounted",
+        "call p50 µs"
     );
     for r in runs {
         let Some(t) = &r.target else { continue };
         let _ = writeln!(
             out,
-            "{:<16} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>10.0} {:>9.3} {:>11}",
+            "{:<16} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>10.0} {:>9.3} {:>11} {:>11}",
             r.mode.name(),
             t.latency.p50,
             t.latency.p90,
@@ -47,9 +48,40 @@ fn latency_rows(out: &mut String, title: &str, runs: &[TrialResult]) {
             t.latency.max,
             t.received_pps,
             t.rate_ratio,
-            if r.accounting_holds() { "yes" } else { "NO" }
+            if r.accounting_holds() { "yes" } else { "NO" },
+            if t.call_delay.count > 0 {
+                format!("{:.2}", t.call_delay.p50)
+            } else {
+                "-".into()
+            }
         );
     }
+}
+
+/// The target-alone p50s of every round, and their per-round differences
+/// from `none`.
+fn light_rounds(out: &mut String, r: &Report) {
+    if r.light_rounds.iter().all(|l| l.p50.len() < 2) {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "target alone, p50 µs of every round (due -> sendmmsg call p50 in brackets; the table shows the round with the median p50):"
+    );
+    for l in &r.light_rounds {
+        let runs: Vec<String> = l
+            .p50
+            .iter()
+            .zip(&l.call_p50)
+            .map(|(p, c)| format!("{p:.1} [{c:.2}]"))
+            .collect();
+        let _ = writeln!(out, "  {:<16} {}", l.mode.name(), runs.join("  "));
+    }
+}
+
+/// `lo–hi` with two decimals, or `-`.
+fn range(r: Option<(f64, f64)>) -> String {
+    r.map_or("-".into(), |(a, b)| format!("{a:.2} to {b:.2}"))
 }
 
 /// The report as text tables.
@@ -201,6 +233,11 @@ pub fn text(r: &Report) -> String {
             "target client alone, one-way latency (Fig. 8)",
             &r.light,
         );
+        let _ = writeln!(
+            out,
+            "(call p50: due -> sendmmsg called, the time before the system call; p50 minus it is the kernel's send path up to the receive timestamp)"
+        );
+        light_rounds(&mut out, r);
         let title = format!(
             "target (4 kpps-style pacing, high weight) + interferers flat out, link {} pps (Fig. 10)",
             r.link_pps
@@ -301,10 +338,14 @@ pub fn text(r: &Report) -> String {
     );
     let _ = writeln!(
         out,
-        "  added median latency at light load: fairway {} µs (target <= 2), fairway-dispatch {} µs, tc {} µs",
+        "  added median latency at light load (median [range] of per-round differences): fairway {} [{}] µs, of which {} µs before the sendmmsg call (target <= 2), fairway-dispatch {} [{}] µs, tc {} [{}] µs",
         opt(t.added_median_us, 2),
+        range(t.added_median_range),
+        opt(t.added_call_median_us, 2),
         opt(t.dispatch_added_median_us, 2),
-        opt(t.tc_added_median_us, 2)
+        range(t.dispatch_added_median_range),
+        opt(t.tc_added_median_us, 2),
+        range(t.tc_added_median_range)
     );
     let _ = writeln!(
         out,

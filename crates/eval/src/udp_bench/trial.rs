@@ -270,6 +270,12 @@ impl Sender {
             Sender::Packet(_) | Sender::Ring(_) => None,
         }
     }
+    pub(super) fn call_delays(&self) -> Option<&Histogram<u64>> {
+        match self {
+            Sender::Udp(s) => s.call_delays(),
+            Sender::Packet(_) | Sender::Ring(_) => None,
+        }
+    }
 }
 
 impl Backend<Datagram> for Sender {
@@ -461,6 +467,11 @@ pub struct TargetResult {
     pub cdf: Vec<(f64, f64)>,
     /// Submit → send (`sendmmsg` returned), µs: the scheduling delay.
     pub sched_delay: Percentiles,
+    /// Submit → `sendmmsg` called, µs: the time spent before the system
+    /// call (in `fairway`, waiting for the scan, the grant and the poll of
+    /// the grant index); `latency` minus this is the kernel's send path up
+    /// to the receive timestamp.
+    pub call_delay: Percentiles,
     /// The largest submit → send delay, ns (for the Eq. (1) check).
     #[serde(skip)]
     pub sched_delay_hist: Option<Histogram<u64>>,
@@ -551,6 +562,7 @@ struct ClientOutcome {
     offered: u64,
     counters: SendCounters,
     delays: Option<Histogram<u64>>,
+    call_delays: Option<Histogram<u64>>,
     left_queued: u64,
 }
 
@@ -653,6 +665,7 @@ fn direct_client(
         offered: seq,
         counters: sender.finish(),
         delays: sender.delays().cloned(),
+        call_delays: sender.call_delays().cloned(),
         left_queued: 0,
     }
 }
@@ -753,6 +766,7 @@ fn fairway_client(
         offered: accepted,
         counters: sender.finish(),
         delays: sender.delays().cloned(),
+        call_delays: sender.call_delays().cloned(),
         left_queued: accepted - transmitted,
     }
 }
@@ -1121,6 +1135,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                                     offered: accepted,
                                     counters: SendCounters::default(),
                                     delays: None,
+                                    call_delays: None,
                                     left_queued: accepted,
                                 }
                             }
@@ -1128,6 +1143,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                                 offered: 0,
                                 counters: SendCounters::default(),
                                 delays: None,
+                                call_delays: None,
                                 left_queued: 0,
                             },
                         }
@@ -1175,6 +1191,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                 offered: accepted,
                 counters: sender.finish(),
                 delays: sender.delays().cloned(),
+                call_delays: sender.call_delays().cloned(),
                 left_queued: accepted - drained.load(Ordering::Relaxed).min(accepted),
             };
         }
@@ -1241,6 +1258,11 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
             app_latency,
             cdf,
             sched_delay: sched.as_ref().map(Percentiles::of).unwrap_or_default(),
+            call_delay: outcomes[t]
+                .call_delays
+                .as_ref()
+                .map(Percentiles::of)
+                .unwrap_or_default(),
             sched_delay_hist: sched,
         }
     });

@@ -99,6 +99,10 @@ pub struct UdpSender {
     /// Submit → `sendmmsg` return delay of each sent datagram, ns (if
     /// enabled with [`UdpSender::record_delays`]).
     delays: Option<Histogram<u64>>,
+    /// Submit → `sendmmsg` call delay of each datagram handed to the
+    /// kernel, ns (recorded with `delays`): the time the packet spent
+    /// before its system call, i.e. in its scheduler.
+    call_delays: Option<Histogram<u64>>,
 }
 
 impl UdpSender {
@@ -134,18 +138,29 @@ impl UdpSender {
             batch,
             counters: SendCounters::default(),
             delays: None,
+            call_delays: None,
         })
     }
 
     /// Records the submit → send delay of every datagram from now on (the
     /// scheduling delay that seed 001 Eq. (1) bounds).
+    /// Also records the submit → `sendmmsg` call delay
+    /// ([`UdpSender::call_delays`]).
     pub fn record_delays(&mut self) {
         self.delays = Histogram::new_with_bounds(1, 60_000_000_000, 3).ok();
+        self.call_delays = self.delays.clone();
     }
 
     /// The recorded delays, if enabled.
     pub fn delays(&self) -> Option<&Histogram<u64>> {
         self.delays.as_ref()
+    }
+
+    /// The recorded submit → `sendmmsg` call delays, if enabled: how long
+    /// each datagram waited before its system call started (what
+    /// [`UdpSender::delays`] adds to it is the system call itself).
+    pub fn call_delays(&self) -> Option<&Histogram<u64>> {
+        self.call_delays.as_ref()
     }
 
     /// The counters so far.
@@ -162,6 +177,12 @@ impl UdpSender {
     pub fn send_now(&mut self, datagrams: &[Datagram]) {
         for chunk in datagrams.chunks(self.batch) {
             let frames: Vec<&[u8]> = chunk.iter().map(|d| &d.payload[..]).collect();
+            if let Some(h) = self.call_delays.as_mut() {
+                let now = monotonic_ns();
+                for d in chunk {
+                    let _ = h.record(now.saturating_sub(d.submit_ns()).max(1));
+                }
+            }
             let (s, r, c) = self.batcher.send(self.socket.as_fd(), &frames);
             self.counters.sent += s;
             self.counters.refused += r;
