@@ -92,7 +92,7 @@ pub trait AggregateScheduler {
     /// Aggregate `a` now has `m ≥ 1` flows: weight `m·weight`. Allowed in
     /// any state. Its budget `m·max_len` is SCHED+'s: it is passed to the
     /// calls that need it (`full` below), so SCHED keeps no copy.
-    fn set_members(&mut self, a: u32, m: u32, weight: u32, max_len: u32);
+    fn set_members(&mut self, a: u32, m: u32, weight: u32);
 
     /// Sum of the weights of all configured flows.
     fn set_weight_sum(&mut self, w: u64);

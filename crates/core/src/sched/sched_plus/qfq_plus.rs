@@ -68,7 +68,7 @@ impl AggregateScheduler for QfqAggregates {
         self.core.configure(a as usize, 0, g, true);
     }
 
-    fn set_members(&mut self, a: u32, m: u32, weight: u32, _max_len: u32) {
+    fn set_members(&mut self, a: u32, m: u32, weight: u32) {
         let inv_w = inv_weight(u64::from(weight) * u64::from(m.max(1)));
         self.core.set_inv_w(a as usize, inv_w);
     }

@@ -439,7 +439,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         let m = agg.members;
         // ≤ 64·2^16: fits.
         agg.start.budget = m * cfg.max_len;
-        self.sched.set_members(a, m, cfg.weight, cfg.max_len);
+        self.sched.set_members(a, m, cfg.weight);
         if m == self.max_members {
             self.remove_nonfull(key, a);
         }
@@ -499,7 +499,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
             self.free_aggs.push(a);
             return;
         }
-        self.sched.set_members(a, m, key.0, key.1);
+        self.sched.set_members(a, m, key.0);
         if m + 1 == self.max_members {
             self.nonfull.entry(key).or_default().push(a);
         }

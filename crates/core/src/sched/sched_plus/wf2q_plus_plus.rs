@@ -104,7 +104,7 @@ impl AggregateScheduler for Wf2qAggregates {
         self.went_idle(a as usize);
     }
 
-    fn set_members(&mut self, a: u32, m: u32, weight: u32, _max_len: u32) {
+    fn set_members(&mut self, a: u32, m: u32, weight: u32) {
         self.weight[a as usize] = u64::from(m.max(1)) * u64::from(weight);
     }
 
