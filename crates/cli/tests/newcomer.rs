@@ -205,6 +205,13 @@ fn outputs_are_checked_before_measuring() {
 fn flags_that_do_not_apply_are_errors() {
     let err = one_line_error(&["bench", "--out", "target/x"]);
     assert!(err.contains("--out") && err.contains("--sweep"), "{err}");
+    let err = one_line_error(&["bench", "--sweep", "m", "--warmup", "1000"]);
+    assert!(err.contains("--warmup") && err.contains("--sweep"), "{err}");
+    let err = one_line_error(&["bench", "--warmup", "-1"]);
+    assert!(
+        err.contains("--warmup") && err.contains("negative"),
+        "{err}"
+    );
     let err = one_line_error(&["arbiter-bench", "--kick", "scan"]);
     assert!(
         err.contains("--kick") && err.contains("--mode sleep"),
@@ -309,4 +316,33 @@ fn user_facing_text_names_papers_not_seed_files() {
             "file number in user-facing text:\n{t}"
         );
     }
+}
+
+#[test]
+fn bench_reports_every_repeat_and_their_drift() {
+    let out = fairway(&[
+        "bench", "--sched", "none,drr", "--pairs", "2000", "--repeat", "4", "--warmup", "0",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    for v in &lines {
+        let runs = v["ns_per_pair_runs"].as_array().expect("runs");
+        assert_eq!(runs.len(), 4, "{v}");
+    }
+    // The baseline has no drift of its own; a scheduler has one from 4 repeats.
+    assert!(lines[0]["drift"].is_null(), "{}", lines[0]);
+    assert!(
+        lines[1]["drift"].as_f64().is_some_and(|d| d > 0.0),
+        "{}",
+        lines[1]
+    );
 }

@@ -65,6 +65,12 @@ pub struct BenchArgs {
     /// default: target/fairway-bench. Example: --out target/sweep
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Untimed pairs each scheduler runs before its first timed run.
+    /// Default: one fill of the pattern (its `high` backlog, at most
+    /// --pairs). Raise it to measure a scheduler's steady state where the
+    /// report says it drifts; 0 times from a cold start. Not with --sweep.
+    #[arg(long, value_name = "N", value_parser = super::units::count_or_zero_u64)]
+    pub warmup: Option<u64>,
     /// Do not try to open hardware counters.
     #[arg(long)]
     pub no_counters: bool,
@@ -117,6 +123,26 @@ fn print_table(reports: &[CostReport]) {
     t.print();
 }
 
+/// A footnote for each scheduler whose repeats kept getting slower than the
+/// baseline's: its median is then a matter of how long it ran.
+fn print_drift(reports: &[CostReport]) {
+    for r in reports.iter().filter(|r| r.drifting()) {
+        let runs: Vec<String> = r
+            .ns_per_pair_runs
+            .iter()
+            .map(|v| format!("{v:.1}"))
+            .collect();
+        println!(
+            "note: {} is not stationary here: its repeats took {} ns per pair in turn \
+             (drift x{:.1} against the baseline); the median depends on how long it ran. \
+             Its steady state: --warmup with tens of millions of pairs (docs/bench.md, \"Drift\").",
+            r.sched,
+            runs.join(", "),
+            r.drift.unwrap_or(0.0)
+        );
+    }
+}
+
 fn run_table(args: &BenchArgs) -> Result<(), String> {
     let subjects = Subject::parse_list(args.sched.as_deref())?;
     let sets =
@@ -136,7 +162,9 @@ fn run_table(args: &BenchArgs) -> Result<(), String> {
     for set in &sets {
         for &pattern in &patterns {
             let n = set.len() as u32;
-            let warmup = pattern.thresholds(n).high.min(opts.pairs);
+            let warmup = args
+                .warmup
+                .unwrap_or_else(|| pattern.thresholds(n).high.min(opts.pairs));
             let setup = CostSetup::new(set.clone(), pattern, warmup);
             let label = format!("{} {}", set.name, pattern);
             bar.set(step, &label);
@@ -166,6 +194,7 @@ fn run_table(args: &BenchArgs) -> Result<(), String> {
                         machine
                     );
                     print_table(&reports);
+                    print_drift(&reports);
                     println!();
                 });
             }
@@ -294,6 +323,11 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
 pub fn run(args: BenchArgs) -> Result<(), String> {
     if args.out.is_some() && args.sweep.is_none() {
         return Err("--out applies only with --sweep (the table goes to stdout)".into());
+    }
+    if args.warmup.is_some() && args.sweep.is_some() {
+        return Err(
+            "--warmup applies only without --sweep (sweeps warm up one fill per point)".into(),
+        );
     }
     match args.sweep {
         Some(kind) => run_sweep(&args, kind),

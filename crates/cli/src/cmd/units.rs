@@ -1,8 +1,8 @@
 //! One grammar for the numbers every subcommand takes.
 //!
-//! - Counts (`--pairs`, `--repeat`, `--rounds`): whole numbers ≥ 1. Zero,
-//!   negatives and values beyond the type are rejected with the reason, never
-//!   raised to 1 or wrapped.
+//! - Counts (`--pairs`, `--repeat`, `--rounds`): whole numbers ≥ 1 (≥ 0
+//!   where none makes sense, `--warmup`). Zero, negatives and values beyond
+//!   the type are rejected with the reason, never raised to 1 or wrapped.
 //! - Rates: a decimal number with an optional SI multiplier K, M, G or T
 //!   (powers of 1000, any case), and for bit rates optionally the unit as tc
 //!   writes it: `10G`, `2.5G`, `10gbit`, `100Mbit/s`, `1000000`. Packet rates
@@ -52,6 +52,12 @@ fn at_least_one<T: TryFrom<u128> + Into<u128> + Copy>(text: &str) -> Result<T, S
         return Err(format!("0 is out of range 1..={}", max_of::<T>()));
     }
     Ok(v)
+}
+
+/// A count ≥ 0 as a `u64` (clap value parser), for counts where none is a
+/// meaningful choice (`bench --warmup 0`: time from a cold start).
+pub fn count_or_zero_u64(text: &str) -> Result<u64, String> {
+    whole(text)
 }
 
 /// A count ≥ 1 as a `u64` (clap value parser).

@@ -365,6 +365,51 @@ pub struct CostReport {
     pub cache_misses_per_pair: Option<f64>,
     /// `available`, or `unavailable: <reason>`.
     pub counters: String,
+    /// ns per pair of every repeat, in the order they ran.
+    pub ns_per_pair_runs: Vec<f64>,
+    /// How much slower the later repeats ran than the earlier ones, against
+    /// the `none` baseline's own change in the same rounds ([`drift`]);
+    /// `None` with fewer than [`DRIFT_MIN_REPEATS`] repeats (and for `none`).
+    pub drift: Option<f64>,
+}
+
+impl CostReport {
+    /// True if [`Self::drift`] is above [`DRIFT_LIMIT`]: the repeats got
+    /// slower as the subject kept running, so the median depends on how
+    /// long it ran.
+    pub fn drifting(&self) -> bool {
+        self.drift.is_some_and(|d| d > DRIFT_LIMIT)
+    }
+}
+
+/// Fewest repeats [`drift`] is computed from (two per half).
+pub const DRIFT_MIN_REPEATS: usize = 4;
+
+/// A drift above this is reported: noise moves a whole round (every subject
+/// alike, the baseline included), and the ratio to the baseline's change
+/// cancels most of that. Stationary subjects gave 0.66–1.26 on the noisy
+/// 2-vCPU VM (40 figures: 5 schedulers × 4 smooth flow sets, 6 repeats,
+/// twice); DRR on 32k-wmix gave 3.0 and 3.4.
+pub const DRIFT_LIMIT: f64 = 1.5;
+
+/// Drift of a subject's repeats: (median of its later half / median of its
+/// earlier half) divided by the same ratio of the `none` baseline's repeats
+/// in the same rounds. About 1 for a stationary subject; above 1 when each
+/// repeat starts from the state the previous one left and that state costs
+/// more and more (for example when a scheduler's service order scatters
+/// the queues' memory over many cycles of the pattern). `None` with fewer
+/// than [`DRIFT_MIN_REPEATS`] repeats or unequal series.
+pub fn drift(runs: &[f64], baseline: &[f64]) -> Option<f64> {
+    if runs.len() < DRIFT_MIN_REPEATS || runs.len() != baseline.len() {
+        return None;
+    }
+    let half = runs.len() / 2;
+    let ratio = |v: &[f64]| {
+        let early = Spread::of(&v[..half]).median;
+        let late = Spread::of(&v[v.len() - half..]).median;
+        (early > 0.0).then(|| late / early)
+    };
+    Some(ratio(runs)? / ratio(baseline)?)
 }
 
 /// Progress of [`measure`]: runs done out of runs planned.
@@ -483,6 +528,8 @@ fn reports(
     let spread =
         |s: &[RunSample]| Spread::of(&s.iter().map(RunSample::ns_per_pair).collect::<Vec<_>>());
     let none_median = spread(&samples[0]).median;
+    let runs = |s: &[RunSample]| s.iter().map(RunSample::ns_per_pair).collect::<Vec<_>>();
+    let none_runs = runs(&samples[0]);
     let per_pair = |s: &[RunSample], f: fn(&CounterValues) -> u64| -> Option<f64> {
         let v: Vec<f64> = s
             .iter()
@@ -513,6 +560,12 @@ fn reports(
             instructions_per_pair: per_pair(s, |c| c.instructions),
             cache_misses_per_pair: per_pair(s, |c| c.cache_misses),
             counters: counters_note.to_string(),
+            ns_per_pair_runs: runs(s),
+            drift: if i == 0 {
+                None
+            } else {
+                drift(&runs(s), &none_runs)
+            },
         });
     }
     out

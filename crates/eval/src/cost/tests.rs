@@ -174,11 +174,35 @@ fn measure_reports_the_baseline_and_parses_as_json() {
         }
         assert_eq!(v["flows"], "1k-w1");
         assert_eq!(v["pattern"], "smooth");
+        assert_eq!(r.ns_per_pair_runs.len(), 3);
+        // Three repeats are too few to split into halves.
+        assert_eq!(r.drift, None);
+        assert!(!r.drifting());
     }
     // Without `none` among the subjects it is still measured, not reported.
     let reports = measure(&subjects[1..2], &s, &opts, &mut counters, &mut |_| {}).unwrap();
     assert_eq!(reports.len(), 1);
     assert!(reports[0].none_ns_per_pair.is_some());
+}
+
+#[test]
+fn drift_compares_later_repeats_with_earlier_ones_against_the_baseline() {
+    let flat = [10.0, 11.0, 9.0, 10.0, 10.0, 11.0];
+    // Stationary subject, stationary baseline.
+    let d = drift(&[20.0, 21.0, 19.0, 20.0, 22.0, 20.0], &flat).unwrap();
+    assert!((0.9..1.1).contains(&d), "{d}");
+    // Each repeat slower than the last (the DRR 32k-wmix case): reported.
+    let d = drift(&[20.0, 60.0, 120.0, 200.0, 260.0, 300.0], &flat).unwrap();
+    assert!(d > DRIFT_LIMIT, "{d}");
+    // The machine slowing down for the later rounds slows the baseline
+    // alike: that cancels.
+    let slow_later = [10.0, 10.0, 10.0, 20.0, 20.0, 20.0];
+    let d = drift(&[20.0, 20.0, 20.0, 40.0, 41.0, 39.0], &slow_later).unwrap();
+    assert!((0.9..1.1).contains(&d), "{d}");
+    // Too few repeats, unequal series, a zero median: no figure.
+    assert_eq!(drift(&[1.0, 2.0, 3.0], &[1.0, 1.0, 1.0]), None);
+    assert_eq!(drift(&[1.0; 4], &[1.0; 5]), None);
+    assert_eq!(drift(&[0.0, 0.0, 1.0, 1.0], &[1.0; 4]), None);
 }
 
 #[test]
