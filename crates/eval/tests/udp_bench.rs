@@ -152,6 +152,10 @@ fn raw_frames_through_af_packet_are_received_and_accounted_for() {
         // The target's frames arrive as UDP datagrams with their payload.
         let t = r.target.as_ref().unwrap();
         assert!(t.rate_ratio > 0.9, "{mode:?}: {}", t.rate_ratio);
+        // Raw frames record their send delays as UDP does (Eq. (1) reads
+        // them): one per frame the target's socket sent, the call's start
+        // before its return.
+        assert_send_delays(mode, &r);
         // Every client that got the CPU had its frames received. Whether a
         // flat-out SCHED_RR client gets a turn inside the window is up to
         // the shared client CPU (on CI's 2 cores one did not, in `none`),
@@ -373,10 +377,29 @@ fn every_frame_of_the_tx_ring_reaches_the_receiver_or_a_counted_drop() {
             assert_eq!(f.received + f.socket_drops, frames, "{mode:?}: {f:?}");
         }
     }
-    // A shaped run with the target paced: its frames arrive at its rate.
-    let mut s = spec(Mode::Tc, target_plus(2), Some(50_000), "drr");
-    s.transport = Transport::AfPacketRing;
-    let r = run_trial(&s).unwrap();
-    assert!(r.accounting_holds(), "{:?}", r.kernel);
-    assert!(r.target.as_ref().unwrap().rate_ratio > 0.9);
+    // A shaped run with the target paced: its frames arrive at its rate,
+    // and through the ring too every frame's send delay is recorded.
+    for mode in [Mode::Tc, Mode::Fairway] {
+        let mut s = spec(mode, target_plus(2), Some(50_000), "drr");
+        s.transport = Transport::AfPacketRing;
+        let r = run_trial(&s).unwrap();
+        assert!(r.accounting_holds(), "{:?}", r.kernel);
+        assert!(r.target.as_ref().unwrap().rate_ratio > 0.9);
+        assert_send_delays(mode, &r);
+    }
+}
+
+/// The target's submit → send delays: one per frame its socket sent, and
+/// the call's start is recorded before its return.
+fn assert_send_delays(mode: Mode, r: &TrialResult) {
+    let t = r.target.as_ref().unwrap();
+    let sent = r.flows[t.flow].sent;
+    let h = t.sched_delay_hist.as_ref().expect("send delays recorded");
+    assert_eq!(h.len(), sent, "{mode:?}");
+    assert!(
+        t.call_delay.count == sent && t.call_delay.p50 <= t.sched_delay.p50,
+        "{mode:?}: {:?} / {:?}",
+        t.call_delay,
+        t.sched_delay
+    );
 }

@@ -235,7 +235,7 @@ pub fn text(r: &Report) -> String {
         );
         let _ = writeln!(
             out,
-            "(call p50: due -> sendmmsg called, the time before the system call; p50 minus it is the kernel's send path up to the receive timestamp)"
+            "(call p50: due -> send call started (sendmmsg, or the TX ring's kick), the time before the system call; p50 minus it is the kernel's send path up to the receive timestamp)"
         );
         light_rounds(&mut out, r);
         let title = format!(

@@ -36,7 +36,7 @@ use fairway_runtime::net::{
     interrupted, monotonic_ns, Datagram, HtbClass, KernelDrops, Receiver, ReceiverSockets,
     SendCounters, Testbed, UdpSender, FRAME_LEN,
 };
-use fairway_runtime::net::{FrameAddrs, PacketSender, RingSender};
+use fairway_runtime::net::{FrameAddrs, PacketSender, RingSender, SendDelays};
 use fairway_runtime::{
     ArbiterMode, Backend, ClientConfig, ClientSubmitter, RuntimeBuilder, RuntimeConfig,
 };
@@ -264,17 +264,28 @@ impl Sender {
             Sender::Ring(s) => s.finish(),
         }
     }
-    pub(super) fn delays(&self) -> Option<&Histogram<u64>> {
+    /// Records the submit → send delays from now on, whichever socket.
+    pub(super) fn record_delays(&mut self) {
         match self {
-            Sender::Udp(s) => s.delays(),
-            Sender::Packet(_) | Sender::Ring(_) => None,
+            Sender::Udp(s) => s.record_delays(),
+            Sender::Packet(s) => s.record_delays(),
+            Sender::Ring(s) => s.record_delays(),
         }
     }
-    pub(super) fn call_delays(&self) -> Option<&Histogram<u64>> {
+    fn send_delays(&self) -> Option<&SendDelays> {
         match self {
-            Sender::Udp(s) => s.call_delays(),
-            Sender::Packet(_) | Sender::Ring(_) => None,
+            Sender::Udp(s) => s.delays(),
+            Sender::Packet(s) => s.delays(),
+            Sender::Ring(s) => s.delays(),
         }
+    }
+    /// Submit → send call returned, ns, if recorded.
+    pub(super) fn delays(&self) -> Option<&Histogram<u64>> {
+        self.send_delays().map(SendDelays::done)
+    }
+    /// Submit → send call started, ns, if recorded.
+    pub(super) fn call_delays(&self) -> Option<&Histogram<u64>> {
+        self.send_delays().map(SendDelays::call)
     }
 }
 
@@ -982,7 +993,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         .map_err(testbed_err)?
         .map_err(|e| format!("sender sockets: {e}"))?;
     for &w in &watched {
-        if let Sender::Udp(s) = &mut senders[w] {
+        if let Some(s) = senders.get_mut(w) {
             s.record_delays();
         }
     }

@@ -10,7 +10,8 @@
 //! (IPv4 checksum computed, UDP checksum 0 = "none", as IPv4 allows) in
 //! front of the 18-byte payload of each [`Datagram`].
 
-use super::datagram::{Datagram, FRAME_LEN, PAYLOAD_LEN};
+use super::datagram::{monotonic_ns, Datagram, FRAME_LEN, PAYLOAD_LEN};
+use super::send_delays::SendDelays;
 use super::udp::{MmsgBatcher, SendCounters};
 use crate::backend::Backend;
 use std::io;
@@ -146,6 +147,19 @@ pub struct PacketSender {
     batch: usize,
     counters: SendCounters,
     priority: Option<u32>,
+    /// Submit → `sendmmsg` call and return, if enabled with
+    /// [`PacketSender::record_delays`].
+    delays: Option<SendDelays>,
+}
+
+/// The submit time a frame carries (the payload's first 8 bytes, as
+/// [`Datagram::submit_ns`] reads them).
+#[inline]
+pub(super) fn frame_submit_ns(frame: &[u8]) -> u64 {
+    frame
+        .get(HEADERS..HEADERS + 8)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
 }
 
 impl PacketSender {
@@ -175,7 +189,19 @@ impl PacketSender {
             batch,
             counters: SendCounters::default(),
             priority,
+            delays: None,
         })
+    }
+
+    /// Records the submit → send delay of every frame from now on, as
+    /// [`UdpSender::record_delays`](super::UdpSender::record_delays).
+    pub fn record_delays(&mut self) {
+        self.delays = Some(SendDelays::new());
+    }
+
+    /// The recorded delays, if enabled.
+    pub fn delays(&self) -> Option<&SendDelays> {
+        self.delays.as_ref()
     }
 
     /// The `SO_PRIORITY` this sender tags frames with.
@@ -211,10 +237,16 @@ impl PacketSender {
 
     fn send_frames(&mut self, frames: &[[u8; FRAME]]) {
         let slices: Vec<&[u8]> = frames.iter().map(|f| &f[..]).collect();
+        if let Some(h) = self.delays.as_mut() {
+            h.call_starts(monotonic_ns(), slices.iter().map(|f| frame_submit_ns(f)));
+        }
         let (s, r, c) = self.batcher.send(self.fd.as_fd(), &slices);
         self.counters.sent += s;
         self.counters.refused += r;
         self.counters.calls += c;
+        if let Some(h) = self.delays.as_mut() {
+            h.call_returned(monotonic_ns(), slices.iter().map(|f| frame_submit_ns(f)));
+        }
     }
 }
 
@@ -256,6 +288,12 @@ mod tests {
         let h = frame_header(&a);
         // A header with its checksum in place sums to 0xffff (→ 0).
         assert_eq!(ipv4_checksum(&h[14..34]), 0);
+        // The submit time is read back from where the frame carries it.
+        let mut f = [0u8; FRAME];
+        f[..HEADERS].copy_from_slice(&h);
+        f[HEADERS..].copy_from_slice(&Datagram::new(3, 9, 123_456).payload);
+        assert_eq!(frame_submit_ns(&f), 123_456);
+        assert_eq!(frame_submit_ns(&f[..HEADERS]), 0);
         assert_eq!(u16::from_be_bytes([h[16], h[17]]), 46);
         assert_eq!(u16::from_be_bytes([h[38], h[39]]), 26);
         assert_eq!(u16::from_be_bytes([h[36], h[37]]), 40000);

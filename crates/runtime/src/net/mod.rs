@@ -21,6 +21,8 @@
 //!   netmap path (Fig. 7).
 //! * [`tx_ring`]: [`RingSender`], the same frames through a `TPACKET_V2`
 //!   transmit ring shared with the kernel (`PACKET_TX_RING`, `mmap`).
+//! * [`send_delays`]: [`SendDelays`], submit → send-call delays that every
+//!   sender records alike for the Eq. (1) check.
 //!
 //! Every send loop using these types is bounded by its caller in packets and
 //! time; [`interrupted`] lets loops stop early on Ctrl-C (see
@@ -31,6 +33,7 @@ pub mod datagram;
 pub mod idle_spin;
 pub mod ingress;
 pub mod receiver;
+pub mod send_delays;
 pub mod testbed;
 pub mod tx_ring;
 pub mod udp;
@@ -39,6 +42,7 @@ pub use af_packet::{FrameAddrs, PacketSender};
 pub use datagram::{monotonic_ns, Datagram, FRAME_LEN, HEADER_LEN, PAYLOAD_LEN};
 pub use idle_spin::IdleSpinners;
 pub use receiver::{FlowCount, Receiver, ReceiverReport, ReceiverSockets};
+pub use send_delays::SendDelays;
 pub use testbed::{DeviceCounters, DeviceStats, HtbClass, KernelDrops, Testbed, TestbedError};
 pub use tx_ring::RingSender;
 pub use udp::{SendCounters, UdpSender};

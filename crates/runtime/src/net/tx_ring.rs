@@ -42,7 +42,8 @@
 //! as refused.
 
 use super::af_packet::{bound_packet_socket, frame_header, FrameAddrs};
-use super::datagram::{Datagram, FRAME_LEN, PAYLOAD_LEN};
+use super::datagram::{monotonic_ns, Datagram, FRAME_LEN, PAYLOAD_LEN};
+use super::send_delays::SendDelays;
 use super::udp::SendCounters;
 use crate::backend::Backend;
 use std::io;
@@ -143,6 +144,11 @@ pub struct RingSender {
     unkicked: usize,
     batch: usize,
     counters: SendCounters,
+    /// Submit → kick and → seen taken, if enabled with
+    /// [`RingSender::record_delays`].
+    delays: Option<SendDelays>,
+    /// The submit time of the frame in each slot (while recording).
+    submits: Vec<u64>,
 }
 
 impl RingSender {
@@ -233,7 +239,25 @@ impl RingSender {
             unkicked: 0,
             batch,
             counters: SendCounters::default(),
+            delays: None,
+            submits: Vec::new(),
         })
+    }
+
+    /// Records the submit → send delay of every frame from now on, as
+    /// [`UdpSender::record_delays`](super::UdpSender::record_delays): the
+    /// call delay when the kick that first covers the frame starts, the
+    /// send delay when, after a kick returns, its slot is seen taken by the
+    /// kernel (a frame taken by an earlier non-blocking kick and seen only
+    /// after a later one is counted late, never early).
+    pub fn record_delays(&mut self) {
+        self.delays = Some(SendDelays::new());
+        self.submits = vec![0; RING_FRAMES];
+    }
+
+    /// The recorded delays, if enabled.
+    pub fn delays(&self) -> Option<&SendDelays> {
+        self.delays.as_ref()
     }
 
     /// From now on frames go straight to the driver, past any qdisc
@@ -249,6 +273,11 @@ impl RingSender {
 
     /// Counts the slots the kernel has taken since the last look.
     fn reap(&mut self) {
+        let now = if self.delays.is_some() {
+            monotonic_ns()
+        } else {
+            0
+        };
         while self.requested > 0 {
             let status = self.ring.status(self.tail);
             match status.load(Ordering::Acquire) {
@@ -259,7 +288,13 @@ impl RingSender {
                     self.counters.refused += 1;
                     status.store(TP_STATUS_AVAILABLE, Ordering::Release);
                 }
-                _ => self.counters.sent += 1,
+                _ => {
+                    self.counters.sent += 1;
+                    if let (Some(h), Some(&t)) = (self.delays.as_mut(), self.submits.get(self.tail))
+                    {
+                        h.call_returned(now, [t]);
+                    }
+                }
             }
             self.tail = (self.tail + 1) % RING_FRAMES;
             self.requested -= 1;
@@ -275,6 +310,16 @@ impl RingSender {
             nix::sys::socket::MsgFlags::MSG_DONTWAIT
         };
         self.counters.calls += 1;
+        if let Some(h) = self.delays.as_mut() {
+            // The frames this kick is the first to cover: the last
+            // `unkicked` slots before `head`.
+            let first = (self.head + RING_FRAMES - self.unkicked) % RING_FRAMES;
+            let submits = &self.submits;
+            h.call_starts(
+                monotonic_ns(),
+                (0..self.unkicked).filter_map(|i| submits.get((first + i) % RING_FRAMES).copied()),
+            );
+        }
         // Errors (EAGAIN: socket memory full; ETIMEDOUT/EINTR while waiting)
         // leave slots requested: they are sent by a later kick, or counted
         // as refused by `finish`.
@@ -298,6 +343,9 @@ impl RingSender {
             waits += 1;
         }
         self.ring.fill(self.head, &self.header, &d.payload);
+        if let Some(t) = self.submits.get_mut(self.head) {
+            *t = d.submit_ns();
+        }
         self.ring
             .status(self.head)
             .store(TP_STATUS_SEND_REQUEST, Ordering::Release);

@@ -8,8 +8,8 @@
 //! receiver's accounting (sent = received + counted drops) excludes it.
 
 use super::datagram::{monotonic_ns, Datagram};
+use super::send_delays::SendDelays;
 use crate::backend::Backend;
-use hdrhistogram::Histogram;
 use nix::sys::socket::{sendmmsg, MsgFlags, MultiHeaders, SockaddrIn};
 use std::io::{self, IoSlice};
 use std::net::{SocketAddr, UdpSocket};
@@ -96,13 +96,9 @@ pub struct UdpSender {
     pending: Vec<Datagram>,
     batch: usize,
     counters: SendCounters,
-    /// Submit → `sendmmsg` return delay of each sent datagram, ns (if
-    /// enabled with [`UdpSender::record_delays`]).
-    delays: Option<Histogram<u64>>,
-    /// Submit → `sendmmsg` call delay of each datagram handed to the
-    /// kernel, ns (recorded with `delays`): the time the packet spent
-    /// before its system call, i.e. in its scheduler.
-    call_delays: Option<Histogram<u64>>,
+    /// Submit → `sendmmsg` call and return, if enabled with
+    /// [`UdpSender::record_delays`].
+    delays: Option<SendDelays>,
 }
 
 impl UdpSender {
@@ -138,7 +134,6 @@ impl UdpSender {
             batch,
             counters: SendCounters::default(),
             delays: None,
-            call_delays: None,
         })
     }
 
@@ -147,20 +142,12 @@ impl UdpSender {
     /// Also records the submit → `sendmmsg` call delay
     /// ([`UdpSender::call_delays`]).
     pub fn record_delays(&mut self) {
-        self.delays = Histogram::new_with_bounds(1, 60_000_000_000, 3).ok();
-        self.call_delays = self.delays.clone();
+        self.delays = Some(SendDelays::new());
     }
 
     /// The recorded delays, if enabled.
-    pub fn delays(&self) -> Option<&Histogram<u64>> {
+    pub fn delays(&self) -> Option<&SendDelays> {
         self.delays.as_ref()
-    }
-
-    /// The recorded submit → `sendmmsg` call delays, if enabled: how long
-    /// each datagram waited before its system call started (what
-    /// [`UdpSender::delays`] adds to it is the system call itself).
-    pub fn call_delays(&self) -> Option<&Histogram<u64>> {
-        self.call_delays.as_ref()
     }
 
     /// The counters so far.
@@ -177,21 +164,15 @@ impl UdpSender {
     pub fn send_now(&mut self, datagrams: &[Datagram]) {
         for chunk in datagrams.chunks(self.batch) {
             let frames: Vec<&[u8]> = chunk.iter().map(|d| &d.payload[..]).collect();
-            if let Some(h) = self.call_delays.as_mut() {
-                let now = monotonic_ns();
-                for d in chunk {
-                    let _ = h.record(now.saturating_sub(d.submit_ns()).max(1));
-                }
+            if let Some(h) = self.delays.as_mut() {
+                h.datagrams_call_starts(monotonic_ns(), chunk);
             }
             let (s, r, c) = self.batcher.send(self.socket.as_fd(), &frames);
             self.counters.sent += s;
             self.counters.refused += r;
             self.counters.calls += c;
             if let Some(h) = self.delays.as_mut() {
-                let now = monotonic_ns();
-                for d in chunk {
-                    let _ = h.record(now.saturating_sub(d.submit_ns()).max(1));
-                }
+                h.datagrams_call_returned(monotonic_ns(), chunk);
             }
         }
     }
