@@ -476,9 +476,11 @@ pub struct TargetResult {
     pub app_latency: Percentiles,
     /// The same as a CDF: (µs, fraction).
     pub cdf: Vec<(f64, f64)>,
-    /// Submit → send (`sendmmsg` returned), µs: the scheduling delay.
+    /// Submit → send (the send call returned: `sendmmsg`, or the TX ring's
+    /// kick after which the frame's slot is seen taken), µs: the
+    /// scheduling delay.
     pub sched_delay: Percentiles,
-    /// Submit → `sendmmsg` called, µs: the time spent before the system
+    /// Submit → send call started, µs: the time spent before the system
     /// call (in `fairway`, waiting for the scan, the grant and the poll of
     /// the grant index); `latency` minus this is the kernel's send path up
     /// to the receive timestamp.
