@@ -138,9 +138,8 @@ impl UdpSender {
     }
 
     /// Records the submit → send delay of every datagram from now on (the
-    /// scheduling delay that seed 001 Eq. (1) bounds).
-    /// Also records the submit → `sendmmsg` call delay
-    /// ([`UdpSender::call_delays`]).
+    /// scheduling delay that seed 001 Eq. (1) bounds), and the submit →
+    /// `sendmmsg` call delay ([`SendDelays::call`]).
     pub fn record_delays(&mut self) {
         self.delays = Some(SendDelays::new());
     }
