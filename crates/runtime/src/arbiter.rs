@@ -20,6 +20,7 @@ use crate::accounts::ClientLedger;
 use crate::link::EmulatedLink;
 use crate::mailbox::QueueReader;
 use fairway_core::{FlowId, Scheduler};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Largest batch of lengths read from one client queue before enqueueing
@@ -62,6 +63,14 @@ pub struct ArbiterStats {
     pub timed_sleeps: u64,
     /// `do_scan` rounds run by clients (second `kick_arbiter` variant).
     pub client_scans: u64,
+    /// The longest time between two consecutive `do_scan` rounds, ns, not
+    /// counting the arbiter's own sleeps and blocks. Queues are read at
+    /// most Δ_A after they were last read *plus* this gap, so Δ_A + this is
+    /// the Δ_A the run actually had (seed 001 §4: an arbiter that misses its
+    /// deadline adds to the T-WFI). A gap far above the loop's own time
+    /// means the CPU was taken from the arbiter: a higher-priority thread,
+    /// real-time throttling, or the host of a virtual machine.
+    pub longest_scan_gap_ns: u64,
 }
 
 pub(crate) struct ClientSlot {
@@ -96,6 +105,9 @@ pub(crate) struct ArbiterParts {
     pub(crate) link: EmulatedLink,
     pub(crate) stats: ArbiterStats,
     pub(crate) ledgers: Vec<Arc<ClientLedger>>,
+    /// The longest round gap since the owner last took it (ns), shared
+    /// with every [`ScanGapWindow`].
+    pub(crate) round_gap: Arc<AtomicU64>,
     /// Taken from a stopped arbiter (a restart), not fresh.
     pub(crate) resumed: bool,
 }
@@ -113,8 +125,27 @@ impl ArbiterParts {
             link,
             stats: ArbiterStats::default(),
             ledgers,
+            round_gap: Arc::new(AtomicU64::new(0)),
             resumed: false,
         }
+    }
+}
+
+/// A window onto the arbiter's round gaps, for measuring whether it kept
+/// its Δ_A during an experiment: [`ScanGapWindow::take`] at the start of
+/// the measurement, and again at its end. Cheap to clone and to send to
+/// another thread; get one from [`crate::ArbiterHandle::scan_gap_window`].
+#[derive(Clone, Debug)]
+pub struct ScanGapWindow(pub(crate) Arc<AtomicU64>);
+
+impl ScanGapWindow {
+    /// The longest gap between two consecutive rounds of the arbiter since
+    /// the previous `take` (or the arbiter's start), ns, and starts a new
+    /// window. Δ_A + this bounds the interval at which the arbiter actually
+    /// read its queues in that window (see
+    /// [`ArbiterStats::longest_scan_gap_ns`], the whole run's longest).
+    pub fn take(&self) -> u64 {
+        self.0.swap(0, Ordering::Relaxed)
     }
 }
 
@@ -130,6 +161,8 @@ pub struct Arbiter<S: ?Sized> {
     delta_a_ns: u64,
     next_scan_ns: u64,
     pub(crate) stats: ArbiterStats,
+    /// See [`ArbiterParts::round_gap`].
+    pub(crate) round_gap: Arc<AtomicU64>,
     /// Per client, shared with the client (empty when built by
     /// [`Arbiter::new`] alone).
     ledgers: Vec<Arc<ClientLedger>>,
@@ -173,6 +206,7 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
             next_scan_ns: 0,
             stats: parts.stats,
             ledgers: parts.ledgers,
+            round_gap: parts.round_gap,
             sched,
         };
         if parts.resumed {
@@ -221,6 +255,7 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
             link: self.link,
             stats: self.stats,
             ledgers: self.ledgers,
+            round_gap: self.round_gap,
             resumed: true,
         }
     }
@@ -248,6 +283,20 @@ impl<S: Scheduler<u32> + ?Sized> Arbiter<S> {
             }
         }
         self.dirty.clear();
+    }
+
+    /// Counts a gap of `gap_ns` between two rounds (see
+    /// [`ArbiterStats::longest_scan_gap_ns`]).
+    #[inline]
+    pub(crate) fn record_round_gap(&mut self, gap_ns: u64) {
+        let longest = &mut self.stats.longest_scan_gap_ns;
+        *longest = (*longest).max(gap_ns);
+        // A relaxed load of a line nobody else writes between two takes:
+        // cheap on every round; the write only when the gap is a new
+        // longest since the last take.
+        if gap_ns > self.round_gap.load(Ordering::Relaxed) {
+            self.round_gap.fetch_max(gap_ns, Ordering::Relaxed);
+        }
     }
 
     /// The counters.

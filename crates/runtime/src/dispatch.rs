@@ -54,6 +54,11 @@ pub struct DispatchingHandle<D> {
 }
 
 impl<D> DispatchingHandle<D> {
+    /// See [`crate::ArbiterHandle::scan_gap_window`].
+    pub fn scan_gap_window(&self) -> crate::ScanGapWindow {
+        self.arbiter.scan_gap_window()
+    }
+
     /// Stops the arbiter; returns its counters and the dispatcher (with
     /// whatever it counted). The dispatcher is `None` only if the arbiter
     /// thread panicked.

@@ -66,7 +66,7 @@ mod loom_tests;
 
 pub use accounts::{PacketAccounts, RuntimeAccounts};
 pub use affinity::{rt_throttle_runtime_us, set_realtime_priority, MAX_RT_PRIORITY};
-pub use arbiter::{Arbiter, ArbiterStats, ScanResult};
+pub use arbiter::{Arbiter, ArbiterStats, ScanGapWindow, ScanResult};
 pub use backend::{Backend, CountingBackend, FailingBackend, NullBackend, UdpBackend};
 pub use clock::MonotonicClock;
 pub use dispatch::{Dispatch, DispatchingHandle};

@@ -5,7 +5,7 @@
 
 use crate::accounts::{ClientLedger, RuntimeAccounts};
 use crate::affinity::MAX_RT_PRIORITY;
-use crate::arbiter::{Arbiter, ArbiterParts, ArbiterStats, ScanResult};
+use crate::arbiter::{Arbiter, ArbiterParts, ArbiterStats, ScanGapWindow, ScanResult};
 use crate::backend::Backend;
 use crate::clock::MonotonicClock;
 use crate::dispatch::{Dispatch, DispatchingHandle};
@@ -578,6 +578,9 @@ impl<P: Packet> ClientDrainer<P> {
 /// The arbiter plus its clock: what the sleep/kick protocol drives.
 pub(crate) struct ClockedArbiter<S: ?Sized> {
     clock: MonotonicClock,
+    /// When the previous round ran, ns; 0 after a sleep or a block, whose
+    /// length is the arbiter's choice and not a missed Δ_A.
+    last_scan_ns: u64,
     arbiter: Arbiter<S>,
 }
 
@@ -588,6 +591,11 @@ impl<S: Scheduler<u32> + ?Sized> ScanCore for ClockedArbiter<S> {
             self.arbiter.force_scan();
         }
         let now = self.clock.now_ns();
+        if self.last_scan_ns != 0 {
+            self.arbiter
+                .record_round_gap(now.saturating_sub(self.last_scan_ns));
+        }
+        self.last_scan_ns = now;
         self.arbiter.do_scan(now)
     }
     #[inline]
@@ -598,6 +606,7 @@ impl<S: Scheduler<u32> + ?Sized> ScanCore for ClockedArbiter<S> {
         self.arbiter.link_idle_ns()
     }
     fn count_sleep(&mut self, blocked: bool) {
+        self.last_scan_ns = 0;
         if blocked {
             self.arbiter.stats.blocks += 1;
         } else {
@@ -846,6 +855,7 @@ struct Kept {
     flows: Vec<FlowConfig>,
     cap: Capacity,
     ledgers: Vec<Arc<ClientLedger>>,
+    round_gap: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Start {
@@ -856,6 +866,7 @@ impl Start {
             flows: self.flows.clone(),
             cap: self.cap,
             ledgers: self.parts.ledgers.clone(),
+            round_gap: self.parts.round_gap.clone(),
         }
     }
 
@@ -1042,7 +1053,11 @@ fn prepare<S: Scheduler<u32> + ?Sized>(
     // Start idle now, not at the epoch (or the pause): no catch-up burst.
     parts.link.set_idle_at(clock.now_ns());
     let arbiter = Arbiter::from_parts(sched, parts, nanos(cfg.delta_a));
-    Ok(LockedCore::new(ClockedArbiter { clock, arbiter }))
+    Ok(LockedCore::new(ClockedArbiter {
+        clock,
+        last_scan_ns: 0,
+        arbiter,
+    }))
 }
 
 /// Gives the calling (arbiter) thread the configured real-time priority.
@@ -1123,6 +1138,11 @@ impl ArbiterHandle {
                 .map_err(|_| RuntimeError::Thread("arbiter thread panicked".into())),
             None => Ok(ArbiterStats::default()),
         }
+    }
+
+    /// A window onto the arbiter's round gaps (also across restarts).
+    pub fn scan_gap_window(&self) -> ScanGapWindow {
+        ScanGapWindow(self.kept.round_gap.clone())
     }
 
     /// Where every client's packets are, now: submitted, rejected, granted,
@@ -1315,5 +1335,42 @@ mod tests {
         assert!(matches!(r, Err(RuntimeError::TotalQueueLenTooLarge { total }) if total == want));
         // The refused client changed nothing.
         assert_eq!(b.capacity(), Capacity::new(2, u32::MAX));
+    }
+
+    /// The longest scan gap counts a round the arbiter missed (its thread
+    /// did not run) but not a sleep or a block it chose.
+    #[test]
+    fn the_longest_scan_gap_counts_missed_rounds_not_sleeps() {
+        let sched = Box::new(fairway_core::Drr::<u32>::with_options(
+            Capacity::new(1, 16),
+            fairway_core::Limits::default(),
+            None,
+        ));
+        let mut core = ClockedArbiter {
+            clock: MonotonicClock::new(),
+            last_scan_ns: 0,
+            arbiter: Arbiter::new(sched, Vec::new(), EmulatedLink::new(1_000_000).unwrap(), 0),
+        };
+        let longest = |c: &ClockedArbiter<_>| c.arbiter.stats().longest_scan_gap_ns;
+        core.scan(false);
+        assert_eq!(longest(&core), 0, "one round: no gap yet");
+        // The thread misses 30 ms of rounds (as if preempted).
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        core.scan(false);
+        let missed = longest(&core);
+        assert!(missed >= 30_000_000, "{missed}");
+        // The owner's window saw it, and starts anew once taken.
+        let window = ScanGapWindow(core.arbiter.round_gap.clone());
+        assert_eq!(window.take(), missed);
+        core.scan(false);
+        let now = window.take();
+        assert!(now < missed, "{now}");
+        // A longer block by choice is not a missed round.
+        core.count_sleep(true);
+        std::thread::sleep(std::time::Duration::from_millis(90));
+        core.scan(false);
+        core.scan(false);
+        assert!(longest(&core) < 90_000_000, "{}", longest(&core));
+        assert!(longest(&core) >= missed);
     }
 }

@@ -441,6 +441,8 @@ mod tests {
             sweep: vec![sp(Mode::Tc, tc_p98, true), sp(Mode::Fairway, fw_p98, false)],
             bound: None,
             bound_dispatch: None,
+            bound_observed: None,
+            bound_dispatch_observed: None,
             targets: Targets {
                 fairway_over_none_min: Some(fw / none),
                 fairway_over_tc_at_max_clients: Some(fw / tc),

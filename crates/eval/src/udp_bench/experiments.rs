@@ -480,6 +480,10 @@ pub struct Report {
     pub bound: Option<BoundCheck>,
     /// Eq. (1) on fairway-dispatch's loaded run.
     pub bound_dispatch: Option<BoundCheck>,
+    /// Eq. (1) on fairway's loaded run with the Δs that run actually had.
+    pub bound_observed: Option<ObservedBound>,
+    /// The same for fairway-dispatch.
+    pub bound_dispatch_observed: Option<ObservedBound>,
     /// The targets as ratios.
     pub targets: Targets,
 }
@@ -543,6 +547,47 @@ pub fn bound_check(
     bound::check(&input, t.sched_delay_hist.as_ref()?)
 }
 
+/// Eq. (1) with the Δs a run actually had (seed 001 §4: "for the arbiter
+/// there is little we can do other than accept an increase of the T-WFI
+/// ... due to a larger Δ_A"; a client late for its Δ_C likewise).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ObservedBound {
+    /// Δ_A as configured plus the arbiter's longest gap between two
+    /// rounds, µs.
+    pub delta_a_us: f64,
+    /// Δ_C as configured plus the target thread's longest stall, µs.
+    pub delta_c_us: f64,
+    /// The check with those.
+    pub check: BoundCheck,
+}
+
+/// [`bound_check`] with Δ_A + the arbiter's longest scan gap and Δ_C +
+/// the target thread's longest stall ([`TrialResult::arbiter_scan_gap_ns`],
+/// [`super::trial::TargetResult::stall_ns`]): whether the delays stay
+/// within Eq. (1) once the bound accounts for the time the arbiter's or
+/// the target's CPU was taken from it (a higher-priority thread, the host
+/// of a virtual machine). `None` where [`bound_check`] is, or when the
+/// trial had no arbiter.
+pub fn observed_bound_check(
+    trial: &TrialResult,
+    kind: fairway_core::SchedKind,
+    delta_a_ns: u64,
+    delta_c_ns: u64,
+    link_pps: u64,
+) -> Option<ObservedBound> {
+    let gap_a = trial.arbiter_scan_gap_ns?;
+    let stall_c = trial.target.as_ref()?.stall_ns;
+    let (a, c) = (
+        delta_a_ns.saturating_add(gap_a),
+        delta_c_ns.saturating_add(stall_c),
+    );
+    Some(ObservedBound {
+        delta_a_us: a as f64 / 1e3,
+        delta_c_us: c as f64 / 1e3,
+        check: bound_check(trial, kind, a, c, link_pps)?,
+    })
+}
+
 /// Runs the selected experiments; `progress(done, total, label)` after
 /// each trial. Stops early (with an error) on Ctrl-C.
 pub fn run(
@@ -585,6 +630,8 @@ pub fn run(
         transports: Vec::new(),
         bound: None,
         bound_dispatch: None,
+        bound_observed: None,
+        bound_dispatch_observed: None,
         targets: Targets {
             accounting_ok: true,
             ..Targets::default()
@@ -784,6 +831,7 @@ pub fn run(
         report.targets.none_target_rate_ratio = ratio(Mode::None);
         if let Some(f) = report.loaded.iter().find(|r| r.mode == Mode::Fairway) {
             report.bound = bound_check(f, cfg.sched.kind, d, d, cfg.link_pps);
+            report.bound_observed = observed_bound_check(f, cfg.sched.kind, d, d, cfg.link_pps);
         }
         if let Some(f) = report
             .loaded
@@ -791,6 +839,8 @@ pub fn run(
             .find(|r| r.mode == Mode::FairwayDispatch)
         {
             report.bound_dispatch = bound_check(f, cfg.sched.kind, d, d, cfg.link_pps);
+            report.bound_dispatch_observed =
+                observed_bound_check(f, cfg.sched.kind, d, d, cfg.link_pps);
         }
     }
 

@@ -37,7 +37,7 @@ pub mod report;
 pub mod trial;
 
 pub use bound::{BoundCheck, BoundInput};
-pub use experiments::{run, BenchConfig, Experiment, Report, Targets};
+pub use experiments::{run, BenchConfig, Experiment, ObservedBound, Report, Targets};
 pub use trial::{
     run_trial, ClientClock, FlowSpec, Mode, Placement, ReceivePath, Transport, TrialResult,
     TrialSpec,

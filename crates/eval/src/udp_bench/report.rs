@@ -244,9 +244,13 @@ pub fn text(r: &Report) -> String {
         );
         latency_rows(&mut out, &title, &r.loaded);
     }
-    for (name, b) in [
-        ("fairway", &r.bound),
-        ("fairway-dispatch", &r.bound_dispatch),
+    for (name, b, observed) in [
+        ("fairway", &r.bound, &r.bound_observed),
+        (
+            "fairway-dispatch",
+            &r.bound_dispatch,
+            &r.bound_dispatch_observed,
+        ),
     ] {
         let Some(b) = b else { continue };
         let _ = writeln!(
@@ -255,6 +259,15 @@ pub fn text(r: &Report) -> String {
             b.bound_us, b.twfi_scheduler_us, b.worst_us, b.p999_us, b.margin_us, b.over_bound, b.packets,
             if b.holds { "holds" } else { "VIOLATED" }
         );
+        if let Some(o) = observed {
+            let c = &o.check;
+            let _ = writeln!(
+                out,
+                "  with the Δs the run had (Δ_A + the arbiter's longest round gap = {:.1} µs, Δ_C + the target's longest stall = {:.1} µs): bound {:.1} µs, margin {:.1} µs, {} over: {}",
+                o.delta_a_us, o.delta_c_us, c.bound_us, c.margin_us, c.over_bound,
+                if c.holds { "holds" } else { "VIOLATED" }
+            );
+        }
     }
     if !r.sweep.is_empty() {
         let _ = writeln!(out, "\ntarget p98 latency versus link rate (Fig. 9)");
@@ -370,6 +383,22 @@ pub fn text(r: &Report) -> String {
         "  every packet accounted for (sent = received + counted drops): {}",
         t.accounting_ok
     );
+    let held = |b: &Option<super::BoundCheck>| match b {
+        Some(c) if c.holds => format!("holds (margin {:.1} µs)", c.margin_us),
+        Some(c) => format!("VIOLATED ({} over)", c.over_bound),
+        None => "-".into(),
+    };
+    let observed = |o: &Option<super::ObservedBound>| held(&o.as_ref().map(|o| o.check.clone()));
+    if r.bound.is_some() || r.bound_dispatch.is_some() {
+        let _ = writeln!(
+            out,
+            "  Eq. (1) for the loaded target, configured Δs / the Δs the run had: fairway {} / {}, fairway-dispatch {} / {}",
+            held(&r.bound),
+            observed(&r.bound_observed),
+            held(&r.bound_dispatch),
+            observed(&r.bound_dispatch_observed)
+        );
+    }
     out
 }
 

@@ -488,6 +488,12 @@ pub struct TargetResult {
     /// The largest submit → send delay, ns (for the Eq. (1) check).
     #[serde(skip)]
     pub sched_delay_hist: Option<Histogram<u64>>,
+    /// fairway and fairway-dispatch: the longest time the target's thread
+    /// did not run while it had work, ns: how late after a due time it
+    /// submitted, and (fairway) the longest turn of its loop while a
+    /// packet waited for its grant or was being sent. Δ_C plus this is the
+    /// Δ_C the run actually had.
+    pub stall_ns: u64,
 }
 
 /// The outcome of one trial.
@@ -528,6 +534,11 @@ pub struct TrialResult {
     pub target: Option<TargetResult>,
     /// fairway: scheduling decisions made.
     pub decisions: Option<u64>,
+    /// fairway: the arbiter's longest gap between two consecutive rounds
+    /// from t0 until every client was done, ns
+    /// ([`fairway_runtime::ScanGapWindow`]): Δ_A plus this is the Δ_A the
+    /// run actually had.
+    pub arbiter_scan_gap_ns: Option<u64>,
 }
 
 /// Serializable copy of [`KernelDrops`].
@@ -577,6 +588,9 @@ struct ClientOutcome {
     delays: Option<Histogram<u64>>,
     call_delays: Option<Histogram<u64>>,
     left_queued: u64,
+    /// A paced fairway client (the target): the longest time its thread
+    /// did not run while it had work, ns: see [`TargetResult::stall_ns`].
+    stall_ns: u64,
 }
 
 /// The open-loop schedule of a paced client (the target): packet i is due
@@ -680,6 +694,7 @@ fn direct_client(
         delays: sender.delays().cloned(),
         call_delays: sender.call_delays().cloned(),
         left_queued: 0,
+        stall_ns: 0,
     }
 }
 
@@ -701,6 +716,7 @@ fn fairway_client(
     let mut seq = 0u64;
     let mut accepted = 0u64;
     let mut transmitted = 0u64;
+    let mut stall_ns = 0u64;
     match spec.pace_pps {
         None => {
             let mut waiting_since: Option<u64> = None;
@@ -742,24 +758,36 @@ fn fairway_client(
         }
         Some(pps) => {
             let pace = Pacing::new(t0, pps, seconds, max);
+            // When the previous turn with work started: a packet to submit
+            // or one waiting for its grant (None while sleeping until due).
+            let mut busy_turn: Option<u64> = None;
             while !interrupted() {
                 let now = monotonic_ns();
+                if let Some(prev) = busy_turn {
+                    // Includes the turn's own work (a poll, a send call).
+                    stall_ns = stall_ns.max(now - prev);
+                }
+                busy_turn = None;
                 if pace.done(seq, now) {
                     break;
                 }
                 if transmitted < accepted {
                     // Granted soon: poll the grant index every Δ_C.
                     transmitted += drn.drain(&mut sender) as u64;
+                    busy_turn = Some(now);
                     continue;
                 }
                 let due = pace.due(seq);
                 if now >= due {
+                    // Woken (or caught up) this late after the due time.
+                    stall_ns = stall_ns.max(now - due);
                     // A refused submit (full queue) is retried at the next
                     // turn of the loop.
                     if sub.submit(Datagram::new(flow, seq, due)).is_ok() {
                         seq += 1;
                         accepted += 1;
                     }
+                    busy_turn = Some(now);
                 } else {
                     wait_until(due);
                 }
@@ -781,11 +809,13 @@ fn fairway_client(
         delays: sender.delays().cloned(),
         call_delays: sender.call_delays().cloned(),
         left_queued: accepted - transmitted,
+        stall_ns,
     }
 }
 
 /// A client that only submits (`fairway-dispatch`): the arbiter thread
-/// transmits its granted packets. Returns the packets accepted.
+/// transmits its granted packets. Returns the packets accepted and, paced,
+/// how late after its due time it submitted at worst (ns).
 #[allow(clippy::too_many_arguments)]
 fn submitting_client(
     mut sub: ClientSubmitter<Datagram>,
@@ -796,10 +826,11 @@ fn submitting_client(
     start: &StartGate,
     clock: ClientClock,
     seconds: f64,
-) -> u64 {
+) -> (u64, u64) {
     let t0 = start.start(clock, flow);
     let deadline = t0 + (seconds * 1e9) as u64;
     let mut seq = 0u64;
+    let mut stall_ns = 0u64;
     match spec.pace_pps {
         None => {
             let mut waiting_since: Option<u64> = None;
@@ -843,6 +874,7 @@ fn submitting_client(
                 }
                 let due = pace.due(seq);
                 if now >= due {
+                    stall_ns = stall_ns.max(now - due);
                     // A refused submit (full queue) is retried at the next
                     // turn of the loop.
                     if sub.submit(Datagram::new(flow, seq, due)).is_ok() {
@@ -854,7 +886,7 @@ fn submitting_client(
             }
         }
     }
-    seq
+    (seq, stall_ns)
 }
 
 fn testbed_err(e: impl std::fmt::Display) -> String {
@@ -1061,6 +1093,12 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         }
     }
 
+    // The arbiter's round gaps, counted from t0 until the clients are done.
+    let gap_window = arbiter
+        .as_ref()
+        .map(|a: &fairway_runtime::ArbiterHandle| a.scan_gap_window())
+        .or_else(|| dispatching.as_ref().map(|d| d.scan_gap_window()));
+    let sampler_window = gap_window.clone();
     // The clients and the sampler.
     let start = StartGate::new(n + 1);
     let clock = spec.clock;
@@ -1077,6 +1115,10 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                     let _ = fairway_runtime::set_realtime_priority(h);
                 }
                 let t0 = start.t0();
+                if let Some(w) = &sampler_window {
+                    sleep_until(t0);
+                    w.take();
+                }
                 let span = (seconds * 1e9) as u64;
                 // Each reading is timed by the midpoint of the read.
                 let mut sample = |at: u64| -> std::io::Result<(u64, u64)> {
@@ -1139,7 +1181,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                                 direct_client(sender, i as u16, f, batch, max, start, clock, secs)
                             }
                             Some(Role::Submit(sub)) => {
-                                let accepted = submitting_client(
+                                let (accepted, stall_ns) = submitting_client(
                                     sub, i as u16, f, batch, max, start, clock, secs,
                                 );
                                 // Sent and left queued are the dispatcher's,
@@ -1150,6 +1192,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                                     delays: None,
                                     call_delays: None,
                                     left_queued: accepted,
+                                    stall_ns,
                                 }
                             }
                             None => ClientOutcome {
@@ -1158,6 +1201,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                                 delays: None,
                                 call_delays: None,
                                 left_queued: 0,
+                                stall_ns: 0,
                             },
                         }
                     })
@@ -1177,9 +1221,10 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
             .map_err(|e| format!("link counters: {e}"))?;
         Ok::<_, String>((outcomes, window))
     })?;
+    let arbiter_scan_gap_ns = gap_window.map(|w| w.take());
     let mut outcomes = outcomes;
-    let mut decisions = match arbiter {
-        Some(a) => Some(a.stop().map_err(|e| e.to_string())?.decisions),
+    let mut arbiter_stats = match arbiter {
+        Some(a) => Some(a.stop().map_err(|e| e.to_string())?),
         None => None,
     };
     if let Some(h) = dispatching {
@@ -1195,12 +1240,13 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
             std::thread::sleep(Duration::from_millis(1));
         }
         let (stats, d) = h.stop().map_err(|e| e.to_string())?;
-        decisions = Some(stats.decisions);
+        arbiter_stats = Some(stats);
         let d = d.ok_or("the arbiter (dispatcher) thread panicked")?;
         for ((o, lane), drained) in outcomes.iter_mut().zip(d.into_lanes()).zip(drained.iter()) {
             let mut sender = lane.sender;
             let accepted = o.offered;
             *o = ClientOutcome {
+                stall_ns: o.stall_ns,
                 offered: accepted,
                 counters: sender.finish(),
                 delays: sender.delays().cloned(),
@@ -1277,6 +1323,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
                 .map(Percentiles::of)
                 .unwrap_or_default(),
             sched_delay_hist: sched,
+            stall_ns: outcomes[t].stall_ns,
         }
     });
     Ok(TrialResult {
@@ -1305,6 +1352,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
         window_seconds: window.1,
         slice_pps: window.2,
         target,
-        decisions,
+        decisions: arbiter_stats.map(|a| a.decisions),
+        arbiter_scan_gap_ns,
     })
 }
