@@ -763,6 +763,7 @@ fn fairway_client(
             let mut busy_turn: Option<u64> = None;
             while !interrupted() {
                 let now = monotonic_ns();
+                let after_wait = busy_turn.is_none();
                 if let Some(prev) = busy_turn {
                     // Includes the turn's own work (a poll, a send call).
                     stall_ns = stall_ns.max(now - prev);
@@ -779,8 +780,12 @@ fn fairway_client(
                 }
                 let due = pace.due(seq);
                 if now >= due {
-                    // Woken (or caught up) this late after the due time.
-                    stall_ns = stall_ns.max(now - due);
+                    if after_wait {
+                        // Woken this late after the due time. (Late after
+                        // polling for the previous packet's grant is the
+                        // scheduler's delay, not the thread's.)
+                        stall_ns = stall_ns.max(now - due);
+                    }
                     // A refused submit (full queue) is retried at the next
                     // turn of the loop.
                     if sub.submit(Datagram::new(flow, seq, due)).is_ok() {
