@@ -135,6 +135,29 @@ impl ArbiterParts {
 /// its Δ_A during an experiment: [`ScanGapWindow::take`] at the start of
 /// the measurement, and again at its end. Cheap to clone and to send to
 /// another thread; get one from [`crate::ArbiterHandle::scan_gap_window`].
+///
+/// # Examples
+///
+/// ```
+/// use fairway_core::Drr;
+/// use fairway_runtime::{ClientConfig, CountingBackend, RuntimeBuilder, RuntimeConfig};
+///
+/// let cfg = RuntimeConfig::default();
+/// let mut b = RuntimeBuilder::new(cfg).unwrap();
+/// let mut client = b.add_client::<u32>(ClientConfig::default()).unwrap();
+/// let arbiter = b.spawn_send(|cap, lim| Box::new(Drr::<u32>::with_options(cap, lim, None))).unwrap();
+/// let window = arbiter.scan_gap_window();
+/// window.take(); // the measurement starts: forget what came before
+/// client.submit(1500).unwrap();
+/// let mut tx = CountingBackend::default();
+/// while tx.packets < 1 {
+///     client.drain_now(&mut tx);
+/// }
+/// // The Δ_A this arbiter kept meanwhile was at most Δ_A + the gap.
+/// let kept_ns = cfg.delta_a.as_nanos() as u64 + window.take();
+/// println!("queues read at most {kept_ns} ns apart");
+/// arbiter.stop().unwrap();
+/// ```
 #[derive(Clone, Debug)]
 pub struct ScanGapWindow(pub(crate) Arc<AtomicU64>);
 
