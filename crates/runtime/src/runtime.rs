@@ -855,7 +855,7 @@ struct Kept {
     flows: Vec<FlowConfig>,
     cap: Capacity,
     ledgers: Vec<Arc<ClientLedger>>,
-    round_gap: Arc<std::sync::atomic::AtomicU64>,
+    round_gap: ScanGapWindow,
 }
 
 impl Start {
@@ -866,7 +866,7 @@ impl Start {
             flows: self.flows.clone(),
             cap: self.cap,
             ledgers: self.parts.ledgers.clone(),
-            round_gap: self.parts.round_gap.clone(),
+            round_gap: ScanGapWindow(self.parts.round_gap.clone()),
         }
     }
 
@@ -1142,7 +1142,7 @@ impl ArbiterHandle {
 
     /// A window onto the arbiter's round gaps (also across restarts).
     pub fn scan_gap_window(&self) -> ScanGapWindow {
-        ScanGapWindow(self.kept.round_gap.clone())
+        self.kept.round_gap.clone()
     }
 
     /// Where every client's packets are, now: submitted, rejected, granted,

@@ -383,20 +383,19 @@ pub fn text(r: &Report) -> String {
         "  every packet accounted for (sent = received + counted drops): {}",
         t.accounting_ok
     );
-    let held = |b: &Option<super::BoundCheck>| match b {
+    let held = |b: Option<&super::BoundCheck>| match b {
         Some(c) if c.holds => format!("holds (margin {:.1} µs)", c.margin_us),
         Some(c) => format!("VIOLATED ({} over)", c.over_bound),
         None => "-".into(),
     };
-    let observed = |o: &Option<super::ObservedBound>| held(&o.as_ref().map(|o| o.check.clone()));
     if r.bound.is_some() || r.bound_dispatch.is_some() {
         let _ = writeln!(
             out,
             "  Eq. (1) for the loaded target, configured Δs / the Δs the run had: fairway {} / {}, fairway-dispatch {} / {}",
-            held(&r.bound),
-            observed(&r.bound_observed),
-            held(&r.bound_dispatch),
-            observed(&r.bound_dispatch_observed)
+            held(r.bound.as_ref()),
+            held(r.bound_observed.as_ref().map(|o| &o.check)),
+            held(r.bound_dispatch.as_ref()),
+            held(r.bound_dispatch_observed.as_ref().map(|o| &o.check))
         );
     }
     out

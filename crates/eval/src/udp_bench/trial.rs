@@ -1101,7 +1101,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
     // The arbiter's round gaps, counted from t0 until the clients are done.
     let gap_window = arbiter
         .as_ref()
-        .map(|a: &fairway_runtime::ArbiterHandle| a.scan_gap_window())
+        .map(|a| a.scan_gap_window())
         .or_else(|| dispatching.as_ref().map(|d| d.scan_gap_window()));
     let sampler_window = gap_window.clone();
     // The clients and the sampler.
