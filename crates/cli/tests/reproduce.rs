@@ -4,12 +4,13 @@
 use std::process::Command;
 
 /// Every claim the reduced run checks (ids as report.json names them).
-const CLAIMS: [&str; 43] = [
+const CLAIMS: [&str; 44] = [
     "000/guarantees/qfq-within-bounds",
     "000/guarantees/qfq+-within-bounds",
     "000/guarantees/wf2q+-within-bounds",
     "000/guarantees/drr-much-worse-than-qfq",
     "000/cost/qfq-plus-not-costlier",
+    "000/cost/qfq-plus-below-drr-on-32k-wmix",
     "003/table4/s-kps-costlier-64",
     "003/table4/s-kps-costlier-4096",
     "003/table4/qfq-flat",

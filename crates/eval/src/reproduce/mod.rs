@@ -5,7 +5,8 @@
 //! One module per paper, each calling the library's existing experiments
 //! (nothing here measures anything itself):
 //! * [`qfq_plus`] (seed 000, QFQ+ / SCHED+): the §8.3 service-guarantee
-//!   table on `1k-highw` and the §8.2 cost claim QFQ+ ≤ QFQ;
+//!   table on `1k-highw`, the §8.2 cost claim QFQ+ ≤ QFQ and Fig. 4's
+//!   QFQ+ below DRR on `32k-wmix`;
 //! * [`qfq`] (seed 003, QFQ): Table 4 / Fig. 10 (QFQ flat in the number of
 //!   flows, WF2Q+ growing, S-KPS's cost ratio to QFQ) and the network
 //!   simulation of §6 (Fig. 8, Tables 2–3);

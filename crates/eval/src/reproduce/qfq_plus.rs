@@ -7,7 +7,16 @@
 //!   times QFQ's (the paper: 249.0 against 1.244); a T-WFI below one packet
 //!   service time counts as one there, as our QFQ often measures 0.
 //! * §8.2, the cost claim QFQ+ ≤ QFQ per enqueue/dequeue pair
-//!   ([`crate::cost::measure`], smooth arrivals, `1k-w1`, fastest repeat).
+//!   ([`crate::cost::measure`], smooth arrivals, `1k-w1`, fastest repeat),
+//!   with DRR beside them (the paper: QFQ+ close to DRR).
+//! * §8.2, Fig. 4: the one case where the paper measures QFQ+ *below* DRR,
+//!   many mixed-weight flows (`32k-wmix`) with smooth arrivals. DRR serves
+//!   a weight-w flow w packets in a row, so packets leave in another order
+//!   than they were queued and the packet memory the next fill takes gets
+//!   scattered, cycle after cycle; QFQ+ interleaves flows and keeps it in
+//!   order (docs/bench.md, "Drift"). The effect builds up over millions of
+//!   pairs, so both run after a long untimed warm-up and the claim compares
+//!   the steady states (fastest repeat each).
 
 use super::{timed, Claim, Figure, Paper, Section, Ticker};
 use crate::cost::sweep::warmup_for;
@@ -17,16 +26,17 @@ use crate::workload::FlowSet;
 use fairway_core::SchedSpec;
 
 /// Progress steps of [`run`].
-pub const STEPS: u64 = 5;
+pub const STEPS: u64 = 6;
 
 /// The paper's T-WFI on `1k-highw` (§8.3), in packet service times.
 const PAPER_TWFI: [(&str, f64); 3] = [("drr", 249.0), ("qfq", 1.244), ("qfq+", 2.744)];
 
-/// Runs both experiments.
+/// Runs the three experiments.
 pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
     Ok(vec![
         timed(|| guarantees(quick, t))?,
         timed(|| cost(quick, t))?,
+        timed(|| cost_against_drr(quick, t))?,
     ])
 }
 
@@ -94,18 +104,21 @@ fn guarantees(quick: bool, t: &mut Ticker) -> Result<Section, String> {
     })
 }
 
-fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
-    t.step("seed 000 §8.2 cost: qfq, qfq+");
-    let flows = FlowSet::parse("1k-w1").map_err(|e| e.to_string())?;
-    let (pairs, repeat) = if quick {
-        (1_000_000, 5)
-    } else {
-        (4_000_000, 7)
-    };
+/// The fastest repeat of each of `scheds` on `flows` with smooth arrivals,
+/// after `warmup` untimed pairs (`None`: one fill of the pattern).
+fn fastest_smooth(
+    scheds: &[&str],
+    flows: &str,
+    pairs: u64,
+    repeat: usize,
+    warmup: Option<u64>,
+) -> Result<Vec<f64>, String> {
+    let flows = FlowSet::parse(flows).map_err(|e| e.to_string())?;
     let pattern = CostPattern::Smooth;
     let n = flows.len() as u32;
-    let setup = CostSetup::new(flows, pattern, warmup_for(pattern, n, pairs));
-    let subjects: Vec<Subject> = ["qfq", "qfq+"]
+    let warmup = warmup.unwrap_or_else(|| warmup_for(pattern, n, pairs));
+    let setup = CostSetup::new(flows, pattern, warmup);
+    let subjects: Vec<Subject> = scheds
         .iter()
         .map(|n| SchedSpec::parse(n).map(Subject::Sched))
         .collect::<Result<_, _>>()
@@ -117,14 +130,27 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
     };
     let mut counters: Result<PerfCounters, String> = Err("not used".into());
     let reports = measure(&subjects, &setup, &opts, &mut counters, &mut |_| {})?;
-    let ns = |n: &str| {
-        reports
-            .iter()
-            .find(|r| r.sched == n)
-            .map(|r| r.ns_per_pair_min)
-            .ok_or_else(|| format!("no cost report for {n}"))
+    scheds
+        .iter()
+        .map(|&n| {
+            reports
+                .iter()
+                .find(|r| r.sched == n)
+                .map(|r| r.ns_per_pair_min)
+                .ok_or_else(|| format!("no cost report for {n}"))
+        })
+        .collect()
+}
+
+fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
+    t.step("seed 000 §8.2 cost: qfq, qfq+, drr");
+    let (pairs, repeat) = if quick {
+        (1_000_000, 5)
+    } else {
+        (4_000_000, 7)
     };
-    let (q, qp) = (ns("qfq")?, ns("qfq+")?);
+    let ns = fastest_smooth(&["qfq", "qfq+", "drr"], "1k-w1", pairs, repeat, None)?;
+    let (q, qp, d) = (ns[0], ns[1], ns[2]);
     let ratio = qp / q;
     Ok(Section {
         paper: Paper::QfqPlus,
@@ -132,12 +158,14 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
             "§8.2 cost per enqueue/dequeue pair, 1k-w1, smooth arrivals, {pairs} pairs, fastest of {repeat}"
         ),
         command: format!(
-            "fairway bench --sched qfq,qfq+ --flows 1k-w1 --pattern smooth --pairs {pairs} --repeat {repeat}"
+            "fairway bench --sched qfq,qfq+,drr --flows 1k-w1 --pattern smooth --pairs {pairs} --repeat {repeat}"
         ),
         figures: vec![
             Figure::vs_text("QFQ", "ns per pair", "machine-specific", q),
             Figure::vs_text("QFQ+ (M = 8)", "ns per pair", "machine-specific", qp),
+            Figure::vs_text("DRR", "ns per pair", "machine-specific", d),
             Figure::vs_text("QFQ+ / QFQ", "ratio", "0.3-0.9", ratio),
+            Figure::vs_text("QFQ+ / DRR", "ratio", "close to 1 (Fig. 4)", qp / d),
         ],
         claims: vec![Claim::timing(
             "000/cost/qfq-plus-not-costlier",
@@ -147,4 +175,66 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
         charts: Vec::new(),
         seconds: 0.0,
     })
+}
+
+/// Untimed pairs before the §8.2 Fig. 4 comparison, `--quick` and full:
+/// enough for DRR's scattering of the packet memory to dominate its cost.
+/// Measured on `32k-wmix` (2-vCPU AMD EPYC), fastest of 3 repeats: after
+/// 4 million pairs DRR 30.5 ns, QFQ+ 12.8; after 12 million DRR 120, QFQ+
+/// 13.0; after none, DRR's first repeat (16.8) beat QFQ+'s (17.8).
+const FIG4_WARMUP_QUICK: u64 = 4_000_000;
+const FIG4_WARMUP_FULL: u64 = 20_000_000;
+
+fn cost_against_drr(quick: bool, t: &mut Ticker) -> Result<Section, String> {
+    t.step("seed 000 §8.2 Fig. 4: qfq+, drr on 32k-wmix");
+    let (pairs, repeat, warmup) = if quick {
+        (1_000_000, 3, FIG4_WARMUP_QUICK)
+    } else {
+        (2_000_000, 5, FIG4_WARMUP_FULL)
+    };
+    let ns = fastest_smooth(&["qfq+", "drr"], "32k-wmix", pairs, repeat, Some(warmup))?;
+    let (qp, d) = (ns[0], ns[1]);
+    let ratio = qp / d;
+    Ok(Section {
+        paper: Paper::QfqPlus,
+        title: format!(
+            "§8.2 Fig. 4 cost per enqueue/dequeue pair against DRR, 32k-wmix, smooth arrivals, after {warmup} untimed pairs, {pairs} pairs, fastest of {repeat}"
+        ),
+        command: format!(
+            "fairway bench --sched qfq+,drr --flows 32k-wmix --pattern smooth --warmup {warmup} --pairs {pairs} --repeat {repeat}"
+        ),
+        figures: vec![
+            Figure::vs_text("QFQ+ (M = 8)", "ns per pair", "machine-specific", qp),
+            Figure::vs_text("DRR", "ns per pair", "machine-specific", d),
+            Figure::vs_text("QFQ+ / DRR", "ratio", "below 1", ratio),
+        ],
+        claims: vec![below_drr_claim(qp, d)],
+        charts: Vec::new(),
+        seconds: 0.0,
+    })
+}
+
+/// Fig. 4's claim from QFQ+'s and DRR's costs (ns per pair): QFQ+ below.
+fn below_drr_claim(qfq_plus: f64, drr: f64) -> Claim {
+    Claim::timing(
+        "000/cost/qfq-plus-below-drr-on-32k-wmix",
+        format!(
+            "QFQ+ costs less than DRR on 32k-wmix in steady state: {qfq_plus:.1} < {drr:.1} ns per pair (ratio {:.2}; the paper's only case of QFQ+ below DRR)",
+            qfq_plus / drr
+        ),
+        qfq_plus < drr,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fig4_claim_fails_when_qfq_plus_is_not_below_drr() {
+        assert!(below_drr_claim(19.5, 318.4).holds);
+        assert!(!below_drr_claim(20.0, 20.0).holds);
+        assert!(!below_drr_claim(25.0, 20.0).holds);
+        assert!(below_drr_claim(25.0, 20.0).timing);
+    }
 }
