@@ -16,6 +16,25 @@
 //!
 //! Per round, flow i sends at most `quantum_i + max_len_i - 1` bytes
 //! (the deficit carried over is always below the flow's max packet length).
+//!
+//! # The end of a flow's turn, one dequeue early
+//!
+//! As in Linux `sch_drr` and dummynet's `dn_sched_rr`, the order is that of
+//! a *lazy* DRR: a flow's turn ends in the dequeue that finds its head
+//! packet too long for its deficit. Done literally, that dequeue visits two
+//! flows (the one whose turn ends, then the next), the usual case with
+//! full-size packets and a quantum of one of them. Here the dequeue that
+//! sends a packet also checks the packet behind it (its length is in the
+//! flow's record) and, if it no longer fits, grants the quantum and moves
+//! the flow to the tail right away, so the next dequeue usually visits one
+//! flow. Until that next dequeue the early move is *pending*: a flow that
+//! becomes backlogged meanwhile is put before the pending flow (where lazy
+//! DRR, which would move it only later, puts it), `peek` commits it (lazy
+//! DRR's `peek` would move it too), and a flow added, removed or
+//! reconfigured takes it back first (the quantum may change). So the
+//! service order is exactly the lazy one: `tests/drr_model.rs` checks it
+//! against a lazy DRR written from the definition, and
+//! `tests/service_order_hash.rs` pins it.
 
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
@@ -58,6 +77,12 @@ pub struct Drr<P> {
     /// two stores: `head` is being served, `tail` was activated last.
     head: u32,
     tail: u32,
+    /// The flow moved to the tail early by the last dequeue, `NIL` if none
+    /// (see the module doc); it is `tail`.
+    pending: u32,
+    /// While a move is pending: the flow after which a newly backlogged
+    /// flow is linked (the old tail, then the last flow linked there).
+    pending_prev: u32,
     fixed_unit: Option<u32>,
     /// The largest `max_len` of the configured flows (0 if none).
     largest_max_len: u32,
@@ -112,6 +137,8 @@ impl<P: Packet> Drr<P> {
             flows: alloc::vec![IDLE_FLOW; n],
             head: NIL,
             tail: NIL,
+            pending: NIL,
+            pending_prev: NIL,
             fixed_unit,
             largest_max_len: 0,
             unit: u64::from(fixed_unit.unwrap_or(0)),
@@ -145,9 +172,14 @@ impl<P: Packet> Drr<P> {
         u64::from(cfg.weight) * self.unit
     }
 
-    /// Appends `f` to the active list.
+    /// Appends `f` to the active list (before a pending flow, see the
+    /// module doc).
     #[inline(always)]
     fn push_tail(&mut self, f: u32) {
+        if self.pending != NIL {
+            self.push_before_pending(f);
+            return;
+        }
         let head = if self.tail == NIL { f } else { self.head };
         if let Some(t) = self.flows.get_mut(self.tail as usize) {
             t.next = f;
@@ -157,6 +189,42 @@ impl<P: Packet> Drr<P> {
         }
         self.head = head;
         self.tail = f;
+    }
+
+    /// Links `f`, newly backlogged, just before the pending flow (the tail),
+    /// where lazy DRR puts it: its move to the tail has not happened yet
+    /// there. If nothing else is listed, `f` becomes the head.
+    #[cold]
+    #[inline(never)]
+    fn push_before_pending(&mut self, f: u32) {
+        let (p, before) = (self.pending, self.pending_prev);
+        if let Some(b) = self.flows.get_mut(before as usize) {
+            b.next = f;
+        }
+        if let Some(x) = self.flows.get_mut(f as usize) {
+            x.next = p;
+        }
+        if self.head == p {
+            self.head = f;
+        }
+        self.pending_prev = f;
+    }
+
+    /// Takes a pending early move back: the flow gives its quantum back and
+    /// is the head again, the list being circular (lazy DRR's state, before
+    /// a configuration change that may change the quantum).
+    fn undo_pending(&mut self) {
+        let p = self.pending;
+        if p == NIL {
+            return;
+        }
+        self.pending = NIL;
+        let unit = self.unit;
+        if let Some(x) = self.flows.get_mut(p as usize) {
+            x.deficit -= u64::from(x.weight) * unit;
+        }
+        self.head = p;
+        self.tail = self.pending_prev;
     }
 
     /// Removes the head of the active list (which must not be empty).
@@ -212,31 +280,45 @@ impl<P: Packet> Drr<P> {
         let Some(x) = self.flows.get_mut(f as usize) else {
             return Visit::Idle;
         };
-        match self.queues.pop_within(FlowId(f), x.deficit) {
-            HeadPop::Popped {
-                packet,
-                len,
-                now_empty,
-            } => {
+        match self.queues.pop_within_and_next_len(FlowId(f), x.deficit) {
+            (
+                HeadPop::Popped {
+                    packet,
+                    len,
+                    now_empty,
+                },
+                next_len,
+            ) => {
                 if now_empty {
                     x.deficit = 0;
                     self.pop_head();
                 } else {
-                    x.deficit -= u64::from(len);
+                    let left = x.deficit - u64::from(len);
+                    if left < u64::from(next_len) {
+                        // Its turn is over: the move lazy DRR makes at the
+                        // next dequeue, made now (pending until then).
+                        x.deficit = left + u64::from(x.weight) * self.unit;
+                        let next = x.next;
+                        self.pending_prev = self.tail;
+                        self.pending = f;
+                        self.rotate(next);
+                    } else {
+                        x.deficit = left;
+                    }
                 }
                 Visit::Sent(Dequeued {
                     flow: FlowId(f),
                     packet,
                 })
             }
-            HeadPop::TooLong(_) => {
+            (HeadPop::TooLong(_), _) => {
                 x.deficit += u64::from(x.weight) * self.unit;
                 let next = x.next;
                 self.rotate(next);
                 Visit::Rotated
             }
             // Only with a broken invariant (an empty flow in the list).
-            HeadPop::Empty => Visit::Idle,
+            (HeadPop::Empty, _) => Visit::Idle,
         }
     }
 
@@ -289,6 +371,7 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
     }
 
     fn add_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
+        self.undo_pending();
         self.queues.add_flow(id, cfg)?;
         self.flows[id.index()] = DrrFlow {
             weight: cfg.weight,
@@ -299,6 +382,7 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
     }
 
     fn remove_flow(&mut self, id: FlowId) -> Result<Vec<P>, ConfigError> {
+        self.undo_pending();
         let backlogged = self.queues.is_backlogged(id);
         let old = self.queues.config(id);
         let pkts = self.queues.remove_flow(id)?;
@@ -314,6 +398,7 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
     }
 
     fn reconfigure_flow(&mut self, id: FlowId, cfg: FlowConfig) -> Result<(), ConfigError> {
+        self.undo_pending();
         let old = self.queues.reconfigure(id, cfg)?;
         self.flows[id.index()].weight = cfg.weight;
         if old.max_len != cfg.max_len {
@@ -340,15 +425,16 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
     }
 
     // Inlined into the caller's loop: the call itself (register saves and
-    // the returned struct) was ~15% of DRR's instructions per pair. Two
-    // visits are written out before the general loop: usually the head fits,
-    // or the next flow does once the head got its quantum; a loop around one
-    // visit made the compiler load and spill the store's fields on every call.
+    // the returned struct) was ~15% of DRR's instructions per pair. One
+    // visit is written out before the general loop (out of line): with the
+    // turn ended one dequeue early, the head's deficit covers its packet
+    // unless an explicit quantum unit is below the packet lengths; a loop
+    // around the visit made the compiler load and spill the store's fields
+    // on every call.
     #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
-        if let Visit::Sent(d) = self.visit_head() {
-            return Some(d);
-        }
+        // Lazy DRR would make a pending move now: it is final.
+        self.pending = NIL;
         match self.visit_head() {
             Visit::Sent(d) => Some(d),
             Visit::Rotated => self.dequeue_after_rotations(),
@@ -357,6 +443,8 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
     }
 
     fn peek(&mut self) -> Option<(FlowId, &P)> {
+        // Lazy DRR's selection would make a pending move now.
+        self.pending = NIL;
         let flow = self.select()?;
         self.queues.head(flow).map(|p| (flow, p))
     }

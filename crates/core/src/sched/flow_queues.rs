@@ -476,8 +476,16 @@ impl<P: crate::Packet> FlowQueues<P> {
         self.pop_head(id, budget).0
     }
 
-    /// The one head-removal path behind `pop`, `pop_with_next_len` and
-    /// `pop_within`: removes the head if it fits in `budget` and returns
+    /// [`Self::pop_within`], also returning the length of the flow's new
+    /// head packet (meaningless if the flow emptied): DRR's "send, and does
+    /// the next one still fit" with one lookup of the flow.
+    #[inline(always)]
+    pub fn pop_within_and_next_len(&mut self, id: FlowId, budget: u64) -> (HeadPop<P>, u32) {
+        self.pop_head(id, budget)
+    }
+
+    /// The one head-removal path behind `pop`, `pop_with_next_len`,
+    /// `pop_within` and `pop_within_and_next_len`: removes the head if it fits in `budget` and returns
     /// the outcome and the length of the new head (meaningless if the flow
     /// emptied). Forced inline so that `budget = u64::MAX` folds its check
     /// away.
