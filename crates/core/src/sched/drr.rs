@@ -193,7 +193,10 @@ impl<P: Packet> Drr<P> {
 
     /// Links `f`, newly backlogged, just before the pending flow (the tail),
     /// where lazy DRR puts it: its move to the tail has not happened yet
-    /// there. If nothing else is listed, `f` becomes the head.
+    /// there. If nothing else is listed, `f` becomes the head. Out of line
+    /// and marked cold, which measured 4 instructions per pair fewer in the
+    /// smooth pattern than without `#[cold]` (the enqueue inlined into the
+    /// caller's loop stays small; the call costs the same either way).
     #[cold]
     #[inline(never)]
     fn push_before_pending(&mut self, f: u32) {
