@@ -485,9 +485,9 @@ impl<P: crate::Packet> FlowQueues<P> {
     }
 
     /// The one head-removal path behind `pop`, `pop_with_next_len`,
-    /// `pop_within` and `pop_within_and_next_len`: removes the head if it fits in `budget` and returns
-    /// the outcome and the length of the new head (meaningless if the flow
-    /// emptied). Forced inline so that `budget = u64::MAX` folds its check
+    /// `pop_within` and `pop_within_and_next_len`: removes the head if it
+    /// fits in `budget` and returns the outcome and the length of the new
+    /// head (meaningless if the flow emptied). Forced inline so that `budget = u64::MAX` folds its check
     /// away.
     #[inline(always)]
     fn pop_head(&mut self, id: FlowId, budget: u64) -> (HeadPop<P>, u32) {
