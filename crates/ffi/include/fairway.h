@@ -49,7 +49,7 @@ typedef enum FairwayStatus {
   // Nothing queued: dequeue, peek or extract found no element.
   FAIRWAY_EMPTY = 1,
   // cFFS insert accepted, but the rank lay outside the queue's window
-  // and is served at the window's edge (seed 002 §3.1.1); counted in
+  // and is served at the window's edge (the Eiffel paper §3.1.1); counted in
   // `FairwayPqStats`.
   FAIRWAY_CLAMPED = 2,
   // A required pointer argument (spec, out-parameter, buffer) was null.

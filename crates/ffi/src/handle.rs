@@ -178,10 +178,10 @@ pub(crate) unsafe fn not_live<T>(h: *mut Handle<T>, kind: Kind) -> FairwayStatus
 /// Runs `op` under `catch_unwind`: its status, or, if it panicked,
 /// `FAIRWAY_ERR_PANIC` with the handle `handle()` poisoned. Nothing but the
 /// 4-byte status crosses `catch_unwind` (which passes its result through
-/// memory; a wider result was measured to cost a store-forwarding stall
-/// per call), and the panic path is an out-of-line cold call; `handle`
-/// runs only on that path, so the fast path need not keep the handle's
-/// address if it can find it again.
+/// memory; a wider result costs a store-forwarding stall per call), and
+/// the panic path is an out-of-line cold call; `handle` runs only on that
+/// path, so the fast path need not keep the handle's address if it can
+/// find it again.
 ///
 /// # Safety
 /// `handle()` is a live handle of `kind`, used by this thread only, and

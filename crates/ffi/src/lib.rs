@@ -2,7 +2,7 @@
 //!
 //! Lets C programs (DPDK applications, BESS/VPP-like pipelines, kernel-bypass
 //! stacks) link fairway's packet schedulers and its cFFS integer priority
-//! queue (seed 002 §3.1.1) as a static or shared library. The header,
+//! queue (the Eiffel paper §3.1.1) as a static or shared library. The header,
 //! `include/fairway.h`, is generated from this crate by `cbindgen` and
 //! committed; a test regenerates it and fails if it differs.
 //!

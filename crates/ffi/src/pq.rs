@@ -1,5 +1,5 @@
 //! The priority-queue half of the C ABI: Eiffel's circular FFS queue (cFFS,
-//! seed 002 §3.1.1, Fig. 4; `fairway_core::pq::CircularFfsQueue`) behind an
+//! the Eiffel paper §3.1.1, Fig. 4; `fairway_core::pq::CircularFfsQueue`) behind an
 //! opaque `FairwayPq`, for callers who want only the queue.
 //!
 //! Elements are caller-chosen `uint32_t` handles `0..capacity` (e.g. packet

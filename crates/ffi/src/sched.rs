@@ -454,8 +454,8 @@ unsafe extern "C" fn dequeue_as<S: Scheduler<FfiPacket> + Send + 'static>(
 /// method is, so it knows that the scheduler's stores into its heap arrays
 /// leave the scheduler's own fields (the arrays' addresses and lengths)
 /// unchanged, and does not load and bounds-check them again after each
-/// store. (A `&mut` made inside the function does not give the compiler
-/// as much: measured, it changed nothing.)
+/// store. (A `&mut` made inside the function does not help: only a
+/// function's parameters carry `noalias`.)
 ///
 /// # Safety
 /// As for [`dequeue_as`], `block` being that handle's block.
@@ -477,11 +477,11 @@ unsafe extern "C" fn dequeue_noalias<S: Scheduler<FfiPacket> + Send + 'static>(
 
 /// The schedulers (by name) whose single dequeue is
 /// [`dequeue_noalias`]; the others get [`dequeue_as`]. Chosen by
-/// measurement (`crates/ffi/scripts/abi-instructions.sh`, instructions per
-/// pair): the SCHED+ schedulers save 3.7 (QFQ+ and WF2Q++, `m = 8`: their
-/// dequeue otherwise reloads and re-checks the flow table after its
-/// stores); the others save nothing or lose up to 4 (FIFO and WF2Q+ pay
-/// the extra jump; DRR's compiled dequeue needs two more saved registers).
+/// instruction counts (`crates/ffi/scripts/abi-instructions.sh`): without
+/// `noalias` the SCHED+ schedulers' dequeue reloads and re-checks the flow
+/// table after its stores; the others gain nothing from it (FIFO and WF2Q+
+/// pay an extra jump, DRR's compiled dequeue needs two more saved
+/// registers).
 const NOALIAS_DEQUEUE: &[&str] = &["qfq+", "wf2q++"];
 
 fn config_status(e: &ConfigError) -> FairwayStatus {

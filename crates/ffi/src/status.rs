@@ -15,7 +15,7 @@ pub enum FairwayStatus {
     /// Nothing queued: dequeue, peek or extract found no element.
     FairwayEmpty = 1,
     /// cFFS insert accepted, but the rank lay outside the queue's window
-    /// and is served at the window's edge (seed 002 §3.1.1); counted in
+    /// and is served at the window's edge (the Eiffel paper §3.1.1); counted in
     /// `FairwayPqStats`.
     FairwayClamped = 2,
     /// A required pointer argument (spec, out-parameter, buffer) was null.

@@ -1,4 +1,4 @@
-//! Deficit Round Robin (Shreedhar & Varghese; seed 000 §2, seed 004 §1.3).
+//! Deficit Round Robin (Shreedhar & Varghese; the QFQ+ paper §2, the BFQ thesis §1.3).
 //!
 //! Backlogged flows sit in a circular active list. The flow at the head may
 //! send packets while its *deficit counter* covers the head packet's length;
@@ -194,9 +194,8 @@ impl<P: Packet> Drr<P> {
     /// Links `f`, newly backlogged, just before the pending flow (the tail),
     /// where lazy DRR puts it: its move to the tail has not happened yet
     /// there. If nothing else is listed, `f` becomes the head. Out of line
-    /// and marked cold, which measured 4 instructions per pair fewer in the
-    /// smooth pattern than without `#[cold]` (the enqueue inlined into the
-    /// caller's loop stays small; the call costs the same either way).
+    /// and cold, so that the enqueue inlined into the caller's loop stays
+    /// small on its common path; this rare call costs the same either way.
     #[cold]
     #[inline(never)]
     fn push_before_pending(&mut self, f: u32) {
@@ -412,7 +411,8 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
     }
 
     // Forced inline: called once per packet from a caller's loop (the
-    // arbiter's scan), where a call costs ~15 instructions per packet.
+    // arbiter's scan), where a call's register saves would cost about as
+    // much as the enqueue's own work.
     #[inline(always)]
     fn enqueue(&mut self, id: FlowId, packet: P) -> Result<(), EnqueueError<P>> {
         if self.queues.push(id, packet)? {
@@ -428,7 +428,7 @@ impl<P: Packet> Scheduler<P> for Drr<P> {
     }
 
     // Inlined into the caller's loop: the call itself (register saves and
-    // the returned struct) was ~15% of DRR's instructions per pair. One
+    // the returned struct) would be a large share of DRR's cheap pair. One
     // visit is written out before the general loop (out of line): with the
     // turn ended one dequeue early, the head's deficit covers its packet
     // unless an explicit quantum unit is below the packet lengths; a loop

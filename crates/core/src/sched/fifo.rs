@@ -1,6 +1,6 @@
 //! FIFO: one global first-come first-served order over all flows.
 //!
-//! The baseline of every cost comparison (seed 000 §8). Packets live in the
+//! The baseline of every cost comparison (the QFQ+ paper §8). Packets live in the
 //! per-flow queues of [`FlowQueues`]; a pre-sized ring of flow ids records the
 //! global arrival order, so dequeue pops the oldest flow id and then that
 //! flow's head packet. Weights are accepted and ignored.

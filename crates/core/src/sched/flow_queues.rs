@@ -13,8 +13,9 @@
 //! # Why it holds `unsafe`, and the invariants that make it sound
 //!
 //! Every scheduler's enqueue and dequeue goes through [`FlowQueues::push`]
-//! and a head removal, so their cost is paid on every packet (dummynet's
-//! `mq_append` + `dn_dequeue` execute ~17 instructions each). A slot holds
+//! and a head removal, so their cost is paid on every packet, by every
+//! scheduler (how it compares with dummynet's queue code:
+//! `docs/vs-dummynet.md`). A slot holds
 //! its packet as `MaybeUninit<P>`, not `Option<P>` (no tag to write, test
 //! and clear), and the slot indices the store produces itself are used
 //! without a bounds check. Both rest on these invariants, kept by the

@@ -68,8 +68,8 @@ fn less(a: Entry, b: Entry) -> bool {
 }
 
 /// Lane (0..4) and value of the smallest entry of a block: two pairs,
-/// then their winners (an 8-ary heap, two lines per block, was measured:
-/// more instructions and no faster).
+/// then their winners (an 8-ary heap, two lines per block, executes more
+/// instructions and is no faster).
 #[inline(always)]
 fn min_of_block(c: &[Entry; D]) -> (usize, Entry) {
     let [c0, c1, c2, c3] = *c;

@@ -1,9 +1,10 @@
-//! Exact WF2Q+ (Bennett & Zhang; seed 003 §3.1, seed 004 §1.4.1, seed 000 App. A.2).
+//! Exact WF2Q+ (Bennett & Zhang; the QFQ paper §3.1, the BFQ thesis §1.4.1,
+//! the QFQ+ paper App. A.2).
 //!
 //! Each flow i carries virtual start and finish times of its head packet:
 //! `S_i = max(V, F_i)` when the flow becomes backlogged, `S_i = F_i` after a
 //! dequeue, and `F_i = S_i + l/φ_i`. The system virtual time follows Eq. (3)
-//! of seed 003 (A.3 of seed 000): `V ← max(V + l/Φ, min_{backlogged} S_i)`
+//! of the QFQ paper (A.3 of the QFQ+ paper): `V ← max(V + l/Φ, min_{backlogged} S_i)`
 //! after every dequeue of `l` bytes. A flow is *eligible* when `S_i <= V`;
 //! dequeue serves the eligible flow with the smallest `F_i` (ties: lowest id).
 //!
@@ -15,9 +16,10 @@
 //! configured flows (Σφ = 1). Virtual times are fixed point
 //! ([`crate::sched::vtime`], 24 fractional bits); `l/φ_i` is `l·2^24/w_i` and the V
 //! increment `l·2^24/W`, each truncated by less than one unit (2^-24 byte).
-//! Exact within the default [`Limits`]. (An exact reciprocal multiply in
-//! place of the two divisions per dequeue was measured: no gain on the
-//! project's AMD EPYC VM, whose 64-bit divide is fast, so the divisions stay.) A flow going idle records the era of
+//! Exact within the default [`Limits`]. (The two divisions per dequeue
+//! stay: where the 64-bit divide is fast, an exact reciprocal multiply,
+//! with its 128-bit product and variable shift, costs more.) A flow going
+//! idle records the era of
 //! its finish time on the wrap-counting [`VirtualClock`], so its start
 //! `max(V, F)` is exact however long it stayed idle (see [`crate::sched::vtime`]).
 
@@ -32,10 +34,10 @@ use crate::Packet;
 use alloc::vec::Vec;
 
 /// `ΔS⁻ ≤ DELTA_S_MINUS_FACTOR · L_k/φ_k` for exact WF2Q+: its timestamps are
-/// exact, `Ŝ = S` (seed 000 App. A, Eq. A.4).
+/// exact, `Ŝ = S` (the QFQ+ paper App. A, Eq. A.4).
 pub const DELTA_S_MINUS_FACTOR: u32 = 0;
 /// `ΔS⁺ ≤ DELTA_S_PLUS_FACTOR · L_k/φ_k` for exact WF2Q+: `F̂ = F = S + l/φ_k
-/// ≤ S + L_k/φ_k` (seed 000 App. A, Eq. A.4).
+/// ≤ S + L_k/φ_k` (the QFQ+ paper App. A, Eq. A.4).
 pub const DELTA_S_PLUS_FACTOR: u32 = 1;
 
 #[derive(Clone, Copy, Default)]

@@ -80,7 +80,7 @@ impl<P: Packet> Qfq<P> {
     }
 
     /// The slot size `σ_i` of a flow's group expressed in bytes of link
-    /// service (`2^(MIN_SLOT_SHIFT+i) · W / 2^30`), the σ of seed 003 §5:
+    /// service (`2^(MIN_SLOT_SHIFT+i) · W / 2^30`), the σ of the QFQ paper §5:
     /// T-WFI ≤ `(3σ_i + 2L)/R`, B-WFI ≤ `φ_k(3σ_i + 2L)`.
     pub fn slot_size_bytes(&self, id: FlowId) -> Option<f64> {
         let g = self.group_of(id)?;
@@ -112,7 +112,7 @@ impl<P: Packet> Qfq<P> {
         let _ = on;
     }
 
-    /// Checks the invariants of seed 003 §4.1.3 and the bookkeeping: sets
+    /// Checks the invariants of the QFQ paper §4.1.3 and the bookkeeping: sets
     /// disjoint and equal to the backlogged groups, ER and EB sorted by F,
     /// IR ∪ IB sorted by S and F, eligibility (`S ≤ V` iff in ER ∪ EB),
     /// the GBT bound `S_i ≤ V + σ_i` for ineligible groups, exact
@@ -179,7 +179,8 @@ impl<P: Packet> Scheduler<P> for Qfq<P> {
     }
 
     // Forced inline: called once per packet from a caller's loop (the
-    // arbiter's scan), where a call costs ~15 instructions per packet.
+    // arbiter's scan), where a call's register saves would cost about as
+    // much as the enqueue's own work.
     #[inline(always)]
     fn enqueue(&mut self, id: FlowId, packet: P) -> Result<(), EnqueueError<P>> {
         let len = packet.len();
@@ -191,7 +192,7 @@ impl<P: Packet> Scheduler<P> for Qfq<P> {
 
     // Forced inline, as DRR's: called once per packet from a caller's loop
     // (the arbiter's), where the call's register saves and the returned
-    // struct cost ~20 instructions per decision.
+    // struct would be a large share of a decision.
     #[inline(always)]
     fn dequeue(&mut self) -> Option<Dequeued<P>> {
         let e = self.core.peek()?;

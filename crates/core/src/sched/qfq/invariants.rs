@@ -1,4 +1,4 @@
-//! The debug invariant checker of the QFQ engine (seed 003 §4.1.3), run by
+//! The debug invariant checker of the QFQ engine (the QFQ paper §4.1.3), run by
 //! the tests after every operation and by [`Qfq::check_invariants`](super::Qfq::check_invariants).
 
 // The checker exists in test and debug builds only (release builds keep
@@ -10,7 +10,7 @@ use super::engine::QfqCore;
 use super::*;
 
 impl QfqCore {
-    /// The debug invariant checker (seed 003 §4.1.3); see
+    /// The debug invariant checker (the QFQ paper §4.1.3); see
     /// [`Qfq::check_invariants`].
     #[cfg(any(test, debug_assertions))]
     pub(crate) fn check(&self) -> Result<(), &'static str> {

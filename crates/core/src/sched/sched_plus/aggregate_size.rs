@@ -1,4 +1,4 @@
-//! [`AggregateSize`]: SCHED+'s `M` (seed 000 §3), the largest number of
+//! [`AggregateSize`]: SCHED+'s `M` (the QFQ+ paper §3), the largest number of
 //! flows per aggregate, checked once so that the constructors taking it
 //! never adjust it.
 

@@ -1,5 +1,5 @@
-//! The SCHED+ modification scheme (seed 000 §2), written once over any
-//! aggregate-level fair-queueing scheduler, and its instances QFQ+ (seed 000
+//! The SCHED+ modification scheme (the QFQ+ paper §2), written once over any
+//! aggregate-level fair-queueing scheduler, and its instances QFQ+ (the QFQ+ paper
 //! §3) and WF2Q++.
 //!
 //! # The scheme
@@ -29,18 +29,18 @@
 //! # M
 //!
 //! `M` is a constructor parameter, `1..=`[`MAX_AGGREGATE_FLOWS`]. Linux QFQ+
-//! (seed 000 §3.1) sets `M = min(8, Q_pkts)` with `Q_pkts` one plus the
+//! (the QFQ+ paper §3.1) sets `M = min(8, Q_pkts)` with `Q_pkts` one plus the
 //! length in packets of the device transmit queue; the core does not know
 //! the device, so the default is 8 and callers that know the transmit queue
 //! should pass `min(8, tx_queue_len + 1)`.
 //!
 //! # Guarantees
 //!
-//! Seed 000 Theorem 1 / Eq. (3) (T-WFI) and Theorem 2 / Eq. (7) (B-WFI) with
+//! The QFQ+ paper's Theorem 1 / Eq. (3) (T-WFI) and Theorem 2 / Eq. (7) (B-WFI) with
 //! `φ^k = w / W` (W = [`SchedPlus::weight_denominator`]), `m^k` =
 //! [`SchedPlus::aggregate_size`] and the SCHED timestamp-error terms:
 //! for QFQ+ `ΔS⁻ = 2L^k/φ^k`, `ΔS⁺ = 4L^k/φ^k` (Eq. 22); for WF2Q++
-//! `ΔS⁻ = 0`, `ΔS⁺ = L^k/φ^k` (seed 000 App. A.3).
+//! `ΔS⁻ = 0`, `ΔS⁺ = L^k/φ^k` (the QFQ+ paper App. A.3).
 
 mod aggregate_size;
 mod qfq_plus;
@@ -56,7 +56,7 @@ pub use crate::sched::qfq::MAX_AGGREGATE_FLOWS;
 
 use crate::flow::Limits;
 
-/// Default aggregate size (the Linux cap, seed 000 §3.1).
+/// Default aggregate size (the Linux cap, the QFQ+ paper §3.1).
 pub const DEFAULT_M: u32 = 8;
 
 /// A fair-queueing scheduler of aggregates: the SCHED of SCHED+.
@@ -70,7 +70,7 @@ pub trait AggregateScheduler {
     /// Command-line name of the SCHED+ instance.
     const NAME: &'static str;
 
-    /// SCHED's timestamp-error term `ΔS⁻` (seed 000 App. A.3) in units of
+    /// SCHED's timestamp-error term `ΔS⁻` (the QFQ+ paper App. A.3) in units of
     /// `L^k/φ^k`: 2 for QFQ, 0 for WF2Q+.
     const DELTA_S_MINUS_FACTOR: u32;
 

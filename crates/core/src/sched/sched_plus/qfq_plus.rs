@@ -1,4 +1,4 @@
-//! QFQ+: the SCHED+ scheme over QFQ (seed 000 §3), and [`QfqAggregates`],
+//! QFQ+: the SCHED+ scheme over QFQ (the QFQ+ paper §3), and [`QfqAggregates`],
 //! the QFQ engine scheduling aggregates that it runs.
 
 use super::{AggregateScheduler, SchedPlus};

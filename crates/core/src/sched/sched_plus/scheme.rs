@@ -159,7 +159,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     }
 
     /// `(ΔS⁻, ΔS⁺)` of SCHED in units of `L^k/φ^k` (for Eq. 3 / Eq. 7 of
-    /// seed 000: `ΔS^k = ΔS⁻ + ΔS⁺`).
+    /// the QFQ+ paper: `ΔS^k = ΔS⁻ + ΔS⁺`).
     pub const fn timestamp_error_factors() -> (u32, u32) {
         (A::DELTA_S_MINUS_FACTOR, A::DELTA_S_PLUS_FACTOR)
     }
@@ -214,7 +214,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     /// Checks the SCHED+ bookkeeping (aggregate membership and sizes, DRR
     /// lists holding exactly the backlogged flows, every backlogged
     /// aggregate scheduled or in service, budgets) and the aggregate
-    /// scheduler's own invariants (for QFQ+, those of seed 003 §4.1.3).
+    /// scheduler's own invariants (for QFQ+, those of the QFQ paper §4.1.3).
     #[cfg(any(test, debug_assertions))]
     #[doc(hidden)]
     pub fn check_invariants(&self) -> Result<(), &'static str> {

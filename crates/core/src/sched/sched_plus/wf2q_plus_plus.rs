@@ -1,4 +1,4 @@
-//! WF2Q++: the SCHED+ scheme over exact WF2Q+ (seed 000 App. A.3), and
+//! WF2Q++: the SCHED+ scheme over exact WF2Q+ (the QFQ+ paper App. A.3), and
 //! [`Wf2qAggregates`], the exact WF2Q+ aggregate scheduler it runs.
 
 use super::{AggregateScheduler, SchedPlus};
