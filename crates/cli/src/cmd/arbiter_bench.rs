@@ -1,11 +1,11 @@
 //! `fairway arbiter-bench`: decisions per second and submit→grant→transmit
 //! latency of the PSPAT runtime (seed 001 §5.4, §5.5). Thin: parses the
-//! arguments, calls `fairway_eval::runtime_bench::run`, prints.
+//! arguments, calls `fairway_lab::arbiter_bench::run`, prints.
 
 use super::progress::Progress;
 use clap::{Args, ValueEnum};
 use fairway_core::SchedSpec;
-use fairway_eval::runtime_bench::{self as bench, BenchConfig, BenchReport};
+use fairway_lab::arbiter_bench::{self as bench, BenchConfig, BenchReport};
 use fairway_runtime::{rt_throttle_runtime_us, ArbiterMode, KickMode};
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! claim is listed, not failed).
 
 use clap::Args;
-use fairway_eval::reproduce::{
+use fairway_lab::reproduce::{
     run as run_all, to_markdown, write_charts, Paper, Report, RunOptions,
 };
 use std::path::PathBuf;
@@ -112,7 +112,7 @@ fn write(dir: &std::path::Path, report: &Report) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::verdict;
-    use fairway_eval::reproduce::{Claim, Paper, Report, Section};
+    use fairway_lab::reproduce::{Claim, Paper, Report, Section};
     use std::path::Path;
 
     fn report(holds: &[bool]) -> Report {

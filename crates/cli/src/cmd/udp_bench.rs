@@ -197,8 +197,8 @@ fn parse_list<T>(text: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Ve
 }
 
 #[cfg(target_os = "linux")]
-fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, String> {
-    use fairway_eval::udp_bench::{
+fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, String> {
+    use fairway_lab::udp_bench::{
         BenchConfig, Experiment, Mode, Placement, ReceivePath, Transport,
     };
     let transport = match args.transport {
@@ -294,7 +294,7 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
         max_packets_per_flow: args.max_packets,
         cooldown_ms: args
             .cooldown_ms
-            .unwrap_or(fairway_eval::udp_bench::experiments::RT_COOLDOWN_MS),
+            .unwrap_or(fairway_lab::udp_bench::experiments::RT_COOLDOWN_MS),
     };
     if args.quick {
         cfg.clients = vec![1, 4];
@@ -312,9 +312,9 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
 /// Runs the command.
 #[cfg(target_os = "linux")]
 pub fn run(args: UdpBenchArgs) -> Result<(), String> {
-    use fairway_eval::udp_bench::{report, run};
+    use fairway_lab::udp_bench::{report, run};
     let cfg = config(&args)?;
-    if !fairway_runtime::net::is_root() {
+    if !fairway_lab::testbed::is_root() {
         return Err("udp-bench needs root (CAP_NET_ADMIN) to create its network namespaces".into());
     }
     fairway_runtime::net::install_interrupt_handler().map_err(|e| e.to_string())?;

@@ -2,7 +2,7 @@
 
 use super::experiments::Report;
 use super::trial::{Mode, Transport, TrialResult};
-use crate::cost::chart::{write_svg, ChartSpec, Series};
+use fairway_eval::cost::chart::{write_svg, ChartSpec, Series};
 use std::fmt::Write as _;
 use std::path::Path;
 

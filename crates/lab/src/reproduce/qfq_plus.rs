@@ -2,12 +2,12 @@
 //! * §8.3, the service-guarantee table: T-WFI of the highest-weight flow on
 //!   `1k-highw` (one flow of weight 1000 among 1000 of weight 1), in its
 //!   packet service times, for DRR, QFQ, QFQ+ and WF2Q+
-//!   ([`crate::guarantees::run_guarantees`]). Claims: no flow of QFQ, QFQ+
+//!   ([`fairway_eval::guarantees::run_guarantees`]). Claims: no flow of QFQ, QFQ+
 //!   or WF2Q+ exceeds its analytical bound, and DRR's T-WFI is at least ten
 //!   times QFQ's (the paper: 249.0 against 1.244); a T-WFI below one packet
 //!   service time counts as one there, as our QFQ often measures 0.
 //! * §8.2, the cost claim QFQ+ ≤ QFQ per enqueue/dequeue pair
-//!   ([`crate::cost::measure`], smooth arrivals, `1k-w1`, fastest repeat),
+//!   ([`fairway_eval::cost::measure`], smooth arrivals, `1k-w1`, fastest repeat),
 //!   with DRR beside them (the paper: QFQ+ close to DRR).
 //! * §8.2, Fig. 4: the one case where the paper measures QFQ+ *below* DRR,
 //!   many mixed-weight flows (`32k-wmix`) with smooth arrivals. DRR serves
@@ -19,11 +19,11 @@
 //!   the steady states (fastest repeat each).
 
 use super::{timed, Claim, Figure, Paper, Section, Ticker};
-use crate::cost::sweep::warmup_for;
-use crate::cost::{measure, CostPattern, CostSetup, MeasureOptions, PerfCounters, Subject};
-use crate::guarantees::{run_guarantees, GuaranteeOptions};
-use crate::workload::FlowSet;
 use fairway_core::SchedSpec;
+use fairway_eval::cost::sweep::warmup_for;
+use fairway_eval::cost::{measure, CostPattern, CostSetup, MeasureOptions, PerfCounters, Subject};
+use fairway_eval::guarantees::{run_guarantees, GuaranteeOptions};
+use fairway_eval::workload::FlowSet;
 
 /// Progress steps of [`run`].
 pub const STEPS: u64 = 6;

@@ -21,9 +21,9 @@
 //! registry's [`SchedVisitor`]), not a `Box<dyn Scheduler>`, so its scan
 //! inlines the scheduler's enqueue/dequeue (see `spawn_arbiter`).
 
-use crate::chart::{write_svg, ChartSpec, Series};
 use fairway_core::registry::SchedVisitor;
 use fairway_core::{Capacity, Limits, Packet, SchedSpec, Scheduler};
+use fairway_eval::chart::{write_svg, ChartSpec, Series};
 use fairway_runtime::affinity::{available_cpus, pin_current_thread, set_realtime_priority};
 use fairway_runtime::backend::Backend;
 use fairway_runtime::runtime::{ArbiterMode, ClientConfig, RuntimeBuilder, RuntimeConfig};
@@ -509,4 +509,43 @@ fn spawn_send_by_kind(
     builder
         .spawn_send(move |c, l| spec.build::<u32>(c, l))
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fairway_eval::chart::{marker_of, y_axis};
+
+    #[test]
+    fn the_latency_chart_tells_the_sleeping_variants_apart_and_ends_at_100() {
+        let cdf: Vec<(u64, f64)> = (0..=1000)
+            .map(|i| (100 + i, f64::from(i as u32) / 1000.0))
+            .collect();
+        let names = [
+            "busy-polling arbiter",
+            "sleeping arbiter, notify kick",
+            "sleeping arbiter, client-scan kick",
+        ];
+        let s = latency_series(names.iter().map(|n| (*n, 500, 900, cdf.as_slice())));
+        assert_eq!(s.len(), 3);
+        let style = |x: &Series| (x.dashed, marker_of(x), x.color);
+        assert_ne!(style(&s[1]), style(&s[2]));
+        assert_ne!(
+            (s[1].dashed, marker_of(&s[1])),
+            (s[2].dashed, marker_of(&s[2])),
+            "not by colour alone"
+        );
+        for x in &s {
+            assert_eq!(x.points.last().map(|p| p.1), Some(100.0), "{}", x.name);
+        }
+        let spec = ChartSpec {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            log_x: true,
+            log_y: false,
+        };
+        let (log, lo, hi) = y_axis(&spec, &s).unwrap();
+        assert_eq!((log, lo, hi), (false, 0.0, 100.0));
+    }
 }

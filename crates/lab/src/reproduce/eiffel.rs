@@ -4,7 +4,7 @@
 //! most cases" than binary heaps, and Fig. 12 puts cFFS above the bucketed
 //! heap ("BH", a binary heap of non-empty bucket ids) at one element per
 //! bucket. Run: fill-drain of 10 000 buckets, every bucket occupied, one
-//! element each ([`crate::pq_bench::run_fill_drain`]), best of the batches.
+//! element each ([`fairway_eval::pq_bench::run_fill_drain`]), best of the batches.
 //! Claims: cFFS is faster than the element binary heap (ratio reported
 //! beside the paper's 6) and faster than BH.
 //!
@@ -19,7 +19,7 @@
 //! rising from the emptiest to the full queue is a timing claim.
 
 use super::{timed, Claim, Figure, Paper, Section, Ticker};
-use crate::pq_bench::{run_fill_drain, FillDrainConfig, QueueKind};
+use fairway_eval::pq_bench::{run_fill_drain, FillDrainConfig, QueueKind};
 
 /// Progress steps of [`run`].
 pub const STEPS: u64 = 3 + OCCUPANCIES.len() as u64;

@@ -29,12 +29,13 @@
 //! failing with it.)
 
 use super::dispatcher::{Lane, SenderDispatch};
+use crate::testbed::RECEIVER_IP;
+use crate::testbed::{HtbClass, KernelDrops, Testbed};
+use crate::testbed::{RECEIVER_MAC, SENDER_IP, SENDER_MAC};
 use fairway_core::SchedSpec;
-use fairway_runtime::net::testbed::RECEIVER_IP;
-use fairway_runtime::net::testbed::{RECEIVER_MAC, SENDER_IP, SENDER_MAC};
 use fairway_runtime::net::{
-    interrupted, monotonic_ns, Datagram, HtbClass, KernelDrops, Receiver, ReceiverSockets,
-    SendCounters, Testbed, UdpSender, FRAME_LEN,
+    interrupted, monotonic_ns, Datagram, Receiver, ReceiverSockets, SendCounters, UdpSender,
+    FRAME_LEN,
 };
 use fairway_runtime::net::{FrameAddrs, PacketSender, RingSender, SendDelays};
 use fairway_runtime::{
@@ -225,7 +226,7 @@ pub enum ReceivePath {
     Sockets,
     /// Datagrams of unread flows are dropped (and counted) by a `clsact`
     /// eBPF classifier where they enter the receiving device, before the
-    /// IP and UDP receive path ([`fairway_runtime::net::ingress`]); the
+    /// IP and UDP receive path ([`crate::testbed::ingress`]); the
     /// watched flow still reaches its socket.
     IngressDrop,
 }
@@ -952,8 +953,8 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, String> {
     if n == 0 || n > 4096 {
         return Err(format!("clients {n} outside 1..=4096"));
     }
-    if !fairway_runtime::net::is_root() {
-        return Err(fairway_runtime::net::TestbedError::NeedsRoot.to_string());
+    if !crate::testbed::is_root() {
+        return Err(crate::testbed::TestbedError::NeedsRoot.to_string());
     }
     let _lock = TrialLock::acquire()?;
     let tb = Testbed::create().map_err(testbed_err)?;

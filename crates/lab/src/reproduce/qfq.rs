@@ -1,24 +1,26 @@
 //! Seed 003 (QFQ) reproduced:
 //! * §7, Table 4 and Fig. 10: cost per enqueue/dequeue pair against the
 //!   number of flows (weight 1, "large" pattern) for QFQ, S-KPS and WF2Q+,
-//!   measured in one interleaved run ([`crate::cost::measure_many`]),
+//!   measured in one interleaved run ([`fairway_eval::cost::measure_many`]),
 //!   fastest repeat, harness included as in the paper's table. Claims: QFQ
 //!   is flat in N (at most 2x from 64 flows to the largest set; paper
 //!   155 → 234 ns from 64 to 32768 flows), WF2Q+ grows more than QFQ
 //!   (O(log N); paper 530 → 1880 ns), S-KPS costs more than QFQ (paper:
 //!   2–3.5x; the ratio is reported beside it).
 //! * §6, Fig. 8 and Tables 2–3: the network simulation
-//!   ([`crate::netsim::fig8`]), end-to-end delays of f0 and f1 beside the
-//!   paper's, and its orderings as [`crate::netsim::fig8::claims`] checks
+//!   ([`fairway_eval::netsim::fig8`]), end-to-end delays of f0 and f1 beside the
+//!   paper's, and its orderings as [`fairway_eval::netsim::fig8::claims`] checks
 //!   them.
 
 use super::{timed, ChartFile, ChartLine, Claim, Figure, Paper, Section, Ticker};
-use crate::cost::sweep::warmup_for;
-use crate::cost::{measure_many, CostPattern, CostSetup, MeasureOptions, PerfCounters, Subject};
-use crate::netsim::fig8::{claims, run_fig8, Fig8Params};
-use crate::netsim::SchedChoice;
-use crate::workload::FlowSet;
 use fairway_core::SchedSpec;
+use fairway_eval::cost::sweep::warmup_for;
+use fairway_eval::cost::{
+    measure_many, CostPattern, CostSetup, MeasureOptions, PerfCounters, Subject,
+};
+use fairway_eval::netsim::fig8::{claims, run_fig8, Fig8Params};
+use fairway_eval::netsim::SchedChoice;
+use fairway_eval::workload::FlowSet;
 
 /// Progress steps of [`run`].
 pub const STEPS: u64 = 5;

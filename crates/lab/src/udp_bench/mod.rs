@@ -4,7 +4,7 @@
 //! senders, side by side with no scheduler and with the kernel's TC. This
 //! module runs the same configurations in one run, on a testbed the
 //! run creates (two network namespaces and a veth pair, see
-//! [`fairway_runtime::net::testbed`]):
+//! [`crate::testbed`]):
 //!
 //! * `none`: clients send directly, no qdisc;
 //! * `tc`: clients send directly, HTB on the egress device, one class per

@@ -37,7 +37,7 @@ pub mod pspat;
 pub mod qfq;
 pub mod qfq_plus;
 
-use crate::chart::{write_svg, ChartSpec, Series};
+use fairway_eval::chart::{write_svg, ChartSpec, Series};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -279,7 +279,7 @@ pub struct Section {
 /// The whole report (`report.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
-    /// CPU model and core count ([`crate::machine::describe`]).
+    /// CPU model and core count ([`fairway_eval::machine::describe`]).
     pub machine: String,
     /// Whether the reduced (`--quick`) versions ran.
     pub quick: bool,
@@ -381,7 +381,7 @@ pub fn run(
     let failed = claims().filter(|c| c.failed()).count();
     let skipped = claims().filter(|c| c.skipped.is_some()).count();
     Ok(Report {
-        machine: crate::machine::describe(),
+        machine: fairway_eval::machine::describe(),
         quick,
         debug_build: cfg!(debug_assertions),
         seconds: start.elapsed().as_secs_f64(),

@@ -48,7 +48,7 @@ pub fn unavailable(opts: &RunOptions) -> Option<String> {
     }
     #[cfg(target_os = "linux")]
     {
-        if !fairway_runtime::net::is_root() {
+        if !crate::testbed::is_root() {
             return Some("needs root (network namespaces)".into());
         }
         let ip = std::process::Command::new("ip")
