@@ -294,7 +294,7 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, St
         max_packets_per_flow: args.max_packets,
         cooldown_ms: args
             .cooldown_ms
-            .unwrap_or(fairway_lab::udp_bench::experiments::RT_COOLDOWN_MS),
+            .unwrap_or(fairway_lab::udp_bench::RT_COOLDOWN_MS),
     };
     if args.quick {
         cfg.clients = vec![1, 4];
@@ -305,7 +305,7 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, St
         cfg.rates = vec![50_000, 400_000];
         cfg.cooldown_ms = args.cooldown_ms.unwrap_or(0);
     }
-    cfg.validate()?;
+    cfg.validate().map_err(|e| e.to_string())?;
     Ok(cfg)
 }
 
@@ -330,7 +330,7 @@ pub fn run(args: UdpBenchArgs) -> Result<(), String> {
         bar.set_message(label.to_string());
     });
     bar.finish_and_clear();
-    let rep = result?;
+    let rep = result.map_err(|e| e.to_string())?;
     if let Some(dir) = &args.csv {
         report::write_csv(&rep, std::path::Path::new(dir))?;
     }

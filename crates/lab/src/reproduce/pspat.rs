@@ -156,7 +156,7 @@ pub fn config(quick: bool) -> BenchConfig {
         cooldown_ms: if quick {
             0
         } else {
-            crate::udp_bench::experiments::RT_COOLDOWN_MS
+            crate::udp_bench::RT_COOLDOWN_MS
         },
     }
 }
@@ -165,7 +165,8 @@ pub fn config(quick: bool) -> BenchConfig {
 fn measured(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
     let cfg = config(quick);
     let start = std::time::Instant::now();
-    let r = crate::udp_bench::run(&cfg, &mut |_, _, label| t.step(label))?;
+    let r =
+        crate::udp_bench::run(&cfg, &mut |_, _, label| t.step(label)).map_err(|e| e.to_string())?;
     let seconds = start.elapsed().as_secs_f64();
     let mut s = sections(&cfg, &r);
     // One run measures both; split its time evenly.
@@ -388,7 +389,7 @@ fn sections(cfg: &BenchConfig, r: &UdpReport) -> Vec<Section> {
 mod tests {
     use super::*;
     use crate::udp_bench::experiments::{SweepPoint, Targets, ThroughputPoint};
-    use crate::udp_bench::trial::Percentiles;
+    use crate::udp_bench::Percentiles;
 
     fn report(none: f64, tc: f64, fw: f64, tc_p98: f64, fw_p98: f64) -> UdpReport {
         let tp = |mode, pps| ThroughputPoint {

@@ -3,265 +3,13 @@
 //! machine is noisy; ratios are taken within one run).
 
 use super::bound::{self, BoundCheck, BoundInput};
-use super::trial::{
-    run_trial, ClientClock, FlowSpec, Mode, Percentiles, Placement, ReceivePath, Transport,
-    TrialResult, TrialSpec,
-};
-use fairway_core::SchedSpec;
-use fairway_runtime::net::FRAME_LEN;
+use super::config::BenchConfig;
+use super::error::{BenchError, TrialError};
+use super::result::{Percentiles, TrialResult};
+use super::spec::{FlowSpec, Mode, ReceivePath, Transport, TrialSpec};
+use super::trial::run_trial;
+use fairway_runtime::net::{interrupted, IdleSpinners, FRAME_LEN};
 use serde::Serialize;
-
-/// Which experiments to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Experiment {
-    /// Throughput versus clients (Fig. 6).
-    pub throughput: bool,
-    /// Target latency alone and under load (Figs. 8, 10) + Eq. (1).
-    pub latency: bool,
-    /// p98 versus link rate (Fig. 9).
-    pub sweep: bool,
-    /// Throughput of each transport (UDP `sendmmsg`, `AF_PACKET`
-    /// `sendmmsg`, `AF_PACKET` TX ring) in each configuration, interleaved
-    /// in one run.
-    pub transports: bool,
-}
-
-/// The run's parameters.
-#[derive(Clone, Debug)]
-pub struct BenchConfig {
-    /// Client counts for the throughput experiment.
-    pub clients: Vec<usize>,
-    /// Seconds per trial.
-    pub seconds: f64,
-    /// Trials per throughput point and configuration (the median is kept).
-    pub repeat: usize,
-    /// Trials per sweep point and configuration (the median p98 is kept).
-    pub sweep_repeat: usize,
-    /// Rounds of the target-alone latency trials, every configuration
-    /// once per round in `modes` order; the added median is the median of
-    /// the per-round differences.
-    pub latency_repeat: usize,
-    /// The configurations to measure, in this order within each repeat.
-    pub modes: Vec<Mode>,
-    /// What becomes of the unread flows' packets at the receiving end.
-    pub receive: ReceivePath,
-    /// Raw frames skip the qdisc in every configuration but `tc`
-    /// ([`TrialSpec::qdisc_bypass`]).
-    pub qdisc_bypass: bool,
-    /// Keep every CPU out of its idle halt during the latency and sweep
-    /// experiments ([`fairway_runtime::net::IdleSpinners`]).
-    pub idle_spin: bool,
-    /// Interfering (flat-out) clients next to the target.
-    pub interferers: usize,
-    /// The target's rate, packets/s (seed 001: 4000).
-    pub target_pps: u64,
-    /// The target's weight (seed 001: 50; the others have 1).
-    pub target_weight: u32,
-    /// Link rate of the loaded latency experiment, packets/s.
-    pub link_pps: u64,
-    /// Link rates of the sweep, packets/s.
-    pub rates: Vec<u64>,
-    /// The arbiter's scheduler.
-    pub sched: SchedSpec,
-    /// Δ_A and Δ_C of the throughput experiment, ns (§5.2: 1000).
-    pub delta_throughput_ns: u64,
-    /// Δ_A and Δ_C of the latency experiments, ns (§5.5: 500).
-    pub delta_latency_ns: u64,
-    /// Datagrams per `sendmmsg`.
-    pub batch: usize,
-    /// UDP sockets or raw `AF_PACKET` frames.
-    pub transport: Transport,
-    /// Client queue length.
-    pub queue_len: usize,
-    /// Thread placement.
-    pub placement: Placement,
-    /// Which experiments.
-    pub experiments: Experiment,
-    /// Packets per client at most, per trial.
-    pub max_packets_per_flow: u64,
-    /// Pause before each trial but the first, ms ([`RT_COOLDOWN_MS`]).
-    pub cooldown_ms: u64,
-}
-
-/// The pause between trials that keeps every trial clear of the kernel's
-/// real-time throttling, ms.
-///
-/// Linux lets real-time threads use `sched_rt_runtime_us` (950 000) of
-/// every `sched_rt_period_us` (1 000 000) on each CPU, and charges what a
-/// CPU used past one period boundary to the next only down to zero
-/// (`rt_time −= runtime` per period). A trial keeps a CPU busy at
-/// real-time priority for its whole length (the busy-polling arbiter, the
-/// flat-out clients); two trials back to back use more than 0.95 s of some
-/// 1 s period and that CPU is stopped for the rest of the period — a 50 ms
-/// pause of every real-time thread on it, the target's too. After 1.1 s
-/// without real-time load the budget is whole again, so a trial whose
-/// real-time span stays under 0.95 s is never throttled. That span is
-/// longer than `seconds`: the arbiter busy-polls from its spawn, through
-/// the 0.1 s start lead, to the end of the trial (a paced target may catch
-/// up for a while past the deadline), and the receiver and the rate
-/// sampler share its CPU: the default `seconds` is 0.7 to keep that span
-/// well inside the budget. (Pauses of 15–40 ms still appear in a few trials
-/// of every configuration when the shared machine is loaded; their source
-/// is not known.)
-/// Measured here: an isolated `SCHED_FIFO` spin of 0.6 s on one
-/// CPU ran without a gap, one of 1.2 s stopped for 52 ms at 1.07 s.
-pub const RT_COOLDOWN_MS: u64 = 1_100;
-
-impl BenchConfig {
-    /// Checks every parameter; the error names it and its allowed range.
-    pub fn validate(&self) -> Result<(), String> {
-        if !(self.seconds > 0.0 && self.seconds <= 60.0) {
-            return Err(format!("--seconds {} outside (0, 60]", self.seconds));
-        }
-        if self.clients.is_empty() || self.clients.iter().any(|&c| c == 0 || c > 256) {
-            return Err("--clients: each count must be in 1..=256".into());
-        }
-        if self.repeat == 0 || self.repeat > 20 {
-            return Err(format!("--repeat {} outside 1..=20", self.repeat));
-        }
-        if self.sweep_repeat == 0 || self.sweep_repeat > 20 {
-            return Err(format!(
-                "--sweep-repeat {} outside 1..=20",
-                self.sweep_repeat
-            ));
-        }
-        if self.latency_repeat == 0 || self.latency_repeat > 20 {
-            return Err(format!(
-                "--latency-repeat {} outside 1..=20",
-                self.latency_repeat
-            ));
-        }
-        if self.modes.is_empty() {
-            return Err("--modes: at least one of none, tc, fairway, fairway-dispatch".into());
-        }
-        for (i, m) in self.modes.iter().enumerate() {
-            if self.modes[..i].contains(m) {
-                return Err(format!("--modes: `{}` given twice", m.name()));
-            }
-        }
-        if self.qdisc_bypass && self.transport == Transport::Udp && !self.experiments.transports {
-            return Err(
-                "--qdisc-bypass needs raw frames (--transport af-packet or af-packet-ring)".into(),
-            );
-        }
-        if self.interferers > 255 {
-            return Err(format!(
-                "--interferers {} outside 0..=255",
-                self.interferers
-            ));
-        }
-        if self.target_pps == 0 || self.target_pps > 1_000_000 {
-            return Err(format!(
-                "--target-pps {} outside 1..=1000000",
-                self.target_pps
-            ));
-        }
-        if self.target_weight == 0 {
-            return Err("--target-weight must be at least 1".into());
-        }
-        let max_pps = 1_000_000_000_000 / (FRAME_LEN as u64 * 8);
-        for &r in std::iter::once(&self.link_pps).chain(&self.rates) {
-            if r < 100 || r > max_pps {
-                return Err(format!("link rate {r} pps outside 100..={max_pps}"));
-            }
-        }
-        if self.batch == 0 || self.batch > 1024 {
-            return Err(format!("--batch {} outside 1..=1024", self.batch));
-        }
-        let ring = fairway_runtime::net::tx_ring::RING_FRAMES;
-        if (self.transport == Transport::AfPacketRing || self.experiments.transports)
-            && self.batch > ring
-        {
-            return Err(format!(
-                "--batch {} outside 1..={ring} (the af-packet-ring transport's ring slots)",
-                self.batch
-            ));
-        }
-        if self.cooldown_ms > 60_000 {
-            return Err(format!(
-                "--cooldown-ms {} outside 0..=60000",
-                self.cooldown_ms
-            ));
-        }
-        if self.queue_len == 0 || self.queue_len >= 1 << 20 {
-            return Err(format!("--queue-len {} outside 1..1048576", self.queue_len));
-        }
-        Ok(())
-    }
-
-    fn spec(
-        &self,
-        mode: Mode,
-        flows: Vec<FlowSpec>,
-        link_pps: Option<u64>,
-        delta: u64,
-    ) -> TrialSpec {
-        TrialSpec {
-            mode,
-            flows,
-            link_pps,
-            seconds: self.seconds,
-            max_packets_per_flow: self.max_packets_per_flow,
-            sched: self.sched.clone(),
-            delta_a_ns: delta,
-            delta_c_ns: delta,
-            batch: self.batch,
-            transport: self.transport,
-            queue_len: self.queue_len,
-            placement: self.placement,
-            clock: ClientClock::Shared,
-            receive: self.receive,
-            qdisc_bypass: self.qdisc_bypass,
-        }
-    }
-
-    /// The configured modes that the sweep measures (`none` has no link
-    /// rate to configure), in [`SWEPT`] order.
-    pub fn swept(&self) -> Vec<Mode> {
-        SWEPT
-            .iter()
-            .copied()
-            .filter(|m| self.modes.contains(m))
-            .collect()
-    }
-
-    fn target_flows(&self, interferers: usize) -> Vec<FlowSpec> {
-        let mut f = vec![FlowSpec {
-            weight: self.target_weight,
-            pace_pps: Some(self.target_pps),
-            watched: true,
-        }];
-        f.extend((0..interferers).map(|_| FlowSpec {
-            weight: 1,
-            pace_pps: None,
-            watched: false,
-        }));
-        f
-    }
-
-    /// Number of trials `run` makes (for a progress bar).
-    pub fn trials(&self) -> usize {
-        let mut t = 0;
-        let modes = self.modes.len();
-        if self.experiments.throughput {
-            t += self.clients.len() * modes * self.repeat;
-        }
-        if self.experiments.latency {
-            t += (self.latency_repeat + 1) * modes;
-        }
-        if self.experiments.sweep {
-            t += self.rates.len() * self.swept().len() * self.sweep_repeat;
-        }
-        if self.experiments.transports {
-            t += self.clients.len() * modes * Transport::ALL.len() * self.repeat;
-        }
-        t
-    }
-}
-
-/// The configurations of the p98-versus-rate sweep (`none` has no link
-/// rate to configure).
-pub const SWEPT: [Mode; 3] = [Mode::Tc, Mode::Fairway, Mode::FairwayDispatch];
 
 /// One throughput point: the median of the repeats.
 #[derive(Clone, Debug, Serialize)]
@@ -563,7 +311,7 @@ pub struct ObservedBound {
 
 /// [`bound_check`] with Δ_A + the arbiter's longest scan gap and Δ_C +
 /// the target thread's longest stall ([`TrialResult::arbiter_scan_gap_ns`],
-/// [`super::trial::TargetResult::stall_ns`]): whether the delays stay
+/// [`super::result::TargetResult::stall_ns`]): whether the delays stay
 /// within Eq. (1) once the bound accounts for the time the arbiter's or
 /// the target's CPU was taken from it (a higher-priority thread, the host
 /// of a virtual machine). `None` where [`bound_check`] is, or when the
@@ -593,23 +341,74 @@ pub fn observed_bound_check(
 pub fn run(
     cfg: &BenchConfig,
     progress: &mut dyn FnMut(usize, usize, &str),
-) -> Result<Report, String> {
+) -> Result<Report, BenchError> {
     cfg.validate()?;
-    let total = cfg.trials();
-    let mut done = 0;
-    let mut step = |label: String, spec: TrialSpec| -> Result<TrialResult, String> {
-        if fairway_runtime::net::interrupted() {
-            return Err("interrupted".into());
+    let mut trials = Trials {
+        cfg,
+        total: cfg.trials(),
+        done: 0,
+        progress,
+        all_accounted: true,
+    };
+    let mut report = empty_report(cfg);
+    if cfg.experiments.throughput {
+        throughput(&mut trials, &mut report)?;
+    }
+    // The latency experiments measure delays of a client and a receiver
+    // that sleep; without the spinners a halted vCPU's wake-up would be
+    // counted. Not during throughput trials: a spinner shares its core
+    // with a busy hyperthread sibling.
+    let spinners = if cfg.idle_spin && (cfg.experiments.latency || cfg.experiments.sweep) {
+        let cpus: Vec<usize> = (0..report.cpus).collect();
+        Some(IdleSpinners::start(&cpus).map_err(BenchError::IdleSpinners)?)
+    } else {
+        None
+    };
+    if cfg.experiments.latency {
+        latency(&mut trials, &mut report)?;
+    }
+    if cfg.experiments.sweep {
+        sweep(&mut trials, &mut report)?;
+    }
+    drop(spinners);
+    if cfg.experiments.transports {
+        transports(&mut trials, &mut report)?;
+    }
+    report.targets.accounting_ok = trials.all_accounted;
+    Ok(report)
+}
+
+/// Runs the trials of one run in turn, with the pause between them, and
+/// counts them for the progress callback.
+struct Trials<'a> {
+    cfg: &'a BenchConfig,
+    total: usize,
+    done: usize,
+    progress: &'a mut dyn FnMut(usize, usize, &str),
+    /// Every trial so far accounted for every packet.
+    all_accounted: bool,
+}
+
+impl Trials<'_> {
+    /// Runs one trial (`label` for the progress callback).
+    fn run(&mut self, label: String, spec: TrialSpec) -> Result<TrialResult, TrialError> {
+        if interrupted() {
+            return Err(TrialError::Interrupted);
         }
-        if done > 0 && cfg.cooldown_ms > 0 {
-            std::thread::sleep(std::time::Duration::from_millis(cfg.cooldown_ms));
+        if self.done > 0 && self.cfg.cooldown_ms > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(self.cfg.cooldown_ms));
         }
         let r = run_trial(&spec)?;
-        done += 1;
-        progress(done, total, &label);
+        self.done += 1;
+        (self.progress)(self.done, self.total, &label);
+        self.all_accounted &= r.accounting_holds();
         Ok(r)
-    };
-    let mut report = Report {
+    }
+}
+
+/// The report before any experiment ran.
+fn empty_report(cfg: &BenchConfig) -> Report {
+    Report {
         cpus: fairway_runtime::affinity::available_cpus(),
         sched: cfg.sched.to_string(),
         transport: cfg.transport,
@@ -636,333 +435,351 @@ pub fn run(
             accounting_ok: true,
             ..Targets::default()
         },
-    };
-    let mut all_ok = true;
-
-    if cfg.experiments.throughput {
-        let modes = &cfg.modes;
-        for &n in &cfg.clients {
-            let mut runs: Vec<Vec<TrialResult>> = vec![Vec::new(); modes.len()];
-            for _ in 0..cfg.repeat {
-                for (m, &mode) in modes.iter().enumerate() {
-                    let flows = vec![
-                        FlowSpec {
-                            weight: 1,
-                            pace_pps: None,
-                            watched: false
-                        };
-                        n
-                    ];
-                    let spec = cfg.spec(mode, flows, None, cfg.delta_throughput_ns);
-                    runs[m].push(step(
-                        format!("throughput {n} clients {}", mode.name()),
-                        spec,
-                    )?);
-                }
-            }
-            for (m, &mode) in modes.iter().enumerate() {
-                let ok = runs[m].iter().all(TrialResult::accounting_holds);
-                all_ok &= ok;
-                let mut tx: Vec<f64> = runs[m].iter().map(|r| r.tx_pps).collect();
-                let mut dl: Vec<f64> = runs[m].iter().map(|r| r.delivered_pps).collect();
-                let all = dl.clone();
-                report.throughput.push(ThroughputPoint {
-                    mode,
-                    clients: n,
-                    tx_pps: median(&mut tx),
-                    delivered_pps: median(&mut dl),
-                    runs: all,
-                    slice_pps: runs[m].iter().map(|r| r.slice_pps.clone()).collect(),
-                    fast_pps: fast_rate(runs[m].iter().flat_map(|r| r.slice_pps.iter().copied())),
-                    packets_per_call: {
-                        let f = runs[m].iter().flat_map(|r| &r.flows);
-                        let (sent, calls) =
-                            f.fold((0u64, 0u64), |(s, c), f| (s + f.sent, c + f.calls));
-                        sent as f64 / calls.max(1) as f64
-                    },
-                    accounting_ok: ok,
-                });
-            }
-            let pairs = [
-                (Mode::Fairway, Mode::None),
-                (Mode::Fairway, Mode::Tc),
-                (Mode::FairwayDispatch, Mode::None),
-                (Mode::FairwayDispatch, Mode::Tc),
-            ];
-            for (num, den) in pairs {
-                let at = |x: Mode| modes.iter().position(|&m| m == x);
-                let (Some(a), Some(b)) = (at(num), at(den)) else {
-                    continue;
-                };
-                let per: Vec<f64> = runs[a]
-                    .iter()
-                    .zip(&runs[b])
-                    .map(|(x, y)| x.delivered_pps / y.delivered_pps.max(1.0))
-                    .collect();
-                let mut sorted = per.clone();
-                let med = median(&mut sorted);
-                let fast =
-                    |x: usize| fast_rate(runs[x].iter().flat_map(|r| r.slice_pps.iter().copied()));
-                report.ratios.push(PairedRatio {
-                    clients: n,
-                    num,
-                    den,
-                    median: med,
-                    min: sorted.first().copied().unwrap_or(0.0),
-                    max: sorted.last().copied().unwrap_or(0.0),
-                    runs: per,
-                    fast: fast(a) / fast(b).max(1.0),
-                });
-            }
-        }
-        let ratio = |num: Mode, den: Mode, n: usize| {
-            report
-                .ratios
-                .iter()
-                .find(|r| r.num == num && r.den == den && r.clients == n)
-        };
-        let over_none_min = |m: Mode| {
-            cfg.clients
-                .iter()
-                .filter_map(|&n| Some(ratio(m, Mode::None, n)?.median))
-                .min_by(|a, b| a.total_cmp(b))
-        };
-        let nmax = cfg.clients.iter().copied().max().unwrap_or(1);
-        let over_tc = |m: Mode| ratio(m, Mode::Tc, nmax).map(|r| r.median);
-        report.targets.fairway_over_none_min = over_none_min(Mode::Fairway);
-        report.targets.fairway_over_tc_at_max_clients = over_tc(Mode::Fairway);
-        report.targets.fairway_over_tc_range =
-            ratio(Mode::Fairway, Mode::Tc, nmax).map(|r| (r.min, r.max));
-        report.targets.fairway_over_tc_fast = ratio(Mode::Fairway, Mode::Tc, nmax).map(|r| r.fast);
-        report.targets.fairway_over_none_fast_min = cfg
-            .clients
-            .iter()
-            .filter_map(|&n| Some(ratio(Mode::Fairway, Mode::None, n)?.fast))
-            .min_by(|a, b| a.total_cmp(b));
-        report.targets.dispatch_over_none_min = over_none_min(Mode::FairwayDispatch);
-        report.targets.dispatch_over_tc_at_max_clients = over_tc(Mode::FairwayDispatch);
     }
+}
 
-    // The latency experiments measure delays of a client and a receiver
-    // that sleep; without the spinners a halted vCPU's wake-up would be
-    // counted. Not during throughput trials: a spinner shares its core
-    // with a busy hyperthread sibling.
-    let spinners = if cfg.idle_spin && (cfg.experiments.latency || cfg.experiments.sweep) {
-        let cpus: Vec<usize> = (0..report.cpus).collect();
-        Some(
-            fairway_runtime::net::IdleSpinners::start(&cpus)
-                .map_err(|e| format!("idle spinners (--no-idle-spin turns them off): {e}"))?,
-        )
-    } else {
-        None
+/// `n` flat-out clients of weight 1, none watched.
+fn flat_out_flows(n: usize) -> Vec<FlowSpec> {
+    vec![
+        FlowSpec {
+            weight: 1,
+            pace_pps: None,
+            watched: false
+        };
+        n
+    ]
+}
+
+/// Throughput against the number of clients (Fig. 6): every configuration
+/// once per repeat, the paired ratios and the targets.
+fn throughput(t: &mut Trials, report: &mut Report) -> Result<(), TrialError> {
+    let cfg = t.cfg;
+    let modes = &cfg.modes;
+    for &n in &cfg.clients {
+        let mut runs: Vec<Vec<TrialResult>> = vec![Vec::new(); modes.len()];
+        for _ in 0..cfg.repeat {
+            for (m, &mode) in modes.iter().enumerate() {
+                let spec = cfg.spec(mode, flat_out_flows(n), None, cfg.delta_throughput_ns);
+                runs[m].push(t.run(format!("throughput {n} clients {}", mode.name()), spec)?);
+            }
+        }
+        for (m, &mode) in modes.iter().enumerate() {
+            report.throughput.push(throughput_point(mode, n, &runs[m]));
+        }
+        report.ratios.extend(paired_ratios(n, modes, &runs));
+    }
+    throughput_targets(cfg, report);
+    Ok(())
+}
+
+/// One configuration's throughput at `n` clients from its repeats.
+fn throughput_point(mode: Mode, n: usize, runs: &[TrialResult]) -> ThroughputPoint {
+    let mut tx: Vec<f64> = runs.iter().map(|r| r.tx_pps).collect();
+    let mut dl: Vec<f64> = runs.iter().map(|r| r.delivered_pps).collect();
+    let all = dl.clone();
+    ThroughputPoint {
+        mode,
+        clients: n,
+        tx_pps: median(&mut tx),
+        delivered_pps: median(&mut dl),
+        runs: all,
+        slice_pps: runs.iter().map(|r| r.slice_pps.clone()).collect(),
+        fast_pps: fast_rate(runs.iter().flat_map(|r| r.slice_pps.iter().copied())),
+        packets_per_call: {
+            let f = runs.iter().flat_map(|r| &r.flows);
+            let (sent, calls) = f.fold((0u64, 0u64), |(s, c), f| (s + f.sent, c + f.calls));
+            sent as f64 / calls.max(1) as f64
+        },
+        accounting_ok: runs.iter().all(TrialResult::accounting_holds),
+    }
+}
+
+/// fairway and fairway-dispatch over none and over tc at `n` clients, per
+/// repeat (`runs[m]`: the repeats of `modes[m]`).
+fn paired_ratios(n: usize, modes: &[Mode], runs: &[Vec<TrialResult>]) -> Vec<PairedRatio> {
+    let pairs = [
+        (Mode::Fairway, Mode::None),
+        (Mode::Fairway, Mode::Tc),
+        (Mode::FairwayDispatch, Mode::None),
+        (Mode::FairwayDispatch, Mode::Tc),
+    ];
+    let at = |x: Mode| modes.iter().position(|&m| m == x);
+    let fast = |x: usize| fast_rate(runs[x].iter().flat_map(|r| r.slice_pps.iter().copied()));
+    let mut ratios = Vec::new();
+    for (num, den) in pairs {
+        let (Some(a), Some(b)) = (at(num), at(den)) else {
+            continue;
+        };
+        let per: Vec<f64> = runs[a]
+            .iter()
+            .zip(&runs[b])
+            .map(|(x, y)| x.delivered_pps / y.delivered_pps.max(1.0))
+            .collect();
+        let mut sorted = per.clone();
+        let med = median(&mut sorted);
+        ratios.push(PairedRatio {
+            clients: n,
+            num,
+            den,
+            median: med,
+            min: sorted.first().copied().unwrap_or(0.0),
+            max: sorted.last().copied().unwrap_or(0.0),
+            runs: per,
+            fast: fast(a) / fast(b).max(1.0),
+        });
+    }
+    ratios
+}
+
+/// The throughput targets from the paired ratios.
+fn throughput_targets(cfg: &BenchConfig, report: &mut Report) {
+    let ratios = &report.ratios;
+    let ratio = |num: Mode, den: Mode, n: usize| {
+        ratios
+            .iter()
+            .find(|r| r.num == num && r.den == den && r.clients == n)
     };
-    if cfg.experiments.latency {
-        let d = cfg.delta_latency_ns;
-        // The target alone: every configuration once per round, so the
-        // machine's drift between speed regimes (the kernel's send path
-        // alone moves its median by 2-4 µs from one trial to the next)
-        // shows in the spread of the rounds and cancels in the per-round
-        // differences.
-        let mut rounds: Vec<Vec<TrialResult>> = vec![Vec::new(); cfg.modes.len()];
-        for _ in 0..cfg.latency_repeat {
-            for (m, &mode) in cfg.modes.iter().enumerate() {
-                let spec = cfg.spec(mode, cfg.target_flows(0), Some(cfg.link_pps), d);
-                rounds[m].push(step(format!("latency alone {}", mode.name()), spec)?);
-            }
-        }
-        let p50 = |r: &TrialResult| r.target.as_ref().map_or(0.0, |t| t.latency.p50);
-        for (m, runs) in rounds.into_iter().enumerate() {
-            for r in &runs {
-                all_ok &= r.accounting_holds();
-            }
-            report.light_rounds.push(LightRounds {
-                mode: cfg.modes[m],
-                p50: runs.iter().map(p50).collect(),
-                call_p50: runs
-                    .iter()
-                    .map(|r| r.target.as_ref().map_or(0.0, |t| t.call_delay.p50))
-                    .collect(),
-            });
-            let mut by_p50: Vec<TrialResult> = runs;
-            by_p50.sort_by(|a, b| p50(a).total_cmp(&p50(b)));
-            let mid = by_p50.len() / 2;
-            report.light.push(by_p50.swap_remove(mid));
-        }
-        for &mode in &cfg.modes {
+    let over_none_min = |m: Mode| {
+        cfg.clients
+            .iter()
+            .filter_map(|&n| Some(ratio(m, Mode::None, n)?.median))
+            .min_by(|a, b| a.total_cmp(b))
+    };
+    let nmax = cfg.clients.iter().copied().max().unwrap_or(1);
+    let over_tc = |m: Mode| ratio(m, Mode::Tc, nmax).map(|r| r.median);
+    let t = &mut report.targets;
+    t.fairway_over_none_min = over_none_min(Mode::Fairway);
+    t.fairway_over_tc_at_max_clients = over_tc(Mode::Fairway);
+    t.fairway_over_tc_range = ratio(Mode::Fairway, Mode::Tc, nmax).map(|r| (r.min, r.max));
+    t.fairway_over_tc_fast = ratio(Mode::Fairway, Mode::Tc, nmax).map(|r| r.fast);
+    t.fairway_over_none_fast_min = cfg
+        .clients
+        .iter()
+        .filter_map(|&n| Some(ratio(Mode::Fairway, Mode::None, n)?.fast))
+        .min_by(|a, b| a.total_cmp(b));
+    t.dispatch_over_none_min = over_none_min(Mode::FairwayDispatch);
+    t.dispatch_over_tc_at_max_clients = over_tc(Mode::FairwayDispatch);
+}
+
+/// The target's latency alone (Fig. 8) and under load (Fig. 10), and the
+/// Eq. (1) checks on the loaded runs.
+fn latency(t: &mut Trials, report: &mut Report) -> Result<(), TrialError> {
+    let cfg = t.cfg;
+    let d = cfg.delta_latency_ns;
+    latency_alone(t, report)?;
+    for &mode in &cfg.modes {
+        let spec = cfg.spec(
+            mode,
+            cfg.target_flows(cfg.interferers),
+            Some(cfg.link_pps),
+            d,
+        );
+        report
+            .loaded
+            .push(t.run(format!("latency loaded {}", mode.name()), spec)?);
+    }
+    latency_targets(report);
+    let loaded = |m: Mode| report.loaded.iter().find(|r| r.mode == m);
+    let kind = cfg.sched.kind;
+    if let Some(f) = loaded(Mode::Fairway) {
+        report.bound = bound_check(f, kind, d, d, cfg.link_pps);
+        report.bound_observed = observed_bound_check(f, kind, d, d, cfg.link_pps);
+    }
+    if let Some(f) = loaded(Mode::FairwayDispatch) {
+        report.bound_dispatch = bound_check(f, kind, d, d, cfg.link_pps);
+        report.bound_dispatch_observed = observed_bound_check(f, kind, d, d, cfg.link_pps);
+    }
+    Ok(())
+}
+
+/// The target alone: every configuration once per round, so the machine's
+/// drift between speed regimes (the kernel's send path alone moves its
+/// median by microseconds from one trial to the next) shows in the spread
+/// of the rounds and cancels in the per-round differences.
+fn latency_alone(t: &mut Trials, report: &mut Report) -> Result<(), TrialError> {
+    let cfg = t.cfg;
+    let mut rounds: Vec<Vec<TrialResult>> = vec![Vec::new(); cfg.modes.len()];
+    for _ in 0..cfg.latency_repeat {
+        for (m, &mode) in cfg.modes.iter().enumerate() {
             let spec = cfg.spec(
                 mode,
-                cfg.target_flows(cfg.interferers),
+                cfg.target_flows(0),
                 Some(cfg.link_pps),
-                d,
+                cfg.delta_latency_ns,
             );
-            report
-                .loaded
-                .push(step(format!("latency loaded {}", mode.name()), spec)?);
-        }
-        for r in &report.loaded {
-            all_ok &= r.accounting_holds();
-        }
-        let round = |m: Mode| report.light_rounds.iter().find(|l| l.mode == m);
-        let added = |m: Mode| {
-            round(m)
-                .zip(round(Mode::None))
-                .and_then(|(a, n)| paired_differences(&a.p50, &n.p50))
-        };
-        let t = &mut report.targets;
-        (t.added_median_us, t.added_median_range) = split(added(Mode::Fairway));
-        (t.dispatch_added_median_us, t.dispatch_added_median_range) =
-            split(added(Mode::FairwayDispatch));
-        (t.tc_added_median_us, t.tc_added_median_range) = split(added(Mode::Tc));
-        t.added_call_median_us = round(Mode::Fairway)
-            .zip(round(Mode::None))
-            .and_then(|(a, n)| paired_differences(&a.call_p50, &n.call_p50))
-            .map(|(m, _)| m);
-        let ratio = |m: Mode| {
-            report
-                .loaded
-                .iter()
-                .find(|r| r.mode == m)
-                .and_then(|r| r.target.as_ref())
-                .map(|t| t.rate_ratio)
-        };
-        report.targets.fairway_target_rate_ratio = ratio(Mode::Fairway);
-        report.targets.dispatch_target_rate_ratio = ratio(Mode::FairwayDispatch);
-        report.targets.tc_target_rate_ratio = ratio(Mode::Tc);
-        report.targets.none_target_rate_ratio = ratio(Mode::None);
-        if let Some(f) = report.loaded.iter().find(|r| r.mode == Mode::Fairway) {
-            report.bound = bound_check(f, cfg.sched.kind, d, d, cfg.link_pps);
-            report.bound_observed = observed_bound_check(f, cfg.sched.kind, d, d, cfg.link_pps);
-        }
-        if let Some(f) = report
-            .loaded
-            .iter()
-            .find(|r| r.mode == Mode::FairwayDispatch)
-        {
-            report.bound_dispatch = bound_check(f, cfg.sched.kind, d, d, cfg.link_pps);
-            report.bound_dispatch_observed =
-                observed_bound_check(f, cfg.sched.kind, d, d, cfg.link_pps);
+            rounds[m].push(t.run(format!("latency alone {}", mode.name()), spec)?);
         }
     }
+    let p50 = |r: &TrialResult| r.target.as_ref().map_or(0.0, |t| t.latency.p50);
+    for (m, runs) in rounds.into_iter().enumerate() {
+        report.light_rounds.push(LightRounds {
+            mode: cfg.modes[m],
+            p50: runs.iter().map(p50).collect(),
+            call_p50: runs
+                .iter()
+                .map(|r| r.target.as_ref().map_or(0.0, |t| t.call_delay.p50))
+                .collect(),
+        });
+        let mut by_p50: Vec<TrialResult> = runs;
+        by_p50.sort_by(|a, b| p50(a).total_cmp(&p50(b)));
+        let mid = by_p50.len() / 2;
+        report.light.push(by_p50.swap_remove(mid));
+    }
+    Ok(())
+}
 
-    if cfg.experiments.sweep {
-        let d = cfg.delta_latency_ns;
-        let swept = cfg.swept();
-        for &rate in &cfg.rates {
-            // runs[mode]: the repeats, each round measuring every mode.
-            let mut runs: Vec<Vec<TrialResult>> = vec![Vec::new(); swept.len()];
-            for _ in 0..cfg.sweep_repeat {
-                for (m, &mode) in swept.iter().enumerate() {
-                    let spec = cfg.spec(mode, cfg.target_flows(cfg.interferers), Some(rate), d);
-                    let r = step(format!("sweep {rate} pps {}", mode.name()), spec)?;
-                    all_ok &= r.accounting_holds();
-                    runs[m].push(r);
+/// The latency targets: the added medians and the target's rate ratios.
+fn latency_targets(report: &mut Report) {
+    let rounds = &report.light_rounds;
+    let round = |m: Mode| rounds.iter().find(|l| l.mode == m);
+    let added = |m: Mode| {
+        round(m)
+            .zip(round(Mode::None))
+            .and_then(|(a, n)| paired_differences(&a.p50, &n.p50))
+    };
+    let loaded = &report.loaded;
+    let ratio = |m: Mode| {
+        loaded
+            .iter()
+            .find(|r| r.mode == m)
+            .and_then(|r| r.target.as_ref())
+            .map(|t| t.rate_ratio)
+    };
+    let t = &mut report.targets;
+    (t.added_median_us, t.added_median_range) = split(added(Mode::Fairway));
+    (t.dispatch_added_median_us, t.dispatch_added_median_range) =
+        split(added(Mode::FairwayDispatch));
+    (t.tc_added_median_us, t.tc_added_median_range) = split(added(Mode::Tc));
+    t.added_call_median_us = round(Mode::Fairway)
+        .zip(round(Mode::None))
+        .and_then(|(a, n)| paired_differences(&a.call_p50, &n.call_p50))
+        .map(|(m, _)| m);
+    t.fairway_target_rate_ratio = ratio(Mode::Fairway);
+    t.dispatch_target_rate_ratio = ratio(Mode::FairwayDispatch);
+    t.tc_target_rate_ratio = ratio(Mode::Tc);
+    t.none_target_rate_ratio = ratio(Mode::None);
+}
+
+/// The target's p98 against the link rate (Fig. 9) and each swept
+/// configuration's overload threshold.
+fn sweep(t: &mut Trials, report: &mut Report) -> Result<(), TrialError> {
+    let cfg = t.cfg;
+    let d = cfg.delta_latency_ns;
+    let swept = cfg.swept();
+    for &rate in &cfg.rates {
+        // runs[mode]: the repeats, each round measuring every mode.
+        let mut runs: Vec<Vec<TrialResult>> = vec![Vec::new(); swept.len()];
+        for _ in 0..cfg.sweep_repeat {
+            for (m, &mode) in swept.iter().enumerate() {
+                let spec = cfg.spec(mode, cfg.target_flows(cfg.interferers), Some(rate), d);
+                runs[m].push(t.run(format!("sweep {rate} pps {}", mode.name()), spec)?);
+            }
+        }
+        for (m, &mode) in swept.iter().enumerate() {
+            report.sweep.push(sweep_point(mode, rate, &runs[m]));
+        }
+    }
+    sweep_targets(cfg, report);
+    Ok(())
+}
+
+/// One configuration's sweep point at `rate` from its repeats.
+fn sweep_point(mode: Mode, rate: u64, v: &[TrialResult]) -> SweepPoint {
+    let p98 = |r: &TrialResult| r.target.as_ref().map_or(0.0, |t| t.latency.p98);
+    let p98_runs: Vec<f64> = v.iter().map(p98).collect();
+    // The repeat whose p98 is the median (its other percentiles are shown
+    // with it).
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|&a, &b| p98(&v[a]).total_cmp(&p98(&v[b])));
+    let mid = &v[order[order.len() / 2]];
+    let mut tx: Vec<f64> = v.iter().map(|r| r.tx_pps).collect();
+    let mut dl: Vec<f64> = v.iter().map(|r| r.delivered_pps).collect();
+    let delivered = median(&mut dl);
+    let rate_ratio = v
+        .iter()
+        .map(|r| r.target.as_ref().map_or(0.0, |t| t.rate_ratio))
+        .fold(f64::INFINITY, f64::min);
+    SweepPoint {
+        mode,
+        rate_pps: rate,
+        tx_pps: median(&mut tx),
+        delivered_pps: delivered,
+        target: mid.target.clone().unwrap_or_default().latency,
+        p98_runs,
+        target_rate_ratio: rate_ratio,
+        overloaded: delivered < 0.9 * rate as f64,
+        accounting_ok: v.iter().all(TrialResult::accounting_holds),
+    }
+}
+
+/// The overload thresholds and whether fairway's p98 stays below tc's
+/// from tc's threshold on.
+fn sweep_targets(cfg: &BenchConfig, report: &mut Report) {
+    let sweep = &report.sweep;
+    let threshold = |m: Mode| {
+        sweep
+            .iter()
+            .filter(|p| p.mode == m && p.overloaded)
+            .map(|p| p.rate_pps)
+            .min()
+    };
+    let tc_overload = threshold(Mode::Tc);
+    let below_tc = |m: Mode| {
+        tc_overload.map(|th| {
+            cfg.rates.iter().filter(|&&r| r >= th).all(|&r| {
+                let p = |m: Mode| {
+                    sweep
+                        .iter()
+                        .find(|p| p.mode == m && p.rate_pps == r)
+                        .map(|p| p.target.p98)
+                };
+                matches!((p(m), p(Mode::Tc)), (Some(f), Some(t)) if f < t)
+            })
+        })
+    };
+    let t = &mut report.targets;
+    t.tc_overload_pps = tc_overload;
+    t.fairway_overload_pps = threshold(Mode::Fairway);
+    t.dispatch_overload_pps = threshold(Mode::FairwayDispatch);
+    t.fairway_p98_below_tc_above_threshold = below_tc(Mode::Fairway);
+    t.dispatch_p98_below_tc_above_threshold = below_tc(Mode::FairwayDispatch);
+}
+
+/// Throughput of every transport in every configuration, interleaved.
+fn transports(t: &mut Trials, report: &mut Report) -> Result<(), TrialError> {
+    let cfg = t.cfg;
+    for &n in &cfg.clients {
+        // runs[mode][transport]
+        let mut runs: Vec<Vec<Vec<TrialResult>>> =
+            vec![vec![Vec::new(); Transport::ALL.len()]; cfg.modes.len()];
+        for _ in 0..cfg.repeat {
+            for (m, &mode) in cfg.modes.iter().enumerate() {
+                for (k, &transport) in Transport::ALL.iter().enumerate() {
+                    let mut spec = cfg.spec(mode, flat_out_flows(n), None, cfg.delta_throughput_ns);
+                    spec.transport = transport;
+                    let label = format!(
+                        "transports {n} clients {} {}",
+                        mode.name(),
+                        transport.name()
+                    );
+                    runs[m][k].push(t.run(label, spec)?);
                 }
             }
-            for (m, &mode) in swept.iter().enumerate() {
-                let v = &runs[m];
-                let p98 = |r: &TrialResult| r.target.as_ref().map_or(0.0, |t| t.latency.p98);
-                let p98_runs: Vec<f64> = v.iter().map(p98).collect();
-                // The repeat whose p98 is the median (its other percentiles
-                // are shown with it).
-                let mut order: Vec<usize> = (0..v.len()).collect();
-                order.sort_by(|&a, &b| p98(&v[a]).total_cmp(&p98(&v[b])));
-                let mid = &v[order[order.len() / 2]];
-                let mut tx: Vec<f64> = v.iter().map(|r| r.tx_pps).collect();
-                let mut dl: Vec<f64> = v.iter().map(|r| r.delivered_pps).collect();
-                let delivered = median(&mut dl);
-                let rate_ratio = v
-                    .iter()
-                    .map(|r| r.target.as_ref().map_or(0.0, |t| t.rate_ratio))
-                    .fold(f64::INFINITY, f64::min);
-                report.sweep.push(SweepPoint {
+        }
+        for (m, &mode) in cfg.modes.iter().enumerate() {
+            for (k, &transport) in Transport::ALL.iter().enumerate() {
+                let mut dl: Vec<f64> = runs[m][k].iter().map(|r| r.delivered_pps).collect();
+                report.transports.push(TransportPoint {
+                    transport,
                     mode,
-                    rate_pps: rate,
-                    tx_pps: median(&mut tx),
-                    delivered_pps: delivered,
-                    target: mid.target.clone().unwrap_or_default().latency,
-                    p98_runs,
-                    target_rate_ratio: rate_ratio,
-                    overloaded: delivered < 0.9 * rate as f64,
-                    accounting_ok: v.iter().all(TrialResult::accounting_holds),
+                    clients: n,
+                    delivered_pps: median(&mut dl),
+                    accounting_ok: runs[m][k].iter().all(TrialResult::accounting_holds),
                 });
             }
         }
-        let threshold = |m: Mode| {
-            report
-                .sweep
-                .iter()
-                .filter(|p| p.mode == m && p.overloaded)
-                .map(|p| p.rate_pps)
-                .min()
-        };
-        report.targets.tc_overload_pps = threshold(Mode::Tc);
-        report.targets.fairway_overload_pps = threshold(Mode::Fairway);
-        report.targets.dispatch_overload_pps = threshold(Mode::FairwayDispatch);
-        let below_tc = |m: Mode| {
-            report.targets.tc_overload_pps.map(|th| {
-                cfg.rates.iter().filter(|&&r| r >= th).all(|&r| {
-                    let p = |m: Mode| {
-                        report
-                            .sweep
-                            .iter()
-                            .find(|p| p.mode == m && p.rate_pps == r)
-                            .map(|p| p.target.p98)
-                    };
-                    matches!((p(m), p(Mode::Tc)), (Some(f), Some(t)) if f < t)
-                })
-            })
-        };
-        report.targets.fairway_p98_below_tc_above_threshold = below_tc(Mode::Fairway);
-        report.targets.dispatch_p98_below_tc_above_threshold = below_tc(Mode::FairwayDispatch);
     }
-    drop(spinners);
-    if cfg.experiments.transports {
-        for &n in &cfg.clients {
-            // runs[mode][transport]
-            let mut runs: Vec<Vec<Vec<TrialResult>>> =
-                vec![vec![Vec::new(); Transport::ALL.len()]; cfg.modes.len()];
-            for _ in 0..cfg.repeat {
-                for (m, &mode) in cfg.modes.iter().enumerate() {
-                    for (t, &transport) in Transport::ALL.iter().enumerate() {
-                        let flows = vec![
-                            FlowSpec {
-                                weight: 1,
-                                pace_pps: None,
-                                watched: false
-                            };
-                            n
-                        ];
-                        let mut spec = cfg.spec(mode, flows, None, cfg.delta_throughput_ns);
-                        spec.transport = transport;
-                        runs[m][t].push(step(
-                            format!(
-                                "transports {n} clients {} {}",
-                                mode.name(),
-                                transport.name()
-                            ),
-                            spec,
-                        )?);
-                    }
-                }
-            }
-            for (m, &mode) in cfg.modes.iter().enumerate() {
-                for (t, &transport) in Transport::ALL.iter().enumerate() {
-                    let ok = runs[m][t].iter().all(TrialResult::accounting_holds);
-                    all_ok &= ok;
-                    let mut dl: Vec<f64> = runs[m][t].iter().map(|r| r.delivered_pps).collect();
-                    report.transports.push(TransportPoint {
-                        transport,
-                        mode,
-                        clients: n,
-                        delivered_pps: median(&mut dl),
-                        accounting_ok: ok,
-                    });
-                }
-            }
-        }
-    }
-    report.targets.accounting_ok = all_ok;
-    Ok(report)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! Text tables, CSV files and SVG charts of a [`Report`].
 
+use super::config::SWEPT;
 use super::experiments::Report;
-use super::trial::{Mode, Transport, TrialResult};
+use super::result::TrialResult;
+use super::spec::{Mode, Transport};
 use fairway_eval::cost::chart::{write_svg, ChartSpec, Series};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -521,7 +523,7 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
         written.push(path);
     }
     if !r.sweep.is_empty() {
-        let series: Vec<Series> = super::experiments::SWEPT
+        let series: Vec<Series> = SWEPT
             .iter()
             .filter(|m| r.modes.contains(m))
             .map(|&m| Series {
