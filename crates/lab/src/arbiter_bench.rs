@@ -26,9 +26,13 @@ use fairway_core::{Capacity, Limits, Packet, SchedSpec, Scheduler};
 use fairway_eval::chart::{write_svg, ChartSpec, Series};
 use fairway_runtime::affinity::{available_cpus, pin_current_thread, set_realtime_priority};
 use fairway_runtime::backend::Backend;
-use fairway_runtime::runtime::{ArbiterMode, ClientConfig, RuntimeBuilder, RuntimeConfig};
+use fairway_runtime::runtime::{
+    ArbiterHandle, ArbiterMode, Client, ClientConfig, ClientStats, RuntimeBuilder, RuntimeConfig,
+    RuntimeError,
+};
 use fairway_runtime::wakeup::KickMode;
-use fairway_runtime::ArbiterStats;
+use fairway_runtime::{ArbiterStats, MonotonicClock};
+use hdrhistogram::errors::{AdditionError, CreationError};
 use hdrhistogram::Histogram;
 use std::path::Path;
 use std::time::Duration;
@@ -197,27 +201,97 @@ impl Backend<StampedPacket> for LatencyBackend {
 struct ClientResult {
     hist: Histogram<u64>,
     transmitted_in_window: u64,
-    stats: fairway_runtime::ClientStats,
+    stats: ClientStats,
+}
+
+/// Why the benchmark could not run, or its chart not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ArbiterBenchError {
+    /// No client.
+    #[error("need at least one client")]
+    NoClients,
+    /// Packets of 0 bytes.
+    #[error("packet size must be at least 1 byte")]
+    ZeroPacketSize,
+    /// The runtime could not be built, started or stopped.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// A latency histogram could not be created.
+    #[error(transparent)]
+    Histogram(#[from] CreationError),
+    /// The clients' histograms could not be merged.
+    #[error(transparent)]
+    HistogramMerge(#[from] AdditionError),
+    /// A client thread was refused its real-time priority.
+    #[error("client {client}: cannot get real-time priority {priority}: {source}")]
+    RealtimePriority {
+        /// The client.
+        client: usize,
+        /// The priority asked for.
+        priority: u8,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A client thread panicked.
+    #[error("client thread panicked")]
+    ClientPanicked,
+    /// The latency chart could not be drawn or written.
+    #[error("{0}")]
+    Chart(String),
 }
 
 /// How far behind its schedule a paced client may fall before it skips
 /// sends rather than catching up (well above one loop iteration).
 const CATCH_UP_NS: f64 = 10_000.0;
 
-fn new_hist() -> Result<Histogram<u64>, String> {
-    Histogram::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| e.to_string())
+fn new_hist() -> Result<Histogram<u64>, ArbiterBenchError> {
+    Ok(Histogram::new_with_bounds(1, 60_000_000_000, 3)?)
 }
 
 /// Runs the benchmark.
-pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
+pub fn run(cfg: &BenchConfig) -> Result<BenchReport, ArbiterBenchError> {
     if cfg.clients == 0 {
-        return Err("need at least one client".into());
+        return Err(ArbiterBenchError::NoClients);
     }
     if cfg.pkt_size == 0 {
-        return Err("packet size must be at least 1 byte".into());
+        return Err(ArbiterBenchError::ZeroPacketSize);
     }
     let cpus = available_cpus();
     let pin = cfg.pin && cpus >= 2;
+    let (builder, clients) = build_runtime(cfg, pin)?;
+    let clock = builder.clock().clone();
+    let spec = cfg.sched.clone();
+    let arbiter =
+        if matches!(cfg.kick, KickMode::ClientScan { .. }) && cfg.mode == ArbiterMode::Sleep {
+            spawn_send_by_kind(builder, &spec)?
+        } else {
+            spawn_arbiter(builder, spec)?
+        };
+    let plan = ClientPlan::new(cfg, &clock, pin, cpus);
+    let results: Vec<Result<ClientResult, ArbiterBenchError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = clients
+            .into_iter()
+            .enumerate()
+            .map(|(i, client)| {
+                let (clock, plan) = (clock.clone(), &plan);
+                s.spawn(move || run_client(i, client, &clock, plan))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(ArbiterBenchError::ClientPanicked)))
+            .collect()
+    });
+    let arbiter_stats = arbiter.stop()?;
+    summarise(cfg, results, arbiter_stats)
+}
+
+/// The runtime the configuration asks for, with one client per flow (equal
+/// weights); the arbiter is not started yet.
+fn build_runtime(
+    cfg: &BenchConfig,
+    pin: bool,
+) -> Result<(RuntimeBuilder, Vec<Client<StampedPacket>>), ArbiterBenchError> {
     let rt = RuntimeConfig {
         rate_bps: cfg.rate_bps,
         delta_a: cfg.delta_a,
@@ -228,158 +302,184 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
         arbiter_cpu: pin.then_some(0),
         realtime_priority: cfg.realtime,
     };
-    let mut builder = RuntimeBuilder::new(rt).map_err(|e| e.to_string())?;
+    let mut builder = RuntimeBuilder::new(rt)?;
     let mut clients = Vec::with_capacity(cfg.clients);
     for _ in 0..cfg.clients {
-        let c = builder
-            .add_client::<StampedPacket>(ClientConfig {
-                weight: 1,
-                max_len: cfg.pkt_size,
-                queue_len: cfg.queue_len,
-            })
-            .map_err(|e| e.to_string())?;
-        clients.push(c);
+        clients.push(builder.add_client::<StampedPacket>(ClientConfig {
+            weight: 1,
+            max_len: cfg.pkt_size,
+            queue_len: cfg.queue_len,
+        })?);
     }
-    let clock = builder.clock().clone();
-    let spec = cfg.sched.clone();
-    let arbiter =
-        if matches!(cfg.kick, KickMode::ClientScan { .. }) && cfg.mode == ArbiterMode::Sleep {
-            spawn_send_by_kind(builder, &spec)?
-        } else {
-            spawn_arbiter(builder, spec)?
+    Ok((builder, clients))
+}
+
+/// What every client thread of a run shares.
+struct ClientPlan {
+    /// The measurement window, ns of the runtime's clock.
+    start: u64,
+    end: u64,
+    /// Per-client gap between packets when paced, ns (f64: pacing only).
+    gap_ns: Option<f64>,
+    pkt_size: u32,
+    clients: usize,
+    /// Pin client `i` to CPU 1 + i mod (cpus − 1).
+    pin: bool,
+    cpus: usize,
+    /// The clients' real-time priority, if they get one.
+    realtime: Option<u8>,
+}
+
+impl ClientPlan {
+    fn new(cfg: &BenchConfig, clock: &MonotonicClock, pin: bool, cpus: usize) -> Self {
+        let gap_ns = cfg.load.map(|load| {
+            let pps = load * cfg.rate_bps as f64 / (8.0 * cfg.pkt_size as f64) / cfg.clients as f64;
+            1e9 / pps.max(1e-9)
+        });
+        let start = clock.now_ns() + 20_000_000; // let every thread get going
+        Self {
+            start,
+            end: start + cfg.duration.as_nanos() as u64,
+            gap_ns,
+            pkt_size: cfg.pkt_size,
+            clients: cfg.clients,
+            pin,
+            cpus,
+            // SCHED_FIFO threads of equal priority do not time-share a
+            // CPU: a spinning client would starve the others on its CPU
+            // until the kernel's real-time throttle. So clients get
+            // real-time priority only when each has a CPU of its own; the
+            // arbiter always does.
+            realtime: cfg.realtime.filter(|_| cfg.clients < cpus),
+        }
+    }
+}
+
+/// One client thread: from the plan's start to its end, drains its grants
+/// into the latency back-end and submits, flat out or paced; then collects
+/// what is still in flight (bounded wait).
+fn run_client(
+    i: usize,
+    mut client: Client<StampedPacket>,
+    clock: &MonotonicClock,
+    plan: &ClientPlan,
+) -> Result<ClientResult, ArbiterBenchError> {
+    if plan.pin {
+        let _ = pin_current_thread(1 + i % (plan.cpus - 1));
+    }
+    if let Some(priority) = plan.realtime {
+        set_realtime_priority(priority).map_err(|source| ArbiterBenchError::RealtimePriority {
+            client: i,
+            priority,
+            source,
+        })?;
+    }
+    let mut be = LatencyBackend {
+        now_ns: 0,
+        hist: new_hist()?,
+        transmitted_in_window: 0,
+        in_window: false,
+        run_stamp: u64::MAX,
+        run_len: 0,
+    };
+    while clock.now_ns() < plan.start {
+        std::hint::spin_loop();
+    }
+    // Stagger paced clients so they do not send in lockstep.
+    let mut pacer = plan.gap_ns.map(|gap| Pacer {
+        gap,
+        next_send: plan.start as f64 + gap * i as f64 / plan.clients as f64,
+    });
+    loop {
+        // The one clock read of this iteration (module doc).
+        let now = clock.now_ns();
+        if now >= plan.end {
+            break;
+        }
+        be.in_window = true;
+        // Drain first, then submit: packets drained here were submitted
+        // in an earlier iteration, so their latency is `now - stamp` with
+        // no second read.
+        be.now_ns = now;
+        let drained = client.drain_at(now, &mut be);
+        let p = StampedPacket {
+            len: plan.pkt_size,
+            submitted_ns: now,
         };
+        match &mut pacer {
+            None => submit_burst(&mut client, p, drained),
+            Some(pacer) => pacer.submit_if_due(&mut client, p),
+        }
+    }
+    // Collect what is still in flight (bounded wait).
+    be.in_window = false;
+    let give_up = plan.end + 200_000_000;
+    while client.in_flight() > 0 && clock.now_ns() < give_up {
+        be.now_ns = clock.now_ns();
+        client.drain_now(&mut be);
+    }
+    Ok(ClientResult {
+        hist: be.hist,
+        transmitted_in_window: be.transmitted_in_window,
+        stats: client.stats(),
+    })
+}
 
-    // Per-client gap between packets when paced, ns (f64: pacing only).
-    let gap_ns = cfg.load.map(|load| {
-        let pps = load * cfg.rate_bps as f64 / (8.0 * cfg.pkt_size as f64) / cfg.clients as f64;
-        1e9 / pps.max(1e-9)
-    });
-    let start = clock.now_ns() + 20_000_000; // let every thread get going
-    let end = start + cfg.duration.as_nanos() as u64;
-    let pkt_size = cfg.pkt_size;
-    // SCHED_FIFO threads of equal priority do not time-share a CPU: a
-    // spinning client would starve the others on its CPU until the kernel's
-    // real-time throttle. So clients get real-time priority only when each
-    // has a CPU of its own; the arbiter always does.
-    let realtime = cfg.realtime.filter(|_| cfg.clients < cpus);
-    let results: Vec<Result<ClientResult, String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = clients
-            .into_iter()
-            .enumerate()
-            .map(|(i, mut client)| {
-                let clock = clock.clone();
-                s.spawn(move || -> Result<ClientResult, String> {
-                    if pin {
-                        let _ = pin_current_thread(1 + i % (cpus - 1));
-                    }
-                    if let Some(p) = realtime {
-                        set_realtime_priority(p).map_err(|e| {
-                            format!("client {i}: cannot get real-time priority {p}: {e}")
-                        })?;
-                    }
-                    let mut be = LatencyBackend {
-                        now_ns: 0,
-                        hist: new_hist()?,
-                        transmitted_in_window: 0,
-                        in_window: false,
-                        run_stamp: u64::MAX,
-                        run_len: 0,
-                    };
-                    while clock.now_ns() < start {
-                        std::hint::spin_loop();
-                    }
-                    // Stagger paced clients so they do not send in lockstep.
-                    let mut next_send =
-                        start as f64 + gap_ns.map_or(0.0, |g| g * i as f64 / cfg.clients as f64);
-                    loop {
-                        // The one clock read of this iteration (module doc).
-                        let now = clock.now_ns();
-                        if now >= end {
-                            break;
-                        }
-                        be.in_window = true;
-                        // Drain first, then submit: packets drained here
-                        // were submitted in an earlier iteration, so their
-                        // latency is `now - stamp` with no second read.
-                        be.now_ns = now;
-                        let drained = client.drain_at(now, &mut be);
-                        match gap_ns {
-                            None => {
-                                let burst = client.room().min(64);
-                                if burst == 0 && drained == 0 {
-                                    // Queue full, nothing granted yet: a
-                                    // pause hint rather than a hot spin,
-                                    // which on a hyperthread sibling of the
-                                    // arbiter's core (small VMs) takes its
-                                    // issue slots.
-                                    for _ in 0..8 {
-                                        std::hint::spin_loop();
-                                    }
-                                }
-                                for _ in 0..burst {
-                                    let p = StampedPacket {
-                                        len: pkt_size,
-                                        submitted_ns: now,
-                                    };
-                                    if client.submit_quiet(p).is_err() {
-                                        break;
-                                    }
-                                }
-                                if burst > 0 {
-                                    client.kick();
-                                }
-                            }
-                            Some(gap) => {
-                                if now as f64 >= next_send {
-                                    // A client that lost its CPU (OS time
-                                    // slice, other load) skips the sends it
-                                    // missed instead of catching up
-                                    // back-to-back: such a burst, faster
-                                    // than the link, would measure queueing
-                                    // the OS created, not light load.
-                                    next_send = (next_send + gap).max(now as f64 - CATCH_UP_NS);
-                                    let p = StampedPacket {
-                                        len: pkt_size,
-                                        submitted_ns: now,
-                                    };
-                                    // A refused packet is counted and dropped.
-                                    let _ = client.submit(p);
-                                }
-                            }
-                        }
-                    }
-                    // Collect what is still in flight (bounded wait).
-                    be.in_window = false;
-                    let give_up = end + 200_000_000;
-                    while client.in_flight() > 0 && clock.now_ns() < give_up {
-                        be.now_ns = clock.now_ns();
-                        client.drain_now(&mut be);
-                    }
-                    let stats = client.stats();
-                    Ok(ClientResult {
-                        hist: be.hist,
-                        transmitted_in_window: be.transmitted_in_window,
-                        stats,
-                    })
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("client thread panicked".into()))
-            })
-            .collect()
-    });
-    let arbiter_stats = arbiter.stop().map_err(|e| e.to_string())?;
+/// A flat-out client's turn: as many copies of `p` as its queue has room
+/// for (at most 64), then one kick.
+fn submit_burst(client: &mut Client<StampedPacket>, p: StampedPacket, drained: usize) {
+    let burst = client.room().min(64);
+    if burst == 0 && drained == 0 {
+        // Queue full, nothing granted yet: a pause hint rather than a hot
+        // spin, which on a hyperthread sibling of the arbiter's core (small
+        // VMs) takes its issue slots.
+        for _ in 0..8 {
+            std::hint::spin_loop();
+        }
+    }
+    for _ in 0..burst {
+        if client.submit_quiet(p).is_err() {
+            break;
+        }
+    }
+    if burst > 0 {
+        client.kick();
+    }
+}
 
+/// A paced client's schedule: one packet every `gap` ns.
+struct Pacer {
+    gap: f64,
+    next_send: f64,
+}
+
+impl Pacer {
+    /// Submits `p` if it is due at `p.submitted_ns`. A client that lost its
+    /// CPU (OS time slice, other load) skips the sends it missed instead of
+    /// catching up back-to-back: such a burst, faster than the link, would
+    /// measure queueing the OS created, not light load.
+    fn submit_if_due(&mut self, client: &mut Client<StampedPacket>, p: StampedPacket) {
+        let now = p.submitted_ns as f64;
+        if now >= self.next_send {
+            self.next_send = (self.next_send + self.gap).max(now - CATCH_UP_NS);
+            // A refused packet is counted and dropped.
+            let _ = client.submit(p);
+        }
+    }
+}
+
+/// The report from every client's histogram and counters.
+fn summarise(
+    cfg: &BenchConfig,
+    results: Vec<Result<ClientResult, ArbiterBenchError>>,
+    arbiter: ArbiterStats,
+) -> Result<BenchReport, ArbiterBenchError> {
     let mut hist = new_hist()?;
     let (mut submitted, mut accepted, mut granted, mut rejected, mut queued, mut window) =
         (0, 0, 0, 0, 0, 0);
     for r in results {
         let r = r?;
-        hist.add(&r.hist).map_err(|e| e.to_string())?;
+        hist.add(&r.hist)?;
         submitted += r.stats.offered;
         accepted += r.stats.accepted;
         granted += r.stats.granted;
@@ -414,14 +514,10 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, String> {
             max: hist.max(),
         },
         cdf,
-        arbiter: arbiter_stats,
+        arbiter,
     })
 }
 
-/// Starts the arbiter with the concrete scheduler type where the registry
-/// kind has one here, so `Arbiter<S>` is monomorphized and the scheduler's
-/// enqueue/dequeue inline into `do_scan` (no virtual call per packet);
-/// other kinds go through the registry's `Box<dyn Scheduler>`.
 /// Writes the submit→transmit latency distributions of `runs` (a label
 /// and a report each) as one SVG chart: percent of packets against latency
 /// on a log axis, the median in each legend entry.
@@ -429,7 +525,7 @@ pub fn write_latency_chart(
     path: &Path,
     title: &str,
     runs: &[(String, BenchReport)],
-) -> Result<(), String> {
+) -> Result<(), ArbiterBenchError> {
     let series = latency_series(runs.iter().map(|(name, r)| {
         (
             name.as_str(),
@@ -445,7 +541,7 @@ pub fn write_latency_chart(
         log_x: true,
         log_y: false,
     };
-    write_svg(path, &spec, &series)
+    write_svg(path, &spec, &series).map_err(ArbiterBenchError::Chart)
 }
 
 /// The CDF lines of [`write_latency_chart`], in percent: one per run
@@ -474,11 +570,12 @@ pub fn latency_series<'a>(
         .collect()
 }
 
-fn spawn_arbiter(
-    builder: RuntimeBuilder,
-    spec: SchedSpec,
-) -> Result<fairway_runtime::ArbiterHandle, String> {
-    spec.visit(SpawnArbiter(builder)).map_err(|e| e.to_string())
+/// Starts the arbiter with the concrete scheduler type the spec names
+/// ([`SpawnArbiter`]), so `Arbiter<S>` is monomorphized and the
+/// scheduler's enqueue/dequeue inline into `do_scan` (no virtual call per
+/// packet).
+fn spawn_arbiter(builder: RuntimeBuilder, spec: SchedSpec) -> Result<ArbiterHandle, RuntimeError> {
+    spec.visit(SpawnArbiter(builder))
 }
 
 /// Spawns the arbiter with the concrete scheduler type a spec names, built
@@ -488,7 +585,7 @@ fn spawn_arbiter(
 struct SpawnArbiter(RuntimeBuilder);
 
 impl SchedVisitor<u32> for SpawnArbiter {
-    type Output = Result<fairway_runtime::ArbiterHandle, fairway_runtime::RuntimeError>;
+    type Output = Result<ArbiterHandle, RuntimeError>;
 
     fn visit<S, F>(self, make: F) -> Self::Output
     where
@@ -504,11 +601,9 @@ impl SchedVisitor<u32> for SpawnArbiter {
 fn spawn_send_by_kind(
     builder: RuntimeBuilder,
     spec: &SchedSpec,
-) -> Result<fairway_runtime::ArbiterHandle, String> {
+) -> Result<ArbiterHandle, RuntimeError> {
     let spec = spec.clone();
-    builder
-        .spawn_send(move |c, l| spec.build::<u32>(c, l))
-        .map_err(|e| e.to_string())
+    builder.spawn_send(move |c, l| spec.build::<u32>(c, l))
 }
 
 #[cfg(test)]

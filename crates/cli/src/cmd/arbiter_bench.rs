@@ -144,7 +144,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
         );
         let r = bench::run(&cfg);
         bar.finish();
-        report(&args, &r?);
+        report(&args, &r.map_err(|e| e.to_string())?);
         return Ok(());
     };
     let variants = [
@@ -175,7 +175,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
             kick: kick_mode(kick),
             ..cfg.clone()
         };
-        let r = bench::run(&c)?;
+        let r = bench::run(&c).map_err(|e| e.to_string())?;
         bar.suspend(|| report(&a, &r));
         runs.push((name.to_string(), r));
     }
@@ -188,7 +188,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
         args.rate,
         args.load.map_or(String::new(), |l| format!(" x {l}"))
     );
-    bench::write_latency_chart(&path, &title, &runs)?;
+    bench::write_latency_chart(&path, &title, &runs).map_err(|e| e.to_string())?;
     eprintln!("wrote {}", path.display());
     Ok(())
 }

@@ -332,10 +332,10 @@ pub fn run(args: UdpBenchArgs) -> Result<(), String> {
     bar.finish_and_clear();
     let rep = result.map_err(|e| e.to_string())?;
     if let Some(dir) = &args.csv {
-        report::write_csv(&rep, std::path::Path::new(dir))?;
+        report::write_csv(&rep, std::path::Path::new(dir)).map_err(|e| e.to_string())?;
     }
     let charts = match &args.chart {
-        Some(prefix) => report::write_charts(&rep, prefix)?,
+        Some(prefix) => report::write_charts(&rep, prefix).map_err(|e| e.to_string())?,
         None => Vec::new(),
     };
     if args.json {

@@ -1,11 +1,13 @@
 //! Why a real-packet run could not be made: a parameter out of its range
 //! ([`ConfigError`]), a trial that failed ([`TrialError`]), or the run as a
-//! whole ([`BenchError`]). Each message is one line naming what failed.
+//! whole ([`BenchError`]); and why its report could not be written
+//! ([`ReportError`]). Each message is one line naming what failed.
 
 use super::spec::Mode;
 use crate::testbed::TestbedError;
 use fairway_runtime::RuntimeError;
 use std::io;
+use std::path::PathBuf;
 
 /// A [`BenchConfig`](super::BenchConfig) parameter outside its range.
 #[derive(Debug, thiserror::Error)]
@@ -124,4 +126,20 @@ pub enum BenchError {
     /// The idle-CPU spinners could not be started.
     #[error("idle spinners (--no-idle-spin turns them off): {0}")]
     IdleSpinners(io::Error),
+}
+
+/// Why a report file could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A directory or file could not be created or written.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The directory or file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A chart could not be drawn or written.
+    #[error("{0}")]
+    Chart(String),
 }

@@ -48,7 +48,7 @@ pub mod trial;
 pub use bound::{BoundCheck, BoundInput};
 pub use clients::CATCH_UP_NS;
 pub use config::{BenchConfig, Experiment, RT_COOLDOWN_MS, SWEPT};
-pub use error::{BenchError, ConfigError, TrialError};
+pub use error::{BenchError, ConfigError, ReportError, TrialError};
 pub use experiments::{run, ObservedBound, Report, Targets};
 pub use result::{FlowResult, KernelCounts, Percentiles, TargetResult, TrialResult};
 pub use spec::{ClientClock, FlowSpec, Mode, Placement, ReceivePath, Transport, TrialSpec};
