@@ -44,7 +44,7 @@ pub struct ReproduceArgs {
 
 /// Runs the experiments, writes the report, prints the claims.
 pub fn run(args: ReproduceArgs) -> Result<(), String> {
-    let papers = Paper::parse_list(&args.paper)?;
+    let papers = Paper::parse_list(&args.paper).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(&args.out).map_err(|e| format!("--out {}: {e}", args.out.display()))?;
     let bar = super::progress::bar(Some(1), super::progress::COUNTED, args.json);
     let opts = RunOptions {
@@ -57,7 +57,7 @@ pub fn run(args: ReproduceArgs) -> Result<(), String> {
         bar.set_message(p.message.to_string());
     });
     bar.finish_and_clear();
-    let report = report?;
+    let report = report.map_err(|e| e.to_string())?;
     write(&args.out, &report)?;
     if args.json {
         super::json::print_pretty(&report)?;
@@ -104,7 +104,7 @@ fn write(dir: &std::path::Path, report: &Report) -> Result<(), String> {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| format!("writing {}: {e}", p.display()))
     };
-    write_charts(dir, report)?;
+    write_charts(dir, report).map_err(|e| e.to_string())?;
     put("report.md", to_markdown(report))?;
     put("report.json", super::json::pretty(report)?)
 }

@@ -33,7 +33,7 @@
 //! file sizes in both modes, since the 3 % claim needs them (and they take
 //! well under a second).
 
-use super::{timed, ChartFile, ChartLine, Claim, Figure, Paper, Section, Ticker};
+use super::{timed, ChartFile, ChartLine, Claim, Figure, Paper, ReproduceError, Section, Ticker};
 use fairway_disk::experiment::{
     seq_readers, streaming, thesis_throughput, throughput_specs, web_server, SchedSpec, SeqResult,
     StreamResult, StreamSetup, WebResult, SEC, SHARE_SPECS, STREAM_SPECS,
@@ -52,18 +52,14 @@ pub const SHARE_TOLERANCE: f64 = 0.03;
 const WEB_PROCS: u32 = 100;
 
 /// Runs the four experiments.
-pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
-    let disk = DiskModel::new(DiskParams::dtla_307030()).map_err(|e| e.to_string())?;
+pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, ReproduceError> {
+    let disk = DiskModel::new(DiskParams::dtla_307030())?;
     Ok(vec![
         timed(|| throughput(quick, &disk, t))?,
         timed(|| shares(&disk, t))?,
         timed(|| web(quick, &disk, t))?,
         timed(|| stream(quick, &disk, t))?,
     ])
-}
-
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
 }
 
 /// The throughput claims on `(spec, aggregate MB/s)` rows.
@@ -138,14 +134,13 @@ pub fn throughput_claims(rows: &[(SchedSpec, f64)]) -> Vec<Claim> {
     claims
 }
 
-fn throughput(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, String> {
+fn throughput(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, ReproduceError> {
     t.step("seed 004 Fig. 5: throughput against B_max");
     let file_mb = if quick { 32 } else { 128 };
     let mut rows = Vec::new();
     let mut figures = Vec::new();
     for spec in throughput_specs(quick) {
-        let r: SeqResult =
-            seq_readers(spec, &[1, 1], file_mb, ReadAhead::LINUX, disk).map_err(err)?;
+        let r: SeqResult = seq_readers(spec, &[1, 1], file_mb, ReadAhead::LINUX, disk)?;
         let what = format!("{}, 2 readers", r.sched);
         figures.push(match thesis_throughput(&spec) {
             Some(p) => Figure::vs(what, "MB/s", p, r.aggregate_mb_s),
@@ -292,7 +287,7 @@ pub fn share_claims(rows: &[ShareRow]) -> Vec<Claim> {
 /// Scheduler, weights, largest file in MB, the thesis' MB/s per reader.
 type ShareJob = (SchedSpec, Vec<u32>, u64, Option<Vec<f64>>);
 
-fn shares(disk: &DiskModel, t: &mut Ticker) -> Result<Section, String> {
+fn shares(disk: &DiskModel, t: &mut Ticker) -> Result<Section, ReproduceError> {
     t.step("seed 004 §2.4: bandwidth distribution");
     let bfq = SchedSpec::Bfq { b_max: 4096 };
     let cfq = SchedSpec::Cfq { slice_ms: 100 };
@@ -316,7 +311,7 @@ fn shares(disk: &DiskModel, t: &mut Ticker) -> Result<Section, String> {
     let mut rows = Vec::new();
     let mut figures = Vec::new();
     for (spec, w, mb, th) in jobs {
-        let r = seq_readers(spec, &w, mb, ReadAhead::LINUX, disk).map_err(err)?;
+        let r = seq_readers(spec, &w, mb, ReadAhead::LINUX, disk)?;
         for (i, &v) in r.per_app_mb_s.iter().enumerate() {
             let what = format!(
                 "{}, weights {}, reader {}",
@@ -393,13 +388,13 @@ pub fn web_claims(rows: &[WebResult]) -> Vec<Claim> {
     claims
 }
 
-fn web(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, String> {
+fn web(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, ReproduceError> {
     t.step("seed 004 §2.4: web server");
     let secs = if quick { 600 } else { 3600 };
     let mut rows = Vec::new();
     let mut figures = Vec::new();
     for spec in SHARE_SPECS {
-        let r = web_server(spec, WEB_PROCS, secs * SEC, disk, 1).map_err(err)?;
+        let r = web_server(spec, WEB_PROCS, secs * SEC, disk, 1)?;
         let th = thesis::find(thesis::WEB_SERVER, &r.sched, |x| x.0);
         let mut fig = |what: &str, unit: &str, p: Option<f64>, v: f64| {
             let what = format!("{}, {what}", r.sched);
@@ -471,7 +466,7 @@ pub fn streaming_claims(rows: &[(SchedSpec, StreamResult)]) -> Vec<Claim> {
     claims
 }
 
-fn stream(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, String> {
+fn stream(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, ReproduceError> {
     t.step("seed 004 §2.4: streaming");
     let setup = if quick {
         StreamSetup {
@@ -484,7 +479,7 @@ fn stream(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, Stri
     let mut rows = Vec::new();
     let mut figures = Vec::new();
     for spec in STREAM_SPECS {
-        let r = streaming(spec, setup, disk, 1).map_err(err)?;
+        let r = streaming(spec, setup, disk, 1)?;
         let th = thesis::find(thesis::STREAMING, &r.sched, |x| x.0);
         let what = format!("{}, streams sustained", r.sched);
         figures.push(match th {

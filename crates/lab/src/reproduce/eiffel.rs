@@ -18,7 +18,7 @@
 //! 80 % from 30 % to 90 % (see `docs/priority-queues.md`). Throughput
 //! rising from the emptiest to the full queue is a timing claim.
 
-use super::{timed, Claim, Figure, Paper, Section, Ticker};
+use super::{timed, Claim, Figure, Paper, ReproduceError, Section, Ticker};
 use fairway_eval::pq_bench::{run_fill_drain, FillDrainConfig, QueueKind};
 
 /// Progress steps of [`run`].
@@ -32,14 +32,14 @@ const BUCKETS: u32 = 10_000;
 const OCCUPANCIES: [u32; 6] = [10, 30, 50, 70, 90, 100];
 
 /// Runs the experiment.
-pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
+pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, ReproduceError> {
     Ok(vec![
         timed(|| fill_drain(quick, t))?,
         timed(|| approx_occupancy(quick, t))?,
     ])
 }
 
-fn fill_drain(quick: bool, t: &mut Ticker) -> Result<Section, String> {
+fn fill_drain(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     let (min_ops, batches) = if quick { (50_000, 3) } else { (200_000, 7) };
     let mut mpps = Vec::new();
     for q in [
@@ -57,7 +57,8 @@ fn fill_drain(quick: bool, t: &mut Ticker) -> Result<Section, String> {
             seed: 1,
             min_ops,
             batches,
-        })?;
+        })
+        .map_err(ReproduceError::Measurement)?;
         mpps.push(r.mpps);
     }
     let (cffs, bh, heap) = (mpps[0], mpps[1], mpps[2]);
@@ -120,7 +121,7 @@ fn faster_when_full(points: &[OccupancyPoint]) -> bool {
     }
 }
 
-fn approx_occupancy(quick: bool, t: &mut Ticker) -> Result<Section, String> {
+fn approx_occupancy(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     let (min_ops, batches) = if quick { (20_000, 3) } else { (200_000, 7) };
     let mut points: Vec<OccupancyPoint> = Vec::new();
     for occupancy in OCCUPANCIES {
@@ -136,10 +137,9 @@ fn approx_occupancy(quick: bool, t: &mut Ticker) -> Result<Section, String> {
             seed: 1,
             min_ops,
             batches,
-        })?;
-        let error = r
-            .error_rate
-            .ok_or("the approximate queue reported no error rate")?;
+        })
+        .map_err(ReproduceError::Measurement)?;
+        let error = r.error_rate.ok_or(ReproduceError::NoApproxErrorRate)?;
         points.push((occupancy, error, r.mpps));
     }
     let list =

@@ -33,10 +33,12 @@
 
 pub mod bfq;
 pub mod eiffel;
+pub mod error;
 pub mod pspat;
 pub mod qfq;
 pub mod qfq_plus;
 
+pub use error::ReproduceError;
 use fairway_eval::chart::{write_svg, ChartSpec, Series};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -94,7 +96,7 @@ impl Paper {
 
     /// Parses `qfq-plus` (or `000`), `qfq` (`003`), `eiffel` (`002`),
     /// `bfq` (`004`), `pspat` (`001`) or `all`.
-    pub fn parse_list(text: &str) -> Result<Vec<Paper>, String> {
+    pub fn parse_list(text: &str) -> Result<Vec<Paper>, ReproduceError> {
         match text.trim() {
             "all" => Ok(Paper::ALL.to_vec()),
             "qfq-plus" | "qfq+" | "000" => Ok(vec![Paper::QfqPlus]),
@@ -102,9 +104,7 @@ impl Paper {
             "eiffel" | "002" => Ok(vec![Paper::Eiffel]),
             "bfq" | "004" => Ok(vec![Paper::Bfq]),
             "pspat" | "001" => Ok(vec![Paper::Pspat]),
-            other => Err(format!(
-                "unknown paper '{other}' (expected one of all, qfq-plus, qfq, eiffel, bfq, pspat, or 000, 003, 002, 004, 001)"
-            )),
+            other => Err(ReproduceError::UnknownPaper(other.to_string())),
         }
     }
 
@@ -351,7 +351,7 @@ pub fn run(
     papers: &[Paper],
     opts: RunOptions,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Report, String> {
+) -> Result<Report, ReproduceError> {
     let quick = opts.quick;
     let start = Instant::now();
     let total = papers.iter().map(|p| p.steps(&opts)).sum();
@@ -393,7 +393,9 @@ pub fn run(
 }
 
 /// Times `f`, storing the seconds in the section it returns.
-pub(crate) fn timed(f: impl FnOnce() -> Result<Section, String>) -> Result<Section, String> {
+pub(crate) fn timed(
+    f: impl FnOnce() -> Result<Section, ReproduceError>,
+) -> Result<Section, ReproduceError> {
     let start = Instant::now();
     let mut s = f()?;
     s.seconds = start.elapsed().as_secs_f64();
@@ -484,7 +486,7 @@ pub fn to_markdown(r: &Report) -> String {
 
 /// Writes every section's charts into `dir` (beside `report.md`, whose
 /// image links name them); returns the paths written.
-pub fn write_charts(dir: &Path, r: &Report) -> Result<Vec<std::path::PathBuf>, String> {
+pub fn write_charts(dir: &Path, r: &Report) -> Result<Vec<std::path::PathBuf>, ReproduceError> {
     let mut written = Vec::new();
     for ch in r.sections.iter().flat_map(|s| &s.charts) {
         let path = dir.join(&ch.file);
@@ -505,7 +507,7 @@ pub fn write_charts(dir: &Path, r: &Report) -> Result<Vec<std::path::PathBuf>, S
                 color: l.color,
             })
             .collect();
-        write_svg(&path, &spec, &series)?;
+        write_svg(&path, &spec, &series).map_err(ReproduceError::Chart)?;
         written.push(path);
     }
     Ok(written)
@@ -521,7 +523,10 @@ mod tests {
         assert_eq!(Paper::parse_list("003").unwrap(), vec![Paper::Qfq]);
         assert_eq!(Paper::parse_list("004").unwrap(), vec![Paper::Bfq]);
         assert_eq!(Paper::parse_list("pspat").unwrap(), vec![Paper::Pspat]);
-        assert!(Paper::parse_list("gps").unwrap_err().contains("'gps'"));
+        assert!(Paper::parse_list("gps")
+            .unwrap_err()
+            .to_string()
+            .contains("'gps'"));
     }
 
     #[test]

@@ -20,7 +20,9 @@
 //! them, or with `--no-net`, every claim is listed as skipped with the
 //! reason ([`skipped_sections`]).
 
-use super::{ChartFile, ChartLine, Claim, Figure, Paper, RunOptions, Section, Ticker};
+use super::{
+    ChartFile, ChartLine, Claim, Figure, Paper, ReproduceError, RunOptions, Section, Ticker,
+};
 
 /// The ids of the claims, in report order, whether run or skipped.
 pub const CLAIM_IDS: [&str; 4] = [
@@ -91,7 +93,7 @@ pub fn skipped_sections(reason: &str) -> Vec<Section> {
 }
 
 /// Runs the experiments, or lists their claims as skipped.
-pub fn run(opts: &RunOptions, t: &mut Ticker) -> Result<Vec<Section>, String> {
+pub fn run(opts: &RunOptions, t: &mut Ticker) -> Result<Vec<Section>, ReproduceError> {
     if let Some(reason) = unavailable(opts) {
         t.step(&format!("seed 001: skipped ({reason})"));
         return Ok(skipped_sections(&reason));
@@ -162,11 +164,10 @@ pub fn config(quick: bool) -> BenchConfig {
 }
 
 #[cfg(target_os = "linux")]
-fn measured(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
+fn measured(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, ReproduceError> {
     let cfg = config(quick);
     let start = std::time::Instant::now();
-    let r =
-        crate::udp_bench::run(&cfg, &mut |_, _, label| t.step(label)).map_err(|e| e.to_string())?;
+    let r = crate::udp_bench::run(&cfg, &mut |_, _, label| t.step(label))?;
     let seconds = start.elapsed().as_secs_f64();
     let mut s = sections(&cfg, &r);
     // One run measures both; split its time evenly.

@@ -12,7 +12,7 @@
 //!   paper's, and its orderings as [`fairway_eval::netsim::fig8::claims`] checks
 //!   them.
 
-use super::{timed, ChartFile, ChartLine, Claim, Figure, Paper, Section, Ticker};
+use super::{timed, ChartFile, ChartLine, Claim, Figure, Paper, ReproduceError, Section, Ticker};
 use fairway_core::SchedSpec;
 use fairway_eval::cost::sweep::warmup_for;
 use fairway_eval::cost::{
@@ -34,67 +34,128 @@ const PAPER_TABLE4: [(u32, f64, f64, f64); 4] = [
 ];
 
 /// Runs both experiments.
-pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
+pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, ReproduceError> {
     Ok(vec![timed(|| cost(quick, t))?, timed(|| fig8(quick, t))?])
 }
 
-fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
+/// The schedulers of Table 4, in its column order.
+const TABLE4_SCHEDS: [&str; 3] = ["qfq", "s-kps", "wf2q+"];
+
+/// What the cost experiment runs: the flow counts, pairs per repeat and
+/// repeats.
+struct CostRun {
+    counts: &'static [u32],
+    pairs: u64,
+    repeat: usize,
+}
+
+impl CostRun {
+    fn new(quick: bool) -> Self {
+        if quick {
+            Self {
+                counts: &[64, 4096],
+                pairs: 1_000_000,
+                repeat: 5,
+            }
+        } else {
+            Self {
+                counts: &[64, 512, 4096, 32768],
+                pairs: 4_000_000,
+                repeat: 7,
+            }
+        }
+    }
+}
+
+fn cost(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     t.step("seed 003 Table 4: cost against flows");
-    let counts: &[u32] = if quick {
-        &[64, 4096]
-    } else {
-        &[64, 512, 4096, 32768]
-    };
-    let (pairs, repeat) = if quick {
-        (1_000_000, 5)
-    } else {
-        (4_000_000, 7)
-    };
+    let run = CostRun::new(quick);
+    let ns = measure_table4(&run)?;
+    let mut figures = Vec::new();
+    let mut claims = Vec::new();
+    per_flow_count(run.counts, &ns, &mut figures, &mut claims);
+    growth(run.counts, &ns, &mut figures, &mut claims);
+    let (pairs, repeat) = (run.pairs, run.repeat);
+    let list: Vec<String> = run.counts.iter().map(|n| format!("1x{n}")).collect();
+    Ok(Section {
+        paper: Paper::Qfq,
+        title: format!(
+            "Table 4 / Fig. 10: cost per pair against flows, weight 1, large pattern, {pairs} pairs, fastest of {repeat}"
+        ),
+        command: format!(
+            "fairway bench --sched qfq,s-kps,wf2q+ --flows {} --pattern large --pairs {pairs} --repeat {repeat}",
+            list.join(",")
+        ),
+        figures,
+        claims,
+        charts: vec![fig10_chart(run.counts, &ns)],
+        seconds: 0.0,
+    })
+}
+
+/// ns per pair, fastest repeat: `ns[count index][scheduler index]` in
+/// [`TABLE4_SCHEDS`] order, measured in one interleaved run.
+fn measure_table4(run: &CostRun) -> Result<Vec<[f64; 3]>, ReproduceError> {
     let pattern = CostPattern::Large;
-    let setups = counts
+    let setups = run
+        .counts
         .iter()
         .map(|&n| {
-            let flows = FlowSet::parse(&format!("1x{n}")).map_err(|e| e.to_string())?;
+            let flows = FlowSet::parse(&format!("1x{n}"))?;
             Ok(CostSetup::new(
                 flows,
                 pattern,
-                warmup_for(pattern, n, pairs),
+                warmup_for(pattern, n, run.pairs),
             ))
         })
-        .collect::<Result<Vec<_>, String>>()?;
-    let names = ["qfq", "s-kps", "wf2q+"];
-    let subjects: Vec<Subject> = names
+        .collect::<Result<Vec<_>, ReproduceError>>()?;
+    let subjects: Vec<Subject> = TABLE4_SCHEDS
         .iter()
         .map(|n| SchedSpec::parse(n).map(Subject::Sched))
         .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
+        .map_err(ReproduceError::Spec)?;
     let opts = MeasureOptions {
-        pairs,
-        repeat,
+        pairs: run.pairs,
+        repeat: run.repeat,
         counters: false,
     };
     let mut counters: Result<PerfCounters, String> = Err("not used".into());
-    let all = measure_many(&subjects, &setups, &opts, &mut counters, &mut |_| {})?;
-    // ns[count index][name index], fastest repeat.
-    let mut ns = vec![[0.0f64; 3]; counts.len()];
-    let mut figures = Vec::new();
-    let mut claims = Vec::new();
-    for (ci, (&n, reports)) in counts.iter().zip(&all).enumerate() {
+    let all = measure_many(&subjects, &setups, &opts, &mut counters, &mut |_| {})
+        .map_err(ReproduceError::Measurement)?;
+    all.iter()
+        .map(|reports| {
+            let mut row = [0.0f64; 3];
+            for (ni, name) in TABLE4_SCHEDS.iter().enumerate() {
+                let r = reports
+                    .iter()
+                    .find(|r| r.sched == *name)
+                    .ok_or_else(|| ReproduceError::NoCostReport(name.to_string()))?;
+                row[ni] = r.ns_per_pair_min;
+            }
+            Ok(row)
+        })
+        .collect()
+}
+
+/// Each flow count's costs beside the paper's, and the claim that S-KPS
+/// costs more than QFQ.
+fn per_flow_count(
+    counts: &[u32],
+    ns: &[[f64; 3]],
+    figures: &mut Vec<Figure>,
+    claims: &mut Vec<Claim>,
+) {
+    for (&n, row) in counts.iter().zip(ns) {
         let paper = PAPER_TABLE4.iter().find(|p| p.0 == n);
-        for (ni, name) in names.iter().enumerate() {
-            let r = reports
-                .iter()
-                .find(|r| r.sched == *name)
-                .ok_or_else(|| format!("no cost report for {name}"))?;
-            ns[ci][ni] = r.ns_per_pair_min;
+        for (ni, name) in TABLE4_SCHEDS.iter().enumerate() {
             let p = paper.map(|p| [p.1, p.2, p.3][ni]);
             let what = format!("{name}, {n} flows");
             figures.push(match p {
-                Some(p) => Figure::vs(what, "ns per pair", p, r.ns_per_pair_min),
-                None => Figure::vs_text(what, "ns per pair", "-", r.ns_per_pair_min),
+                Some(p) => Figure::vs(what, "ns per pair", p, row[ni]),
+                None => Figure::vs_text(what, "ns per pair", "-", row[ni]),
             });
         }
-        let ratio = ns[ci][1] / ns[ci][0];
+        let ratio = row[1] / row[0];
         let paper_ratio = paper.map(|p| p.2 / p.1);
         figures.push(match paper_ratio {
             Some(p) => Figure::vs(format!("S-KPS / QFQ, {n} flows"), "ratio", p, ratio),
@@ -104,11 +165,16 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
             &format!("003/table4/s-kps-costlier-{n}"),
             format!(
                 "{n} flows: S-KPS costs more than QFQ ({:.1} > {:.1} ns, ratio {ratio:.2}; paper 2-3.5)",
-                ns[ci][1], ns[ci][0]
+                row[1], row[0]
             ),
             ratio > 1.0,
         ));
     }
+}
+
+/// Each scheduler's growth from the fewest flows to the most, beside the
+/// paper's, and the claims that QFQ is flat and WF2Q+ grows more.
+fn growth(counts: &[u32], ns: &[[f64; 3]], figures: &mut Vec<Figure>, claims: &mut Vec<Claim>) {
     let (first, last) = (0, counts.len() - 1);
     let (n0, n1) = (counts[first], counts[last]);
     let growth = |ni: usize| ns[last][ni] / ns[first][ni];
@@ -120,7 +186,7 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
             _ => f64::NAN,
         }
     };
-    for (ni, name) in names.iter().enumerate() {
+    for (ni, name) in TABLE4_SCHEDS.iter().enumerate() {
         figures.push(Figure::vs(
             format!("{name}: cost at {n1} flows / at {n0} flows"),
             "ratio",
@@ -148,14 +214,17 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
         ),
         growth(2) > growth(0),
     ));
-    let list: Vec<String> = counts.iter().map(|n| format!("1x{n}")).collect();
+}
+
+/// Fig. 10: our cost against flows beside the paper's Table 4.
+fn fig10_chart(counts: &[u32], ns: &[[f64; 3]]) -> ChartFile {
     let mut lines = Vec::new();
-    for (ni, name) in names.iter().enumerate() {
+    for (ni, name) in TABLE4_SCHEDS.iter().enumerate() {
         lines.push(ChartLine {
             name: format!("{name} (ours)"),
             points: counts
                 .iter()
-                .zip(&ns)
+                .zip(ns)
                 .map(|(&n, row)| (f64::from(n), row[ni]))
                 .collect(),
             dashed: false,
@@ -171,7 +240,7 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
             color: ni,
         });
     }
-    let chart = ChartFile {
+    ChartFile {
         file: "003-fig10-cost-vs-flows.svg".into(),
         title: "Seed 003 Fig. 10: ns per enqueue/dequeue pair, large pattern".into(),
         x_label: "flows".into(),
@@ -179,24 +248,10 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
         log_x: true,
         log_y: true,
         lines,
-    };
-    Ok(Section {
-        paper: Paper::Qfq,
-        title: format!(
-            "Table 4 / Fig. 10: cost per pair against flows, weight 1, large pattern, {pairs} pairs, fastest of {repeat}"
-        ),
-        command: format!(
-            "fairway bench --sched qfq,s-kps,wf2q+ --flows {} --pattern large --pairs {pairs} --repeat {repeat}",
-            list.join(",")
-        ),
-        figures,
-        claims,
-        charts: vec![chart],
-        seconds: 0.0,
-    })
+    }
 }
 
-fn fig8(quick: bool, t: &mut Ticker) -> Result<Section, String> {
+fn fig8(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     let p = if quick {
         Fig8Params::quick()
     } else {
@@ -206,8 +261,8 @@ fn fig8(quick: bool, t: &mut Ticker) -> Result<Section, String> {
     let mut rows = Vec::new();
     for s in specs {
         t.step(&format!("seed 003 Fig. 8 network simulation: {s}"));
-        let c = SchedChoice::parse(s)?;
-        rows.extend(run_fig8(&[c], &p, &mut |_, _| {})?);
+        let c = SchedChoice::parse(s).map_err(ReproduceError::Measurement)?;
+        rows.extend(run_fig8(&[c], &p, &mut |_, _| {}).map_err(ReproduceError::Measurement)?);
     }
     let mut figures = Vec::new();
     for r in &rows {

@@ -18,7 +18,7 @@
 //!   pairs, so both run after a long untimed warm-up and the claim compares
 //!   the steady states (fastest repeat each).
 
-use super::{timed, Claim, Figure, Paper, Section, Ticker};
+use super::{timed, Claim, Figure, Paper, ReproduceError, Section, Ticker};
 use fairway_core::SchedSpec;
 use fairway_eval::cost::sweep::warmup_for;
 use fairway_eval::cost::{measure, CostPattern, CostSetup, MeasureOptions, PerfCounters, Subject};
@@ -32,7 +32,7 @@ pub const STEPS: u64 = 6;
 const PAPER_TWFI: [(&str, f64); 3] = [("drr", 249.0), ("qfq", 1.244), ("qfq+", 2.744)];
 
 /// Runs the three experiments.
-pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
+pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, ReproduceError> {
     Ok(vec![
         timed(|| guarantees(quick, t))?,
         timed(|| cost(quick, t))?,
@@ -40,8 +40,8 @@ pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
     ])
 }
 
-fn guarantees(quick: bool, t: &mut Ticker) -> Result<Section, String> {
-    let flows = FlowSet::parse("1k-highw").map_err(|e| e.to_string())?;
+fn guarantees(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
+    let flows = FlowSet::parse("1k-highw")?;
     let mut o = GuaranteeOptions::paper(flows);
     if quick {
         o.packets = 20_000;
@@ -52,8 +52,8 @@ fn guarantees(quick: bool, t: &mut Ticker) -> Result<Section, String> {
     let mut twfi = std::collections::HashMap::new();
     for name in ["drr", "qfq", "qfq+", "wf2q+"] {
         t.step(&format!("seed 000 §8.3 guarantees: {name}"));
-        let spec = SchedSpec::parse(name).map_err(|e| e.to_string())?;
-        let (r, _) = run_guarantees(&spec, &o)?;
+        let spec = SchedSpec::parse(name).map_err(ReproduceError::Spec)?;
+        let (r, _) = run_guarantees(&spec, &o).map_err(ReproduceError::Measurement)?;
         let paper = PAPER_TWFI.iter().find(|p| p.0 == name).map(|p| p.1);
         let what = format!("T-WFI of the weight-1000 flow, {name}");
         figures.push(match paper {
@@ -112,8 +112,8 @@ fn fastest_smooth(
     pairs: u64,
     repeat: usize,
     warmup: Option<u64>,
-) -> Result<Vec<f64>, String> {
-    let flows = FlowSet::parse(flows).map_err(|e| e.to_string())?;
+) -> Result<Vec<f64>, ReproduceError> {
+    let flows = FlowSet::parse(flows)?;
     let pattern = CostPattern::Smooth;
     let n = flows.len() as u32;
     let warmup = warmup.unwrap_or_else(|| warmup_for(pattern, n, pairs));
@@ -122,14 +122,15 @@ fn fastest_smooth(
         .iter()
         .map(|n| SchedSpec::parse(n).map(Subject::Sched))
         .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
+        .map_err(ReproduceError::Spec)?;
     let opts = MeasureOptions {
         pairs,
         repeat,
         counters: false,
     };
     let mut counters: Result<PerfCounters, String> = Err("not used".into());
-    let reports = measure(&subjects, &setup, &opts, &mut counters, &mut |_| {})?;
+    let reports = measure(&subjects, &setup, &opts, &mut counters, &mut |_| {})
+        .map_err(ReproduceError::Measurement)?;
     scheds
         .iter()
         .map(|&n| {
@@ -137,12 +138,12 @@ fn fastest_smooth(
                 .iter()
                 .find(|r| r.sched == n)
                 .map(|r| r.ns_per_pair_min)
-                .ok_or_else(|| format!("no cost report for {n}"))
+                .ok_or_else(|| ReproduceError::NoCostReport(n.to_string()))
         })
         .collect()
 }
 
-fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
+fn cost(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     t.step("seed 000 §8.2 cost: qfq, qfq+, drr");
     let (pairs, repeat) = if quick {
         (1_000_000, 5)
@@ -185,7 +186,7 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
 const FIG4_WARMUP_QUICK: u64 = 4_000_000;
 const FIG4_WARMUP_FULL: u64 = 20_000_000;
 
-fn cost_against_drr(quick: bool, t: &mut Ticker) -> Result<Section, String> {
+fn cost_against_drr(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     t.step("seed 000 §8.2 Fig. 4: qfq+, drr on 32k-wmix");
     let (pairs, repeat, warmup) = if quick {
         (1_000_000, 3, FIG4_WARMUP_QUICK)
