@@ -1,20 +1,20 @@
 //! # fairway-eval: how schedulers are measured
 //!
-//! * [`workload`]: flow sets (`WEIGHTxCOUNT[@MAXLEN]`, seed 000 §8 presets)
+//! * [`workload`]: flow sets (`WEIGHTxCOUNT[@MAXLEN]`, the QFQ+ paper §8 presets)
 //!   and packet-size distributions;
-//! * [`traffic`]: the test environment of seeds 003 §7 and 000 §8: the
+//! * [`traffic`]: the test environment of the QFQ paper §7 and the QFQ+ paper §8: the
 //!   patterns and the enqueue/dequeue-phase controller;
 //! * [`cost`]: the cost harness (ns per enqueue/dequeue pair, sweeps, charts);
 //! * [`link_sim`]: a scheduler feeding a constant-rate link through a FIFO
 //!   transmit queue, recording every packet;
 //! * [`fluid`]: the ideal GPS fluid reference;
 //! * [`metrics`]: T-WFI, B-WFI, delay versus GPS, and the papers' bounds;
-//! * [`guarantees`]: the seed 000 §8.3 experiment end to end;
+//! * [`guarantees`]: the QFQ+ paper §8.3 experiment end to end;
 //! * [`pq_bench`]: the priority-queue benchmarks;
 //! * [`chart`]: SVG line charts of every measurement; [`machine`]: the CPU
 //!   model and core count printed with the figures.
 //! * [`netsim`]: a packet-level network simulator (links, output queues,
-//!   sources, end-to-end delays) and seed 003's Fig. 8 / Tables 2–3.
+//!   sources, end-to-end delays) and the QFQ paper's Fig. 8 / Tables 2–3.
 //!
 //! Everything is seeded and reproducible. Of fairway's crates this one
 //! depends on `fairway-core` alone: it writes charts and reads policy

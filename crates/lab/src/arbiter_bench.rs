@@ -1,5 +1,5 @@
 //! The `fairway arbiter-bench` measurement: decisions per second with a
-//! no-op transmit (seed 001 §5.4, Fig. 7) and the submit→grant→transmit
+//! no-op transmit (the PSPAT paper §5.4, Fig. 7) and the submit→grant→transmit
 //! latency distribution (§5.5, Figs. 8–10), with the arbiter on one core
 //! and the clients on another.
 //!
@@ -13,9 +13,10 @@
 //! value decides the Δ_C check, timestamps the packets drained in this
 //! iteration (their transmit time) and stamps the packets submitted in it.
 //! A TSC read on a VM costs as much as a whole scheduling decision, so
-//! reading it per packet would dominate the client loop. The error is below one loop iteration (tens of ns at light
-//! load). Packets of one burst share their stamp, so they are recorded as
-//! one run (`record_n`) rather than one histogram update each.
+//! reading it per packet would dominate the client loop. The error is
+//! below one loop iteration (tens of ns at light load). Packets of one
+//! burst share their stamp, so they are recorded as one run (`record_n`)
+//! rather than one histogram update each.
 //!
 //! The arbiter runs the concrete scheduler type the spec names (through the
 //! registry's [`SchedVisitor`]), not a `Box<dyn Scheduler>`, so its scan

@@ -15,13 +15,13 @@
 //! testbed's (deleting a namespace deletes its veth end, and the pair with
 //! it).
 //!
-//! The `tc` comparison of seed 001 §5.4 schedules on the egress device:
+//! The `tc` comparison of the PSPAT paper §5.4 schedules on the egress device:
 //! [`Testbed::set_htb`] installs an HTB root with one class per client
 //! (rate = its weighted share of the link, ceil = the link, quantum = its
 //! weight in 60-byte packets, like fairway's DRR with a one-packet quantum).
 //! Packets find their class by `SO_PRIORITY` (HTB maps `skb->priority`
-//! equal to a class id to that class), so no filter is walked. Seed 001
-//! used QFQ/DRR through TC; this kernel has the HTB and TBF qdiscs but not
+//! equal to a class id to that class), so no filter is walked. The PSPAT
+//! paper used QFQ/DRR through TC; this kernel has the HTB and TBF qdiscs but not
 //! `qfq` or `drr`, hence HTB.
 //!
 //! Needs root (`CAP_NET_ADMIN`, `CAP_SYS_ADMIN` for `setns`) and the `ip`

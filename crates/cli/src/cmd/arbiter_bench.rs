@@ -1,5 +1,5 @@
 //! `fairway arbiter-bench`: decisions per second and submit→grant→transmit
-//! latency of the PSPAT runtime (seed 001 §5.4, §5.5). Thin: parses the
+//! latency of the PSPAT runtime (the PSPAT paper §5.4, §5.5). Thin: parses the
 //! arguments, calls `fairway_lab::arbiter_bench::run`, prints.
 
 use super::progress::Progress;

@@ -18,9 +18,9 @@ use std::path::PathBuf;
                   fairway reproduce qfq --json\n  fairway reproduce bfq --quick\n  fairway reproduce pspat --quick --no-net"
 )]
 pub struct ReproduceArgs {
-    /// Which paper: `all`, `qfq-plus` (seed 000), `qfq` (seed 003),
-    /// `eiffel` (seed 002), `bfq` (seed 004, the thesis' disk experiments)
-    /// or `pspat` (seed 001, real UDP packets; needs root), e.g.
+    /// Which paper: `all`, `qfq-plus` (the QFQ+ paper), `qfq` (the QFQ paper),
+    /// `eiffel` (the Eiffel paper), `bfq` (the BFQ thesis' disk experiments)
+    /// or `pspat` (the PSPAT paper, real UDP packets; needs root), e.g.
     /// `fairway reproduce qfq`.
     #[arg(default_value = "all")]
     pub paper: String,

@@ -1,4 +1,4 @@
-//! `fairway udp-bench`: seed 001's UDP experiments (§5.4 Fig. 6, §5.5 Figs.
+//! `fairway udp-bench`: the PSPAT paper's UDP experiments (§5.4 Fig. 6, §5.5 Figs.
 //! 8–10, the §4 Eq. (1) check) with real packets, `none` / `tc` (HTB) /
 //! `fairway` / `fairway-dispatch` measured in one run on a namespace
 //! testbed the command creates and removes. Linux, root.

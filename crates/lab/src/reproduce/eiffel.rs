@@ -1,4 +1,4 @@
-//! Seed 002 (Eiffel) reproduced: §5.2, bucketed integer priority queues
+//! The Eiffel paper reproduced: §5.2, bucketed integer priority queues
 //! against comparison-based ones. The paper benchmarks bucketed queues only
 //! because it "find(s) that bucketed priority queues perform 6x better in
 //! most cases" than binary heaps, and Fig. 12 puts cFFS above the bucketed
@@ -24,7 +24,7 @@ use fairway_eval::pq_bench::{run_fill_drain, FillDrainConfig, QueueKind};
 /// Progress steps of [`run`].
 pub const STEPS: u64 = 3 + OCCUPANCIES.len() as u64;
 
-/// Buckets of the fill-drain run (seed 002 Fig. 12 uses 5k and 10k).
+/// Buckets of the fill-drain run (the Eiffel paper's Fig. 12 uses 5k and 10k).
 const BUCKETS: u32 = 10_000;
 
 /// Occupancies (percent of buckets holding an element) of Figs. 13–14,
@@ -47,7 +47,7 @@ fn fill_drain(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
         QueueKind::BucketHeap,
         QueueKind::BinaryHeap,
     ] {
-        t.step(&format!("seed 002 §5.2 fill-drain: {}", q.name()));
+        t.step(&format!("Eiffel paper §5.2 fill-drain: {}", q.name()));
         let r = run_fill_drain(&FillDrainConfig {
             queue: q,
             buckets: BUCKETS,
@@ -81,12 +81,12 @@ fn fill_drain(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
         ],
         claims: vec![
             Claim::timing(
-                "002/pq/cffs-beats-binary-heap",
+                "eiffel/pq/cffs-beats-binary-heap",
                 format!("cFFS faster than a binary heap at one element per bucket: {cffs:.1} > {heap:.1} Mpps ({vs_heap:.2}x; paper ~6x)"),
                 vs_heap > 1.0,
             ),
             Claim::timing(
-                "002/pq/cffs-beats-bucket-heap",
+                "eiffel/pq/cffs-beats-bucket-heap",
                 format!("cFFS faster than the bucketed heap at one element per bucket: {cffs:.1} > {bh:.1} Mpps ({vs_bh:.2}x)"),
                 vs_bh > 1.0,
             ),
@@ -126,7 +126,7 @@ fn approx_occupancy(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceErr
     let mut points: Vec<OccupancyPoint> = Vec::new();
     for occupancy in OCCUPANCIES {
         t.step(&format!(
-            "seed 002 §5.2 approx queue at {occupancy} % occupancy"
+            "Eiffel paper §5.2 approx queue at {occupancy} % occupancy"
         ));
         let r = run_fill_drain(&FillDrainConfig {
             queue: QueueKind::Approx,
@@ -181,12 +181,12 @@ fn approx_occupancy(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceErr
         figures,
         claims: vec![
             Claim::new(
-                "002/approx/exact-when-full",
+                "eiffel/approx/exact-when-full",
                 format!("approximate queue exact at 100 % occupancy and erring more at every lower one (Fig. 14): {errors}"),
                 exact_when_full(&points),
             ),
             Claim::skipped(
-                "002/approx/error-falls-with-occupancy",
+                "eiffel/approx/error-falls-with-occupancy",
                 format!(
                     "approximate queue's error never rises with occupancy (Fig. 14), {} here: {errors}",
                     if error_never_rises(&points) { "holds" } else { "does not hold" }
@@ -195,7 +195,7 @@ fn approx_occupancy(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceErr
                 "known deviation: a hole near the minimum moves our estimate past it, so 30-90 % err more than 10 % (docs/priority-queues.md)",
             ),
             Claim::timing(
-                "002/pq/approx-faster-when-full",
+                "eiffel/pq/approx-faster-when-full",
                 format!(
                     "approximate queue faster at {} % than at {} % occupancy (Fig. 13): {:.1} > {:.1} Mpps; {mpps}",
                     full.0, low.0, full.2, low.2

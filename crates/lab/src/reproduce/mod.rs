@@ -4,18 +4,18 @@
 //!
 //! One module per paper, each calling the library's existing experiments
 //! (nothing here measures anything itself):
-//! * [`qfq_plus`] (seed 000, QFQ+ / SCHED+): the §8.3 service-guarantee
+//! * [`qfq_plus`] (the QFQ+ paper, QFQ+ / SCHED+): the §8.3 service-guarantee
 //!   table on `1k-highw`, the §8.2 cost claim QFQ+ ≤ QFQ and Fig. 4's
 //!   QFQ+ below DRR on `32k-wmix`;
-//! * [`qfq`] (seed 003, QFQ): Table 4 / Fig. 10 (QFQ flat in the number of
+//! * [`qfq`] (the QFQ paper): Table 4 / Fig. 10 (QFQ flat in the number of
 //!   flows, WF2Q+ growing, S-KPS's cost ratio to QFQ) and the network
 //!   simulation of §6 (Fig. 8, Tables 2–3);
-//! * [`eiffel`] (seed 002, Eiffel): §5.2, bucketed queues against a binary
+//! * [`eiffel`] (the Eiffel paper): §5.2, bucketed queues against a binary
 //!   heap at one element per bucket;
-//! * [`bfq`] (seed 004 ch. 2, the BFQ thesis): §2.4's disk experiments on
+//! * [`bfq`] (the BFQ thesis, ch. 2): §2.4's disk experiments on
 //!   the simulated drive (throughput against B_max, weighted shares, the
 //!   web server, streaming);
-//! * [`pspat`] (seed 001, PSPAT): Figs. 6–7 (throughput against clients)
+//! * [`pspat`] (the PSPAT paper): Figs. 6–7 (throughput against clients)
 //!   and Fig. 9 (98th-percentile latency against the link rate) with real
 //!   UDP packets, where the machine allows it (root and `ip netns`);
 //!   otherwise its claims are listed as skipped, with the reason.
@@ -48,15 +48,15 @@ use std::time::Instant;
 /// A paper whose results can be reproduced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Paper {
-    /// Seed 000: QFQ+ / SCHED+ (Checconi, Rizzo, Valente 2013).
+    /// The QFQ+ paper: QFQ+ / SCHED+ (Checconi, Rizzo, Valente 2013).
     QfqPlus,
-    /// Seed 003: QFQ (Checconi, Rizzo, Valente 2012/13).
+    /// The QFQ paper: QFQ (Checconi, Rizzo, Valente 2012/13).
     Qfq,
-    /// Seed 002: Eiffel (Saeed et al., NSDI 2019).
+    /// The Eiffel paper: Eiffel (Saeed et al., NSDI 2019).
     Eiffel,
-    /// Seed 004 ch. 2: BFQ (Checconi's PhD thesis).
+    /// The BFQ thesis, ch. 2: BFQ (Checconi's PhD thesis).
     Bfq,
-    /// Seed 001: PSPAT (Rizzo, Valente, Lettieri, Maffione 2018).
+    /// The PSPAT paper: PSPAT (Rizzo, Valente, Lettieri, Maffione 2018).
     Pspat,
 }
 
@@ -84,13 +84,11 @@ impl Paper {
     /// The paper's title as it names itself, with its seed number.
     pub fn title(self) -> &'static str {
         match self {
-            Paper::QfqPlus => "QFQ+ / SCHED+: reducing the cost of fair queueing (seed 000)",
-            Paper::Qfq => "QFQ: efficient packet scheduling with tight guarantees (seed 003)",
-            Paper::Eiffel => "Eiffel: efficient and flexible software packet scheduling (seed 002)",
-            Paper::Bfq => {
-                "BFQ: proportional-share disk scheduling (Checconi's thesis, ch. 2, seed 004)"
-            }
-            Paper::Pspat => "PSPAT: software packet scheduling at hardware speed (seed 001)",
+            Paper::QfqPlus => "QFQ+ / SCHED+: reducing the cost of fair queueing",
+            Paper::Qfq => "QFQ: efficient packet scheduling with tight guarantees",
+            Paper::Eiffel => "Eiffel: efficient and flexible software packet scheduling",
+            Paper::Bfq => "BFQ: proportional-share disk scheduling (Checconi's thesis, ch. 2)",
+            Paper::Pspat => "PSPAT: software packet scheduling at hardware speed",
         }
     }
 
@@ -241,7 +239,7 @@ pub struct ChartLine {
 /// [`write_charts`] and linked from it.
 #[derive(Clone, Debug, Serialize)]
 pub struct ChartFile {
-    /// File name (no directory), e.g. `003-fig10-cost.svg`.
+    /// File name (no directory), e.g. `qfq-fig10-cost.svg`.
     pub file: String,
     /// Caption.
     pub title: String,

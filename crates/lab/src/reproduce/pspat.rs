@@ -1,4 +1,4 @@
-//! Seed 001 (PSPAT) reproduced, where the machine allows it: real UDP
+//! The PSPAT paper reproduced, where the machine allows it: real UDP
 //! packets through two network namespaces ([`crate::udp_bench`], the
 //! library behind `fairway udp-bench`), no scheduler, the kernel's HTB and
 //! fairway's arbiter measured back to back.
@@ -26,10 +26,10 @@ use super::{
 
 /// The ids of the claims, in report order, whether run or skipped.
 pub const CLAIM_IDS: [&str; 4] = [
-    "001/fig6-7/fairway-near-none",
-    "001/fig6-7/fairway-above-tc",
-    "001/fig9/threshold-not-below-tc",
-    "001/fig9/p98-below-tc-above-threshold",
+    "pspat/fig6-7/fairway-near-none",
+    "pspat/fig6-7/fairway-above-tc",
+    "pspat/fig9/threshold-not-below-tc",
+    "pspat/fig9/p98-below-tc-above-threshold",
 ];
 
 /// The claims as the paper states them (what a skipped run lists).
@@ -95,7 +95,7 @@ pub fn skipped_sections(reason: &str) -> Vec<Section> {
 /// Runs the experiments, or lists their claims as skipped.
 pub fn run(opts: &RunOptions, t: &mut Ticker) -> Result<Vec<Section>, ReproduceError> {
     if let Some(reason) = unavailable(opts) {
-        t.step(&format!("seed 001: skipped ({reason})"));
+        t.step(&format!("PSPAT paper: skipped ({reason})"));
         return Ok(skipped_sections(&reason));
     }
     #[cfg(target_os = "linux")]
@@ -349,8 +349,8 @@ fn sections(cfg: &BenchConfig, r: &UdpReport) -> Vec<Section> {
             figures: tput_figs,
             claims: claims.by_ref().take(2).collect(),
             charts: vec![ChartFile {
-                file: "001-fig6-7-throughput.svg".into(),
-                title: "Seed 001 Figs. 6-7: packets sent against clients (UDP, 60 bytes)".into(),
+                file: "pspat-fig6-7-throughput.svg".into(),
+                title: "PSPAT paper Figs. 6-7: packets sent against clients (UDP, 60 bytes)".into(),
                 x_label: "clients".into(),
                 y_label: "Mpps".into(),
                 log_x: false,
@@ -373,8 +373,8 @@ fn sections(cfg: &BenchConfig, r: &UdpReport) -> Vec<Section> {
             figures: sweep_figs,
             claims: claims.collect(),
             charts: vec![ChartFile {
-                file: "001-fig9-p98-vs-rate.svg".into(),
-                title: "Seed 001 Fig. 9: target's p98 latency against the link rate".into(),
+                file: "pspat-fig9-p98-vs-rate.svg".into(),
+                title: "PSPAT paper Fig. 9: target's p98 latency against the link rate".into(),
                 x_label: "link rate [pps]".into(),
                 y_label: "p98 latency [µs]".into(),
                 log_x: true,

@@ -1,4 +1,4 @@
-//! Seed 003 (QFQ) reproduced:
+//! The QFQ paper reproduced:
 //! * §7, Table 4 and Fig. 10: cost per enqueue/dequeue pair against the
 //!   number of flows (weight 1, "large" pattern) for QFQ, S-KPS and WF2Q+,
 //!   measured in one interleaved run ([`fairway_eval::cost::measure_many`]),
@@ -25,7 +25,7 @@ use fairway_eval::workload::FlowSet;
 /// Progress steps of [`run`].
 pub const STEPS: u64 = 5;
 
-/// Seed 003 Table 4, "large" row: (flows, QFQ, S-KPS, WF2Q+) in ns per pair.
+/// The QFQ paper's Table 4, "large" row: (flows, QFQ, S-KPS, WF2Q+) in ns per pair.
 const PAPER_TABLE4: [(u32, f64, f64, f64); 4] = [
     (64, 155.0, 532.0, 530.0),
     (512, 172.0, 550.0, 730.0),
@@ -68,7 +68,7 @@ impl CostRun {
 }
 
 fn cost(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
-    t.step("seed 003 Table 4: cost against flows");
+    t.step("QFQ paper Table 4: cost against flows");
     let run = CostRun::new(quick);
     let ns = measure_table4(&run)?;
     let mut figures = Vec::new();
@@ -162,7 +162,7 @@ fn per_flow_count(
             None => Figure::vs_text(format!("S-KPS / QFQ, {n} flows"), "ratio", "2-3.5", ratio),
         });
         claims.push(Claim::timing(
-            &format!("003/table4/s-kps-costlier-{n}"),
+            &format!("qfq/table4/s-kps-costlier-{n}"),
             format!(
                 "{n} flows: S-KPS costs more than QFQ ({:.1} > {:.1} ns, ratio {ratio:.2}; paper 2-3.5)",
                 row[1], row[0]
@@ -195,7 +195,7 @@ fn growth(counts: &[u32], ns: &[[f64; 3]], figures: &mut Vec<Figure>, claims: &m
         ));
     }
     claims.push(Claim::timing(
-        "003/table4/qfq-flat",
+        "qfq/table4/qfq-flat",
         format!(
             "QFQ is flat in N: {n1} flows cost {:.2}x {n0} flows (at most 2; paper {:.2})",
             growth(0),
@@ -204,7 +204,7 @@ fn growth(counts: &[u32], ns: &[[f64; 3]], figures: &mut Vec<Figure>, claims: &m
         growth(0) <= 2.0,
     ));
     claims.push(Claim::timing(
-        "003/table4/wf2q-plus-grows",
+        "qfq/table4/wf2q-plus-grows",
         format!(
             "WF2Q+ grows with N more than QFQ: {:.2}x against {:.2}x from {n0} to {n1} flows (paper {:.2}x against {:.2}x)",
             growth(2),
@@ -241,8 +241,8 @@ fn fig10_chart(counts: &[u32], ns: &[[f64; 3]]) -> ChartFile {
         });
     }
     ChartFile {
-        file: "003-fig10-cost-vs-flows.svg".into(),
-        title: "Seed 003 Fig. 10: ns per enqueue/dequeue pair, large pattern".into(),
+        file: "qfq-fig10-cost-vs-flows.svg".into(),
+        title: "QFQ paper Fig. 10: ns per enqueue/dequeue pair, large pattern".into(),
         x_label: "flows".into(),
         y_label: "ns per pair".into(),
         log_x: true,
@@ -260,7 +260,7 @@ fn fig8(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     let specs = ["drr:quantum=250", "qfq", "s-kps", "wf2q+"];
     let mut rows = Vec::new();
     for s in specs {
-        t.step(&format!("seed 003 Fig. 8 network simulation: {s}"));
+        t.step(&format!("QFQ paper Fig. 8 network simulation: {s}"));
         let c = SchedChoice::parse(s).map_err(ReproduceError::Measurement)?;
         rows.extend(run_fig8(&[c], &p, &mut |_, _| {}).map_err(ReproduceError::Measurement)?);
     }
@@ -286,7 +286,7 @@ fn fig8(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     let claims = claims(&rows)
         .into_iter()
         .enumerate()
-        .map(|(i, c)| Claim::new(&format!("003/fig8/{i}"), c.claim, c.holds))
+        .map(|(i, c)| Claim::new(&format!("qfq/fig8/{i}"), c.claim, c.holds))
         .collect();
     Ok(Section {
         paper: Paper::Qfq,

@@ -1,4 +1,4 @@
-//! Seed 000 (QFQ+ / SCHED+) reproduced:
+//! The QFQ+ paper (QFQ+ / SCHED+) reproduced:
 //! * §8.3, the service-guarantee table: T-WFI of the highest-weight flow on
 //!   `1k-highw` (one flow of weight 1000 among 1000 of weight 1), in its
 //!   packet service times, for DRR, QFQ, QFQ+ and WF2Q+
@@ -51,7 +51,7 @@ fn guarantees(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     let mut claims = Vec::new();
     let mut twfi = std::collections::HashMap::new();
     for name in ["drr", "qfq", "qfq+", "wf2q+"] {
-        t.step(&format!("seed 000 §8.3 guarantees: {name}"));
+        t.step(&format!("QFQ+ paper §8.3 guarantees: {name}"));
         let spec = SchedSpec::parse(name).map_err(ReproduceError::Spec)?;
         let (r, _) = run_guarantees(&spec, &o).map_err(ReproduceError::Measurement)?;
         let paper = PAPER_TWFI.iter().find(|p| p.0 == name).map(|p| p.1);
@@ -73,7 +73,7 @@ fn guarantees(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
                 b,
             ));
             claims.push(Claim::new(
-                &format!("000/guarantees/{name}-within-bounds"),
+                &format!("qfq-plus/guarantees/{name}-within-bounds"),
                 format!(
                     "{name}: every flow within its T-WFI and B-WFI bounds ({} violations; weight-1000 flow {:.3} <= {:.3})",
                     r.bound_violations, r.twfi_max_weight_flow, b
@@ -85,7 +85,7 @@ fn guarantees(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     }
     let (drr, qfq) = (twfi["drr"], twfi["qfq"]);
     claims.push(Claim::new(
-        "000/guarantees/drr-much-worse-than-qfq",
+        "qfq-plus/guarantees/drr-much-worse-than-qfq",
         format!(
             "DRR's T-WFI {drr:.3} >= 10 x max(QFQ's {qfq:.3}, 1) on 1k-highw (paper: 249.0 against 1.244)"
         ),
@@ -144,7 +144,7 @@ fn fastest_smooth(
 }
 
 fn cost(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
-    t.step("seed 000 §8.2 cost: qfq, qfq+, drr");
+    t.step("QFQ+ paper §8.2 cost: qfq, qfq+, drr");
     let (pairs, repeat) = if quick {
         (1_000_000, 5)
     } else {
@@ -169,7 +169,7 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
             Figure::vs_text("QFQ+ / DRR", "ratio", "close to 1 (Fig. 4)", qp / d),
         ],
         claims: vec![Claim::timing(
-            "000/cost/qfq-plus-not-costlier",
+            "qfq-plus/cost/qfq-plus-not-costlier",
             format!("QFQ+ costs no more than QFQ: {qp:.1} <= {q:.1} ns per pair (ratio {ratio:.2}, paper 0.3-0.9)"),
             qp <= q,
         )],
@@ -187,7 +187,7 @@ const FIG4_WARMUP_QUICK: u64 = 4_000_000;
 const FIG4_WARMUP_FULL: u64 = 20_000_000;
 
 fn cost_against_drr(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
-    t.step("seed 000 §8.2 Fig. 4: qfq+, drr on 32k-wmix");
+    t.step("QFQ+ paper §8.2 Fig. 4: qfq+, drr on 32k-wmix");
     let (pairs, repeat, warmup) = if quick {
         (1_000_000, 3, FIG4_WARMUP_QUICK)
     } else {
@@ -218,7 +218,7 @@ fn cost_against_drr(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceErr
 /// Fig. 4's claim from QFQ+'s and DRR's costs (ns per pair): QFQ+ below.
 fn below_drr_claim(qfq_plus: f64, drr: f64) -> Claim {
     Claim::timing(
-        "000/cost/qfq-plus-below-drr-on-32k-wmix",
+        "qfq-plus/cost/qfq-plus-below-drr-on-32k-wmix",
         format!(
             "QFQ+ costs less than DRR on 32k-wmix in steady state: {qfq_plus:.1} < {drr:.1} ns per pair (ratio {:.2}; the paper's only case of QFQ+ below DRR)",
             qfq_plus / drr

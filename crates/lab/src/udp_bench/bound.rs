@@ -1,4 +1,4 @@
-//! Seed 001 §4, Eq. (1): the T-WFI of the arbiter architecture is the
+//! The PSPAT paper §4, Eq. (1): the T-WFI of the arbiter architecture is the
 //! scheduler's own T-WFI plus what the runtime adds,
 //!
 //! ```text
@@ -47,7 +47,7 @@ pub struct BoundInput {
 }
 
 /// The scheduler's own T-WFI for the target, ns; `None` for algorithms
-/// seed 001 §4.2 gives no expression for.
+/// the PSPAT paper §4.2 gives no expression for.
 pub fn twfi_scheduler_ns(b: &BoundInput) -> Option<f64> {
     let total: f64 = b.weights.iter().map(|&w| w as f64).sum();
     let wk = *b.weights.get(b.target)? as f64;

@@ -1,4 +1,4 @@
-//! The client threads of a trial. Each client has its own socket (seed 001
+//! The client threads of a trial. Each client has its own socket (the PSPAT paper
 //! §5.2) and sends either flat out or paced:
 //!
 //! * a flat-out client hands over batches stamped with the current time,

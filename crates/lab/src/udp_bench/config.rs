@@ -1,5 +1,5 @@
 //! The parameters of a real-packet run: which experiments, the clients,
-//! rates and Δs, the transport, where the threads run (seed 001 §5.2–§5.5,
+//! rates and Δs, the transport, where the threads run (the PSPAT paper §5.2–§5.5,
 //! with the paper's values as the CLI's defaults), each checked against its
 //! range.
 
@@ -50,9 +50,9 @@ pub struct BenchConfig {
     pub idle_spin: bool,
     /// Interfering (flat-out) clients next to the target.
     pub interferers: usize,
-    /// The target's rate, packets/s (seed 001: 4000).
+    /// The target's rate, packets/s (the PSPAT paper: 4000).
     pub target_pps: u64,
-    /// The target's weight (seed 001: 50; the others have 1).
+    /// The target's weight (the PSPAT paper: 50; the others have 1).
     pub target_weight: u32,
     /// Link rate of the loaded latency experiment, packets/s.
     pub link_pps: u64,

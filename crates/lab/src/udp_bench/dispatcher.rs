@@ -1,6 +1,6 @@
 //! The dispatcher of the `fairway-dispatch` configuration: every client's
 //! draining half and socket, driven by the arbiter thread after each scan
-//! (seed 001 §3: `drain()` called "by other threads ... on explicit
+//! (the PSPAT paper §3: `drain()` called "by other threads ... on explicit
 //! notifications from the arbiter"; see [`fairway_runtime::dispatch`]).
 //!
 //! The clients then only copy packets into their client queues; a granted

@@ -1,4 +1,4 @@
-//! The three experiments of seed 001 §5.4–§5.5 and the Eq. (1) check, with
+//! The three experiments of the PSPAT paper §5.4–§5.5 and the Eq. (1) check, with
 //! the three configurations measured back to back for each point (the
 //! machine is noisy; ratios are taken within one run).
 
@@ -156,7 +156,7 @@ pub struct Targets {
     pub dispatch_added_median_us: Option<f64>,
     /// The smallest and largest per-round difference.
     pub dispatch_added_median_range: Option<(f64, f64)>,
-    /// tc's light-load median − none's, µs (seed 001: 0.3..0.6).
+    /// tc's light-load median − none's, µs (the PSPAT paper: 0.3..0.6).
     pub tc_added_median_us: Option<f64>,
     /// The smallest and largest per-round difference.
     pub tc_added_median_range: Option<(f64, f64)>,
@@ -295,7 +295,7 @@ pub fn bound_check(
     bound::check(&input, t.sched_delay_hist.as_ref()?)
 }
 
-/// Eq. (1) with the Δs a run actually had (seed 001 §4: "for the arbiter
+/// Eq. (1) with the Δs a run actually had (the PSPAT paper §4: "for the arbiter
 /// there is little we can do other than accept an increase of the T-WFI
 /// ... due to a larger Δ_A"; a client late for its Δ_C likewise).
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -1,6 +1,6 @@
-//! # Real packets: seed 001's UDP experiments against the kernel's scheduler
+//! # Real packets: the PSPAT paper's UDP experiments against the kernel's scheduler
 //!
-//! Seed 001 §5.4–§5.5 measure the arbiter architecture with real UDP
+//! §5.4–§5.5 of the PSPAT paper measure the arbiter architecture with real UDP
 //! senders, side by side with no scheduler and with the kernel's TC. This
 //! module runs the same configurations in one run, on a testbed the
 //! run creates (two network namespaces and a veth pair, see
@@ -12,7 +12,7 @@
 //! * `fairway`: clients submit to the arbiter (default DRR with a quantum of
 //!   one 60-byte packet, §5.2) and transmit what it granted;
 //! * `fairway-dispatch`: clients only submit; the arbiter thread transmits
-//!   what it granted (`dispatcher.rs`, the dispatcher of seed 001 §3).
+//!   what it granted (`dispatcher.rs`, the dispatcher of the PSPAT paper §3).
 //!
 //! Experiments ([`experiments`]):
 //! * throughput versus number of clients, 60-byte packets (Fig. 6);

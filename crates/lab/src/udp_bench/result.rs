@@ -15,7 +15,7 @@ pub struct Percentiles {
     pub p50: f64,
     /// 90th percentile.
     pub p90: f64,
-    /// 98th percentile (seed 001 Fig. 9).
+    /// 98th percentile (the PSPAT paper Fig. 9).
     pub p98: f64,
     /// 99th percentile.
     pub p99: f64,
@@ -143,7 +143,8 @@ pub struct TrialResult {
     pub tx_pps: f64,
     /// Frames per second that crossed the link (left the egress qdisc and
     /// reached the far end of the veth), counted by the device between
-    /// t0 + [`WARMUP_FRACTION`](super::sampler::WARMUP_FRACTION)·seconds and the deadline t0 + seconds.
+    /// t0 + [`WARMUP_FRACTION`](super::sampler::WARMUP_FRACTION)·seconds
+    /// and the deadline t0 + seconds.
     pub delivered_pps: f64,
     /// The length of that counting window, s.
     pub window_seconds: f64,
@@ -166,7 +167,8 @@ pub struct TrialResult {
 pub struct KernelCounts {
     /// Root qdisc drops.
     pub qdisc: u64,
-    /// Drops at the receiver's ingress ([`ReceivePath::IngressDrop`](super::spec::ReceivePath::IngressDrop)).
+    /// Drops at the receiver's ingress
+    /// ([`ReceivePath::IngressDrop`](super::spec::ReceivePath::IngressDrop)).
     pub ingress: u64,
     /// veth drops (sender tx + receiver rx).
     pub veth: u64,

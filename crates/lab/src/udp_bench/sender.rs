@@ -1,4 +1,4 @@
-//! A client's socket, whichever transport the trial uses (seed 001 §5.2:
+//! A client's socket, whichever transport the trial uses (the PSPAT paper §5.2:
 //! one socket per client), and how a trial opens one per client inside the
 //! testbed's sender namespace.
 //!

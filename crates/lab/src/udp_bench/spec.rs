@@ -1,6 +1,6 @@
 //! What one trial runs: the configuration (`none`, `tc`, `fairway`,
 //! `fairway-dispatch`), the clients, the transport, where the threads run
-//! and when the clients start (seed 001 §5.2–§5.5).
+//! and when the clients start (the PSPAT paper §5.2–§5.5).
 
 use fairway_core::SchedSpec;
 use fairway_runtime::net::FRAME_LEN;
@@ -41,7 +41,7 @@ pub enum Mode {
     /// Clients submit to the arbiter and transmit what it granted.
     Fairway,
     /// Clients only submit; the arbiter thread transmits every granted
-    /// packet right after granting it (the dispatcher of seed 001 §3,
+    /// packet right after granting it (the dispatcher of the PSPAT paper §3,
     /// [`fairway_runtime::dispatch`]).
     #[serde(rename = "fairway-dispatch")]
     FairwayDispatch,
@@ -74,7 +74,8 @@ pub enum Transport {
     /// One UDP socket per client ([`UdpSender`](fairway_runtime::net::UdpSender)).
     Udp,
     /// One raw `AF_PACKET` socket per client writing whole frames with
-    /// `sendmmsg` ([`PacketSender`](fairway_runtime::net::PacketSender); seed 001 Fig. 7's netmap analogue).
+    /// `sendmmsg` ([`PacketSender`](fairway_runtime::net::PacketSender);
+    /// the analogue of the PSPAT paper's netmap path, Fig. 7).
     AfPacket,
     /// The same frames through a `TPACKET_V2` transmit ring per client
     /// ([`RingSender`](fairway_runtime::net::RingSender)).
@@ -184,7 +185,7 @@ pub struct TrialSpec {
     pub receive: ReceivePath,
     /// Raw-frame transports only: in every configuration but `tc`, frames
     /// go straight to the driver (`PACKET_QDISC_BYPASS`), as the arbiter
-    /// hands granted packets to the device in seed 001 §3; `tc` always
+    /// hands granted packets to the device in the PSPAT paper §3; `tc` always
     /// goes through its qdisc. Ignored with UDP sockets.
     pub qdisc_bypass: bool,
 }

@@ -1,5 +1,5 @@
 //! Real packets (Linux only): the I/O that puts the runtime's granted
-//! packets on a wire. Seed 001 §5.4–§5.5 measure the arbiter with UDP
+//! packets on a wire. §5.4–§5.5 of the PSPAT paper measure the arbiter with UDP
 //! senders through the kernel; this module is that I/O, kept apart so the
 //! rest of the runtime stays portable. The testbed the wire lives in (two
 //! network namespaces joined by a veth pair, the HTB of the `tc`
@@ -7,7 +7,7 @@
 //! ingress) is an experiment's, not the runtime's: it is in `fairway-lab`
 //! (`fairway_lab::testbed`).
 //!
-//! * [`datagram`]: the 60-byte test frame (seed 001 §5.2) and its payload:
+//! * [`datagram`]: the 60-byte test frame (the PSPAT paper §5.2) and its payload:
 //!   flow, sequence number and the `CLOCK_MONOTONIC` time of *submission*,
 //!   from which the receiver computes the one-way delay (§5.5).
 //! * [`udp`]: [`UdpSender`], one connected UDP socket per client, batching
@@ -16,7 +16,7 @@
 //!   with non-blocking I/O while the others are counted after the run;
 //!   per-flow counts, delay histograms and the kernel's socket drop counter.
 //! * [`af_packet`]: [`PacketSender`], whole Ethernet frames through a raw
-//!   `AF_PACKET` socket, `sendmmsg`-batched: the analogue of seed 001's
+//!   `AF_PACKET` socket, `sendmmsg`-batched: the analogue of the PSPAT paper's
 //!   netmap path (Fig. 7).
 //! * [`tx_ring`]: [`RingSender`], the same frames through a `TPACKET_V2`
 //!   transmit ring shared with the kernel (`PACKET_TX_RING`, `mmap`).
