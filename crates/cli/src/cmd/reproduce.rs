@@ -1,4 +1,4 @@
-//! `fairway reproduce`: runs the experiments behind the seeds' tables and
+//! `fairway reproduce`: runs the experiments behind the papers' tables and
 //! figures that fairway reproduces, writes one report (`report.md` and
 //! `report.json`, and an SVG chart beside them for each experiment the
 //! paper shows as a figure) with the paper's number, ours and the ratio,
@@ -28,8 +28,8 @@ pub struct ReproduceArgs {
     /// same claims checked; what CI runs. Example: `--quick`.
     #[arg(long)]
     pub quick: bool,
-    /// Skip the experiments that need root and network namespaces (seed
-    /// 001's real packets); their claims are listed as skipped. Example:
+    /// Skip the experiments that need root and network namespaces (the
+    /// PSPAT paper's real packets); their claims are listed as skipped. Example:
     /// `--no-net`.
     #[arg(long)]
     pub no_net: bool,

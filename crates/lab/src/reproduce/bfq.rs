@@ -33,7 +33,10 @@
 //! file sizes in both modes, since the 3 % claim needs them (and they take
 //! well under a second).
 
-use super::{timed, ChartFile, ChartLine, Claim, Figure, Paper, ReproduceError, Section, Ticker};
+use super::error::ReproduceError;
+use super::paper::Paper;
+use super::progress::{timed, Ticker};
+use super::report::{ChartFile, ChartLine, Claim, Figure, Section};
 use fairway_disk::experiment::{
     seq_readers, streaming, thesis_throughput, throughput_specs, web_server, SchedSpec, SeqResult,
     StreamResult, StreamSetup, WebResult, SEC, SHARE_SPECS, STREAM_SPECS,

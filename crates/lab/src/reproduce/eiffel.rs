@@ -18,7 +18,10 @@
 //! 80 % from 30 % to 90 % (see `docs/priority-queues.md`). Throughput
 //! rising from the emptiest to the full queue is a timing claim.
 
-use super::{timed, Claim, Figure, Paper, ReproduceError, Section, Ticker};
+use super::error::ReproduceError;
+use super::paper::Paper;
+use super::progress::{timed, Ticker};
+use super::report::{Claim, Figure, Section};
 use fairway_eval::pq_bench::{run_fill_drain, FillDrainConfig, QueueKind};
 
 /// Progress steps of [`run`].

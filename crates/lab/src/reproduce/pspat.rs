@@ -20,9 +20,11 @@
 //! them, or with `--no-net`, every claim is listed as skipped with the
 //! reason ([`skipped_sections`]).
 
-use super::{
-    ChartFile, ChartLine, Claim, Figure, Paper, ReproduceError, RunOptions, Section, Ticker,
-};
+use super::error::ReproduceError;
+use super::options::RunOptions;
+use super::paper::Paper;
+use super::progress::Ticker;
+use super::report::{ChartFile, ChartLine, Claim, Figure, Section};
 
 /// The ids of the claims, in report order, whether run or skipped.
 pub const CLAIM_IDS: [&str; 4] = [

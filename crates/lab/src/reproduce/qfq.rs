@@ -12,7 +12,10 @@
 //!   paper's, and its orderings as [`fairway_eval::netsim::fig8::claims`] checks
 //!   them.
 
-use super::{timed, ChartFile, ChartLine, Claim, Figure, Paper, ReproduceError, Section, Ticker};
+use super::error::ReproduceError;
+use super::paper::Paper;
+use super::progress::{timed, Ticker};
+use super::report::{ChartFile, ChartLine, Claim, Figure, Section};
 use fairway_core::SchedSpec;
 use fairway_eval::cost::sweep::warmup_for;
 use fairway_eval::cost::{

@@ -18,7 +18,10 @@
 //!   pairs, so both run after a long untimed warm-up and the claim compares
 //!   the steady states (fastest repeat each).
 
-use super::{timed, Claim, Figure, Paper, ReproduceError, Section, Ticker};
+use super::error::ReproduceError;
+use super::paper::Paper;
+use super::progress::{timed, Ticker};
+use super::report::{Claim, Figure, Section};
 use fairway_core::SchedSpec;
 use fairway_eval::cost::sweep::warmup_for;
 use fairway_eval::cost::{measure, CostPattern, CostSetup, MeasureOptions, PerfCounters, Subject};
