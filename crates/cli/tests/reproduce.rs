@@ -5,50 +5,50 @@ use std::process::Command;
 
 /// Every claim the reduced run checks (ids as report.json names them).
 const CLAIMS: [&str; 44] = [
-    "000/guarantees/qfq-within-bounds",
-    "000/guarantees/qfq+-within-bounds",
-    "000/guarantees/wf2q+-within-bounds",
-    "000/guarantees/drr-much-worse-than-qfq",
-    "000/cost/qfq-plus-not-costlier",
-    "000/cost/qfq-plus-below-drr-on-32k-wmix",
-    "003/table4/s-kps-costlier-64",
-    "003/table4/s-kps-costlier-4096",
-    "003/table4/qfq-flat",
-    "003/table4/wf2q-plus-grows",
-    "003/fig8/0",
-    "003/fig8/1",
-    "003/fig8/2",
-    "003/fig8/3",
-    "003/fig8/4",
-    "003/fig8/5",
-    "003/fig8/6",
-    "002/pq/cffs-beats-binary-heap",
-    "002/pq/cffs-beats-bucket-heap",
-    "002/approx/exact-when-full",
-    "002/approx/error-falls-with-occupancy",
-    "002/pq/approx-faster-when-full",
-    "004/throughput/bfq-grows-with-b-max",
-    "004/throughput/as-highest",
-    "004/throughput/bfq-above-cfq",
-    "004/throughput/bfq-above-c-look",
-    "004/shares/bfq-1-1",
-    "004/shares/bfq-1-1-1-1-1",
-    "004/shares/bfq-2-1",
-    "004/shares/bfq-2-2-2-1-1",
-    "004/shares/bfq-10-1",
-    "004/shares/bfq-10-2-2-1-1",
-    "004/shares/cfq-less-even-than-bfq",
-    "004/web/bfq-small-files-2x-cfq",
-    "004/web/bfq-aggregate-near-cfq",
-    "004/web/bfq-small-files-beat-scan-edf-c-look-as",
-    "004/streaming/bfq-more-than-cfq",
-    "004/streaming/bfq-more-than-c-look",
-    "004/streaming/bfq-more-than-as",
-    "004/streaming/larger-budget-no-more-streams",
-    "001/fig6-7/fairway-near-none",
-    "001/fig6-7/fairway-above-tc",
-    "001/fig9/threshold-not-below-tc",
-    "001/fig9/p98-below-tc-above-threshold",
+    "qfq-plus/guarantees/qfq-within-bounds",
+    "qfq-plus/guarantees/qfq+-within-bounds",
+    "qfq-plus/guarantees/wf2q+-within-bounds",
+    "qfq-plus/guarantees/drr-much-worse-than-qfq",
+    "qfq-plus/cost/qfq-plus-not-costlier",
+    "qfq-plus/cost/qfq-plus-below-drr-on-32k-wmix",
+    "qfq/table4/s-kps-costlier-64",
+    "qfq/table4/s-kps-costlier-4096",
+    "qfq/table4/qfq-flat",
+    "qfq/table4/wf2q-plus-grows",
+    "qfq/fig8/0",
+    "qfq/fig8/1",
+    "qfq/fig8/2",
+    "qfq/fig8/3",
+    "qfq/fig8/4",
+    "qfq/fig8/5",
+    "qfq/fig8/6",
+    "eiffel/pq/cffs-beats-binary-heap",
+    "eiffel/pq/cffs-beats-bucket-heap",
+    "eiffel/approx/exact-when-full",
+    "eiffel/approx/error-falls-with-occupancy",
+    "eiffel/pq/approx-faster-when-full",
+    "bfq/throughput/bfq-grows-with-b-max",
+    "bfq/throughput/as-highest",
+    "bfq/throughput/bfq-above-cfq",
+    "bfq/throughput/bfq-above-c-look",
+    "bfq/shares/bfq-1-1",
+    "bfq/shares/bfq-1-1-1-1-1",
+    "bfq/shares/bfq-2-1",
+    "bfq/shares/bfq-2-2-2-1-1",
+    "bfq/shares/bfq-10-1",
+    "bfq/shares/bfq-10-2-2-1-1",
+    "bfq/shares/cfq-less-even-than-bfq",
+    "bfq/web/bfq-small-files-2x-cfq",
+    "bfq/web/bfq-aggregate-near-cfq",
+    "bfq/web/bfq-small-files-beat-scan-edf-c-look-as",
+    "bfq/streaming/bfq-more-than-cfq",
+    "bfq/streaming/bfq-more-than-c-look",
+    "bfq/streaming/bfq-more-than-as",
+    "bfq/streaming/larger-budget-no-more-streams",
+    "pspat/fig6-7/fairway-near-none",
+    "pspat/fig6-7/fairway-above-tc",
+    "pspat/fig9/threshold-not-below-tc",
+    "pspat/fig9/p98-below-tc-above-threshold",
 ];
 
 /// Claims about measured speed (cost ratios, queue throughput, real-packet
@@ -59,10 +59,10 @@ const CLAIMS: [&str; 44] = [
 /// are judged. The report marks them (`"timing": true`); this list checks
 /// that it marks the right ones.
 fn is_timing_claim(id: &str) -> bool {
-    id.starts_with("000/cost/")
-        || id.starts_with("003/table4/")
-        || id.starts_with("002/pq/")
-        || id.starts_with("001/")
+    id.starts_with("qfq-plus/cost/")
+        || id.starts_with("qfq/table4/")
+        || id.starts_with("eiffel/pq/")
+        || id.starts_with("pspat/")
 }
 
 #[test]
@@ -102,9 +102,9 @@ fn quick_run_lists_every_claim_and_they_hold() {
             // besides the documented deviations of the disk model and of
             // the approximate queue's error against occupancy.
             assert!(
-                id.starts_with("001/")
-                    || id == "004/throughput/bfq-above-c-look"
-                    || id == "002/approx/error-falls-with-occupancy",
+                id.starts_with("pspat/")
+                    || id == "bfq/throughput/bfq-above-c-look"
+                    || id == "eiffel/approx/error-falls-with-occupancy",
                 "{id} skipped: {why}"
             );
             assert!(stdout.contains(&format!("skip {id}: ")), "{id}:\n{stdout}");
@@ -126,11 +126,11 @@ fn quick_run_lists_every_claim_and_they_hold() {
     assert_eq!(json["skipped"], skipped);
     // Every experiment with a figure in its paper has its chart, linked.
     let mut charts = vec![
-        "003-fig10-cost-vs-flows.svg",
-        "004-fig5-throughput-vs-b-max.svg",
+        "qfq-fig10-cost-vs-flows.svg",
+        "bfq-fig5-throughput-vs-b-max.svg",
     ];
     if skipped == 0 {
-        charts.extend(["001-fig6-7-throughput.svg", "001-fig9-p98-vs-rate.svg"]);
+        charts.extend(["pspat-fig6-7-throughput.svg", "pspat-fig9-p98-vs-rate.svg"]);
     }
     for c in charts {
         let svg = std::fs::read_to_string(dir.join(c)).unwrap_or_else(|e| panic!("{c}: {e}"));
@@ -170,7 +170,7 @@ fn skipped_claims_are_listed_visibly_and_do_not_fail() {
         .expect("run fairway");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    for id in CLAIMS.iter().filter(|id| id.starts_with("001/")) {
+    for id in CLAIMS.iter().filter(|id| id.starts_with("pspat/")) {
         assert!(
             stdout.contains(&format!("skip {id}: ")) && stdout.contains("(--no-net given)"),
             "{id}:\n{stdout}"

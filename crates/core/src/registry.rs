@@ -92,10 +92,15 @@ pub struct TimestampErrors {
 }
 
 impl TimestampErrors {
+    /// `ΔS / (L_k/φ_k)`: `ΔS⁻ + ΔS⁺` in units of `L_k/φ_k`.
+    pub fn delta_s_factor(self) -> u32 {
+        self.minus + self.plus
+    }
+
     /// `ΔS = ΔS⁻ + ΔS⁺` for a flow of maximum length `len` bytes and share
     /// `phi`, in bytes (the `ΔS^k` of seed 000 Eqs. 2, 3, 6, 7).
     pub fn delta_s(self, len: f64, phi: f64) -> f64 {
-        f64::from(self.minus + self.plus) * len / phi
+        f64::from(self.delta_s_factor()) * len / phi
     }
 }
 

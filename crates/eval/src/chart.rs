@@ -502,34 +502,6 @@ mod tests {
     }
 
     #[test]
-    fn the_latency_chart_tells_the_sleeping_variants_apart_and_ends_at_100() {
-        let cdf: Vec<(u64, f64)> = (0..=1000)
-            .map(|i| (100 + i, f64::from(i as u32) / 1000.0))
-            .collect();
-        let names = [
-            "busy-polling arbiter",
-            "sleeping arbiter, notify kick",
-            "sleeping arbiter, client-scan kick",
-        ];
-        let s = crate::runtime_bench::latency_series(
-            names.iter().map(|n| (*n, 500, 900, cdf.as_slice())),
-        );
-        assert_eq!(s.len(), 3);
-        let style = |x: &Series| (x.dashed, marker_of(x), x.color);
-        assert_ne!(style(&s[1]), style(&s[2]));
-        assert_ne!(
-            (s[1].dashed, marker_of(&s[1])),
-            (s[2].dashed, marker_of(&s[2])),
-            "not by colour alone"
-        );
-        for x in &s {
-            assert_eq!(x.points.last().map(|p| p.1), Some(100.0), "{}", x.name);
-        }
-        let (log, lo, hi) = y_axis(&spec(), &s).unwrap();
-        assert_eq!((log, lo, hi), (false, 0.0, 100.0));
-    }
-
-    #[test]
     fn csv_headers_refuse_repeated_names() {
         assert_eq!(csv_header(&["a", "b"]).unwrap(), "a,b");
         assert!(csv_header(&["series", "flows", "sched", "flows"])

@@ -1,26 +1,27 @@
 //! # fairway-eval: how schedulers are measured
 //!
-//! * [`workload`]: flow sets (`WEIGHTxCOUNT[@MAXLEN]`, seed 000 §8 presets)
+//! * [`workload`]: flow sets (`WEIGHTxCOUNT[@MAXLEN]`, the QFQ+ paper §8 presets)
 //!   and packet-size distributions;
-//! * [`traffic`]: the test environment of seeds 003 §7 and 000 §8: the
+//! * [`traffic`]: the test environment of the QFQ paper §7 and the QFQ+ paper §8: the
 //!   patterns and the enqueue/dequeue-phase controller;
 //! * [`cost`]: the cost harness (ns per enqueue/dequeue pair, sweeps, charts);
 //! * [`link_sim`]: a scheduler feeding a constant-rate link through a FIFO
 //!   transmit queue, recording every packet;
 //! * [`fluid`]: the ideal GPS fluid reference;
 //! * [`metrics`]: T-WFI, B-WFI, delay versus GPS, and the papers' bounds;
-//! * [`guarantees`]: the seed 000 §8.3 experiment end to end;
-//! * [`runtime_bench`]: the arbiter benchmark of the runtime (decisions per
-//!   second and latency, seed 001 §5.4–5.5);
+//! * [`guarantees`]: the QFQ+ paper §8.3 experiment end to end;
 //! * [`pq_bench`]: the priority-queue benchmarks;
 //! * [`chart`]: SVG line charts of every measurement; [`machine`]: the CPU
 //!   model and core count printed with the figures.
 //! * [`netsim`]: a packet-level network simulator (links, output queues,
-//!   sources, end-to-end delays) and seed 003's Fig. 8 / Tables 2–3.
-//! * `udp_bench` (Linux): seed 001 §5.4–§5.5 with real UDP packets, the
-//!   kernel's HTB and fairway's arbiter side by side.
+//!   sources, end-to-end delays) and the QFQ paper's Fig. 8 / Tables 2–3.
 //!
-//! Everything is seeded and reproducible.
+//! Everything is seeded and reproducible. Of fairway's crates this one
+//! depends on `fairway-core` alone: it writes charts and reads policy
+//! files, but starts no threads and opens no sockets or devices. The
+//! experiments that do (the runtime's arbiter benchmark, the real-packet
+//! benchmark and its network-namespace testbed, the disk experiments,
+//! `fairway reproduce`, which runs them all) are in `fairway-lab`.
 
 pub mod chart;
 pub mod cost;
@@ -32,11 +33,7 @@ pub mod metrics;
 pub mod netsim;
 pub mod policy;
 pub mod pq_bench;
-pub mod reproduce;
-pub mod runtime_bench;
 pub mod traffic;
-#[cfg(target_os = "linux")]
-pub mod udp_bench;
 pub mod workload;
 
 /// The former path of [`traffic::controller`].

@@ -7,3 +7,22 @@
 //! BFQ thesis' disk experiments), and `fairway reproduce`, which runs all
 //! of them to check the papers' claims. This crate sits above `eval`,
 //! `runtime` and `disk`; only the CLI sits above it.
+//!
+//! * [`arbiter_bench`]: the `fairway arbiter-bench` measurement of the
+//!   runtime's arbiter (decisions per second and latency, the PSPAT paper
+//!   §5.4–5.5), client threads against the arbiter thread;
+//! * [`testbed`] (Linux): two network namespaces joined by a veth pair on a
+//!   private benchmarking subnet, the HTB configuration of the `tc`
+//!   comparison, the kernel's drop counters, a counted early drop at the
+//!   receiver's ingress, removal on drop;
+//! * [`udp_bench`] (Linux): the PSPAT paper §5.4–§5.5 with real UDP packets on
+//!   the testbed, the kernel's HTB and fairway's arbiter side by side;
+//! * [`reproduce`]: `fairway reproduce`, the papers' tables and figures
+//!   with their claims checked.
+
+pub mod arbiter_bench;
+pub mod reproduce;
+#[cfg(target_os = "linux")]
+pub mod testbed;
+#[cfg(target_os = "linux")]
+pub mod udp_bench;

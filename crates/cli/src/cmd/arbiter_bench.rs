@@ -1,11 +1,11 @@
 //! `fairway arbiter-bench`: decisions per second and submit→grant→transmit
-//! latency of the PSPAT runtime (seed 001 §5.4, §5.5). Thin: parses the
-//! arguments, calls `fairway_eval::runtime_bench::run`, prints.
+//! latency of the PSPAT runtime (the PSPAT paper §5.4, §5.5). Thin: parses the
+//! arguments, calls `fairway_lab::arbiter_bench::run`, prints.
 
 use super::progress::Progress;
 use clap::{Args, ValueEnum};
 use fairway_core::SchedSpec;
-use fairway_eval::runtime_bench::{self as bench, BenchConfig, BenchReport};
+use fairway_lab::arbiter_bench::{self as bench, BenchConfig, BenchReport};
 use fairway_runtime::{rt_throttle_runtime_us, ArbiterMode, KickMode};
 use std::time::Duration;
 
@@ -144,7 +144,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
         );
         let r = bench::run(&cfg);
         bar.finish();
-        report(&args, &r?);
+        report(&args, &r.map_err(|e| e.to_string())?);
         return Ok(());
     };
     let variants = [
@@ -175,7 +175,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
             kick: kick_mode(kick),
             ..cfg.clone()
         };
-        let r = bench::run(&c)?;
+        let r = bench::run(&c).map_err(|e| e.to_string())?;
         bar.suspend(|| report(&a, &r));
         runs.push((name.to_string(), r));
     }
@@ -188,7 +188,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
         args.rate,
         args.load.map_or(String::new(), |l| format!(" x {l}"))
     );
-    bench::write_latency_chart(&path, &title, &runs)?;
+    bench::write_latency_chart(&path, &title, &runs).map_err(|e| e.to_string())?;
     eprintln!("wrote {}", path.display());
     Ok(())
 }

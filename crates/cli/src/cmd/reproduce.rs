@@ -1,4 +1,4 @@
-//! `fairway reproduce`: runs the experiments behind the seeds' tables and
+//! `fairway reproduce`: runs the experiments behind the papers' tables and
 //! figures that fairway reproduces, writes one report (`report.md` and
 //! `report.json`, and an SVG chart beside them for each experiment the
 //! paper shows as a figure) with the paper's number, ours and the ratio,
@@ -6,7 +6,7 @@
 //! claim is listed, not failed).
 
 use clap::Args;
-use fairway_eval::reproduce::{
+use fairway_lab::reproduce::{
     run as run_all, to_markdown, write_charts, Paper, Report, RunOptions,
 };
 use std::path::PathBuf;
@@ -18,9 +18,9 @@ use std::path::PathBuf;
                   fairway reproduce qfq --json\n  fairway reproduce bfq --quick\n  fairway reproduce pspat --quick --no-net"
 )]
 pub struct ReproduceArgs {
-    /// Which paper: `all`, `qfq-plus` (seed 000), `qfq` (seed 003),
-    /// `eiffel` (seed 002), `bfq` (seed 004, the thesis' disk experiments)
-    /// or `pspat` (seed 001, real UDP packets; needs root), e.g.
+    /// Which paper: `all`, `qfq-plus` (the QFQ+ paper), `qfq` (the QFQ paper),
+    /// `eiffel` (the Eiffel paper), `bfq` (the BFQ thesis' disk experiments)
+    /// or `pspat` (the PSPAT paper, real UDP packets; needs root), e.g.
     /// `fairway reproduce qfq`.
     #[arg(default_value = "all")]
     pub paper: String,
@@ -28,8 +28,8 @@ pub struct ReproduceArgs {
     /// same claims checked; what CI runs. Example: `--quick`.
     #[arg(long)]
     pub quick: bool,
-    /// Skip the experiments that need root and network namespaces (seed
-    /// 001's real packets); their claims are listed as skipped. Example:
+    /// Skip the experiments that need root and network namespaces (the
+    /// PSPAT paper's real packets); their claims are listed as skipped. Example:
     /// `--no-net`.
     #[arg(long)]
     pub no_net: bool,
@@ -44,7 +44,7 @@ pub struct ReproduceArgs {
 
 /// Runs the experiments, writes the report, prints the claims.
 pub fn run(args: ReproduceArgs) -> Result<(), String> {
-    let papers = Paper::parse_list(&args.paper)?;
+    let papers = Paper::parse_list(&args.paper).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(&args.out).map_err(|e| format!("--out {}: {e}", args.out.display()))?;
     let bar = super::progress::bar(Some(1), super::progress::COUNTED, args.json);
     let opts = RunOptions {
@@ -57,7 +57,7 @@ pub fn run(args: ReproduceArgs) -> Result<(), String> {
         bar.set_message(p.message.to_string());
     });
     bar.finish_and_clear();
-    let report = report?;
+    let report = report.map_err(|e| e.to_string())?;
     write(&args.out, &report)?;
     if args.json {
         super::json::print_pretty(&report)?;
@@ -104,7 +104,7 @@ fn write(dir: &std::path::Path, report: &Report) -> Result<(), String> {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| format!("writing {}: {e}", p.display()))
     };
-    write_charts(dir, report)?;
+    write_charts(dir, report).map_err(|e| e.to_string())?;
     put("report.md", to_markdown(report))?;
     put("report.json", super::json::pretty(report)?)
 }
@@ -112,7 +112,7 @@ fn write(dir: &std::path::Path, report: &Report) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::verdict;
-    use fairway_eval::reproduce::{Claim, Paper, Report, Section};
+    use fairway_lab::reproduce::{Claim, Paper, Report, Section};
     use std::path::Path;
 
     fn report(holds: &[bool]) -> Report {

@@ -1,4 +1,4 @@
-//! `fairway udp-bench`: seed 001's UDP experiments (§5.4 Fig. 6, §5.5 Figs.
+//! `fairway udp-bench`: the PSPAT paper's UDP experiments (§5.4 Fig. 6, §5.5 Figs.
 //! 8–10, the §4 Eq. (1) check) with real packets, `none` / `tc` (HTB) /
 //! `fairway` / `fairway-dispatch` measured in one run on a namespace
 //! testbed the command creates and removes. Linux, root.
@@ -197,8 +197,8 @@ fn parse_list<T>(text: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Ve
 }
 
 #[cfg(target_os = "linux")]
-fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, String> {
-    use fairway_eval::udp_bench::{
+fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, String> {
+    use fairway_lab::udp_bench::{
         BenchConfig, Experiment, Mode, Placement, ReceivePath, Transport,
     };
     let transport = match args.transport {
@@ -294,7 +294,7 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
         max_packets_per_flow: args.max_packets,
         cooldown_ms: args
             .cooldown_ms
-            .unwrap_or(fairway_eval::udp_bench::experiments::RT_COOLDOWN_MS),
+            .unwrap_or(fairway_lab::udp_bench::RT_COOLDOWN_MS),
     };
     if args.quick {
         cfg.clients = vec![1, 4];
@@ -305,16 +305,16 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_eval::udp_bench::BenchConfig, S
         cfg.rates = vec![50_000, 400_000];
         cfg.cooldown_ms = args.cooldown_ms.unwrap_or(0);
     }
-    cfg.validate()?;
+    cfg.validate().map_err(|e| e.to_string())?;
     Ok(cfg)
 }
 
 /// Runs the command.
 #[cfg(target_os = "linux")]
 pub fn run(args: UdpBenchArgs) -> Result<(), String> {
-    use fairway_eval::udp_bench::{report, run};
+    use fairway_lab::udp_bench::{report, run};
     let cfg = config(&args)?;
-    if !fairway_runtime::net::is_root() {
+    if !fairway_lab::testbed::is_root() {
         return Err("udp-bench needs root (CAP_NET_ADMIN) to create its network namespaces".into());
     }
     fairway_runtime::net::install_interrupt_handler().map_err(|e| e.to_string())?;
@@ -330,12 +330,12 @@ pub fn run(args: UdpBenchArgs) -> Result<(), String> {
         bar.set_message(label.to_string());
     });
     bar.finish_and_clear();
-    let rep = result?;
+    let rep = result.map_err(|e| e.to_string())?;
     if let Some(dir) = &args.csv {
-        report::write_csv(&rep, std::path::Path::new(dir))?;
+        report::write_csv(&rep, std::path::Path::new(dir)).map_err(|e| e.to_string())?;
     }
     let charts = match &args.chart {
-        Some(prefix) => report::write_charts(&rep, prefix)?,
+        Some(prefix) => report::write_charts(&rep, prefix).map_err(|e| e.to_string())?,
         None => Vec::new(),
     };
     if args.json {

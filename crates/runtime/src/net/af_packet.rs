@@ -165,7 +165,7 @@ pub(super) fn frame_submit_ns(frame: &[u8]) -> u64 {
 impl PacketSender {
     /// A raw `AF_PACKET` socket on device `ifindex` (which must be in the
     /// calling thread's namespace: see
-    /// [`super::Testbed::in_sender_ns`]), sending frames with `addrs`'
+    /// `fairway_lab::testbed::Testbed::in_sender_ns`), sending frames with `addrs`'
     /// headers in batches of up to `batch`, tagged with `SO_PRIORITY` =
     /// `priority` if given (the HTB class).
     pub fn open(

@@ -1,9 +1,13 @@
 //! Real packets (Linux only): the I/O that puts the runtime's granted
-//! packets on a wire, and the testbed that wire lives in. Seed 001 §5.4–§5.5
-//! measure the arbiter with UDP senders through the kernel; this module is
-//! that I/O, kept apart so the rest of the runtime stays portable.
+//! packets on a wire. §5.4–§5.5 of the PSPAT paper measure the arbiter with UDP
+//! senders through the kernel; this module is that I/O, kept apart so the
+//! rest of the runtime stays portable. The testbed the wire lives in (two
+//! network namespaces joined by a veth pair, the HTB of the `tc`
+//! comparison, the kernel's drop counters, the early drop at the receiver's
+//! ingress) is an experiment's, not the runtime's: it is in `fairway-lab`
+//! (`fairway_lab::testbed`).
 //!
-//! * [`datagram`]: the 60-byte test frame (seed 001 §5.2) and its payload:
+//! * [`datagram`]: the 60-byte test frame (the PSPAT paper §5.2) and its payload:
 //!   flow, sequence number and the `CLOCK_MONOTONIC` time of *submission*,
 //!   from which the receiver computes the one-way delay (§5.5).
 //! * [`udp`]: [`UdpSender`], one connected UDP socket per client, batching
@@ -11,13 +15,8 @@
 //! * [`receiver`]: one socket per flow; a thread reading the watched flows
 //!   with non-blocking I/O while the others are counted after the run;
 //!   per-flow counts, delay histograms and the kernel's socket drop counter.
-//! * [`testbed`]: two network namespaces joined by a veth pair on a private
-//!   benchmarking subnet, the HTB configuration of the `tc` comparison, the
-//!   kernel's drop counters, removal on drop.
-//! * [`ingress`]: a counted early drop of the flows nobody reads, where
-//!   they enter the receiving device (a `clsact` eBPF classifier).
 //! * [`af_packet`]: [`PacketSender`], whole Ethernet frames through a raw
-//!   `AF_PACKET` socket, `sendmmsg`-batched: the analogue of seed 001's
+//!   `AF_PACKET` socket, `sendmmsg`-batched: the analogue of the PSPAT paper's
 //!   netmap path (Fig. 7).
 //! * [`tx_ring`]: [`RingSender`], the same frames through a `TPACKET_V2`
 //!   transmit ring shared with the kernel (`PACKET_TX_RING`, `mmap`).
@@ -31,10 +30,8 @@
 pub mod af_packet;
 pub mod datagram;
 pub mod idle_spin;
-pub mod ingress;
 pub mod receiver;
 pub mod send_delays;
-pub mod testbed;
 pub mod tx_ring;
 pub mod udp;
 
@@ -43,7 +40,6 @@ pub use datagram::{monotonic_ns, Datagram, FRAME_LEN, HEADER_LEN, PAYLOAD_LEN};
 pub use idle_spin::IdleSpinners;
 pub use receiver::{FlowCount, Receiver, ReceiverReport, ReceiverSockets};
 pub use send_delays::SendDelays;
-pub use testbed::{DeviceCounters, DeviceStats, HtbClass, KernelDrops, Testbed, TestbedError};
 pub use tx_ring::RingSender;
 pub use udp::{SendCounters, UdpSender};
 
@@ -76,12 +72,6 @@ pub fn install_interrupt_handler() -> std::io::Result<()> {
 /// True once Ctrl-C was pressed (after [`install_interrupt_handler`]).
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
-}
-
-/// True when the process runs as root (effective uid 0), which creating
-/// namespaces and qdiscs needs.
-pub fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
 }
 
 /// Runs the calling thread under `SCHED_RR` at `priority` (1..=99): like

@@ -13,7 +13,7 @@
 //! with `SO_MEMINFO` once the run is over, so drops after the last packet
 //! are included too. So per flow: delivered to the socket = received +
 //! socket drops; what the senders' side of the kernel drops (qdisc, veth)
-//! is read from [`super::Testbed::kernel_drops`].
+//! is read from `fairway_lab::testbed::Testbed::kernel_drops`.
 
 use super::datagram::{monotonic_ns, Datagram};
 use hdrhistogram::Histogram;

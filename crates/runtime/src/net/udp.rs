@@ -107,7 +107,7 @@ impl UdpSender {
     /// (HTB then classifies the packets into the class with that id without
     /// any filter), and whose sends give up after `send_timeout` on a full
     /// socket buffer. Call inside the sender's network namespace
-    /// ([`super::Testbed::in_sender_ns`]).
+    /// (`fairway_lab::testbed::Testbed::in_sender_ns`).
     pub fn connect(
         peer: SocketAddr,
         batch: usize,

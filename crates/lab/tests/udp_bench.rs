@@ -5,14 +5,14 @@
 #![cfg(target_os = "linux")]
 
 use fairway_core::{SchedKind, SchedSpec};
-use fairway_eval::udp_bench::experiments::{bound_check, observed_bound_check};
-use fairway_eval::udp_bench::*;
+use fairway_lab::udp_bench::experiments::{bound_check, observed_bound_check};
+use fairway_lab::udp_bench::*;
 
 /// The trials pin real-time threads to the same CPUs: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn root_or_skip(name: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
-    if !fairway_runtime::net::is_root() {
+    if !fairway_lab::testbed::is_root() {
         println!("{name}: skipped, needs root");
         return None;
     }

@@ -1,10 +1,10 @@
-//! # Real packets: seed 001's UDP experiments against the kernel's scheduler
+//! # Real packets: the PSPAT paper's UDP experiments against the kernel's scheduler
 //!
-//! Seed 001 §5.4–§5.5 measure the arbiter architecture with real UDP
+//! §5.4–§5.5 of the PSPAT paper measure the arbiter architecture with real UDP
 //! senders, side by side with no scheduler and with the kernel's TC. This
 //! module runs the same configurations in one run, on a testbed the
 //! run creates (two network namespaces and a veth pair, see
-//! [`fairway_runtime::net::testbed`]):
+//! [`crate::testbed`]):
 //!
 //! * `none`: clients send directly, no qdisc;
 //! * `tc`: clients send directly, HTB on the egress device, one class per
@@ -12,7 +12,7 @@
 //! * `fairway`: clients submit to the arbiter (default DRR with a quantum of
 //!   one 60-byte packet, §5.2) and transmit what it granted;
 //! * `fairway-dispatch`: clients only submit; the arbiter thread transmits
-//!   what it granted ([`dispatcher`], the dispatcher of seed 001 §3).
+//!   what it granted (`dispatcher.rs`, the dispatcher of the PSPAT paper §3).
 //!
 //! Experiments ([`experiments`]):
 //! * throughput versus number of clients, 60-byte packets (Fig. 6);
@@ -31,14 +31,25 @@
 //! packets = sent + refused + left queued.
 
 pub mod bound;
-pub mod dispatcher;
+mod clients;
+pub mod config;
+mod dispatcher;
+pub mod error;
 pub mod experiments;
+pub mod lock;
 pub mod report;
+pub mod result;
+pub mod sampler;
+mod sender;
+pub mod spec;
+mod start;
 pub mod trial;
 
 pub use bound::{BoundCheck, BoundInput};
-pub use experiments::{run, BenchConfig, Experiment, ObservedBound, Report, Targets};
-pub use trial::{
-    run_trial, ClientClock, FlowSpec, Mode, Placement, ReceivePath, Transport, TrialResult,
-    TrialSpec,
-};
+pub use clients::CATCH_UP_NS;
+pub use config::{BenchConfig, Experiment, RT_COOLDOWN_MS, SWEPT};
+pub use error::{BenchError, ConfigError, ReportError, TrialError};
+pub use experiments::{run, ObservedBound, Report, Targets};
+pub use result::{FlowResult, KernelCounts, Percentiles, TargetResult, TrialResult};
+pub use spec::{ClientClock, FlowSpec, Mode, Placement, ReceivePath, Transport, TrialSpec};
+pub use trial::run_trial;

@@ -6,7 +6,7 @@
 //! Why: a veth delivers each frame with `netif_rx` on the *sending* CPU,
 //! so without it that CPU also runs the receiver's IP routing lookup, UDP
 //! socket lookup and the full socket's drop for every packet — about as
-//! much work as sending it. Seed 001 §5.2's receivers "do not read, to
+//! much work as sending it. The PSPAT paper's receivers (§5.2) "do not read, to
 //! minimize the receive side processing costs and focus the measurements
 //! on the transmit side"; dropping at ingress goes one step further in the
 //! same direction, for every configuration alike.

@@ -2,7 +2,7 @@
 //! back-end, the receiver's accounting and the testbed's removal.
 #![cfg(target_os = "linux")]
 
-use fairway_runtime::net::testbed::{namespace_exists, RECEIVER_IP};
+use fairway_lab::testbed::{self, *};
 use fairway_runtime::net::*;
 use std::time::Duration;
 

@@ -1,8 +1,11 @@
 //! Text tables, CSV files and SVG charts of a [`Report`].
 
+use super::config::SWEPT;
+use super::error::ReportError;
 use super::experiments::Report;
-use super::trial::{Mode, Transport, TrialResult};
-use crate::cost::chart::{write_svg, ChartSpec, Series};
+use super::result::TrialResult;
+use super::spec::{Mode, Transport};
+use fairway_eval::cost::chart::{write_svg, ChartSpec, Series};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -87,6 +90,19 @@ fn range(r: Option<(f64, f64)>) -> String {
 /// The report as text tables.
 pub fn text(r: &Report) -> String {
     let mut out = String::new();
+    header(&mut out, r);
+    throughput_table(&mut out, r);
+    ratio_table(&mut out, r);
+    transport_table(&mut out, r);
+    latency_tables(&mut out, r);
+    bound_lines(&mut out, r);
+    sweep_table(&mut out, r);
+    target_lines(&mut out, r);
+    out
+}
+
+/// The run's parameters: transport, receive path, CPUs, scheduler, trial length.
+fn header(out: &mut String, r: &Report) {
     let _ = writeln!(
         out,
         "PSPAT paper §5.4-5.5 with real packets ({}{}, receive path {}{}): {} CPUs, scheduler {}, {} s per trial, {} ms between trials, sched_rt_runtime_us {}",
@@ -104,6 +120,10 @@ pub fn text(r: &Report) -> String {
         r.cooldown_ms,
         r.rt_runtime_us.map_or("unknown".into(), |v| v.to_string())
     );
+}
+
+/// Throughput against clients, every configuration (Fig. 6).
+fn throughput_table(out: &mut String, r: &Report) {
     if !r.throughput.is_empty() {
         let _ = writeln!(
             out,
@@ -149,6 +169,10 @@ pub fn text(r: &Report) -> String {
             );
         }
     }
+}
+
+/// The per-repeat throughput ratios.
+fn ratio_table(out: &mut String, r: &Report) {
     if !r.ratios.is_empty() {
         let _ = writeln!(
             out,
@@ -185,6 +209,10 @@ pub fn text(r: &Report) -> String {
             );
         }
     }
+}
+
+/// Throughput per transport.
+fn transport_table(out: &mut String, r: &Report) {
     if !r.transports.is_empty() {
         let _ = writeln!(
             out,
@@ -227,9 +255,13 @@ pub fn text(r: &Report) -> String {
             }
         }
     }
+}
+
+/// The target's latency alone (Fig. 8) and under load (Fig. 10).
+fn latency_tables(out: &mut String, r: &Report) {
     if !r.light.is_empty() {
         latency_rows(
-            &mut out,
+            out,
             "target client alone, one-way latency (Fig. 8)",
             &r.light,
         );
@@ -237,13 +269,17 @@ pub fn text(r: &Report) -> String {
             out,
             "(call p50: due -> send call started (sendmmsg, or the TX ring's kick), the time before the system call; p50 minus it is the kernel's send path up to the receive timestamp)"
         );
-        light_rounds(&mut out, r);
+        light_rounds(out, r);
         let title = format!(
             "target (4 kpps-style pacing, high weight) + interferers flat out, link {} pps (Fig. 10)",
             r.link_pps
         );
-        latency_rows(&mut out, &title, &r.loaded);
+        latency_rows(out, &title, &r.loaded);
     }
+}
+
+/// The Eq. (1) checks on the loaded targets.
+fn bound_lines(out: &mut String, r: &Report) {
     for (name, b, observed) in [
         ("fairway", &r.bound, &r.bound_observed),
         (
@@ -269,6 +305,10 @@ pub fn text(r: &Report) -> String {
             );
         }
     }
+}
+
+/// The target's p98 against the link rate (Fig. 9).
+fn sweep_table(out: &mut String, r: &Report) {
     if !r.sweep.is_empty() {
         let _ = writeln!(out, "\ntarget p98 latency versus link rate (Fig. 9)");
         let _ = writeln!(
@@ -327,6 +367,10 @@ pub fn text(r: &Report) -> String {
             }
         }
     }
+}
+
+/// The targets as ratios from this run.
+fn target_lines(out: &mut String, r: &Report) {
     let t = &r.targets;
     let _ = writeln!(out, "\ntargets (ratios from this run)");
     let _ = writeln!(
@@ -398,16 +442,18 @@ pub fn text(r: &Report) -> String {
             held(r.bound_dispatch_observed.as_ref().map(|o| &o.check))
         );
     }
-    out
 }
 
 /// Writes `throughput.csv`, `latency.csv` (CDF points) and `sweep.csv` into
 /// `dir`.
-pub fn write_csv(r: &Report, dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn write_csv(r: &Report, dir: &Path) -> Result<(), ReportError> {
+    std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let write = |name: &str, body: String| {
-        let p = dir.join(name);
-        std::fs::write(&p, body).map_err(|e| format!("{}: {e}", p.display()))
+        let path = dir.join(name);
+        std::fs::write(&path, body).map_err(|source| ReportError::Io { path, source })
     };
     let mut s = String::from("mode,clients,tx_pps,delivered_pps,fast_pps,accounting_ok\n");
     for p in &r.throughput {
@@ -457,7 +503,7 @@ pub fn write_csv(r: &Report, dir: &Path) -> Result<(), String> {
 
 /// Writes the charts `<prefix>-throughput.svg`, `<prefix>-latency.svg` and
 /// `<prefix>-sweep.svg` for the experiments that ran; returns the paths.
-pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
+pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, ReportError> {
     let mut written = Vec::new();
     if !r.throughput.is_empty() {
         let series: Vec<Series> = r
@@ -486,7 +532,8 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
                 log_y: false,
             },
             &series,
-        )?;
+        )
+        .map_err(ReportError::Chart)?;
         written.push(path);
     }
     if !r.light.is_empty() {
@@ -517,11 +564,12 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
                 log_y: false,
             },
             &series,
-        )?;
+        )
+        .map_err(ReportError::Chart)?;
         written.push(path);
     }
     if !r.sweep.is_empty() {
-        let series: Vec<Series> = super::experiments::SWEPT
+        let series: Vec<Series> = SWEPT
             .iter()
             .filter(|m| r.modes.contains(m))
             .map(|&m| Series {
@@ -547,7 +595,8 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, String> {
                 log_y: true,
             },
             &series,
-        )?;
+        )
+        .map_err(ReportError::Chart)?;
         written.push(path);
     }
     Ok(written)

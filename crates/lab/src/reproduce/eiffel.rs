@@ -1,10 +1,10 @@
-//! Seed 002 (Eiffel) reproduced: §5.2, bucketed integer priority queues
+//! The Eiffel paper reproduced: §5.2, bucketed integer priority queues
 //! against comparison-based ones. The paper benchmarks bucketed queues only
 //! because it "find(s) that bucketed priority queues perform 6x better in
 //! most cases" than binary heaps, and Fig. 12 puts cFFS above the bucketed
 //! heap ("BH", a binary heap of non-empty bucket ids) at one element per
 //! bucket. Run: fill-drain of 10 000 buckets, every bucket occupied, one
-//! element each ([`crate::pq_bench::run_fill_drain`]), best of the batches.
+//! element each ([`fairway_eval::pq_bench::run_fill_drain`]), best of the batches.
 //! Claims: cFFS is faster than the element binary heap (ratio reported
 //! beside the paper's 6) and faster than BH.
 //!
@@ -18,13 +18,16 @@
 //! 80 % from 30 % to 90 % (see `docs/priority-queues.md`). Throughput
 //! rising from the emptiest to the full queue is a timing claim.
 
-use super::{timed, Claim, Figure, Paper, Section, Ticker};
-use crate::pq_bench::{run_fill_drain, FillDrainConfig, QueueKind};
+use super::error::ReproduceError;
+use super::paper::Paper;
+use super::progress::{timed, Ticker};
+use super::report::{Claim, Figure, Section};
+use fairway_eval::pq_bench::{run_fill_drain, FillDrainConfig, QueueKind};
 
 /// Progress steps of [`run`].
 pub const STEPS: u64 = 3 + OCCUPANCIES.len() as u64;
 
-/// Buckets of the fill-drain run (seed 002 Fig. 12 uses 5k and 10k).
+/// Buckets of the fill-drain run (the Eiffel paper's Fig. 12 uses 5k and 10k).
 const BUCKETS: u32 = 10_000;
 
 /// Occupancies (percent of buckets holding an element) of Figs. 13–14,
@@ -32,14 +35,14 @@ const BUCKETS: u32 = 10_000;
 const OCCUPANCIES: [u32; 6] = [10, 30, 50, 70, 90, 100];
 
 /// Runs the experiment.
-pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
+pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, ReproduceError> {
     Ok(vec![
         timed(|| fill_drain(quick, t))?,
         timed(|| approx_occupancy(quick, t))?,
     ])
 }
 
-fn fill_drain(quick: bool, t: &mut Ticker) -> Result<Section, String> {
+fn fill_drain(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     let (min_ops, batches) = if quick { (50_000, 3) } else { (200_000, 7) };
     let mut mpps = Vec::new();
     for q in [
@@ -47,7 +50,7 @@ fn fill_drain(quick: bool, t: &mut Ticker) -> Result<Section, String> {
         QueueKind::BucketHeap,
         QueueKind::BinaryHeap,
     ] {
-        t.step(&format!("seed 002 §5.2 fill-drain: {}", q.name()));
+        t.step(&format!("Eiffel paper §5.2 fill-drain: {}", q.name()));
         let r = run_fill_drain(&FillDrainConfig {
             queue: q,
             buckets: BUCKETS,
@@ -57,7 +60,8 @@ fn fill_drain(quick: bool, t: &mut Ticker) -> Result<Section, String> {
             seed: 1,
             min_ops,
             batches,
-        })?;
+        })
+        .map_err(ReproduceError::Measurement)?;
         mpps.push(r.mpps);
     }
     let (cffs, bh, heap) = (mpps[0], mpps[1], mpps[2]);
@@ -80,12 +84,12 @@ fn fill_drain(quick: bool, t: &mut Ticker) -> Result<Section, String> {
         ],
         claims: vec![
             Claim::timing(
-                "002/pq/cffs-beats-binary-heap",
+                "eiffel/pq/cffs-beats-binary-heap",
                 format!("cFFS faster than a binary heap at one element per bucket: {cffs:.1} > {heap:.1} Mpps ({vs_heap:.2}x; paper ~6x)"),
                 vs_heap > 1.0,
             ),
             Claim::timing(
-                "002/pq/cffs-beats-bucket-heap",
+                "eiffel/pq/cffs-beats-bucket-heap",
                 format!("cFFS faster than the bucketed heap at one element per bucket: {cffs:.1} > {bh:.1} Mpps ({vs_bh:.2}x)"),
                 vs_bh > 1.0,
             ),
@@ -120,12 +124,12 @@ fn faster_when_full(points: &[OccupancyPoint]) -> bool {
     }
 }
 
-fn approx_occupancy(quick: bool, t: &mut Ticker) -> Result<Section, String> {
+fn approx_occupancy(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     let (min_ops, batches) = if quick { (20_000, 3) } else { (200_000, 7) };
     let mut points: Vec<OccupancyPoint> = Vec::new();
     for occupancy in OCCUPANCIES {
         t.step(&format!(
-            "seed 002 §5.2 approx queue at {occupancy} % occupancy"
+            "Eiffel paper §5.2 approx queue at {occupancy} % occupancy"
         ));
         let r = run_fill_drain(&FillDrainConfig {
             queue: QueueKind::Approx,
@@ -136,10 +140,9 @@ fn approx_occupancy(quick: bool, t: &mut Ticker) -> Result<Section, String> {
             seed: 1,
             min_ops,
             batches,
-        })?;
-        let error = r
-            .error_rate
-            .ok_or("the approximate queue reported no error rate")?;
+        })
+        .map_err(ReproduceError::Measurement)?;
+        let error = r.error_rate.ok_or(ReproduceError::NoApproxErrorRate)?;
         points.push((occupancy, error, r.mpps));
     }
     let list =
@@ -181,12 +184,12 @@ fn approx_occupancy(quick: bool, t: &mut Ticker) -> Result<Section, String> {
         figures,
         claims: vec![
             Claim::new(
-                "002/approx/exact-when-full",
+                "eiffel/approx/exact-when-full",
                 format!("approximate queue exact at 100 % occupancy and erring more at every lower one (Fig. 14): {errors}"),
                 exact_when_full(&points),
             ),
             Claim::skipped(
-                "002/approx/error-falls-with-occupancy",
+                "eiffel/approx/error-falls-with-occupancy",
                 format!(
                     "approximate queue's error never rises with occupancy (Fig. 14), {} here: {errors}",
                     if error_never_rises(&points) { "holds" } else { "does not hold" }
@@ -195,7 +198,7 @@ fn approx_occupancy(quick: bool, t: &mut Ticker) -> Result<Section, String> {
                 "known deviation: a hole near the minimum moves our estimate past it, so 30-90 % err more than 10 % (docs/priority-queues.md)",
             ),
             Claim::timing(
-                "002/pq/approx-faster-when-full",
+                "eiffel/pq/approx-faster-when-full",
                 format!(
                     "approximate queue faster at {} % than at {} % occupancy (Fig. 13): {:.1} > {:.1} Mpps; {mpps}",
                     full.0, low.0, full.2, low.2

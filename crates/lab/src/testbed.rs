@@ -15,17 +15,19 @@
 //! testbed's (deleting a namespace deletes its veth end, and the pair with
 //! it).
 //!
-//! The `tc` comparison of seed 001 §5.4 schedules on the egress device:
+//! The `tc` comparison of the PSPAT paper §5.4 schedules on the egress device:
 //! [`Testbed::set_htb`] installs an HTB root with one class per client
 //! (rate = its weighted share of the link, ceil = the link, quantum = its
 //! weight in 60-byte packets, like fairway's DRR with a one-packet quantum).
 //! Packets find their class by `SO_PRIORITY` (HTB maps `skb->priority`
-//! equal to a class id to that class), so no filter is walked. Seed 001
-//! used QFQ/DRR through TC; this kernel has the HTB and TBF qdiscs but not
+//! equal to a class id to that class), so no filter is walked. The PSPAT
+//! paper used QFQ/DRR through TC; this kernel has the HTB and TBF qdiscs but not
 //! `qfq` or `drr`, hence HTB.
 //!
 //! Needs root (`CAP_NET_ADMIN`, `CAP_SYS_ADMIN` for `setns`) and the `ip`
 //! and `tc` tools (iproute2).
+
+pub mod ingress;
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -210,7 +212,7 @@ impl Testbed {
     /// Creates the namespaces, the veth pair, addresses, a static
     /// neighbour entry (no ARP during runs) and brings everything up.
     pub fn create() -> Result<Self, TestbedError> {
-        if !super::is_root() {
+        if !is_root() {
             return Err(TestbedError::NeedsRoot);
         }
         remove_stale();
@@ -401,7 +403,7 @@ impl Testbed {
     /// Drops every IPv4 UDP datagram except those to port `keep` (`None`:
     /// all of them) where it enters the receiver's device, before the IP
     /// and UDP receive path, counting each drop
-    /// ([`KernelDrops::ingress`]; see [`super::ingress`]). The sending CPU
+    /// ([`KernelDrops::ingress`]; see [`ingress`]). The sending CPU
     /// then no longer runs the receive stack for the flows nobody reads.
     pub fn drop_at_ingress(&self, keep: Option<u16>) -> Result<(), TestbedError> {
         run(
@@ -418,7 +420,7 @@ impl Testbed {
         )?;
         self.in_receiver_ns(|| -> io::Result<()> {
             let ix = nix::net::if_::if_nametoindex(RECEIVER_DEV).map_err(io::Error::from)?;
-            super::ingress::attach_drop_filter(ix, keep)
+            ingress::attach_drop_filter(ix, keep)
         })??;
         Ok(())
     }
@@ -608,6 +610,12 @@ impl Drop for Testbed {
         let _ = run("ip", &["netns", "del", &self.sender_ns]);
         let _ = run("ip", &["netns", "del", &self.receiver_ns]);
     }
+}
+
+/// True when the process runs as root (effective uid 0), which creating
+/// namespaces and qdiscs needs.
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
 }
 
 /// True when a namespace of this name exists.

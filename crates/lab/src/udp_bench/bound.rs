@@ -1,4 +1,4 @@
-//! Seed 001 §4, Eq. (1): the T-WFI of the arbiter architecture is the
+//! The PSPAT paper §4, Eq. (1): the T-WFI of the arbiter architecture is the
 //! scheduler's own T-WFI plus what the runtime adds,
 //!
 //! ```text
@@ -13,6 +13,8 @@
 //! T-WFI_QFQ(k) = 6·L_k/(φ_k·B) + (L − L_k)/B
 //! ```
 //!
+//! (6·L_k/φ_k is QFQ's ΔS, which the registry's guarantee entry holds.)
+//!
 //! The check compares the target client's measured *submit → send* delay
 //! (the time from handing a packet to the client queue to the `sendmmsg`
 //! that put it on the wire) with the bound. That delay is at least the
@@ -20,6 +22,7 @@
 //! after the arrival), so the check is stricter than Eq. (1) by the fluid
 //! service time L/(φ_k·B).
 
+use fairway_core::registry::Guarantee;
 use fairway_core::SchedKind;
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -44,7 +47,7 @@ pub struct BoundInput {
 }
 
 /// The scheduler's own T-WFI for the target, ns; `None` for algorithms
-/// seed 001 §4.2 gives no expression for.
+/// the PSPAT paper §4.2 gives no expression for.
 pub fn twfi_scheduler_ns(b: &BoundInput) -> Option<f64> {
     let total: f64 = b.weights.iter().map(|&w| w as f64).sum();
     let wk = *b.weights.get(b.target)? as f64;
@@ -57,8 +60,14 @@ pub fn twfi_scheduler_ns(b: &BoundInput) -> Option<f64> {
     let n = b.weights.len() as f64;
     match b.kind {
         SchedKind::Drr => Some((1.0 / phi_min + 1.0 / phi_k + n - 1.0) * l_over_b_ns),
-        // L_k = L: the second term vanishes.
-        SchedKind::Qfq => Some(6.0 * l_over_b_ns / phi_k),
+        // 6 = QFQ's ΔS = ΔS⁻ + ΔS⁺ in units of L_k/φ_k (the registry's
+        // timestamp errors); L_k = L: the second term vanishes.
+        SchedKind::Qfq => {
+            let Guarantee::Flow(errors) = b.kind.info().guarantee else {
+                return None;
+            };
+            Some(f64::from(errors.delta_s_factor()) * l_over_b_ns / phi_k)
+        }
         _ => None,
     }
 }

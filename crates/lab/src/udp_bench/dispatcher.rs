@@ -1,13 +1,13 @@
 //! The dispatcher of the `fairway-dispatch` configuration: every client's
 //! draining half and socket, driven by the arbiter thread after each scan
-//! (seed 001 §3: `drain()` called "by other threads ... on explicit
+//! (the PSPAT paper §3: `drain()` called "by other threads ... on explicit
 //! notifications from the arbiter"; see [`fairway_runtime::dispatch`]).
 //!
 //! The clients then only copy packets into their client queues; a granted
 //! packet leaves within one arbiter loop of its grant, whichever client
 //! thread happens to hold the client CPU.
 
-use super::trial::Sender;
+use super::sender::Sender;
 use fairway_runtime::net::Datagram;
 use fairway_runtime::{ClientDrainer, Dispatch};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,8 +24,8 @@ pub(super) struct Lane {
 /// When the configured link rate exceeds what the arbiter thread can
 /// transmit (the sweep's overload points), grants pile up in the lanes. A
 /// turn that emptied every lane would make a packet granted to the target
-/// wait behind every interferer's backlog of grants (4 × 511 packets ≈
-/// 5.6 ms measured at 400 kpps); with at most `QUOTA` packets per lane per
+/// wait behind every interferer's backlog of grants (up to a full client
+/// queue each, milliseconds); with at most `QUOTA` packets per lane per
 /// turn it waits at most (lanes − 1) × `QUOTA` transmissions. 8 keeps a
 /// `sendmmsg` call worth making (its fixed cost over 8 datagrams).
 pub(super) const QUOTA: usize = 8;

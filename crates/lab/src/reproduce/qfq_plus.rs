@@ -1,13 +1,13 @@
-//! Seed 000 (QFQ+ / SCHED+) reproduced:
+//! The QFQ+ paper (QFQ+ / SCHED+) reproduced:
 //! * §8.3, the service-guarantee table: T-WFI of the highest-weight flow on
 //!   `1k-highw` (one flow of weight 1000 among 1000 of weight 1), in its
 //!   packet service times, for DRR, QFQ, QFQ+ and WF2Q+
-//!   ([`crate::guarantees::run_guarantees`]). Claims: no flow of QFQ, QFQ+
+//!   ([`fairway_eval::guarantees::run_guarantees`]). Claims: no flow of QFQ, QFQ+
 //!   or WF2Q+ exceeds its analytical bound, and DRR's T-WFI is at least ten
 //!   times QFQ's (the paper: 249.0 against 1.244); a T-WFI below one packet
 //!   service time counts as one there, as our QFQ often measures 0.
 //! * §8.2, the cost claim QFQ+ ≤ QFQ per enqueue/dequeue pair
-//!   ([`crate::cost::measure`], smooth arrivals, `1k-w1`, fastest repeat),
+//!   ([`fairway_eval::cost::measure`], smooth arrivals, `1k-w1`, fastest repeat),
 //!   with DRR beside them (the paper: QFQ+ close to DRR).
 //! * §8.2, Fig. 4: the one case where the paper measures QFQ+ *below* DRR,
 //!   many mixed-weight flows (`32k-wmix`) with smooth arrivals. DRR serves
@@ -18,12 +18,15 @@
 //!   pairs, so both run after a long untimed warm-up and the claim compares
 //!   the steady states (fastest repeat each).
 
-use super::{timed, Claim, Figure, Paper, Section, Ticker};
-use crate::cost::sweep::warmup_for;
-use crate::cost::{measure, CostPattern, CostSetup, MeasureOptions, PerfCounters, Subject};
-use crate::guarantees::{run_guarantees, GuaranteeOptions};
-use crate::workload::FlowSet;
+use super::error::ReproduceError;
+use super::paper::Paper;
+use super::progress::{timed, Ticker};
+use super::report::{Claim, Figure, Section};
 use fairway_core::SchedSpec;
+use fairway_eval::cost::sweep::warmup_for;
+use fairway_eval::cost::{measure, CostPattern, CostSetup, MeasureOptions, PerfCounters, Subject};
+use fairway_eval::guarantees::{run_guarantees, GuaranteeOptions};
+use fairway_eval::workload::FlowSet;
 
 /// Progress steps of [`run`].
 pub const STEPS: u64 = 6;
@@ -32,7 +35,7 @@ pub const STEPS: u64 = 6;
 const PAPER_TWFI: [(&str, f64); 3] = [("drr", 249.0), ("qfq", 1.244), ("qfq+", 2.744)];
 
 /// Runs the three experiments.
-pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
+pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, ReproduceError> {
     Ok(vec![
         timed(|| guarantees(quick, t))?,
         timed(|| cost(quick, t))?,
@@ -40,8 +43,8 @@ pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
     ])
 }
 
-fn guarantees(quick: bool, t: &mut Ticker) -> Result<Section, String> {
-    let flows = FlowSet::parse("1k-highw").map_err(|e| e.to_string())?;
+fn guarantees(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
+    let flows = FlowSet::parse("1k-highw")?;
     let mut o = GuaranteeOptions::paper(flows);
     if quick {
         o.packets = 20_000;
@@ -51,9 +54,9 @@ fn guarantees(quick: bool, t: &mut Ticker) -> Result<Section, String> {
     let mut claims = Vec::new();
     let mut twfi = std::collections::HashMap::new();
     for name in ["drr", "qfq", "qfq+", "wf2q+"] {
-        t.step(&format!("seed 000 §8.3 guarantees: {name}"));
-        let spec = SchedSpec::parse(name).map_err(|e| e.to_string())?;
-        let (r, _) = run_guarantees(&spec, &o)?;
+        t.step(&format!("QFQ+ paper §8.3 guarantees: {name}"));
+        let spec = SchedSpec::parse(name).map_err(ReproduceError::Spec)?;
+        let (r, _) = run_guarantees(&spec, &o).map_err(ReproduceError::Measurement)?;
         let paper = PAPER_TWFI.iter().find(|p| p.0 == name).map(|p| p.1);
         let what = format!("T-WFI of the weight-1000 flow, {name}");
         figures.push(match paper {
@@ -73,7 +76,7 @@ fn guarantees(quick: bool, t: &mut Ticker) -> Result<Section, String> {
                 b,
             ));
             claims.push(Claim::new(
-                &format!("000/guarantees/{name}-within-bounds"),
+                &format!("qfq-plus/guarantees/{name}-within-bounds"),
                 format!(
                     "{name}: every flow within its T-WFI and B-WFI bounds ({} violations; weight-1000 flow {:.3} <= {:.3})",
                     r.bound_violations, r.twfi_max_weight_flow, b
@@ -85,7 +88,7 @@ fn guarantees(quick: bool, t: &mut Ticker) -> Result<Section, String> {
     }
     let (drr, qfq) = (twfi["drr"], twfi["qfq"]);
     claims.push(Claim::new(
-        "000/guarantees/drr-much-worse-than-qfq",
+        "qfq-plus/guarantees/drr-much-worse-than-qfq",
         format!(
             "DRR's T-WFI {drr:.3} >= 10 x max(QFQ's {qfq:.3}, 1) on 1k-highw (paper: 249.0 against 1.244)"
         ),
@@ -112,8 +115,8 @@ fn fastest_smooth(
     pairs: u64,
     repeat: usize,
     warmup: Option<u64>,
-) -> Result<Vec<f64>, String> {
-    let flows = FlowSet::parse(flows).map_err(|e| e.to_string())?;
+) -> Result<Vec<f64>, ReproduceError> {
+    let flows = FlowSet::parse(flows)?;
     let pattern = CostPattern::Smooth;
     let n = flows.len() as u32;
     let warmup = warmup.unwrap_or_else(|| warmup_for(pattern, n, pairs));
@@ -122,14 +125,15 @@ fn fastest_smooth(
         .iter()
         .map(|n| SchedSpec::parse(n).map(Subject::Sched))
         .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
+        .map_err(ReproduceError::Spec)?;
     let opts = MeasureOptions {
         pairs,
         repeat,
         counters: false,
     };
     let mut counters: Result<PerfCounters, String> = Err("not used".into());
-    let reports = measure(&subjects, &setup, &opts, &mut counters, &mut |_| {})?;
+    let reports = measure(&subjects, &setup, &opts, &mut counters, &mut |_| {})
+        .map_err(ReproduceError::Measurement)?;
     scheds
         .iter()
         .map(|&n| {
@@ -137,13 +141,13 @@ fn fastest_smooth(
                 .iter()
                 .find(|r| r.sched == n)
                 .map(|r| r.ns_per_pair_min)
-                .ok_or_else(|| format!("no cost report for {n}"))
+                .ok_or_else(|| ReproduceError::NoCostReport(n.to_string()))
         })
         .collect()
 }
 
-fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
-    t.step("seed 000 §8.2 cost: qfq, qfq+, drr");
+fn cost(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
+    t.step("QFQ+ paper §8.2 cost: qfq, qfq+, drr");
     let (pairs, repeat) = if quick {
         (1_000_000, 5)
     } else {
@@ -168,7 +172,7 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
             Figure::vs_text("QFQ+ / DRR", "ratio", "close to 1 (Fig. 4)", qp / d),
         ],
         claims: vec![Claim::timing(
-            "000/cost/qfq-plus-not-costlier",
+            "qfq-plus/cost/qfq-plus-not-costlier",
             format!("QFQ+ costs no more than QFQ: {qp:.1} <= {q:.1} ns per pair (ratio {ratio:.2}, paper 0.3-0.9)"),
             qp <= q,
         )],
@@ -185,8 +189,8 @@ fn cost(quick: bool, t: &mut Ticker) -> Result<Section, String> {
 const FIG4_WARMUP_QUICK: u64 = 4_000_000;
 const FIG4_WARMUP_FULL: u64 = 20_000_000;
 
-fn cost_against_drr(quick: bool, t: &mut Ticker) -> Result<Section, String> {
-    t.step("seed 000 §8.2 Fig. 4: qfq+, drr on 32k-wmix");
+fn cost_against_drr(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
+    t.step("QFQ+ paper §8.2 Fig. 4: qfq+, drr on 32k-wmix");
     let (pairs, repeat, warmup) = if quick {
         (1_000_000, 3, FIG4_WARMUP_QUICK)
     } else {
@@ -217,7 +221,7 @@ fn cost_against_drr(quick: bool, t: &mut Ticker) -> Result<Section, String> {
 /// Fig. 4's claim from QFQ+'s and DRR's costs (ns per pair): QFQ+ below.
 fn below_drr_claim(qfq_plus: f64, drr: f64) -> Claim {
     Claim::timing(
-        "000/cost/qfq-plus-below-drr-on-32k-wmix",
+        "qfq-plus/cost/qfq-plus-below-drr-on-32k-wmix",
         format!(
             "QFQ+ costs less than DRR on 32k-wmix in steady state: {qfq_plus:.1} < {drr:.1} ns per pair (ratio {:.2}; the paper's only case of QFQ+ below DRR)",
             qfq_plus / drr

@@ -1,4 +1,4 @@
-//! Seed 004 ch. 2 (Checconi's thesis, BFQ) reproduced: the four disk
+//! The BFQ thesis (Checconi's PhD thesis, ch. 2) reproduced: the four disk
 //! experiments of §2.4 on the simulated IBM-DTLA-307030, each through the
 //! public experiment function of [`fairway_disk::experiment`] that
 //! `fairway disk` calls, beside the thesis' numbers ([`fairway_disk::thesis`]:
@@ -33,7 +33,10 @@
 //! file sizes in both modes, since the 3 % claim needs them (and they take
 //! well under a second).
 
-use super::{timed, ChartFile, ChartLine, Claim, Figure, Paper, Section, Ticker};
+use super::error::ReproduceError;
+use super::paper::Paper;
+use super::progress::{timed, Ticker};
+use super::report::{ChartFile, ChartLine, Claim, Figure, Section};
 use fairway_disk::experiment::{
     seq_readers, streaming, thesis_throughput, throughput_specs, web_server, SchedSpec, SeqResult,
     StreamResult, StreamSetup, WebResult, SEC, SHARE_SPECS, STREAM_SPECS,
@@ -52,18 +55,14 @@ pub const SHARE_TOLERANCE: f64 = 0.03;
 const WEB_PROCS: u32 = 100;
 
 /// Runs the four experiments.
-pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
-    let disk = DiskModel::new(DiskParams::dtla_307030()).map_err(|e| e.to_string())?;
+pub fn run(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, ReproduceError> {
+    let disk = DiskModel::new(DiskParams::dtla_307030())?;
     Ok(vec![
         timed(|| throughput(quick, &disk, t))?,
         timed(|| shares(&disk, t))?,
         timed(|| web(quick, &disk, t))?,
         timed(|| stream(quick, &disk, t))?,
     ])
-}
-
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
 }
 
 /// The throughput claims on `(spec, aggregate MB/s)` rows.
@@ -81,7 +80,7 @@ pub fn throughput_claims(rows: &[(SchedSpec, f64)]) -> Vec<Claim> {
     let grows = bfq.windows(2).all(|w| w[1].1 >= w[0].1) && bfq.len() >= 2;
     let list: Vec<String> = bfq.iter().map(|(b, v)| format!("{b}: {v:.2}")).collect();
     claims.push(Claim::new(
-        "004/throughput/bfq-grows-with-b-max",
+        "bfq/throughput/bfq-grows-with-b-max",
         format!(
             "BFQ's aggregate throughput does not fall as B_max grows (sectors: MB/s {}; Fig. 5)",
             list.join(", ")
@@ -102,7 +101,7 @@ pub fn throughput_claims(rows: &[(SchedSpec, f64)]) -> Vec<Claim> {
         });
     let as_ = of(SchedSpec::As).unwrap_or(f64::NAN);
     claims.push(Claim::new(
-        "004/throughput/as-highest",
+        "bfq/throughput/as-highest",
         format!(
             "no scheduler but C-LOOK beats AS's aggregate throughput: {as_:.2} >= {best_other:.2} MB/s ({best_name}) (thesis 32.97, the table's highest)"
         ),
@@ -112,7 +111,7 @@ pub fn throughput_claims(rows: &[(SchedSpec, f64)]) -> Vec<Claim> {
     let cfq = of(SchedSpec::Cfq { slice_ms: 100 }).unwrap_or(f64::NAN);
     let clook = of(SchedSpec::CLook).unwrap_or(f64::NAN);
     claims.push(Claim::new(
-        "004/throughput/bfq-above-cfq",
+        "bfq/throughput/bfq-above-cfq",
         format!(
             "BFQ (B_max {}) beats CFQ: {:.2} > {cfq:.2} MB/s (thesis 22.46 > 16.91)",
             top.0, top.1
@@ -125,7 +124,7 @@ pub fn throughput_claims(rows: &[(SchedSpec, f64)]) -> Vec<Claim> {
     // MB/s per reader). Listed with its numbers, not counted as held.
     let beats = top.1 > clook && as_ >= clook;
     claims.push(Claim::skipped(
-        "004/throughput/bfq-above-c-look",
+        "bfq/throughput/bfq-above-c-look",
         format!(
             "BFQ (B_max {}) and AS beat C-LOOK: {:.2} and {as_:.2} vs {clook:.2} MB/s, {} here (thesis 22.46 and 32.97 > 20.59)",
             top.0,
@@ -138,14 +137,13 @@ pub fn throughput_claims(rows: &[(SchedSpec, f64)]) -> Vec<Claim> {
     claims
 }
 
-fn throughput(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, String> {
-    t.step("seed 004 Fig. 5: throughput against B_max");
+fn throughput(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, ReproduceError> {
+    t.step("BFQ thesis Fig. 5: throughput against B_max");
     let file_mb = if quick { 32 } else { 128 };
     let mut rows = Vec::new();
     let mut figures = Vec::new();
     for spec in throughput_specs(quick) {
-        let r: SeqResult =
-            seq_readers(spec, &[1, 1], file_mb, ReadAhead::LINUX, disk).map_err(err)?;
+        let r: SeqResult = seq_readers(spec, &[1, 1], file_mb, ReadAhead::LINUX, disk)?;
         let what = format!("{}, 2 readers", r.sched);
         figures.push(match thesis_throughput(&spec) {
             Some(p) => Figure::vs(what, "MB/s", p, r.aggregate_mb_s),
@@ -208,8 +206,8 @@ fn throughput(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, 
         figures,
         claims,
         charts: vec![ChartFile {
-            file: "004-fig5-throughput-vs-b-max.svg".into(),
-            title: format!("Seed 004 Fig. 5: 2 readers of {file_mb} MB, aggregate throughput"),
+            file: "bfq-fig5-throughput-vs-b-max.svg".into(),
+            title: format!("BFQ thesis Fig. 5: 2 readers of {file_mb} MB, aggregate throughput"),
             x_label: "B_max [sectors]".into(),
             y_label: "MB/s".into(),
             log_x: true,
@@ -259,7 +257,7 @@ pub fn share_claims(rows: &[ShareRow]) -> Vec<Claim> {
         let e = r.worst_error();
         let name = weights_name(&r.weights);
         claims.push(Claim::new(
-            &format!("004/shares/bfq-{}", name.replace(':', "-")),
+            &format!("bfq/shares/bfq-{}", name.replace(':', "-")),
             format!(
                 "BFQ, weights {name}: every reader's share within 3 % of its weight's (worst {:+.2} %)",
                 e * 100.0
@@ -277,7 +275,7 @@ pub fn share_claims(rows: &[ShareRow]) -> Vec<Claim> {
         equal2(|s| matches!(s, SchedSpec::Cfq { .. })),
     ) {
         claims.push(Claim::new(
-            "004/shares/cfq-less-even-than-bfq",
+            "bfq/shares/cfq-less-even-than-bfq",
             format!(
                 "CFQ (time slices) splits 2 equal readers less evenly than BFQ (sectors): worst error {:+.1} % against {:+.1} % (thesis 11.92 / 8.61 against 9.95 / 9.81 MB/s)",
                 c * 100.0,
@@ -292,8 +290,8 @@ pub fn share_claims(rows: &[ShareRow]) -> Vec<Claim> {
 /// Scheduler, weights, largest file in MB, the thesis' MB/s per reader.
 type ShareJob = (SchedSpec, Vec<u32>, u64, Option<Vec<f64>>);
 
-fn shares(disk: &DiskModel, t: &mut Ticker) -> Result<Section, String> {
-    t.step("seed 004 §2.4: bandwidth distribution");
+fn shares(disk: &DiskModel, t: &mut Ticker) -> Result<Section, ReproduceError> {
+    t.step("BFQ thesis §2.4: bandwidth distribution");
     let bfq = SchedSpec::Bfq { b_max: 4096 };
     let cfq = SchedSpec::Cfq { slice_ms: 100 };
     let mut jobs: Vec<ShareJob> = Vec::new();
@@ -316,7 +314,7 @@ fn shares(disk: &DiskModel, t: &mut Ticker) -> Result<Section, String> {
     let mut rows = Vec::new();
     let mut figures = Vec::new();
     for (spec, w, mb, th) in jobs {
-        let r = seq_readers(spec, &w, mb, ReadAhead::LINUX, disk).map_err(err)?;
+        let r = seq_readers(spec, &w, mb, ReadAhead::LINUX, disk)?;
         for (i, &v) in r.per_app_mb_s.iter().enumerate() {
             let what = format!(
                 "{}, weights {}, reader {}",
@@ -356,7 +354,7 @@ pub fn web_claims(rows: &[WebResult]) -> Vec<Claim> {
     let speedup = c.small_file_s / b.small_file_s;
     let gap = b.aggregate_mb_s / c.aggregate_mb_s - 1.0;
     claims.push(Claim::new(
-        "004/web/bfq-small-files-2x-cfq",
+        "bfq/web/bfq-small-files-2x-cfq",
         format!(
             "BFQ's small-file completion time is at least 2x better than CFQ's: {:.3} against {:.3} s, {speedup:.2}x (thesis 1.74 against 3.86 s, 2.2x)",
             b.small_file_s, c.small_file_s
@@ -364,7 +362,7 @@ pub fn web_claims(rows: &[WebResult]) -> Vec<Claim> {
         speedup >= 2.0,
     ));
     claims.push(Claim::new(
-        "004/web/bfq-aggregate-near-cfq",
+        "bfq/web/bfq-aggregate-near-cfq",
         format!(
             "at an aggregate throughput within 10 % of CFQ's: {:.2} against {:.2} MB/s, {:+.1} % (thesis 17.13 against 18.20, -5.9 %)",
             b.aggregate_mb_s,
@@ -382,7 +380,7 @@ pub fn web_claims(rows: &[WebResult]) -> Vec<Claim> {
         .map(|r| format!("{} {:.3}", r.sched, r.small_file_s))
         .collect();
     claims.push(Claim::new(
-        "004/web/bfq-small-files-beat-scan-edf-c-look-as",
+        "bfq/web/bfq-small-files-beat-scan-edf-c-look-as",
         format!(
             "BFQ's small-file time {:.3} s is below SCAN-EDF's, C-LOOK's and AS's ({}; thesis 1.74 against 7.68, 7.78, 7.69)",
             b.small_file_s,
@@ -393,13 +391,13 @@ pub fn web_claims(rows: &[WebResult]) -> Vec<Claim> {
     claims
 }
 
-fn web(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, String> {
-    t.step("seed 004 §2.4: web server");
+fn web(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, ReproduceError> {
+    t.step("BFQ thesis §2.4: web server");
     let secs = if quick { 600 } else { 3600 };
     let mut rows = Vec::new();
     let mut figures = Vec::new();
     for spec in SHARE_SPECS {
-        let r = web_server(spec, WEB_PROCS, secs * SEC, disk, 1).map_err(err)?;
+        let r = web_server(spec, WEB_PROCS, secs * SEC, disk, 1)?;
         let th = thesis::find(thesis::WEB_SERVER, &r.sched, |x| x.0);
         let mut fig = |what: &str, unit: &str, p: Option<f64>, v: f64| {
             let what = format!("{}, {what}", r.sched);
@@ -450,7 +448,7 @@ pub fn streaming_claims(rows: &[(SchedSpec, StreamResult)]) -> Vec<Claim> {
     for (spec, id, paper) in others {
         let o = of(spec);
         claims.push(Claim::new(
-            &format!("004/streaming/bfq-more-than-{id}"),
+            &format!("bfq/streaming/bfq-more-than-{id}"),
             format!(
                 "BFQ (4096) sustains more streams than {}: {b} against {} (thesis 24 against {paper})",
                 spec.label(),
@@ -461,7 +459,7 @@ pub fn streaming_claims(rows: &[(SchedSpec, StreamResult)]) -> Vec<Claim> {
     }
     let big = of(SchedSpec::Bfq { b_max: 16384 });
     claims.push(Claim::new(
-        "004/streaming/larger-budget-no-more-streams",
+        "bfq/streaming/larger-budget-no-more-streams",
         format!(
             "a larger budget sustains no more streams: BFQ 16384 {} against BFQ 4096 {b} (thesis 18.7 against 24)",
             big.map_or("-".into(), |v| v.to_string())
@@ -471,8 +469,8 @@ pub fn streaming_claims(rows: &[(SchedSpec, StreamResult)]) -> Vec<Claim> {
     claims
 }
 
-fn stream(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, String> {
-    t.step("seed 004 §2.4: streaming");
+fn stream(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, ReproduceError> {
+    t.step("BFQ thesis §2.4: streaming");
     let setup = if quick {
         StreamSetup {
             every: 5 * SEC,
@@ -484,7 +482,7 @@ fn stream(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, Stri
     let mut rows = Vec::new();
     let mut figures = Vec::new();
     for spec in STREAM_SPECS {
-        let r = streaming(spec, setup, disk, 1).map_err(err)?;
+        let r = streaming(spec, setup, disk, 1)?;
         let th = thesis::find(thesis::STREAMING, &r.sched, |x| x.0);
         let what = format!("{}, streams sustained", r.sched);
         figures.push(match th {
@@ -573,7 +571,7 @@ mod tests {
             row(bfq, &[10, 1], &[28.9, 3.47]),
         ];
         let c = share_claims(&bad);
-        assert_eq!(c[1].id, "004/shares/bfq-10-1");
+        assert_eq!(c[1].id, "bfq/shares/bfq-10-1");
         assert!(c[0].holds && !c[1].holds && !c[2].holds, "{c:?}");
     }
 

@@ -1,4 +1,4 @@
-//! Seed 001 (PSPAT) reproduced, where the machine allows it: real UDP
+//! The PSPAT paper reproduced, where the machine allows it: real UDP
 //! packets through two network namespaces ([`crate::udp_bench`], the
 //! library behind `fairway udp-bench`), no scheduler, the kernel's HTB and
 //! fairway's arbiter measured back to back.
@@ -20,14 +20,18 @@
 //! them, or with `--no-net`, every claim is listed as skipped with the
 //! reason ([`skipped_sections`]).
 
-use super::{ChartFile, ChartLine, Claim, Figure, Paper, RunOptions, Section, Ticker};
+use super::error::ReproduceError;
+use super::options::RunOptions;
+use super::paper::Paper;
+use super::progress::Ticker;
+use super::report::{ChartFile, ChartLine, Claim, Figure, Section};
 
 /// The ids of the claims, in report order, whether run or skipped.
 pub const CLAIM_IDS: [&str; 4] = [
-    "001/fig6-7/fairway-near-none",
-    "001/fig6-7/fairway-above-tc",
-    "001/fig9/threshold-not-below-tc",
-    "001/fig9/p98-below-tc-above-threshold",
+    "pspat/fig6-7/fairway-near-none",
+    "pspat/fig6-7/fairway-above-tc",
+    "pspat/fig9/threshold-not-below-tc",
+    "pspat/fig9/p98-below-tc-above-threshold",
 ];
 
 /// The claims as the paper states them (what a skipped run lists).
@@ -48,7 +52,7 @@ pub fn unavailable(opts: &RunOptions) -> Option<String> {
     }
     #[cfg(target_os = "linux")]
     {
-        if !fairway_runtime::net::is_root() {
+        if !crate::testbed::is_root() {
             return Some("needs root (network namespaces)".into());
         }
         let ip = std::process::Command::new("ip")
@@ -91,9 +95,9 @@ pub fn skipped_sections(reason: &str) -> Vec<Section> {
 }
 
 /// Runs the experiments, or lists their claims as skipped.
-pub fn run(opts: &RunOptions, t: &mut Ticker) -> Result<Vec<Section>, String> {
+pub fn run(opts: &RunOptions, t: &mut Ticker) -> Result<Vec<Section>, ReproduceError> {
     if let Some(reason) = unavailable(opts) {
-        t.step(&format!("seed 001: skipped ({reason})"));
+        t.step(&format!("PSPAT paper: skipped ({reason})"));
         return Ok(skipped_sections(&reason));
     }
     #[cfg(target_os = "linux")]
@@ -156,13 +160,13 @@ pub fn config(quick: bool) -> BenchConfig {
         cooldown_ms: if quick {
             0
         } else {
-            crate::udp_bench::experiments::RT_COOLDOWN_MS
+            crate::udp_bench::RT_COOLDOWN_MS
         },
     }
 }
 
 #[cfg(target_os = "linux")]
-fn measured(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, String> {
+fn measured(quick: bool, t: &mut Ticker) -> Result<Vec<Section>, ReproduceError> {
     let cfg = config(quick);
     let start = std::time::Instant::now();
     let r = crate::udp_bench::run(&cfg, &mut |_, _, label| t.step(label))?;
@@ -347,8 +351,8 @@ fn sections(cfg: &BenchConfig, r: &UdpReport) -> Vec<Section> {
             figures: tput_figs,
             claims: claims.by_ref().take(2).collect(),
             charts: vec![ChartFile {
-                file: "001-fig6-7-throughput.svg".into(),
-                title: "Seed 001 Figs. 6-7: packets sent against clients (UDP, 60 bytes)".into(),
+                file: "pspat-fig6-7-throughput.svg".into(),
+                title: "PSPAT paper Figs. 6-7: packets sent against clients (UDP, 60 bytes)".into(),
                 x_label: "clients".into(),
                 y_label: "Mpps".into(),
                 log_x: false,
@@ -371,8 +375,8 @@ fn sections(cfg: &BenchConfig, r: &UdpReport) -> Vec<Section> {
             figures: sweep_figs,
             claims: claims.collect(),
             charts: vec![ChartFile {
-                file: "001-fig9-p98-vs-rate.svg".into(),
-                title: "Seed 001 Fig. 9: target's p98 latency against the link rate".into(),
+                file: "pspat-fig9-p98-vs-rate.svg".into(),
+                title: "PSPAT paper Fig. 9: target's p98 latency against the link rate".into(),
                 x_label: "link rate [pps]".into(),
                 y_label: "p98 latency [µs]".into(),
                 log_x: true,
@@ -388,7 +392,7 @@ fn sections(cfg: &BenchConfig, r: &UdpReport) -> Vec<Section> {
 mod tests {
     use super::*;
     use crate::udp_bench::experiments::{SweepPoint, Targets, ThroughputPoint};
-    use crate::udp_bench::trial::Percentiles;
+    use crate::udp_bench::Percentiles;
 
     fn report(none: f64, tc: f64, fw: f64, tc_p98: f64, fw_p98: f64) -> UdpReport {
         let tp = |mode, pps| ThroughputPoint {

@@ -1,124 +1,13 @@
-//! `fairway reproduce`: the seeds' tables and figures that the project can
-//! reproduce, each result beside the paper's number, and the paper's claims
-//! (an ordering, a bound, a ratio) checked on our run.
-//!
-//! One module per paper, each calling the library's existing experiments
-//! (nothing here measures anything itself):
-//! * [`qfq_plus`] (seed 000, QFQ+ / SCHED+): the §8.3 service-guarantee
-//!   table on `1k-highw`, the §8.2 cost claim QFQ+ ≤ QFQ and Fig. 4's
-//!   QFQ+ below DRR on `32k-wmix`;
-//! * [`qfq`] (seed 003, QFQ): Table 4 / Fig. 10 (QFQ flat in the number of
-//!   flows, WF2Q+ growing, S-KPS's cost ratio to QFQ) and the network
-//!   simulation of §6 (Fig. 8, Tables 2–3);
-//! * [`eiffel`] (seed 002, Eiffel): §5.2, bucketed queues against a binary
-//!   heap at one element per bucket;
-//! * [`bfq`] (seed 004 ch. 2, the BFQ thesis): §2.4's disk experiments on
-//!   the simulated drive (throughput against B_max, weighted shares, the
-//!   web server, streaming);
-//! * [`pspat`] (seed 001, PSPAT): Figs. 6–7 (throughput against clients)
-//!   and Fig. 9 (98th-percentile latency against the link rate) with real
-//!   UDP packets, where the machine allows it (root and `ip netns`);
-//!   otherwise its claims are listed as skipped, with the reason.
-//!
-//! Each claim is checked by a pure function of the experiment's results
-//! (so a test can feed it a fabricated bad result and see it fail). Claims
-//! about measured speed are *timing* claims: measured and listed, but a
-//! shared machine can flip them. Each experiment with a figure in its paper
-//! also gets an SVG chart ([`write_charts`]) beside `report.md`.
-//!
-//! Absolute numbers depend on the machine (the papers ran on 2012–2019
-//! hardware); the claims checked are therefore orderings, bounds and ratios,
-//! never absolute times. `quick` runs reduced versions of every experiment
-//! (fewer packets, pairs, simulated seconds) with the same claims.
+//! The report of a reproduction: each experiment's numbers beside the
+//! paper's, its claims checked, its charts; as Markdown (`report.md`),
+//! JSON (`report.json`, through `Serialize`) and SVG files.
 
-pub mod bfq;
-pub mod eiffel;
-pub mod pspat;
-pub mod qfq;
-pub mod qfq_plus;
-
-use crate::chart::{write_svg, ChartSpec, Series};
+use super::error::ReproduceError;
+use super::paper::Paper;
+use fairway_eval::chart::{write_svg, ChartSpec, Series};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::Instant;
-
-/// A paper whose results can be reproduced.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Paper {
-    /// Seed 000: QFQ+ / SCHED+ (Checconi, Rizzo, Valente 2013).
-    QfqPlus,
-    /// Seed 003: QFQ (Checconi, Rizzo, Valente 2012/13).
-    Qfq,
-    /// Seed 002: Eiffel (Saeed et al., NSDI 2019).
-    Eiffel,
-    /// Seed 004 ch. 2: BFQ (Checconi's PhD thesis).
-    Bfq,
-    /// Seed 001: PSPAT (Rizzo, Valente, Lettieri, Maffione 2018).
-    Pspat,
-}
-
-impl Paper {
-    /// Every paper, in report order.
-    pub const ALL: [Paper; 5] = [
-        Paper::QfqPlus,
-        Paper::Qfq,
-        Paper::Eiffel,
-        Paper::Bfq,
-        Paper::Pspat,
-    ];
-
-    /// Command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Paper::QfqPlus => "qfq-plus",
-            Paper::Qfq => "qfq",
-            Paper::Eiffel => "eiffel",
-            Paper::Bfq => "bfq",
-            Paper::Pspat => "pspat",
-        }
-    }
-
-    /// The paper's title as it names itself, with its seed number.
-    pub fn title(self) -> &'static str {
-        match self {
-            Paper::QfqPlus => "QFQ+ / SCHED+: reducing the cost of fair queueing (seed 000)",
-            Paper::Qfq => "QFQ: efficient packet scheduling with tight guarantees (seed 003)",
-            Paper::Eiffel => "Eiffel: efficient and flexible software packet scheduling (seed 002)",
-            Paper::Bfq => {
-                "BFQ: proportional-share disk scheduling (Checconi's thesis, ch. 2, seed 004)"
-            }
-            Paper::Pspat => "PSPAT: software packet scheduling at hardware speed (seed 001)",
-        }
-    }
-
-    /// Parses `qfq-plus` (or `000`), `qfq` (`003`), `eiffel` (`002`),
-    /// `bfq` (`004`), `pspat` (`001`) or `all`.
-    pub fn parse_list(text: &str) -> Result<Vec<Paper>, String> {
-        match text.trim() {
-            "all" => Ok(Paper::ALL.to_vec()),
-            "qfq-plus" | "qfq+" | "000" => Ok(vec![Paper::QfqPlus]),
-            "qfq" | "003" => Ok(vec![Paper::Qfq]),
-            "eiffel" | "002" => Ok(vec![Paper::Eiffel]),
-            "bfq" | "004" => Ok(vec![Paper::Bfq]),
-            "pspat" | "001" => Ok(vec![Paper::Pspat]),
-            other => Err(format!(
-                "unknown paper '{other}' (expected one of all, qfq-plus, qfq, eiffel, bfq, pspat, or 000, 003, 002, 004, 001)"
-            )),
-        }
-    }
-
-    /// Progress steps [`run`] reports for this paper.
-    pub fn steps(self, opts: &RunOptions) -> u64 {
-        match self {
-            Paper::QfqPlus => qfq_plus::STEPS,
-            Paper::Qfq => qfq::STEPS,
-            Paper::Eiffel => eiffel::STEPS,
-            Paper::Bfq => bfq::STEPS,
-            Paper::Pspat => pspat::steps(opts),
-        }
-    }
-}
 
 /// One number of a table or figure: the paper's and ours.
 #[derive(Clone, Debug, Serialize)]
@@ -241,7 +130,7 @@ pub struct ChartLine {
 /// [`write_charts`] and linked from it.
 #[derive(Clone, Debug, Serialize)]
 pub struct ChartFile {
-    /// File name (no directory), e.g. `003-fig10-cost.svg`.
+    /// File name (no directory), e.g. `qfq-fig10-cost.svg`.
     pub file: String,
     /// Caption.
     pub title: String,
@@ -279,7 +168,7 @@ pub struct Section {
 /// The whole report (`report.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
-    /// CPU model and core count ([`crate::machine::describe`]).
+    /// CPU model and core count ([`fairway_eval::machine::describe`]).
     pub machine: String,
     /// Whether the reduced (`--quick`) versions ran.
     pub quick: bool,
@@ -304,100 +193,6 @@ impl Report {
     pub fn claims(&self) -> impl Iterator<Item = &Claim> {
         self.sections.iter().flat_map(|s| s.claims.iter())
     }
-}
-
-/// Progress of [`run`]: the step just started, of how many.
-#[derive(Clone, Debug)]
-pub struct Progress<'a> {
-    /// Steps finished.
-    pub done: u64,
-    /// Steps in total.
-    pub total: u64,
-    /// What runs now.
-    pub message: &'a str,
-}
-
-/// Counts steps across papers for the progress callback.
-pub struct Ticker<'a> {
-    done: u64,
-    total: u64,
-    progress: &'a mut dyn FnMut(Progress),
-}
-
-impl Ticker<'_> {
-    /// Announces the next step (`message`), counting the previous one done.
-    pub fn step(&mut self, message: &str) {
-        (self.progress)(Progress {
-            done: self.done,
-            total: self.total,
-            message,
-        });
-        self.done += 1;
-    }
-}
-
-/// What [`run`] runs.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RunOptions {
-    /// The reduced versions of every experiment (what CI runs).
-    pub quick: bool,
-    /// Skip the experiments that need root and network namespaces (seed
-    /// 001's real-packet runs), listing their claims as skipped.
-    pub no_net: bool,
-}
-
-/// Runs the experiments of `papers` (reduced ones if `quick`).
-pub fn run(
-    papers: &[Paper],
-    opts: RunOptions,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<Report, String> {
-    let quick = opts.quick;
-    let start = Instant::now();
-    let total = papers.iter().map(|p| p.steps(&opts)).sum();
-    let mut t = Ticker {
-        done: 0,
-        total,
-        progress,
-    };
-    let mut sections = Vec::new();
-    for &p in papers {
-        let s = match p {
-            Paper::QfqPlus => qfq_plus::run(quick, &mut t)?,
-            Paper::Qfq => qfq::run(quick, &mut t)?,
-            Paper::Eiffel => eiffel::run(quick, &mut t)?,
-            Paper::Bfq => bfq::run(quick, &mut t)?,
-            Paper::Pspat => pspat::run(&opts, &mut t)?,
-        };
-        sections.extend(s);
-    }
-    (t.progress)(Progress {
-        done: total,
-        total,
-        message: "done",
-    });
-    let claims = || sections.iter().flat_map(|s| &s.claims);
-    let passed = claims().filter(|c| c.holds).count();
-    let failed = claims().filter(|c| c.failed()).count();
-    let skipped = claims().filter(|c| c.skipped.is_some()).count();
-    Ok(Report {
-        machine: crate::machine::describe(),
-        quick,
-        debug_build: cfg!(debug_assertions),
-        seconds: start.elapsed().as_secs_f64(),
-        passed,
-        failed,
-        skipped,
-        sections,
-    })
-}
-
-/// Times `f`, storing the seconds in the section it returns.
-pub(crate) fn timed(f: impl FnOnce() -> Result<Section, String>) -> Result<Section, String> {
-    let start = Instant::now();
-    let mut s = f()?;
-    s.seconds = start.elapsed().as_secs_f64();
-    Ok(s)
 }
 
 fn num(v: f64) -> String {
@@ -484,7 +279,7 @@ pub fn to_markdown(r: &Report) -> String {
 
 /// Writes every section's charts into `dir` (beside `report.md`, whose
 /// image links name them); returns the paths written.
-pub fn write_charts(dir: &Path, r: &Report) -> Result<Vec<std::path::PathBuf>, String> {
+pub fn write_charts(dir: &Path, r: &Report) -> Result<Vec<std::path::PathBuf>, ReproduceError> {
     let mut written = Vec::new();
     for ch in r.sections.iter().flat_map(|s| &s.charts) {
         let path = dir.join(&ch.file);
@@ -505,7 +300,7 @@ pub fn write_charts(dir: &Path, r: &Report) -> Result<Vec<std::path::PathBuf>, S
                 color: l.color,
             })
             .collect();
-        write_svg(&path, &spec, &series)?;
+        write_svg(&path, &spec, &series).map_err(ReproduceError::Chart)?;
         written.push(path);
     }
     Ok(written)
@@ -514,15 +309,6 @@ pub fn write_charts(dir: &Path, r: &Report) -> Result<Vec<std::path::PathBuf>, S
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_papers_and_rejects_unknown_names() {
-        assert_eq!(Paper::parse_list("all").unwrap(), Paper::ALL.to_vec());
-        assert_eq!(Paper::parse_list("003").unwrap(), vec![Paper::Qfq]);
-        assert_eq!(Paper::parse_list("004").unwrap(), vec![Paper::Bfq]);
-        assert_eq!(Paper::parse_list("pspat").unwrap(), vec![Paper::Pspat]);
-        assert!(Paper::parse_list("gps").unwrap_err().contains("'gps'"));
-    }
 
     #[test]
     fn a_failed_claim_is_counted_and_marked() {

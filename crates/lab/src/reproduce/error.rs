@@ -1,0 +1,43 @@
+//! Why `fairway reproduce` could not run a paper's experiments or write its
+//! report. Each message is one line naming what failed; the experiments'
+//! own errors are passed on as they are.
+
+use fairway_core::registry::SpecError;
+use fairway_disk::DiskConfigError;
+use fairway_eval::workload::FlowSetError;
+
+/// Why a reproduction failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReproduceError {
+    /// A paper name that is not one of [`Paper::ALL`](super::paper::Paper::ALL)'s.
+    #[error(
+        "unknown paper '{0}' (expected one of all, qfq-plus, qfq, eiffel, bfq, pspat, or 000, 003, 002, 004, 001)"
+    )]
+    UnknownPaper(String),
+    /// A scheduler spec of an experiment did not parse.
+    #[error("{0}")]
+    Spec(SpecError),
+    /// A flow set of an experiment did not parse.
+    #[error(transparent)]
+    FlowSet(#[from] FlowSetError),
+    /// A measurement or simulation of `fairway-eval` failed (its errors
+    /// are messages).
+    #[error("{0}")]
+    Measurement(String),
+    /// A measurement returned no result for a scheduler it was given.
+    #[error("no cost report for {0}")]
+    NoCostReport(String),
+    /// The approximate queue's fill/drain run reported no error rate.
+    #[error("the approximate queue reported no error rate")]
+    NoApproxErrorRate,
+    /// A disk experiment was refused its configuration.
+    #[error(transparent)]
+    Disk(#[from] DiskConfigError),
+    /// The real-packet experiments failed.
+    #[cfg(target_os = "linux")]
+    #[error(transparent)]
+    RealPackets(#[from] crate::udp_bench::BenchError),
+    /// A chart could not be drawn or written.
+    #[error("{0}")]
+    Chart(String),
+}
