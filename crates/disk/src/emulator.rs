@@ -17,7 +17,7 @@
 //! are delivered within a few microseconds of their modelled instant. Each
 //! [`Completion`] carries both the modelled instants and the instant it was
 //! delivered, so an application can measure the emulation error
-//! ([`crate::validate`]).
+//! (`fairway-lab`'s App. C.5.1 validation).
 
 use crate::model::DiskModel;
 use crate::request::{AddError, Nanos, Request};

@@ -7,3 +7,5 @@
 //! BFQ thesis' disk experiments), and `fairway reproduce`, which runs all
 //! of them to check the papers' claims. This crate sits above `eval`,
 //! `runtime` and `disk`; only the CLI sits above it.
+
+pub mod disk;

@@ -13,17 +13,17 @@
 //! * **fairway**: the loop device's scheduler is `none`, and two threads
 //!   submit the same reads under fairway's BFQ (B_max 4096 sectors, T_max
 //!   125 ms like the kernel's `timeout_sync`, weights 80 and 40) through
-//!   the [`Backend`] chosen: [`crate::file_device::FileDevice`] (`pread`)
-//!   or [`crate::uring_device::UringDevice`] (io_uring).
+//!   the [`Backend`] chosen: [`FileDevice`] (`pread`) or [`UringDevice`]
+//!   (io_uring).
 //!
 //! Reported: each reader's MB/s and share of the total, beside the weight
 //! share.
 
-use crate::bfq::{Bfq, BfqConfig, TimeBudget};
-use crate::file_device::{FileDevice, FileSubmitter};
-use crate::request::{AppId, SECTOR_BYTES};
-use crate::scheduler::{AppSpec, DiskScheduler};
-use crate::uring_device::UringDevice;
+use fairway_disk::file_device::{FileDevice, FileSubmitter};
+use fairway_disk::uring_device::{UringDevice, UringError};
+use fairway_disk::{
+    AppId, AppSpec, Bfq, BfqConfig, DiskScheduler, Request, TimeBudget, SECTOR_BYTES,
+};
 use serde::Serialize;
 use std::os::unix::fs::OpenOptionsExt;
 use std::process::Command;
@@ -245,9 +245,7 @@ fn fairway_side(dev: &str, weights: &[u32], seconds: u64, backend: Backend) -> R
         }
         Backend::IoUring { in_flight } => match UringDevice::start(bfq, file, in_flight) {
             Ok(d) => Device::Uring(d),
-            Err(crate::uring_device::UringError::Unavailable(e)) => {
-                return Err(Skip::NoUring(e.to_string()))
-            }
+            Err(UringError::Unavailable(e)) => return Err(Skip::NoUring(e.to_string())),
             Err(e) => return Err(Skip::Failed(e.to_string())),
         },
     };
@@ -260,11 +258,7 @@ fn fairway_side(dev: &str, weights: &[u32], seconds: u64, backend: Backend) -> R
                 let t0 = Instant::now();
                 while Instant::now() < end {
                     let sector = (i as u64 * HALF + off) / SECTOR_BYTES;
-                    let req = crate::request::Request::read(
-                        AppId(i as u32),
-                        sector,
-                        (BS / SECTOR_BYTES) as u32,
-                    );
+                    let req = Request::read(AppId(i as u32), sector, (BS / SECTOR_BYTES) as u32);
                     match s.read(req).recv() {
                         Ok(c) if c.result.is_ok() => bytes += BS,
                         _ => break,

@@ -1,4 +1,4 @@
-//! Validation of the emulated device the way seed 004 App. C.5.1 validates
+//! Validation of the emulated device the way the BFQ thesis' App. C.5.1 validates
 //! GemDisk: replay a synthetic trace through the real-time device and
 //! compare every request's response time with the simulator's for the
 //! same trace ("emulation error").
@@ -22,11 +22,9 @@
 //!   (delivery minus trace time) minus the simulator's response time for the
 //!   trace's arrival times.
 
-use crate::bfq::{Bfq, BfqConfig, TimeBudget};
-use crate::emulator::{Completion, EmulatedDisk, SPIN_NS};
-use crate::model::DiskModel;
-use crate::request::{AppId, Nanos, Request, MS};
-use crate::scheduler::{AppSpec, DiskScheduler};
+use fairway_disk::emulator::{Completion, EmulatedDisk, SPIN_NS};
+use fairway_disk::model::DiskModel;
+use fairway_disk::{AppId, AppSpec, Bfq, BfqConfig, DiskScheduler, Nanos, Request, TimeBudget, MS};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
