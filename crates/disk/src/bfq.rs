@@ -1,4 +1,4 @@
-//! BFQ, Budget Fair Queueing of disk requests (seed 004 §2.1, Figs. 2–4).
+//! BFQ, Budget Fair Queueing of disk requests (the BFQ thesis §2.1, Figs. 2–4).
 //!
 //! # The problem
 //!

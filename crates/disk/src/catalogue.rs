@@ -20,7 +20,7 @@
 //!
 //! Adding a scheduler means one [`DiskSchedKind`] variant, its entry in
 //! [`DiskSchedKind::info`], one [`DiskSchedSpec`] variant with its fields
-//! in [`DiskSchedSpec::params`] and [`DiskSchedSpec::set`], its label and
+//! in [`DiskSchedSpec::params`] and `DiskSchedSpec::set`, its label and
 //! its constructor in [`DiskSchedSpec::build`].
 //!
 //! # Examples
@@ -646,66 +646,32 @@ impl DiskSchedSpec {
     /// `, NAME VALUE ms` for each parameter the label does not show
     /// otherwise and that differs from the default.
     fn non_default_extras(&self) -> String {
-        let base = self.kind().default_spec();
-        let mut out = String::new();
-        let mut push = |name: &str, value: String| {
-            out.push_str(", ");
-            out.push_str(name);
-            out.push(' ');
-            out.push_str(&value);
+        let shown: &[&str] = match self.kind() {
+            DiskSchedKind::Bfq => &["b_max"],
+            DiskSchedKind::Cfq => &["slice_ms"],
+            DiskSchedKind::ScanEdf => &["delta_ms", "t_wait_ms"],
+            DiskSchedKind::Yfq => &["batch", "t_wait_ms"],
+            DiskSchedKind::CLook | DiskSchedKind::As => &[],
         };
-        match (*self, base) {
-            (
-                Self::Bfq {
-                    t_wait_ms,
-                    t_fifo_ms,
-                    t_max_ms,
-                    ..
-                },
-                Self::Bfq {
-                    t_wait_ms: w0,
-                    t_fifo_ms: f0,
-                    ..
-                },
-            ) => {
-                if t_wait_ms != w0 {
-                    push("T_wait", format!("{t_wait_ms} ms"));
-                }
-                if t_fifo_ms != f0 {
-                    push("T_FIFO", format!("{t_fifo_ms} ms"));
-                }
-                match t_max_ms {
-                    None => {}
-                    Some(0) => push("T_max", "off".into()),
-                    Some(t) => push("T_max", format!("{t} ms")),
-                }
+        let defaults = self.kind().default_spec().params();
+        let mut out = String::new();
+        for (key, value) in self.params() {
+            if shown.contains(&key) || defaults.contains(&(key, value)) {
+                continue;
             }
-            (
-                Self::Cfq { slice_idle_ms, .. },
-                Self::Cfq {
-                    slice_idle_ms: i0, ..
-                },
-            ) => {
-                if slice_idle_ms != i0 {
-                    push("idle", format!("{slice_idle_ms} ms"));
-                }
+            let name = match key {
+                "t_wait_ms" => "T_wait",
+                "t_fifo_ms" => "T_FIFO",
+                "t_max_ms" => "T_max",
+                "slice_idle_ms" => "idle",
+                "deadline_ms" => "deadline",
+                other => other,
+            };
+            if key == "t_max_ms" && value == 0 {
+                out.push_str(&format!(", {name} off"));
+            } else {
+                out.push_str(&format!(", {name} {value} ms"));
             }
-            (Self::As { t_wait_ms }, Self::As { t_wait_ms: w0 }) => {
-                if t_wait_ms != w0 {
-                    push("T_wait", format!("{t_wait_ms} ms"));
-                }
-            }
-            (
-                Self::ScanEdf { deadline_ms, .. },
-                Self::ScanEdf {
-                    deadline_ms: d0, ..
-                },
-            ) => {
-                if deadline_ms != d0 {
-                    push("deadline", format!("{deadline_ms} ms"));
-                }
-            }
-            _ => {}
         }
         out
     }

@@ -1,4 +1,4 @@
-//! A real-time emulated disk (seed 004 App. C, GemDisk's timing-only mode
+//! A real-time emulated disk (the BFQ thesis App. C, GemDisk's timing-only mode
 //! C.3.1): threads submit requests to a device thread, which schedules them
 //! with any [`DiskScheduler`] and completes each one when the [`DiskModel`]
 //! says the real drive would have, on the wall clock. Synchronous

@@ -1,7 +1,7 @@
-//! Seed 004 ch. 2 (Checconi's thesis, BFQ) reproduced: the four disk
+//! The BFQ thesis' ch. 2 (Checconi's thesis) reproduced: the four disk
 //! experiments of §2.4 on the simulated IBM-DTLA-307030, each through the
-//! public experiment function of [`fairway_disk::experiment`] that
-//! `fairway disk` calls, beside the thesis' numbers ([`fairway_disk::thesis`]:
+//! public experiment function of `fairway_lab::disk` that
+//! `fairway disk` calls, beside the thesis' numbers (`fairway_lab::disk::thesis`:
 //! Linux 2.6.21 on the real drive, mean of 20 runs).
 //!
 //! * **Aggregate throughput against B_max** (Fig. 5 and its table): two
@@ -446,7 +446,7 @@ fn web(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, String>
 }
 
 /// The streaming claims on one result per scheduler of
-/// [`STREAM_SPECS`].
+/// `STREAM_SPECS`.
 pub fn streaming_claims(rows: &[(SchedSpec, StreamResult)]) -> Vec<Claim> {
     let of = |want: SchedSpec| rows.iter().find(|r| r.0 == want).map(|r| r.1.streams);
     let mut claims = Vec::new();

@@ -10,7 +10,7 @@
 //!
 //! * [`sequential`]: sequential readers, run by [`throughput`] (Fig. 5)
 //!   and [`shares`] (the bandwidth distribution);
-//! * [`web_server`], [`streaming`]: the other two workloads;
+//! * [`mod@web_server`], [`mod@streaming`]: the other two workloads;
 //! * [`thesis`]: the thesis' numbers and the configurations its tables
 //!   compare; [`drive`]: the drive to run on;
 //! * [`validate`]: App. C.5.1; [`kernel_bfq`]: the kernel comparison.
