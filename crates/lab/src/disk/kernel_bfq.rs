@@ -19,11 +19,10 @@
 //! Reported: each reader's MB/s and share of the total, beside the weight
 //! share.
 
+use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::file_device::{FileDevice, FileSubmitter};
 use fairway_disk::uring_device::{UringDevice, UringError};
-use fairway_disk::{
-    AppId, AppSpec, Bfq, BfqConfig, DiskScheduler, Request, TimeBudget, SECTOR_BYTES,
-};
+use fairway_disk::{AppId, AppSpec, DiskScheduler, Request, SECTOR_BYTES};
 use serde::Serialize;
 use std::os::unix::fs::OpenOptionsExt;
 use std::process::Command;
@@ -125,11 +124,17 @@ const IMAGE: &str = "/var/tmp/fairway-kernel-bfq.img";
 const HALF: u64 = 512 << 20;
 const REGION: u64 = 400 << 20;
 const BS: u64 = 128 << 10;
-/// T_max as the kernel's BFQ sets it (`timeout_sync`, 125 ms): on a device
-/// this fast, the automatic T_max (4/3 of B_max at the measured rate) is a
-/// few milliseconds, shorter than a thread's wake-up jitter, and would
-/// overcharge both readers into equal time slices.
-const KERNEL_TIMEOUT_SYNC: u64 = 125_000_000;
+/// fairway's BFQ: B_max 4096 sectors, and T_max as the kernel's BFQ sets it
+/// (`timeout_sync`, 125 ms): on a device this fast, the automatic T_max
+/// (4/3 of B_max at the measured rate) is a few milliseconds, shorter than
+/// a thread's wake-up jitter, and would overcharge both readers into equal
+/// time slices.
+pub const FAIRWAY_BFQ: DiskSchedSpec = DiskSchedSpec::Bfq {
+    b_max: 4096,
+    t_wait_ms: 4,
+    t_fifo_ms: 100,
+    t_max_ms: Some(125),
+};
 /// fio priorities and the kernel weights they mean.
 const PRIOS: [u32; 2] = [0, 4];
 
@@ -230,11 +235,9 @@ fn fairway_side(dev: &str, weights: &[u32], seconds: u64, backend: Backend) -> R
         .custom_flags(0o40000) // O_DIRECT on Linux x86-64 and aarch64
         .open(dev)
         .map_err(|e| Skip::Failed(format!("{dev}: {e}")))?;
-    let cfg = BfqConfig {
-        t_max: TimeBudget::Fixed(KERNEL_TIMEOUT_SYNC),
-        ..BfqConfig::simplified(4096).map_err(|e| Skip::Failed(e.to_string()))?
-    };
-    let mut bfq = Bfq::new(cfg).map_err(|e| Skip::Failed(e.to_string()))?;
+    let mut bfq = FAIRWAY_BFQ
+        .build(weights.len() as u32)
+        .map_err(|e| Skip::Failed(e.to_string()))?;
     for (i, &w) in weights.iter().enumerate() {
         bfq.add_app(AppId(i as u32), AppSpec::weight(w))
             .map_err(|e| Skip::Failed(e.to_string()))?;
