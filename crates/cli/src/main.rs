@@ -113,7 +113,7 @@ fn main() -> ExitCode {
         Command::Scheds(args) => cmd::scheds::run(args),
         Command::Netsim(args) => cmd::netsim::run(args),
         Command::UdpBench(args) => cmd::udp_bench::run(args),
-        Command::Disk(args) => cmd::disk::run(args),
+        Command::Disk(args) => cmd::disk::run(args).map_err(|e| e.to_string()),
         Command::Policy(args) => cmd::policy::run(args),
         Command::Reproduce(args) => cmd::reproduce::run(args),
     };

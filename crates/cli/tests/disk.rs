@@ -104,3 +104,30 @@ fn bad_disk_arguments_give_one_line_and_a_failure_code() {
         assert!(err.starts_with("fairway: error:"), "{err}");
     }
 }
+
+#[test]
+fn the_disk_catalogue_lists_every_scheduler_with_its_parameters() {
+    let rows = json_lines(&fairway(&["disk", "scheds", "--json"]));
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["bfq", "scan-edf", "yfq", "cfq", "c-look", "as"]);
+    let bfq = &rows[0];
+    assert_eq!(bfq["label"], "BFQ 4096 sect");
+    let b_max = &bfq["params"][0];
+    assert_eq!(
+        (
+            &b_max["key"],
+            &b_max["min"],
+            &b_max["max"],
+            &b_max["default"]
+        ),
+        (
+            &serde_json::json!("b_max"),
+            &serde_json::json!(256),
+            &serde_json::json!(16_777_216),
+            &serde_json::json!(4096)
+        )
+    );
+    let out = fairway(&["disk", "scheds"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("slice_ms=1..=60000 (default 100)"), "{text}");
+}

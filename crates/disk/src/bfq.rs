@@ -1,4 +1,4 @@
-//! BFQ, Budget Fair Queueing of disk requests (seed 004 §2.1, Figs. 2–4).
+//! BFQ, Budget Fair Queueing of disk requests (the BFQ thesis §2.1, Figs. 2–4).
 //!
 //! # The problem
 //!
@@ -217,9 +217,11 @@ impl BfqConfig {
     }
 }
 
-/// Deliberately broken variants, for showing that the guarantee checks can
-/// fail. Not for use.
-#[doc(hidden)]
+/// Deliberately broken variants, for the tests that show the guarantee
+/// checks can fail. Compiled only with the `test-support` feature, which
+/// only this crate's own tests turn on (its dev-dependency on itself), so
+/// no build of the library for use has them.
+#[cfg(feature = "test-support")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BfqFault {
     /// The correct algorithm.
@@ -289,6 +291,7 @@ pub struct Bfq {
     /// Estimated rate in sectors per second (0 = none yet).
     rate: u64,
     stats: BfqStats,
+    #[cfg(feature = "test-support")]
     fault: BfqFault,
 }
 
@@ -308,16 +311,54 @@ impl Bfq {
             weight_sum: 0,
             rate: 0,
             stats: BfqStats::default(),
+            #[cfg(feature = "test-support")]
             fault: BfqFault::None,
         })
     }
 
-    /// A deliberately broken BFQ (see [`BfqFault`]).
-    #[doc(hidden)]
+    /// A deliberately broken BFQ (see [`BfqFault`]), for tests only.
+    #[cfg(feature = "test-support")]
     pub fn with_fault(cfg: BfqConfig, fault: BfqFault) -> Result<Self, DiskConfigError> {
         let mut b = Self::new(cfg)?;
         b.fault = fault;
         Ok(b)
+    }
+
+    /// Re-inserts a deactivated application at `max(V, F)` (the
+    /// `BfqFault::NoBackshift` fault of the tests).
+    #[cfg(feature = "test-support")]
+    fn skips_backshift(&self) -> bool {
+        self.fault == BfqFault::NoBackshift
+    }
+
+    /// Ends the idling wait on another application's request (the
+    /// `BfqFault::ServeWhileIdling` fault of the tests).
+    #[cfg(feature = "test-support")]
+    fn serves_while_idling(&self) -> bool {
+        self.fault == BfqFault::ServeWhileIdling
+    }
+
+    /// Never idles (the `BfqFault::NoIdling` fault of the tests).
+    #[cfg(feature = "test-support")]
+    fn never_idles(&self) -> bool {
+        self.fault == BfqFault::NoIdling
+    }
+
+    // Without the `test-support` feature there are no faults: the checks
+    // are constant and compile away.
+    #[cfg(not(feature = "test-support"))]
+    fn skips_backshift(&self) -> bool {
+        false
+    }
+
+    #[cfg(not(feature = "test-support"))]
+    fn serves_while_idling(&self) -> bool {
+        false
+    }
+
+    #[cfg(not(feature = "test-support"))]
+    fn never_idles(&self) -> bool {
+        false
     }
 
     /// The configuration.
@@ -374,12 +415,13 @@ impl Bfq {
     /// `requeue_budget` its next budget if it is to be re-inserted.
     fn deactivate(&mut self, charge: u32, next_budget: u32) {
         let Some(a) = self.active.take() else { return };
+        let skip_backshift = self.skips_backshift();
         let st = &mut self.apps[a.app as usize];
         st.budget = next_budget;
         let (w, backlogged) = (st.weight, !st.queue.is_empty());
         self.engine.charge(a.app, charge, w);
         if backlogged {
-            if self.fault == BfqFault::NoBackshift {
+            if skip_backshift {
                 self.engine.insert_arrival(a.app, next_budget, w);
             } else {
                 self.engine.insert_backshifted(a.app, next_budget, w);
@@ -517,7 +559,7 @@ impl DiskScheduler for Bfq {
                 capacity: self.cfg.max_queued,
             });
         }
-        if self.fault == BfqFault::ServeWhileIdling {
+        if self.serves_while_idling() {
             if let Some(a) = self.active.as_mut().filter(|a| a.app != req.app.0) {
                 if let Idling::Until(_) = a.idling {
                     a.idling = Idling::Until(now);
@@ -612,11 +654,11 @@ impl DiskScheduler for Bfq {
     }
 
     fn complete(&mut self, now: Nanos, req: &Request) {
-        let fault = self.fault;
+        let never_idles = self.never_idles();
         let t_wait = self.cfg.t_wait;
         if let Some(a) = &mut self.active {
             if a.app == req.app.0 && a.idling == Idling::AwaitCompletion {
-                if fault == BfqFault::NoIdling || t_wait == 0 {
+                if never_idles || t_wait == 0 {
                     self.expire_idle();
                 } else {
                     a.idling = Idling::Until(now.saturating_add(t_wait));

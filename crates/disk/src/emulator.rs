@@ -1,4 +1,4 @@
-//! A real-time emulated disk (seed 004 App. C, GemDisk's timing-only mode
+//! A real-time emulated disk (the BFQ thesis App. C, GemDisk's timing-only mode
 //! C.3.1): threads submit requests to a device thread, which schedules them
 //! with any [`DiskScheduler`] and completes each one when the [`DiskModel`]
 //! says the real drive would have, on the wall clock. Synchronous
@@ -17,7 +17,7 @@
 //! are delivered within a few microseconds of their modelled instant. Each
 //! [`Completion`] carries both the modelled instants and the instant it was
 //! delivered, so an application can measure the emulation error
-//! ([`crate::validate`]).
+//! (`fairway-lab`'s App. C.5.1 validation).
 
 use crate::model::DiskModel;
 use crate::request::{AddError, Nanos, Request};

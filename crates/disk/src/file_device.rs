@@ -189,22 +189,66 @@ struct Pending {
     arrived: Nanos,
 }
 
-fn run<S: DiskScheduler>(mut sched: S, file: File, rx: Receiver<Cmd>) -> FileDeviceReport {
-    let epoch = Instant::now();
-    let now = || epoch.elapsed().as_nanos() as Nanos;
-    let mut report = FileDeviceReport::default();
-    let mut waiting: HashMap<u64, Pending> = HashMap::new();
-    let mut next_tag = 0u64;
+/// The device thread's state: the scheduler, the file, and the requests
+/// the scheduler holds, by the tag the device gave them.
+struct Device<S> {
+    sched: S,
+    file: File,
+    epoch: Instant,
+    report: FileDeviceReport,
+    waiting: HashMap<u64, Pending>,
+    next_tag: u64,
+}
+
+fn run<S: DiskScheduler>(sched: S, file: File, rx: Receiver<Cmd>) -> FileDeviceReport {
+    let mut dev = Device {
+        sched,
+        file,
+        epoch: Instant::now(),
+        report: FileDeviceReport::default(),
+        waiting: HashMap::new(),
+        next_tag: 0,
+    };
     let mut wake: Option<Nanos> = None;
     let mut stopping = false;
     loop {
-        // Take every submission already here before deciding.
+        for cmd in dev.receive(&rx, wake, stopping) {
+            match cmd {
+                Cmd::Shutdown => stopping = true,
+                Cmd::Submit(req, data, reply) => dev.accept(req, data, reply, stopping),
+            }
+        }
+        if stopping {
+            break;
+        }
+        wake = None;
+        match dev.sched.dispatch(dev.now()) {
+            Dispatch::Serve(req) => dev.serve(req),
+            Dispatch::Idle(until) => wake = until,
+            Dispatch::Empty => {}
+        }
+    }
+    dev.hand_back_queued();
+    dev.report
+}
+
+impl<S: DiskScheduler> Device<S> {
+    /// Nanoseconds since the device started.
+    fn now(&self) -> Nanos {
+        self.epoch.elapsed().as_nanos() as Nanos
+    }
+
+    /// Every command already here, after waiting for the first one: until
+    /// `wake` (an idling deadline) if there is one, for as long as it takes
+    /// if nothing is queued, not at all otherwise or when `stopping`. A
+    /// disconnected channel reads as a shutdown.
+    fn receive(&self, rx: &Receiver<Cmd>, wake: Option<Nanos>, stopping: bool) -> Vec<Cmd> {
         let first = if stopping {
             None
         } else {
             match wake {
                 Some(w) => {
-                    let t = now();
+                    let t = self.now();
                     if w <= t {
                         None
                     } else {
@@ -215,7 +259,7 @@ fn run<S: DiskScheduler>(mut sched: S, file: File, rx: Receiver<Cmd>) -> FileDev
                         }
                     }
                 }
-                None if sched.queued() == 0 => Some(rx.recv().unwrap_or(Cmd::Shutdown)),
+                None if self.sched.queued() == 0 => Some(rx.recv().unwrap_or(Cmd::Shutdown)),
                 None => rx.try_recv().ok(),
             }
         };
@@ -223,121 +267,126 @@ fn run<S: DiskScheduler>(mut sched: S, file: File, rx: Receiver<Cmd>) -> FileDev
         while let Ok(c) = rx.try_recv() {
             cmds.push(c);
         }
-        for cmd in cmds {
-            match cmd {
-                Cmd::Shutdown => stopping = true,
-                Cmd::Submit(req, data, reply) => {
-                    let t = now();
-                    let expected = req.len as usize * SECTOR_BYTES as usize;
-                    let refuse = |reply: Sender<FileCompletion>, e: FileIoError| {
-                        let _ = reply.send(FileCompletion {
-                            req,
-                            data: Vec::new(),
-                            result: Err(e),
-                            arrived: t,
-                            completed: t,
-                        });
-                    };
-                    if stopping {
-                        refuse(reply, FileIoError::ShutDown);
-                        report.failed += 1;
-                        continue;
-                    }
-                    if req.dir == Direction::Write && data.len() != expected {
-                        refuse(
-                            reply,
-                            FileIoError::BadLength {
-                                given: data.len(),
-                                expected,
-                            },
-                        );
-                        report.failed += 1;
-                        continue;
-                    }
-                    let tag = next_tag;
-                    next_tag += 1;
-                    match sched.add_request(t, req.with_tag(tag)) {
-                        Ok(()) => {
-                            waiting.insert(
-                                tag,
-                                Pending {
-                                    reply,
-                                    tag: req.tag,
-                                    data,
-                                    arrived: t,
-                                },
-                            );
-                        }
-                        Err(e) => {
-                            report.failed += 1;
-                            refuse(reply, FileIoError::Refused(AddError { request: req, ..e }));
-                        }
-                    }
-                }
-            }
-        }
-        if stopping {
-            break;
-        }
-        wake = None;
-        match sched.dispatch(now()) {
-            Dispatch::Serve(req) => {
-                let p = waiting.remove(&req.tag);
-                let offset = req.sector * SECTOR_BYTES;
-                let bytes = req.len as usize * SECTOR_BYTES as usize;
-                // Transfers go through a 4 KiB-aligned buffer, so a file
-                // opened with O_DIRECT works too.
-                let mut raw = vec![0u8; bytes + ALIGN];
-                let at = raw.as_ptr().align_offset(ALIGN).min(ALIGN);
-                let buf = &mut raw[at..at + bytes];
-                let (result, data) = match req.dir {
-                    Direction::Read => match file.read_exact_at(buf, offset) {
-                        Ok(()) => (Ok(()), buf.to_vec()),
-                        Err(e) => (Err(FileIoError::Io(e)), Vec::new()),
-                    },
-                    Direction::Write => {
-                        if let Some(p) = &p {
-                            buf.copy_from_slice(&p.data);
-                        }
-                        (
-                            file.write_all_at(buf, offset).map_err(FileIoError::Io),
-                            Vec::new(),
-                        )
-                    }
-                };
-                let t = now();
-                sched.complete(t, &req);
-                if result.is_ok() {
-                    report.completed += 1;
-                } else {
-                    report.failed += 1;
-                }
-                if let Some(p) = p {
-                    let _ = p.reply.send(FileCompletion {
-                        req: req.with_tag(p.tag),
-                        data,
-                        result,
-                        arrived: p.arrived,
-                        completed: t,
-                    });
-                }
-            }
-            Dispatch::Idle(until) => wake = until,
-            Dispatch::Empty => {}
-        }
+        cmds
     }
-    for r in sched.drain() {
-        if let Some(p) = waiting.remove(&r.tag) {
-            let req = r.with_tag(p.tag);
-            let _ = p.reply.send(FileCompletion {
+
+    /// Hands a submitted request to the scheduler, or answers it at once:
+    /// refused after a shutdown, for a write whose data is not its length,
+    /// or by the scheduler.
+    fn accept(
+        &mut self,
+        req: Request,
+        data: Vec<u8>,
+        reply: Sender<FileCompletion>,
+        stopping: bool,
+    ) {
+        let t = self.now();
+        let expected = req.len as usize * SECTOR_BYTES as usize;
+        let refuse = |reply: Sender<FileCompletion>, e: FileIoError| {
+            let _ = reply.send(FileCompletion {
                 req,
                 data: Vec::new(),
-                result: Err(FileIoError::ShutDown),
-                arrived: p.arrived,
-                completed: now(),
+                result: Err(e),
+                arrived: t,
+                completed: t,
             });
-            report.unserved.push(req);
+        };
+        if stopping {
+            refuse(reply, FileIoError::ShutDown);
+            self.report.failed += 1;
+            return;
+        }
+        if req.dir == Direction::Write && data.len() != expected {
+            refuse(
+                reply,
+                FileIoError::BadLength {
+                    given: data.len(),
+                    expected,
+                },
+            );
+            self.report.failed += 1;
+            return;
+        }
+        let tag = self.next_tag;
+        self.next_tag += 1;
+        match self.sched.add_request(t, req.with_tag(tag)) {
+            Ok(()) => {
+                self.waiting.insert(
+                    tag,
+                    Pending {
+                        reply,
+                        tag: req.tag,
+                        data,
+                        arrived: t,
+                    },
+                );
+            }
+            Err(e) => {
+                self.report.failed += 1;
+                refuse(reply, FileIoError::Refused(AddError { request: req, ..e }));
+            }
         }
     }
-    report
+
+    /// Performs the dispatched `req` (blocking), tells the scheduler it
+    /// completed and answers its submitter.
+    fn serve(&mut self, req: Request) {
+        let p = self.waiting.remove(&req.tag);
+        let offset = req.sector * SECTOR_BYTES;
+        let bytes = req.len as usize * SECTOR_BYTES as usize;
+        // Transfers go through a 4 KiB-aligned buffer, so a file
+        // opened with O_DIRECT works too.
+        let mut raw = vec![0u8; bytes + ALIGN];
+        let at = raw.as_ptr().align_offset(ALIGN).min(ALIGN);
+        let buf = &mut raw[at..at + bytes];
+        let (result, data) = match req.dir {
+            Direction::Read => match self.file.read_exact_at(buf, offset) {
+                Ok(()) => (Ok(()), buf.to_vec()),
+                Err(e) => (Err(FileIoError::Io(e)), Vec::new()),
+            },
+            Direction::Write => {
+                if let Some(p) = &p {
+                    buf.copy_from_slice(&p.data);
+                }
+                (
+                    self.file.write_all_at(buf, offset).map_err(FileIoError::Io),
+                    Vec::new(),
+                )
+            }
+        };
+        let t = self.now();
+        self.sched.complete(t, &req);
+        if result.is_ok() {
+            self.report.completed += 1;
+        } else {
+            self.report.failed += 1;
+        }
+        if let Some(p) = p {
+            let _ = p.reply.send(FileCompletion {
+                req: req.with_tag(p.tag),
+                data,
+                result,
+                arrived: p.arrived,
+                completed: t,
+            });
+        }
+    }
+
+    /// At shutdown: every request the scheduler still holds is answered
+    /// with [`FileIoError::ShutDown`] and listed in the report.
+    fn hand_back_queued(&mut self) {
+        for r in self.sched.drain() {
+            if let Some(p) = self.waiting.remove(&r.tag) {
+                let req = r.with_tag(p.tag);
+                let _ = p.reply.send(FileCompletion {
+                    req,
+                    data: Vec::new(),
+                    result: Err(FileIoError::ShutDown),
+                    arrived: p.arrived,
+                    completed: self.now(),
+                });
+                self.report.unserved.push(req);
+            }
+        }
+    }
 }

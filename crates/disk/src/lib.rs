@@ -1,26 +1,27 @@
 //! # fairway-disk: proportional-share disk scheduling (BFQ) and a disk simulator
 //!
-//! This crate follows chapter 2 and appendix C of seed 004 (Checconi's
-//! thesis): BFQ (budget fair queueing) with its internal B-WF2Q+ budget
-//! scheduler, the baselines it is compared with, a model of a rotating disk
-//! and a deterministic discrete-event simulator to run the thesis'
-//! experiments.
+//! This crate follows chapter 2 and appendix C of the BFQ thesis
+//! (Checconi's thesis): BFQ (budget fair queueing) with its internal
+//! B-WF2Q+ budget scheduler, the baselines it is compared with, a model of
+//! a rotating disk and a deterministic discrete-event simulator to run the
+//! thesis' experiments, which live in `fairway-lab`.
 //!
 //! * [`DiskScheduler`] is the trait every disk scheduler implements:
 //!   `add_request` / `dispatch` / `complete`, time passed in by the caller.
 //! * [`bfq`]: BFQ (§2.1), [`bwf2q`]: its B-WF2Q+ engine (§2.1.4),
 //!   [`queue`]: per-application C-LOOK/FIFO request queues.
 //! * [`baseline`]: C-LOOK, AS, CFQ-like, SCAN-EDF, YFQ (§2.3–2.4).
+//! * [`catalogue`]: every scheduler by name, its parameters and their
+//!   ranges, specs such as `bfq:b_max=8192` and the one place a spec
+//!   becomes a scheduler.
 //! * [`model`]: the rotating-disk model and the IBM-DTLA-307030 preset;
 //!   [`sim`]: the discrete-event simulator; [`workload`]: application
-//!   models, [`readahead`]: their kernel read-ahead; [`experiment`]:
-//!   §2.4's experiments; [`thesis`]: its numbers.
+//!   models, [`readahead`]: their kernel read-ahead.
 //! * [`check`]: online checks of Theorems 2.1 and 2.2 and of idling.
-//! * [`emulator`]: the real-time emulated disk (App. C), [`validate`]: its
-//!   App. C.5.1 trace-replay validation; [`file_device`]: BFQ in front of a
-//!   real file or block device with `pread`, [`uring_device`]: the same
-//!   with io_uring; [`kernel_bfq`]: comparison with Linux's
-//!   BFQ; [`cost`]: the add+dispatch cost benchmark.
+//! * [`emulator`]: the real-time emulated disk (App. C);
+//!   [`file_device`]: BFQ in front of a real file or block device with
+//!   `pread`, [`uring_device`]: the same with io_uring; [`cost`]: the
+//!   add+dispatch cost benchmark.
 //!
 //! ```
 //! use fairway_disk::{AppId, AppSpec, Bfq, BfqConfig, DiskScheduler, Dispatch, Request, MS};
@@ -43,24 +44,22 @@
 pub mod baseline;
 pub mod bfq;
 pub mod bwf2q;
+pub mod catalogue;
 pub mod check;
 pub mod cost;
 pub mod emulator;
-pub mod experiment;
 pub mod file_device;
-pub mod kernel_bfq;
 pub mod model;
 pub mod queue;
 pub mod readahead;
 pub mod request;
 pub mod scheduler;
 pub mod sim;
-pub mod thesis;
 pub mod uring_device;
-pub mod validate;
 pub mod workload;
 
 pub use bfq::{Bfq, BfqConfig, BfqStats, TimeBudget};
+pub use catalogue::{DiskSchedKind, DiskSchedSpec, DiskSpecError};
 pub use queue::RequestQueue;
 pub use request::{
     AddError, AddErrorKind, AppId, Direction, DiskConfigError, Nanos, Request, MS, SECTOR_BYTES,

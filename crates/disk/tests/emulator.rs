@@ -1,26 +1,26 @@
-//! The real-time emulated device: App. C.5.1's trace replay (the device
-//! computes exactly the simulator's schedule from its arrival stamps, never
-//! delivers early, loses nothing) and shutdown handing requests back.
-//! Wall-clock accuracy is reported by `fairway disk validate`, not
-//! asserted here.
+//! The real-time emulated device: shutdown handing requests back, and
+//! BFQ's idling for a synchronous thread happening for real. Its App.
+//! C.5.1 trace replay against the simulator is `fairway-lab`'s
+//! (`tests/disk_validate.rs`).
 
 use fairway_disk::emulator::EmulatedDisk;
 use fairway_disk::model::DiskModel;
-use fairway_disk::validate::{fcfs, synthetic_trace, validate, TraceKind};
 use fairway_disk::AppSpec;
-use fairway_disk::{AppId, Bfq, BfqConfig, DiskScheduler, Request, MS};
+use fairway_disk::{AppId, Bfq, BfqConfig, DiskScheduler, Request, TimeBudget};
 
-#[test]
-fn replayed_trace_matches_the_simulator_exactly_on_the_device_clock() {
-    let disk = DiskModel::dtla_307030();
-    for kind in [TraceKind::Random, TraceKind::Mixed] {
-        let trace = synthetic_trace(kind, 60, 4 * MS, disk.capacity(), 3);
-        let v = validate(kind, &trace, &disk);
-        assert_eq!(v.missing, 0);
-        assert_eq!(v.early, 0);
-        assert_eq!((v.device.min_us, v.device.max_us), (0.0, 0.0), "{v:?}");
-        assert!(v.injection.min_us >= 0.0);
-    }
+/// First come, first served: BFQ with one application, no T_FIFO, no
+/// idling, no time budget.
+fn fcfs() -> Bfq {
+    let mut b = Bfq::new(BfqConfig {
+        t_wait: 0,
+        t_fifo: 0,
+        t_max: TimeBudget::Off,
+        max_apps: 1,
+        ..BfqConfig::simplified(1 << 20).unwrap()
+    })
+    .unwrap();
+    b.add_app(AppId(0), AppSpec::weight(1)).unwrap();
+    b
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! exactly once and completed, or handed back by `drain`/`remove_app`),
 //! typed errors for bad configuration and bad requests.
 
-use fairway_disk::experiment::SchedSpec;
+use fairway_disk::catalogue::{DiskSchedKind, DiskSchedSpec};
 use fairway_disk::model::DiskModel;
 use fairway_disk::sim::{SimEvent, Simulation};
 use fairway_disk::workload::{App, RandomReader};
@@ -13,20 +13,23 @@ use fairway_disk::{
 use proptest::prelude::*;
 use std::collections::HashMap;
 
-const ALL: [SchedSpec; 6] = [
-    SchedSpec::Bfq { b_max: 1024 },
-    SchedSpec::Cfq { slice_ms: 20 },
-    SchedSpec::CLook,
-    SchedSpec::As,
-    SchedSpec::ScanEdf {
-        delta_ms: 40,
-        t_wait_ms: 4,
-    },
-    SchedSpec::Yfq {
-        batch: 4,
-        t_wait_ms: 4,
-    },
+/// Every scheduler of the catalogue, with a few non-default parameters.
+const ALL: [DiskSchedSpec; 6] = [
+    DiskSchedSpec::bfq(1024),
+    DiskSchedSpec::cfq(20),
+    DiskSchedSpec::CLook,
+    DiskSchedSpec::anticipatory(),
+    DiskSchedSpec::scan_edf(40, 4),
+    DiskSchedSpec::yfq(4, 4),
 ];
+
+#[test]
+fn the_list_covers_the_catalogue() {
+    let kinds: Vec<DiskSchedKind> = ALL.iter().map(DiskSchedSpec::kind).collect();
+    for k in DiskSchedKind::ALL {
+        assert!(kinds.contains(k), "{k:?}");
+    }
+}
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
@@ -220,31 +223,4 @@ fn bfq_configuration_errors_name_the_parameter() {
         b.remove_app(AppId(399)),
         Err(DiskConfigError::UnknownApp(AppId(399)))
     );
-}
-
-/// The thesis' weighted bandwidth distribution (largest file 256 MB for
-/// 1:2, 1 GB for 1:2:10, as in §2.4): shares within 3 % of the weights
-/// (relative), on the simulated drive.
-#[test]
-fn bfq_shares_follow_the_weights() {
-    let disk = DiskModel::dtla_307030();
-    for (w, mb) in [(vec![1, 2], 256), (vec![1, 2, 10], 1024)] {
-        let r = fairway_disk::experiment::seq_readers(
-            SchedSpec::Bfq { b_max: 4096 },
-            &w,
-            mb,
-            fairway_disk::readahead::ReadAhead::NONE,
-            &disk,
-        )
-        .unwrap();
-        let sum: f64 = w.iter().map(|&x| f64::from(x)).sum();
-        for (i, &x) in w.iter().enumerate() {
-            let want = f64::from(x) / sum;
-            let got = r.per_app_mb_s[i] / r.aggregate_mb_s;
-            assert!(
-                (got / want - 1.0).abs() < 0.03,
-                "weights {w:?}: app {i} share {got:.4}, want {want:.4}"
-            );
-        }
-    }
 }

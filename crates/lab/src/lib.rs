@@ -17,10 +17,13 @@
 //!   receiver's ingress, removal on drop;
 //! * [`udp_bench`] (Linux): the PSPAT paper §5.4–§5.5 with real UDP packets on
 //!   the testbed, the kernel's HTB and fairway's arbiter side by side;
+//! * [`disk`]: the BFQ thesis' experiments on the disk crate's simulator,
+//!   emulated device and real storage, with the thesis' numbers;
 //! * [`reproduce`]: `fairway reproduce`, the papers' tables and figures
 //!   with their claims checked.
 
 pub mod arbiter_bench;
+pub mod disk;
 pub mod reproduce;
 #[cfg(target_os = "linux")]
 pub mod testbed;

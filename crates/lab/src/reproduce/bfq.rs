@@ -1,7 +1,7 @@
 //! The BFQ thesis (Checconi's PhD thesis, ch. 2) reproduced: the four disk
 //! experiments of §2.4 on the simulated IBM-DTLA-307030, each through the
-//! public experiment function of [`fairway_disk::experiment`] that
-//! `fairway disk` calls, beside the thesis' numbers ([`fairway_disk::thesis`]:
+//! public experiment function of `fairway_lab::disk` that
+//! `fairway disk` calls, beside the thesis' numbers (`fairway_lab::disk::thesis`:
 //! Linux 2.6.21 on the real drive, mean of 20 runs).
 //!
 //! * **Aggregate throughput against B_max** (Fig. 5 and its table): two
@@ -37,13 +37,13 @@ use super::error::ReproduceError;
 use super::paper::Paper;
 use super::progress::{timed, Ticker};
 use super::report::{ChartFile, ChartLine, Claim, Figure, Section};
-use fairway_disk::experiment::{
-    seq_readers, streaming, thesis_throughput, throughput_specs, web_server, SchedSpec, SeqResult,
-    StreamResult, StreamSetup, WebResult, SEC, SHARE_SPECS, STREAM_SPECS,
+use crate::disk::{
+    seq_readers, streaming, thesis, thesis_throughput, throughput_specs, web_server, DiskSchedKind,
+    DiskSchedSpec as SchedSpec, SeqResult, StreamResult, StreamSetup, WebResult, SEC, SHARE_SPECS,
+    STREAM_SPECS,
 };
 use fairway_disk::model::{DiskModel, DiskParams};
 use fairway_disk::readahead::ReadAhead;
-use fairway_disk::thesis;
 
 /// Progress steps of [`run`].
 pub const STEPS: u64 = 4;
@@ -70,7 +70,7 @@ pub fn throughput_claims(rows: &[(SchedSpec, f64)]) -> Vec<Claim> {
     let mut bfq: Vec<(u32, f64)> = rows
         .iter()
         .filter_map(|(s, v)| match s {
-            SchedSpec::Bfq { b_max } => Some((*b_max, *v)),
+            SchedSpec::Bfq { b_max, .. } => Some((*b_max, *v)),
             _ => None,
         })
         .collect();
@@ -90,7 +90,7 @@ pub fn throughput_claims(rows: &[(SchedSpec, f64)]) -> Vec<Claim> {
     let (best_other, best_name) = rows
         .iter()
         // C-LOOK is left out: see the known deviation below.
-        .filter(|r| r.0 != SchedSpec::As && r.0 != SchedSpec::CLook)
+        .filter(|r| r.0 != SchedSpec::anticipatory() && r.0 != SchedSpec::CLook)
         .map(|r| (r.1, r.0.label()))
         .fold((f64::NEG_INFINITY, String::new()), |a, b| {
             if b.0 > a.0 {
@@ -99,7 +99,7 @@ pub fn throughput_claims(rows: &[(SchedSpec, f64)]) -> Vec<Claim> {
                 a
             }
         });
-    let as_ = of(SchedSpec::As).unwrap_or(f64::NAN);
+    let as_ = of(SchedSpec::anticipatory()).unwrap_or(f64::NAN);
     claims.push(Claim::new(
         "bfq/throughput/as-highest",
         format!(
@@ -108,7 +108,7 @@ pub fn throughput_claims(rows: &[(SchedSpec, f64)]) -> Vec<Claim> {
         as_ >= best_other,
     ));
     let top = bfq.last().copied().unwrap_or((0, f64::NAN));
-    let cfq = of(SchedSpec::Cfq { slice_ms: 100 }).unwrap_or(f64::NAN);
+    let cfq = of(SchedSpec::cfq(100)).unwrap_or(f64::NAN);
     let clook = of(SchedSpec::CLook).unwrap_or(f64::NAN);
     claims.push(Claim::new(
         "bfq/throughput/bfq-above-cfq",
@@ -155,7 +155,7 @@ fn throughput(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, 
     let bfq: Vec<(f64, f64)> = rows
         .iter()
         .filter_map(|(s, v)| match s {
-            SchedSpec::Bfq { b_max } => Some((f64::from(*b_max), *v)),
+            SchedSpec::Bfq { b_max, .. } => Some((f64::from(*b_max), *v)),
             _ => None,
         })
         .collect();
@@ -178,9 +178,9 @@ fn throughput(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, 
         },
     ];
     for (k, want) in [
-        SchedSpec::Cfq { slice_ms: 100 },
+        SchedSpec::cfq(100),
         SchedSpec::CLook,
-        SchedSpec::As,
+        SchedSpec::anticipatory(),
     ]
     .into_iter()
     .enumerate()
@@ -292,11 +292,11 @@ type ShareJob = (SchedSpec, Vec<u32>, u64, Option<Vec<f64>>);
 
 fn shares(disk: &DiskModel, t: &mut Ticker) -> Result<Section, ReproduceError> {
     t.step("BFQ thesis §2.4: bandwidth distribution");
-    let bfq = SchedSpec::Bfq { b_max: 4096 };
-    let cfq = SchedSpec::Cfq { slice_ms: 100 };
+    let bfq = SchedSpec::bfq(4096);
+    let cfq = SchedSpec::cfq(100);
     let mut jobs: Vec<ShareJob> = Vec::new();
     for spec in [bfq, cfq] {
-        let th = thesis::find(thesis::EQUAL_SHARES, &spec.label(), |r| r.0);
+        let th = thesis::find(thesis::EQUAL_SHARES, &spec, |r| r.0);
         jobs.push((spec, vec![1; 2], 128, th.map(|r| r.1.to_vec())));
         if spec == bfq {
             jobs.push((spec, vec![1; 5], 128, th.map(|r| r.2.to_vec())));
@@ -346,9 +346,9 @@ fn shares(disk: &DiskModel, t: &mut Ticker) -> Result<Section, ReproduceError> {
 
 /// The web-server claims on one result per scheduler.
 pub fn web_claims(rows: &[WebResult]) -> Vec<Claim> {
-    let find = |prefix: &str| rows.iter().find(|r| r.sched.starts_with(prefix));
+    let find = |kind: DiskSchedKind| rows.iter().find(|r| r.spec.kind() == kind);
     let mut claims = Vec::new();
-    let (Some(b), Some(c)) = (find("BFQ"), find("CFQ")) else {
+    let (Some(b), Some(c)) = (find(DiskSchedKind::Bfq), find(DiskSchedKind::Cfq)) else {
         return claims;
     };
     let speedup = c.small_file_s / b.small_file_s;
@@ -371,10 +371,14 @@ pub fn web_claims(rows: &[WebResult]) -> Vec<Claim> {
         ),
         gap.abs() <= 0.10,
     ));
-    let others: Vec<&WebResult> = ["SCAN-EDF", "C-LOOK", "AS"]
-        .iter()
-        .filter_map(|p| find(p))
-        .collect();
+    let others: Vec<&WebResult> = [
+        DiskSchedKind::ScanEdf,
+        DiskSchedKind::CLook,
+        DiskSchedKind::As,
+    ]
+    .into_iter()
+    .filter_map(find)
+    .collect();
     let list: Vec<String> = others
         .iter()
         .map(|r| format!("{} {:.3}", r.sched, r.small_file_s))
@@ -398,7 +402,7 @@ fn web(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, Reprodu
     let mut figures = Vec::new();
     for spec in SHARE_SPECS {
         let r = web_server(spec, WEB_PROCS, secs * SEC, disk, 1)?;
-        let th = thesis::find(thesis::WEB_SERVER, &r.sched, |x| x.0);
+        let th = thesis::find(thesis::WEB_SERVER, &r.spec, |x| x.0);
         let mut fig = |what: &str, unit: &str, p: Option<f64>, v: f64| {
             let what = format!("{}, {what}", r.sched);
             figures.push(match p {
@@ -433,17 +437,17 @@ fn web(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, Reprodu
 }
 
 /// The streaming claims on one result per scheduler of
-/// [`STREAM_SPECS`].
+/// `STREAM_SPECS`.
 pub fn streaming_claims(rows: &[(SchedSpec, StreamResult)]) -> Vec<Claim> {
     let of = |want: SchedSpec| rows.iter().find(|r| r.0 == want).map(|r| r.1.streams);
     let mut claims = Vec::new();
-    let Some(b) = of(SchedSpec::Bfq { b_max: 4096 }) else {
+    let Some(b) = of(SchedSpec::bfq(4096)) else {
         return claims;
     };
     let others = [
-        (SchedSpec::Cfq { slice_ms: 20 }, "cfq", 14.35),
+        (SchedSpec::cfq(20), "cfq", 14.35),
         (SchedSpec::CLook, "c-look", 1.8),
-        (SchedSpec::As, "as", 1.1),
+        (SchedSpec::anticipatory(), "as", 1.1),
     ];
     for (spec, id, paper) in others {
         let o = of(spec);
@@ -457,7 +461,7 @@ pub fn streaming_claims(rows: &[(SchedSpec, StreamResult)]) -> Vec<Claim> {
             o.is_some_and(|o| b > o),
         ));
     }
-    let big = of(SchedSpec::Bfq { b_max: 16384 });
+    let big = of(SchedSpec::bfq(16384));
     claims.push(Claim::new(
         "bfq/streaming/larger-budget-no-more-streams",
         format!(
@@ -483,7 +487,7 @@ fn stream(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, Repr
     let mut figures = Vec::new();
     for spec in STREAM_SPECS {
         let r = streaming(spec, setup, disk, 1)?;
-        let th = thesis::find(thesis::STREAMING, &r.sched, |x| x.0);
+        let th = thesis::find(thesis::STREAMING, &r.spec, |x| x.0);
         let what = format!("{}, streams sustained", r.sched);
         figures.push(match th {
             Some(x) => Figure::vs(what, "streams", x.1, r.streams as f64),
@@ -519,9 +523,10 @@ fn stream(quick: bool, disk: &DiskModel, t: &mut Ticker) -> Result<Section, Repr
 mod tests {
     use super::*;
 
-    fn web(sched: &str, small: f64, aggr: f64) -> WebResult {
+    fn web(spec: SchedSpec, small: f64, aggr: f64) -> WebResult {
         WebResult {
-            sched: sched.into(),
+            spec,
+            sched: spec.label(),
             small_file_s: small,
             small_files: 1,
             large_file_mb_s: 1.0,
@@ -534,16 +539,16 @@ mod tests {
     #[test]
     fn web_claims_fail_on_a_fabricated_bad_result() {
         let good = [
-            web("BFQ 4096 sect", 0.5, 17.0),
-            web("CFQ 100 ms", 2.6, 18.0),
-            web("SCAN-EDF Δ 80 ms, T_wait 4 ms", 2.9, 8.0),
-            web("C-LOOK", 1.7, 10.0),
-            web("AS", 6.3, 23.0),
+            web(SchedSpec::bfq(4096), 0.5, 17.0),
+            web(SchedSpec::cfq(100), 2.6, 18.0),
+            web(SchedSpec::scan_edf(80, 4), 2.9, 8.0),
+            web(SchedSpec::CLook, 1.7, 10.0),
+            web(SchedSpec::anticipatory(), 6.3, 23.0),
         ];
         assert!(web_claims(&good).iter().all(|c| c.holds));
         // BFQ only 1.5x better, at 20 % less throughput, slower than C-LOOK.
         let mut bad = good.clone();
-        bad[0] = web("BFQ 4096 sect", 1.8, 14.0);
+        bad[0] = web(SchedSpec::bfq(4096), 1.8, 14.0);
         let c = web_claims(&bad);
         assert_eq!(c.len(), 3);
         assert!(c.iter().all(|c| !c.holds && !c.timing), "{c:?}");
@@ -556,8 +561,8 @@ mod tests {
             weights: w.to_vec(),
             per_app_mb_s: v.to_vec(),
         };
-        let bfq = SchedSpec::Bfq { b_max: 4096 };
-        let cfq = SchedSpec::Cfq { slice_ms: 100 };
+        let bfq = SchedSpec::bfq(4096);
+        let cfq = SchedSpec::cfq(100);
         let good = [
             row(bfq, &[1, 1], &[11.2, 11.1]),
             row(cfq, &[1, 1], &[14.7, 12.0]),
@@ -577,18 +582,19 @@ mod tests {
 
     #[test]
     fn throughput_and_streaming_claims_fail_on_fabricated_orders() {
-        let bfq = |b_max| SchedSpec::Bfq { b_max };
+        let bfq = SchedSpec::bfq;
         let rows = [
             (bfq(512), 9.0),
             (bfq(4096), 22.0),
             (bfq(16384), 21.0),
-            (SchedSpec::Cfq { slice_ms: 100 }, 24.0),
+            (SchedSpec::cfq(100), 24.0),
             (SchedSpec::CLook, 5.6),
-            (SchedSpec::As, 20.0),
+            (SchedSpec::anticipatory(), 20.0),
         ];
         let c = throughput_claims(&rows);
         assert!(c.iter().all(|c| !c.holds), "{c:?}");
         let s = |streams| StreamResult {
+            spec: SchedSpec::CLook,
             sched: String::new(),
             streams,
             aggregate_mb_s: 1.0,
@@ -598,17 +604,17 @@ mod tests {
         let good = [
             (bfq(4096), s(26)),
             (bfq(16384), s(22)),
-            (SchedSpec::Cfq { slice_ms: 20 }, s(13)),
+            (SchedSpec::cfq(20), s(13)),
             (SchedSpec::CLook, s(3)),
-            (SchedSpec::As, s(4)),
+            (SchedSpec::anticipatory(), s(4)),
         ];
         assert!(streaming_claims(&good).iter().all(|c| c.holds));
         let bad = [
             (bfq(4096), s(12)),
             (bfq(16384), s(22)),
-            (SchedSpec::Cfq { slice_ms: 20 }, s(13)),
+            (SchedSpec::cfq(20), s(13)),
             (SchedSpec::CLook, s(12)),
-            (SchedSpec::As, s(14)),
+            (SchedSpec::anticipatory(), s(14)),
         ];
         assert!(streaming_claims(&bad).iter().all(|c| !c.holds));
     }

@@ -3,7 +3,7 @@
 //! own errors are passed on as they are.
 
 use fairway_core::registry::SpecError;
-use fairway_disk::DiskConfigError;
+use fairway_disk::{DiskConfigError, DiskSpecError};
 use fairway_eval::workload::FlowSetError;
 
 /// Why a reproduction failed.
@@ -33,6 +33,9 @@ pub enum ReproduceError {
     /// A disk experiment was refused its configuration.
     #[error(transparent)]
     Disk(#[from] DiskConfigError),
+    /// A disk scheduler's spec was refused by the disk catalogue.
+    #[error(transparent)]
+    DiskSpec(#[from] DiskSpecError),
     /// The real-packet experiments failed.
     #[cfg(target_os = "linux")]
     #[error(transparent)]

@@ -13,17 +13,16 @@
 //! * **fairway**: the loop device's scheduler is `none`, and two threads
 //!   submit the same reads under fairway's BFQ (B_max 4096 sectors, T_max
 //!   125 ms like the kernel's `timeout_sync`, weights 80 and 40) through
-//!   the [`Backend`] chosen: [`crate::file_device::FileDevice`] (`pread`)
-//!   or [`crate::uring_device::UringDevice`] (io_uring).
+//!   the [`Backend`] chosen: [`FileDevice`] (`pread`) or [`UringDevice`]
+//!   (io_uring).
 //!
 //! Reported: each reader's MB/s and share of the total, beside the weight
 //! share.
 
-use crate::bfq::{Bfq, BfqConfig, TimeBudget};
-use crate::file_device::{FileDevice, FileSubmitter};
-use crate::request::{AppId, SECTOR_BYTES};
-use crate::scheduler::{AppSpec, DiskScheduler};
-use crate::uring_device::UringDevice;
+use fairway_disk::catalogue::DiskSchedSpec;
+use fairway_disk::file_device::{FileDevice, FileSubmitter};
+use fairway_disk::uring_device::{UringDevice, UringError};
+use fairway_disk::{AppId, AppSpec, DiskScheduler, Request, SECTOR_BYTES};
 use serde::Serialize;
 use std::os::unix::fs::OpenOptionsExt;
 use std::process::Command;
@@ -125,11 +124,17 @@ const IMAGE: &str = "/var/tmp/fairway-kernel-bfq.img";
 const HALF: u64 = 512 << 20;
 const REGION: u64 = 400 << 20;
 const BS: u64 = 128 << 10;
-/// T_max as the kernel's BFQ sets it (`timeout_sync`, 125 ms): on a device
-/// this fast, the automatic T_max (4/3 of B_max at the measured rate) is a
-/// few milliseconds, shorter than a thread's wake-up jitter, and would
-/// overcharge both readers into equal time slices.
-const KERNEL_TIMEOUT_SYNC: u64 = 125_000_000;
+/// fairway's BFQ: B_max 4096 sectors, and T_max as the kernel's BFQ sets it
+/// (`timeout_sync`, 125 ms): on a device this fast, the automatic T_max
+/// (4/3 of B_max at the measured rate) is a few milliseconds, shorter than
+/// a thread's wake-up jitter, and would overcharge both readers into equal
+/// time slices.
+pub const FAIRWAY_BFQ: DiskSchedSpec = DiskSchedSpec::Bfq {
+    b_max: 4096,
+    t_wait_ms: 4,
+    t_fifo_ms: 100,
+    t_max_ms: Some(125),
+};
 /// fio priorities and the kernel weights they mean.
 const PRIOS: [u32; 2] = [0, 4];
 
@@ -230,11 +235,9 @@ fn fairway_side(dev: &str, weights: &[u32], seconds: u64, backend: Backend) -> R
         .custom_flags(0o40000) // O_DIRECT on Linux x86-64 and aarch64
         .open(dev)
         .map_err(|e| Skip::Failed(format!("{dev}: {e}")))?;
-    let cfg = BfqConfig {
-        t_max: TimeBudget::Fixed(KERNEL_TIMEOUT_SYNC),
-        ..BfqConfig::simplified(4096).map_err(|e| Skip::Failed(e.to_string()))?
-    };
-    let mut bfq = Bfq::new(cfg).map_err(|e| Skip::Failed(e.to_string()))?;
+    let mut bfq = FAIRWAY_BFQ
+        .build(weights.len() as u32)
+        .map_err(|e| Skip::Failed(e.to_string()))?;
     for (i, &w) in weights.iter().enumerate() {
         bfq.add_app(AppId(i as u32), AppSpec::weight(w))
             .map_err(|e| Skip::Failed(e.to_string()))?;
@@ -245,9 +248,7 @@ fn fairway_side(dev: &str, weights: &[u32], seconds: u64, backend: Backend) -> R
         }
         Backend::IoUring { in_flight } => match UringDevice::start(bfq, file, in_flight) {
             Ok(d) => Device::Uring(d),
-            Err(crate::uring_device::UringError::Unavailable(e)) => {
-                return Err(Skip::NoUring(e.to_string()))
-            }
+            Err(UringError::Unavailable(e)) => return Err(Skip::NoUring(e.to_string())),
             Err(e) => return Err(Skip::Failed(e.to_string())),
         },
     };
@@ -260,11 +261,7 @@ fn fairway_side(dev: &str, weights: &[u32], seconds: u64, backend: Backend) -> R
                 let t0 = Instant::now();
                 while Instant::now() < end {
                     let sector = (i as u64 * HALF + off) / SECTOR_BYTES;
-                    let req = crate::request::Request::read(
-                        AppId(i as u32),
-                        sector,
-                        (BS / SECTOR_BYTES) as u32,
-                    );
+                    let req = Request::read(AppId(i as u32), sector, (BS / SECTOR_BYTES) as u32);
                     match s.read(req).recv() {
                         Ok(c) if c.result.is_ok() => bytes += BS,
                         _ => break,

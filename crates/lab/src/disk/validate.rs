@@ -1,4 +1,4 @@
-//! Validation of the emulated device the way seed 004 App. C.5.1 validates
+//! Validation of the emulated device the way the BFQ thesis' App. C.5.1 validates
 //! GemDisk: replay a synthetic trace through the real-time device and
 //! compare every request's response time with the simulator's for the
 //! same trace ("emulation error").
@@ -22,11 +22,10 @@
 //!   (delivery minus trace time) minus the simulator's response time for the
 //!   trace's arrival times.
 
-use crate::bfq::{Bfq, BfqConfig, TimeBudget};
-use crate::emulator::{Completion, EmulatedDisk, SPIN_NS};
-use crate::model::DiskModel;
-use crate::request::{AppId, Nanos, Request, MS};
-use crate::scheduler::{AppSpec, DiskScheduler};
+use fairway_disk::catalogue::DiskSchedSpec;
+use fairway_disk::emulator::{Completion, EmulatedDisk, SPIN_NS};
+use fairway_disk::model::DiskModel;
+use fairway_disk::{AppId, AppSpec, DiskScheduler, Nanos, Request, MS};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -81,16 +80,22 @@ pub fn synthetic_trace(
         .collect()
 }
 
-/// The first-come-first-served scheduler used for replays.
-pub fn fcfs() -> Bfq {
-    let mut b = Bfq::new(BfqConfig {
-        t_wait: 0,
-        t_fifo: 0,
-        t_max: TimeBudget::Off,
-        max_apps: 1,
-        ..BfqConfig::simplified(1 << 20).expect("valid")
-    })
-    .expect("valid");
+/// First come, first served, as the catalogue writes it: BFQ with no
+/// idling, no T_FIFO and no T_max, whose one application's budget
+/// (2^20 sectors) outlasts any trace.
+pub const FCFS: DiskSchedSpec = DiskSchedSpec::Bfq {
+    b_max: 1 << 20,
+    t_wait_ms: 0,
+    t_fifo_ms: 0,
+    t_max_ms: Some(0),
+};
+
+/// The first-come-first-served scheduler used for replays ([`FCFS`]) with
+/// its one application admitted.
+pub fn fcfs() -> Box<dyn DiskScheduler + Send> {
+    let mut b = FCFS
+        .build(1)
+        .expect("FCFS is within the catalogue's ranges");
     b.add_app(AppId(0), AppSpec::weight(1))
         .expect("one application");
     b
