@@ -1,8 +1,9 @@
-//! # Real packets: the PSPAT paper's UDP experiments against the kernel's scheduler
+//! # Real packets: the PSPAT paper's UDP experiments against the kernel's
+//! scheduler
 //!
-//! §5.4–§5.5 of the PSPAT paper measure the arbiter architecture with real UDP
-//! senders, side by side with no scheduler and with the kernel's TC. This
-//! module runs the same configurations in one run, on a testbed the
+//! §5.4–§5.5 of the PSPAT paper measure the arbiter architecture with real
+//! UDP senders, side by side with no scheduler and with the kernel's TC.
+//! This module runs the same configurations in one run, on a testbed the
 //! run creates (two network namespaces and a veth pair, see
 //! [`crate::testbed`]):
 //!
@@ -29,6 +30,14 @@
 //! Every trial checks that nothing is lost uncounted: packets sent =
 //! received + drops counted by the kernel, and each client's offered
 //! packets = sent + refused + left queued.
+//!
+//! The files: [`config`] (the run's parameters) drives [`experiments`],
+//! which runs trials ([`trial`]: what one trial runs is a [`spec`], what it
+//! measured a [`result`]); a trial's client threads (`clients.rs`) share
+//! one start instant (`start.rs`) and send through a socket of any
+//! transport (`sender.rs`), a [`sampler`] counts what crosses the link,
+//! and [`lock`] keeps trials of different processes apart. [`report`]
+//! writes tables, CSV and charts; [`error`] says what failed.
 
 pub mod bound;
 mod clients;
