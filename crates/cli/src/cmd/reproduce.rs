@@ -118,6 +118,8 @@ mod tests {
     fn report(holds: &[bool]) -> Report {
         Report {
             machine: "m".into(),
+            date: "2000-01-01".into(),
+            command: "fairway reproduce".into(),
             quick: true,
             debug_build: true,
             seconds: 0.0,

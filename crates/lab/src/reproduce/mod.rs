@@ -77,6 +77,8 @@ pub fn run(
     let skipped = claims().filter(|c| c.skipped.is_some()).count();
     Ok(Report {
         machine: fairway_eval::machine::describe(),
+        date: utc_date(std::time::SystemTime::now()),
+        command: std::env::args().collect::<Vec<_>>().join(" "),
         quick,
         debug_build: cfg!(debug_assertions),
         seconds: start.elapsed().as_secs_f64(),
@@ -87,6 +89,24 @@ pub fn run(
     })
 }
 
+/// `YYYY-MM-DD` of `t` in UTC (the proleptic Gregorian calendar, from the
+/// days since 1970-01-01 by Howard Hinnant's `civil_from_days`).
+fn utc_date(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
 /// Progress steps [`run`] reports for `paper`.
 fn steps(paper: Paper, opts: &RunOptions) -> u64 {
     match paper {
@@ -95,5 +115,25 @@ fn steps(paper: Paper, opts: &RunOptions) -> u64 {
         Paper::Eiffel => eiffel::STEPS,
         Paper::Bfq => bfq::STEPS,
         Paper::Pspat => pspat::steps(opts),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_date;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc_date(UNIX_EPOCH), "1970-01-01");
+        // 2000-02-29: a leap day of a century divisible by 400.
+        assert_eq!(
+            utc_date(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29"
+        );
+        assert_eq!(
+            utc_date(UNIX_EPOCH + Duration::from_secs(1_795_910_400)),
+            "2026-11-29"
+        );
     }
 }

@@ -170,6 +170,11 @@ pub struct Section {
 pub struct Report {
     /// CPU model and core count ([`fairway_eval::machine::describe`]).
     pub machine: String,
+    /// The UTC date the run started, `YYYY-MM-DD`: dated results say when
+    /// they were measured.
+    pub date: String,
+    /// The command line that produced the report, so it can be run again.
+    pub command: String,
     /// Whether the reduced (`--quick`) versions ran.
     pub quick: bool,
     /// Whether the measuring code was built with debug assertions (the
@@ -213,8 +218,12 @@ pub fn to_markdown(r: &Report) -> String {
     let _ = writeln!(s, "# fairway: the papers' results reproduced\n");
     let _ = writeln!(
         s,
-        "Machine: {}. {} run, {:.1} s in total. Claims: {} hold, {} fail, {} skipped.\n",
-        r.machine,
+        "Machine: {}. Date: {}. Command: `{}`.\n",
+        r.machine, r.date, r.command
+    );
+    let _ = writeln!(
+        s,
+        "{} run, {:.1} s in total. Claims: {} hold, {} fail, {} skipped.\n",
         if r.quick {
             "Reduced (`--quick`)"
         } else {
@@ -340,6 +349,8 @@ mod tests {
         };
         let r = Report {
             machine: "m".into(),
+            date: "2000-01-01".into(),
+            command: "fairway reproduce".into(),
             quick: true,
             debug_build: false,
             seconds: 0.0,
