@@ -5,7 +5,8 @@
 //! annotator" of Fig. 1) are named in each function's doc.
 
 use super::queue::{QueueKind, QueueSpec};
-use super::spec::{ChildParams, FlowRank, FlowSpec, NodeSpec, SchedChoice, Transaction, TreeSpec};
+use super::spec::{ChildParams, FlowRank, FlowSpec, NodeSpec, Transaction, TreeSpec};
+use crate::registry::{SchedKind, SchedSpec};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -129,13 +130,14 @@ pub fn hier_qfq_plus(
     max_packets: u32,
 ) -> TreeSpec {
     let q = QueueSpec::new(QueueKind::BinaryHeap, 1, 1);
-    let mut nodes = vec![root(Transaction::Scheduler(SchedChoice::QfqPlus), q, None)];
+    let qfq_plus = || Transaction::Scheduler(SchedSpec::new(SchedKind::QfqPlus));
+    let mut nodes = vec![root(qfq_plus(), q, None)];
     let mut fl = Vec::new();
     for (c, (w, ws)) in classes.iter().enumerate() {
         let rate = limited.and_then(|(lc, r)| (lc as usize == c).then_some(r));
         nodes.push(NodeSpec {
             parent: Some(0),
-            transaction: Transaction::Scheduler(SchedChoice::QfqPlus),
+            transaction: qfq_plus(),
             queue: q,
             params: ChildParams {
                 weight: *w,

@@ -7,9 +7,10 @@
 //! horizons) before allocating anything the fast path uses.
 
 use super::queue::{QueueKind, QueueSpec};
+use crate::registry::SchedSpec;
 
 /// How a node orders its children: its scheduling transaction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Transaction {
     /// Lowest [`ChildParams::priority`] first; FIFO among equals.
     StrictPriority,
@@ -27,10 +28,12 @@ pub enum Transaction {
         /// Time-ordered queue of the reservation tags.
         reservation_queue: QueueSpec,
     },
-    /// One of fairway's existing schedulers orders the children; each
-    /// backlogged child is one flow of it holding one token (its next
-    /// packet's length).
-    Scheduler(SchedChoice),
+    /// One of fairway's schedulers, named by a registry spec with its
+    /// parameters (`drr:quantum=3000`, `qfq+:m=4`, `wf2q+`, …: any
+    /// [`SchedSpec`], checked by the registry when it was made), orders
+    /// the children; each backlogged child is one flow of it holding one
+    /// token (its next packet's length).
+    Scheduler(SchedSpec),
 }
 
 /// A child's rank as a function of its queued packets' ranks.
@@ -43,34 +46,6 @@ pub enum FlowRank {
     /// pFabric (seed 002 Fig. 10): on enqueue `f.rank = min(p.rank,
     /// f.rank)`; on dequeue the minimum over the packets still queued.
     Min,
-}
-
-/// The existing schedulers a node can use as its transaction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SchedChoice {
-    /// Deficit round robin.
-    Drr,
-    /// QFQ.
-    Qfq,
-    /// QFQ+ (SCHED+ over QFQ).
-    QfqPlus,
-    /// Exact WF2Q+.
-    Wf2qPlus,
-}
-
-impl SchedChoice {
-    /// Names as written in policy files.
-    pub const ALL: [(&'static str, SchedChoice); 4] = [
-        ("drr", SchedChoice::Drr),
-        ("qfq", SchedChoice::Qfq),
-        ("qfq+", SchedChoice::QfqPlus),
-        ("wf2q+", SchedChoice::Wf2qPlus),
-    ];
-
-    /// Parses a name of [`SchedChoice::ALL`].
-    pub fn parse(s: &str) -> Option<SchedChoice> {
-        Self::ALL.iter().find(|(n, _)| *n == s).map(|&(_, k)| k)
-    }
 }
 
 /// How a node or flow is treated by its parent.
@@ -99,7 +74,7 @@ impl Default for ChildParams {
 }
 
 /// One node: a scheduling transaction over its children.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeSpec {
     /// Parent node index; `None` for the root.
     pub parent: Option<u32>,
