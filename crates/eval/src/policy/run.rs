@@ -513,6 +513,88 @@ rate = "7 Mbit/s"
         );
     }
 
+    /// Scheduler nodes named by parameterised registry specs run end to
+    /// end: a `drr:quantum=3000` root shares 3:1 between a `qfq+:m=4`
+    /// class of four flows and a fifth flow, the class's flows 1:1:1:1.
+    #[test]
+    fn parameterised_scheduler_nodes_share_by_weight() {
+        let text = r#"
+[[node]]
+name = "root"
+policy = "drr:quantum=3000"
+[[node]]
+name = "class"
+parent = "root"
+policy = "qfq+:m=4"
+weight = 3
+[[flow]]
+parent = "class"
+count = 4
+[[flow]]
+parent = "root"
+"#;
+        let p = fairway_policy_file::parse(text, "t.toml").unwrap();
+        let cfg = RunConfig {
+            flows: FlowSet::parse("1x5").unwrap(),
+            sizes: PacketSizes::Fixed,
+            link: 12_500_000,
+            duration_ns: 1_000_000_000,
+            load: 0.0,
+            backlog: 8,
+            seed: 1,
+        };
+        let r = run(&p, &cfg).unwrap();
+        assert_eq!(r.internal_misses, 0);
+        assert!(
+            (r.nodes[1].share - 0.75).abs() < 0.01,
+            "{}",
+            r.nodes[1].share
+        );
+        for f in &r.flows[..4] {
+            assert!((f.share - 0.1875).abs() < 0.01, "{}: {}", f.name, f.share);
+        }
+    }
+
+    /// A run that cannot start says why, typed, with the CLI's message.
+    #[test]
+    fn bad_runs_are_typed_errors() {
+        let text = "[[node]]\nname = \"r\"\npolicy = \"stfq\"\n[[flow]]\nparent = \"r\"\n";
+        let p = fairway_policy_file::parse(text, "t.toml").unwrap();
+        let cfg = RunConfig {
+            flows: FlowSet::parse("1x2").unwrap(),
+            sizes: PacketSizes::Fixed,
+            link: 0,
+            duration_ns: 1_000_000,
+            load: 0.0,
+            backlog: 1,
+            seed: 1,
+        };
+        let e = run(&p, &cfg).unwrap_err();
+        assert_eq!(e, RunError::LinkZero);
+        assert_eq!(e.to_string(), "link rate must be >= 1 byte/s");
+        let e = run(
+            &p,
+            &RunConfig {
+                link: 1,
+                load: 11.0,
+                ..cfg.clone()
+            },
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "load 11 outside 0..=10 (fraction of the link)"
+        );
+        let mut broken = p.clone();
+        broken.spec.max_packets = 0;
+        let e = run(&broken, &RunConfig { link: 1, ..cfg }).unwrap_err();
+        assert!(matches!(e, RunError::Policy(_)), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "policy: invalid parameter: max_packets must be 1..=2^32-2"
+        );
+    }
+
     #[test]
     fn limit_check_can_fail() {
         let mut l = LimitCheck {
