@@ -1,7 +1,7 @@
 //! Flow identifiers, per-flow configuration and the validated ranges.
 //!
 //! Weights are integers (as in Linux and FreeBSD): a flow's share of the link
-//! is `weight / Σ weights` over all configured flows (seed 000 §8).
+//! is `weight / Σ weights` over all configured flows (the QFQ+ paper §8).
 
 use crate::error::ConfigError;
 pub use crate::flow_id::FlowId;

@@ -1,4 +1,4 @@
-//! # Programmable scheduling policies (seed 002, Eiffel: §3.2, §5.1)
+//! # Programmable scheduling policies (the Eiffel paper §3.2, §5.1)
 //!
 //! Eiffel's extended PIFO model on fairway's integer priority queues
 //! ([`crate::pq`]) and schedulers:

@@ -1,6 +1,6 @@
 //! fairway's schedulers (any [`crate::registry`] spec: FIFO, DRR, QFQ,
 //! QFQ+, S-KPS, WF2Q+, WF2Q++, with their parameters) as the transaction
-//! of a tree node (seed 002 §3.2: "scheduling transactions"; hierarchical
+//! of a tree node (the Eiffel paper §3.2: "scheduling transactions"; hierarchical
 //! QFQ+ with a rate limit on an internal node composes them with the shared
 //! shaper).
 //!

@@ -1,4 +1,4 @@
-//! The declarative description of a scheduling tree (seed 002 §3.2, Fig. 6):
+//! The declarative description of a scheduling tree (the Eiffel paper §3.2, Fig. 6):
 //! nodes with their transaction and queue, flows (the leaves that hold
 //! packets) and, on every node or flow, how its parent treats it (weight,
 //! priority, rate limit, reservation). Parents are indices, in any order;
@@ -18,10 +18,10 @@ pub enum Transaction {
     /// virtual start tag `S = max(V, F)`, `F = S + len·2^16/weight`, `V` the
     /// start tag of the last child served.
     Stfq,
-    /// Per-flow ranking (seed 002 §3.2.1): a child's rank is a function of
+    /// Per-flow ranking (the Eiffel paper §3.2.1): a child's rank is a function of
     /// the ranks of its queued packets, updated on enqueue *and* dequeue.
     PacketRank(FlowRank),
-    /// hClock (seed 002 extended version): each child gets at least its
+    /// hClock (the Eiffel paper's extended version): each child gets at least its
     /// reservation, at most its rate limit, and the rest by weight (STFQ).
     /// Reservation tags are times in ns kept in `reservation_queue`.
     HClock {
@@ -43,7 +43,7 @@ pub enum FlowRank {
     /// priorities: equals sorting packets by rank when each flow's ranks are
     /// non-decreasing).
     Front,
-    /// pFabric (seed 002 Fig. 10): on enqueue `f.rank = min(p.rank,
+    /// pFabric (the Eiffel paper Fig. 10): on enqueue `f.rank = min(p.rank,
     /// f.rank)`; on dequeue the minimum over the packets still queued.
     Min,
 }
@@ -113,6 +113,7 @@ pub struct TreeSpec {
 
 impl TreeSpec {
     /// The default shaper: cFFS, 2 × 10 000 buckets of 100 µs (a 1 s half
-    /// window), the shape of seed 002 §5.1.1's 20k-bucket, 2 s horizon.
+    /// window), the shape of the 20k-bucket, 2 s horizon of the Eiffel
+    /// paper §5.1.1.
     pub const DEFAULT_SHAPER: QueueSpec = QueueSpec::new(QueueKind::Cffs, 20_000, 100_000);
 }

@@ -721,7 +721,7 @@ fn sched_node_charges_delivered_length() {
 /// One arrival: time (ns), flow, length.
 type Arrival = (u64, u32, u32);
 
-/// Brute-force **per-packet** shaper, seed 002 Fig. 7 read literally with
+/// Brute-force **per-packet** shaper, the Eiffel paper's Fig. 7 read literally with
 /// Carousel's timestamps: every packet of a rate-limited flow is stamped
 /// on arrival, `T = max(now, last_f)`, `last_f = T + τ`, and (unless `T`
 /// is now) put in one list of `(time rounded up to g, seq, packet)`
@@ -874,8 +874,8 @@ proptest! {
     /// time, in the same order, as a brute-force per-packet shaper (every
     /// packet stamped on arrival and queued in one timestamp-ordered list)
     /// whenever nothing downstream of the shaper delays a released packet
-    /// (the link is not the bottleneck: seed 002 §5.1.1's shaper-only
-    /// qdisc), with a cFFS shaper of 1 µs buckets (no larger than one
+    /// (the link is not the bottleneck: the shaper-only qdisc of the Eiffel
+    /// paper §5.1.1), with a cFFS shaper of 1 µs buckets (no larger than one
     /// packet time) and with an exact heap shaper.
     #[test]
     fn per_node_shaper_equals_per_packet_shaper(

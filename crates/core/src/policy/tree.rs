@@ -1,4 +1,4 @@
-//! The scheduling tree (seed 002 §3.2, Figs. 1, 6, 7, 10) with its one
+//! The scheduling tree (the Eiffel paper §3.2, Figs. 1, 6, 7, 10) with its one
 //! shared shaper, driven by time.
 //!
 //! ## Model

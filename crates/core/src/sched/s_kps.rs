@@ -1,11 +1,11 @@
 //! S-KPS: WF2Q+ approximated with stratified, interleaved timer wheels
-//! (Karsten's SI-WF2Q, "Simple KPS"; refs. 8 and 9 of seed 003, compared
-//! with QFQ in seed 003 §2, §5, §6 and §7).
+//! (Karsten's SI-WF2Q, "Simple KPS"; refs. 8 and 9 of the QFQ paper, compared
+//! with QFQ in the QFQ paper §2, §5, §6 and §7).
 //!
 //! # What is reconstructed
 //!
 //! Karsten's papers (INFOCOM 2006, IEEE/ACM ToN 2010) could not be obtained
-//! here; this module is rebuilt from what seed 003 states about S-KPS:
+//! here; this module is rebuilt from what the QFQ paper states about S-KPS:
 //! * it implements the WF2Q+ policy with rounded timestamps and flows
 //!   statically grouped into *strata* by `L_k/φ_k`, like QFQ (§2, §5);
 //! * its timestamp errors are `S − Ŝ ≤ 4σ_i` and `F̂ − F ≤ 2σ_i` (§5), so its
@@ -18,7 +18,7 @@
 //!
 //! The concrete choices below (odd-multiple grids, 64-slot wheels, the scan
 //! over non-empty strata) are ours, not Karsten's; the errors they give,
-//! `S − Ŝ < 2σ_i` and `F̂ − F < 2σ_i`, are within the ones seed 003 states,
+//! `S − Ŝ < 2σ_i` and `F̂ − F < 2σ_i`, are within the ones the QFQ paper states,
 //! so its bounds apply.
 //!
 //! # The algorithm
@@ -40,7 +40,7 @@
 //!   FIFO lists of flows, plus a 64-bit occupancy word; its front bucket is
 //!   one `trailing_zeros`. A `u64` per container marks the non-empty strata.
 //! * **Enqueue** of a newly backlogged flow: `S = max(V, F_prev)`,
-//!   `F = S + l/φ` (Eq. 2 of seed 003); filed in the eligible wheel of its
+//!   `F = S + l/φ` (Eq. 2 of the QFQ paper); filed in the eligible wheel of its
 //!   stratum at `F̂` if `Ŝ ≤ V`, else in the pending wheel at `Ŝ`.
 //! * **Dequeue**: if nothing is eligible, `V` jumps to the smallest pending
 //!   `Ŝ` (Eq. 3 with rounded starts: work conservation). Serve the head flow
@@ -72,7 +72,7 @@
 //!   such flows are rejected with a typed error.
 //! * Wheels: [`WHEEL_SLOTS`] = 64 buckets of `2σ_i`, i.e. a window of
 //!   `128σ_i` above the front entry. Backlogged timestamps stay within a few
-//!   slots of `V` (the GBT property, seed 003 §4.1.2) unless a flow has both
+//!   slots of `V` (the GBT property, the QFQ paper §4.1.2) unless a flow has both
 //!   a large share and packets much smaller than the largest ones, as for
 //!   QFQ's 64 buckets. An entry beyond the window is filed in the last
 //!   bucket (the flow can only gain), one below a full window in the front
@@ -82,13 +82,13 @@
 //!   time (the wrap count of `V` on top), so `max(V, F_prev)` is exact
 //!   however long it stayed idle (see [`crate::vtime`]).
 //!
-//! # Guarantees (seed 003 §5)
+//! # Guarantees (the QFQ paper §5)
 //!
 //! For flow k in stratum i, `L` the largest packet, `R` the link rate:
 //! B-WFI `= 6φ_kσ_i + 2φ_kL` (QFQ's Eq. 8 plus `3φ_kσ_i`), T-WFI
 //! `= (6σ_i + 2L)/R` (QFQ's Eq. 12 plus `3σ_i/R`), σ_i in bytes as returned
 //! by [`SKps::slot_size_bytes`] (`L_k/φ_k ≤ σ_i < 2L_k/φ_k`). In the notation
-//! of seed 000 App. A the timestamp error is `ΔS = 6σ_i ≤ 12 L_k/φ_k`.
+//! of the QFQ+ paper App. A the timestamp error is `ΔS = 6σ_i ≤ 12 L_k/φ_k`.
 //!
 //! Reconfiguring a backlogged flow re-files its head packet in its new
 //! stratum with the same virtual start; removing one unlinks it (O(1):
@@ -108,7 +108,7 @@ pub const NUM_STRATA: usize = 57;
 /// Buckets per timer wheel (one bit each in a `u64`).
 pub const WHEEL_SLOTS: u32 = 64;
 /// `ΔS = DELTA_S_FACTOR · L_k/φ_k` bounds the timestamp error of S-KPS in
-/// seed 000's notation (`6σ_i`, `σ_i < 2L_k/φ_k`); QFQ's is 6.
+/// the QFQ+ paper's notation (`6σ_i`, `σ_i < 2L_k/φ_k`); QFQ's is 6.
 pub const DELTA_S_FACTOR: u32 = 12;
 /// The start-time part of [`DELTA_S_FACTOR`] (`Ŝ ≥ S − ΔS⁻`): a start time
 /// is rounded down by less than `2σ_i < 4L_k/φ_k`.

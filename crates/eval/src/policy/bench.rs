@@ -1,4 +1,4 @@
-//! The seed 002 §5.1 benchmarks of the policy model, measured in one run:
+//! The Eiffel paper's §5.1 benchmarks of the policy model, measured in one run:
 //!
 //! * **pFabric** (Fig. 11): a pFabric tree (per-flow ranking, on-dequeue
 //!   ranking) on cFFS, hFFS, fairway's indexed binary heap (O(log n)

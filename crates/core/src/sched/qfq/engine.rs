@@ -1,5 +1,5 @@
 //! The QFQ engine over abstract entities `0..n`: the group sets, bucket
-//! rings and virtual clock of seed 003 §4 (see the [module doc](super) for the
+//! rings and virtual clock of the QFQ paper §4 (see the [module doc](super) for the
 //! derivation). Flows are its entities in [`Qfq`](super::Qfq), aggregates in
 //! QFQ+ ([`QfqAggregates`](crate::sched::sched_plus::QfqAggregates)).
 
@@ -265,7 +265,7 @@ impl QfqCore {
     /// when a packet is selected ([`first_er`](Self::first_er)), not at the
     /// end of a dequeue as in Fig. 5: until the link asks for the next
     /// packet, the flow just served still owns a packet not completely
-    /// transmitted, so it is in `B(t)` of Eq. (3) (seed 003 §3) and V must
+    /// transmitted, so it is in `B(t)` of Eq. (3) (the QFQ paper §3) and V must
     /// not jump past it. A flow refilled meanwhile is then stamped
     /// `max(V, F)` with the V it was competing at, not a V raised to an
     /// ineligible group's start, which would forfeit its lead at every

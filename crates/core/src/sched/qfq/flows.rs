@@ -80,7 +80,7 @@ impl<P: Packet> Qfq<P> {
     }
 
     /// The slot size `σ_i` of a flow's group expressed in bytes of link
-    /// service (`2^(MIN_SLOT_SHIFT+i) · W / 2^30`), the σ of seed 003 §5:
+    /// service (`2^(MIN_SLOT_SHIFT+i) · W / 2^30`), the σ of the QFQ paper §5:
     /// T-WFI ≤ `(3σ_i + 2L)/R`, B-WFI ≤ `φ_k(3σ_i + 2L)`.
     pub fn slot_size_bytes(&self, id: FlowId) -> Option<f64> {
         let g = self.group_of(id)?;
@@ -112,7 +112,7 @@ impl<P: Packet> Qfq<P> {
         let _ = on;
     }
 
-    /// Checks the invariants of seed 003 §4.1.3 and the bookkeeping: sets
+    /// Checks the invariants of the QFQ paper §4.1.3 and the bookkeeping: sets
     /// disjoint and equal to the backlogged groups, ER and EB sorted by F,
     /// IR ∪ IB sorted by S and F, eligibility (`S ≤ V` iff in ER ∪ EB),
     /// the GBT bound `S_i ≤ V + σ_i` for ineligible groups, exact

@@ -1,4 +1,4 @@
-//! Quick Fair Queueing (Checconi, Rizzo, Valente; seed 003 §4, seed 004 §3.1).
+//! Quick Fair Queueing (Checconi, Rizzo, Valente; the QFQ paper §4, the BFQ thesis §3.1).
 //!
 //! # The algorithm
 //!
@@ -9,7 +9,7 @@
 //! 1. **Flow grouping** (§4.1.1). Flow k with maximum packet length `L_k`
 //!    and weight `φ_k` belongs to group `i = ⌈log2(L_k/φ_k)⌉`; the group's
 //!    *slot size* `σ_i = 2^i` satisfies `L_k/φ_k ≤ σ_i`, so `F - S ≤ σ_i`.
-//! 2. **Timestamp rounding** (§4.1.2). Exact `S`/`F` (Eq. 2 of seed 003) are
+//! 2. **Timestamp rounding** (§4.1.2). Exact `S`/`F` (Eq. 2 of the QFQ paper) are
 //!    kept per flow, but scheduling uses `Ŝ = ⌊S/σ_i⌋σ_i`, `F̂ = Ŝ + 2σ_i`.
 //!    Within a group the possible `Ŝ` values lie in a window of a few slots
 //!    (Theorem 5: `2 + ⌈L/σ_i⌉`), so flows are bucket-sorted: a ring of
@@ -56,7 +56,7 @@
 //! *selected* (dequeue or peek), not at the end of the dequeue (Fig. 5,
 //! lines 39-46) nor on an enqueue into an empty scheduler (Fig. 4, lines
 //! 24-25). A flow whose last packet was just dequeued still owns a packet
-//! not completely transmitted, so it is in `B(t)` of Eq. 3 (seed 003 §3)
+//! not completely transmitted, so it is in `B(t)` of Eq. 3 (the QFQ paper §3)
 //! until the link asks for the next one; jumping earlier stamped a flow
 //! refilled in that window `S = V` past its own finish time, i.e. it lost
 //! its lead at every refill (with no transmit queue, a weight-90 flow of
@@ -80,7 +80,7 @@
 //!   configured flows** (as Linux QFQ+, unlike Linux QFQ's constant
 //!   `QFQ_MAX_WSUM`). Rounding `iwsum` down makes `V` run slightly slow, i.e.
 //!   as with a total weight `W' ≥ W` (relative error `< W·2^-46 ≤ 2^-22`).
-//!   Hence `Σ w'/W' ≤ 1` holds exactly and every guarantee of seed 003 §5
+//!   Hence `Σ w'/W' ≤ 1` holds exactly and every guarantee of the QFQ paper §5
 //!   holds with **`φ_k = w_k / W`** up to these relative errors; because the
 //!   actual `W` is used, `φ_k` is the flow's real share of the link (with a
 //!   constant maximum sum, `φ_k = w_k / W_max` would be much smaller and the
@@ -108,7 +108,7 @@
 //!   arrived earlier. [`Qfq::slot_clamps`] counts these events; the bounds
 //!   below are exact when it is 0.
 //!
-//! # Guarantees (seed 003 §5, seed 000 §6)
+//! # Guarantees (the QFQ paper §5, the QFQ+ paper §6)
 //!
 //! For flow k in group i, with `L` the largest packet and `R` the link rate:
 //! B-WFI `= 3φ_kσ_i + 2φ_kL` (Eq. 8), T-WFI `= (3σ_i + 2L)/R` (Eq. 12),
@@ -160,9 +160,9 @@ pub const NUM_GROUPS: usize = 34;
 pub const NUM_SLOTS: u32 = 64;
 /// Largest aggregate size (M) of QFQ+ / WF2Q++.
 pub const MAX_AGGREGATE_FLOWS: u32 = 64;
-/// `ΔS⁻ ≤ DELTA_S_MINUS_FACTOR · L_k/φ_k` for QFQ (seed 000 §6).
+/// `ΔS⁻ ≤ DELTA_S_MINUS_FACTOR · L_k/φ_k` for QFQ (the QFQ+ paper §6).
 pub const DELTA_S_MINUS_FACTOR: u32 = 2;
-/// `ΔS⁺ ≤ DELTA_S_PLUS_FACTOR · L_k/φ_k` for QFQ (seed 000 §6).
+/// `ΔS⁺ ≤ DELTA_S_PLUS_FACTOR · L_k/φ_k` for QFQ (the QFQ+ paper §6).
 pub const DELTA_S_PLUS_FACTOR: u32 = 4;
 /// The ranges QFQ supports (see the module doc).
 pub const QFQ_LIMITS: Limits = Limits {
