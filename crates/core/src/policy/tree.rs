@@ -83,8 +83,7 @@
 
 use super::check;
 use super::error::{BuildError, PolicyEnqueueError, PolicyEnqueueErrorKind};
-use super::queue::QueueSpec;
-use super::queue::RankedQueue;
+use super::queue::{QueueSpec, RankedQueue};
 use super::sched_node::SchedNode;
 use super::spec::{ChildParams, FlowRank, NodeSpec, Transaction, TreeSpec};
 use alloc::vec;
@@ -94,6 +93,8 @@ use alloc::vec::Vec;
 const NONE: u32 = u32::MAX;
 /// STFQ virtual-time units per byte at weight 1 (weights are ≤ 2^16).
 pub const STFQ_SCALE: u64 = 1 << 16;
+// The largest weight and rate a tree accepts, checked with the rest of a
+// description's structure; named here too, where the tree's other limits are.
 pub use super::check::{MAX_RATE, MAX_WEIGHT};
 
 /// Nanoseconds `len` bytes take at `rate` bytes/s, rounded up so that a
