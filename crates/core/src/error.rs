@@ -1,7 +1,7 @@
 //! Typed errors. Nothing in this crate panics on user input, and an enqueue
 //! that fails returns the packet inside [`EnqueueError`].
 
-use crate::flow::FlowId;
+use crate::flow_id::FlowId;
 use core::fmt;
 
 /// Why a flow could not be added, removed or reconfigured.

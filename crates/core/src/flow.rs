@@ -1,31 +1,10 @@
 //! Flow identifiers, per-flow configuration and the validated ranges.
 //!
 //! Weights are integers (as in Linux and FreeBSD): a flow's share of the link
-//! is `weight / Σ weights` over all configured flows (seed 000 §8).
+//! is `weight / Σ weights` over all configured flows (the QFQ+ paper §8).
 
 use crate::error::ConfigError;
-
-/// Identifies a flow inside one scheduler. Ids are chosen by the caller in
-/// `0..capacity.max_flows`; [`FlowId::RESERVED`] is never a valid flow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct FlowId(pub u32);
-
-impl FlowId {
-    /// Sentinel used internally for "no flow" in intrusive lists.
-    pub const RESERVED: FlowId = FlowId(u32::MAX);
-
-    /// The id as an index into per-flow arrays.
-    #[inline]
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-impl core::fmt::Display for FlowId {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
+pub use crate::flow_id::FlowId;
 
 /// Configuration of one flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -68,6 +68,7 @@ extern crate alloc;
 
 pub mod error;
 pub mod flow;
+mod flow_id;
 pub mod packet;
 pub mod policy;
 pub mod pq;

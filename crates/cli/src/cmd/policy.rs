@@ -1,11 +1,11 @@
-//! `fairway policy`: Eiffel's programmable policies (seed 002 §3.2, §5.1).
-//! `check` validates a policy file, `run` drives it with a flow-set
-//! workload, `bench` measures the §5.1 use cases. The logic lives in
+//! `fairway policy`: Eiffel's programmable policies (the Eiffel paper §3.2,
+//! §5.1). `check` validates a policy file, `run` drives it with a flow-set
+//! workload, `bench` measures the §5.1 use cases. Policy files are read by
+//! `fairway_policy_file`; runs and benchmarks live in
 //! `fairway_eval::policy`.
 
 use super::common::{parse_flows, Table};
 use clap::{Args, Subcommand};
-use fairway_eval::policy::config;
 use fairway_eval::policy::run::{run as run_policy, RunConfig};
 use fairway_eval::workload::PacketSizes;
 
@@ -75,7 +75,7 @@ pub struct RunArgs {
 pub fn run(args: PolicyArgs) -> Result<(), String> {
     match args.command {
         PolicyCommand::Check { file } => {
-            let c = config::load(&file).map_err(|e| e.to_string())?;
+            let c = fairway_policy_file::load(&file).map_err(|e| e.to_string())?;
             println!(
                 "{file}: ok: {} nodes, {} flows, {} packet slots, shaper {} x {} ns",
                 c.spec.nodes.len(),
@@ -92,7 +92,7 @@ pub fn run(args: PolicyArgs) -> Result<(), String> {
 }
 
 fn run_cmd(a: RunArgs) -> Result<(), String> {
-    let policy = config::load(&a.file).map_err(|e| e.to_string())?;
+    let policy = fairway_policy_file::load(&a.file).map_err(|e| e.to_string())?;
     // The same ceiling as rates in policy files: transmission times stay
     // at least a few ns per packet, so the simulated clock advances.
     const MAX_LINK: u64 = 1 << 40;
@@ -121,7 +121,7 @@ fn run_cmd(a: RunArgs) -> Result<(), String> {
     );
     let r = run_policy(&policy, &cfg);
     bar.finish();
-    let r = r?;
+    let r = r.map_err(|e| e.to_string())?;
     if a.json {
         super::json::print_pretty(&r)?;
         return Ok(());

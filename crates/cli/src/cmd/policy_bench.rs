@@ -1,4 +1,4 @@
-//! `fairway policy bench`: the seed 002 §5.1 benchmarks of the policy model
+//! `fairway policy bench`: the Eiffel paper's §5.1 benchmarks of the policy model
 //! (pFabric cFFS vs binary heap, pacing 20k flows through one shaper,
 //! hClock, approximate queue in pFabric), CSV + SVG from one run. The logic
 //! lives in `fairway_eval::policy::bench`.

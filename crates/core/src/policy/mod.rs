@@ -1,4 +1,4 @@
-//! # Programmable scheduling policies (seed 002, Eiffel: §3.2, §5.1)
+//! # Programmable scheduling policies (the Eiffel paper §3.2, §5.1)
 //!
 //! Eiffel's extended PIFO model on fairway's integer priority queues
 //! ([`crate::pq`]) and schedulers:
@@ -14,8 +14,9 @@
 //! * **one shared shaper** (§3.2.2, Figs. 6–7): a rate limit on any node or
 //!   flow, and pacing of the root, all through one timestamp-ordered queue;
 //!   [`PolicyTree::soonest_deadline`] tells a caller when to wake up;
-//! * **existing schedulers as nodes**: DRR, QFQ, QFQ+ and WF2Q+
-//!   ([`SchedChoice`]);
+//! * **fairway's schedulers as nodes**: any scheduler of the
+//!   [`crate::registry`] with its parameters (`drr:quantum=3000`,
+//!   `qfq+:m=4`, `wf2q+`, …: [`Transaction::Scheduler`]);
 //! * a **time-aware interface** beside [`crate::Scheduler`]:
 //!   [`PolicyTree::enqueue`] and [`PolicyTree::dequeue`] take `now` in ns,
 //!   [`PolicyTree::next_eligible`] gives the next time a packet can leave.
@@ -35,6 +36,7 @@
 //! assert_eq!(t.dequeue(0).map(|s| s.flow), Some(0));
 //! ```
 
+mod check;
 pub mod error;
 pub mod policies;
 pub mod queue;
@@ -47,5 +49,5 @@ mod tests;
 
 pub use error::{BuildError, PolicyEnqueueError, PolicyEnqueueErrorKind};
 pub use queue::{QueueKind, QueueSpec};
-pub use spec::{ChildParams, FlowRank, FlowSpec, NodeSpec, SchedChoice, Transaction, TreeSpec};
+pub use spec::{ChildParams, FlowRank, FlowSpec, NodeSpec, Transaction, TreeSpec};
 pub use tree::{tx_ns, PolicyTree, Served, ServedCount, TreeStats, STFQ_SCALE};

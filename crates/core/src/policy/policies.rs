@@ -1,11 +1,12 @@
-//! The policies of seed 002 §5.1 (and its extended version's hClock) as
+//! The policies of the Eiffel paper §5.1 (and its extended version's hClock) as
 //! ready-made trees. Each returns a [`TreeSpec`]; flows are numbered in the
 //! order given. Ranks the caller passes to
 //! [`PolicyTree::enqueue`](super::PolicyTree::enqueue) (the "packet
 //! annotator" of Fig. 1) are named in each function's doc.
 
 use super::queue::{QueueKind, QueueSpec};
-use super::spec::{ChildParams, FlowRank, FlowSpec, NodeSpec, SchedChoice, Transaction, TreeSpec};
+use super::spec::{ChildParams, FlowRank, FlowSpec, NodeSpec, Transaction, TreeSpec};
+use crate::registry::{SchedKind, SchedSpec};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -129,13 +130,14 @@ pub fn hier_qfq_plus(
     max_packets: u32,
 ) -> TreeSpec {
     let q = QueueSpec::new(QueueKind::BinaryHeap, 1, 1);
-    let mut nodes = vec![root(Transaction::Scheduler(SchedChoice::QfqPlus), q, None)];
+    let qfq_plus = || Transaction::Scheduler(SchedSpec::new(SchedKind::QfqPlus));
+    let mut nodes = vec![root(qfq_plus(), q, None)];
     let mut fl = Vec::new();
     for (c, (w, ws)) in classes.iter().enumerate() {
         let rate = limited.and_then(|(lc, r)| (lc as usize == c).then_some(r));
         nodes.push(NodeSpec {
             parent: Some(0),
-            transaction: Transaction::Scheduler(SchedChoice::QfqPlus),
+            transaction: qfq_plus(),
             queue: q,
             params: ChildParams {
                 weight: *w,
@@ -154,7 +156,7 @@ pub fn hier_qfq_plus(
     tree(nodes, fl, max_packets)
 }
 
-/// pFabric (seed 002 Fig. 10) over `n` flows: rank = the packet's remaining
+/// pFabric (the Eiffel paper Fig. 10) over `n` flows: rank = the packet's remaining
 /// flow size (bytes, `< max_rank`), flows ranked by the minimum of their
 /// packets' ranks, on enqueue and dequeue; queue: `queue`.
 pub fn pfabric_with(n: u32, queue: QueueSpec, max_packets: u32) -> TreeSpec {
@@ -222,7 +224,7 @@ pub fn hclock(children: &[(u64, u64, u32)], max_packets: u32) -> TreeSpec {
     )
 }
 
-/// Per-flow pacing (seed 002 §5.1.1, FQ/pacing): flow `i` is paced at
+/// Per-flow pacing (the Eiffel paper §5.1.1, FQ/pacing): flow `i` is paced at
 /// `rates[i]` bytes/s by the shared shaper; eligible flows leave in the
 /// order they became eligible (one FIFO bucket at the root).
 pub fn per_flow_pacing(rates: &[u64], max_packets: u32) -> TreeSpec {
@@ -243,7 +245,7 @@ pub fn per_flow_pacing(rates: &[u64], max_packets: u32) -> TreeSpec {
     )
 }
 
-/// Seed 002 Fig. 6: the root (paced at `pacing` bytes/s) shares between
+/// The Eiffel paper's Fig. 6: the root (paced at `pacing` bytes/s) shares between
 /// flow 0 (weight 3) and node B (weight 7, limited to `b_limit`); B shares
 /// between flow 1 and flow 2 (weight 1 each), flow 2 limited to
 /// `leaf_limit`. All rate limits go through the one shaper.

@@ -1,4 +1,4 @@
-//! The ranked queue of one node (seed 002 §3.1, §3.2: "the queue type of
+//! The ranked queue of one node (the Eiffel paper §3.1, §3.2: "the queue type of
 //! each node is selectable"): any of the crate's integer priority queues
 //! behind one enum, with the node's rank granularity and horizon.
 //!
@@ -9,7 +9,7 @@
 //! * fixed-range queues (`ffs`, `hffs`, `gradient`, `approx`, `bucket-heap`)
 //!   hold ranks `0..horizon`, absolutely;
 //! * `cffs` holds a window of `horizon` rank units that moves forward with
-//!   the minimum (seed 002 Fig. 4), for ranks that only grow (virtual times,
+//!   the minimum (the Eiffel paper Fig. 4), for ranks that only grow (virtual times,
 //!   timestamps, deadlines);
 //! * `binary-heap` holds any rank (the comparison-based baseline).
 //!
@@ -44,7 +44,7 @@ pub enum QueueKind {
     BinaryHeap,
     /// Binary heap without a handle index: removing an element (a re-rank)
     /// searches it linearly and re-heapifies, O(n), as the heap baseline of
-    /// seed 002's pFabric (§5.1.2) did. For comparisons only.
+    /// the Eiffel paper's pFabric (§5.1.2) did. For comparisons only.
     UnindexedHeap,
 }
 

@@ -1,5 +1,6 @@
-//! fairway's existing schedulers (DRR, QFQ, QFQ+, WF2Q+) as the transaction
-//! of a tree node (seed 002 §3.2: "scheduling transactions"; hierarchical
+//! fairway's schedulers (any [`crate::registry`] spec: FIFO, DRR, QFQ,
+//! QFQ+, S-KPS, WF2Q+, WF2Q++, with their parameters) as the transaction
+//! of a tree node (the Eiffel paper §3.2: "scheduling transactions"; hierarchical
 //! QFQ+ with a rate limit on an internal node composes them with the shared
 //! shaper).
 //!
@@ -41,28 +42,25 @@
 //! child (a flow) the head never changes while it waits, `d` stays 0 and
 //! the scheduler behaves exactly as on its own.
 
-use super::spec::SchedChoice;
-use crate::{Capacity, ConfigError, Drr, FlowConfig, FlowId, Qfq, QfqPlus, Scheduler, Wf2qPlus};
+use crate::registry::SchedSpec;
+use crate::{Capacity, ConfigError, FlowConfig, FlowId, Limits, Scheduler};
 use alloc::boxed::Box;
 
 /// A scheduler over a node's children.
 pub(crate) struct SchedNode {
-    s: Box<dyn Scheduler<u32>>,
+    s: Box<dyn Scheduler<u32> + Send>,
 }
 
 impl SchedNode {
-    /// A scheduler of `choice` for `children` children (one token each).
-    pub(crate) fn new(choice: SchedChoice, children: u32) -> Self {
+    /// The scheduler `spec` names, with its parameters, for `children`
+    /// children (one token each).
+    pub(crate) fn new(spec: &SchedSpec, children: u32) -> Self {
         // A child holds two tokens for a moment: its next one is queued
         // before the served one leaves (see the module doc).
         let cap = Capacity::new(children.max(1), children.max(1).saturating_mul(2));
-        let s: Box<dyn Scheduler<u32>> = match choice {
-            SchedChoice::Drr => Box::new(Drr::new(cap)),
-            SchedChoice::Qfq => Box::new(Qfq::new(cap)),
-            SchedChoice::QfqPlus => Box::new(QfqPlus::new(cap)),
-            SchedChoice::Wf2qPlus => Box::new(Wf2qPlus::new(cap)),
-        };
-        Self { s }
+        Self {
+            s: spec.build(cap, Limits::DEFAULT),
+        }
     }
 
     /// Configures child `slot` with `weight`.

@@ -1,4 +1,4 @@
-//! The declarative description of a scheduling tree (seed 002 §3.2, Fig. 6):
+//! The declarative description of a scheduling tree (the Eiffel paper §3.2, Fig. 6):
 //! nodes with their transaction and queue, flows (the leaves that hold
 //! packets) and, on every node or flow, how its parent treats it (weight,
 //! priority, rate limit, reservation). Parents are indices, in any order;
@@ -7,9 +7,10 @@
 //! horizons) before allocating anything the fast path uses.
 
 use super::queue::{QueueKind, QueueSpec};
+use crate::registry::SchedSpec;
 
 /// How a node orders its children: its scheduling transaction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Transaction {
     /// Lowest [`ChildParams::priority`] first; FIFO among equals.
     StrictPriority,
@@ -17,20 +18,22 @@ pub enum Transaction {
     /// virtual start tag `S = max(V, F)`, `F = S + len·2^16/weight`, `V` the
     /// start tag of the last child served.
     Stfq,
-    /// Per-flow ranking (seed 002 §3.2.1): a child's rank is a function of
+    /// Per-flow ranking (the Eiffel paper §3.2.1): a child's rank is a function of
     /// the ranks of its queued packets, updated on enqueue *and* dequeue.
     PacketRank(FlowRank),
-    /// hClock (seed 002 extended version): each child gets at least its
+    /// hClock (the Eiffel paper's extended version): each child gets at least its
     /// reservation, at most its rate limit, and the rest by weight (STFQ).
     /// Reservation tags are times in ns kept in `reservation_queue`.
     HClock {
         /// Time-ordered queue of the reservation tags.
         reservation_queue: QueueSpec,
     },
-    /// One of fairway's existing schedulers orders the children; each
-    /// backlogged child is one flow of it holding one token (its next
-    /// packet's length).
-    Scheduler(SchedChoice),
+    /// One of fairway's schedulers, named by a registry spec with its
+    /// parameters (`drr:quantum=3000`, `qfq+:m=4`, `wf2q+`, …: any
+    /// [`SchedSpec`], checked by the registry when it was made), orders
+    /// the children; each backlogged child is one flow of it holding one
+    /// token (its next packet's length).
+    Scheduler(SchedSpec),
 }
 
 /// A child's rank as a function of its queued packets' ranks.
@@ -40,37 +43,9 @@ pub enum FlowRank {
     /// priorities: equals sorting packets by rank when each flow's ranks are
     /// non-decreasing).
     Front,
-    /// pFabric (seed 002 Fig. 10): on enqueue `f.rank = min(p.rank,
+    /// pFabric (the Eiffel paper Fig. 10): on enqueue `f.rank = min(p.rank,
     /// f.rank)`; on dequeue the minimum over the packets still queued.
     Min,
-}
-
-/// The existing schedulers a node can use as its transaction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SchedChoice {
-    /// Deficit round robin.
-    Drr,
-    /// QFQ.
-    Qfq,
-    /// QFQ+ (SCHED+ over QFQ).
-    QfqPlus,
-    /// Exact WF2Q+.
-    Wf2qPlus,
-}
-
-impl SchedChoice {
-    /// Names as written in policy files.
-    pub const ALL: [(&'static str, SchedChoice); 4] = [
-        ("drr", SchedChoice::Drr),
-        ("qfq", SchedChoice::Qfq),
-        ("qfq+", SchedChoice::QfqPlus),
-        ("wf2q+", SchedChoice::Wf2qPlus),
-    ];
-
-    /// Parses a name of [`SchedChoice::ALL`].
-    pub fn parse(s: &str) -> Option<SchedChoice> {
-        Self::ALL.iter().find(|(n, _)| *n == s).map(|&(_, k)| k)
-    }
 }
 
 /// How a node or flow is treated by its parent.
@@ -99,7 +74,7 @@ impl Default for ChildParams {
 }
 
 /// One node: a scheduling transaction over its children.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeSpec {
     /// Parent node index; `None` for the root.
     pub parent: Option<u32>,
@@ -138,6 +113,7 @@ pub struct TreeSpec {
 
 impl TreeSpec {
     /// The default shaper: cFFS, 2 × 10 000 buckets of 100 µs (a 1 s half
-    /// window), the shape of seed 002 §5.1.1's 20k-bucket, 2 s horizon.
+    /// window), the shape of the 20k-bucket, 2 s horizon of the Eiffel
+    /// paper §5.1.1.
     pub const DEFAULT_SHAPER: QueueSpec = QueueSpec::new(QueueKind::Cffs, 20_000, 100_000);
 }

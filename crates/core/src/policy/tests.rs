@@ -4,6 +4,8 @@
 //! checks reject.
 
 use super::*;
+use crate::registry::{SchedKind, SchedSpec};
+use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 use proptest::prelude::*;
@@ -416,7 +418,7 @@ fn typed_build_errors() {
     s.nodes[0].parent = Some(1);
     s.nodes.push(NodeSpec {
         parent: None,
-        ..s.nodes[1]
+        ..s.nodes[1].clone()
     });
     s.nodes[1].parent = Some(0);
     // 0 -> 1 -> 0 is a cycle; node 2 is the root.
@@ -608,7 +610,7 @@ proptest! {
 
 /// A scheduler root over a pFabric child node (flows 0 and 1) and a plain
 /// flow 2, weights `w_child` and `w_flow`.
-fn sched_over_pfabric(choice: SchedChoice, w_child: u32, w_flow: u32) -> TreeSpec {
+fn sched_over_pfabric(sched: &SchedSpec, w_child: u32, w_flow: u32) -> TreeSpec {
     let heap = QueueSpec::new(QueueKind::BinaryHeap, 1, 1);
     let node = |parent, transaction, queue, weight| NodeSpec {
         parent,
@@ -628,7 +630,7 @@ fn sched_over_pfabric(choice: SchedChoice, w_child: u32, w_flow: u32) -> TreeSpe
     };
     TreeSpec {
         nodes: vec![
-            node(None, Transaction::Scheduler(choice), heap, 1),
+            node(None, Transaction::Scheduler(sched.clone()), heap, 1),
             node(
                 Some(0),
                 Transaction::PacketRank(FlowRank::Min),
@@ -641,6 +643,23 @@ fn sched_over_pfabric(choice: SchedChoice, w_child: u32, w_flow: u32) -> TreeSpe
         max_packets: 1 << 14,
         max_packet_len: 1500,
     }
+}
+
+/// Every scheduler of the registry that shares by weight (all but FIFO),
+/// at its default parameters and, where it takes any, at a non-default
+/// value, with the spec's text.
+fn weighted_schedulers() -> Vec<(String, SchedSpec)> {
+    let mut out = Vec::new();
+    for &kind in SchedKind::ALL {
+        if kind == SchedKind::Fifo {
+            continue;
+        }
+        out.push(SchedSpec::new(kind));
+    }
+    for text in ["drr:quantum=3000", "qfq+:m=4", "wf2q++:m=8"] {
+        out.push(SchedSpec::parse(text).unwrap());
+    }
+    out.into_iter().map(|s| (s.to_string(), s)).collect()
 }
 
 /// Bytes served to (child node, flow 2) when the child's head changes
@@ -675,9 +694,9 @@ fn head_change_shares(t: &mut PolicyTree<u32>, services: usize) -> (u64, u64) {
 /// announced length (the broken variant) gives the child ~20x its share.
 #[test]
 fn sched_node_charges_delivered_length() {
-    for (name, choice) in SchedChoice::ALL {
+    for (name, sched) in weighted_schedulers() {
         for (wc, wf) in [(1u32, 1u32), (1, 3), (2, 1)] {
-            let spec = sched_over_pfabric(choice, wc, wf);
+            let spec = sched_over_pfabric(&sched, wc, wf);
             let mut t: PolicyTree<u32> = PolicyTree::build(&spec).unwrap();
             let (c, f) = head_change_shares(&mut t, 3000);
             let want = f64::from(wc) / f64::from(wf);
@@ -702,7 +721,7 @@ fn sched_node_charges_delivered_length() {
 /// One arrival: time (ns), flow, length.
 type Arrival = (u64, u32, u32);
 
-/// Brute-force **per-packet** shaper, seed 002 Fig. 7 read literally with
+/// Brute-force **per-packet** shaper, the Eiffel paper's Fig. 7 read literally with
 /// Carousel's timestamps: every packet of a rate-limited flow is stamped
 /// on arrival, `T = max(now, last_f)`, `last_f = T + τ`, and (unless `T`
 /// is now) put in one list of `(time rounded up to g, seq, packet)`
@@ -855,8 +874,8 @@ proptest! {
     /// time, in the same order, as a brute-force per-packet shaper (every
     /// packet stamped on arrival and queued in one timestamp-ordered list)
     /// whenever nothing downstream of the shaper delays a released packet
-    /// (the link is not the bottleneck: seed 002 §5.1.1's shaper-only
-    /// qdisc), with a cFFS shaper of 1 µs buckets (no larger than one
+    /// (the link is not the bottleneck: the shaper-only qdisc of the Eiffel
+    /// paper §5.1.1), with a cFFS shaper of 1 µs buckets (no larger than one
     /// packet time) and with an exact heap shaper.
     #[test]
     fn per_node_shaper_equals_per_packet_shaper(
@@ -919,8 +938,8 @@ fn per_packet_stamps_burst_after_a_busy_parent() {
 /// A gets > 1.2x B.
 #[test]
 fn sched_node_charges_delivered_length_with_shaped_grandchild() {
-    for (name, choice) in SchedChoice::ALL {
-        let mut spec = sched_over_pfabric(choice, 1, 1);
+    for (name, sched) in weighted_schedulers() {
+        let mut spec = sched_over_pfabric(&sched, 1, 1);
         spec.nodes[1].transaction = Transaction::StrictPriority;
         spec.nodes[1].queue = QueueSpec::new(QueueKind::Ffs, 4, 1);
         spec.flows[0].params.priority = 1;
@@ -955,5 +974,60 @@ fn sched_node_charges_delivered_length_with_shaped_grandchild() {
             bad > 1.2,
             "{name}: announced-length variant A/B = {bad} {b:?}"
         );
+    }
+}
+
+/// A scheduler node is any registry spec, its parameters used as given:
+/// DRR over two backlogged flows of 1500-byte packets alternates one
+/// packet each at its default quantum (the largest max_len) and two each
+/// at `quantum=3000`, and follows the weights (1:3); FIFO ignores them
+/// (each child holds one token, so its tokens alternate); every other
+/// spec builds and serves everything.
+#[test]
+fn scheduler_nodes_take_registry_specs_with_parameters() {
+    let order = |text: &str, w1: u32| -> Vec<u32> {
+        let heap = QueueSpec::new(QueueKind::BinaryHeap, 1, 1);
+        let flow = |weight| FlowSpec {
+            parent: 0,
+            params: ChildParams {
+                weight,
+                ..ChildParams::default()
+            },
+        };
+        let spec = TreeSpec {
+            nodes: vec![NodeSpec {
+                parent: None,
+                transaction: Transaction::Scheduler(SchedSpec::parse(text).unwrap()),
+                queue: heap,
+                params: ChildParams::default(),
+            }],
+            flows: vec![flow(1), flow(w1)],
+            shaper: TreeSpec::DEFAULT_SHAPER,
+            max_packets: 64,
+            max_packet_len: 1500,
+        };
+        let mut t: PolicyTree<u32> = PolicyTree::build(&spec).unwrap();
+        for f in [0, 1] {
+            for _ in 0..16 {
+                t.enqueue(0, f, 1500, 0).unwrap();
+            }
+        }
+        let out: Vec<u32> = core::iter::from_fn(|| t.dequeue(0).map(|s| s.flow))
+            .take(16)
+            .collect();
+        assert_eq!(out.len(), 16, "{text}");
+        assert_eq!(t.stats().internal_misses, 0, "{text}");
+        out
+    };
+    assert_eq!(order("drr", 1)[..8], [0, 1, 0, 1, 0, 1, 0, 1]);
+    assert_eq!(order("drr:quantum=3000", 1)[..8], [0, 0, 1, 1, 0, 0, 1, 1]);
+    assert_eq!(order("drr", 3)[..8], [0, 1, 1, 1, 0, 1, 1, 1]);
+    assert_eq!(order("fifo", 3)[..8], [0, 1, 0, 1, 0, 1, 0, 1]);
+    // The fair-queueing ones: flow 1 gets 3/4 of the first 16 packets,
+    // give or take two (QFQ and S-KPS order by approximate timestamps).
+    for text in ["qfq", "qfq+:m=4", "s-kps", "wf2q+", "wf2q++:m=8"] {
+        let out = order(text, 3);
+        let ones = out.iter().filter(|&&f| f == 1).count();
+        assert!((10..=14).contains(&ones), "{text}: {out:?}");
     }
 }

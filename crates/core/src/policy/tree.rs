@@ -1,4 +1,4 @@
-//! The scheduling tree (seed 002 §3.2, Figs. 1, 6, 7, 10) with its one
+//! The scheduling tree (the Eiffel paper §3.2, Figs. 1, 6, 7, 10) with its one
 //! shared shaper, driven by time.
 //!
 //! ## Model
@@ -81,10 +81,11 @@
 //! Per packet: one queue pop and one push per level (plus a shaper push and
 //! pop per rate-limited level), O(1) for the bucketed queues.
 
+use super::check;
 use super::error::{BuildError, PolicyEnqueueError, PolicyEnqueueErrorKind};
-use super::queue::RankedQueue;
+use super::queue::{QueueSpec, RankedQueue};
 use super::sched_node::SchedNode;
-use super::spec::{ChildParams, FlowRank, Transaction, TreeSpec};
+use super::spec::{ChildParams, FlowRank, NodeSpec, Transaction, TreeSpec};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -92,10 +93,9 @@ use alloc::vec::Vec;
 const NONE: u32 = u32::MAX;
 /// STFQ virtual-time units per byte at weight 1 (weights are ≤ 2^16).
 pub const STFQ_SCALE: u64 = 1 << 16;
-/// Largest accepted weight.
-pub const MAX_WEIGHT: u32 = 1 << 16;
-/// Largest accepted rate, bytes/s (8.8 Tbit/s).
-pub const MAX_RATE: u64 = 1 << 40;
+// The largest weight and rate a tree accepts, checked with the rest of a
+// description's structure; named here too, where the tree's other limits are.
+pub use super::check::{MAX_RATE, MAX_WEIGHT};
 
 /// Nanoseconds `len` bytes take at `rate` bytes/s, rounded up so that a
 /// limit is never exceeded.
@@ -264,261 +264,22 @@ pub struct PolicyTree<P> {
 impl<P: crate::Packet> PolicyTree<P> {
     /// Checks `spec` and allocates everything.
     pub fn build(spec: &TreeSpec) -> Result<Self, BuildError> {
+        let total = check_sizes(spec)?;
+        let root = check::structure(spec)?;
         let n = spec.nodes.len();
-        if n == 0 {
-            return Err(BuildError::Empty);
-        }
-        if spec.max_packet_len == 0 || spec.max_packet_len > 1 << 16 {
-            return Err(BuildError::InvalidParameter(
-                "max_packet_len must be 1..=65536 bytes",
-            ));
-        }
-        if spec.max_packets == 0 || spec.max_packets == NONE {
-            return Err(BuildError::InvalidParameter(
-                "max_packets must be 1..=2^32-2",
-            ));
-        }
-        let total = n as u64 + spec.flows.len() as u64;
-        if total >= u64::from(NONE) {
-            return Err(BuildError::InvalidParameter("too many nodes and flows"));
-        }
-        let check = |what: &'static str, index: u32, p: &ChildParams| -> Result<(), BuildError> {
-            if p.weight == 0 || p.weight > MAX_WEIGHT {
-                return Err(BuildError::InvalidWeight {
-                    what,
-                    index,
-                    weight: p.weight,
-                });
-            }
-            for r in [p.rate, p.reservation].into_iter().flatten() {
-                if r == 0 {
-                    return Err(BuildError::RateZero { what, index });
-                }
-                if r > MAX_RATE {
-                    return Err(BuildError::InvalidParameter(
-                        "rates and reservations must be 1..=2^40 bytes/s",
-                    ));
-                }
-            }
-            Ok(())
-        };
-        let mut root = NONE;
-        let mut roots = 0;
-        for (i, nd) in spec.nodes.iter().enumerate() {
-            check("node", i as u32, &nd.params)?;
-            match nd.parent {
-                None => {
-                    roots += 1;
-                    root = i as u32;
-                }
-                Some(p) if p as usize >= n => {
-                    return Err(BuildError::UnknownNode {
-                        what: "node",
-                        index: i as u32,
-                        parent: p,
-                    })
-                }
-                Some(_) => {}
-            }
-        }
-        if roots != 1 {
-            return Err(BuildError::RootCount(roots));
-        }
-        // Every node must reach the root within n steps.
-        for i in 0..n {
-            let mut cur = i;
-            let mut steps = 0;
-            while let Some(p) = spec.nodes[cur].parent {
-                cur = p as usize;
-                steps += 1;
-                if steps > n {
-                    return Err(BuildError::Cycle { node: i as u32 });
-                }
-            }
-        }
-        for (i, fl) in spec.flows.iter().enumerate() {
-            check("flow", i as u32, &fl.params)?;
-            if fl.parent as usize >= n {
-                return Err(BuildError::UnknownNode {
-                    what: "flow",
-                    index: i as u32,
-                    parent: fl.parent,
-                });
-            }
-        }
-        // Children lists: entity ids (nodes 0..n, flows n..).
-        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut ents = Vec::with_capacity(total as usize);
-        for (i, nd) in spec.nodes.iter().enumerate() {
-            let (parent, slot) = match nd.parent {
-                Some(p) => {
-                    children[p as usize].push(i as u32);
-                    (p, children[p as usize].len() as u32 - 1)
-                }
-                None => (NONE, 0),
-            };
-            ents.push(Entity::new(parent, slot, nd.params));
-        }
-        for (j, fl) in spec.flows.iter().enumerate() {
-            let c = &mut children[fl.parent as usize];
-            c.push(n as u32 + j as u32);
-            ents.push(Entity::new(fl.parent, c.len() as u32 - 1, fl.params));
-        }
+        let (mut children, ents) = link_entities(spec, total);
         let max_len = spec.max_packet_len;
         let mut nodes = Vec::with_capacity(n);
-        let mut slowest_rate = u64::MAX;
-        for e in &ents {
-            if let Some(r) = e.p.rate {
-                slowest_rate = slowest_rate.min(r);
-            }
-        }
         for (i, nd) in spec.nodes.iter().enumerate() {
             let ch = core::mem::take(&mut children[i]);
-            let i32_ = i as u32;
-            let cap = ch.len() as u32;
-            let queue = RankedQueue::new(nd.queue, cap, i32_)?;
-            let min_w = ch
-                .iter()
-                .map(|&c| ents[c as usize].p.weight)
-                .min()
-                .unwrap_or(1);
-            let moving = nd.queue.kind.is_moving();
-            let tx = match nd.transaction {
-                Transaction::StrictPriority => {
-                    if moving {
-                        return Err(BuildError::NeedsFixedRange { node: i32_ });
-                    }
-                    for &c in &ch {
-                        if !queue.can_hold(ents[c as usize].p.priority) {
-                            return Err(BuildError::BadChild {
-                                node: i32_,
-                                reason: "a child's priority is outside the queue's range (buckets x granularity)",
-                            });
-                        }
-                    }
-                    Tx::Prio
-                }
-                Transaction::Stfq | Transaction::HClock { .. } => {
-                    if !moving && !nd.queue.kind.holds_any_rank() {
-                        return Err(BuildError::BadChild {
-                            node: i32_,
-                            reason:
-                                "fair queueing tags grow without bound: use cffs or binary-heap",
-                        });
-                    }
-                    let step = u64::from(max_len) * STFQ_SCALE / u64::from(min_w);
-                    if moving && nd.queue.half_window() <= step {
-                        return Err(BuildError::HorizonTooShort {
-                            node: i32_,
-                            needs: step,
-                            has: nd.queue.half_window(),
-                        });
-                    }
-                    if let Transaction::HClock { reservation_queue } = nd.transaction {
-                        let rq = RankedQueue::new(reservation_queue, cap, i32_)?;
-                        if !reservation_queue.kind.is_moving()
-                            && !reservation_queue.kind.holds_any_rank()
-                        {
-                            return Err(BuildError::BadChild {
-                                node: i32_,
-                                reason: "reservation tags are times: use cffs or binary-heap",
-                            });
-                        }
-                        let slow = ch
-                            .iter()
-                            .filter_map(|&c| ents[c as usize].p.reservation)
-                            .min();
-                        if let Some(r) = slow {
-                            let need = tx_ns(max_len, r) + reservation_queue.granularity;
-                            if reservation_queue.kind.is_moving()
-                                && reservation_queue.half_window() <= need
-                            {
-                                return Err(BuildError::HorizonTooShort {
-                                    node: i32_,
-                                    needs: need,
-                                    has: reservation_queue.half_window(),
-                                });
-                            }
-                        }
-                        Tx::HClock(alloc::boxed::Box::new(rq))
-                    } else {
-                        Tx::Stfq
-                    }
-                }
-                Transaction::PacketRank(fr) => Tx::Rank(fr),
-                Transaction::Scheduler(choice) => {
-                    let mut s = SchedNode::new(choice, cap);
-                    for (slot, &c) in ch.iter().enumerate() {
-                        s.add_child(slot as u32, ents[c as usize].p.weight, max_len)
-                            .map_err(|error| BuildError::Scheduler { node: i32_, error })?;
-                    }
-                    Tx::Sched(s)
-                }
-            };
-            nodes.push(Node {
-                tx,
-                child_base: match ch.first() {
-                    Some(&b) if ch.iter().enumerate().all(|(k, &c)| c == b + k as u32) => b,
-                    _ => NONE,
-                },
-                children: ch,
-                queue,
-                vtime: 0,
-                res_phase: false,
-            });
+            nodes.push(Node::build(i as u32, nd, ch, &ents, max_len)?);
         }
-        let shaper = RankedQueue::new(spec.shaper, total as u32, NONE)?;
-        if slowest_rate != u64::MAX {
-            let need = tx_ns(max_len, slowest_rate) + spec.shaper.granularity;
-            let has = if spec.shaper.kind.is_moving() {
-                spec.shaper.half_window()
-            } else if spec.shaper.kind.holds_any_rank() {
-                u64::MAX
-            } else {
-                return Err(BuildError::InvalidParameter(
-                    "the shaper's ranks are times: use cffs or binary-heap",
-                ));
-            };
-            if has <= need {
-                return Err(BuildError::HorizonTooShort {
-                    node: NONE,
-                    needs: need,
-                    has,
-                });
-            }
-        }
-        // Flows under a Front-ranked moving queue need non-decreasing ranks.
-        let mut front_moving = vec![false; spec.flows.len()];
-        for (j, fl) in spec.flows.iter().enumerate() {
-            let mut p = fl.parent as usize;
-            loop {
-                let nd = &spec.nodes[p];
-                if nd.transaction == Transaction::PacketRank(FlowRank::Front)
-                    && nd.queue.kind.is_moving()
-                {
-                    front_moving[j] = true;
-                }
-                match nd.parent {
-                    Some(q) => p = q as usize,
-                    None => break,
-                }
-            }
-        }
+        let shaper = build_shaper(spec, &ents, total)?;
+        let front_moving = front_moving_flows(spec);
         let has_rank_nodes = spec
             .nodes
             .iter()
             .any(|nd| matches!(nd.transaction, Transaction::PacketRank(_)));
-        let cap = spec.max_packets;
-        let mut slots = Vec::with_capacity(cap as usize);
-        for i in 0..cap {
-            slots.push(Slot {
-                pkt: None,
-                next: if i + 1 < cap { i + 1 } else { NONE },
-                rank: 0,
-                len: 0,
-                arrival: 0,
-            });
-        }
         let flows = (0..spec.flows.len())
             .map(|_| FlowQ {
                 head: NONE,
@@ -533,7 +294,7 @@ impl<P: crate::Packet> PolicyTree<P> {
             nodes,
             ents,
             flows,
-            slots,
+            slots: free_slots(spec.max_packets),
             free: 0,
             queued: 0,
             shaper,
@@ -1076,6 +837,252 @@ impl<P: crate::Packet> PolicyTree<P> {
         self.flows[f].min = min;
         self.flows[f].min_count = count;
     }
+}
+
+/// The sizes of `spec` (nodes, packet length, packet slots) are in range;
+/// returns the number of entities (nodes and flows).
+fn check_sizes(spec: &TreeSpec) -> Result<u64, BuildError> {
+    if spec.nodes.is_empty() {
+        return Err(BuildError::Empty);
+    }
+    if spec.max_packet_len == 0 || spec.max_packet_len > 1 << 16 {
+        return Err(BuildError::InvalidParameter(
+            "max_packet_len must be 1..=65536 bytes",
+        ));
+    }
+    // `NONE` ends the free list and the flows' FIFOs.
+    if spec.max_packets == 0 || spec.max_packets == NONE {
+        return Err(BuildError::InvalidParameter(
+            "max_packets must be 1..=2^32-2",
+        ));
+    }
+    let total = spec.nodes.len() as u64 + spec.flows.len() as u64;
+    if total >= u64::from(NONE) {
+        return Err(BuildError::InvalidParameter("too many nodes and flows"));
+    }
+    Ok(total)
+}
+
+/// Every node's and flow's entity (nodes `0..n`, flows `n..`), each with
+/// its slot among its parent's children, and each node's children's
+/// entity ids by slot.
+fn link_entities(spec: &TreeSpec, total: u64) -> (Vec<Vec<u32>>, Vec<Entity>) {
+    let n = spec.nodes.len();
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut ents = Vec::with_capacity(total as usize);
+    for (i, nd) in spec.nodes.iter().enumerate() {
+        let (parent, slot) = match nd.parent {
+            Some(p) => {
+                children[p as usize].push(i as u32);
+                (p, children[p as usize].len() as u32 - 1)
+            }
+            None => (NONE, 0),
+        };
+        ents.push(Entity::new(parent, slot, nd.params));
+    }
+    for (j, fl) in spec.flows.iter().enumerate() {
+        let c = &mut children[fl.parent as usize];
+        c.push(n as u32 + j as u32);
+        ents.push(Entity::new(fl.parent, c.len() as u32 - 1, fl.params));
+    }
+    (children, ents)
+}
+
+/// The shared shaper, whose half window must exceed the longest packet
+/// time at the slowest rate limit of the tree (its ranks are times).
+fn build_shaper(spec: &TreeSpec, ents: &[Entity], total: u64) -> Result<RankedQueue, BuildError> {
+    let slowest_rate = ents.iter().filter_map(|e| e.p.rate).min();
+    let shaper = RankedQueue::new(spec.shaper, total as u32, NONE)?;
+    if let Some(slowest_rate) = slowest_rate {
+        let need = tx_ns(spec.max_packet_len, slowest_rate) + spec.shaper.granularity;
+        let has = if spec.shaper.kind.is_moving() {
+            spec.shaper.half_window()
+        } else if spec.shaper.kind.holds_any_rank() {
+            u64::MAX
+        } else {
+            return Err(BuildError::InvalidParameter(
+                "the shaper's ranks are times: use cffs or binary-heap",
+            ));
+        };
+        if has <= need {
+            return Err(BuildError::HorizonTooShort {
+                node: NONE,
+                needs: need,
+                has,
+            });
+        }
+    }
+    Ok(shaper)
+}
+
+/// Per flow: some ancestor ranks its children by their front packet on a
+/// moving window, so the flow's ranks must not decrease.
+fn front_moving_flows(spec: &TreeSpec) -> Vec<bool> {
+    let mut front_moving = vec![false; spec.flows.len()];
+    for (j, fl) in spec.flows.iter().enumerate() {
+        let mut p = fl.parent as usize;
+        loop {
+            let nd = &spec.nodes[p];
+            if nd.transaction == Transaction::PacketRank(FlowRank::Front)
+                && nd.queue.kind.is_moving()
+            {
+                front_moving[j] = true;
+            }
+            match nd.parent {
+                Some(q) => p = q as usize,
+                None => break,
+            }
+        }
+    }
+    front_moving
+}
+
+/// `cap` empty packet slots, chained into the free list.
+fn free_slots<P>(cap: u32) -> Vec<Slot<P>> {
+    (0..cap)
+        .map(|i| Slot {
+            pkt: None,
+            next: if i + 1 < cap { i + 1 } else { NONE },
+            rank: 0,
+            len: 0,
+            arrival: 0,
+        })
+        .collect()
+}
+
+impl Node {
+    /// Node `index` of the tree over `children` (entity ids by slot), its
+    /// transaction checked against its queue and its children.
+    fn build(
+        index: u32,
+        nd: &NodeSpec,
+        children: Vec<u32>,
+        ents: &[Entity],
+        max_len: u32,
+    ) -> Result<Self, BuildError> {
+        let cap = children.len() as u32;
+        let queue = RankedQueue::new(nd.queue, cap, index)?;
+        let weight_of = |c: &u32| ents[*c as usize].p.weight;
+        let min_w = children.iter().map(weight_of).min().unwrap_or(1);
+        let tx = match &nd.transaction {
+            Transaction::StrictPriority => {
+                check_priorities(index, nd, &queue, &children, ents)?;
+                Tx::Prio
+            }
+            Transaction::Stfq => {
+                check_fair_queueing(index, nd.queue, min_w, max_len)?;
+                Tx::Stfq
+            }
+            Transaction::HClock { reservation_queue } => {
+                check_fair_queueing(index, nd.queue, min_w, max_len)?;
+                let slowest = children
+                    .iter()
+                    .filter_map(|&c| ents[c as usize].p.reservation)
+                    .min();
+                let rq = reservation_queue_of(index, *reservation_queue, cap, slowest, max_len)?;
+                Tx::HClock(alloc::boxed::Box::new(rq))
+            }
+            Transaction::PacketRank(fr) => Tx::Rank(*fr),
+            Transaction::Scheduler(sched) => {
+                let mut s = SchedNode::new(sched, cap);
+                for (slot, c) in children.iter().enumerate() {
+                    s.add_child(slot as u32, weight_of(c), max_len)
+                        .map_err(|error| BuildError::Scheduler { node: index, error })?;
+                }
+                Tx::Sched(s)
+            }
+        };
+        Ok(Node {
+            tx,
+            child_base: match children.first() {
+                Some(&b) if children.iter().enumerate().all(|(k, &c)| c == b + k as u32) => b,
+                _ => NONE,
+            },
+            children,
+            queue,
+            vtime: 0,
+            res_phase: false,
+        })
+    }
+}
+
+/// A strict-priority node needs a fixed-range queue holding every child's
+/// priority exactly (static priorities are not monotone).
+fn check_priorities(
+    index: u32,
+    nd: &NodeSpec,
+    queue: &RankedQueue,
+    children: &[u32],
+    ents: &[Entity],
+) -> Result<(), BuildError> {
+    if nd.queue.kind.is_moving() {
+        return Err(BuildError::NeedsFixedRange { node: index });
+    }
+    if children
+        .iter()
+        .any(|&c| !queue.can_hold(ents[c as usize].p.priority))
+    {
+        return Err(BuildError::BadChild {
+            node: index,
+            reason: "a child's priority is outside the queue's range (buckets x granularity)",
+        });
+    }
+    Ok(())
+}
+
+/// STFQ (and hClock's share) tags grow without bound: a moving window
+/// whose half exceeds one packet's step at the lightest weight, or a heap.
+fn check_fair_queueing(
+    index: u32,
+    queue: QueueSpec,
+    min_weight: u32,
+    max_len: u32,
+) -> Result<(), BuildError> {
+    let moving = queue.kind.is_moving();
+    if !moving && !queue.kind.holds_any_rank() {
+        return Err(BuildError::BadChild {
+            node: index,
+            reason: "fair queueing tags grow without bound: use cffs or binary-heap",
+        });
+    }
+    let step = u64::from(max_len) * STFQ_SCALE / u64::from(min_weight);
+    if moving && queue.half_window() <= step {
+        return Err(BuildError::HorizonTooShort {
+            node: index,
+            needs: step,
+            has: queue.half_window(),
+        });
+    }
+    Ok(())
+}
+
+/// hClock's reservation queue: its ranks are times, and a moving window
+/// must cover the longest packet at the smallest reservation.
+fn reservation_queue_of(
+    index: u32,
+    spec: QueueSpec,
+    cap: u32,
+    slowest_reservation: Option<u64>,
+    max_len: u32,
+) -> Result<RankedQueue, BuildError> {
+    let rq = RankedQueue::new(spec, cap, index)?;
+    if !spec.kind.is_moving() && !spec.kind.holds_any_rank() {
+        return Err(BuildError::BadChild {
+            node: index,
+            reason: "reservation tags are times: use cffs or binary-heap",
+        });
+    }
+    if let Some(r) = slowest_reservation {
+        let need = tx_ns(max_len, r) + spec.granularity;
+        if spec.kind.is_moving() && spec.half_window() <= need {
+            return Err(BuildError::HorizonTooShort {
+                node: index,
+                needs: need,
+                has: spec.half_window(),
+            });
+        }
+    }
+    Ok(rq)
 }
 
 impl Node {

@@ -60,7 +60,8 @@
 //! # Arithmetic, constants and limits
 //!
 //! * Virtual times are `u64` in units of `2^-FRAC_BITS` byte per unit
-//!   weight ([`FRAC_BITS`] = 24), compared wrap-safely. `l/φ_k` is
+//!   weight ([`FRAC_BITS`] = 24, the exact schedulers' fixed point, as
+//!   WF2Q+'s), compared wrap-safely. `l/φ_k` is
 //!   `l · 2^24 / w_k`, the `V` increment `l · 2^24 / W` with `W` the sum of
 //!   the weights of all configured flows (as in [`crate::Wf2qPlus`]), each
 //!   truncated by less than one unit.
@@ -93,14 +94,13 @@
 //! stratum with the same virtual start; removing one unlinks it (O(1):
 //! buckets are doubly linked).
 
+use crate::sched::vtime::FRAC_BITS;
 use crate::{
     Backlog, Capacity, ConfigError, Dequeued, EnqueueError, FlowConfig, FlowId, FlowQueues, Limits,
     Packet, Scheduler,
 };
 use alloc::vec::Vec;
 
-/// Fractional bits of S-KPS virtual times: one byte at weight 1 is `2^24` units.
-pub const FRAC_BITS: u32 = 24;
 /// Number of strata; stratum `i` has slot size `σ_i = 2^i` units. The
 /// largest, 56, keeps `key >> (i + 1)` modulo [`WHEEL_SLOTS`] consistent
 /// across the wrap of `u64`; the default limits use at most 40.

@@ -32,7 +32,17 @@
 /// A virtual time (see the module doc).
 pub type VirtualTime = u64;
 
-/// Fractional bits of a virtual time: one byte at weight 1 is `2^24` units.
+/// Fractional bits of the virtual times of the schedulers that divide
+/// exactly (WF2Q+, WF2Q++, S-KPS, and fairway-disk's B-WF2Q+ on this
+/// clock): one byte at weight 1 is `2^24` units.
+///
+/// [`vt_len`] divides `len · 2^24` by the weight, so a virtual length is
+/// exact to one unit whatever the bits; 24 of them keep one packet within
+/// `2^40` units (lengths and weights up to `2^16`), far from the `2^63`
+/// horizon of the wrap-safe comparisons. QFQ uses 30
+/// ([`QFQ_FRAC_BITS`](crate::sched::qfq::QFQ_FRAC_BITS)) because it does
+/// not divide per packet: it multiplies by a per-flow inverse weight
+/// rounded up, whose relative error the extra bits keep below `2^-14`.
 pub const FRAC_BITS: u32 = 24;
 
 /// `a > b`, wrap-safe.

@@ -1,4 +1,4 @@
-//! The seed 002 §5.1 benchmarks of the policy model, measured in one run:
+//! The Eiffel paper's §5.1 benchmarks of the policy model, measured in one run:
 //!
 //! * **pFabric** (Fig. 11): a pFabric tree (per-flow ranking, on-dequeue
 //!   ranking) on cFFS, hFFS, fairway's indexed binary heap (O(log n)
@@ -32,7 +32,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -703,8 +703,11 @@ fn run_hclock(cfg: &BenchConfig, rep: &mut BenchReport, progress: &mut dyn FnMut
 
 // ---------------------------------------------------------------- FCT
 
+/// Payload bytes per packet of the FCT runs.
+const FCT_MSS: u64 = 1460;
+
 /// Web-search flow sizes (DCTCP's measured distribution, as pFabric's
-/// simulations use it): CDF points in 1460-byte packets.
+/// simulations use it): CDF points in [`FCT_MSS`]-byte packets.
 const WEB_SEARCH_CDF: [(f64, f64); 12] = [
     (6.0, 0.0),
     (6.0, 0.15),
@@ -726,21 +729,15 @@ fn web_search_bytes(rng: &mut StdRng) -> u64 {
         let ((x0, c0), (x1, c1)) = (w[0], w[1]);
         if u <= c1 {
             let f = if c1 > c0 { (u - c0) / (c1 - c0) } else { 0.0 };
-            return ((x0 + f * (x1 - x0)) * 1460.0) as u64;
+            return ((x0 + f * (x1 - x0)) * FCT_MSS as f64) as u64;
         }
     }
-    20_000 * 1460
+    20_000 * FCT_MSS
 }
 
-/// Normalised FCTs of a single pFabric bottleneck (10 Gbit/s) at `load`:
-/// flows arrive Poisson with web-search sizes; each keeps up to 32 packets
-/// in the switch (the rest wait at the host); FCT = last departure −
-/// arrival, normalised by size / link rate.
-/// Also returns the dequeues that served a flow whose rank bucket was not
-/// the lowest queued (the approximate queue's misorders; 0 when exact).
 /// Largest pFabric rank of the FCT runs (bytes): the largest web-search
 /// flow plus one packet.
-const FCT_MAX_RANK: u64 = 20_000 * 1460 + 1460;
+const FCT_MAX_RANK: u64 = 20_000 * FCT_MSS + FCT_MSS;
 /// Buckets of the exact and approximate FCT queues.
 const FCT_BUCKETS: u32 = 8192;
 
@@ -776,175 +773,251 @@ pub struct FctResult {
     pub misorders: u64,
 }
 
-/// Runs the FCT simulation of `fct` with `queue` at `load` over
-/// `cfg.fct_flows` flows.
+/// Normalised FCTs of a single pFabric bottleneck (10 Gbit/s) with `queue`
+/// at `load` over `cfg.fct_flows` flows: flows arrive Poisson with
+/// web-search sizes; each keeps up to 32 packets in the switch (the rest
+/// wait at the host); FCT = last departure − arrival, normalised by size /
+/// link rate. Also counts the dequeues that served a flow whose rank
+/// bucket was not the lowest queued (the approximate queue's misorders; 0
+/// when exact). All zeros if the tree does not build.
 pub fn fct_run(queue: QueueSpec, load: f64, cfg: &BenchConfig) -> FctResult {
-    let (small_avg, small_p99, large_avg, refused, misorders) = fct(queue, load, cfg);
-    FctResult {
-        small_avg,
-        small_p99,
-        large_avg,
-        refused,
-        misorders,
+    let Some(mut sim) = FctSim::new(queue, load, cfg) else {
+        return FctResult::default();
+    };
+    while sim.done < sim.sizes.len() {
+        sim.admit_arrivals();
+        if sim.now >= sim.link_free && sim.send_next() {
+            continue;
+        }
+        if !sim.advance_clock() {
+            break;
+        }
     }
+    sim.result()
 }
 
-fn fct(queue: QueueSpec, load: f64, cfg: &BenchConfig) -> (f64, f64, f64, u64, u64) {
-    let link = 1_250_000_000u64;
-    let mut rng = StdRng::seed_from_u64(cfg.seed + 7);
-    let sizes: Vec<u64> = (0..cfg.fct_flows)
-        .map(|_| web_search_bytes(&mut rng))
-        .collect();
-    let mean = sizes.iter().sum::<u64>() as f64 / sizes.len().max(1) as f64;
-    let gap_mean = mean / (load * link as f64) * 1e9;
-    let mut t = 0f64;
-    let arrivals: Vec<u64> = sizes
-        .iter()
-        .map(|_| {
-            let u: f64 = rng.random_range(f64::MIN_POSITIVE..1.0);
-            t += -u.ln() * gap_mean;
-            t as u64
+/// The FCT bottleneck's link, bytes/s (10 Gbit/s).
+const FCT_LINK: u64 = 1_250_000_000;
+/// Flow slots of the switch: at most this many flows in flight.
+const FCT_SLOTS: u32 = 4096;
+/// Packets a flow keeps in the switch (pFabric's limit); the rest wait at
+/// the host.
+const FCT_WINDOW: u32 = 32;
+
+/// One FCT simulation: flows arrive Poisson with web-search sizes; each
+/// takes a slot of the pFabric tree and keeps up to [`FCT_WINDOW`] packets
+/// in it; FCT = last departure − arrival. Beside the tree, a reference of
+/// each slot's lowest queued rank counts the dequeues that served a flow
+/// whose rank bucket was not the lowest queued.
+struct FctSim {
+    /// Flow sizes (bytes) and arrival times (ns), by flow.
+    sizes: Vec<u64>,
+    arrivals: Vec<u64>,
+    tree: PolicyTree<u32>,
+    /// Rank granularity at which order is judged (the exact queue's, for
+    /// every variant).
+    g: u64,
+    /// Per slot: its lowest queued rank (its last packet's: remaining
+    /// bytes only decrease) and packets queued.
+    low: Vec<u64>,
+    queued: Vec<u32>,
+    /// `(lowest rank, slot)` of every slot with packets queued.
+    order: BTreeSet<(u64, u32)>,
+    misorders: u64,
+    /// Free slots, and per slot: flow index, bytes not yet in the switch,
+    /// bytes not yet sent.
+    free: Vec<u32>,
+    slot_flow: Vec<usize>,
+    unsent: Vec<u64>,
+    undelivered: Vec<u64>,
+    /// Flows arrived but waiting for a slot.
+    waiting: VecDeque<usize>,
+    fcts: Vec<u64>,
+    /// Next flow to arrive, the clock, when the link is free, flows done.
+    next: usize,
+    now: u64,
+    link_free: u64,
+    done: usize,
+    refused: u64,
+}
+
+impl FctSim {
+    /// Draws the flows of a run at `load`; `None` if the tree does not
+    /// build.
+    fn new(queue: QueueSpec, load: f64, cfg: &BenchConfig) -> Option<Self> {
+        let mut rng = StdRng::seed_from_u64(cfg.seed + 7);
+        let sizes: Vec<u64> = (0..cfg.fct_flows)
+            .map(|_| web_search_bytes(&mut rng))
+            .collect();
+        let mean = sizes.iter().sum::<u64>() as f64 / sizes.len().max(1) as f64;
+        let gap_mean = mean / (load * FCT_LINK as f64) * 1e9;
+        let mut t = 0f64;
+        let arrivals: Vec<u64> = sizes
+            .iter()
+            .map(|_| {
+                let u: f64 = rng.random_range(f64::MIN_POSITIVE..1.0);
+                t += -u.ln() * gap_mean;
+                t as u64
+            })
+            .collect();
+        let spec = policies::pfabric_with(FCT_SLOTS, queue, FCT_SLOTS * FCT_WINDOW);
+        let tree = PolicyTree::<u32>::build(&spec).ok()?;
+        let slots = FCT_SLOTS as usize;
+        Some(Self {
+            fcts: vec![0; sizes.len()],
+            sizes,
+            arrivals,
+            tree,
+            g: FCT_MAX_RANK.div_ceil(u64::from(FCT_BUCKETS)),
+            low: vec![0; slots],
+            queued: vec![0; slots],
+            order: BTreeSet::new(),
+            misorders: 0,
+            free: (0..FCT_SLOTS).rev().collect(),
+            slot_flow: vec![usize::MAX; slots],
+            unsent: vec![0; slots],
+            undelivered: vec![0; slots],
+            waiting: VecDeque::new(),
+            next: 0,
+            now: 0,
+            link_free: 0,
+            done: 0,
+            refused: 0,
         })
-        .collect();
-    // Flow slots are reused: at most `slots` flows in flight.
-    let slots = 4096u32;
-    let spec = policies::pfabric_with(slots, queue, slots * 32);
-    // Order is judged at the exact queue's granularity for every variant.
-    let g = FCT_MAX_RANK.div_ceil(u64::from(FCT_BUCKETS));
-    let Ok(mut tree) = PolicyTree::<u32>::build(&spec) else {
-        return (0.0, 0.0, 0.0, 0, 0);
-    };
-    // Reference: each in-flight slot's lowest queued rank (its last
-    // packet's: remaining bytes only decrease) and packets queued.
-    let mut low = vec![0u64; slots as usize];
-    let mut queued = vec![0u32; slots as usize];
-    let mut order: std::collections::BTreeSet<(u64, u32)> = Default::default();
-    let mut misorders = 0u64;
-    let mut free: Vec<u32> = (0..slots).rev().collect();
-    // Per slot: flow index, bytes not yet in the switch, bytes not yet sent.
-    let mut slot_flow = vec![usize::MAX; slots as usize];
-    let mut unsent = vec![0u64; slots as usize];
-    let mut undelivered = vec![0u64; slots as usize];
-    let mut waiting: std::collections::VecDeque<usize> = Default::default();
-    let mut fcts = vec![0u64; sizes.len()];
-    let (mut next, mut now, mut link_free, mut done) = (0usize, 0u64, 0u64, 0usize);
-    let mut refused = 0u64;
-    let push = |tree: &mut PolicyTree<u32>,
-                s: u32,
-                unsent: &mut [u64],
-                refused: &mut u64,
-                low: &mut [u64],
-                queued: &mut [u32],
-                order: &mut std::collections::BTreeSet<(u64, u32)>| {
-        let len = unsent[s as usize].min(1460) as u32;
+    }
+
+    /// Flows arrived by now wait for a slot; each that gets one sends its
+    /// first window.
+    fn admit_arrivals(&mut self) {
+        while self.next < self.sizes.len() && self.arrivals[self.next] <= self.now {
+            self.waiting.push_back(self.next);
+            self.next += 1;
+        }
+        while let (Some(&i), Some(&s)) = (self.waiting.front(), self.free.last()) {
+            self.waiting.pop_front();
+            self.free.pop();
+            self.slot_flow[s as usize] = i;
+            self.unsent[s as usize] = self.sizes[i];
+            self.undelivered[s as usize] = self.sizes[i];
+            for _ in 0..FCT_WINDOW {
+                self.push(s);
+            }
+        }
+    }
+
+    /// Queues slot `s`'s next packet, ranked by the bytes its flow has not
+    /// yet put in the switch (pFabric).
+    fn push(&mut self, s: u32) {
+        let i = s as usize;
+        let len = self.unsent[i].min(FCT_MSS) as u32;
         if len == 0 {
             return;
         }
-        // pFabric rank: remaining bytes of the flow, before this packet.
-        let rank = unsent[s as usize];
-        if tree.enqueue(0, s, len, rank).is_ok() {
-            unsent[s as usize] -= u64::from(len);
-            if queued[s as usize] > 0 {
-                order.remove(&(low[s as usize], s));
+        let rank = self.unsent[i];
+        if self.tree.enqueue(0, s, len, rank).is_ok() {
+            self.unsent[i] -= u64::from(len);
+            if self.queued[i] > 0 {
+                self.order.remove(&(self.low[i], s));
             }
-            queued[s as usize] += 1;
-            low[s as usize] = rank;
-            order.insert((rank, s));
+            self.queued[i] += 1;
+            self.low[i] = rank;
+            self.order.insert((rank, s));
         } else {
-            *refused += 1;
-        }
-    };
-    while done < sizes.len() {
-        while next < sizes.len() && arrivals[next] <= now {
-            waiting.push_back(next);
-            next += 1;
-        }
-        while let (Some(&i), Some(&s)) = (waiting.front(), free.last()) {
-            waiting.pop_front();
-            free.pop();
-            slot_flow[s as usize] = i;
-            unsent[s as usize] = sizes[i];
-            undelivered[s as usize] = sizes[i];
-            for _ in 0..32 {
-                push(
-                    &mut tree,
-                    s,
-                    &mut unsent,
-                    &mut refused,
-                    &mut low,
-                    &mut queued,
-                    &mut order,
-                );
-            }
-        }
-        if now >= link_free {
-            if let Some(p) = tree.dequeue(now) {
-                let s = p.flow;
-                if order
-                    .first()
-                    .is_some_and(|&(r, _)| r / g != low[s as usize] / g)
-                {
-                    misorders += 1;
-                }
-                queued[s as usize] -= 1;
-                if queued[s as usize] == 0 {
-                    order.remove(&(low[s as usize], s));
-                }
-                link_free = now + tx_ns(p.packet, link);
-                undelivered[s as usize] -= u64::from(p.packet);
-                if undelivered[s as usize] == 0 {
-                    let i = slot_flow[s as usize];
-                    fcts[i] = link_free - arrivals[i];
-                    done += 1;
-                    free.push(s);
-                } else {
-                    push(
-                        &mut tree,
-                        s,
-                        &mut unsent,
-                        &mut refused,
-                        &mut low,
-                        &mut queued,
-                        &mut order,
-                    );
-                }
-                continue;
-            }
-        }
-        let mut n = if link_free > now { link_free } else { u64::MAX };
-        if next < sizes.len() {
-            n = n.min(arrivals[next]);
-        }
-        if n == u64::MAX {
-            break;
-        }
-        now = n.max(now);
-        if n <= now && link_free <= now && tree.is_empty() && next < sizes.len() {
-            now = arrivals[next];
+            self.refused += 1;
         }
     }
-    let norm: Vec<(u64, f64)> = sizes
-        .iter()
-        .zip(&fcts)
-        .map(|(&sz, &f)| (sz, f as f64 / (sz as f64 * 1e9 / link as f64)))
-        .collect();
-    let mut small: Vec<f64> = norm
-        .iter()
-        .filter(|p| p.0 <= 100_000)
-        .map(|p| p.1)
-        .collect();
-    small.sort_by(f64::total_cmp);
-    let large: Vec<f64> = norm
-        .iter()
-        .filter(|p| p.0 > 10_000_000)
-        .map(|p| p.1)
-        .collect();
-    let avg = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let p99 = small
-        .get(((small.len() as f64 - 1.0) * 0.99).round().max(0.0) as usize)
-        .copied()
-        .unwrap_or(0.0);
-    (avg(&small), p99, avg(&large), refused, misorders)
+
+    /// Sends the tree's next packet, if any: checks its order against the
+    /// reference, finishes its flow or queues the flow's next packet.
+    fn send_next(&mut self) -> bool {
+        let Some(p) = self.tree.dequeue(self.now) else {
+            return false;
+        };
+        let s = p.flow;
+        let i = s as usize;
+        if self
+            .order
+            .first()
+            .is_some_and(|&(r, _)| r / self.g != self.low[i] / self.g)
+        {
+            self.misorders += 1;
+        }
+        self.queued[i] -= 1;
+        if self.queued[i] == 0 {
+            self.order.remove(&(self.low[i], s));
+        }
+        self.link_free = self.now + tx_ns(p.packet, FCT_LINK);
+        self.undelivered[i] -= u64::from(p.packet);
+        if self.undelivered[i] == 0 {
+            let f = self.slot_flow[i];
+            self.fcts[f] = self.link_free - self.arrivals[f];
+            self.done += 1;
+            self.free.push(s);
+        } else {
+            self.push(s);
+        }
+        true
+    }
+
+    /// Moves the clock to the next event (the link freeing or an arrival);
+    /// `false` when there is none.
+    fn advance_clock(&mut self) -> bool {
+        let n_flows = self.sizes.len();
+        let mut n = if self.link_free > self.now {
+            self.link_free
+        } else {
+            u64::MAX
+        };
+        if self.next < n_flows {
+            n = n.min(self.arrivals[self.next]);
+        }
+        if n == u64::MAX {
+            return false;
+        }
+        self.now = n.max(self.now);
+        if n <= self.now
+            && self.link_free <= self.now
+            && self.tree.is_empty()
+            && self.next < n_flows
+        {
+            self.now = self.arrivals[self.next];
+        }
+        true
+    }
+
+    /// FCTs normalised by size / link rate: small flows' average and p99,
+    /// large flows' average.
+    fn result(&self) -> FctResult {
+        let norm: Vec<(u64, f64)> = self
+            .sizes
+            .iter()
+            .zip(&self.fcts)
+            .map(|(&sz, &f)| (sz, f as f64 / (sz as f64 * 1e9 / FCT_LINK as f64)))
+            .collect();
+        let mut small: Vec<f64> = norm
+            .iter()
+            .filter(|p| p.0 <= 100_000)
+            .map(|p| p.1)
+            .collect();
+        small.sort_by(f64::total_cmp);
+        let large: Vec<f64> = norm
+            .iter()
+            .filter(|p| p.0 > 10_000_000)
+            .map(|p| p.1)
+            .collect();
+        let avg = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let p99 = small
+            .get(((small.len() as f64 - 1.0) * 0.99).round().max(0.0) as usize)
+            .copied()
+            .unwrap_or(0.0);
+        FctResult {
+            small_avg: avg(&small),
+            small_p99: p99,
+            large_avg: avg(&large),
+            refused: self.refused,
+            misorders: self.misorders,
+        }
+    }
 }
 
 fn run_fct(cfg: &BenchConfig, rep: &mut BenchReport, progress: &mut dyn FnMut(&str)) {

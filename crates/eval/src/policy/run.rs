@@ -15,15 +15,16 @@
 //! of `fairway_core::policy::tree`: bytes after the first departure of a
 //! window and before the last ≤ rate · window), in O(1) per departure.
 
-use super::config::{PolicyConfig, RankSource};
 use crate::workload::{FlowSet, PacketSizes};
-use fairway_core::policy::{tx_ns, PolicyEnqueueErrorKind, PolicyTree};
+use fairway_core::policy::{tx_ns, BuildError, PolicyEnqueueErrorKind, PolicyTree};
 use fairway_core::Packet;
+use fairway_policy_file::{PolicyFile, RankSource};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::fmt;
 
 /// The experiment.
 #[derive(Clone, Debug)]
@@ -129,6 +130,32 @@ impl LimitCheck {
     }
 }
 
+/// Why a run could not start.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunError {
+    /// The policy's tree did not build.
+    Policy(BuildError),
+    /// A link of 0 bytes/s.
+    LinkZero,
+    /// An offered load outside `0..=10` (fraction of the link).
+    LoadOutOfRange(f64),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Policy(e) => write!(f, "policy: {e}"),
+            RunError::LinkZero => write!(f, "link rate must be >= 1 byte/s"),
+            RunError::LoadOutOfRange(load) => {
+                write!(f, "load {load} outside 0..=10 (fraction of the link)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// What one node or flow has sent so far.
 #[derive(Default)]
 struct Acc {
     packets: u64,
@@ -137,65 +164,194 @@ struct Acc {
     limit: Option<LimitCheck>,
 }
 
-/// Runs `cfg` through the tree of `policy`.
-pub fn run(policy: &PolicyConfig, cfg: &RunConfig) -> Result<RunReport, String> {
-    let mut tree: PolicyTree<Pkt> =
-        PolicyTree::build(&policy.spec).map_err(|e| format!("policy: {e}"))?;
-    if cfg.link == 0 {
-        return Err("link rate must be >= 1 byte/s".into());
-    }
-    if !(0.0..=10.0).contains(&cfg.load) {
-        return Err(format!(
-            "load {} outside 0..=10 (fraction of the link)",
-            cfg.load
-        ));
-    }
-    let nf = policy.spec.flows.len() as u32;
-    let w: Vec<(u32, u32)> = cfg.flows.flows();
-    let max_len = policy.spec.max_packet_len;
-    let wsum: u64 = w.iter().map(|f| u64::from(f.0)).sum();
-    let mut rng = StdRng::seed_from_u64(cfg.seed);
-    // Ancestors of each flow (node indices), for per-node accounting.
-    let mut anc: Vec<Vec<usize>> = Vec::with_capacity(nf as usize);
-    for f in &policy.spec.flows {
-        let mut v = vec![f.parent as usize];
-        while let Some(p) = policy.spec.nodes[*v.last().unwrap_or(&0)].parent {
-            v.push(p as usize);
+impl Acc {
+    /// Nothing sent yet; the limit check of `rate`, if any.
+    fn new(rate: Option<u64>) -> Self {
+        Self {
+            limit: rate.map(|rate| LimitCheck {
+                rate,
+                bytes: 0,
+                best: None,
+                violations: 0,
+            }),
+            ..Self::default()
         }
-        anc.push(v);
     }
-    let mk = |rate: Option<u64>| Acc {
-        limit: rate.map(|rate| LimitCheck {
-            rate,
-            bytes: 0,
-            best: None,
-            violations: 0,
-        }),
-        ..Acc::default()
-    };
-    let mut nodes: Vec<Acc> = policy
-        .spec
-        .nodes
-        .iter()
-        .map(|n| mk(n.params.rate))
-        .collect();
-    let mut flows: Vec<Acc> = policy
-        .spec
-        .flows
-        .iter()
-        .map(|f| mk(f.params.rate))
-        .collect();
-    let mut remaining: Vec<u64> = vec![0; w.len()];
-    let (mut offered, mut refused_rank, mut refused_full) = (0u64, 0u64, 0u64);
-    let mut offer = |tree: &mut PolicyTree<Pkt>, rng: &mut StdRng, now: u64, src: u32| {
-        let (_, ml) = w[src as usize];
-        let len = cfg.sizes.draw(rng, ml.min(max_len));
-        let pf = src % nf;
-        let rank = match policy.ranks[pf as usize] {
+
+    /// A packet of `len` bytes that waited `delay` ns left at `now`.
+    fn on_departure(&mut self, now: u64, len: u32, delay: u64) {
+        self.packets += 1;
+        self.bytes += u64::from(len);
+        self.delays.push(delay);
+        if let Some(l) = &mut self.limit {
+            l.on_departure(now, len);
+        }
+    }
+
+    /// What it got over `secs` seconds of a link that sent `total_bytes`.
+    fn report(
+        &mut self,
+        name: &str,
+        limit: Option<u64>,
+        secs: f64,
+        total_bytes: u64,
+    ) -> EntityReport {
+        self.delays.sort_unstable();
+        let delays = &self.delays;
+        let pct = |p: f64| -> f64 {
+            if delays.is_empty() {
+                return 0.0;
+            }
+            let i = ((delays.len() as f64 - 1.0) * p).round() as usize;
+            delays[i] as f64 / 1000.0
+        };
+        EntityReport {
+            name: name.to_string(),
+            packets: self.packets,
+            bytes: self.bytes,
+            throughput_bps: self.bytes as f64 * 8.0 / secs,
+            share: if total_bytes == 0 {
+                0.0
+            } else {
+                self.bytes as f64 / total_bytes as f64
+            },
+            delay_p50_us: pct(0.5),
+            delay_p99_us: pct(0.99),
+            delay_max_us: pct(1.0),
+            rate_limit: limit,
+            limit_violations: self.limit.map_or(0, |l| l.violations),
+        }
+    }
+}
+
+/// One run in progress: the tree, the sources, the link and the
+/// accounting.
+struct Sim<'a> {
+    policy: &'a PolicyFile,
+    cfg: &'a RunConfig,
+    tree: PolicyTree<Pkt>,
+    /// Workload flows: (weight, max length).
+    w: Vec<(u32, u32)>,
+    /// Sum of the workload weights.
+    wsum: u64,
+    rng: StdRng,
+    /// Ancestors of each policy flow (node indices).
+    anc: Vec<Vec<usize>>,
+    nodes: Vec<Acc>,
+    flows: Vec<Acc>,
+    /// Per workload flow: bytes left in its current message (pFabric).
+    remaining: Vec<u64>,
+    offered: u64,
+    refused_rank: u64,
+    refused_full: u64,
+    /// Next arrival of each non-greedy source: (time, workload flow).
+    arrivals: BinaryHeap<Reverse<(u64, u32)>>,
+    now: u64,
+    link_free: u64,
+    total_bytes: u64,
+}
+
+/// Runs `cfg` through the tree of `policy`.
+pub fn run(policy: &PolicyFile, cfg: &RunConfig) -> Result<RunReport, RunError> {
+    let mut sim = Sim::new(policy, cfg)?;
+    sim.start_sources();
+    while sim.now < cfg.duration_ns {
+        sim.admit_arrivals();
+        sim.serve_link();
+        match sim.next_event() {
+            Some(next) => sim.now = if next == sim.now { next + 1 } else { next },
+            None => break,
+        }
+    }
+    Ok(sim.report())
+}
+
+impl<'a> Sim<'a> {
+    /// Checks `cfg` and builds the tree; nothing offered yet.
+    fn new(policy: &'a PolicyFile, cfg: &'a RunConfig) -> Result<Self, RunError> {
+        let tree: PolicyTree<Pkt> = PolicyTree::build(&policy.spec).map_err(RunError::Policy)?;
+        if cfg.link == 0 {
+            return Err(RunError::LinkZero);
+        }
+        if !(0.0..=10.0).contains(&cfg.load) {
+            return Err(RunError::LoadOutOfRange(cfg.load));
+        }
+        let w: Vec<(u32, u32)> = cfg.flows.flows();
+        let anc = policy
+            .spec
+            .flows
+            .iter()
+            .map(|f| {
+                let mut v = vec![f.parent as usize];
+                while let Some(p) = policy.spec.nodes[*v.last().unwrap_or(&0)].parent {
+                    v.push(p as usize);
+                }
+                v
+            })
+            .collect();
+        Ok(Self {
+            policy,
+            cfg,
+            tree,
+            wsum: w.iter().map(|f| u64::from(f.0)).sum(),
+            remaining: vec![0; w.len()],
+            w,
+            rng: StdRng::seed_from_u64(cfg.seed),
+            anc,
+            nodes: policy
+                .spec
+                .nodes
+                .iter()
+                .map(|n| Acc::new(n.params.rate))
+                .collect(),
+            flows: policy
+                .spec
+                .flows
+                .iter()
+                .map(|f| Acc::new(f.params.rate))
+                .collect(),
+            offered: 0,
+            refused_rank: 0,
+            refused_full: 0,
+            arrivals: BinaryHeap::new(),
+            now: 0,
+            link_free: 0,
+            total_bytes: 0,
+        })
+    }
+
+    /// Every source is greedy (`load` 0).
+    fn greedy(&self) -> bool {
+        self.cfg.load == 0.0
+    }
+
+    /// Greedy sources queue their backlog; the others draw their first
+    /// arrival.
+    fn start_sources(&mut self) {
+        for k in 0..self.w.len() {
+            if self.greedy() {
+                for _ in 0..self.cfg.backlog.max(1) {
+                    self.offer(0, k as u32);
+                }
+            } else {
+                let t = self.gap(k);
+                self.arrivals.push(Reverse((t, k as u32)));
+            }
+        }
+    }
+
+    /// Offers one packet of workload flow `src` at `now`, ranked by its
+    /// policy flow's annotator.
+    fn offer(&mut self, now: u64, src: u32) {
+        let max_len = self.policy.spec.max_packet_len;
+        let (_, ml) = self.w[src as usize];
+        let len = self.cfg.sizes.draw(&mut self.rng, ml.min(max_len));
+        let pf = src % self.policy.spec.flows.len() as u32;
+        let rank = match self.policy.ranks[pf as usize] {
             RankSource::None => 0,
             RankSource::Deadline(d) => now.saturating_add(d),
             RankSource::Remaining(m) => {
-                let r = &mut remaining[src as usize];
+                let r = &mut self.remaining[src as usize];
                 if *r == 0 {
                     *r = m;
                 }
@@ -204,147 +360,109 @@ pub fn run(policy: &PolicyConfig, cfg: &RunConfig) -> Result<RunReport, String> 
                 rank
             }
         };
-        offered += 1;
-        match tree.enqueue(now, pf, Pkt { len, src }, rank) {
-            Ok(()) => true,
-            Err(e) => {
-                match e.kind {
-                    PolicyEnqueueErrorKind::Full { .. } => refused_full += 1,
-                    _ => refused_rank += 1,
-                }
-                false
+        self.offered += 1;
+        if let Err(e) = self.tree.enqueue(now, pf, Pkt { len, src }, rank) {
+            match e.kind {
+                PolicyEnqueueErrorKind::Full { .. } => self.refused_full += 1,
+                _ => self.refused_rank += 1,
             }
-        }
-    };
-    let greedy = cfg.load == 0.0;
-    let mut arrivals: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
-    let gap = |rng: &mut StdRng, k: usize| -> u64 {
-        let rate = cfg.load * cfg.link as f64 * f64::from(w[k].0) / wsum as f64;
-        let mean_ns = f64::from(w[k].1.min(max_len)) * 1e9 / rate.max(1e-9);
-        let u: f64 = rng.random_range(f64::MIN_POSITIVE..1.0);
-        (-u.ln() * mean_ns) as u64 + 1
-    };
-    for k in 0..w.len() {
-        if greedy {
-            for _ in 0..cfg.backlog.max(1) {
-                offer(&mut tree, &mut rng, 0, k as u32);
-            }
-        } else {
-            let t = gap(&mut rng, k);
-            arrivals.push(Reverse((t, k as u32)));
         }
     }
-    let mut now = 0u64;
-    let mut link_free = 0u64;
-    let mut total_bytes = 0u64;
-    while now < cfg.duration_ns {
-        while let Some(&Reverse((t, k))) = arrivals.peek() {
-            if t > now {
+
+    /// Exponential gap to source `k`'s next arrival (ns, at least 1).
+    fn gap(&mut self, k: usize) -> u64 {
+        let cfg = self.cfg;
+        let max_len = self.policy.spec.max_packet_len;
+        let rate = cfg.load * cfg.link as f64 * f64::from(self.w[k].0) / self.wsum as f64;
+        let mean_ns = f64::from(self.w[k].1.min(max_len)) * 1e9 / rate.max(1e-9);
+        let u: f64 = self.rng.random_range(f64::MIN_POSITIVE..1.0);
+        (-u.ln() * mean_ns) as u64 + 1
+    }
+
+    /// Offers every arrival due by now, drawing each source's next.
+    fn admit_arrivals(&mut self) {
+        while let Some(&Reverse((t, k))) = self.arrivals.peek() {
+            if t > self.now {
                 break;
             }
-            arrivals.pop();
-            offer(&mut tree, &mut rng, t, k);
-            let g = gap(&mut rng, k as usize);
-            arrivals.push(Reverse((t + g, k)));
+            self.arrivals.pop();
+            self.offer(t, k);
+            let g = self.gap(k as usize);
+            self.arrivals.push(Reverse((t + g, k)));
         }
-        if now >= link_free {
-            if let Some(s) = tree.dequeue(now) {
-                let len = s.packet.len;
-                let delay = now - s.enqueued_at;
-                total_bytes += u64::from(len);
-                let f = s.flow as usize;
-                for a in std::iter::once(&mut flows[f]).chain(
-                    nodes
-                        .iter_mut()
-                        .enumerate()
-                        .filter(|(i, _)| anc[f].contains(i))
-                        .map(|(_, a)| a),
-                ) {
-                    a.packets += 1;
-                    a.bytes += u64::from(len);
-                    a.delays.push(delay);
-                    if let Some(l) = &mut a.limit {
-                        l.on_departure(now, len);
-                    }
-                }
-                link_free = now + tx_ns(len, cfg.link);
-                if greedy {
-                    offer(&mut tree, &mut rng, now, s.packet.src);
-                }
-            }
+    }
+
+    /// When the link is free, sends the tree's next packet and accounts it
+    /// to its flow and every ancestor; a greedy source refills.
+    fn serve_link(&mut self) {
+        let now = self.now;
+        if now < self.link_free {
+            return;
         }
-        // Next event: a link slot, a shaper release or an arrival.
+        let Some(s) = self.tree.dequeue(now) else {
+            return;
+        };
+        let len = s.packet.len;
+        let delay = now - s.enqueued_at;
+        self.total_bytes += u64::from(len);
+        let f = s.flow as usize;
+        self.flows[f].on_departure(now, len, delay);
+        for &a in &self.anc[f] {
+            self.nodes[a].on_departure(now, len, delay);
+        }
+        self.link_free = now + tx_ns(len, self.cfg.link);
+        if self.greedy() {
+            self.offer(now, s.packet.src);
+        }
+    }
+
+    /// The next event: a link slot, a shaper release or an arrival.
+    fn next_event(&self) -> Option<u64> {
+        let now = self.now;
         let mut next = u64::MAX;
-        if link_free > now {
-            next = link_free;
-        } else if let Some(t) = tree.next_eligible(now) {
-            if t > now {
-                next = t;
-            } else {
-                next = now;
-            }
+        if self.link_free > now {
+            next = self.link_free;
+        } else if let Some(t) = self.tree.next_eligible(now) {
+            next = t.max(now);
         }
-        if let Some(&Reverse((t, _))) = arrivals.peek() {
+        if let Some(&Reverse((t, _))) = self.arrivals.peek() {
             next = next.min(t);
         }
-        if next == u64::MAX {
-            break;
-        }
-        now = if next == now { now + 1 } else { next };
+        (next != u64::MAX).then_some(next)
     }
-    let secs = cfg.duration_ns as f64 / 1e9;
-    let report = |name: &str, a: &mut Acc, limit: Option<u64>| {
-        a.delays.sort_unstable();
-        let pct = |p: f64| -> f64 {
-            if a.delays.is_empty() {
-                return 0.0;
-            }
-            let i = ((a.delays.len() as f64 - 1.0) * p).round() as usize;
-            a.delays[i] as f64 / 1000.0
-        };
-        EntityReport {
-            name: name.to_string(),
-            packets: a.packets,
-            bytes: a.bytes,
-            throughput_bps: a.bytes as f64 * 8.0 / secs,
-            share: if total_bytes == 0 {
-                0.0
-            } else {
-                a.bytes as f64 / total_bytes as f64
-            },
-            delay_p50_us: pct(0.5),
-            delay_p99_us: pct(0.99),
-            delay_max_us: pct(1.0),
-            rate_limit: limit,
-            limit_violations: a.limit.map_or(0, |l| l.violations),
+
+    /// What every node and flow got.
+    fn report(mut self) -> RunReport {
+        let secs = self.cfg.duration_ns as f64 / 1e9;
+        let (policy, total) = (self.policy, self.total_bytes);
+        let st = self.tree.stats();
+        RunReport {
+            link: self.cfg.link,
+            duration_ns: self.cfg.duration_ns,
+            offered: self.offered,
+            refused_rank: self.refused_rank,
+            refused_full: self.refused_full,
+            internal_misses: st.internal_misses,
+            left_queued: u64::from(self.tree.len()),
+            nodes: (self.nodes.iter_mut().enumerate())
+                .map(|(i, a)| {
+                    let limit = policy.spec.nodes[i].params.rate;
+                    a.report(&policy.node_names[i], limit, secs, total)
+                })
+                .collect(),
+            flows: (self.flows.iter_mut().enumerate())
+                .map(|(i, a)| {
+                    let limit = policy.spec.flows[i].params.rate;
+                    a.report(&policy.flow_names[i], limit, secs, total)
+                })
+                .collect(),
         }
-    };
-    let st = tree.stats();
-    Ok(RunReport {
-        link: cfg.link,
-        duration_ns: cfg.duration_ns,
-        offered,
-        refused_rank,
-        refused_full,
-        internal_misses: st.internal_misses,
-        left_queued: u64::from(tree.len()),
-        nodes: nodes
-            .iter_mut()
-            .enumerate()
-            .map(|(i, a)| report(&policy.node_names[i], a, policy.spec.nodes[i].params.rate))
-            .collect(),
-        flows: flows
-            .iter_mut()
-            .enumerate()
-            .map(|(i, a)| report(&policy.flow_names[i], a, policy.spec.flows[i].params.rate))
-            .collect(),
-    })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::config;
 
     #[test]
     fn fig6_run_keeps_limits_and_loses_nothing() {
@@ -368,7 +486,7 @@ parent = "B"
 parent = "B"
 rate = "7 Mbit/s"
 "#;
-        let p = config::parse(text, "t.toml").unwrap();
+        let p = fairway_policy_file::parse(text, "t.toml").unwrap();
         let cfg = RunConfig {
             flows: FlowSet::parse("1x3").unwrap(),
             sizes: PacketSizes::Fixed,
@@ -392,6 +510,88 @@ rate = "7 Mbit/s"
         assert_eq!(
             r.offered,
             sent + r.left_queued + r.refused_full + r.refused_rank
+        );
+    }
+
+    /// Scheduler nodes named by parameterised registry specs run end to
+    /// end: a `drr:quantum=3000` root shares 3:1 between a `qfq+:m=4`
+    /// class of four flows and a fifth flow, the class's flows 1:1:1:1.
+    #[test]
+    fn parameterised_scheduler_nodes_share_by_weight() {
+        let text = r#"
+[[node]]
+name = "root"
+policy = "drr:quantum=3000"
+[[node]]
+name = "class"
+parent = "root"
+policy = "qfq+:m=4"
+weight = 3
+[[flow]]
+parent = "class"
+count = 4
+[[flow]]
+parent = "root"
+"#;
+        let p = fairway_policy_file::parse(text, "t.toml").unwrap();
+        let cfg = RunConfig {
+            flows: FlowSet::parse("1x5").unwrap(),
+            sizes: PacketSizes::Fixed,
+            link: 12_500_000,
+            duration_ns: 1_000_000_000,
+            load: 0.0,
+            backlog: 8,
+            seed: 1,
+        };
+        let r = run(&p, &cfg).unwrap();
+        assert_eq!(r.internal_misses, 0);
+        assert!(
+            (r.nodes[1].share - 0.75).abs() < 0.01,
+            "{}",
+            r.nodes[1].share
+        );
+        for f in &r.flows[..4] {
+            assert!((f.share - 0.1875).abs() < 0.01, "{}: {}", f.name, f.share);
+        }
+    }
+
+    /// A run that cannot start says why, typed, with the CLI's message.
+    #[test]
+    fn bad_runs_are_typed_errors() {
+        let text = "[[node]]\nname = \"r\"\npolicy = \"stfq\"\n[[flow]]\nparent = \"r\"\n";
+        let p = fairway_policy_file::parse(text, "t.toml").unwrap();
+        let cfg = RunConfig {
+            flows: FlowSet::parse("1x2").unwrap(),
+            sizes: PacketSizes::Fixed,
+            link: 0,
+            duration_ns: 1_000_000,
+            load: 0.0,
+            backlog: 1,
+            seed: 1,
+        };
+        let e = run(&p, &cfg).unwrap_err();
+        assert_eq!(e, RunError::LinkZero);
+        assert_eq!(e.to_string(), "link rate must be >= 1 byte/s");
+        let e = run(
+            &p,
+            &RunConfig {
+                link: 1,
+                load: 11.0,
+                ..cfg.clone()
+            },
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "load 11 outside 0..=10 (fraction of the link)"
+        );
+        let mut broken = p.clone();
+        broken.spec.max_packets = 0;
+        let e = run(&broken, &RunConfig { link: 1, ..cfg }).unwrap_err();
+        assert!(matches!(e, RunError::Policy(_)), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "policy: invalid parameter: max_packets must be 1..=2^32-2"
         );
     }
 

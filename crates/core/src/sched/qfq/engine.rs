@@ -151,7 +151,7 @@ impl QfqCore {
 
     pub(crate) fn set_weight_sum(&mut self, w: u64) {
         self.weight_sum = w;
-        self.iwsum = (1u64 << (FRAC_BITS + IWSUM_EXTRA))
+        self.iwsum = (1u64 << (QFQ_FRAC_BITS + IWSUM_EXTRA))
             .checked_div(w)
             .unwrap_or(0);
     }

@@ -87,7 +87,7 @@ impl<P: Packet> Qfq<P> {
         Some((1u64 << slot_shift(g)) as f64 * self.queues.weight_sum() as f64 / ONE_FP as f64)
     }
 
-    /// The system virtual time (fixed point, [`FRAC_BITS`]).
+    /// The system virtual time (fixed point, [`QFQ_FRAC_BITS`]).
     pub fn virtual_time(&self) -> u64 {
         self.core.clock.now()
     }

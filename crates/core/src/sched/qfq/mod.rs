@@ -69,8 +69,8 @@
 //!
 //! # Fixed-point arithmetic, constants and limits
 //!
-//! Virtual times are `u64` in units of `2^-FRAC_BITS` byte per unit weight
-//! ([`FRAC_BITS`] = 30, [`ONE_FP`] = 2^30), compared wrap-safely.
+//! Virtual times are `u64` in units of `2^-QFQ_FRAC_BITS` byte per unit
+//! weight ([`QFQ_FRAC_BITS`] = 30, [`ONE_FP`] = 2^30), compared wrap-safely.
 //! * Per flow, `inv_w = ⌈ONE_FP / w⌉` (`u32`), so `F = S + len · inv_w` needs
 //!   no division. Rounding *up* means each flow is charged as if its weight
 //!   were `w' = ONE_FP/inv_w ≤ w` (relative error `< w·2^-30 ≤ 2^-14`).
@@ -86,7 +86,7 @@
 //!   constant maximum sum, `φ_k = w_k / W_max` would be much smaller and the
 //!   bounds correspondingly looser). [`Qfq::weight_denominator`] returns `W`.
 //! * Slot sizes: group `i` has `σ_i = 2^(MIN_SLOT_SHIFT + i)` units, with
-//!   [`MIN_SLOT_SHIFT`] = 14 = `FRAC_BITS − log2(MAX_WEIGHT)` (the smallest
+//!   [`MIN_SLOT_SHIFT`] = 14 = `QFQ_FRAC_BITS − log2(MAX_WEIGHT)` (the smallest
 //!   possible `L·inv_w`, a 1-byte flow of weight 2^16). The group of a flow
 //!   is `⌈log2(L·inv_w)⌉ − MIN_SLOT_SHIFT` (0 for smaller values).
 //!   In bytes of link service, `σ_i = 2^(MIN_SLOT_SHIFT+i) · W / 2^30`, and
@@ -135,10 +135,17 @@ pub use flows::Qfq;
 
 use crate::flow::Limits;
 
-/// Fractional bits of QFQ virtual times.
-pub const FRAC_BITS: u32 = 30;
+/// Fractional bits of QFQ (and QFQ+) virtual times: one byte at weight 1
+/// is `2^30` units.
+///
+/// More than the exact schedulers' [`FRAC_BITS`](crate::sched::vtime::FRAC_BITS)
+/// (24) because QFQ never divides per packet: a flow's finish time grows by
+/// `len · inv_w` with `inv_w = ⌈2^30 / w⌉` rounded up, and 30 bits keep that
+/// rounding below a relative `2^-14` for weights up to `2^16` while
+/// `inv_w` still fits a `u32` (see the module doc).
+pub const QFQ_FRAC_BITS: u32 = 30;
 /// One unit of `len/weight` (1 byte at weight 1) in fixed point.
-pub const ONE_FP: u64 = 1 << FRAC_BITS;
+pub const ONE_FP: u64 = 1 << QFQ_FRAC_BITS;
 /// Largest weight QFQ accepts.
 pub const MAX_WEIGHT: u32 = 1 << 16;
 /// Largest packet length (bytes) QFQ accepts.
@@ -146,7 +153,7 @@ pub const MAX_PACKET_LEN: u32 = 1 << 16;
 /// Largest sum of weights QFQ accepts.
 pub const MAX_WEIGHT_SUM: u64 = 1 << 24;
 /// `log2` of the slot size of group 0, in virtual-time units.
-pub const MIN_SLOT_SHIFT: u32 = FRAC_BITS - 16;
+pub const MIN_SLOT_SHIFT: u32 = QFQ_FRAC_BITS - 16;
 /// Number of groups (indices `0..NUM_GROUPS`).
 pub const NUM_GROUPS: usize = 34;
 /// Buckets per group (one bit each in a `u64`).

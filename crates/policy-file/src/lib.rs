@@ -1,0 +1,75 @@
+//! # Policy files
+//!
+//! A scheduling tree of [`fairway_core::policy`] (the Eiffel paper §3.2,
+//! §4 "Policy Creation") written in TOML, parsed with `serde` + `toml`,
+//! checked by [`PolicyTree::build`](fairway_core::policy::PolicyTree::build),
+//! every error reported as `file:line:column: message`. This crate is the
+//! one place that reads policy files: `fairway policy`, the evaluation's
+//! policy runs and any other front end use [`parse`] / [`load`].
+//!
+//! ```toml
+//! max_packets = 4096          # packets queued at once (pre-allocated)
+//! max_packet_len = 1500       # bytes
+//!
+//! [shaper]                    # the one shared shaper (times in ns)
+//! queue = "cffs"
+//! buckets = 20000
+//! granularity = 100000        # 100 µs per bucket
+//!
+//! [[node]]
+//! name = "root"
+//! policy = "stfq"             # see TREE_POLICIES, or a scheduler spec
+//! rate = "20 Mbit/s"          # pacing of the whole output
+//!
+//! [[node]]
+//! name = "B"
+//! parent = "root"
+//! policy = "drr:quantum=3000" # any scheduler of the registry
+//! weight = 7
+//! rate = "10 Mbit/s"          # limit on an internal node
+//!
+//! [[flow]]
+//! parent = "root"
+//! weight = 3
+//!
+//! [[flow]]
+//! parent = "B"
+//! count = 2                   # two identical flows
+//! rate = "7 Mbit/s"
+//! ```
+//!
+//! A node's `policy` is one of the tree's own transactions
+//! ([`TREE_POLICIES`]) or any scheduler spec of
+//! [`fairway_core::registry`] with its parameters (`fifo`,
+//! `drr:quantum=3000`, `qfq`, `qfq+:m=4`, `s-kps`, `wf2q+`, `wf2q++:m=8`),
+//! parsed and range-checked by the registry. Every node may set
+//! `queue = { kind, buckets, granularity }` (defaults per policy, see
+//! [`default_queue`]). Flows may set the packet annotator: `deadline_us`
+//! (EDF / LSTF: rank = arrival + deadline) or `message_bytes` (pFabric:
+//! rank = bytes left in the flow's current message). Workload flow `k`
+//! maps to policy flow `k mod flows`.
+//!
+//! ```
+//! let text = "[[node]]\nname = \"root\"\npolicy = \"qfq+:m=4\"\n\n[[flow]]\nparent = \"root\"\ncount = 8\n";
+//! let p = fairway_policy_file::parse(text, "mini.toml").unwrap();
+//! assert_eq!((p.spec.nodes.len(), p.spec.flows.len()), (1, 8));
+//!
+//! let bad = text.replace("m=4", "m=65");
+//! let e = fairway_policy_file::parse(&bad, "mini.toml").unwrap_err();
+//! assert_eq!(e.to_string(), "mini.toml:3:10: parameter m=65 of qfq+ is outside 1..=64");
+//! ```
+
+mod build_error_span;
+mod child;
+mod error;
+mod flow;
+mod node;
+mod parse;
+mod rate;
+mod schema;
+
+pub use error::PolicyFileError;
+pub use flow::RankSource;
+pub use node::{default_queue, TREE_POLICIES};
+pub use parse::{load, parse, PolicyFile};
+pub use rate::{parse_rate, RateError};
