@@ -2,7 +2,7 @@
 //! link simulation, measure per-flow T-WFI, B-WFI and delay versus GPS, and
 //! compare with the analytical bounds.
 
-use crate::link_sim::{simulate, LinkConfig, SimOutput, SimPacket};
+use crate::link_sim::{simulate, LinkConfig, SimError, SimOutput, SimPacket};
 use crate::metrics::{
     flow_stats, sched_bounds, sched_plus_bounds, BoundContext, Bounds, FlowStats,
 };
@@ -11,6 +11,7 @@ use crate::workload::{FlowSet, PacketSizes};
 use fairway_core::registry::Guarantee;
 use fairway_core::{Capacity, Limits, SchedSpec};
 use serde::Serialize;
+use std::fmt;
 
 /// Parameters of one guarantee experiment.
 #[derive(Clone, Debug)]
@@ -122,9 +123,53 @@ pub fn bounds_for(spec: &SchedSpec, ctx: BoundContext, flow: &FlowStats) -> Opti
     }
 }
 
+/// Why a guarantee experiment could not run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GuaranteeError {
+    /// The simulation could not start.
+    Sim(SimError),
+    /// The scheduler refused packets although it was built with room for
+    /// every flow's backlog.
+    Refused {
+        /// The scheduler (its spec).
+        sched: String,
+        /// Packets refused.
+        refused: u64,
+    },
+}
+
+impl fmt::Display for GuaranteeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GuaranteeError::Sim(e) => e.fmt(f),
+            GuaranteeError::Refused { sched, refused } => {
+                write!(f, "{sched}: scheduler refused {refused} packets")
+            }
+        }
+    }
+}
+
+impl std::error::Error for GuaranteeError {}
+
+impl From<SimError> for GuaranteeError {
+    fn from(e: SimError) -> Self {
+        GuaranteeError::Sim(e)
+    }
+}
+
+/// For callers that report errors as text.
+impl From<GuaranteeError> for String {
+    fn from(e: GuaranteeError) -> Self {
+        e.to_string()
+    }
+}
+
 /// Runs one scheduler through the link simulation and returns its trace
 /// (what [`run_guarantees`] measures; tests check the metrics on it).
-pub fn simulate_guarantees(spec: &SchedSpec, opt: &GuaranteeOptions) -> Result<SimOutput, String> {
+pub fn simulate_guarantees(
+    spec: &SchedSpec,
+    opt: &GuaranteeOptions,
+) -> Result<SimOutput, GuaranteeError> {
     let flows = opt.flows.flows();
     let ctl = ControllerConfig {
         switch_prob: opt.switch_prob,
@@ -147,7 +192,10 @@ pub fn simulate_guarantees(spec: &SchedSpec, opt: &GuaranteeOptions) -> Result<S
         opt.seed,
     )?;
     if out.refused > 0 {
-        return Err(format!("{spec}: scheduler refused {} packets", out.refused));
+        return Err(GuaranteeError::Refused {
+            sched: spec.to_string(),
+            refused: out.refused,
+        });
     }
     Ok(out)
 }
@@ -156,7 +204,7 @@ pub fn simulate_guarantees(spec: &SchedSpec, opt: &GuaranteeOptions) -> Result<S
 pub fn run_guarantees(
     spec: &SchedSpec,
     opt: &GuaranteeOptions,
-) -> Result<(GuaranteeReport, Vec<FlowStats>), String> {
+) -> Result<(GuaranteeReport, Vec<FlowStats>), GuaranteeError> {
     let out = simulate_guarantees(spec, opt)?;
     let flows = opt.flows.flows();
     let stats = flow_stats(&out, &flows);

@@ -445,7 +445,7 @@ pub fn write_latency_chart(
         log_x: true,
         log_y: false,
     };
-    write_svg(path, &spec, &series)
+    write_svg(path, &spec, &series).map_err(String::from)
 }
 
 /// The CDF lines of [`write_latency_chart`], in percent: one per run

@@ -18,4 +18,4 @@ pub use controller::{
     TrafficController, Unlimited,
 };
 pub use draws::{Draws, SplitMix64};
-pub use pattern::{parse_patterns, FlowPick, Pattern, Thresholds, PER_FLOW_CAP};
+pub use pattern::{parse_patterns, FlowPick, Pattern, PatternError, Thresholds, PER_FLOW_CAP};

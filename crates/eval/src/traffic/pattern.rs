@@ -129,20 +129,47 @@ impl fmt::Display for Pattern {
     }
 }
 
+/// A pattern list that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PatternError {
+    /// A name that is no pattern.
+    Unknown(String),
+    /// The list names no pattern.
+    Empty,
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PatternError::Unknown(piece) => {
+                let names: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
+                write!(f, "unknown pattern '{piece}' (known: {})", names.join(", "))
+            }
+            PatternError::Empty => write!(f, "no pattern given"),
+        }
+    }
+}
+
+impl std::error::Error for PatternError {}
+
+/// For callers that report errors as text.
+impl From<PatternError> for String {
+    fn from(e: PatternError) -> Self {
+        e.to_string()
+    }
+}
+
 /// Parses a comma-separated list of patterns.
-pub fn parse_patterns(text: &str) -> Result<Vec<Pattern>, String> {
+pub fn parse_patterns(text: &str) -> Result<Vec<Pattern>, PatternError> {
     let mut out = Vec::new();
     for piece in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let p = Pattern::parse(piece).ok_or_else(|| {
-            let names: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
-            format!("unknown pattern '{piece}' (known: {})", names.join(", "))
-        })?;
+        let p = Pattern::parse(piece).ok_or_else(|| PatternError::Unknown(piece.to_string()))?;
         if !out.contains(&p) {
             out.push(p);
         }
     }
     if out.is_empty() {
-        return Err("no pattern given".into());
+        return Err(PatternError::Empty);
     }
     Ok(out)
 }
