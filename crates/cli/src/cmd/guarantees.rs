@@ -70,7 +70,7 @@ pub fn options(args: &GuaranteesArgs) -> Result<GuaranteeOptions, String> {
             names.join(", ")
         )
     })?;
-    o.sizes = PacketSizes::parse(&args.sizes).map_err(|e| e.to_string())?;
+    o.sizes = PacketSizes::parse(&args.sizes)?;
     if !(0.0..=1.0).contains(&args.switch_prob) {
         return Err(format!(
             "--switch-prob {} is not a probability",

@@ -41,6 +41,7 @@
 //!   period (seeded), so the 53 CBR flows are not synchronised.
 //! * **Runs**: delays are pooled over `seeds` runs (default 3).
 
+use super::error::NetsimError;
 use super::network::{FlowReport, FlowSpec, NetReport, Network, SchedChoice, Source};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -236,15 +237,15 @@ pub fn run_fig8(
     choices: &[SchedChoice],
     p: &Fig8Params,
     progress: &mut dyn FnMut(f64, f64),
-) -> Result<Vec<Fig8Row>, String> {
+) -> Result<Vec<Fig8Row>, NetsimError> {
     if !(p.duration_s > 0.0 && p.warmup_s >= 0.0 && p.warmup_s < p.duration_s) {
-        return Err(format!(
-            "need 0 <= warmup ({}) < duration ({})",
-            p.warmup_s, p.duration_s
-        ));
+        return Err(NetsimError::Times {
+            warmup_s: p.warmup_s,
+            duration_s: p.duration_s,
+        });
     }
     if p.seeds == 0 {
-        return Err("seeds must be at least 1".into());
+        return Err(NetsimError::NoSeeds);
     }
     let total = (choices.len() as u64 * p.seeds) as f64;
     let mut rows = Vec::new();

@@ -15,9 +15,11 @@
 //! [`Network::per_flow_buffer`] packets per flow (drop-tail per flow, as a
 //! per-flow queueing router does), and count the drops.
 
+mod error;
 pub mod fig8;
 pub mod network;
 
+pub use error::NetsimError;
 pub use network::{
     FlowReport, FlowSpec, LinkSpec, NetPacket, NetReport, Network, SchedChoice, SchedFactory,
     Source,
