@@ -1,4 +1,4 @@
-//! The service-guarantee experiment of seed 000 §8.3: run a scheduler in the
+//! The service-guarantee experiment of the QFQ+ paper §8.3: run a scheduler in the
 //! link simulation, measure per-flow T-WFI, B-WFI and delay versus GPS, and
 //! compare with the analytical bounds.
 
@@ -35,7 +35,7 @@ pub struct GuaranteeOptions {
 }
 
 impl GuaranteeOptions {
-    /// Seed 000 §8.3 defaults for a flow set.
+    /// The QFQ+ paper §8.3 defaults for a flow set.
     pub fn paper(flows: FlowSet) -> Self {
         let n = flows.len() as u64;
         Self {
@@ -90,9 +90,9 @@ pub struct GuaranteeReport {
 /// catalogue entry declares ([`SchedInfo::guarantee`]), or `None` where it
 /// declares none (FIFO, DRR).
 ///
-/// * A flow scheduler (WF2Q+, QFQ): seed 000 Eqs. (2) and (6) with
+/// * A flow scheduler (WF2Q+, QFQ): the QFQ+ paper Eqs. (2) and (6) with
 ///   `ΔS = ΔS⁻ + ΔS⁺` from its timestamp-error factors (WF2Q+: `L/φ`,
-///   QFQ: `2L/φ + 4L/φ`, seed 000 App. A and §6).
+///   QFQ: `2L/φ + 4L/φ`, the QFQ+ paper App. A and §6).
 /// * SCHED+ (QFQ+, WF2Q++): Theorems 1 and 2 (Eqs. (3), (7)) with SCHED's
 ///   ΔS, maximized over the aggregate occupancy m = 1..=M, since a flow's
 ///   aggregate may hold any number of flows up to M during a run.

@@ -1,5 +1,5 @@
 //! Discrete-event simulation of a scheduler feeding a constant-rate link
-//! through a FIFO transmit queue (seed 000 §4 and App. A.4, Fig. A.9 B).
+//! through a FIFO transmit queue (the QFQ+ paper §4 and App. A.4, Fig. A.9 B).
 //!
 //! Packets arrive from the [`Controller`] (closed loop: enqueue phases at
 //! the current instant, dequeue phases driven by the link). The transmit
@@ -11,10 +11,10 @@
 //! Along the run it records, for every packet, its arrival, the flow's
 //! backlog right after the arrival (bytes not yet transmitted, including the
 //! packets in the transmit queue and the untransmitted part of the one on the
-//! wire) and its completion; and for every flow its B-WFI (seed 000 Eq. (5)),
+//! wire) and its completion; and for every flow its B-WFI (the QFQ+ paper Eq. (5)),
 //! tracked online as explained in [`crate::metrics`].
 //!
-//! The B-WFI intervals are those Theorem 4 of seed 000 covers. Its proof
+//! The B-WFI intervals are those Theorem 4 of the QFQ+ paper covers. Its proof
 //! (App. A.6, Eq. (A.9)) bounds the service of `[t1, t2]` by the service
 //! the *scheduler* gave over `[t1, t̂]`, `t̂` the dequeue of the oldest
 //! packet in the transmit queue or on the wire at `t2`, and Lemma 7 bounds
@@ -77,7 +77,7 @@ impl Packet for SimPacket {
 #[derive(Clone, Copy, Debug)]
 pub struct LinkConfig {
     /// Packets the transmit queue holds besides the one on the wire
-    /// (1 in seed 000 §8.3, i.e. `Q_pkts = 2`).
+    /// (1 in the QFQ+ paper §8.3, i.e. `Q_pkts = 2`).
     pub queue_pkts: u32,
 }
 

@@ -1,9 +1,9 @@
-//! Service-guarantee metrics (seed 000 §4) and their analytical bounds.
+//! Service-guarantee metrics (the QFQ+ paper §4) and their analytical bounds.
 //!
 //! * **T-WFI** of flow i, Eq. (1): `max_p [t_c − (t_a + B_i(t_a)/(φ_i R))]`.
 //! * **B-WFI** of flow i, Eq. (5): `max_[t1,t2] { min[φ_i W(t1,t2), B_i(t1,t2)] − W_i(t1,t2) }`
 //!   with `B_i(t1, t2)` the backlog at `t1` plus the arrivals in the open
-//!   interval `(t1, t2)`, over the intervals seed 000 Theorem 4 covers:
+//!   interval `(t1, t2)`, over the intervals that Theorem 4 of the QFQ+ paper covers:
 //!   the flow continuously backlogged at the link over `[t1, t2]`, and, if
 //!   `t1` precedes the dequeue `t̂` of the packet on the wire at `t2`,
 //!   continuously backlogged *in the scheduler* from `t1` up to just before
@@ -13,7 +13,7 @@
 //! * **Delay versus GPS**: `t_c − t_c^GPS` per packet, with the GPS completion
 //!   from [`crate::fluid::FluidReference`] fed the same arrivals.
 //!
-//! Here φ_i = w_i / Σw over all flows of the set (Σφ = 1, seed 000 §4). Times
+//! Here φ_i = w_i / Σw over all flows of the set (Σφ = 1, the QFQ+ paper §4). Times
 //! are in byte-times (R = 1); *packet service time* of flow i (Definition 1)
 //! is `L_i / φ_i` byte-times, with L_i the flow's maximum packet length.
 
@@ -93,7 +93,7 @@ pub fn flow_stats(out: &SimOutput, flows: &[(u32, u32)]) -> Vec<FlowStats> {
     stats
 }
 
-/// The system parameters the analytical bounds depend on (seed 000 Table 1).
+/// The system parameters the analytical bounds depend on (the QFQ+ paper Table 1).
 #[derive(Clone, Copy, Debug)]
 pub struct BoundContext {
     /// `L`: the largest packet of any flow (bytes).
@@ -122,9 +122,9 @@ pub struct Bounds {
     pub bwfi: f64,
 }
 
-/// Bounds of a SCHED from the WF2Q+ family (seed 000 Eqs. (2) and (6)) for a
+/// Bounds of a SCHED from the WF2Q+ family (the QFQ+ paper Eqs. (2) and (6)) for a
 /// flow of normalized weight `phi` and max length `len`, with timestamp error
-/// `ΔS = delta_s` (0 for exact WF2Q+; `6·L_i/φ_i` for QFQ, seed 000 §6).
+/// `ΔS = delta_s` (0 for exact WF2Q+; `6·L_i/φ_i` for QFQ, the QFQ+ paper §6).
 pub fn sched_bounds(ctx: BoundContext, phi: f64, len: f64, delta_s: f64) -> Bounds {
     Bounds {
         twfi: len / phi + delta_s + ctx.q + ctx.max_len - len,
@@ -132,7 +132,7 @@ pub fn sched_bounds(ctx: BoundContext, phi: f64, len: f64, delta_s: f64) -> Boun
     }
 }
 
-/// Bounds of SCHED+ (seed 000 Theorem 1, Eq. (3), and Theorem 2, Eq. (7))
+/// Bounds of SCHED+ (the QFQ+ paper Theorem 1, Eq. (3), and Theorem 2, Eq. (7))
 /// for a flow in an aggregate of `m` flows, aggregates of at most `big_m`
 /// flows. `delta_s` is SCHED's timestamp error for the aggregate.
 pub fn sched_plus_bounds(
@@ -158,7 +158,7 @@ pub enum BwfiIntervals {
     /// Every interval in which the flow is continuously backlogged at the
     /// link (Eq. (5) read literally, ignoring the transmit queue).
     LinkBacklogged,
-    /// The intervals seed 000 Theorem 4 covers (see [`bwfi_brute_force`]).
+    /// The intervals that Theorem 4 of the QFQ+ paper covers (see [`bwfi_brute_force`]).
     TheoremFour,
 }
 
@@ -181,7 +181,7 @@ pub struct BwfiWitness {
 /// of a simulation: every interval, no online bookkeeping. Quadratic in the
 /// packets; an oracle for the online value of [`crate::link_sim`].
 ///
-/// Definitions (seed 000 §4.2 and App. A; times in byte-times, R = 1):
+/// Definitions (the QFQ+ paper §4.2 and App. A; times in byte-times, R = 1):
 /// * `W(t)`, `W_i(t)`: bytes the link sent by `t`, of all flows and of flow i
 ///   (continuous: the packet on the wire counts with its sent part).
 /// * `Arr_i(t)`: bytes of flow i arrived at or before `t`; `B_i(t1) =

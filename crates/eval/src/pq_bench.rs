@@ -1,4 +1,4 @@
-//! Fill-drain benchmark of the integer priority queues (seed 002 §5.2,
+//! Fill-drain benchmark of the integer priority queues (the Eiffel paper §5.2,
 //! Figs. 12–14).
 //!
 //! One configuration = a queue, a bucket count `N`, an occupancy (percent of
@@ -512,7 +512,7 @@ pub fn add_ideal_shares(results: &mut [FillDrainResult]) {
 
 /// A dependency-free SVG line chart: Mpps against elements per bucket, one
 /// line per (queue, buckets, occupancy), log2 x axis. The `ideal` yardstick
-/// is left out: at about 3x the queues it would flatten their lines.
+/// is left out: it runs well above the queues and would flatten their lines.
 pub fn chart_svg(results: &[FillDrainResult]) -> String {
     let results: Vec<&FillDrainResult> = results
         .iter()

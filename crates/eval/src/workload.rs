@@ -1,4 +1,4 @@
-//! Flow sets and packet sizes (seed 000 §8).
+//! Flow sets and packet sizes (the QFQ+ paper §8).
 //!
 //! A flow set is a list of `WEIGHTxCOUNT[@MAXLEN]` groups, e.g.
 //! `1x500,2x250,8x125` (500 flows of weight 1, 250 of weight 2, 125 of
@@ -101,7 +101,7 @@ pub struct FlowSet {
     pub groups: Vec<FlowGroup>,
 }
 
-/// The presets of seed 000 §8 (and §6 for `1k-highw`).
+/// The presets of the QFQ+ paper §8 (and §6 for `1k-highw`).
 pub const PRESETS: &[(&str, &str, &str)] = &[
     ("1k-w1", "1x1000", "1000 flows, all weight 1"),
     (

@@ -1,7 +1,7 @@
 //! `fairway bench`: ns per enqueue/dequeue pair of each scheduler, total and
-//! net of the `none` baseline, as seed 003 §7 (Table 4) and seed 000 §8.2
-//! measure it; `--sweep flows|m` runs the scaling experiments (seed 003
-//! Fig. 10, seed 000 Fig. 2) and writes CSV + SVG. The measuring itself is
+//! net of the `none` baseline, as the QFQ paper §7 (Table 4) and the QFQ+ paper §8.2
+//! measure it; `--sweep flows|m` runs the scaling experiments (the QFQ paper
+//! Fig. 10, the QFQ+ paper Fig. 2) and writes CSV + SVG. The measuring itself is
 //! `fairway_eval::cost`.
 
 use super::common::Table;

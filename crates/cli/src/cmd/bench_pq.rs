@@ -1,5 +1,5 @@
 //! `fairway bench-pq`: fill-drain throughput of the integer priority queues
-//! (seed 002 §5.2, Figs. 12–14); the logic lives in
+//! (the Eiffel paper §5.2, Figs. 12–14); the logic lives in
 //! `fairway_eval::pq_bench`.
 
 use clap::Args;

@@ -1,5 +1,5 @@
 //! `fairway guarantees`: T-WFI / B-WFI of schedulers against the fluid
-//! reference and the analytical bounds (seed 000 §8.3).
+//! reference and the analytical bounds (the QFQ+ paper §8.3).
 
 use super::common::{parse_flows, parse_scheds, Table};
 use super::progress::Progress;

@@ -1,5 +1,5 @@
 //! Hardware counters around the measured region: instructions and cache
-//! misses per pair, as seed 000 §8.2 reports them (Figs. 3 and 5).
+//! misses per pair, as the QFQ+ paper §8.2 reports them (Figs. 3 and 5).
 //!
 //! Uses `perf_event_open` on the calling thread. Virtual machines and
 //! containers often refuse it (no PMU, `perf_event_paranoid`, seccomp):

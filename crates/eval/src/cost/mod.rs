@@ -1,5 +1,5 @@
 //! The cost harness: nanoseconds per enqueue/dequeue pair, measured the way
-//! seed 003 §7.1 and seed 000 §8 measure it.
+//! the QFQ paper §7.1 and the QFQ+ paper §8 measure it.
 //!
 //! A controller ([`driver`]) drives a scheduler with a programmable sequence
 //! of requests ([`pattern`]), taking packet buffers from a pre-allocated free
@@ -7,7 +7,7 @@
 //! The total time over millions of pairs, divided by the number of pairs,
 //! includes packet generation and disposal; the same loop over the `none`
 //! baseline (a plain FIFO list without the scheduler API) measures that
-//! part, and `ns_per_pair_net` subtracts it (seed 003 Table 4, "NONE").
+//! part, and `ns_per_pair_net` subtracts it (the QFQ paper Table 4, "NONE").
 //!
 //! Every (subject, repeat) is timed separately with `Instant` around
 //! [`driver::Driver::measured_region`], repeats of different subjects are
@@ -15,7 +15,7 @@
 //! reports min/median/max over the repeats. Hardware counters
 //! ([`counters`]) are read around the same region where the kernel allows.
 //!
-//! [`sweep`] runs the scaling experiments (seed 003 Fig. 10, seed 000
+//! [`sweep`] runs the scaling experiments (the QFQ paper Fig. 10, the QFQ+ paper
 //! Fig. 2) and [`chart`] draws them.
 
 /// The charts moved to [`crate::chart`], shared by every measurement.
@@ -404,9 +404,9 @@ pub const DRIFT_MIN_REPEATS: usize = 4;
 
 /// A drift above this is reported: noise moves a whole round (every subject
 /// alike, the baseline included), and the ratio to the baseline's change
-/// cancels most of that. Stationary subjects gave 0.66–1.26 on the noisy
-/// 2-vCPU VM (40 figures: 5 schedulers × 4 smooth flow sets, 6 repeats,
-/// twice); DRR on 32k-wmix gave 3.0 and 3.4.
+/// cancels most of that, so stationary subjects stay below this even on a
+/// noisy machine while a subject that keeps slowing down goes well above
+/// (the figures are in docs/bench.md, "Drift").
 pub const DRIFT_LIMIT: f64 = 1.5;
 
 /// Drift of a subject's repeats: (median of its later half / median of its

@@ -1,8 +1,8 @@
 //! The two scaling experiments, as CSV plus an SVG chart:
 //! * `flows`: cost per pair versus the number of flows, 1 … 32768 flows of
-//!   weight 1 (seed 003 §7.2, Fig. 10; log x axis, so O(log N) is a
+//!   weight 1 (the QFQ paper §7.2, Fig. 10; log x axis, so O(log N) is a
 //!   straight line), `none` included;
-//! * `m`: QFQ+ cost versus the aggregate size M = 1 … 16 (seed 000 §8.1,
+//! * `m`: QFQ+ cost versus the aggregate size M = 1 … 16 (the QFQ+ paper §8.1,
 //!   Fig. 2), one line per flow set, QFQ dashed as the M-independent
 //!   reference (QFQ+ with M = 1 should cost about as much).
 //!
@@ -46,7 +46,7 @@ pub fn warmup_for(pattern: CostPattern, n_flows: u32, pairs: u64) -> u64 {
     pattern.thresholds(n_flows).high.min(pairs.max(1))
 }
 
-/// Cost versus number of flows for `subjects` (seed 003 Fig. 10); the
+/// Cost versus number of flows for `subjects` (the QFQ paper Fig. 10); the
 /// repeats are interleaved across all flow counts ([`measure_many`]).
 pub fn sweep_flows(
     subjects: &[Subject],
@@ -79,7 +79,7 @@ pub fn sweep_flows(
     Ok(rows)
 }
 
-/// QFQ+ cost versus M on each flow set (seed 000 Fig. 2), plus QFQ and DRR
+/// QFQ+ cost versus M on each flow set (the QFQ+ paper Fig. 2), plus QFQ and DRR
 /// measured in the same runs as references.
 pub fn sweep_m(
     flow_sets: &[FlowSet],

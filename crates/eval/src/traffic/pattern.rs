@@ -3,10 +3,10 @@
 //! and the guarantee experiment ([`crate::guarantees`]), both driven by
 //! [`super::controller`].
 //!
-//! * seed 003 §7.1: `small` / `large` (bursts of 5N / 30N packets, then the
+//! * the QFQ paper §7.1: `small` / `large` (bursts of 5N / 30N packets, then the
 //!   scheduler is drained completely) and `full` (total backlog kept between
 //!   3N and 30N), where N is the number of flows;
-//! * seed 000 §8: `smooth` (round-robin fill, each flow oscillating between 0
+//! * the QFQ+ paper §8: `smooth` (round-robin fill, each flow oscillating between 0
 //!   and 30 packets) and `bursty` (bursts of 1..=16·w packets to random
 //!   flows, same oscillation);
 //! * `alternate`, the FreeBSD dummynet harness configuration the C
@@ -17,7 +17,7 @@
 use serde::Serialize;
 use std::fmt;
 
-/// Largest backlog of one flow, in packets (seed 000 §8: flows oscillate
+/// Largest backlog of one flow, in packets (the QFQ+ paper §8: flows oscillate
 /// between 0 and 30 packets; dummynet's harness has 30 backlog levels).
 pub const PER_FLOW_CAP: u32 = 30;
 
