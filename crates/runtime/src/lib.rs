@@ -21,10 +21,11 @@
 //! * [`backend`]: where `drain()` sends packets ([`NullBackend`],
 //!   [`CountingBackend`], [`UdpBackend`]).
 //! * [`net`] (Linux): real packets — UDP back-end with `sendmmsg`, a
-//!   receiver measuring one-way delay.
-//! * The namespace/veth testbed and the experiments that run the runtime on
-//!   real threads and packets (`fairway arbiter-bench`, `fairway udp-bench`,
-//!   §5.4–5.5) live in `fairway-lab`.
+//!   receiver measuring one-way delay (§5.4–5.5).
+//! * The experiments on top of the runtime live in `fairway-lab`: the
+//!   `fairway arbiter-bench` measurement (§5.4, §5.5) in
+//!   `fairway_lab::arbiter_bench`, and the namespace/veth testbed of the
+//!   real-packet runs in `fairway_lab::testbed`.
 //!
 //! ```
 //! use fairway_runtime::*;
