@@ -22,7 +22,43 @@
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Why a chart or a CSV header could not be written.
+#[derive(Debug)]
+pub enum ChartError {
+    /// No series has a finite point.
+    NothingToPlot,
+    /// A CSV column name given twice.
+    ColumnTwice(String),
+    /// Drawing or writing the SVG file failed (plotters' message).
+    Draw {
+        /// The chart's file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl fmt::Display for ChartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChartError::NothingToPlot => write!(f, "nothing to plot"),
+            ChartError::ColumnTwice(n) => write!(f, "CSV column `{n}` named twice"),
+            ChartError::Draw { path, message } => write!(f, "{}: {message}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for ChartError {}
+
+/// For callers that report errors as text.
+impl From<ChartError> for String {
+    fn from(e: ChartError) -> Self {
+        e.to_string()
+    }
+}
 
 /// One line of a chart.
 #[derive(Clone, Debug)]
@@ -207,21 +243,21 @@ pub fn marker_points(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
 
 /// Header line of a CSV file; refuses a name given twice, since a
 /// reader keyed by name would silently lose one of the columns.
-pub fn csv_header(names: &[&str]) -> Result<String, String> {
+pub fn csv_header(names: &[&str]) -> Result<String, ChartError> {
     for (i, n) in names.iter().enumerate() {
         if names[..i].contains(n) {
-            return Err(format!("CSV column `{n}` named twice"));
+            return Err(ChartError::ColumnTwice(n.to_string()));
         }
     }
     Ok(names.join(","))
 }
 
 /// Writes `series` as an 900×560 SVG chart to `path`.
-pub fn write_svg(path: &Path, spec: &ChartSpec, series: &[Series]) -> Result<(), String> {
+pub fn write_svg(path: &Path, spec: &ChartSpec, series: &[Series]) -> Result<(), ChartError> {
     let xs = series.iter().flat_map(|s| finite(s).map(|p| p.0));
     let (mut x0, mut x1) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
     let Some((log_y, y_lo, y_hi)) = y_axis(spec, series) else {
-        return Err("nothing to plot".into());
+        return Err(ChartError::NothingToPlot);
     };
     if x1 <= x0 {
         // One x value: centre it in a range wide enough that the axis
@@ -254,8 +290,11 @@ pub fn write_svg(path: &Path, spec: &ChartSpec, series: &[Series]) -> Result<(),
     } else {
         draw(&root, spec, series, x0..x1, y_lo..y_hi)
     };
-    r.and_then(|()| root.present().map_err(|e| e.to_string()))
-        .map_err(|e| format!("{}: {e}", path.display()))
+    r.and_then(|()| root.present())
+        .map_err(|e| ChartError::Draw {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
 }
 
 /// An octagon of radius `r` around the origin (a circle at marker size).
@@ -307,7 +346,7 @@ fn draw<DB, X, Y>(
     series: &[Series],
     x: X,
     y: Y,
-) -> Result<(), String>
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
 where
     DB: DrawingBackend,
     X: AsRangedCoord<Value = f64>,
@@ -315,35 +354,28 @@ where
     X::CoordDescType: ValueFormatter<f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
-    let err = |e: &dyn std::fmt::Display| e.to_string();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
+    root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(root)
         .caption(&spec.title, ("sans-serif", 20))
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(65)
-        .build_cartesian_2d(x, y)
-        .map_err(|e| err(&e))?;
+        .build_cartesian_2d(x, y)?;
     chart
         .configure_mesh()
         .x_desc(&spec.x_label)
         .y_desc(&spec.y_label)
         .x_label_formatter(&|v| trim_number(*v))
         .y_label_formatter(&|v| trim_number(*v))
-        .draw()
-        .map_err(|e| err(&e))?;
+        .draw()?;
     for s in series {
         let color = PALETTE[s.color % PALETTE.len()];
         let style = color.stroke_width(2);
         let pts: Vec<(f64, f64)> = finite(s).collect();
         let anno = if s.dashed {
-            chart
-                .draw_series(DashedLineSeries::new(pts.iter().copied(), 6, 4, style))
-                .map_err(|e| err(&e))?
+            chart.draw_series(DashedLineSeries::new(pts.iter().copied(), 6, 4, style))?
         } else {
-            chart
-                .draw_series(LineSeries::new(pts.iter().copied(), style))
-                .map_err(|e| err(&e))?
+            chart.draw_series(LineSeries::new(pts.iter().copied(), style))?
         };
         let (marker, dashed) = (marker_of(s), s.dashed);
         anno.label(s.name.clone()).legend(move |(x, y)| {
@@ -387,7 +419,7 @@ where
                 )
                 .map(|_| ()),
         };
-        r.map_err(|e| err(&e))?;
+        r?;
     }
     chart
         .configure_series_labels()
@@ -395,7 +427,6 @@ where
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()
-        .map_err(|e| err(&e))
 }
 
 /// `1024`, `2.5`, `0.01`: no trailing zeros on axis labels.
@@ -504,9 +535,12 @@ mod tests {
     #[test]
     fn csv_headers_refuse_repeated_names() {
         assert_eq!(csv_header(&["a", "b"]).unwrap(), "a,b");
-        assert!(csv_header(&["series", "flows", "sched", "flows"])
-            .unwrap_err()
-            .contains("flows"));
+        assert_eq!(
+            csv_header(&["series", "flows", "sched", "flows"])
+                .unwrap_err()
+                .to_string(),
+            "CSV column `flows` named twice"
+        );
         // The sweeps' CSV files: x is `flows` or `m`, never repeated.
         for x in ["flows", "m"] {
             let text = crate::cost::sweep::to_csv(x, &[]);

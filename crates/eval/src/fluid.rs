@@ -1,5 +1,5 @@
-//! The ideal fluid system, GPS (Parekh & Gallager; seed 000 App. A.2,
-//! seed 003 §3): every backlogged flow is served simultaneously at rate
+//! The ideal fluid system, GPS (Parekh & Gallager; the QFQ+ paper App. A.2,
+//! the QFQ paper §3): every backlogged flow is served simultaneously at rate
 //! `R · w_i / Σ_{backlogged} w_j`.
 //!
 //! Fed the same arrivals as a packet system, it gives each packet's ideal

@@ -1,8 +1,8 @@
-//! The service-guarantee experiment of seed 000 §8.3: run a scheduler in the
+//! The service-guarantee experiment of the QFQ+ paper §8.3: run a scheduler in the
 //! link simulation, measure per-flow T-WFI, B-WFI and delay versus GPS, and
 //! compare with the analytical bounds.
 
-use crate::link_sim::{simulate, LinkConfig, SimOutput, SimPacket};
+use crate::link_sim::{simulate, LinkConfig, SimError, SimOutput, SimPacket};
 use crate::metrics::{
     flow_stats, sched_bounds, sched_plus_bounds, BoundContext, Bounds, FlowStats,
 };
@@ -11,6 +11,7 @@ use crate::workload::{FlowSet, PacketSizes};
 use fairway_core::registry::Guarantee;
 use fairway_core::{Capacity, Limits, SchedSpec};
 use serde::Serialize;
+use std::fmt;
 
 /// Parameters of one guarantee experiment.
 #[derive(Clone, Debug)]
@@ -34,7 +35,7 @@ pub struct GuaranteeOptions {
 }
 
 impl GuaranteeOptions {
-    /// Seed 000 §8.3 defaults for a flow set.
+    /// The QFQ+ paper §8.3 defaults for a flow set.
     pub fn paper(flows: FlowSet) -> Self {
         let n = flows.len() as u64;
         Self {
@@ -89,9 +90,9 @@ pub struct GuaranteeReport {
 /// catalogue entry declares ([`SchedInfo::guarantee`]), or `None` where it
 /// declares none (FIFO, DRR).
 ///
-/// * A flow scheduler (WF2Q+, QFQ): seed 000 Eqs. (2) and (6) with
+/// * A flow scheduler (WF2Q+, QFQ): the QFQ+ paper Eqs. (2) and (6) with
 ///   `ΔS = ΔS⁻ + ΔS⁺` from its timestamp-error factors (WF2Q+: `L/φ`,
-///   QFQ: `2L/φ + 4L/φ`, seed 000 App. A and §6).
+///   QFQ: `2L/φ + 4L/φ`, the QFQ+ paper App. A and §6).
 /// * SCHED+ (QFQ+, WF2Q++): Theorems 1 and 2 (Eqs. (3), (7)) with SCHED's
 ///   ΔS, maximized over the aggregate occupancy m = 1..=M, since a flow's
 ///   aggregate may hold any number of flows up to M during a run.
@@ -122,9 +123,53 @@ pub fn bounds_for(spec: &SchedSpec, ctx: BoundContext, flow: &FlowStats) -> Opti
     }
 }
 
+/// Why a guarantee experiment could not run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GuaranteeError {
+    /// The simulation could not start.
+    Sim(SimError),
+    /// The scheduler refused packets although it was built with room for
+    /// every flow's backlog.
+    Refused {
+        /// The scheduler (its spec).
+        sched: String,
+        /// Packets refused.
+        refused: u64,
+    },
+}
+
+impl fmt::Display for GuaranteeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GuaranteeError::Sim(e) => e.fmt(f),
+            GuaranteeError::Refused { sched, refused } => {
+                write!(f, "{sched}: scheduler refused {refused} packets")
+            }
+        }
+    }
+}
+
+impl std::error::Error for GuaranteeError {}
+
+impl From<SimError> for GuaranteeError {
+    fn from(e: SimError) -> Self {
+        GuaranteeError::Sim(e)
+    }
+}
+
+/// For callers that report errors as text.
+impl From<GuaranteeError> for String {
+    fn from(e: GuaranteeError) -> Self {
+        e.to_string()
+    }
+}
+
 /// Runs one scheduler through the link simulation and returns its trace
 /// (what [`run_guarantees`] measures; tests check the metrics on it).
-pub fn simulate_guarantees(spec: &SchedSpec, opt: &GuaranteeOptions) -> Result<SimOutput, String> {
+pub fn simulate_guarantees(
+    spec: &SchedSpec,
+    opt: &GuaranteeOptions,
+) -> Result<SimOutput, GuaranteeError> {
     let flows = opt.flows.flows();
     let ctl = ControllerConfig {
         switch_prob: opt.switch_prob,
@@ -147,7 +192,10 @@ pub fn simulate_guarantees(spec: &SchedSpec, opt: &GuaranteeOptions) -> Result<S
         opt.seed,
     )?;
     if out.refused > 0 {
-        return Err(format!("{spec}: scheduler refused {} packets", out.refused));
+        return Err(GuaranteeError::Refused {
+            sched: spec.to_string(),
+            refused: out.refused,
+        });
     }
     Ok(out)
 }
@@ -156,7 +204,7 @@ pub fn simulate_guarantees(spec: &SchedSpec, opt: &GuaranteeOptions) -> Result<S
 pub fn run_guarantees(
     spec: &SchedSpec,
     opt: &GuaranteeOptions,
-) -> Result<(GuaranteeReport, Vec<FlowStats>), String> {
+) -> Result<(GuaranteeReport, Vec<FlowStats>), GuaranteeError> {
     let out = simulate_guarantees(spec, opt)?;
     let flows = opt.flows.flows();
     let stats = flow_stats(&out, &flows);

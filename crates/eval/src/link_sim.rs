@@ -1,5 +1,5 @@
 //! Discrete-event simulation of a scheduler feeding a constant-rate link
-//! through a FIFO transmit queue (seed 000 §4 and App. A.4, Fig. A.9 B).
+//! through a FIFO transmit queue (the QFQ+ paper §4 and App. A.4, Fig. A.9 B).
 //!
 //! Packets arrive from the [`Controller`] (closed loop: enqueue phases at
 //! the current instant, dequeue phases driven by the link). The transmit
@@ -11,10 +11,10 @@
 //! Along the run it records, for every packet, its arrival, the flow's
 //! backlog right after the arrival (bytes not yet transmitted, including the
 //! packets in the transmit queue and the untransmitted part of the one on the
-//! wire) and its completion; and for every flow its B-WFI (seed 000 Eq. (5)),
+//! wire) and its completion; and for every flow its B-WFI (the QFQ+ paper Eq. (5)),
 //! tracked online as explained in [`crate::metrics`].
 //!
-//! The B-WFI intervals are those Theorem 4 of seed 000 covers. Its proof
+//! The B-WFI intervals are those Theorem 4 of the QFQ+ paper covers. Its proof
 //! (App. A.6, Eq. (A.9)) bounds the service of `[t1, t2]` by the service
 //! the *scheduler* gave over `[t1, t̂]`, `t̂` the dequeue of the oldest
 //! packet in the transmit queue or on the wire at `t2`, and Lemma 7 bounds
@@ -53,8 +53,9 @@
 
 use crate::traffic::{Controller, ControllerConfig};
 use crate::workload::{FlowSet, PacketSizes};
-use fairway_core::{FlowConfig, FlowId, Packet, Scheduler};
+use fairway_core::{ConfigError, FlowConfig, FlowId, Packet, Scheduler};
 use std::collections::{HashMap, VecDeque};
+use std::fmt;
 
 /// The packet type of simulations: a length and the index of its record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,7 +77,7 @@ impl Packet for SimPacket {
 #[derive(Clone, Copy, Debug)]
 pub struct LinkConfig {
     /// Packets the transmit queue holds besides the one on the wire
-    /// (1 in seed 000 §8.3, i.e. `Q_pkts = 2`).
+    /// (1 in the QFQ+ paper §8.3, i.e. `Q_pkts = 2`).
     pub queue_pkts: u32,
 }
 
@@ -170,6 +171,39 @@ fn rise_since(t_hat: u64, t2: u64, flow: u32, phi: f64, recent: &VecDeque<Transm
         .fold(rise(t_hat), f64::max)
 }
 
+/// Why a simulation could not run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SimError {
+    /// The scheduler refused a flow of the flow set.
+    AddFlow {
+        /// The scheduler's name.
+        sched: &'static str,
+        /// The flow's index.
+        flow: usize,
+        /// Why.
+        error: ConfigError,
+    },
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::AddFlow { sched, flow, error } => {
+                write!(f, "{sched}: cannot add flow {flow}: {error}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// For callers that report errors as text.
+impl From<SimError> for String {
+    fn from(e: SimError) -> Self {
+        e.to_string()
+    }
+}
+
 /// Runs `packets` packets of the flow set through `sched` (which must be
 /// empty and have room for the flows) and the link.
 pub fn simulate(
@@ -180,238 +214,324 @@ pub fn simulate(
     link: LinkConfig,
     packets: u64,
     seed: u64,
-) -> Result<SimOutput, String> {
+) -> Result<SimOutput, SimError> {
     let cfgs = flows.flows();
     for (i, &(w, l)) in cfgs.iter().enumerate() {
         sched
             .add_flow(FlowId(i as u32), FlowConfig::new(w, l))
-            .map_err(|e| format!("{}: cannot add flow {i}: {e}", sched.name()))?;
+            .map_err(|error| SimError::AddFlow {
+                sched: sched.name(),
+                flow: i,
+                error,
+            })?;
     }
     let weights: Vec<u32> = cfgs.iter().map(|c| c.0).collect();
-    let wsum = flows.weight_sum() as f64;
-    let mut st: Vec<FlowState> = cfgs
-        .iter()
-        .map(|&(w, l)| FlowState {
-            phi: w as f64 / wsum,
-            queued: 0,
-            epochs: VecDeque::new(),
-            max_len: l,
-            arrived: 0,
-            completed: 0,
-            arrival_instant: u64::MAX,
-            arrived_at_instant: 0,
-            bwfi: 0.0,
-        })
-        .collect();
     let mut ctl = Controller::new(controller, &weights, seed);
-    let mut records: Vec<PacketRecord> = Vec::with_capacity(packets as usize);
-    let mut fifo: VecDeque<SimPacket> = VecDeque::with_capacity(link.queue_pkts as usize + 1);
-    let mut wire: Option<(SimPacket, u64)> = None;
-    let mut t: u64 = 0;
-    let mut completed_total: u64 = 0;
+    let mut sim = Sim::new(sched, flows, link, packets);
     let mut budget = packets;
-    let mut refused = 0u64;
     let mut want_enqueue = true;
-    // Dequeue index of every packet, the dequeues so far, and the packet
-    // that left the wire last with the instant it did.
-    let mut deq_seq: Vec<u64> = Vec::with_capacity(packets as usize);
-    let mut dequeued: u64 = 0;
-    let mut last_done: Option<(u32, u64)> = None;
-    // Enqueues and dequeues so far, for the records' event positions.
-    let mut sched_events: u64 = 0;
-    // The last transmissions: those overlapping [t̂, t2] are at most the
-    // transmit queue plus the packet on the wire at t̂.
-    let recent_len = link.queue_pkts as usize + 2;
-    let mut recent: VecDeque<Transmission> = VecDeque::with_capacity(recent_len);
-    // Packets on the link whose end is a B-WFI instant for other flows.
-    let mut watchers: HashMap<u32, Vec<u32>> = HashMap::new();
-
     loop {
         if want_enqueue && budget > 0 {
             let before = budget;
-            let sent_now = wire.map(|(p, start)| (records[p.id as usize].flow, t - start));
+            let sent_now = sim.on_wire_now();
             ctl.fill(&mut budget, |flow, rng| {
-                let s = &mut st[flow as usize];
-                let len = sizes.draw(rng, s.max_len);
-                let in_flight = match sent_now {
-                    Some((f, sent)) if f == flow => sent,
-                    _ => 0,
-                };
-                let id = records.len() as u32;
-                let pkt = SimPacket { len, id };
-                if let Err(e) = sched.enqueue(FlowId(flow), pkt) {
-                    refused += 1;
-                    let _ = e.into_packet();
-                    return false;
-                }
-                if s.queued == 0 {
-                    let w_now = (completed_total + sent_now.map_or(0, |x| x.1)) as f64;
-                    s.epochs.push_back(SchedEpoch {
-                        start_seq: dequeued,
-                        end_seq: u64::MAX,
-                        min_lag: s.phi * w_now - (s.completed + in_flight) as f64,
-                    });
-                    // Refilled while packets of the flow wait on the link:
-                    // the packets behind its last one were dequeued while
-                    // it was idle in the scheduler, so each end of theirs
-                    // is a t2⁻ whose t̂ admits only t1 >= t̂ (a range the
-                    // next own start's does not contain).
-                    let queued_on_link = wire.iter().map(|w| w.0).chain(fifo.iter().copied());
-                    let last_own = queued_on_link
-                        .clone()
-                        .enumerate()
-                        .filter(|(_, q)| records[q.id as usize].flow == flow)
-                        .map(|(k, _)| k)
-                        .last();
-                    if let Some(k) = last_own {
-                        for q in queued_on_link.skip(k + 1) {
-                            watchers.entry(q.id).or_default().push(flow);
-                        }
-                    }
-                }
-                s.queued += 1;
-                deq_seq.push(u64::MAX);
-                s.arrived += len as u64;
-                if s.arrival_instant != t {
-                    s.arrival_instant = t;
-                    s.arrived_at_instant = 0;
-                }
-                s.arrived_at_instant += len as u64;
-                records.push(PacketRecord {
-                    flow,
-                    len,
-                    arrival: t,
-                    backlog_after_arrival: s.arrived - s.completed - in_flight,
-                    enqueue_event: sched_events,
-                    ..Default::default()
-                });
-                sched_events += 1;
-                true
+                let len = sizes.draw(rng, sim.st[flow as usize].max_len);
+                sim.arrive(flow, len, sent_now)
             });
-            if budget == before && wire.is_none() && sched.is_empty() {
+            if budget == before && sim.wire.is_none() && sim.sched.is_empty() {
                 break; // nothing generated and nothing left: avoid spinning
             }
         }
-        want_enqueue = false;
-
-        // Keep the wire busy and the transmit queue full.
-        loop {
-            if wire.is_none() {
-                if let Some(p) = fifo.pop_front() {
-                    records[p.id as usize].start = t;
-                    let flow = records[p.id as usize].flow;
-                    let s = &mut st[flow as usize];
-                    // Own transmission starts: the lag can only have grown
-                    // since the last own completion (seed 000 Eq. (5)).
-                    let lag = s.phi * completed_total as f64 - s.completed as f64;
-                    let pending = s.arrived
-                        - s.completed
-                        - if s.arrival_instant == t {
-                            s.arrived_at_instant
-                        } else {
-                            0
-                        };
-                    // t̂ of t2⁻: the dequeue of the packet that just left
-                    // the wire, or of this one if the wire was idle.
-                    let (n, t_hat) = match last_done {
-                        Some((q, done)) if done == t => {
-                            (deq_seq[q as usize], records[q as usize].dequeue)
-                        }
-                        _ => (deq_seq[p.id as usize], t),
-                    };
-                    while s.epochs.front().is_some_and(|e| e.end_seq < n) {
-                        s.epochs.pop_front();
-                    }
-                    let rise = match s.epochs.front() {
-                        // Backlogged in the scheduler just before t̂: t1
-                        // from the start of that backlogged period.
-                        Some(e) if e.start_seq <= n => lag - e.min_lag,
-                        // Idle in the scheduler just before t̂: t1 >= t̂.
-                        _ => rise_since(t_hat, t, flow, s.phi, &recent),
-                    };
-                    s.bwfi = s.bwfi.max(rise.min(pending as f64));
-                    wire = Some((p, t));
-                    continue;
-                }
-            }
-            let room = wire.is_none() || fifo.len() < link.queue_pkts as usize;
-            if !room {
-                break;
-            }
-            match sched.dequeue() {
-                Some(d) => {
-                    deq_seq[d.packet.id as usize] = dequeued;
-                    let rec = &mut records[d.packet.id as usize];
-                    rec.dequeue = t;
-                    rec.dequeue_event = sched_events;
-                    sched_events += 1;
-                    let s = &mut st[d.flow.0 as usize];
-                    s.queued -= 1;
-                    if s.queued == 0 {
-                        if let Some(e) = s.epochs.back_mut() {
-                            e.end_seq = dequeued;
-                        }
-                    }
-                    dequeued += 1;
-                    want_enqueue |= ctl.on_dequeue(d.flow.0);
-                    fifo.push_back(d.packet);
-                }
-                None => break,
-            }
-        }
+        want_enqueue = sim.keep_link_busy(&mut ctl);
         if want_enqueue && budget > 0 {
             continue; // the controller enqueues at this same instant
         }
-        let Some((p, start)) = wire.take() else {
+        let Some((p, start)) = sim.wire.take() else {
             if budget == 0 {
                 break;
             }
             want_enqueue = true;
             continue;
         };
-        t = start + p.len as u64;
-        completed_total += p.len as u64;
-        let rec = &mut records[p.id as usize];
+        sim.complete(p, start);
+    }
+    Ok(sim.finish())
+}
+
+/// The state of a run: the scheduler, the transmit queue and the wire, the
+/// records, and what the online B-WFI needs (see the module doc).
+struct Sim<'a> {
+    sched: &'a mut dyn Scheduler<SimPacket>,
+    link: LinkConfig,
+    st: Vec<FlowState>,
+    records: Vec<PacketRecord>,
+    fifo: VecDeque<SimPacket>,
+    wire: Option<(SimPacket, u64)>,
+    t: u64,
+    completed_total: u64,
+    refused: u64,
+    /// Dequeue index of every packet, the dequeues so far, and the packet
+    /// that left the wire last with the instant it did.
+    deq_seq: Vec<u64>,
+    dequeued: u64,
+    last_done: Option<(u32, u64)>,
+    /// Enqueues and dequeues so far, for the records' event positions.
+    sched_events: u64,
+    /// The last transmissions: those overlapping [t̂, t2] are at most the
+    /// transmit queue plus the packet on the wire at t̂.
+    recent_len: usize,
+    recent: VecDeque<Transmission>,
+    /// Packets on the link whose end is a B-WFI instant for other flows.
+    watchers: HashMap<u32, Vec<u32>>,
+}
+
+impl<'a> Sim<'a> {
+    fn new(
+        sched: &'a mut dyn Scheduler<SimPacket>,
+        flows: &FlowSet,
+        link: LinkConfig,
+        packets: u64,
+    ) -> Self {
+        let wsum = flows.weight_sum() as f64;
+        let st = flows
+            .flows()
+            .iter()
+            .map(|&(w, l)| FlowState {
+                phi: w as f64 / wsum,
+                queued: 0,
+                epochs: VecDeque::new(),
+                max_len: l,
+                arrived: 0,
+                completed: 0,
+                arrival_instant: u64::MAX,
+                arrived_at_instant: 0,
+                bwfi: 0.0,
+            })
+            .collect();
+        let recent_len = link.queue_pkts as usize + 2;
+        Sim {
+            sched,
+            link,
+            st,
+            records: Vec::with_capacity(packets as usize),
+            fifo: VecDeque::with_capacity(link.queue_pkts as usize + 1),
+            wire: None,
+            t: 0,
+            completed_total: 0,
+            refused: 0,
+            deq_seq: Vec::with_capacity(packets as usize),
+            dequeued: 0,
+            last_done: None,
+            sched_events: 0,
+            recent_len,
+            recent: VecDeque::with_capacity(recent_len),
+            watchers: HashMap::new(),
+        }
+    }
+
+    /// The flow of the packet on the wire and the bytes of it sent so far.
+    fn on_wire_now(&self) -> Option<(u32, u64)> {
+        self.wire
+            .map(|(p, start)| (self.records[p.id as usize].flow, self.t - start))
+    }
+
+    /// A packet of `len` bytes of `flow` arrives now; `sent_now` is
+    /// [`Sim::on_wire_now`]. Returns whether the scheduler took it.
+    fn arrive(&mut self, flow: u32, len: u32, sent_now: Option<(u32, u64)>) -> bool {
+        let in_flight = match sent_now {
+            Some((f, sent)) if f == flow => sent,
+            _ => 0,
+        };
+        let id = self.records.len() as u32;
+        let pkt = SimPacket { len, id };
+        if let Err(e) = self.sched.enqueue(FlowId(flow), pkt) {
+            self.refused += 1;
+            let _ = e.into_packet();
+            return false;
+        }
+        if self.st[flow as usize].queued == 0 {
+            let s = &mut self.st[flow as usize];
+            let w_now = (self.completed_total + sent_now.map_or(0, |x| x.1)) as f64;
+            s.epochs.push_back(SchedEpoch {
+                start_seq: self.dequeued,
+                end_seq: u64::MAX,
+                min_lag: s.phi * w_now - (s.completed + in_flight) as f64,
+            });
+            self.watch_link_after_refill(flow);
+        }
+        let t = self.t;
+        let s = &mut self.st[flow as usize];
+        s.queued += 1;
+        self.deq_seq.push(u64::MAX);
+        s.arrived += len as u64;
+        if s.arrival_instant != t {
+            s.arrival_instant = t;
+            s.arrived_at_instant = 0;
+        }
+        s.arrived_at_instant += len as u64;
+        self.records.push(PacketRecord {
+            flow,
+            len,
+            arrival: t,
+            backlog_after_arrival: s.arrived - s.completed - in_flight,
+            enqueue_event: self.sched_events,
+            ..Default::default()
+        });
+        self.sched_events += 1;
+        true
+    }
+
+    /// `flow` refilled while packets of it wait on the link: the packets
+    /// behind its last one were dequeued while it was idle in the
+    /// scheduler, so each end of theirs is a t2⁻ whose t̂ admits only
+    /// t1 >= t̂ (a range the next own start's does not contain).
+    fn watch_link_after_refill(&mut self, flow: u32) {
+        let queued_on_link = self
+            .wire
+            .iter()
+            .map(|w| w.0)
+            .chain(self.fifo.iter().copied());
+        let last_own = queued_on_link
+            .clone()
+            .enumerate()
+            .filter(|(_, q)| self.records[q.id as usize].flow == flow)
+            .map(|(k, _)| k)
+            .last();
+        if let Some(k) = last_own {
+            for q in queued_on_link.skip(k + 1) {
+                self.watchers.entry(q.id).or_default().push(flow);
+            }
+        }
+    }
+
+    /// Keeps the wire busy and the transmit queue full; returns whether
+    /// the controller wants an enqueue phase now.
+    fn keep_link_busy(&mut self, ctl: &mut Controller) -> bool {
+        let mut want_enqueue = false;
+        loop {
+            if self.wire.is_none() {
+                if let Some(p) = self.fifo.pop_front() {
+                    self.start_transmission(p);
+                    continue;
+                }
+            }
+            let room = self.wire.is_none() || self.fifo.len() < self.link.queue_pkts as usize;
+            if !room {
+                break;
+            }
+            match self.sched.dequeue() {
+                Some(d) => {
+                    self.deq_seq[d.packet.id as usize] = self.dequeued;
+                    let rec = &mut self.records[d.packet.id as usize];
+                    rec.dequeue = self.t;
+                    rec.dequeue_event = self.sched_events;
+                    self.sched_events += 1;
+                    let s = &mut self.st[d.flow.0 as usize];
+                    s.queued -= 1;
+                    if s.queued == 0 {
+                        if let Some(e) = s.epochs.back_mut() {
+                            e.end_seq = self.dequeued;
+                        }
+                    }
+                    self.dequeued += 1;
+                    want_enqueue |= ctl.on_dequeue(d.flow.0);
+                    self.fifo.push_back(d.packet);
+                }
+                None => break,
+            }
+        }
+        want_enqueue
+    }
+
+    /// Puts `p` on the idle wire: its start is a B-WFI instant of its flow
+    /// (the lag can only have grown since the last own completion, the
+    /// QFQ+ paper Eq. (5)).
+    fn start_transmission(&mut self, p: SimPacket) {
+        let t = self.t;
+        self.records[p.id as usize].start = t;
+        let flow = self.records[p.id as usize].flow;
+        let s = &mut self.st[flow as usize];
+        let lag = s.phi * self.completed_total as f64 - s.completed as f64;
+        let pending = s.arrived
+            - s.completed
+            - if s.arrival_instant == t {
+                s.arrived_at_instant
+            } else {
+                0
+            };
+        // t̂ of t2⁻: the dequeue of the packet that just left the wire, or
+        // of this one if the wire was idle.
+        let (n, t_hat) = match self.last_done {
+            Some((q, done)) if done == t => {
+                (self.deq_seq[q as usize], self.records[q as usize].dequeue)
+            }
+            _ => (self.deq_seq[p.id as usize], t),
+        };
+        while s.epochs.front().is_some_and(|e| e.end_seq < n) {
+            s.epochs.pop_front();
+        }
+        let rise = match s.epochs.front() {
+            // Backlogged in the scheduler just before t̂: t1 from the start
+            // of that backlogged period.
+            Some(e) if e.start_seq <= n => lag - e.min_lag,
+            // Idle in the scheduler just before t̂: t1 >= t̂.
+            _ => rise_since(t_hat, t, flow, s.phi, &self.recent),
+        };
+        s.bwfi = s.bwfi.max(rise.min(pending as f64));
+        self.wire = Some((p, t));
+    }
+
+    /// `p`, on the wire since `start`, is sent: its end is a B-WFI instant
+    /// of its flow and of the flows watching it.
+    fn complete(&mut self, p: SimPacket, start: u64) {
+        let t = start + p.len as u64;
+        self.t = t;
+        self.completed_total += p.len as u64;
+        let rec = &mut self.records[p.id as usize];
         rec.completion = t;
-        let s = &mut st[rec.flow as usize];
+        let flow = rec.flow;
+        let s = &mut self.st[flow as usize];
         s.completed += p.len as u64;
-        let lag = s.phi * completed_total as f64 - s.completed as f64;
+        let lag = s.phi * self.completed_total as f64 - s.completed as f64;
         for e in s.epochs.iter_mut() {
             e.min_lag = e.min_lag.min(lag);
         }
-        last_done = Some((p.id, t));
-        if recent.len() == recent_len {
-            recent.pop_front();
+        self.last_done = Some((p.id, t));
+        if self.recent.len() == self.recent_len {
+            self.recent.pop_front();
         }
-        recent.push_back(Transmission {
-            flow: rec.flow,
+        self.recent.push_back(Transmission {
+            flow,
             start,
             len: p.len as u64,
         });
         // t2 = t⁻ with t̂ the dequeue of p. For p's flow, backlogged in the
         // scheduler just before it (p was there): t1 from that period's
         // start. Arrivals at t come after this point.
-        let n = deq_seq[p.id as usize];
+        let n = self.deq_seq[p.id as usize];
         if let Some(e) = s.epochs.iter().find(|e| e.start_seq <= n && n <= e.end_seq) {
             let pending = (s.arrived - s.completed) as f64;
             s.bwfi = s.bwfi.max((lag - e.min_lag).min(pending));
         }
         // For the flows watching p (idle in the scheduler just before its
         // dequeue, refilled since): t1 >= t̂.
-        if let Some(flows) = watchers.remove(&p.id) {
-            let t_hat = records[p.id as usize].dequeue;
+        if let Some(flows) = self.watchers.remove(&p.id) {
+            let t_hat = self.records[p.id as usize].dequeue;
             for f in flows {
-                let s = &mut st[f as usize];
+                let s = &mut self.st[f as usize];
                 let pending = (s.arrived - s.completed) as f64;
-                let rise = rise_since(t_hat, t, f, s.phi, &recent);
+                let rise = rise_since(t_hat, t, f, s.phi, &self.recent);
                 s.bwfi = s.bwfi.max(rise.min(pending));
             }
         }
     }
-    Ok(SimOutput {
-        bwfi: st.iter().map(|s| s.bwfi).collect(),
-        records,
-        refused,
-        duration: t,
-    })
+
+    fn finish(self) -> SimOutput {
+        SimOutput {
+            bwfi: self.st.iter().map(|s| s.bwfi).collect(),
+            records: self.records,
+            refused: self.refused,
+            duration: self.t,
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! Fill-drain benchmark of the integer priority queues (seed 002 §5.2,
+//! Fill-drain benchmark of the integer priority queues (the Eiffel paper §5.2,
 //! Figs. 12–14).
 //!
 //! One configuration = a queue, a bucket count `N`, an occupancy (percent of
@@ -22,21 +22,83 @@
 //! `Vec` per bucket (append; then read the buckets in rank order), with no
 //! minimum search, no O(1) remove and no queued-handle check. It is what the
 //! memory system allows this workload on this machine, measured in the same
-//! run as the queues: on a shared VM whose speed drifts by 2x from minute to
+//! run as the queues: on a shared VM whose speed drifts from minute to
 //! minute, a queue's share of `ideal` (`of_ideal`) usually moves less than
 //! its Mpps.
 
 use fairway_core::pq::{
     ApproxGradientQueue, BucketHeap, CircularFfsQueue, ElementBinaryHeap, GradientQueue,
-    HierarchicalFfsQueue, IntegerPriorityQueue, TimingWheel,
+    HierarchicalFfsQueue, IntegerPriorityQueue, PqError, TimingWheel,
 };
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::Serialize;
+use std::fmt;
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
+
+/// Why a fill-drain configuration could not run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PqBenchError {
+    /// A queue name the benchmark does not know.
+    UnknownQueue(String),
+    /// Buckets below 2, no element per bucket, or occupancy outside
+    /// 1..=100.
+    BadConfig,
+    /// More elements than a queue's `u32` handles.
+    TooManyElements,
+    /// A queue refused its construction or an insert.
+    Queue(PqError),
+    /// cFFS clamped ranks: the workload left its window.
+    Clamped {
+        /// Ranks clamped to the window's low end.
+        low: u64,
+        /// Ranks clamped to its high end.
+        high: u64,
+    },
+}
+
+impl fmt::Display for PqBenchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PqBenchError::UnknownQueue(s) => {
+                let names: Vec<_> = QueueKind::ALL.iter().map(|k| k.name()).collect();
+                write!(
+                    f,
+                    "unknown queue `{s}` (expected one of {})",
+                    names.join(", ")
+                )
+            }
+            PqBenchError::BadConfig => write!(
+                f,
+                "need buckets >= 2, per_bucket >= 1 and occupancy in 1..=100"
+            ),
+            PqBenchError::TooManyElements => write!(f, "too many elements"),
+            PqBenchError::Queue(e) => e.fmt(f),
+            PqBenchError::Clamped { low, high } => write!(
+                f,
+                "cFFS clamped {low} low and {high} high ranks: the workload left its window"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PqBenchError {}
+
+impl From<PqError> for PqBenchError {
+    fn from(e: PqError) -> Self {
+        PqBenchError::Queue(e)
+    }
+}
+
+/// For callers that report errors as text.
+impl From<PqBenchError> for String {
+    fn from(e: PqBenchError) -> Self {
+        e.to_string()
+    }
+}
 
 /// The queues the benchmark knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,14 +151,11 @@ impl QueueKind {
     }
 
     /// Parses a command-line name.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, PqBenchError> {
         Self::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = Self::ALL.iter().map(|k| k.name()).collect();
-                format!("unknown queue `{s}` (expected one of {})", names.join(", "))
-            })
+            .ok_or_else(|| PqBenchError::UnknownQueue(s.to_string()))
     }
 }
 
@@ -203,7 +262,7 @@ struct Timing {
 /// What the timing loop fills and drains: a queue, or the yardstick.
 trait FillDrain {
     /// Inserts `ranks` (handle = index).
-    fn fill(&mut self, ranks: &[u64]) -> Result<(), String>;
+    fn fill(&mut self, ranks: &[u64]) -> Result<(), PqError>;
     /// Extracts everything; returns a checksum of handles and ranks.
     fn drain(&mut self) -> u64;
 }
@@ -218,12 +277,10 @@ struct Timed<'q, Q> {
 
 impl<Q: IntegerPriorityQueue> FillDrain for Timed<'_, Q> {
     #[inline(always)]
-    fn fill(&mut self, ranks: &[u64]) -> Result<(), String> {
+    fn fill(&mut self, ranks: &[u64]) -> Result<(), PqError> {
         let base = (self.origin)(self.q);
         for (h, &rank) in ranks.iter().enumerate() {
-            self.q
-                .insert(h as u32, base + rank)
-                .map_err(|e| e.to_string())?;
+            self.q.insert(h as u32, base + rank)?;
         }
         Ok(())
     }
@@ -254,7 +311,7 @@ impl IdealBuckets {
 
 impl FillDrain for IdealBuckets {
     #[inline(always)]
-    fn fill(&mut self, ranks: &[u64]) -> Result<(), String> {
+    fn fill(&mut self, ranks: &[u64]) -> Result<(), PqError> {
         for (h, &rank) in ranks.iter().enumerate() {
             self.0[rank as usize].push(h as u32);
         }
@@ -278,7 +335,7 @@ impl FillDrain for IdealBuckets {
 /// a checksum run between the clock reads: the ranks are generated and
 /// shuffled before.
 #[inline(never)]
-fn timed_fill_drain<F: FillDrain>(f: &mut F, ranks: &[u64], reps: u64) -> Result<Timing, String> {
+fn timed_fill_drain<F: FillDrain>(f: &mut F, ranks: &[u64], reps: u64) -> Result<Timing, PqError> {
     let mut checksum = 0u64;
     let mut t = Timing {
         fill: Duration::ZERO,
@@ -303,7 +360,7 @@ fn measure<Q: IntegerPriorityQueue>(
     mut q: Q,
     ranks: &[u64],
     cfg: &FillDrainConfig,
-) -> Result<Timing, String> {
+) -> Result<Timing, PqError> {
     measure_with(&mut q, ranks, cfg, |_| 0)
 }
 
@@ -312,7 +369,7 @@ fn measure_with<Q: IntegerPriorityQueue>(
     ranks: &[u64],
     cfg: &FillDrainConfig,
     origin: fn(&Q) -> u64,
-) -> Result<Timing, String> {
+) -> Result<Timing, PqError> {
     measure_fill_drain(&mut Timed { q, origin }, ranks, cfg)
 }
 
@@ -320,7 +377,7 @@ fn measure_fill_drain<F: FillDrain>(
     f: &mut F,
     ranks: &[u64],
     cfg: &FillDrainConfig,
-) -> Result<Timing, String> {
+) -> Result<Timing, PqError> {
     let n = ranks.len() as u64;
     let reps = cfg.min_ops.div_ceil(n).max(1);
     timed_fill_drain(f, ranks, 1)?; // warm-up: page in and train
@@ -350,13 +407,12 @@ fn measure_fill_drain<F: FillDrain>(
 /// Share of extractions that did not return a minimum-rank element, and
 /// share of minimum lookups that needed the linear search, for one untimed
 /// fill-drain.
-fn approx_errors(cfg: &FillDrainConfig, ranks: &[u64]) -> Result<(f64, f64), String> {
+fn approx_errors(cfg: &FillDrainConfig, ranks: &[u64]) -> Result<(f64, f64), PqError> {
     let n = ranks.len() as u32;
-    let mut q =
-        ApproxGradientQueue::new(0, cfg.buckets, cfg.alpha, n).map_err(|e| e.to_string())?;
+    let mut q = ApproxGradientQueue::new(0, cfg.buckets, cfg.alpha, n)?;
     let mut remaining = vec![0u32; cfg.buckets as usize];
     for (h, &rank) in ranks.iter().enumerate() {
-        q.insert(h as u32, rank).map_err(|e| e.to_string())?;
+        q.insert(h as u32, rank)?;
         remaining[rank as usize] += 1;
     }
     let (mut min, mut errors) = (0usize, 0u64);
@@ -374,51 +430,37 @@ fn approx_errors(cfg: &FillDrainConfig, ranks: &[u64]) -> Result<(f64, f64), Str
 }
 
 /// Runs one configuration.
-pub fn run_fill_drain(cfg: &FillDrainConfig) -> Result<FillDrainResult, String> {
+pub fn run_fill_drain(cfg: &FillDrainConfig) -> Result<FillDrainResult, PqBenchError> {
     if cfg.buckets < 2 || cfg.per_bucket == 0 || cfg.occupancy == 0 || cfg.occupancy > 100 {
-        return Err("need buckets >= 2, per_bucket >= 1 and occupancy in 1..=100".into());
+        return Err(PqBenchError::BadConfig);
     }
     let ranks = fill_drain_ranks(cfg.buckets, cfg.per_bucket, cfg.occupancy, cfg.seed);
-    let n = u32::try_from(ranks.len()).map_err(|_| "too many elements".to_string())?;
-    let err = |e: fairway_core::pq::PqError| e.to_string();
+    let n = u32::try_from(ranks.len()).map_err(|_| PqBenchError::TooManyElements)?;
     let per_fill_drain = match cfg.queue {
         QueueKind::Cffs => {
             // Ranks move forward like time: each repetition starts at the
             // window the previous drain left, so no rank is clamped (checked).
-            let mut q = CircularFfsQueue::new(cfg.buckets.div_ceil(2), n).map_err(err)?;
+            let mut q = CircularFfsQueue::new(cfg.buckets.div_ceil(2), n)?;
             let t = measure_with(&mut q, &ranks, cfg, CircularFfsQueue::window_start)?;
             if q.clamped_low() + q.clamped_high() != 0 {
-                return Err(format!(
-                    "cFFS clamped {} low and {} high ranks: the workload left its window",
-                    q.clamped_low(),
-                    q.clamped_high()
-                ));
+                return Err(PqBenchError::Clamped {
+                    low: q.clamped_low(),
+                    high: q.clamped_high(),
+                });
             }
             t
         }
-        QueueKind::Hffs => measure(
-            HierarchicalFfsQueue::new(0, cfg.buckets, n).map_err(err)?,
-            &ranks,
-            cfg,
-        )?,
-        QueueKind::Gradient => measure(
-            GradientQueue::new(0, cfg.buckets, n).map_err(err)?,
-            &ranks,
-            cfg,
-        )?,
+        QueueKind::Hffs => measure(HierarchicalFfsQueue::new(0, cfg.buckets, n)?, &ranks, cfg)?,
+        QueueKind::Gradient => measure(GradientQueue::new(0, cfg.buckets, n)?, &ranks, cfg)?,
         QueueKind::Approx => measure(
-            ApproxGradientQueue::new(0, cfg.buckets, cfg.alpha, n).map_err(err)?,
+            ApproxGradientQueue::new(0, cfg.buckets, cfg.alpha, n)?,
             &ranks,
             cfg,
         )?,
-        QueueKind::BucketHeap => measure(
-            BucketHeap::new(0, cfg.buckets, n).map_err(err)?,
-            &ranks,
-            cfg,
-        )?,
+        QueueKind::BucketHeap => measure(BucketHeap::new(0, cfg.buckets, n)?, &ranks, cfg)?,
         QueueKind::BinaryHeap => measure(ElementBinaryHeap::new(n), &ranks, cfg)?,
         QueueKind::TimingWheel => {
-            let mut wheel = TimingWheel::new(cfg.buckets, n).map_err(err)?;
+            let mut wheel = TimingWheel::new(cfg.buckets, n)?;
             measure_with(&mut wheel, &ranks, cfg, TimingWheel::now)?
         }
         QueueKind::Ideal => measure_fill_drain(
@@ -470,7 +512,7 @@ pub fn add_ideal_shares(results: &mut [FillDrainResult]) {
 
 /// A dependency-free SVG line chart: Mpps against elements per bucket, one
 /// line per (queue, buckets, occupancy), log2 x axis. The `ideal` yardstick
-/// is left out: at about 3x the queues it would flatten their lines.
+/// is left out: it runs well above the queues and would flatten their lines.
 pub fn chart_svg(results: &[FillDrainResult]) -> String {
     let results: Vec<&FillDrainResult> = results
         .iter()

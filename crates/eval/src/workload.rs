@@ -1,4 +1,4 @@
-//! Flow sets and packet sizes (seed 000 §8).
+//! Flow sets and packet sizes (the QFQ+ paper §8).
 //!
 //! A flow set is a list of `WEIGHTxCOUNT[@MAXLEN]` groups, e.g.
 //! `1x500,2x250,8x125` (500 flows of weight 1, 250 of weight 2, 125 of
@@ -15,25 +15,69 @@ pub const DEFAULT_MAX_LEN: u32 = 1500;
 /// Most flows a flow set may hold (all groups together): 2^22.
 pub const MAX_FLOWS: u32 = 1 << 22;
 
-/// One number of a flow group: a whole number in `1..=max`. Says which
-/// of "not a number", "zero", "too large" it is, naming the range.
-fn field(text: &str, what: &str, max: u32) -> Result<u32, String> {
-    let range = format!("{what} must be in 1..={max}");
+/// A number of a flow group or a size distribution that is not a whole
+/// number in `1..=max`: which of "not a number", "zero", "too large" it
+/// is, naming the field (`WEIGHT`, `COUNT`, `MAXLEN`, `MIN`) and the range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    /// The field.
+    pub what: &'static str,
+    /// The text given.
+    pub text: String,
+    /// The field's largest value.
+    pub max: u32,
+    /// What is wrong with it.
+    pub problem: FieldProblem,
+}
+
+/// What is wrong with a [`FieldError`]'s text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldProblem {
+    /// Not only digits (`negative`: it starts with `-`).
+    NotWhole {
+        /// It starts with `-`.
+        negative: bool,
+    },
+    /// Zero.
+    Zero,
+    /// Above the maximum.
+    TooLarge,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let FieldError {
+            what, text, max, ..
+        } = self;
+        let range = format!("{what} must be in 1..={max}");
+        match self.problem {
+            FieldProblem::NotWhole { negative } => {
+                let sign = if negative { "negative; " } else { "" };
+                write!(f, "{what} `{text}` is {sign}not a whole number ({range})")
+            }
+            FieldProblem::Zero => write!(f, "{what} is 0 ({range})"),
+            FieldProblem::TooLarge => write!(f, "{what} {text} is too large ({range})"),
+        }
+    }
+}
+
+/// One number of a flow group: a whole number in `1..=max`.
+fn field(text: &str, what: &'static str, max: u32) -> Result<u32, FieldError> {
+    let error = |problem| FieldError {
+        what,
+        text: text.to_string(),
+        max,
+        problem,
+    };
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        let sign = if text.starts_with('-') {
-            "negative; "
-        } else {
-            ""
-        };
-        return Err(format!(
-            "{what} `{text}` is {sign}not a whole number ({range})"
-        ));
+        let negative = text.starts_with('-');
+        return Err(error(FieldProblem::NotWhole { negative }));
     }
     // Only digits: parsing fails only by overflow.
     match text.parse::<u64>() {
-        Ok(0) => Err(format!("{what} is 0 ({range})")),
+        Ok(0) => Err(error(FieldProblem::Zero)),
         Ok(v) if v <= u64::from(max) => Ok(v as u32),
-        _ => Err(format!("{what} {text} is too large ({range})")),
+        _ => Err(error(FieldProblem::TooLarge)),
     }
 }
 
@@ -57,7 +101,7 @@ pub struct FlowSet {
     pub groups: Vec<FlowGroup>,
 }
 
-/// The presets of seed 000 §8 (and §6 for `1k-highw`).
+/// The presets of the QFQ+ paper §8 (and §6 for `1k-highw`).
 pub const PRESETS: &[(&str, &str, &str)] = &[
     ("1k-w1", "1x1000", "1000 flows, all weight 1"),
     (
@@ -78,17 +122,91 @@ pub const PRESETS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// A flow-set spec that does not parse.
+/// A flow-set spec (or a packet-size distribution) that does not parse.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FlowSetError(pub String);
+pub enum FlowSetError {
+    /// A `WEIGHTxCOUNT[@MAXLEN]` group that does not parse.
+    BadGroup {
+        /// The group's text.
+        group: String,
+        /// Why.
+        why: GroupProblem,
+    },
+    /// More than [`MAX_FLOWS`] flows in all.
+    TooManyFlows {
+        /// The flows the groups add up to.
+        total: u64,
+    },
+    /// A packet-size distribution that does not parse.
+    BadSizes {
+        /// The text given.
+        text: String,
+        /// The bad `MIN` of `uniform:MIN`; `None`: neither form.
+        why: Option<FieldError>,
+    },
+}
+
+/// What is wrong with a flow group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GroupProblem {
+    /// Nothing between two commas.
+    Empty,
+    /// A preset among groups.
+    Preset,
+    /// No `x` between weight and count.
+    MissingX,
+    /// A number out of its range.
+    Field(FieldError),
+}
+
+impl fmt::Display for GroupProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GroupProblem::Empty => write!(f, "empty group"),
+            GroupProblem::Preset => write!(
+                f,
+                "a preset names a whole flow set; it cannot be combined with groups"
+            ),
+            GroupProblem::MissingX => write!(f, "missing 'x'"),
+            GroupProblem::Field(e) => e.fmt(f),
+        }
+    }
+}
 
 impl fmt::Display for FlowSetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            FlowSetError::BadGroup { group, why } => {
+                let presets: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
+                write!(
+                    f,
+                    "bad flow group '{group}': {why} (expected WEIGHTxCOUNT[@MAXLEN], e.g. 1x500,8x125@9000, or a preset: {})",
+                    presets.join(", ")
+                )
+            }
+            FlowSetError::TooManyFlows { total } => {
+                write!(f, "{total} flows in all: too many (at most {MAX_FLOWS})")
+            }
+            FlowSetError::BadSizes {
+                text,
+                why: Some(why),
+            } => write!(f, "bad size distribution '{text}': {why}"),
+            FlowSetError::BadSizes { text, why: None } => write!(
+                f,
+                "bad size distribution '{text}' (expected fixed or uniform:MIN)"
+            ),
+        }
     }
 }
 
 impl std::error::Error for FlowSetError {}
+
+/// For callers that report errors as text.
+impl From<FlowSetError> for String {
+    fn from(e: FlowSetError) -> Self {
+        e.to_string()
+    }
+}
 
 impl FlowSet {
     /// A list of flow sets: `1k-w1,32k-wmix` (only presets, comma
@@ -119,33 +237,28 @@ impl FlowSet {
     }
 
     fn parse_groups(text: &str) -> Result<FlowSet, FlowSetError> {
-        let presets: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
-        let bad = |g: &str, why: &str| {
-            FlowSetError(format!(
-                "bad flow group '{g}': {why} (expected WEIGHTxCOUNT[@MAXLEN], e.g. 1x500,8x125@9000, or a preset: {})",
-                presets.join(", ")
-            ))
+        let bad = |g: &str, why: GroupProblem| FlowSetError::BadGroup {
+            group: g.to_string(),
+            why,
         };
         let mut groups = Vec::new();
         for g in text.split(',').map(str::trim) {
+            let bad_field = |e: FieldError| bad(g, GroupProblem::Field(e));
             if g.is_empty() {
-                return Err(bad(g, "empty group"));
+                return Err(bad(g, GroupProblem::Empty));
             }
-            if presets.contains(&g) {
-                return Err(bad(
-                    g,
-                    "a preset names a whole flow set; it cannot be combined with groups",
-                ));
+            if PRESETS.iter().any(|p| p.0 == g) {
+                return Err(bad(g, GroupProblem::Preset));
             }
             let (wc, max_len) = match g.split_once('@') {
-                Some((wc, l)) => (wc, field(l, "MAXLEN", u32::MAX).map_err(|w| bad(g, &w))?),
+                Some((wc, l)) => (wc, field(l, "MAXLEN", u32::MAX).map_err(bad_field)?),
                 None => (g, DEFAULT_MAX_LEN),
             };
             let (w, c) = wc
                 .split_once(['x', 'X'])
-                .ok_or_else(|| bad(g, "missing 'x'"))?;
-            let weight = field(w, "WEIGHT", u32::MAX).map_err(|w| bad(g, &w))?;
-            let count = field(c, "COUNT", MAX_FLOWS).map_err(|w| bad(g, &w))?;
+                .ok_or_else(|| bad(g, GroupProblem::MissingX))?;
+            let weight = field(w, "WEIGHT", u32::MAX).map_err(bad_field)?;
+            let count = field(c, "COUNT", MAX_FLOWS).map_err(bad_field)?;
             groups.push(FlowGroup {
                 weight,
                 count,
@@ -154,9 +267,7 @@ impl FlowSet {
         }
         let total: u64 = groups.iter().map(|g| g.count as u64).sum();
         if total > u64::from(MAX_FLOWS) {
-            return Err(FlowSetError(format!(
-                "{total} flows in all: too many (at most {MAX_FLOWS})"
-            )));
+            return Err(FlowSetError::TooManyFlows { total });
         }
         Ok(FlowSet {
             name: text.to_string(),
@@ -216,10 +327,14 @@ impl PacketSizes {
             None if text == "fixed" => Ok(PacketSizes::Fixed),
             Some(("uniform", m)) => field(m, "MIN", u32::MAX)
                 .map(|min| PacketSizes::Uniform { min })
-                .map_err(|why| FlowSetError(format!("bad size distribution '{text}': {why}"))),
-            _ => Err(FlowSetError(format!(
-                "bad size distribution '{text}' (expected fixed or uniform:MIN)"
-            ))),
+                .map_err(|why| FlowSetError::BadSizes {
+                    text: text.to_string(),
+                    why: Some(why),
+                }),
+            _ => Err(FlowSetError::BadSizes {
+                text: text.to_string(),
+                why: None,
+            }),
         }
     }
 
@@ -275,37 +390,43 @@ mod tests {
 
     #[test]
     fn over_large_numbers_say_too_large_and_name_the_range() {
-        let e = FlowSet::parse("1x99999999999").unwrap_err().0;
+        let e = FlowSet::parse("1x99999999999").unwrap_err().to_string();
         assert!(e.contains("COUNT 99999999999 is too large"), "{e}");
         assert!(e.contains("1..=4194304"), "{e}");
-        let e = FlowSet::parse("99999999999x1").unwrap_err().0;
+        let e = FlowSet::parse("99999999999x1").unwrap_err().to_string();
         assert!(
             e.contains("WEIGHT 99999999999 is too large (WEIGHT must be in 1..=4294967295)"),
             "{e}"
         );
-        let e = FlowSet::parse("1x5@99999999999").unwrap_err().0;
+        let e = FlowSet::parse("1x5@99999999999").unwrap_err().to_string();
         assert!(e.contains("MAXLEN 99999999999 is too large"), "{e}");
-        let e = FlowSet::parse("1x0").unwrap_err().0;
+        let e = FlowSet::parse("1x0").unwrap_err().to_string();
         assert!(e.contains("COUNT is 0"), "{e}");
-        let e = FlowSet::parse("1x-3").unwrap_err().0;
+        let e = FlowSet::parse("1x-3").unwrap_err().to_string();
         assert!(e.contains("negative"), "{e}");
-        let e = FlowSet::parse("1xabc").unwrap_err().0;
+        let e = FlowSet::parse("1xabc").unwrap_err().to_string();
         assert!(e.contains("not a whole number"), "{e}");
         // Within u32 but over the flow limit, alone or summed.
-        let e = FlowSet::parse("1x4194305").unwrap_err().0;
+        let e = FlowSet::parse("1x4194305").unwrap_err().to_string();
         assert!(e.contains("too large"), "{e}");
-        let e = FlowSet::parse("1x4194304,1x1").unwrap_err().0;
+        let e = FlowSet::parse("1x4194304,1x1").unwrap_err().to_string();
         assert!(
             e.contains("4194305 flows in all: too many (at most 4194304)"),
             "{e}"
         );
         // Lists of presets, and a preset mixed into groups.
-        let e = FlowSet::parse_list("1k-w1,1x99999999999").unwrap_err().0;
+        let e = FlowSet::parse_list("1k-w1,1x99999999999")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cannot be combined"), "{e}");
-        let e = FlowSet::parse_list("1x1,1x99999999999").unwrap_err().0;
+        let e = FlowSet::parse_list("1x1,1x99999999999")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("too large"), "{e}");
         assert_eq!(FlowSet::parse_list("1k-w1,32k-w1").unwrap().len(), 2);
-        let e = PacketSizes::parse("uniform:99999999999").unwrap_err().0;
+        let e = PacketSizes::parse("uniform:99999999999")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("MIN 99999999999 is too large (MIN must be in 1..=4294967295)"),
             "{e}"

@@ -53,7 +53,7 @@ fn cases(default: u32) -> u32 {
         .unwrap_or(default)
 }
 
-/// The regime of seed 000 §8.3 on `1k-highw`: WF2Q+ close to one packet
+/// The regime of the QFQ+ paper §8.3 on `1k-highw`: WF2Q+ close to one packet
 /// service time, DRR in the hundreds.
 #[test]
 fn one_k_highw_lands_in_the_papers_regime() {
@@ -90,7 +90,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: cases(24), ..ProptestConfig::default() })]
 
     /// WF2Q+, QFQ, QFQ+ and WF2Q++ never exceed their T-WFI and B-WFI bounds
-    /// (seed 000 Eqs. (2), (6) with ΔS = 0 for WF2Q+ and ΔS = 6L/φ for QFQ;
+    /// (the QFQ+ paper Eqs. (2), (6) with ΔS = 0 for WF2Q+ and ΔS = 6L/φ for QFQ;
     /// Eqs. (3), (7) for the SCHED+ variants), checked packet by packet on
     /// random flow sets (weights 1..1024, max lengths 64..9000 B), sizes,
     /// patterns and transmit-queue sizes.
@@ -118,7 +118,7 @@ proptest! {
     }
 }
 
-/// The seed 000 §8.3 acceptance regime for the approximate schedulers:
+/// The the QFQ+ paper §8.3 acceptance regime for the approximate schedulers:
 /// QFQ <= 2, QFQ+ <= 4 packet service times on `1k-highw`, both below
 /// their analytical bounds.
 #[test]
@@ -156,7 +156,7 @@ fn the_bound_check_catches_an_unfair_scheduler() {
 /// A weight-90 flow of 193-byte packets against a weight-1 flow of
 /// 2318-byte packets, with no transmit queue: the heavy flow's scheduler
 /// queue empties while its last packet is still on the wire and refills at
-/// that instant. It stays backlogged (seed 003 §3: it owns a packet not yet
+/// that instant. It stays backlogged (the QFQ paper §3: it owns a packet not yet
 /// completely transmitted), so the Eq. (3) jump of V to the light flow's
 /// start must not happen before the next selection; a QFQ that jumped at
 /// the end of the dequeue (Fig. 5, lines 39-46) gave the light flow one
@@ -194,7 +194,7 @@ fn qfq_keeps_the_bwfi_bound_when_a_flow_refills_while_its_last_packet_is_sent() 
 /// still wait in the transmit queue, and exact WF2Q+ restamps it
 /// `S = max(V, F)` on its next packet (Eq. (A.2)). Across many such
 /// instants its lag grew to 18321 B against a bound of 17941.5 B; Theorem 4
-/// of seed 000 covers only intervals in which the flow stays backlogged in
+/// of the QFQ+ paper covers only intervals in which the flow stays backlogged in
 /// the scheduler up to `t̂` (App. A.5, A.9), which the metric measures:
 /// 6765.5 B and 5891 B here.
 #[test]

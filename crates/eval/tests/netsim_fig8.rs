@@ -1,4 +1,4 @@
-//! Seed 003 §6 (Fig. 8, Tables 2–3) on a `--quick`-sized run: the paper's
+//! The QFQ paper §6 (Fig. 8, Tables 2–3) on a `--quick`-sized run: the paper's
 //! orderings of the end-to-end delays hold (DRR ≫ QFQ ≈ S-KPS > WF2Q+ for
 //! f0; QFQ ≈ S-KPS ≈ WF2Q+ for f1), and the check can fail.
 

@@ -1,4 +1,4 @@
-//! S-KPS against its own service bounds (seed 003 §5: B-WFI larger than
+//! S-KPS against its own service bounds (the QFQ paper §5: B-WFI larger than
 //! QFQ's by `3σ_i`, T-WFI by `3σ_i/R`), measured packet by packet against
 //! the fluid GPS reference in the link simulation of the guarantees harness.
 //! S-KPS is not in the spec registry, so the harness's pieces are driven
@@ -20,7 +20,7 @@ fn opts(flows: &str, packets: u64, seed: u64) -> GuaranteeOptions {
     o
 }
 
-/// S-KPS's bounds: seed 000 Eqs. (2), (6) with `ΔS = 6σ_i ≤ 12 L_k/φ_k`
+/// S-KPS's bounds: the QFQ+ paper Eqs. (2), (6) with `ΔS = 6σ_i ≤ 12 L_k/φ_k`
 /// (QFQ's `3σ_i` plus `3σ_i`).
 fn s_kps_bounds(ctx: BoundContext, s: &FlowStats) -> Bounds {
     let len = s.max_len as f64;
@@ -124,7 +124,7 @@ fn the_bound_is_qfqs_plus_three_slots() {
     }
 }
 
-/// On the seed 000 §8.3 `1k-highw` set S-KPS's highest-weight flows stay
+/// On the the QFQ+ paper §8.3 `1k-highw` set S-KPS's highest-weight flows stay
 /// within their bound, and within a few packet service times (QFQ's is
 /// at most 2 there).
 #[test]

@@ -1,4 +1,4 @@
-//! Cost of S-KPS against QFQ, in the same run (seed 003 §7, Table 4: S-KPS
+//! Cost of S-KPS against QFQ, in the same run (the QFQ paper §7, Table 4: S-KPS
 //! 419–603 ns against QFQ's 162–234 ns per enqueue/dequeue pair, a ratio of
 //! about 2–3.5, flat in the number of flows).
 //!
@@ -8,7 +8,7 @@
 //! cargo test --release -p fairway-eval --test s_kps_cost -- --ignored --nocapture
 //! ```
 //!
-//! Pattern ("full" of seed 003 §7.1): N flows of weight 1 and 1500-byte
+//! Pattern ("full" of the QFQ paper §7.1): N flows of weight 1 and 1500-byte
 //! packets, 4 packets queued per flow; each pair dequeues the next packet
 //! and enqueues a new one on the flow just served, so the backlog stays at
 //! 4N packets. Both schedulers are statically dispatched with `u32`

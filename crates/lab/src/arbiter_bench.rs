@@ -24,7 +24,7 @@
 
 use fairway_core::registry::SchedVisitor;
 use fairway_core::{Capacity, Limits, Packet, SchedSpec, Scheduler};
-use fairway_eval::chart::{write_svg, ChartSpec, Series};
+use fairway_eval::chart::{write_svg, ChartError, ChartSpec, Series};
 use fairway_runtime::affinity::{available_cpus, pin_current_thread, set_realtime_priority};
 use fairway_runtime::backend::Backend;
 use fairway_runtime::runtime::{
@@ -237,8 +237,8 @@ pub enum ArbiterBenchError {
     #[error("client thread panicked")]
     ClientPanicked,
     /// The latency chart could not be drawn or written.
-    #[error("{0}")]
-    Chart(String),
+    #[error(transparent)]
+    Chart(#[from] ChartError),
 }
 
 /// How far behind its schedule a paced client may fall before it skips
@@ -542,7 +542,7 @@ pub fn write_latency_chart(
         log_x: true,
         log_y: false,
     };
-    write_svg(path, &spec, &series).map_err(ArbiterBenchError::Chart)
+    write_svg(path, &spec, &series).map_err(ArbiterBenchError::from)
 }
 
 /// The CDF lines of [`write_latency_chart`], in percent: one per run

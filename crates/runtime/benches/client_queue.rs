@@ -1,4 +1,4 @@
-//! The client queue (seed 001 §3.2.2 mailbox) against `rtrb`, in one run.
+//! The client queue (the PSPAT paper §3.2.2 mailbox) against `rtrb`, in one run.
 //!
 //! Workload: the PSPAT round trip for one client. The client submits a
 //! packet length, the consumer ("arbiter", on the other core) detects it,

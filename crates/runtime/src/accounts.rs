@@ -9,13 +9,13 @@
 //!
 //! * **rejected**: `submit` refused it (full queue or bad length) and handed
 //!   it back to the caller;
-//! * **granted**: the arbiter scheduled it on the emulated link (seed 001
+//! * **granted**: the arbiter scheduled it on the emulated link (the PSPAT paper
 //!   Fig. 3); the client then transmits it, or its back-end fails to
 //!   (`send_failed`, counted and dropped: the link time was spent);
 //! * **queued**: accepted, not yet granted (in the client queue or the
 //!   scheduler);
 //! * **reclaimed**: accepted, never granted, dropped because the client went
-//!   away (seed 001 §4.1 footnote 7: the arbiter reclaims a departed
+//!   away (the PSPAT paper §4.1 footnote 7: the arbiter reclaims a departed
 //!   client's share, including what it had not even scanned yet).
 //!
 //! Each counter has one writer (the client's submit half, its drain half, or

@@ -1,7 +1,7 @@
 //! Thread placement: pinning threads to CPUs (`sched_setaffinity`), so the
-//! arbiter and the clients run on different cores as in seed 001 §5.2, and
+//! arbiter and the clients run on different cores as in the PSPAT paper §5.2, and
 //! real-time (`SCHED_FIFO`) priority, so that ordinary processes sharing
-//! those cores cannot preempt them (seed 001 runs its arbiter as a kernel
+//! those cores cannot preempt them (the PSPAT paper runs its arbiter as a kernel
 //! thread; in user space this is the nearest equivalent).
 
 use std::io;

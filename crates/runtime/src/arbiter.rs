@@ -1,4 +1,4 @@
-//! The arbiter's decision loop body, `do_scan()` of seed 001 Fig. 3.
+//! The arbiter's decision loop body, `do_scan()` of the PSPAT paper Fig. 3.
 //!
 //! One call: (1) at most every Δ_A, scan every client queue and enqueue the
 //! new packets into the scheduler (§3.2.1, §3.3); (2) while the emulated
@@ -66,7 +66,7 @@ pub struct ArbiterStats {
     /// The longest time between two consecutive `do_scan` rounds, ns, not
     /// counting the arbiter's own sleeps and blocks. Queues are read at
     /// most Δ_A after they were last read *plus* this gap, so Δ_A + this is
-    /// the Δ_A the run actually had (seed 001 §4: an arbiter that misses its
+    /// the Δ_A the run actually had (the PSPAT paper §4: an arbiter that misses its
     /// deadline adds to the T-WFI). A gap far above the loop's own time
     /// means the CPU was taken from the arbiter: a higher-priority thread,
     /// real-time throttling, or the host of a virtual machine.
@@ -439,7 +439,7 @@ mod tests {
     use crate::mailbox::client_queue;
     use fairway_core::{Capacity, Drr, FlowConfig, Limits};
 
-    fn arbiter(rate: u64, delta_a: u64) -> (Arbiter<Drr<u32>>, crate::ClientQueue<u32>) {
+    fn arbiter(rate: u64, delta_a: u64) -> (Arbiter<Drr<u32>>, crate::mailbox::ClientQueue<u32>) {
         let mut d = Drr::with_options(Capacity::new(1, 64), Limits::default(), None);
         d.add_flow(FlowId(0), FlowConfig::new(1, 1500)).unwrap();
         let (c, r) = client_queue::<u32>(63);

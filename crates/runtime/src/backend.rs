@@ -1,7 +1,7 @@
-//! Transmit back-ends: where `drain()` hands granted packets (seed 001 §3,
+//! Transmit back-ends: where `drain()` hands granted packets (the PSPAT paper §3,
 //! "the delivery of packets to the NIC ... is left to the clients").
 //!
-//! [`NullBackend`] is the "no-op transmit" of seed 001 §5.4 / Fig. 7,
+//! [`NullBackend`] is the "no-op transmit" of the PSPAT paper §5.4 / Fig. 7,
 //! [`CountingBackend`] counts packets and bytes, [`UdpBackend`] sends each
 //! packet's bytes as one datagram (loopback in the tests), and
 //! [`FailingBackend`] fails its sends on command (fault tests).

@@ -1,5 +1,5 @@
 //! The monotonic clock shared by the arbiter and the clients: the TSC via
-//! `quanta` (seed 001 Fig. 3 reads `rdtsc()`), calibrated once and reported
+//! `quanta` (the PSPAT paper Fig. 3 reads `rdtsc()`), calibrated once and reported
 //! in nanoseconds since the runtime was built, so every thread compares
 //! timestamps on the same scale. Falls back to `CLOCK_MONOTONIC` where the
 //! TSC is not usable (quanta decides).

@@ -1,4 +1,4 @@
-//! # fairway-runtime: the PSPAT architecture (seed 001 §3)
+//! # fairway-runtime: the architecture of the PSPAT paper (§3)
 //!
 //! Scheduling decisions are made by one **arbiter** thread; clients never
 //! contend with each other; granted packets are transmitted by the clients
@@ -13,9 +13,11 @@
 //! * [`wakeup`]: sleeping and waking without lost wake-ups (§3.1, Fig. 4),
 //!   both `kick_arbiter` variants.
 //! * [`runtime`]: [`RuntimeBuilder`] → [`Client`]s + [`ArbiterHandle`];
-//!   backpressure ([`SubmitError`]), departed clients, accounting.
+//!   backpressure ([`SubmitError`]), departed clients, accounting, pausing
+//!   and restarting the arbiter ([`PausedRuntime`]).
 //! * [`dispatch`]: the arbiter thread as dispatcher too, transmitting
-//!   granted packets after each scan ([`RuntimeBuilder::spawn_dispatching`]).
+//!   granted packets after each scan ([`RuntimeBuilder::spawn_dispatching`],
+//!   [`DispatchingHandle`]).
 //! * [`backend`]: where `drain()` sends packets ([`NullBackend`],
 //!   [`CountingBackend`], [`UdpBackend`]).
 //! * [`net`] (Linux): real packets — UDP back-end with `sendmmsg`, a
@@ -40,12 +42,12 @@
 //!
 //! ## Verification
 //! `cargo test -p fairway-runtime` runs unit tests and real-thread stress
-//! tests. The queue and sleep/kick protocols are model-checked with loom
-//! (not run in CI):
+//! tests. The queue and sleep/kick protocols are model-checked with loom,
+//! as CI (`.ci/run`) does on every run:
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-//!     cargo test -p fairway-runtime --release --lib loom
+//!     cargo test -p fairway-runtime --lib loom
 //! ```
 #![warn(missing_docs)]
 
@@ -71,12 +73,12 @@ pub use affinity::{rt_throttle_runtime_us, set_realtime_priority, MAX_RT_PRIORIT
 pub use arbiter::{Arbiter, ArbiterStats, ScanGapWindow, ScanResult};
 pub use backend::{Backend, CountingBackend, FailingBackend, NullBackend, UdpBackend};
 pub use clock::MonotonicClock;
-pub use dispatch::{Dispatch, DispatchingHandle};
+pub use dispatch::Dispatch;
 pub use link::EmulatedLink;
 pub use mailbox::{client_queue, ClientQueue, QueueDrainer, QueuePusher, QueueReader};
 pub use runtime::{
     ArbiterHandle, ArbiterMode, Client, ClientConfig, ClientDrainer, ClientStats, ClientSubmitter,
-    PausedRuntime, RestartError, RuntimeBuilder, RuntimeConfig, RuntimeError, SubmitError,
-    SubmitErrorKind, MAX_DURATION_NS, MAX_TOTAL_QUEUE_LEN,
+    DispatchingHandle, PausedRuntime, RestartError, RuntimeBuilder, RuntimeConfig, RuntimeError,
+    SubmitError, SubmitErrorKind, MAX_DURATION_NS, MAX_TOTAL_QUEUE_LEN,
 };
 pub use wakeup::KickMode;

@@ -1,4 +1,4 @@
-//! The emulated link of seed 001 §3 (`link_idle` in Fig. 3): the time at
+//! The emulated link of the PSPAT paper §3 (`link_idle` in Fig. 3): the time at
 //! which a link of rate B becomes free, advanced by `len · 8 / B` per granted
 //! packet.
 //!

@@ -1,10 +1,11 @@
-//! loom models of the client-queue protocol (seed 001 §3.2.2) and of the
-//! sleep/kick protocol (§3.1, Fig. 4), run on the shipped code. Kept small
-//! (one client, ≤ 3 packets, ≤ 3 threads, bounded preemptions) so they
-//! finish in a few minutes at most:
+//! loom models of the client-queue protocol (the PSPAT paper §3.2.2) and of
+//! the sleep/kick protocol (§3.1, Fig. 4), run on the shipped code. Kept
+//! small (one client, ≤ 3 packets, ≤ 3 threads, bounded preemptions) so
+//! that CI (`.ci/run`) can run them on every change:
 //!
 //! ```text
-//! RUSTFLAGS="--cfg loom" cargo test -p fairway-runtime --release --lib loom
+//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p fairway-runtime --lib loom
 //! ```
 //!
 //! A lost wake-up shows as a client spinning forever on a grant that never

@@ -1,8 +1,8 @@
 //! The client queue: a single-producer/single-consumer mailbox shared by one
-//! client and the arbiter, designed as seed 001 §3.2.2 says.
+//! client and the arbiter, designed as the PSPAT paper §3.2.2 says.
 //!
 //! * The shared part holds only packet **lengths**, one `u32` per slot
-//!   (`0` = empty, seed 001 §3.2.2 "a packet length of 0 marks an empty
+//!   (`0` = empty, the PSPAT paper §3.2.2 "a packet length of 0 marks an empty
 //!   slot"). The payloads stay in the client's private memory, in submit
 //!   order: the arbiter never needs them, so they never cross a cache line
 //!   the arbiter reads.
@@ -41,7 +41,7 @@ pub const MAX_QUEUE_LEN: usize = 1 << 20;
 pub(crate) struct MailboxShared {
     /// Packets granted so far (free-running). Written by the arbiter only.
     head: CachePadded<AtomicUsize>,
-    /// Set once by the client when it goes away (seed 001 §4.1 footnote 7:
+    /// Set once by the client when it goes away (the PSPAT paper §4.1 footnote 7:
     /// the arbiter then reclaims what it had scheduled for it).
     closed: CachePadded<AtomicBool>,
     /// Packet length per slot, `0` = empty. Written by the client only.
@@ -149,7 +149,7 @@ unsafe impl<P: Send> Sync for PayloadRing<P> {}
 
 impl<P> Drop for PayloadRing<P> {
     /// Both halves are gone: drop the payloads never drained, and tell the
-    /// arbiter this client left (seed 001 §4.1 footnote 7: it then reclaims
+    /// arbiter this client left (the PSPAT paper §4.1 footnote 7: it then reclaims
     /// what it had scheduled for it).
     fn drop(&mut self) {
         let mask = self.shared.mask;

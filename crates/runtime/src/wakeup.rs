@@ -1,4 +1,4 @@
-//! Sleeping and waking without lost wake-ups: seed 001 §3.1 and Fig. 4.
+//! Sleeping and waking without lost wake-ups: the PSPAT paper §3.1 and Fig. 4.
 //!
 //! * The arbiter sleeps until `link_idle` when the link is busy, and blocks
 //!   on an event when every queue is empty. Before blocking it announces

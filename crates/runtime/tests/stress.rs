@@ -1,4 +1,4 @@
-//! Real-thread tests of the runtime (seed 001 §3): every packet granted
+//! Real-thread tests of the runtime (the PSPAT paper §3): every packet granted
 //! exactly once and in per-client order, backpressure, stalled and departed
 //! clients, the rate limit and weights, and both sleep/kick variants.
 
@@ -422,7 +422,7 @@ fn realtime_priority_is_validated_then_applied_or_refused_with_a_typed_error() {
     }
 }
 
-/// Seed 001 §3: "clients or dispatcher threads" transmit. Three clients
+/// The PSPAT paper §3: "clients or dispatcher threads" transmit. Three clients
 /// submit from their own threads; one dispatcher thread drains all three
 /// (split clients). Every packet arrives once, in order per client, and
 /// the counters of both halves add up.

@@ -1,7 +1,7 @@
 //! `fairway bench`: ns per enqueue/dequeue pair of each scheduler, total and
-//! net of the `none` baseline, as seed 003 §7 (Table 4) and seed 000 §8.2
-//! measure it; `--sweep flows|m` runs the scaling experiments (seed 003
-//! Fig. 10, seed 000 Fig. 2) and writes CSV + SVG. The measuring itself is
+//! net of the `none` baseline, as the QFQ paper §7 (Table 4) and the QFQ+ paper §8.2
+//! measure it; `--sweep flows|m` runs the scaling experiments (the QFQ paper
+//! Fig. 10, the QFQ+ paper Fig. 2) and writes CSV + SVG. The measuring itself is
 //! `fairway_eval::cost`.
 
 use super::common::Table;
@@ -10,9 +10,11 @@ use fairway_eval::cost::sweep::{
     flow_counts, m_values, sweep_flows, sweep_m, write_flows_outputs, write_m_outputs, SweepRow,
 };
 use fairway_eval::cost::{
-    measure, parse_patterns, CostReport, CostSetup, MeasureOptions, PerfCounters, Progress, Subject,
+    measure, parse_patterns, CostReport, CostSetup, CounterError, MeasureOptions, PerfCounters,
+    Progress, Subject,
 };
 use fairway_eval::workload::FlowSet;
+use std::fmt;
 use std::path::PathBuf;
 
 /// Which scaling experiment `--sweep` runs.
@@ -76,11 +78,28 @@ pub struct BenchArgs {
     pub no_counters: bool,
 }
 
-fn open_counters(args: &BenchArgs) -> Result<PerfCounters, String> {
+/// Why a run has no hardware counters (the reports say so).
+enum NoCounters {
+    /// `--no-counters`.
+    Disabled,
+    /// The kernel or the machine refused them.
+    Unavailable(CounterError),
+}
+
+impl fmt::Display for NoCounters {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoCounters::Disabled => write!(f, "disabled by --no-counters"),
+            NoCounters::Unavailable(e) => e.fmt(f),
+        }
+    }
+}
+
+fn open_counters(args: &BenchArgs) -> Result<PerfCounters, NoCounters> {
     if args.no_counters {
-        Err("disabled by --no-counters".into())
+        Err(NoCounters::Disabled)
     } else {
-        PerfCounters::open()
+        PerfCounters::open().map_err(NoCounters::Unavailable)
     }
 }
 
@@ -145,8 +164,7 @@ fn print_drift(reports: &[CostReport]) {
 
 fn run_table(args: &BenchArgs) -> Result<(), String> {
     let subjects = Subject::parse_list(args.sched.as_deref())?;
-    let sets =
-        FlowSet::parse_list(args.flows.as_deref().unwrap_or("1k-w1")).map_err(|e| e.to_string())?;
+    let sets = FlowSet::parse_list(args.flows.as_deref().unwrap_or("1k-w1"))?;
     let patterns = parse_patterns(&args.pattern)?;
     let opts = MeasureOptions {
         pairs: args.pairs.unwrap_or(2_000_000),
@@ -207,7 +225,7 @@ fn run_table(args: &BenchArgs) -> Result<(), String> {
 
 /// A diagnostic, so on stderr, once, and not with `--json`: the tables and
 /// JSON on stdout stay the same whether or not counters could be opened.
-fn note_counters(counters: &Result<PerfCounters, String>, json: bool) {
+fn note_counters(counters: &Result<PerfCounters, NoCounters>, json: bool) {
     if let (Err(e), false) = (counters, json) {
         eprintln!("note: hardware counters unavailable ({e}); instr/pair and misses/pair show '-'");
     }
@@ -280,8 +298,7 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
                     args.flows
                         .as_deref()
                         .unwrap_or("1k-w1,1k-wmix,32k-w1,32k-wmix"),
-                )
-                .map_err(|e| e.to_string())?;
+                )?;
                 let ms = m_values();
                 let per = opts.repeat * (ms.len() + 3);
                 let mut bar = super::progress::Progress::counted(

@@ -1,9 +1,9 @@
 //! `fairway bench-pq`: fill-drain throughput of the integer priority queues
-//! (seed 002 §5.2, Figs. 12–14); the logic lives in
+//! (the Eiffel paper §5.2, Figs. 12–14); the logic lives in
 //! `fairway_eval::pq_bench`.
 
 use clap::Args;
-use fairway_eval::chart::{write_svg, ChartSpec, Series};
+use fairway_eval::chart::{write_svg, ChartError, ChartSpec, Series};
 use fairway_eval::pq_bench::{
     add_ideal_shares, run_fill_drain, FillDrainConfig, FillDrainResult, QueueKind,
 };
@@ -153,7 +153,7 @@ fn chart_series(results: &[FillDrainResult]) -> Vec<Series> {
     out
 }
 
-fn write_chart(path: &std::path::Path, results: &[FillDrainResult]) -> Result<(), String> {
+fn write_chart(path: &std::path::Path, results: &[FillDrainResult]) -> Result<(), ChartError> {
     let spec = ChartSpec {
         title: "fill-drain throughput of the priority queues (Eiffel paper Fig. 12)".into(),
         x_label: "elements per occupied bucket (log scale)".into(),

@@ -8,7 +8,9 @@
 use super::guarantees::{measure, print_table, GuaranteesArgs};
 use clap::Args;
 use fairway_core::SchedKind;
-use fairway_eval::cost::{self, CostPattern, CostReport, CostSetup, MeasureOptions, Subject};
+use fairway_eval::cost::{
+    self, CostError, CostPattern, CostReport, CostSetup, MeasureOptions, PerfCounters, Subject,
+};
 use fairway_eval::guarantees::GuaranteeReport;
 use fairway_eval::workload::FlowSet;
 
@@ -116,10 +118,10 @@ fn verdict_line(reports: &[GuaranteeReport], v: &[Verdict]) -> String {
     )
 }
 
-fn measure_cost(scheds: &[&str]) -> Result<Vec<CostReport>, String> {
+fn measure_cost(scheds: &[&str]) -> Result<Vec<CostReport>, CostError> {
     let subjects = Subject::parse_list(Some(&scheds.join(",")))?;
-    let set = FlowSet::parse("1k-highw").map_err(|e| e.to_string())?;
-    let pattern = CostPattern::parse("smooth").ok_or("unknown pattern smooth")?;
+    let set = FlowSet::parse("1k-highw")?;
+    let pattern = CostPattern::Smooth;
     let n = set.len() as u32;
     let warmup = pattern.thresholds(n).high.min(COST_PAIRS);
     let setup = CostSetup::new(set, pattern, warmup);
@@ -128,7 +130,7 @@ fn measure_cost(scheds: &[&str]) -> Result<Vec<CostReport>, String> {
         repeat: COST_REPEAT,
         counters: false,
     };
-    let mut counters = Err("not used by the demo".to_string());
+    let mut counters: Result<PerfCounters, &str> = Err("not used by the demo");
     cost::measure(&subjects, &setup, &opts, &mut counters, &mut |_| {})
 }
 

@@ -1,5 +1,5 @@
 //! `fairway guarantees`: T-WFI / B-WFI of schedulers against the fluid
-//! reference and the analytical bounds (seed 000 §8.3).
+//! reference and the analytical bounds (the QFQ+ paper §8.3).
 
 use super::common::{parse_flows, parse_scheds, Table};
 use super::progress::Progress;
@@ -70,7 +70,7 @@ pub fn options(args: &GuaranteesArgs) -> Result<GuaranteeOptions, String> {
             names.join(", ")
         )
     })?;
-    o.sizes = PacketSizes::parse(&args.sizes).map_err(|e| e.to_string())?;
+    o.sizes = PacketSizes::parse(&args.sizes)?;
     if !(0.0..=1.0).contains(&args.switch_prob) {
         return Err(format!(
             "--switch-prob {} is not a probability",

@@ -1,4 +1,4 @@
-//! `fairway netsim`: the packet-level network simulation of seed 003 §6
+//! `fairway netsim`: the packet-level network simulation of the QFQ paper §6
 //! (Fig. 8): end-to-end delays of flows f0 and f1 through two 10 Mbit/s
 //! bottlenecks, Tables 2 (average ± std) and 3 (maximum) beside the
 //! paper's numbers, and the paper's orderings checked.

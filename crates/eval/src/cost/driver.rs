@@ -1,4 +1,4 @@
-//! The cost loop (seed 003 §7 Fig. 9, seed 000 §8 "test environment"),
+//! The cost loop (the QFQ paper §7 Fig. 9, the QFQ+ paper §8 "test environment"),
 //! run on the one traffic controller ([`crate::traffic::controller`], in
 //! its timed mode): the controller picks flows and counts the backlog; this
 //! module adds what only the timed loop needs, a pre-allocated free list of

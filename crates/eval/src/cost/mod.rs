@@ -1,5 +1,5 @@
 //! The cost harness: nanoseconds per enqueue/dequeue pair, measured the way
-//! seed 003 §7.1 and seed 000 §8 measure it.
+//! the QFQ paper §7.1 and the QFQ+ paper §8 measure it.
 //!
 //! A controller ([`driver`]) drives a scheduler with a programmable sequence
 //! of requests ([`pattern`]), taking packet buffers from a pre-allocated free
@@ -7,7 +7,7 @@
 //! The total time over millions of pairs, divided by the number of pairs,
 //! includes packet generation and disposal; the same loop over the `none`
 //! baseline (a plain FIFO list without the scheduler API) measures that
-//! part, and `ns_per_pair_net` subtracts it (seed 003 Table 4, "NONE").
+//! part, and `ns_per_pair_net` subtracts it (the QFQ paper Table 4, "NONE").
 //!
 //! Every (subject, repeat) is timed separately with `Instant` around
 //! [`driver::Driver::measured_region`], repeats of different subjects are
@@ -15,13 +15,14 @@
 //! reports min/median/max over the repeats. Hardware counters
 //! ([`counters`]) are read around the same region where the kernel allows.
 //!
-//! [`sweep`] runs the scaling experiments (seed 003 Fig. 10, seed 000
+//! [`sweep`] runs the scaling experiments (the QFQ paper Fig. 10, the QFQ+ paper
 //! Fig. 2) and [`chart`] draws them.
 
 /// The charts moved to [`crate::chart`], shared by every measurement.
 pub use crate::chart;
 pub mod counters;
 pub mod driver;
+mod error;
 pub mod sweep;
 pub mod target;
 
@@ -29,14 +30,16 @@ pub use crate::traffic::pattern;
 /// The cost harness's name for [`Pattern`](crate::traffic::Pattern).
 pub use crate::traffic::Pattern as CostPattern;
 pub use crate::traffic::{parse_patterns, Thresholds, PER_FLOW_CAP};
-pub use counters::{CounterValues, PerfCounters};
+pub use counters::{CounterError, CounterValues, PerfCounters};
 pub use driver::{Driver, DriverStats};
+pub use error::CostError;
 pub use target::{BenchPacket, CostTarget, NoneTarget, SchedTarget};
 
 use crate::workload::FlowSet;
 use fairway_core::registry::{parse_list, SchedVisitor};
 use fairway_core::{Capacity, FlowConfig, FlowId, Limits, SchedKind, SchedSpec, Scheduler};
 use serde::Serialize;
+use std::fmt;
 use std::time::{Duration, Instant};
 
 /// What is measured: the `none` baseline or a scheduler.
@@ -65,7 +68,7 @@ impl Subject {
     /// is the baseline, every other piece a registry spec (parameters of
     /// one spec continue after a comma). `None`: every registry scheduler
     /// with its default parameters, without the baseline.
-    pub fn parse_list(text: Option<&str>) -> Result<Vec<Subject>, String> {
+    pub fn parse_list(text: Option<&str>) -> Result<Vec<Subject>, CostError> {
         let Some(text) = text else {
             return Ok(SchedKind::ALL
                 .iter()
@@ -82,11 +85,11 @@ impl Subject {
             }
         }
         if !rest.is_empty() {
-            let specs = parse_list(&rest.join(",")).map_err(|e| e.to_string())?;
+            let specs = parse_list(&rest.join(","))?;
             out.extend(specs.into_iter().map(Subject::Sched));
         }
         if out.is_empty() {
-            return Err("--sched needs at least one scheduler".into());
+            return Err(CostError::NoScheduler);
         }
         Ok(out)
     }
@@ -244,10 +247,17 @@ fn finish<T: CostTarget + 'static>(
     label: String,
     target: T,
     setup: &CostSetup,
-) -> Result<Box<dyn CostRunner>, String> {
+) -> Result<Box<dyn CostRunner>, CostError> {
     let flows = setup.flows.flows();
-    let driver =
-        Driver::new(setup.thresholds(), &flows, setup.seed).map_err(|e| format!("{label}: {e}"))?;
+    let driver = match Driver::new(setup.thresholds(), &flows, setup.seed) {
+        Ok(d) => d,
+        Err(error) => {
+            return Err(CostError::Controller {
+                subject: label,
+                error,
+            })
+        }
+    };
     let mut r = Runner {
         label,
         target,
@@ -265,7 +275,7 @@ struct BuildRunner<'a> {
 }
 
 impl SchedVisitor<BenchPacket> for BuildRunner<'_> {
-    type Output = Result<Box<dyn CostRunner>, String>;
+    type Output = Result<Box<dyn CostRunner>, CostError>;
 
     fn visit<S, F>(self, make: F) -> Self::Output
     where
@@ -276,16 +286,23 @@ impl SchedVisitor<BenchPacket> for BuildRunner<'_> {
         for (i, (weight, max_len)) in self.setup.flows.flows().into_iter().enumerate() {
             sched
                 .add_flow(FlowId(i as u32), FlowConfig::new(weight, max_len))
-                .map_err(|e| format!("{}: flow {i}: {e}", self.label))?;
+                .map_err(|error| CostError::Flow {
+                    subject: self.label.clone(),
+                    flow: i,
+                    error,
+                })?;
         }
         finish(self.label, SchedTarget(sched), self.setup)
     }
 }
 
 /// Builds and warms up a runner for `subject` on `setup`.
-pub fn build_runner(subject: &Subject, setup: &CostSetup) -> Result<Box<dyn CostRunner>, String> {
+pub fn build_runner(
+    subject: &Subject,
+    setup: &CostSetup,
+) -> Result<Box<dyn CostRunner>, CostError> {
     if setup.flows.is_empty() {
-        return Err("the flow set is empty".into());
+        return Err(CostError::EmptyFlowSet);
     }
     let cap = setup.capacity();
     match subject {
@@ -387,9 +404,9 @@ pub const DRIFT_MIN_REPEATS: usize = 4;
 
 /// A drift above this is reported: noise moves a whole round (every subject
 /// alike, the baseline included), and the ratio to the baseline's change
-/// cancels most of that. Stationary subjects gave 0.66–1.26 on the noisy
-/// 2-vCPU VM (40 figures: 5 schedulers × 4 smooth flow sets, 6 repeats,
-/// twice); DRR on 32k-wmix gave 3.0 and 3.4.
+/// cancels most of that, so stationary subjects stay below this even on a
+/// noisy machine while a subject that keeps slowing down goes well above
+/// (the figures are in docs/bench.md, "Drift").
 pub const DRIFT_LIMIT: f64 = 1.5;
 
 /// Drift of a subject's repeats: (median of its later half / median of its
@@ -435,14 +452,16 @@ pub struct MeasureOptions {
 /// Measures every subject on `setup`: builds (and warms up) all runners,
 /// then times `repeat` rounds, each running every subject once. The `none`
 /// baseline is always measured (first) so that net costs come from the same
-/// run; it is reported only if `subjects` contains it.
+/// run; it is reported only if `subjects` contains it. `counters`: the
+/// open hardware counters, or why there are none (any error; the reports
+/// carry its message).
 pub fn measure(
     subjects: &[Subject],
     setup: &CostSetup,
     opts: &MeasureOptions,
-    counters: &mut Result<PerfCounters, String>,
+    counters: &mut Result<PerfCounters, impl fmt::Display>,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Vec<CostReport>, String> {
+) -> Result<Vec<CostReport>, CostError> {
     let mut all = measure_many(
         subjects,
         std::slice::from_ref(setup),
@@ -461,9 +480,9 @@ pub fn measure_many(
     subjects: &[Subject],
     setups: &[CostSetup],
     opts: &MeasureOptions,
-    counters: &mut Result<PerfCounters, String>,
+    counters: &mut Result<PerfCounters, impl fmt::Display>,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Vec<Vec<CostReport>>, String> {
+) -> Result<Vec<Vec<CostReport>>, CostError> {
     let mut all = vec![Subject::None];
     all.extend(subjects.iter().filter(|s| **s != Subject::None).cloned());
     let mut runners = setups
@@ -496,12 +515,11 @@ pub fn measure_many(
     for r in runners.iter().flatten() {
         let st = r.stats();
         if st.refused > 0 || st.underruns > 0 {
-            return Err(format!(
-                "{}: the controller lost track ({} refused, {} underruns)",
-                r.label(),
-                st.refused,
-                st.underruns
-            ));
+            return Err(CostError::LostTrack {
+                subject: r.label().to_string(),
+                refused: st.refused,
+                underruns: st.underruns,
+            });
         }
     }
     let counters_note = match (opts.counters, &*counters) {

@@ -1,8 +1,8 @@
 //! The two scaling experiments, as CSV plus an SVG chart:
 //! * `flows`: cost per pair versus the number of flows, 1 … 32768 flows of
-//!   weight 1 (seed 003 §7.2, Fig. 10; log x axis, so O(log N) is a
+//!   weight 1 (the QFQ paper §7.2, Fig. 10; log x axis, so O(log N) is a
 //!   straight line), `none` included;
-//! * `m`: QFQ+ cost versus the aggregate size M = 1 … 16 (seed 000 §8.1,
+//! * `m`: QFQ+ cost versus the aggregate size M = 1 … 16 (the QFQ+ paper §8.1,
 //!   Fig. 2), one line per flow set, QFQ dashed as the M-independent
 //!   reference (QFQ+ with M = 1 should cost about as much).
 //!
@@ -10,12 +10,13 @@
 //! load on a shared machine); the CSV has min, median and max.
 
 use super::{
-    measure_many, CostPattern, CostReport, CostSetup, MeasureOptions, PerfCounters, Progress,
-    Subject,
+    measure_many, CostError, CostPattern, CostReport, CostSetup, MeasureOptions, PerfCounters,
+    Progress, Subject,
 };
 use crate::chart::{write_svg, ChartSpec, Series};
 use crate::workload::FlowSet;
 use fairway_core::{SchedKind, SchedSpec};
+use std::fmt;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -45,27 +46,27 @@ pub fn warmup_for(pattern: CostPattern, n_flows: u32, pairs: u64) -> u64 {
     pattern.thresholds(n_flows).high.min(pairs.max(1))
 }
 
-/// Cost versus number of flows for `subjects` (seed 003 Fig. 10); the
+/// Cost versus number of flows for `subjects` (the QFQ paper Fig. 10); the
 /// repeats are interleaved across all flow counts ([`measure_many`]).
 pub fn sweep_flows(
     subjects: &[Subject],
     pattern: CostPattern,
     counts: &[u32],
     opts: &MeasureOptions,
-    counters: &mut Result<PerfCounters, String>,
+    counters: &mut Result<PerfCounters, impl fmt::Display>,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Vec<SweepRow>, String> {
+) -> Result<Vec<SweepRow>, CostError> {
     let setups = counts
         .iter()
         .map(|&n| {
-            let flows = FlowSet::parse(&format!("1x{n}")).map_err(|e| e.to_string())?;
+            let flows = FlowSet::parse(&format!("1x{n}"))?;
             Ok(CostSetup::new(
                 flows,
                 pattern,
                 warmup_for(pattern, n, opts.pairs),
             ))
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, CostError>>()?;
     let all = measure_many(subjects, &setups, opts, counters, progress)?;
     let mut rows = Vec::new();
     for (&n, reports) in counts.iter().zip(all) {
@@ -78,23 +79,19 @@ pub fn sweep_flows(
     Ok(rows)
 }
 
-/// QFQ+ cost versus M on each flow set (seed 000 Fig. 2), plus QFQ and DRR
+/// QFQ+ cost versus M on each flow set (the QFQ+ paper Fig. 2), plus QFQ and DRR
 /// measured in the same runs as references.
 pub fn sweep_m(
     flow_sets: &[FlowSet],
     pattern: CostPattern,
     ms: &[u32],
     opts: &MeasureOptions,
-    counters: &mut Result<PerfCounters, String>,
+    counters: &mut Result<PerfCounters, impl fmt::Display>,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Vec<SweepRow>, String> {
+) -> Result<Vec<SweepRow>, CostError> {
     let mut subjects: Vec<Subject> = ms
         .iter()
-        .map(|m| {
-            SchedSpec::parse(&format!("qfq+:m={m}"))
-                .map(Subject::Sched)
-                .map_err(|e| e.to_string())
-        })
+        .map(|m| SchedSpec::parse(&format!("qfq+:m={m}")).map(Subject::Sched))
         .collect::<Result<_, _>>()?;
     subjects.push(Subject::Sched(SchedSpec::new(SchedKind::Qfq)));
     subjects.push(Subject::Sched(SchedSpec::new(SchedKind::Drr)));
@@ -112,7 +109,8 @@ pub fn sweep_m(
             let (series, x) = match r.sched.strip_prefix("qfq+:m=") {
                 Some(m) => (
                     format!("qfq+ {}", flows.name),
-                    m.parse().map_err(|_| format!("bad label {}", r.sched))?,
+                    m.parse()
+                        .map_err(|_| CostError::BadLabel(r.sched.clone()))?,
                 ),
                 None => (format!("{} {}", r.sched, flows.name), 0),
             };
@@ -177,16 +175,32 @@ pub fn to_csv(x_name: &str, rows: &[SweepRow]) -> String {
     s
 }
 
+/// `dir` and its parents, created if missing.
+fn create_dir(dir: &Path) -> Result<(), CostError> {
+    std::fs::create_dir_all(dir).map_err(|error| CostError::Io {
+        path: dir.to_path_buf(),
+        error,
+    })
+}
+
+/// Writes `text` to `path`.
+fn write_file(path: &Path, text: String) -> Result<(), CostError> {
+    std::fs::write(path, text).map_err(|error| CostError::Io {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
 /// Writes `<stem>.csv` and `<stem>.svg` into `dir`; returns their paths.
 pub fn write_flows_outputs(
     dir: &Path,
     pattern: CostPattern,
     rows: &[SweepRow],
     machine: &str,
-) -> Result<Vec<PathBuf>, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+) -> Result<Vec<PathBuf>, CostError> {
+    create_dir(dir)?;
     let csv = dir.join(format!("sweep-flows-{pattern}.csv"));
-    std::fs::write(&csv, to_csv("flows", rows)).map_err(|e| format!("{}: {e}", csv.display()))?;
+    write_file(&csv, to_csv("flows", rows))?;
     let mut names: Vec<&str> = Vec::new();
     for r in rows {
         if !names.contains(&r.series.as_str()) {
@@ -226,10 +240,10 @@ pub fn write_m_outputs(
     pattern: CostPattern,
     rows: &[SweepRow],
     machine: &str,
-) -> Result<Vec<PathBuf>, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+) -> Result<Vec<PathBuf>, CostError> {
+    create_dir(dir)?;
     let csv = dir.join(format!("sweep-m-{pattern}.csv"));
-    std::fs::write(&csv, to_csv("m", rows)).map_err(|e| format!("{}: {e}", csv.display()))?;
+    write_file(&csv, to_csv("m", rows))?;
     let mut sets: Vec<&str> = Vec::new();
     for r in rows {
         if !sets.contains(&r.report.flows.as_str()) {

@@ -1,5 +1,5 @@
 //! What the cost controller drives: a scheduler through the [`Scheduler`]
-//! API, or the `none` baseline of seed 003 §7.1 (a plain FIFO list without
+//! API, or the `none` baseline of the QFQ paper §7.1 (a plain FIFO list without
 //! the API, whose cost the tables subtract).
 //!
 //! Everything is statically dispatched: the registry's
@@ -62,7 +62,7 @@ impl<S: Scheduler<BenchPacket>> CostTarget for SchedTarget<S> {
 }
 
 /// The `none` baseline: one pre-sized FIFO ring of `(flow, packet)`, no
-/// validation, no per-flow state (seed 003 §7.1 "NONE"), as cheap as a
+/// validation, no per-flow state (the QFQ paper §7.1 "NONE"), as cheap as a
 /// list append and a list pop can be in safe Rust.
 pub struct NoneTarget {
     ring: Box<[(u32, BenchPacket)]>,

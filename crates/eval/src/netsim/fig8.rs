@@ -1,4 +1,4 @@
-//! The simulation of seed 003 §6: topology of Fig. 8, end-to-end delays of
+//! The simulation of the QFQ paper §6: topology of Fig. 8, end-to-end delays of
 //! flows f0 and f1 (Table 2: average ± standard deviation; Table 3:
 //! maximum) under DRR, QFQ, S-KPS and WF2Q+.
 //!
@@ -13,7 +13,7 @@
 //!
 //! # What we chose (the paper leaves it open)
 //!
-//! * **Where S3/K3 and S4/K4 attach** (Fig. 8 is not in the seed text):
+//! * **Where S3/K3 and S4/K4 attach** (the text of the QFQ paper does not say):
 //!   S0, S1, S2, S3 on R0; S4 on R1; K0, K1, K2, K4 on R2; K3 on R1. So each
 //!   10 Mbit/s link carries f0, f1, its twin, the 50 CBR flows and one
 //!   best-effort flow, which saturates it.
@@ -22,7 +22,7 @@
 //!   is its packet size. 50 B is read off Table 2: WF2Q+ gives f0 about
 //!   12 ms above the 22 ms of propagation, about one packet service time
 //!   `L/(φ_0 R)` of a 50 B packet (12.5 ms); with 200 B packets the f0
-//!   delays of QFQ and S-KPS (≈ 100 ms) are far above the paper's, the
+//!   delays of QFQ and S-KPS are far above the paper's, the
 //!   ordering still holds except that DRR is no longer twice QFQ.
 //! * **Weights**: proportional to the reserved rates, in units of 32 kbit/s:
 //!   f0 1, f1 and twin 16, each 160 kbit/s flow 5, each best-effort flow 29
@@ -41,6 +41,7 @@
 //!   period (seeded), so the 53 CBR flows are not synchronised.
 //! * **Runs**: delays are pooled over `seeds` runs (default 3).
 
+use super::error::NetsimError;
 use super::network::{FlowReport, FlowSpec, NetReport, Network, SchedChoice, Source};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -90,7 +91,7 @@ impl Fig8Params {
     }
 }
 
-/// Seed 003's numbers for one scheduler (ms).
+/// The QFQ paper's numbers for one scheduler (ms).
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct PaperRow {
     /// Scheduler as named in the paper.
@@ -101,7 +102,7 @@ pub struct PaperRow {
     pub f1: (f64, f64, f64),
 }
 
-/// Tables 2 and 3 of seed 003.
+/// Tables 2 and 3 of the QFQ paper.
 pub const PAPER: [PaperRow; 4] = [
     PaperRow {
         sched: "DRR",
@@ -236,15 +237,15 @@ pub fn run_fig8(
     choices: &[SchedChoice],
     p: &Fig8Params,
     progress: &mut dyn FnMut(f64, f64),
-) -> Result<Vec<Fig8Row>, String> {
+) -> Result<Vec<Fig8Row>, NetsimError> {
     if !(p.duration_s > 0.0 && p.warmup_s >= 0.0 && p.warmup_s < p.duration_s) {
-        return Err(format!(
-            "need 0 <= warmup ({}) < duration ({})",
-            p.warmup_s, p.duration_s
-        ));
+        return Err(NetsimError::Times {
+            warmup_s: p.warmup_s,
+            duration_s: p.duration_s,
+        });
     }
     if p.seeds == 0 {
-        return Err("seeds must be at least 1".into());
+        return Err(NetsimError::NoSeeds);
     }
     let total = (choices.len() as u64 * p.seeds) as f64;
     let mut rows = Vec::new();
@@ -280,7 +281,7 @@ pub fn run_fig8(
     Ok(rows)
 }
 
-/// The orderings seed 003 §6 reports, checked on `rows` (those among
+/// The orderings the QFQ paper §6 reports, checked on `rows` (those among
 /// `drr`, `qfq`, `s-kps`, `wf2q+` that are present):
 /// * f0: DRR ≫ QFQ (more than twice), QFQ ≈ S-KPS (within 35 %), both >
 ///   WF2Q+ (average and maximum);

@@ -2,12 +2,12 @@
 //! of given bandwidth and propagation delay, one output queue per link run
 //! by any scheduler, constant-bit-rate, greedy and Pareto on/off sources,
 //! and per-flow end-to-end delay statistics — enough to reproduce the ns-2
-//! experiment of seed 003 §6 (Fig. 8, Tables 2 and 3) with fairway's own
+//! experiment of the QFQ paper §6 (Fig. 8, Tables 2 and 3) with fairway's own
 //! schedulers.
 //!
 //! * [`network`]: the model ([`Network`], [`LinkSpec`], [`FlowSpec`],
 //!   [`Source`]) and the discrete-event engine ([`Network::run`]);
-//! * [`fig8`]: the topology and traffic of seed 003 Fig. 8, and
+//! * [`fig8`]: the topology and traffic of the QFQ paper Fig. 8, and
 //!   Tables 2–3 for a list of schedulers.
 //!
 //! Time is integer nanoseconds; a packet of `len` bytes holds a link of
@@ -15,9 +15,11 @@
 //! [`Network::per_flow_buffer`] packets per flow (drop-tail per flow, as a
 //! per-flow queueing router does), and count the drops.
 
+mod error;
 pub mod fig8;
 pub mod network;
 
+pub use error::NetsimError;
 pub use network::{
     FlowReport, FlowSpec, LinkSpec, NetPacket, NetReport, Network, SchedChoice, SchedFactory,
     Source,

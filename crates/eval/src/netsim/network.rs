@@ -15,6 +15,7 @@
 //! one; a packet reaching the last node of its path is recorded with its
 //! end-to-end delay (arrival at the sink minus creation at the source).
 
+use super::error::NetsimError;
 use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Packet, SchedSpec, Scheduler};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -60,10 +61,8 @@ pub enum SchedChoice {
 
 impl SchedChoice {
     /// Parses a registry spec such as `drr` or `qfq+:m=4`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        SchedSpec::parse(text)
-            .map(SchedChoice::Spec)
-            .map_err(|e| e.to_string())
+    pub fn parse(text: &str) -> Result<Self, NetsimError> {
+        Ok(SchedChoice::Spec(SchedSpec::parse(text)?))
     }
 
     /// A scheduler outside the registry.
@@ -342,41 +341,43 @@ impl Network {
     }
 
     /// Checks the parameters and resolves every flow's path into links.
-    fn resolve(&self) -> Result<Vec<Vec<u32>>, String> {
+    fn resolve(&self) -> Result<Vec<Vec<u32>>, NetsimError> {
         if self.per_flow_buffer == 0 {
-            return Err("per-flow buffer must be at least 1 packet".into());
+            return Err(NetsimError::NoBuffer);
         }
-        for (i, l) in self.links.iter().enumerate() {
+        for (link, l) in self.links.iter().enumerate() {
             if l.from >= self.nodes.len() || l.to >= self.nodes.len() {
-                return Err(format!("link {i} names an unknown node"));
+                return Err(NetsimError::UnknownNode { link });
             }
             if l.rate_bps == 0 {
-                return Err(format!("link {i}: rate must be at least 1 bit/s"));
+                return Err(NetsimError::LinkRate { link });
             }
         }
         self.flows
             .iter()
             .map(|f| {
+                let flow = || f.name.clone();
                 if f.path.len() < 2 {
-                    return Err(format!("flow {}: path needs at least 2 nodes", f.name));
+                    return Err(NetsimError::ShortPath { flow: flow() });
                 }
                 let len = f.source.packet_len();
                 if len == 0 || len > f.max_len {
-                    return Err(format!(
-                        "flow {}: packet length {len} must be in 1..={}",
-                        f.name, f.max_len
-                    ));
+                    return Err(NetsimError::PacketLen {
+                        flow: flow(),
+                        len,
+                        max_len: f.max_len,
+                    });
                 }
                 match f.source {
                     Source::Cbr { rate_bps: 0, .. }
                     | Source::ParetoOnOff {
                         peak_rate_bps: 0, ..
-                    } => return Err(format!("flow {}: rate must be at least 1 bit/s", f.name)),
+                    } => return Err(NetsimError::FlowRate { flow: flow() }),
                     Source::Greedy { window: 0, .. } => {
-                        return Err(format!("flow {}: window must be at least 1", f.name))
+                        return Err(NetsimError::Window { flow: flow() })
                     }
                     Source::ParetoOnOff { alpha, .. } if alpha.is_nan() || alpha <= 1.0 => {
-                        return Err(format!("flow {}: Pareto shape must be > 1", f.name))
+                        return Err(NetsimError::ParetoShape { flow: flow() })
                     }
                     _ => {}
                 }
@@ -388,12 +389,12 @@ impl Network {
                             .position(|l| l.from == w[0] && l.to == w[1])
                             .map(|i| i as u32)
                             .ok_or_else(|| {
-                                format!(
-                                    "flow {}: no link {} -> {}",
-                                    f.name,
-                                    self.nodes.get(w[0]).map_or("?", |s| s),
-                                    self.nodes.get(w[1]).map_or("?", |s| s)
-                                )
+                                let node = |n: usize| self.nodes.get(n).map_or("?", |s| s);
+                                NetsimError::NoLink {
+                                    flow: flow(),
+                                    from: node(w[0]).to_string(),
+                                    to: node(w[1]).to_string(),
+                                }
                             })
                     })
                     .collect()
@@ -411,7 +412,7 @@ impl Network {
         warmup_ns: u64,
         seed: u64,
         progress: &mut dyn FnMut(f64),
-    ) -> Result<NetReport, String> {
+    ) -> Result<NetReport, NetsimError> {
         let paths = self.resolve()?;
         let n = self.flows.len() as u32;
         let mut ports = Vec::with_capacity(self.links.len());
@@ -428,7 +429,11 @@ impl Network {
             for &f in &users {
                 let fl = &self.flows[f];
                 s.add_flow(FlowId(f as u32), FlowConfig::new(fl.weight, fl.max_len))
-                    .map_err(|e| format!("flow {} on link {li}: {e}", fl.name))?;
+                    .map_err(|error| NetsimError::AddFlow {
+                        flow: fl.name.clone(),
+                        link: li,
+                        error,
+                    })?;
             }
             ports.push(Port {
                 sched: s,
@@ -731,11 +736,22 @@ mod tests {
         });
         let fifo = SchedChoice::parse("fifo").unwrap();
         let err = net.run(&fifo, 1, 0, 1, &mut |_| {}).unwrap_err();
-        assert!(err.contains("no link a -> b"), "{err}");
+        assert_eq!(err.to_string(), "flow f: no link a -> b");
         net.add_link(a, b, 1000, 0);
         net.flows[0].max_len = 50;
         let err = net.run(&fifo, 1, 0, 1, &mut |_| {}).unwrap_err();
-        assert!(err.contains("packet length 100"), "{err}");
+        assert_eq!(
+            err,
+            NetsimError::PacketLen {
+                flow: "f".into(),
+                len: 100,
+                max_len: 50
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "flow f: packet length 100 must be in 1..=50"
+        );
         assert!(SchedChoice::parse("nope").is_err());
     }
 }

@@ -1,4 +1,4 @@
-//! The controller of the test environment of seeds 003 §7 and 000 §8, the
+//! The controller of the test environment of the QFQ paper §7 and the QFQ+ paper §8, the
 //! one both harnesses run: the guarantee experiment's link simulation
 //! ([`crate::link_sim`], through [`Controller`]) and the cost harness's
 //! timed loop ([`crate::cost::driver`], through [`TimedController`]).
@@ -7,7 +7,7 @@
 //! backlog reaches `high` ([`TrafficController::fill`]), and a *dequeue
 //! phase*, run by its user, until the backlog falls to `low`; the user
 //! reports every dequeued packet back ([`TrafficController::on_dequeue`],
-//! [`TrafficController::dequeued`]). Optionally (seed 000 §8.3) it switches
+//! [`TrafficController::dequeued`]). Optionally (the QFQ+ paper §8.3) it switches
 //! to the enqueue phase with probability `switch_prob` every time a flow
 //! queue gets empty. A flow never holds more than `per_flow_max` packets.
 //!
@@ -59,7 +59,7 @@ use std::fmt;
 pub struct ControllerConfig {
     /// Enqueue-phase pattern.
     pub pattern: Pattern,
-    /// Largest backlog of one flow, in packets (30 in seed 000 §8);
+    /// Largest backlog of one flow, in packets (30 in the QFQ+ paper §8);
     /// `1..LEVELS`.
     pub per_flow_max: u32,
     /// The enqueue phase stops at this total backlog (packets).
@@ -73,7 +73,7 @@ pub struct ControllerConfig {
 impl ControllerConfig {
     /// The paper's configuration for `n` flows: the pattern's thresholds
     /// (for `smooth` and `bursty` flows oscillate between 0 and 30 packets),
-    /// random switch with probability 0.5 (seed 000 §8.3).
+    /// random switch with probability 0.5 (the QFQ+ paper §8.3).
     pub fn paper(pattern: Pattern, n: usize) -> Self {
         let t = pattern.thresholds(n.min(u32::MAX as usize) as u32);
         Self {

@@ -1,7 +1,7 @@
 //! The random draws of the traffic controller ([`super::controller`]): which
-//! non-full flow a `bursty` burst goes to and how long it is (seed 000 §8:
+//! non-full flow a `bursty` burst goes to and how long it is (the QFQ+ paper §8:
 //! `1..=16·w` packets for a flow of weight `w`), and the coin of the random
-//! phase switch (seed 000 §8.3).
+//! phase switch (the QFQ+ paper §8.3).
 //!
 //! Two sources, chosen at compile time by the controller's user:
 //! * [`StdRng`] with `rand`'s uniform sampling, for the guarantee

@@ -1,10 +1,10 @@
-//! The test environment of seeds 003 §7 and 000 §8: which packets arrive
+//! The test environment of the QFQ paper §7 and the QFQ+ paper §8: which packets arrive
 //! when, for both the guarantee experiment and the cost harness.
 //! [`pattern`] names the patterns (`small`, `large`, `full`, `smooth`,
 //! `bursty`, `alternate`), their grammar and their backlog thresholds;
 //! [`controller`] is the one controller that drives them, in the link
 //! simulation of the guarantee experiment (with the random phase switch of
-//! seed 000 §8.3) and in the cost harness's timed loop
+//! the QFQ+ paper §8.3) and in the cost harness's timed loop
 //! ([`crate::cost::driver`]); [`levels`] is its O(1) least-backlogged flow
 //! choice and [`draws`] its random sources.
 
@@ -18,4 +18,4 @@ pub use controller::{
     TrafficController, Unlimited,
 };
 pub use draws::{Draws, SplitMix64};
-pub use pattern::{parse_patterns, FlowPick, Pattern, Thresholds, PER_FLOW_CAP};
+pub use pattern::{parse_patterns, FlowPick, Pattern, PatternError, Thresholds, PER_FLOW_CAP};

@@ -3,10 +3,10 @@
 //! and the guarantee experiment ([`crate::guarantees`]), both driven by
 //! [`super::controller`].
 //!
-//! * seed 003 §7.1: `small` / `large` (bursts of 5N / 30N packets, then the
+//! * the QFQ paper §7.1: `small` / `large` (bursts of 5N / 30N packets, then the
 //!   scheduler is drained completely) and `full` (total backlog kept between
 //!   3N and 30N), where N is the number of flows;
-//! * seed 000 §8: `smooth` (round-robin fill, each flow oscillating between 0
+//! * the QFQ+ paper §8: `smooth` (round-robin fill, each flow oscillating between 0
 //!   and 30 packets) and `bursty` (bursts of 1..=16·w packets to random
 //!   flows, same oscillation);
 //! * `alternate`, the FreeBSD dummynet harness configuration the C
@@ -17,7 +17,7 @@
 use serde::Serialize;
 use std::fmt;
 
-/// Largest backlog of one flow, in packets (seed 000 §8: flows oscillate
+/// Largest backlog of one flow, in packets (the QFQ+ paper §8: flows oscillate
 /// between 0 and 30 packets; dummynet's harness has 30 backlog levels).
 pub const PER_FLOW_CAP: u32 = 30;
 
@@ -129,20 +129,47 @@ impl fmt::Display for Pattern {
     }
 }
 
+/// A pattern list that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PatternError {
+    /// A name that is no pattern.
+    Unknown(String),
+    /// The list names no pattern.
+    Empty,
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PatternError::Unknown(piece) => {
+                let names: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
+                write!(f, "unknown pattern '{piece}' (known: {})", names.join(", "))
+            }
+            PatternError::Empty => write!(f, "no pattern given"),
+        }
+    }
+}
+
+impl std::error::Error for PatternError {}
+
+/// For callers that report errors as text.
+impl From<PatternError> for String {
+    fn from(e: PatternError) -> Self {
+        e.to_string()
+    }
+}
+
 /// Parses a comma-separated list of patterns.
-pub fn parse_patterns(text: &str) -> Result<Vec<Pattern>, String> {
+pub fn parse_patterns(text: &str) -> Result<Vec<Pattern>, PatternError> {
     let mut out = Vec::new();
     for piece in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let p = Pattern::parse(piece).ok_or_else(|| {
-            let names: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
-            format!("unknown pattern '{piece}' (known: {})", names.join(", "))
-        })?;
+        let p = Pattern::parse(piece).ok_or_else(|| PatternError::Unknown(piece.to_string()))?;
         if !out.contains(&p) {
             out.push(p);
         }
     }
     if out.is_empty() {
-        return Err("no pattern given".into());
+        return Err(PatternError::Empty);
     }
     Ok(out)
 }

@@ -60,8 +60,7 @@ fn fill_drain(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
             seed: 1,
             min_ops,
             batches,
-        })
-        .map_err(ReproduceError::Measurement)?;
+        })?;
         mpps.push(r.mpps);
     }
     let (cffs, bh, heap) = (mpps[0], mpps[1], mpps[2]);
@@ -140,8 +139,7 @@ fn approx_occupancy(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceErr
             seed: 1,
             min_ops,
             batches,
-        })
-        .map_err(ReproduceError::Measurement)?;
+        })?;
         let error = r.error_rate.ok_or(ReproduceError::NoApproxErrorRate)?;
         points.push((occupancy, error, r.mpps));
     }

@@ -4,6 +4,11 @@
 
 use fairway_core::registry::SpecError;
 use fairway_disk::{DiskConfigError, DiskSpecError};
+use fairway_eval::chart::ChartError;
+use fairway_eval::cost::CostError;
+use fairway_eval::guarantees::GuaranteeError;
+use fairway_eval::netsim::NetsimError;
+use fairway_eval::pq_bench::PqBenchError;
 use fairway_eval::workload::FlowSetError;
 
 /// Why a reproduction failed.
@@ -20,10 +25,18 @@ pub enum ReproduceError {
     /// A flow set of an experiment did not parse.
     #[error(transparent)]
     FlowSet(#[from] FlowSetError),
-    /// A measurement or simulation of `fairway-eval` failed (its errors
-    /// are messages).
-    #[error("{0}")]
-    Measurement(String),
+    /// The priority-queue benchmark refused its configuration.
+    #[error(transparent)]
+    PqBench(#[from] PqBenchError),
+    /// The cost harness refused its configuration.
+    #[error(transparent)]
+    Cost(#[from] CostError),
+    /// The network simulation refused its configuration.
+    #[error(transparent)]
+    Netsim(#[from] NetsimError),
+    /// The guarantee experiment refused its configuration.
+    #[error(transparent)]
+    Guarantee(#[from] GuaranteeError),
     /// A measurement returned no result for a scheduler it was given.
     #[error("no cost report for {0}")]
     NoCostReport(String),
@@ -41,6 +54,6 @@ pub enum ReproduceError {
     #[error(transparent)]
     RealPackets(#[from] crate::udp_bench::BenchError),
     /// A chart could not be drawn or written.
-    #[error("{0}")]
-    Chart(String),
+    #[error(transparent)]
+    Chart(#[from] ChartError),
 }

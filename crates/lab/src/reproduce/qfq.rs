@@ -123,8 +123,7 @@ fn measure_table4(run: &CostRun) -> Result<Vec<[f64; 3]>, ReproduceError> {
         counters: false,
     };
     let mut counters: Result<PerfCounters, String> = Err("not used".into());
-    let all = measure_many(&subjects, &setups, &opts, &mut counters, &mut |_| {})
-        .map_err(ReproduceError::Measurement)?;
+    let all = measure_many(&subjects, &setups, &opts, &mut counters, &mut |_| {})?;
     all.iter()
         .map(|reports| {
             let mut row = [0.0f64; 3];
@@ -264,8 +263,8 @@ fn fig8(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     let mut rows = Vec::new();
     for s in specs {
         t.step(&format!("QFQ paper Fig. 8 network simulation: {s}"));
-        let c = SchedChoice::parse(s).map_err(ReproduceError::Measurement)?;
-        rows.extend(run_fig8(&[c], &p, &mut |_, _| {}).map_err(ReproduceError::Measurement)?);
+        let c = SchedChoice::parse(s)?;
+        rows.extend(run_fig8(&[c], &p, &mut |_, _| {})?);
     }
     let mut figures = Vec::new();
     for r in &rows {

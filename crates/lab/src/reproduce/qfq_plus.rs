@@ -56,7 +56,7 @@ fn guarantees(quick: bool, t: &mut Ticker) -> Result<Section, ReproduceError> {
     for name in ["drr", "qfq", "qfq+", "wf2q+"] {
         t.step(&format!("QFQ+ paper §8.3 guarantees: {name}"));
         let spec = SchedSpec::parse(name).map_err(ReproduceError::Spec)?;
-        let (r, _) = run_guarantees(&spec, &o).map_err(ReproduceError::Measurement)?;
+        let (r, _) = run_guarantees(&spec, &o)?;
         let paper = PAPER_TWFI.iter().find(|p| p.0 == name).map(|p| p.1);
         let what = format!("T-WFI of the weight-1000 flow, {name}");
         figures.push(match paper {
@@ -132,8 +132,7 @@ fn fastest_smooth(
         counters: false,
     };
     let mut counters: Result<PerfCounters, String> = Err("not used".into());
-    let reports = measure(&subjects, &setup, &opts, &mut counters, &mut |_| {})
-        .map_err(ReproduceError::Measurement)?;
+    let reports = measure(&subjects, &setup, &opts, &mut counters, &mut |_| {})?;
     scheds
         .iter()
         .map(|&n| {

@@ -309,7 +309,7 @@ pub fn write_charts(dir: &Path, r: &Report) -> Result<Vec<std::path::PathBuf>, R
                 color: l.color,
             })
             .collect();
-        write_svg(&path, &spec, &series).map_err(ReproduceError::Chart)?;
+        write_svg(&path, &spec, &series)?;
         written.push(path);
     }
     Ok(written)

@@ -5,6 +5,7 @@
 
 use super::spec::Mode;
 use crate::testbed::TestbedError;
+use fairway_eval::chart::ChartError;
 use fairway_runtime::RuntimeError;
 use std::io;
 use std::path::PathBuf;
@@ -140,6 +141,6 @@ pub enum ReportError {
         source: io::Error,
     },
     /// A chart could not be drawn or written.
-    #[error("{0}")]
-    Chart(String),
+    #[error(transparent)]
+    Chart(#[from] ChartError),
 }

@@ -532,8 +532,7 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, ReportError
                 log_y: false,
             },
             &series,
-        )
-        .map_err(ReportError::Chart)?;
+        )?;
         written.push(path);
     }
     if !r.light.is_empty() {
@@ -564,8 +563,7 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, ReportError
                 log_y: false,
             },
             &series,
-        )
-        .map_err(ReportError::Chart)?;
+        )?;
         written.push(path);
     }
     if !r.sweep.is_empty() {
@@ -595,8 +593,7 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, ReportError
                 log_y: true,
             },
             &series,
-        )
-        .map_err(ReportError::Chart)?;
+        )?;
         written.push(path);
     }
     Ok(written)

@@ -101,7 +101,7 @@ pub fn chart(
     series: &[Series],
 ) -> Result<(), DiskCmdError> {
     if let Some(p) = path {
-        write_svg(Path::new(p), &spec, series).map_err(DiskCmdError::Output)?;
+        write_svg(Path::new(p), &spec, series)?;
         eprintln!("chart written to {p}");
     }
     Ok(())

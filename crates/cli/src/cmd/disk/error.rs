@@ -3,6 +3,7 @@
 
 use fairway_disk::catalogue::DiskSpecError;
 use fairway_disk::DiskConfigError;
+use fairway_eval::chart::ChartError;
 use fairway_lab::disk::DriveError;
 use std::fmt;
 
@@ -105,6 +106,8 @@ pub enum DiskCmdError {
     Sched(DiskSpecError),
     /// An output (the chart file, a JSON line) could not be written.
     Output(String),
+    /// The chart file could not be drawn or written.
+    Chart(ChartError),
     /// The kernel comparison failed (rather than skipped).
     Kernel(String),
 }
@@ -115,6 +118,7 @@ impl fmt::Display for DiskCmdError {
             Self::Flag(e) => write!(f, "{e}"),
             Self::Drive(e) => write!(f, "{e}"),
             Self::Sched(e) => write!(f, "{e}"),
+            Self::Chart(e) => write!(f, "{e}"),
             Self::Output(e) | Self::Kernel(e) => f.write_str(e),
         }
     }
@@ -131,6 +135,12 @@ impl From<FlagError> for DiskCmdError {
 impl From<DriveError> for DiskCmdError {
     fn from(e: DriveError) -> Self {
         Self::Drive(e)
+    }
+}
+
+impl From<ChartError> for DiskCmdError {
+    fn from(e: ChartError) -> Self {
+        Self::Chart(e)
     }
 }
 
