@@ -81,8 +81,8 @@ pub struct ParamInfo {
 }
 
 /// Timestamp-error terms of a fair-queueing scheduler in units of `L_k/φ_k`
-/// (flow k's maximum packet length over its share), as defined in seed 000
-/// App. A (Eq. A.4): `Ŝ ≥ S − ΔS⁻` and `F̂ ≤ S + ΔS⁺`.
+/// (flow k's maximum packet length over its share), as defined in the QFQ+
+/// paper App. A (Eq. A.4): `Ŝ ≥ S − ΔS⁻` and `F̂ ≤ S + ΔS⁺`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimestampErrors {
     /// `ΔS⁻ / (L_k/φ_k)`.
@@ -98,7 +98,7 @@ impl TimestampErrors {
     }
 
     /// `ΔS = ΔS⁻ + ΔS⁺` for a flow of maximum length `len` bytes and share
-    /// `phi`, in bytes (the `ΔS^k` of seed 000 Eqs. 2, 3, 6, 7).
+    /// `phi`, in bytes (the `ΔS^k` of the QFQ+ paper Eqs. 2, 3, 6, 7).
     pub fn delta_s(self, len: f64, phi: f64) -> f64 {
         f64::from(self.delta_s_factor()) * len / phi
     }
@@ -109,10 +109,10 @@ impl TimestampErrors {
 pub enum Guarantee {
     /// No per-flow worst-case bound is claimed (FIFO, DRR).
     None,
-    /// A fair-queueing scheduler of flows: T-WFI and B-WFI of seed 000
+    /// A fair-queueing scheduler of flows: T-WFI and B-WFI of the QFQ+ paper
     /// Eqs. (2) and (6) with these timestamp errors.
     Flow(TimestampErrors),
-    /// SCHED+ over a scheduler with these timestamp errors: seed 000
+    /// SCHED+ over a scheduler with these timestamp errors: the QFQ+ paper
     /// Theorems 1 and 2 (Eqs. 3 and 7), with the aggregate size `m` of the
     /// spec.
     Aggregate(TimestampErrors),

@@ -213,8 +213,8 @@ proptest! {
         }
     }
 
-    /// WF2Q+ against a brute-force model of seed 000 App. A.2 (linear scans,
-    /// no heaps): identical dequeue order.
+    /// WF2Q+ against a brute-force model of the QFQ+ paper App. A.2 (linear
+    /// scans, no heaps): identical dequeue order.
     #[test]
     fn wf2q_plus_matches_a_brute_force_model(
         flows in proptest::collection::vec((1u32..1025, 64u32..9001), 1..12),

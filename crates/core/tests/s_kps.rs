@@ -5,10 +5,9 @@
 //! bookkeeping invariants after every operation; a brute-force model of
 //! its policy (linear scans, grids by division: every decision, `V` and the
 //! exact timestamps must agree; a wrong model is shown to fail); its
-//! timestamp-error
-//! bounds (seed 003 §5: `S − Ŝ ≤ 4σ_i`, `F̂ − F ≤ 2σ_i`, checked through the
-//! served order against exact virtual times), and a flow returning after the
-//! clock wrapped. Its service bounds against the fluid reference are in
+//! timestamp-error bounds (the QFQ paper §5: `S − Ŝ ≤ 4σ_i`,
+//! `F̂ − F ≤ 2σ_i`, checked through the served order against exact virtual
+//! times), and a flow returning after the clock wrapped. Its service bounds against the fluid reference are in
 //! `crates/eval/tests/s_kps_bounds.rs`.
 
 mod common;
@@ -202,7 +201,7 @@ fn check_model(ops: &[Op]) -> Result<(), TestCaseError> {
 }
 
 /// Serves a backlog and checks, at every decision, the approximation S-KPS
-/// is allowed (seed 003 §5): the served flow's exact start is at most
+/// is allowed (the QFQ paper §5): the served flow's exact start is at most
 /// `4σ_i` ahead of `V` (`S − Ŝ ≤ 4σ_i`, eligibility by `Ŝ ≤ V`), and no
 /// eligible flow (exact `S ≤ V`) had a finish time more than `2σ_i + 2σ_j`
 /// below the served one's (both rounded up by less than `2σ`).

@@ -1,4 +1,4 @@
-//! B-WF2Q+: WF2Q+ over *budgets* (seed 004 §2.1.3–2.1.4, Fig. 4).
+//! B-WF2Q+: WF2Q+ over *budgets* (the BFQ thesis §2.1.3–2.1.4, Fig. 4).
 //!
 //! B-WF2Q+ schedules applications, not requests: each queued application
 //! carries the virtual start S_i and finish F_i of its pending *batch* (the

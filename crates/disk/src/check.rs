@@ -1,5 +1,5 @@
-//! Online checks of BFQ's guarantees over a simulated run (seed 004 §2.2),
-//! fed with the simulator's [`SimEvent`]s.
+//! Online checks of BFQ's guarantees over a simulated run (the BFQ thesis
+//! §2.2), fed with the simulator's [`SimEvent`]s.
 //!
 //! * [`ServiceLagCheck`]: Theorem 2.1. For every interval [t1, t2] during
 //!   which application i is continuously *quasi-backlogged* (it has

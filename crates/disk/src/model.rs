@@ -1,6 +1,6 @@
-//! Timing model of a rotating disk (seed 004 App. C, GemDisk's timing-only
-//! mode C.3.1), parameters from a TOML file or the built-in preset of the
-//! thesis' drive, an IBM Deskstar 75GXP DTLA-307030.
+//! Timing model of a rotating disk (the BFQ thesis App. C, GemDisk's
+//! timing-only mode C.3.1), parameters from a TOML file or the built-in preset
+//! of the thesis' drive, an IBM Deskstar 75GXP DTLA-307030.
 //!
 //! GemDisk delegated timing to DiskSim; the thesis gives no formulas. This
 //! model is the classic one of Ruemmler & Wilkes ("An introduction to disk

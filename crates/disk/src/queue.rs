@@ -1,6 +1,6 @@
 //! A request queue ordered both by position (for C-LOOK) and by arrival (for
-//! the T_FIFO deadline), seed 004 §2.1: "if a_i^j + T_FIFO > t holds for all
-//! the queued requests, the next request is chosen in C-LOOK order,
+//! the T_FIFO deadline), the BFQ thesis §2.1: "if a_i^j + T_FIFO > t holds for
+//! all the queued requests, the next request is chosen in C-LOOK order,
 //! otherwise the oldest request is picked".
 //!
 //! C-LOOK serves requests in ascending position from the head, and starts

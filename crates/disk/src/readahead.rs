@@ -1,4 +1,5 @@
-//! Kernel read-ahead for the simulated sequential readers (seed 004 §2.4).
+//! Kernel read-ahead for the simulated sequential readers
+//! (the BFQ thesis §2.4).
 //!
 //! The thesis' readers are Linux processes calling `read()` on files; for a
 //! sequential pattern the kernel reads ahead of the application and issues

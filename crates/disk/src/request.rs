@@ -1,5 +1,5 @@
 //! Disk requests and the identifiers, units and errors shared by every
-//! disk scheduler (seed 004 §2.1, Table 1).
+//! disk scheduler (the BFQ thesis §2.1, Table 1).
 //!
 //! Units used throughout the crate:
 //! * positions and lengths are in **sectors** of 512 bytes ([`SECTOR_BYTES`]);
@@ -9,7 +9,7 @@
 
 use core::fmt;
 
-/// Bytes per sector (seed 004 §2.4: 512-byte sectors).
+/// Bytes per sector (the BFQ thesis §2.4: 512-byte sectors).
 pub const SECTOR_BYTES: u64 = 512;
 
 /// A point in time or a duration, in nanoseconds.

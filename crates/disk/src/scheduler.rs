@@ -1,6 +1,6 @@
 //! The [`DiskScheduler`] trait every disk scheduler of this crate implements
-//! (seed 004 §2.1, Fig. 1: the disk asks `dispatch()` for the next request
-//! whenever it is free; applications call `add_request()`).
+//! (the BFQ thesis §2.1, Fig. 1: the disk asks `dispatch()` for the next
+//! request whenever it is free; applications call `add_request()`).
 //!
 //! Time is passed in by the caller on every call and schedulers never read a
 //! clock: the same scheduler runs unchanged in the discrete-event simulator

@@ -1,5 +1,5 @@
 //! Deterministic discrete-event simulation of applications, a
-//! [`DiskScheduler`] and a [`DiskModel`] (seed 004 App. C: GemDisk's
+//! [`DiskScheduler`] and a [`DiskModel`] (the BFQ thesis App. C: GemDisk's
 //! timing-only emulation, here in virtual time).
 //!
 //! One request is in service at a time (no command queueing in the drive,

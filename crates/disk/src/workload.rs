@@ -1,4 +1,4 @@
-//! Application models driving the simulator (seed 004 §2.4): sequential
+//! Application models driving the simulator (the BFQ thesis §2.4): sequential
 //! file readers, random readers (synchronous or with requests issued
 //! ahead), web-server processes, streaming threads and ON/OFF readers.
 //!

@@ -1,5 +1,5 @@
 //! BFQ's guarantees over random workloads on the simulated disk
-//! (seed 004 Theorem 2.1 and the device-idling rule), and proof that the
+//! (the BFQ thesis Theorem 2.1 and the device-idling rule), and proof that the
 //! checks can fail: deliberately broken variants violate them.
 
 use fairway_disk::bfq::BfqFault;

@@ -1,4 +1,4 @@
-//! Approximate gradient queue (seed 002 §3.1.2, "Approximate Gradient
+//! Approximate gradient queue (the Eiffel paper §3.1.2, "Approximate Gradient
 //! Queue", and Appendix B).
 //!
 //! A single curvature function over all buckets: bucket weight `2^(i/α)`
@@ -10,7 +10,7 @@
 //! occupancy bitmap), as the paper prescribes. Estimates that fall *before*
 //! the minimum are therefore always corrected; estimates *after* it return a
 //! non-minimal element — the approximation error the benchmark reports
-//! (seed 002 Fig. 14).
+//! (the Eiffel paper Fig. 14).
 //!
 //! Representation (choices the paper leaves open):
 //! * **One machine word.** `a` and `b` are exact `u64` integers, so

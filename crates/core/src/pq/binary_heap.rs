@@ -1,5 +1,5 @@
 //! Plain binary min-heap of elements: the comparison-based baseline that
-//! seed 002 §5.2 reports bucketed queues beat by about 6x.
+//! the Eiffel paper §5.2 reports bucketed queues beat by about 6x.
 //!
 //! Keys are `(rank, insertion sequence)`, so equal ranks leave in FIFO order
 //! like the bucketed queues. A position index per handle makes `remove`

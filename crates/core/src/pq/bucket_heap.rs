@@ -1,5 +1,5 @@
-//! Bucketed binary heap, the "BH" baseline of seed 002 §5.2: FIFO lists per
-//! bucket plus a binary min-heap of the ids of non-empty buckets.
+//! Bucketed binary heap, the "BH" baseline of the Eiffel paper §5.2: FIFO lists
+//! per bucket plus a binary min-heap of the ids of non-empty buckets.
 //!
 //! Insert into an empty bucket and the extract that empties one cost
 //! O(log B) for B non-empty buckets; the other operations are O(1). A bucket

@@ -1,4 +1,5 @@
-//! Circular hierarchical FFS-based queue, cFFS (seed 002 §3.1.1, Fig. 4).
+//! Circular hierarchical FFS-based queue, cFFS (the Eiffel paper §3.1.1,
+//! Fig. 4).
 //!
 //! Two [`HierarchicalBitmap`]s of `N` buckets each cover a moving window of
 //! `2N` ranks: the *primary* half holds ranks `base..base + N`, the

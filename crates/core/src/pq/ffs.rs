@@ -1,5 +1,5 @@
-//! Flat FFS bitmap queue (seed 002 §3.1.1, Fig. 2): one occupancy bit per
-//! bucket in a few 64-bit words, scanned word by word.
+//! Flat FFS bitmap queue (the Eiffel paper §3.1.1, Fig. 2): one occupancy bit
+//! per bucket in a few 64-bit words, scanned word by word.
 //!
 //! With M words, finding the minimum is O(M) `trailing_zeros` steps, which is
 //! the fastest layout for small M (the Linux real-time scheduler's 100

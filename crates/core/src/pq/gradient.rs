@@ -1,4 +1,4 @@
-//! Exact gradient queue (seed 002 §3.1.2, Theorem 1 in its Appendix A).
+//! Exact gradient queue (the Eiffel paper §3.1.2, Theorem 1 in its Appendix A).
 //!
 //! Each node of a 32-ary tree keeps the curvature coefficients of its
 //! children: `a = Σ 2^i` and `b = Σ i·2^i` over the non-empty children, where
@@ -6,7 +6,7 @@
 //! *maximum* non-empty index — which Theorem 1 locates at `⌈b / a⌉` — is the
 //! *minimum* rank. Maintaining a node is an add or subtract of precomputed
 //! constants when a child turns non-empty or empty; a lookup evaluates
-//! `⌈b / a⌉` once per level, O(log_32 N) (seed 002: "an equivalent of
+//! `⌈b / a⌉` once per level, O(log_32 N) (the Eiffel paper: "an equivalent of
 //! FFS-based queue with more expensive operations").
 //!
 //! How `⌈b / a⌉` is evaluated: it is the unique integer `q` with

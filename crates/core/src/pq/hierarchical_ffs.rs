@@ -1,4 +1,4 @@
-//! Hierarchical FFS-based queue (seed 002 §3.1.1, Fig. 3).
+//! Hierarchical FFS-based queue (the Eiffel paper §3.1.1, Fig. 3).
 //!
 //! [`HierarchicalBitmap`] is a tree of 64-bit occupancy words: bit `i` of a
 //! leaf word says whether bucket `i` is non-empty, and bit `j` of a word one

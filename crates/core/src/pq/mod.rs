@@ -1,4 +1,4 @@
-//! # Integer priority queues (seed 002, Eiffel: §3.1 and §5.2)
+//! # Integer priority queues (the Eiffel paper §3.1 and §5.2)
 //!
 //! Bucketed min-queues for integer ranks: elements are `u32` *handles* the
 //! caller owns (indices `0..capacity`, e.g. packet slots), each queued with a
@@ -23,7 +23,7 @@
 //! | [`ElementBinaryHeap`] | §5.2 baseline | O(log n) comparisons | any `u64` |
 //! | [`TimingWheel`] | ref. \[54\], Carousel | linear slot scan | moving horizon of N |
 //!
-//! ## Which queue to use (seed 002 Fig. 16, from fairway's own measurements)
+//! ## Which queue to use (the Eiffel paper Fig. 16, measured by fairway)
 //!
 //! Measured with `fairway bench-pq` (fill-drain at 5k and 10k buckets;
 //! tables, machine caveats and the targets in `docs/priority-queues.md`).
@@ -51,7 +51,7 @@
 //! * **Moving range, fully occupied levels**: [`ApproxGradientQueue`] is
 //!   exact at 100 % occupancy; it runs at 0.77–0.81x the speed of cFFS with
 //!   one element per bucket and at 1.14–1.19x from 16. Its error rate is
-//!   12 % at 10 % occupancy and 72–85 % at 30–90 % occupancy (seed 002
+//!   12 % at 10 % occupancy and 72–85 % at 30–90 % occupancy (the Eiffel paper
 //!   Fig. 14 shows the same trend). Use it only with every bucket
 //!   occupied, and re-size the granularity when buckets empty.
 //! * **Many elements per bucket (≳ 64)**: all bucketed queues are within

@@ -1,5 +1,5 @@
-//! Timing wheel (Varghese & Lauck, seed 002 ref. \[54\]; the Carousel-style
-//! time-slot queue seed 002 compares against).
+//! Timing wheel (Varghese & Lauck, the Eiffel paper ref. \[54\]; the
+//! Carousel-style time-slot queue the Eiffel paper compares against).
 //!
 //! `N` slots hold one FIFO list each; slot `t % N` holds the elements due at
 //! time `t` for `t` in `now..now + N`. Insert is O(1); finding the next

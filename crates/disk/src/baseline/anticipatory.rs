@@ -1,4 +1,4 @@
-//! Anticipatory scheduling (AS, Iyer & Druschel 2001) as run in seed 004
+//! Anticipatory scheduling (AS, Iyer & Druschel 2001) as run in the BFQ thesis
 //! §2.4: C-LOOK plus anticipation with every fairness policy off. After a
 //! request of application a completes and a has nothing queued, the disk
 //! waits up to T_wait for a's next request. A request of a that is *close*

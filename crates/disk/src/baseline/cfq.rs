@@ -1,4 +1,4 @@
-//! CFQ-like time-slice round robin (seed 004 §2.3.3): each backlogged
+//! CFQ-like time-slice round robin (the BFQ thesis §2.3.3): each backlogged
 //! application in turn gets exclusive access for a time slice
 //! `T_slice · w_i` (from its first dispatch), its requests served in C-LOOK
 //! order; when its queue empties the disk idles up to `slice_idle` for its

@@ -1,5 +1,5 @@
-//! C-LOOK (seed 004 §2.1: ascending positions from the head, starting over
-//! from the lowest when every request is behind it), work-conserving.
+//! C-LOOK (the BFQ thesis §2.1: ascending positions from the head, starting
+//! over from the lowest when every request is behind it), work-conserving.
 
 use super::table::AppTable;
 use crate::queue::RequestQueue;

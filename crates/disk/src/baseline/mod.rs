@@ -1,4 +1,4 @@
-//! The schedulers BFQ is compared with in seed 004 §2.3–2.4, each small
+//! The schedulers BFQ is compared with in the BFQ thesis §2.3–2.4, each small
 //! and behind the same [`DiskScheduler`](crate::DiskScheduler) trait:
 //!
 //! * [`CLook`]: C-LOOK over all requests, work-conserving (T_wait = 0).

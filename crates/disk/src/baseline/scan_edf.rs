@@ -1,4 +1,4 @@
-//! SCAN-EDF as extended in seed 004 §2.3.1: each application i has a
+//! SCAN-EDF as extended in the BFQ thesis §2.3.1: each application i has a
 //! relative deadline D_i (here `base_deadline / w_i`, so a larger weight
 //! gets earlier deadlines); a request's absolute deadline is
 //! `D_i + max(a, d_prev_i)` (a bandwidth server), rounded up to the next

@@ -1,4 +1,4 @@
-//! YFQ (Bruno et al. 1999) as implemented for seed 004 §2.3.2: start-time
+//! YFQ (Bruno et al. 1999) as implemented for the BFQ thesis §2.3.2: start-time
 //! fair queueing per request, charging each request its *estimated service
 //! time* expressed in sectors, `len + (sequential ? 0 : LATENCY_SECTORS)`;
 //! requests leave in *batches* of BT_size (the smallest finish tags), each

@@ -2,9 +2,9 @@
 //! through a raw packet socket, batched with `sendmmsg` — the sender skips
 //! the kernel's UDP/IP output path (socket lookup, routing, neighbour
 //! resolution, per-socket memory accounting), the closest a plain socket
-//! comes to seed 001's netmap path (Fig. 7). Frames still pass the device's
-//! qdisc, so the `tc` configuration applies unchanged, and the receiver
-//! sees ordinary UDP datagrams.
+//! comes to the PSPAT paper's netmap path (Fig. 7). Frames still pass the
+//! device's qdisc, so the `tc` configuration applies unchanged, and the
+//! receiver sees ordinary UDP datagrams.
 //!
 //! Each sender builds its frames once: a fixed Ethernet + IPv4 + UDP header
 //! (IPv4 checksum computed, UDP checksum 0 = "none", as IPv4 allows) in
@@ -114,7 +114,7 @@ pub(crate) fn bound_packet_socket(ifindex: u32, priority: Option<u32>) -> io::Re
 /// Makes packet socket `fd` hand its frames straight to the device driver
 /// (`PACKET_QDISC_BYPASS`): no qdisc, not even the `noqueue` path of
 /// `dev_queue_xmit`. For a sender that needs no kernel scheduler: with
-/// fairway the arbiter is the scheduler (seed 001 §3), and `none` has
+/// fairway the arbiter is the scheduler (the PSPAT paper §3), and `none` has
 /// none. Frames then also skip `tc`'s egress hooks and the device's
 /// queue-length limit, so the `tc` configuration must never use it.
 pub(crate) fn set_qdisc_bypass(fd: &OwnedFd) -> io::Result<()> {

@@ -1,4 +1,4 @@
-//! The test packet: a 60-byte Ethernet frame (seed 001 §5.2: "60 byte
+//! The test packet: a 60-byte Ethernet frame (the PSPAT paper §5.2: "60 byte
 //! packets (including MAC headers)"), i.e. 14 bytes of Ethernet, 20 of
 //! IPv4 and 8 of UDP headers around an 18-byte payload:
 //!

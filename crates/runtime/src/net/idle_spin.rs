@@ -9,7 +9,7 @@
 //! of the scheduler under test (on the 2-vCPU guest used for the figures,
 //! which has no cpuidle driver, the target's p98 was 1–3 ms in every
 //! configuration, `none` included, and 4–8 µs with these threads).
-//! Seed 001's receiver spun on a core of its own for the same reason.
+//! The PSPAT paper's receiver spun on a core of its own for the same reason.
 //!
 //! A `SCHED_IDLE` thread runs only when nothing else on its CPU can, so it
 //! takes no time from the measured threads of its own CPU; on a CPU whose

@@ -1,8 +1,8 @@
-//! The receiving end (seed 001 §5.5 and footnote 8): one UDP socket per
+//! The receiving end (the PSPAT paper §5.5 and footnote 8): one UDP socket per
 //! flow, on its own port. A receiver thread reads the *watched* flows (the
 //! target client) as packets arrive, with non-blocking I/O, and records
 //! each packet's one-way delay from the submit time in its payload. The
-//! other flows are not read during the run — as in seed 001 §5.2,
+//! other flows are not read during the run — as in the PSPAT paper §5.2,
 //! "receivers bind UDP sockets ... but normally do not read from them", so
 //! receiving costs no CPU that the senders need — and are counted when the
 //! run is over by draining their sockets.

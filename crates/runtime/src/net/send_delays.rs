@@ -1,6 +1,6 @@
 //! [`SendDelays`]: how long each packet waited between its submission and
 //! the system call that handed it to the kernel, and until that call
-//! returned. Seed 001 Eq. (1) bounds the second (the scheduling delay of
+//! returned. The PSPAT paper Eq. (1) bounds the second (the scheduling delay of
 //! §4, with the transmission's own cost in it); the first splits off what
 //! the packet spent before its system call, i.e. in its scheduler.
 //!

@@ -3,7 +3,7 @@
 //! kernel (an `mmap` of the socket) and one `send` call hands every frame
 //! marked ready to the device — no per-frame copy from a user buffer, no
 //! message headers. The ring is the kernel's closest equivalent of a netmap
-//! TX ring (seed 001 Fig. 7); it is measured against the `sendmmsg` path
+//! TX ring (the PSPAT paper Fig. 7); it is measured against the `sendmmsg` path
 //! ([`super::PacketSender`]) in the same run (`fairway udp-bench
 //! --transport af-packet-ring`).
 //!

@@ -1,4 +1,4 @@
-//! The UDP back-end: one connected socket per client (seed 001 §5.2
+//! The UDP back-end: one connected socket per client (the PSPAT paper §5.2
 //! "different destination ports to avoid contention"), packets batched into
 //! one `sendmmsg` call per `drain()` (or per burst of a direct sender).
 //!
@@ -138,7 +138,7 @@ impl UdpSender {
     }
 
     /// Records the submit → send delay of every datagram from now on (the
-    /// scheduling delay that seed 001 Eq. (1) bounds), and the submit →
+    /// scheduling delay that the PSPAT paper Eq. (1) bounds), and the submit →
     /// `sendmmsg` call delay ([`SendDelays::call`]).
     pub fn record_delays(&mut self) {
         self.delays = Some(SendDelays::new());

@@ -112,8 +112,8 @@
 //!
 //! For flow k in group i, with `L` the largest packet and `R` the link rate:
 //! B-WFI `= 3φ_kσ_i + 2φ_kL` (Eq. 8), T-WFI `= (3σ_i + 2L)/R` (Eq. 12),
-//! σ_i in bytes as above ([`Qfq::slot_size_bytes`]). In the notation of seed
-//! 000 App. A the timestamp-error terms are `ΔS⁻ ≤ σ_i ≤ 2L_k/φ_k` and
+//! σ_i in bytes as above ([`Qfq::slot_size_bytes`]). In the notation of the
+//! QFQ+ paper App. A the timestamp-error terms are `ΔS⁻ ≤ σ_i ≤ 2L_k/φ_k` and
 //! `ΔS⁺ ≤ 2σ_i ≤ 4L_k/φ_k` ([`DELTA_S_MINUS_FACTOR`],
 //! [`DELTA_S_PLUS_FACTOR`], in units of `L_k/φ_k`).
 //!
