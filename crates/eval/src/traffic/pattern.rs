@@ -179,7 +179,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip_and_thresholds_follow_the_seeds() {
+    fn names_round_trip_and_thresholds_follow_the_papers() {
         for &p in Pattern::ALL {
             assert_eq!(Pattern::parse(p.name()), Some(p));
         }

@@ -15,9 +15,7 @@ use fairway_eval::workload::FlowSetError;
 #[derive(Debug, thiserror::Error)]
 pub enum ReproduceError {
     /// A paper name that is not one of [`Paper::ALL`](super::paper::Paper::ALL)'s.
-    #[error(
-        "unknown paper '{0}' (expected one of all, qfq-plus, qfq, eiffel, bfq, pspat, or 000, 003, 002, 004, 001)"
-    )]
+    #[error("unknown paper '{0}' (expected one of all, qfq-plus, qfq, eiffel, bfq, pspat)")]
     UnknownPaper(String),
     /// A scheduler spec of an experiment did not parse.
     #[error("{0}")]

@@ -40,7 +40,7 @@ impl Paper {
         }
     }
 
-    /// The paper's title as it names itself, with its seed number.
+    /// The paper's title as it names itself.
     pub fn title(self) -> &'static str {
         match self {
             Paper::QfqPlus => "QFQ+ / SCHED+: reducing the cost of fair queueing",
@@ -51,8 +51,10 @@ impl Paper {
         }
     }
 
-    /// Parses `qfq-plus` (or `000`), `qfq` (`003`), `eiffel` (`002`),
-    /// `bfq` (`004`), `pspat` (`001`) or `all`.
+    /// Parses `qfq-plus` (or `qfq+`), `qfq`, `eiffel`, `bfq`, `pspat` or
+    /// `all`. Also accepts, unlisted, `000`, `003`, `002`, `004` and `001`
+    /// for the same five papers in that order (their former numbers in this
+    /// repository).
     pub fn parse_list(text: &str) -> Result<Vec<Paper>, ReproduceError> {
         match text.trim() {
             "all" => Ok(Paper::ALL.to_vec()),
@@ -76,9 +78,11 @@ mod tests {
         assert_eq!(Paper::parse_list("003").unwrap(), vec![Paper::Qfq]);
         assert_eq!(Paper::parse_list("004").unwrap(), vec![Paper::Bfq]);
         assert_eq!(Paper::parse_list("pspat").unwrap(), vec![Paper::Pspat]);
-        assert!(Paper::parse_list("gps")
-            .unwrap_err()
-            .to_string()
-            .contains("'gps'"));
+        let err = Paper::parse_list("gps").unwrap_err().to_string();
+        assert!(err.contains("'gps'"), "{err}");
+        assert!(
+            !err.contains("000"),
+            "numbers are accepted, not listed: {err}"
+        );
     }
 }

@@ -63,7 +63,8 @@ impl Figure {
 /// A claim of a paper, checked on our numbers.
 #[derive(Clone, Debug, Serialize)]
 pub struct Claim {
-    /// Short identifier, stable across runs (e.g. `000/guarantees/drr-vs-qfq`).
+    /// Short identifier, stable across runs (e.g.
+    /// `qfq-plus/guarantees/drr-much-worse-than-qfq`).
     pub id: String,
     /// The claim, with our numbers.
     pub claim: String,
