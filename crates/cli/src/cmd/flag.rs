@@ -136,7 +136,7 @@ pub enum FlagError {
         be: &'static str,
     },
     /// A value, shown, of the wrong kind (`--arbiter-cpu x: expected a CPU
-    /// index or `none``).
+    /// index or 'none'`, with backticks around none).
     ValueExpected {
         /// The flag.
         flag: &'static str,
@@ -181,7 +181,8 @@ pub enum FlagError {
         expected: String,
     },
     /// An entry of a comma-separated list that is none of the accepted
-    /// words (`--modes: unknown `x` (none, tc, ...)`).
+    /// words (`--modes: unknown 'x' (none, tc, ...)`, with backticks
+    /// around x).
     UnknownEntry {
         /// The flag.
         flag: &'static str,
