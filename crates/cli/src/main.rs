@@ -113,14 +113,14 @@ fn main() -> ExitCode {
         Command::Scheds(args) => cmd::scheds::run(args),
         Command::Netsim(args) => cmd::netsim::run(args),
         Command::UdpBench(args) => cmd::udp_bench::run(args),
-        Command::Disk(args) => cmd::disk::run(args).map_err(|e| e.to_string()),
+        Command::Disk(args) => cmd::disk::run(args).map_err(cmd::error::CliError::from),
         Command::Policy(args) => cmd::policy::run(args),
         Command::Reproduce(args) => cmd::reproduce::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            eprintln!("fairway: error: {msg}");
+        Err(e) => {
+            eprintln!("fairway: error: {e}");
             ExitCode::FAILURE
         }
     }

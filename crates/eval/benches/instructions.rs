@@ -29,7 +29,7 @@ fn run(sched: &str, flows: &str, pattern: &str, pairs: u64) -> Result<u64, Strin
     let pattern = CostPattern::parse(pattern).ok_or(format!("unknown pattern {pattern}"))?;
     let warmup = pattern.thresholds(flows.len() as u32).high;
     let setup = CostSetup::new(flows, pattern, warmup);
-    let mut runner = build_runner(&subject, &setup)?;
+    let mut runner = build_runner(&subject, &setup).map_err(|e| e.to_string())?;
     Ok(counted(runner.as_mut(), pairs))
 }
 

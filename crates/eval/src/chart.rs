@@ -53,13 +53,6 @@ impl fmt::Display for ChartError {
 
 impl std::error::Error for ChartError {}
 
-/// For callers that report errors as text.
-impl From<ChartError> for String {
-    fn from(e: ChartError) -> Self {
-        e.to_string()
-    }
-}
-
 /// One line of a chart.
 #[derive(Clone, Debug)]
 pub struct Series {

@@ -157,13 +157,6 @@ impl From<SimError> for GuaranteeError {
     }
 }
 
-/// For callers that report errors as text.
-impl From<GuaranteeError> for String {
-    fn from(e: GuaranteeError) -> Self {
-        e.to_string()
-    }
-}
-
 /// Runs one scheduler through the link simulation and returns its trace
 /// (what [`run_guarantees`] measures; tests check the metrics on it).
 pub fn simulate_guarantees(

@@ -197,13 +197,6 @@ impl fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
-/// For callers that report errors as text.
-impl From<SimError> for String {
-    fn from(e: SimError) -> Self {
-        e.to_string()
-    }
-}
-
 /// Runs `packets` packets of the flow set through `sched` (which must be
 /// empty and have room for the flows) and the link.
 pub fn simulate(

@@ -93,13 +93,6 @@ impl From<PqError> for PqBenchError {
     }
 }
 
-/// For callers that report errors as text.
-impl From<PqBenchError> for String {
-    fn from(e: PqBenchError) -> Self {
-        e.to_string()
-    }
-}
-
 /// The queues the benchmark knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueKind {

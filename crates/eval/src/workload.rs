@@ -201,13 +201,6 @@ impl fmt::Display for FlowSetError {
 
 impl std::error::Error for FlowSetError {}
 
-/// For callers that report errors as text.
-impl From<FlowSetError> for String {
-    fn from(e: FlowSetError) -> Self {
-        e.to_string()
-    }
-}
-
 impl FlowSet {
     /// A list of flow sets: `1k-w1,32k-wmix` (only presets, comma
     /// separated) is two sets; anything else is one spec, whose groups are

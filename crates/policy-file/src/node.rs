@@ -10,6 +10,7 @@ use crate::schema::{FileToml, NodeToml, QueueToml};
 use fairway_core::policy::{FlowRank, NodeSpec, QueueKind, QueueSpec, Transaction, TreeSpec};
 use fairway_core::registry::{SchedKind, SchedSpec, SpecError};
 use std::collections::HashMap;
+use std::ops::Range;
 use toml::Spanned;
 
 /// The tree's own transactions a node's `policy` can name, with what each
@@ -135,31 +136,31 @@ fn transaction(r: &NodeToml, at: &Locator) -> Result<Transaction, PolicyFileErro
                 None => DEFAULT_RESERVATION_QUEUE,
             },
         },
-        s => Transaction::Scheduler(scheduler(s).map_err(|m| at.error(r.policy.span(), m))?),
+        s => Transaction::Scheduler(scheduler(s, r.policy.span(), at)?),
     })
 }
 
-/// A scheduler spec of the registry; the registry's own message for a bad
-/// parameter, every policy name for an unknown one.
-fn scheduler(s: &str) -> Result<SchedSpec, String> {
+/// A scheduler spec of the registry, located at `span`; the registry's own
+/// message for a bad parameter, every policy name for an unknown one.
+fn scheduler(s: &str, span: Range<usize>, at: &Locator) -> Result<SchedSpec, PolicyFileError> {
     match SchedSpec::parse(s) {
         Ok(spec) => Ok(spec),
         Err(SpecError::UnknownScheduler(_)) => {
             let name = s.split_once(':').map_or(s, |(n, _)| n);
             if TREE_POLICIES.iter().any(|p| p.0 == name) {
-                return Err(format!("policy {name:?} takes no parameters"));
+                return Err(at.error(span, format!("policy {name:?} takes no parameters")));
             }
             let names: Vec<&str> = TREE_POLICIES
                 .iter()
                 .map(|p| p.0)
                 .chain(SchedKind::ALL.iter().map(|k| k.name()))
                 .collect();
-            Err(format!(
-                "unknown policy {s:?} (one of: {})",
-                names.join(", ")
+            Err(at.error(
+                span,
+                format!("unknown policy {s:?} (one of: {})", names.join(", ")),
             ))
         }
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(at.error(span, e.to_string())),
     }
 }
 

@@ -2,6 +2,8 @@
 //! latency of the PSPAT runtime (the PSPAT paper §5.4, §5.5). Thin: parses the
 //! arguments, calls `fairway_lab::arbiter_bench::run`, prints.
 
+use super::error::CliError;
+use super::flag::FlagError;
 use super::progress::Progress;
 use clap::{Args, ValueEnum};
 use fairway_core::SchedSpec;
@@ -98,27 +100,42 @@ pub struct ArbiterBenchArgs {
 }
 
 /// Parses `--rate` with the shared grammar (`10G`, `10gbit`, `1.5M`).
-fn parse_rate(text: &str) -> Result<u64, String> {
-    super::units::bit_rate(text).map_err(|e| format!("--rate: {e}"))
+fn parse_rate(text: &str) -> Result<u64, FlagError> {
+    super::units::bit_rate(text).map_err(|e| FlagError::Invalid {
+        flag: "--rate",
+        error: e.into(),
+    })
 }
 
 /// Runs the benchmark and prints the result.
-pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
-    let sched = SchedSpec::parse(&args.sched).map_err(|e| e.to_string())?;
+pub fn run(args: ArbiterBenchArgs) -> Result<(), CliError> {
+    let sched = SchedSpec::parse(&args.sched)?;
     if args.kick.is_some() && matches!(args.mode, ModeArg::Busy) {
-        return Err(
-            "--kick applies only with --mode sleep (a busy arbiter is never kicked)".into(),
-        );
+        return Err(FlagError::OnlyWith {
+            flag: "--kick",
+            condition: "with --mode sleep",
+            why: "a busy arbiter is never kicked",
+        }
+        .into());
     }
     if let Some(path) = &args.chart {
         super::outputs::check_chart_file("--chart", path)?;
     }
     if !(args.seconds > 0.0 && args.seconds <= 3600.0) {
-        return Err("--seconds must be in (0, 3600]".into());
+        return Err(FlagError::OutOfRange {
+            flag: "--seconds",
+            range: "(0, 3600]".into(),
+            why: None,
+        }
+        .into());
     }
     if let Some(l) = args.load {
         if !(l > 0.0 && l.is_finite()) {
-            return Err("--load must be a positive fraction of the link rate".into());
+            return Err(FlagError::Must {
+                flag: "--load",
+                be: "a positive fraction of the link rate",
+            }
+            .into());
         }
     }
     let cfg = BenchConfig {
@@ -144,7 +161,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
         );
         let r = bench::run(&cfg);
         bar.finish();
-        report(&args, &r.map_err(|e| e.to_string())?);
+        report(&args, &r?);
         return Ok(());
     };
     let variants = [
@@ -175,7 +192,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
             kick: kick_mode(kick),
             ..cfg.clone()
         };
-        let r = bench::run(&c).map_err(|e| e.to_string())?;
+        let r = bench::run(&c)?;
         bar.suspend(|| report(&a, &r));
         runs.push((name.to_string(), r));
     }
@@ -188,7 +205,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), String> {
         args.rate,
         args.load.map_or(String::new(), |l| format!(" x {l}"))
     );
-    bench::write_latency_chart(&path, &title, &runs).map_err(|e| e.to_string())?;
+    bench::write_latency_chart(&path, &title, &runs)?;
     eprintln!("wrote {}", path.display());
     Ok(())
 }

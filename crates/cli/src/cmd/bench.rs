@@ -5,6 +5,8 @@
 //! `fairway_eval::cost`.
 
 use super::common::Table;
+use super::error::CliError;
+use super::flag::FlagError;
 use clap::{Args, ValueEnum};
 use fairway_eval::cost::sweep::{
     flow_counts, m_values, sweep_flows, sweep_m, write_flows_outputs, write_m_outputs, SweepRow,
@@ -162,7 +164,7 @@ fn print_drift(reports: &[CostReport]) {
     }
 }
 
-fn run_table(args: &BenchArgs) -> Result<(), String> {
+fn run_table(args: &BenchArgs) -> Result<(), CliError> {
     let subjects = Subject::parse_list(args.sched.as_deref())?;
     let sets = FlowSet::parse_list(args.flows.as_deref().unwrap_or("1k-w1"))?;
     let patterns = parse_patterns(&args.pattern)?;
@@ -231,7 +233,7 @@ fn note_counters(counters: &Result<PerfCounters, NoCounters>, json: bool) {
     }
 }
 
-fn print_rows(rows: &[SweepRow], json: bool, x_name: &str) -> Result<(), String> {
+fn print_rows(rows: &[SweepRow], json: bool, x_name: &str) -> Result<(), CliError> {
     if json {
         for r in rows {
             super::json::print_line(&r.report)?;
@@ -253,7 +255,7 @@ fn print_rows(rows: &[SweepRow], json: bool, x_name: &str) -> Result<(), String>
     Ok(())
 }
 
-fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
+fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), CliError> {
     let patterns = parse_patterns(&args.pattern)?;
     let out = args
         .out
@@ -337,14 +339,22 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), String> {
 }
 
 /// Runs `fairway bench`.
-pub fn run(args: BenchArgs) -> Result<(), String> {
+pub fn run(args: BenchArgs) -> Result<(), CliError> {
     if args.out.is_some() && args.sweep.is_none() {
-        return Err("--out applies only with --sweep (the table goes to stdout)".into());
+        return Err(FlagError::OnlyWith {
+            flag: "--out",
+            condition: "with --sweep",
+            why: "the table goes to stdout",
+        }
+        .into());
     }
     if args.warmup.is_some() && args.sweep.is_some() {
-        return Err(
-            "--warmup applies only without --sweep (sweeps warm up one fill per point)".into(),
-        );
+        return Err(FlagError::OnlyWith {
+            flag: "--warmup",
+            condition: "without --sweep",
+            why: "sweeps warm up one fill per point",
+        }
+        .into());
     }
     match args.sweep {
         Some(kind) => run_sweep(&args, kind),

@@ -2,6 +2,8 @@
 //! (the Eiffel paper §5.2, Figs. 12–14); the logic lives in
 //! `fairway_eval::pq_bench`.
 
+use super::error::CliError;
+use super::flag::FlagError;
 use clap::Args;
 use fairway_eval::chart::{write_svg, ChartError, ChartSpec, Series};
 use fairway_eval::pq_bench::{
@@ -59,12 +61,15 @@ pub struct BenchPqArgs {
     pub chart: Option<String>,
 }
 
-fn parse_list(what: &str, s: &str) -> Result<Vec<u32>, String> {
+fn parse_list(flag: &'static str, s: &str) -> Result<Vec<u32>, FlagError> {
     s.split(',')
         .map(|x| {
             // The shared count grammar: "too large (at most …)", not a
             // parser's own wording.
-            super::units::count_u32(x).map_err(|e| format!("--{what}: {e}"))
+            super::units::count_u32(x).map_err(|e| FlagError::Invalid {
+                flag,
+                error: e.into(),
+            })
         })
         .collect()
 }
@@ -165,7 +170,7 @@ fn write_chart(path: &std::path::Path, results: &[FillDrainResult]) -> Result<()
 }
 
 /// Runs every combination of the listed parameters.
-pub fn run(args: BenchPqArgs) -> Result<(), String> {
+pub fn run(args: BenchPqArgs) -> Result<(), CliError> {
     let queues = args
         .queues
         .split(',')
@@ -174,9 +179,9 @@ pub fn run(args: BenchPqArgs) -> Result<(), String> {
     if let Some(path) = &args.chart {
         super::outputs::check_chart_file("--chart", std::path::Path::new(path))?;
     }
-    let buckets = parse_list("buckets", &args.buckets)?;
-    let per_bucket = parse_list("per-bucket", &args.per_bucket)?;
-    let occupancy = parse_list("occupancy", &args.occupancy)?;
+    let buckets = parse_list("--buckets", &args.buckets)?;
+    let per_bucket = parse_list("--per-bucket", &args.per_bucket)?;
+    let occupancy = parse_list("--occupancy", &args.occupancy)?;
     let mut configs = Vec::new();
     for &b in &buckets {
         for &occ in &occupancy {

@@ -1,22 +1,28 @@
 //! Helpers shared by subcommands: argument parsing into library types and a
 //! plain-text table printer.
 
+use super::error::CliError;
+use super::flag::FlagError;
 use fairway_core::registry::parse_list;
 use fairway_core::SchedSpec;
 use fairway_eval::workload::FlowSet;
 
 /// Parses `--sched` lists such as `drr,wf2q+` or `fifo,drr:quantum=1500`.
-pub fn parse_scheds(text: &str) -> Result<Vec<SchedSpec>, String> {
-    let specs = parse_list(text).map_err(|e| e.to_string())?;
+pub fn parse_scheds(text: &str) -> Result<Vec<SchedSpec>, CliError> {
+    let specs = parse_list(text)?;
     if specs.is_empty() {
-        return Err("--sched needs at least one scheduler".into());
+        return Err(FlagError::Needs {
+            flag: "--sched",
+            needs: "at least one scheduler",
+        }
+        .into());
     }
     Ok(specs)
 }
 
 /// Parses `--flows`.
-pub fn parse_flows(text: &str) -> Result<FlowSet, String> {
-    FlowSet::parse(text).map_err(|e| e.to_string())
+pub fn parse_flows(text: &str) -> Result<FlowSet, CliError> {
+    Ok(FlowSet::parse(text)?)
 }
 
 /// A left-aligned first column, right-aligned numbers.

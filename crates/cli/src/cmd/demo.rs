@@ -5,6 +5,7 @@
 //! scheduler costs per packet on the same flow set (a short run of the
 //! `fairway bench` harness).
 
+use super::error::CliError;
 use super::guarantees::{measure, print_table, GuaranteesArgs};
 use clap::Args;
 use fairway_core::SchedKind;
@@ -147,7 +148,7 @@ fn print_cost(reports: &[CostReport]) {
 }
 
 /// Runs the demo.
-pub fn run(args: DemoArgs) -> Result<(), String> {
+pub fn run(args: DemoArgs) -> Result<(), CliError> {
     let scheds: Vec<&str> = SchedKind::ALL.iter().map(|k| k.name()).collect();
     let g = GuaranteesArgs {
         sched: scheds.join(","),
@@ -172,7 +173,7 @@ pub fn run(args: DemoArgs) -> Result<(), String> {
             "verdict": v,
             "cost": costs,
         });
-        return super::json::print_line(&out);
+        return Ok(super::json::print_line(&out)?);
     }
     println!("fairway demo: one flow with 1/4 of a 10 Gb/s link among 1000 (flow set 1k-highw, QFQ+ paper §8.3).");
     println!("How late can its packets be compared with a perfectly fair link?\n");

@@ -2,6 +2,8 @@
 //! reference and the analytical bounds (the QFQ+ paper §8.3).
 
 use super::common::{parse_flows, parse_scheds, Table};
+use super::error::CliError;
+use super::flag::FlagError;
 use super::progress::Progress;
 use clap::Args;
 use fairway_eval::guarantees::{run_guarantees, GuaranteeOptions, GuaranteeReport};
@@ -52,34 +54,43 @@ pub struct GuaranteesArgs {
 }
 
 /// Builds the options shared by `guarantees` and `demo`.
-pub fn options(args: &GuaranteesArgs) -> Result<GuaranteeOptions, String> {
+pub fn options(args: &GuaranteesArgs) -> Result<GuaranteeOptions, CliError> {
     let flows = parse_flows(&args.flows)?;
     let mut o = GuaranteeOptions::paper(flows);
     o.queue_pkts = args.queue;
     if let Some(p) = args.packets {
         if p == 0 {
-            return Err("--packets must be positive".into());
+            return Err(FlagError::Must {
+                flag: "--packets",
+                be: "positive",
+            }
+            .into());
         }
         o.packets = p;
     }
     o.pattern = Pattern::parse(&args.pattern).ok_or_else(|| {
         let names: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
-        format!(
-            "unknown --pattern '{}' (expected one of {})",
-            args.pattern,
-            names.join(", ")
-        )
+        FlagError::UnknownName {
+            flag: "--pattern",
+            text: args.pattern.clone(),
+            expected: names.join(", "),
+        }
     })?;
     o.sizes = PacketSizes::parse(&args.sizes)?;
     if !(0.0..=1.0).contains(&args.switch_prob) {
-        return Err(format!(
-            "--switch-prob {} is not a probability",
-            args.switch_prob
-        ));
+        return Err(FlagError::NotAProbability {
+            flag: "--switch-prob",
+            value: args.switch_prob,
+        }
+        .into());
     }
     o.switch_prob = args.switch_prob;
     if args.rate == 0 {
-        return Err("--rate must be positive".into());
+        return Err(FlagError::Must {
+            flag: "--rate",
+            be: "positive",
+        }
+        .into());
     }
     o.rate_bps = args.rate;
     o.seed = args.seed;
@@ -87,7 +98,7 @@ pub fn options(args: &GuaranteesArgs) -> Result<GuaranteeOptions, String> {
 }
 
 /// Runs every scheduler and returns the reports in order.
-pub fn measure(args: &GuaranteesArgs) -> Result<Vec<GuaranteeReport>, String> {
+pub fn measure(args: &GuaranteesArgs) -> Result<Vec<GuaranteeReport>, CliError> {
     let specs = parse_scheds(&args.sched)?;
     let o = options(args)?;
     // One step per scheduler; with 32k flows or millions of packets a step
@@ -141,7 +152,7 @@ pub fn print_table(reports: &[GuaranteeReport]) {
 }
 
 /// Runs the measurement.
-pub fn run(args: GuaranteesArgs) -> Result<(), String> {
+pub fn run(args: GuaranteesArgs) -> Result<(), CliError> {
     let reports = measure(&args)?;
     if args.json {
         for r in &reports {

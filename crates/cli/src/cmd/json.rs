@@ -44,30 +44,40 @@ pub fn round_floats(v: Value) -> Value {
     }
 }
 
-fn rounded<T: Serialize + ?Sized>(v: &T) -> Result<Value, String> {
-    serde_json::to_value(v)
-        .map(round_floats)
-        .map_err(|e| format!("JSON: {e}"))
+/// A value that could not be turned into JSON.
+#[derive(Debug)]
+pub struct JsonError(pub serde_json::Error);
+
+impl std::fmt::Display for JsonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "JSON: {}", self.0)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+fn rounded<T: Serialize + ?Sized>(v: &T) -> Result<Value, JsonError> {
+    serde_json::to_value(v).map(round_floats).map_err(JsonError)
 }
 
 /// `v` as one line of JSON, floats rounded.
-pub fn line<T: Serialize + ?Sized>(v: &T) -> Result<String, String> {
+pub fn line<T: Serialize + ?Sized>(v: &T) -> Result<String, JsonError> {
     Ok(rounded(v)?.to_string())
 }
 
 /// `v` as indented JSON, floats rounded.
-pub fn pretty<T: Serialize + ?Sized>(v: &T) -> Result<String, String> {
-    serde_json::to_string_pretty(&rounded(v)?).map_err(|e| format!("JSON: {e}"))
+pub fn pretty<T: Serialize + ?Sized>(v: &T) -> Result<String, JsonError> {
+    serde_json::to_string_pretty(&rounded(v)?).map_err(JsonError)
 }
 
 /// Prints `v` as one line of JSON on stdout.
-pub fn print_line<T: Serialize + ?Sized>(v: &T) -> Result<(), String> {
+pub fn print_line<T: Serialize + ?Sized>(v: &T) -> Result<(), JsonError> {
     println!("{}", line(v)?);
     Ok(())
 }
 
 /// Prints `v` as indented JSON on stdout.
-pub fn print_pretty<T: Serialize + ?Sized>(v: &T) -> Result<(), String> {
+pub fn print_pretty<T: Serialize + ?Sized>(v: &T) -> Result<(), JsonError> {
     println!("{}", pretty(v)?);
     Ok(())
 }

@@ -6,6 +6,8 @@ pub mod bench_pq;
 pub mod common;
 pub mod demo;
 pub mod disk;
+pub mod error;
+pub mod flag;
 pub mod guarantees;
 pub mod json;
 pub mod netsim;

@@ -4,6 +4,8 @@
 //! paper's numbers, and the paper's orderings checked.
 
 use super::common::Table;
+use super::error::CliError;
+use super::flag::FlagError;
 use clap::Args;
 use fairway_eval::netsim::fig8::{claims, run_fig8, Claim, Fig8Params, Fig8Row};
 use fairway_eval::netsim::SchedChoice;
@@ -51,12 +53,21 @@ pub struct NetsimArgs {
 }
 
 /// The `--sched` list: registry specs, in the grammar every subcommand uses.
-fn parse_choices(text: &str) -> Result<Vec<SchedChoice>, String> {
+fn parse_choices(text: &str) -> Result<Vec<SchedChoice>, CliError> {
     let specs = super::common::parse_scheds(text)?;
     Ok(specs.into_iter().map(SchedChoice::Spec).collect())
 }
 
-fn params(args: &NetsimArgs) -> Result<Fig8Params, String> {
+/// `flag value must be in range`.
+fn out_of_range(flag: &'static str, value: impl ToString, range: impl ToString) -> FlagError {
+    FlagError::ValueOutOfRange {
+        flag,
+        value: value.to_string(),
+        range: range.to_string(),
+    }
+}
+
+fn params(args: &NetsimArgs) -> Result<Fig8Params, FlagError> {
     let mut p = if args.quick {
         Fig8Params::quick()
     } else {
@@ -72,28 +83,26 @@ fn params(args: &NetsimArgs) -> Result<Fig8Params, String> {
         p.seeds = s;
     }
     if !(p.duration_s.is_finite() && p.duration_s > 0.0 && p.duration_s <= 3600.0) {
-        return Err(format!(
-            "--duration {} must be in (0, 3600] s",
-            p.duration_s
-        ));
+        return Err(out_of_range("--duration", p.duration_s, "(0, 3600] s"));
     }
     if !(p.warmup_s >= 0.0 && p.warmup_s < p.duration_s) {
-        return Err(format!(
-            "--warmup {} must be in [0, duration {})",
-            p.warmup_s, p.duration_s
+        return Err(out_of_range(
+            "--warmup",
+            p.warmup_s,
+            format!("[0, duration {})", p.duration_s),
         ));
     }
     if !(1..=100).contains(&p.seeds) {
-        return Err(format!("--seeds {} must be in 1..=100", p.seeds));
+        return Err(out_of_range("--seeds", p.seeds, "1..=100"));
     }
     if !(1..=65536).contains(&args.cbr_len) {
-        return Err(format!("--cbr-len {} must be in 1..=65536", args.cbr_len));
+        return Err(out_of_range("--cbr-len", args.cbr_len, "1..=65536"));
     }
     if !(1..=65536).contains(&args.be_len) {
-        return Err(format!("--be-len {} must be in 1..=65536", args.be_len));
+        return Err(out_of_range("--be-len", args.be_len, "1..=65536"));
     }
     if !(1..=1_000_000).contains(&args.buffer) {
-        return Err(format!("--buffer {} must be in 1..=1000000", args.buffer));
+        return Err(out_of_range("--buffer", args.buffer, "1..=1000000"));
     }
     p.seed = args.seed;
     p.cbr_len = args.cbr_len;
@@ -103,7 +112,7 @@ fn params(args: &NetsimArgs) -> Result<Fig8Params, String> {
 }
 
 /// Runs the simulation and prints the tables (or JSON).
-pub fn run(args: NetsimArgs) -> Result<(), String> {
+pub fn run(args: NetsimArgs) -> Result<(), CliError> {
     let choices = parse_choices(&args.sched)?;
     let p = params(&args)?;
     let mut bar = super::progress::Progress::percent(args.json);
@@ -129,7 +138,7 @@ pub fn run(args: NetsimArgs) -> Result<(), String> {
             "rows": rows,
             "claims": checked,
         });
-        return super::json::print_line(&v);
+        return Ok(super::json::print_line(&v)?);
     }
     print_tables(&rows, &checked, &p, elapsed);
     Ok(())

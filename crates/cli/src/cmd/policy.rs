@@ -5,6 +5,8 @@
 //! `fairway_eval::policy`.
 
 use super::common::{parse_flows, Table};
+use super::error::CliError;
+use super::flag::FlagError;
 use clap::{Args, Subcommand};
 use fairway_eval::policy::run::{run as run_policy, RunConfig};
 use fairway_eval::workload::PacketSizes;
@@ -72,10 +74,10 @@ pub struct RunArgs {
 }
 
 /// Runs `fairway policy`.
-pub fn run(args: PolicyArgs) -> Result<(), String> {
+pub fn run(args: PolicyArgs) -> Result<(), CliError> {
     match args.command {
         PolicyCommand::Check { file } => {
-            let c = fairway_policy_file::load(&file).map_err(|e| e.to_string())?;
+            let c = fairway_policy_file::load(&file)?;
             println!(
                 "{file}: ok: {} nodes, {} flows, {} packet slots, shaper {} x {} ns",
                 c.spec.nodes.len(),
@@ -91,26 +93,34 @@ pub fn run(args: PolicyArgs) -> Result<(), String> {
     }
 }
 
-fn run_cmd(a: RunArgs) -> Result<(), String> {
-    let policy = fairway_policy_file::load(&a.file).map_err(|e| e.to_string())?;
+fn run_cmd(a: RunArgs) -> Result<(), CliError> {
+    let policy = fairway_policy_file::load(&a.file)?;
     // The same ceiling as rates in policy files: transmission times stay
     // at least a few ns per packet, so the simulated clock advances.
     const MAX_LINK: u64 = 1 << 40;
     if a.link > MAX_LINK {
-        return Err(format!(
-            "--link: {} B/s is too large (at most {MAX_LINK} B/s, 8.8 Tbit/s)",
-            a.link
-        ));
+        return Err(FlagError::TooLarge {
+            flag: "--link",
+            value: format!("{} B/s", a.link),
+            max: format!("{MAX_LINK} B/s, 8.8 Tbit/s"),
+        }
+        .into());
     }
     let cfg = RunConfig {
         flows: parse_flows(&a.flows)?,
-        sizes: PacketSizes::parse(&a.sizes).map_err(|e| format!("--sizes: {e}"))?,
+        sizes: PacketSizes::parse(&a.sizes).map_err(|e| FlagError::Invalid {
+            flag: "--sizes",
+            error: e.into(),
+        })?,
         link: a.link,
         duration_ns: a
             .duration_ms
             .checked_mul(1_000_000)
             .filter(|&d| d > 0)
-            .ok_or("--duration-ms must be 1..=1.8e10")?,
+            .ok_or(FlagError::Must {
+                flag: "--duration-ms",
+                be: "1..=1.8e10",
+            })?,
         load: a.load,
         backlog: a.backlog,
         seed: a.seed,
@@ -121,7 +131,7 @@ fn run_cmd(a: RunArgs) -> Result<(), String> {
     );
     let r = run_policy(&policy, &cfg);
     bar.finish();
-    let r = r.map_err(|e| e.to_string())?;
+    let r = r?;
     if a.json {
         super::json::print_pretty(&r)?;
         return Ok(());

@@ -3,8 +3,11 @@
 //! hClock, approximate queue in pFabric), CSV + SVG from one run. The logic
 //! lives in `fairway_eval::policy::bench`.
 
+use super::error::CliError;
+use super::flag::FlagError;
+use super::outputs::{OutputError, OutputProblem};
 use clap::Args;
-use fairway_eval::cost::chart::{write_svg, ChartSpec, Series};
+use fairway_eval::cost::chart::{write_svg, ChartError, ChartSpec, Series};
 use fairway_eval::policy::bench::{run_all, BenchConfig, BenchReport};
 use std::path::Path;
 
@@ -46,7 +49,7 @@ pub struct BenchArgs {
 }
 
 /// Runs `fairway policy bench`.
-pub fn run(a: BenchArgs) -> Result<(), String> {
+pub fn run(a: BenchArgs) -> Result<(), CliError> {
     let mut cfg = if a.quick {
         BenchConfig::quick()
     } else {
@@ -60,25 +63,43 @@ pub fn run(a: BenchArgs) -> Result<(), String> {
                     .parse::<u32>()
                     .ok()
                     .filter(|&n| (1..=4_000_000).contains(&n))
-                    .ok_or_else(|| format!("--pfabric-flows: `{x}` is not 1..=4000000"))
+                    .ok_or_else(|| FlagError::EntryNotIn {
+                        flag: "--pfabric-flows",
+                        text: x.to_string(),
+                        range: "1..=4000000",
+                    })
             })
             .collect::<Result<_, _>>()?;
     }
     if let Some(t) = a.target_mpps {
         if !(t > 0.0 && t.is_finite()) {
-            return Err(format!("--target-mpps {t}: must be > 0"));
+            return Err(FlagError::ValueMust {
+                flag: "--target-mpps",
+                value: t.to_string(),
+                be: "> 0",
+            }
+            .into());
         }
         cfg.target_mpps = t;
     }
     if let Some(n) = a.pacing_flows {
         if !(1..=1_000_000).contains(&n) {
-            return Err(format!("--pacing-flows {n}: must be 1..=1000000"));
+            return Err(FlagError::ValueMust {
+                flag: "--pacing-flows",
+                value: n.to_string(),
+                be: "1..=1000000",
+            }
+            .into());
         }
         cfg.pacing_flows = n;
     }
     if let Some(b) = a.batches {
         if b == 0 {
-            return Err("--batches must be >= 1".into());
+            return Err(FlagError::Must {
+                flag: "--batches",
+                be: ">= 1",
+            }
+            .into());
         }
         cfg.batches = b;
     }
@@ -86,9 +107,13 @@ pub fn run(a: BenchArgs) -> Result<(), String> {
     if let Some(o) = &a.only {
         for e in o.split(',') {
             if !["pfabric", "pacing", "hclock", "fct"].contains(&e) {
-                return Err(format!(
-                    "--only: unknown experiment `{e}` (pfabric, pacing, hclock, fct)"
-                ));
+                return Err(FlagError::UnknownEntry {
+                    flag: "--only",
+                    what: Some("experiment"),
+                    text: e.to_string(),
+                    choices: "pfabric, pacing, hclock, fct",
+                }
+                .into());
             }
             cfg.only.push(e.to_string());
         }
@@ -101,9 +126,9 @@ pub fn run(a: BenchArgs) -> Result<(), String> {
     });
     bar.finish_and_clear();
     let out = Path::new(&a.out);
-    std::fs::create_dir_all(out).map_err(|e| format!("--out {}: {e}", a.out))?;
-    std::fs::write(out.join("policy-bench.csv"), rep.csv())
-        .map_err(|e| format!("--out {}: {e}", a.out))?;
+    let out_error = |e| OutputError::new("--out", out, OutputProblem::Io(e));
+    std::fs::create_dir_all(out).map_err(out_error)?;
+    std::fs::write(out.join("policy-bench.csv"), rep.csv()).map_err(out_error)?;
     charts(&rep, out)?;
     if a.json {
         super::json::print_pretty(&rep)?;
@@ -141,7 +166,7 @@ fn print(rep: &BenchReport) {
     }
 }
 
-fn charts(rep: &BenchReport, out: &Path) -> Result<(), String> {
+fn charts(rep: &BenchReport, out: &Path) -> Result<(), ChartError> {
     // Every (experiment, metric) given is plotted; with more than one, the
     // legend names it. Each line its own colour and marker; lines after
     // the first pair dashed.

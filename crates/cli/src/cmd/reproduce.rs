@@ -5,6 +5,8 @@
 //! and checks each paper's claims; exits non-zero if one fails (a skipped
 //! claim is listed, not failed).
 
+use super::error::CliError;
+use super::outputs::{OutputError, OutputProblem};
 use clap::Args;
 use fairway_lab::reproduce::{
     run as run_all, to_markdown, write_charts, Paper, Report, RunOptions,
@@ -43,9 +45,10 @@ pub struct ReproduceArgs {
 }
 
 /// Runs the experiments, writes the report, prints the claims.
-pub fn run(args: ReproduceArgs) -> Result<(), String> {
-    let papers = Paper::parse_list(&args.paper).map_err(|e| e.to_string())?;
-    std::fs::create_dir_all(&args.out).map_err(|e| format!("--out {}: {e}", args.out.display()))?;
+pub fn run(args: ReproduceArgs) -> Result<(), CliError> {
+    let papers = Paper::parse_list(&args.paper)?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| OutputError::new("--out", &args.out, OutputProblem::Io(e)))?;
     let bar = super::progress::bar(Some(1), super::progress::COUNTED, args.json);
     let opts = RunOptions {
         quick: args.quick,
@@ -57,7 +60,7 @@ pub fn run(args: ReproduceArgs) -> Result<(), String> {
         bar.set_message(p.message.to_string());
     });
     bar.finish_and_clear();
-    let report = report.map_err(|e| e.to_string())?;
+    let report = report?;
     write(&args.out, &report)?;
     if args.json {
         super::json::print_pretty(&report)?;
@@ -87,24 +90,24 @@ pub fn run(args: ReproduceArgs) -> Result<(), String> {
 }
 
 /// `Err` (hence a non-zero exit) when any claim fails.
-fn verdict(report: &Report, out: &std::path::Path) -> Result<(), String> {
+fn verdict(report: &Report, out: &std::path::Path) -> Result<(), CliError> {
     let failed = report.claims().filter(|c| c.failed()).count();
     if failed > 0 {
-        return Err(format!(
-            "{failed} of {} claims do not hold (see {})",
-            report.claims().count(),
-            out.join("report.md").display()
-        ));
+        return Err(CliError::ClaimsFailed {
+            failed,
+            total: report.claims().count(),
+            report: out.join("report.md"),
+        });
     }
     Ok(())
 }
 
-fn write(dir: &std::path::Path, report: &Report) -> Result<(), String> {
+fn write(dir: &std::path::Path, report: &Report) -> Result<(), CliError> {
     let put = |name: &str, text: String| {
-        let p = dir.join(name);
-        std::fs::write(&p, text).map_err(|e| format!("writing {}: {e}", p.display()))
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|error| CliError::Write { path, error })
     };
-    write_charts(dir, report).map_err(|e| e.to_string())?;
+    write_charts(dir, report)?;
     put("report.md", to_markdown(report))?;
     put("report.json", super::json::pretty(report)?)
 }
@@ -146,7 +149,9 @@ mod tests {
     #[test]
     fn one_failed_claim_fails_the_command() {
         assert!(verdict(&report(&[true, true]), Path::new("d")).is_ok());
-        let e = verdict(&report(&[true, false]), Path::new("d")).unwrap_err();
+        let e = verdict(&report(&[true, false]), Path::new("d"))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("1 of 3 claims do not hold"), "{e}");
     }
 }

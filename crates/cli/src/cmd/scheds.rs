@@ -3,6 +3,7 @@
 //! guarantee the guarantee experiment checks it against.
 
 use super::common::Table;
+use super::error::CliError;
 use clap::Args;
 use fairway_core::registry::{Guarantee, SchedKind};
 
@@ -26,7 +27,7 @@ fn guarantee(g: Guarantee) -> String {
 }
 
 /// Prints the catalogue.
-pub fn run(args: SchedsArgs) -> Result<(), String> {
+pub fn run(args: SchedsArgs) -> Result<(), CliError> {
     let mut table = Table::new(&["spec", "parameters", "guarantee", "what it is"]);
     for &kind in SchedKind::ALL {
         let info = kind.info();

@@ -3,7 +3,10 @@
 //! `fairway` / `fairway-dispatch` measured in one run on a namespace
 //! testbed the command creates and removes. Linux, root.
 
+use super::error::CliError;
+use super::flag::FlagError;
 use clap::{Args, ValueEnum};
+use std::fmt;
 use std::time::Duration;
 
 /// Arguments of `fairway udp-bench`.
@@ -161,35 +164,60 @@ pub enum TransportArg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RtPriority(Option<u8>);
 
-fn parse_rt_priority(text: &str) -> Result<RtPriority, String> {
+/// A `--rt-priority` that is neither 1..=99 nor `none` (clap prints it
+/// after the flag).
+#[derive(Debug)]
+pub struct RtPriorityError(String);
+
+impl fmt::Display for RtPriorityError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} outside 1..=99 (or `none`)", self.0)
+    }
+}
+
+impl std::error::Error for RtPriorityError {}
+
+fn parse_rt_priority(text: &str) -> Result<RtPriority, RtPriorityError> {
     match text {
         "none" => Ok(RtPriority(None)),
         p => match p.parse::<u8>() {
             Ok(v) if (1..=99).contains(&v) => Ok(RtPriority(Some(v))),
-            _ => Err(format!("{p} outside 1..=99 (or `none`)")),
+            _ => Err(RtPriorityError(p.to_string())),
         },
     }
 }
 
-fn parse_cpu(text: &str, flag: &str) -> Result<Option<usize>, String> {
+fn parse_cpu(text: &str, flag: &'static str) -> Result<Option<usize>, FlagError> {
     if text == "none" {
         return Ok(None);
     }
-    let cpu: usize = text
-        .parse()
-        .map_err(|_| format!("{flag} {text}: expected a CPU index or `none`"))?;
+    let cpu: usize = text.parse().map_err(|_| FlagError::ValueExpected {
+        flag,
+        value: text.to_string(),
+        expected: "a CPU index or `none`",
+    })?;
     let n = fairway_runtime::affinity::available_cpus();
     if cpu >= n {
-        return Err(format!("{flag} {cpu} outside 0..{n}"));
+        return Err(FlagError::ValueOutside {
+            flag,
+            value: cpu.to_string(),
+            range: format!("0..{n}"),
+        });
     }
     Ok(Some(cpu))
 }
 
-fn parse_rate(text: &str) -> Result<u64, String> {
-    super::units::packet_rate(text).map_err(|e| format!("--rates: {e}"))
+fn parse_rate(text: &str) -> Result<u64, FlagError> {
+    super::units::packet_rate(text).map_err(|e| FlagError::Invalid {
+        flag: "--rates",
+        error: e.into(),
+    })
 }
 
-fn parse_list<T>(text: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+fn parse_list<T>(
+    text: &str,
+    f: impl Fn(&str) -> Result<T, FlagError>,
+) -> Result<Vec<T>, FlagError> {
     text.split(',')
         .filter(|s| !s.trim().is_empty())
         .map(f)
@@ -197,7 +225,7 @@ fn parse_list<T>(text: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Ve
 }
 
 #[cfg(target_os = "linux")]
-fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, String> {
+fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, CliError> {
     use fairway_lab::udp_bench::{
         BenchConfig, Experiment, Mode, Placement, ReceivePath, Transport,
     };
@@ -227,13 +255,20 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, St
             "latency" => exp.latency = true,
             "sweep" => exp.sweep = true,
             other => {
-                return Err(format!(
-                    "--experiments: unknown `{other}` (throughput, latency, sweep, transports, all)"
-                ))
+                return Err(FlagError::UnknownEntry {
+                    flag: "--experiments",
+                    what: None,
+                    text: other.to_string(),
+                    choices: "throughput, latency, sweep, transports, all",
+                }
+                .into())
             }
         }
     }
-    let sched = fairway_core::SchedSpec::parse(&args.sched).map_err(|e| format!("--sched: {e}"))?;
+    let sched = fairway_core::SchedSpec::parse(&args.sched).map_err(|e| FlagError::Invalid {
+        flag: "--sched",
+        error: e.into(),
+    })?;
     let mut modes = Vec::new();
     for m in args.modes.split(',').map(str::trim) {
         match m {
@@ -243,9 +278,13 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, St
             "fairway" => modes.push(Mode::Fairway),
             "fairway-dispatch" => modes.push(Mode::FairwayDispatch),
             other => {
-                return Err(format!(
-                    "--modes: unknown `{other}` (none, tc, fairway, fairway-dispatch, all)"
-                ))
+                return Err(FlagError::UnknownEntry {
+                    flag: "--modes",
+                    what: None,
+                    text: other.to_string(),
+                    choices: "none, tc, fairway, fairway-dispatch, all",
+                }
+                .into())
             }
         }
     }
@@ -259,7 +298,10 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, St
     let clients = parse_list(&args.clients, |s| {
         s.trim()
             .parse::<usize>()
-            .map_err(|_| format!("--clients: `{s}` is not a number"))
+            .map_err(|_| FlagError::EntryNotANumber {
+                flag: "--clients",
+                text: s.to_string(),
+            })
     })?;
     let rt_priority = args.rt_priority.0;
     let arbiter_cpu = parse_cpu(&args.arbiter_cpu, "--arbiter-cpu")?;
@@ -305,19 +347,22 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, St
         cfg.rates = vec![50_000, 400_000];
         cfg.cooldown_ms = args.cooldown_ms.unwrap_or(0);
     }
-    cfg.validate().map_err(|e| e.to_string())?;
+    cfg.validate()?;
     Ok(cfg)
 }
 
 /// Runs the command.
 #[cfg(target_os = "linux")]
-pub fn run(args: UdpBenchArgs) -> Result<(), String> {
+pub fn run(args: UdpBenchArgs) -> Result<(), CliError> {
     use fairway_lab::udp_bench::{report, run};
     let cfg = config(&args)?;
     if !fairway_lab::testbed::is_root() {
-        return Err("udp-bench needs root (CAP_NET_ADMIN) to create its network namespaces".into());
+        return Err(CliError::Needs {
+            command: "udp-bench",
+            what: "root (CAP_NET_ADMIN) to create its network namespaces",
+        });
     }
-    fairway_runtime::net::install_interrupt_handler().map_err(|e| e.to_string())?;
+    fairway_runtime::net::install_interrupt_handler().map_err(CliError::Interrupt)?;
     let total = cfg.trials() as u64;
     let bar = super::progress::bar(
         Some(total),
@@ -330,12 +375,12 @@ pub fn run(args: UdpBenchArgs) -> Result<(), String> {
         bar.set_message(label.to_string());
     });
     bar.finish_and_clear();
-    let rep = result.map_err(|e| e.to_string())?;
+    let rep = result?;
     if let Some(dir) = &args.csv {
-        report::write_csv(&rep, std::path::Path::new(dir)).map_err(|e| e.to_string())?;
+        report::write_csv(&rep, std::path::Path::new(dir))?;
     }
     let charts = match &args.chart {
-        Some(prefix) => report::write_charts(&rep, prefix).map_err(|e| e.to_string())?,
+        Some(prefix) => report::write_charts(&rep, prefix)?,
         None => Vec::new(),
     };
     if args.json {
@@ -351,6 +396,9 @@ pub fn run(args: UdpBenchArgs) -> Result<(), String> {
 
 /// Real packets need Linux (network namespaces, sendmmsg).
 #[cfg(not(target_os = "linux"))]
-pub fn run(_args: UdpBenchArgs) -> Result<(), String> {
-    Err("udp-bench needs Linux (network namespaces, sendmmsg)".into())
+pub fn run(_args: UdpBenchArgs) -> Result<(), CliError> {
+    Err(CliError::Needs {
+        command: "udp-bench",
+        what: "Linux (network namespaces, sendmmsg)",
+    })
 }

@@ -105,10 +105,3 @@ impl From<SpecError> for CostError {
         CostError::Spec(e)
     }
 }
-
-/// For callers that report errors as text.
-impl From<CostError> for String {
-    fn from(e: CostError) -> Self {
-        e.to_string()
-    }
-}

@@ -127,10 +127,3 @@ impl From<SpecError> for NetsimError {
         NetsimError::Spec(e)
     }
 }
-
-/// For callers that report errors as text.
-impl From<NetsimError> for String {
-    fn from(e: NetsimError) -> Self {
-        e.to_string()
-    }
-}

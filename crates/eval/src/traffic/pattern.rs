@@ -152,13 +152,6 @@ impl fmt::Display for PatternError {
 
 impl std::error::Error for PatternError {}
 
-/// For callers that report errors as text.
-impl From<PatternError> for String {
-    fn from(e: PatternError) -> Self {
-        e.to_string()
-    }
-}
-
 /// Parses a comma-separated list of patterns.
 pub fn parse_patterns(text: &str) -> Result<Vec<Pattern>, PatternError> {
     let mut out = Vec::new();

@@ -122,7 +122,8 @@ fn measure_table4(run: &CostRun) -> Result<Vec<[f64; 3]>, ReproduceError> {
         repeat: run.repeat,
         counters: false,
     };
-    let mut counters: Result<PerfCounters, String> = Err("not used".into());
+    // No hardware counters: the reproduction reports time per pair only.
+    let mut counters: Result<PerfCounters, &str> = Err("not used");
     let all = measure_many(&subjects, &setups, &opts, &mut counters, &mut |_| {})?;
     all.iter()
         .map(|reports| {

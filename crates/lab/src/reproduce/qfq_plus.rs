@@ -131,7 +131,8 @@ fn fastest_smooth(
         repeat,
         counters: false,
     };
-    let mut counters: Result<PerfCounters, String> = Err("not used".into());
+    // No hardware counters: the reproduction reports time per pair only.
+    let mut counters: Result<PerfCounters, &str> = Err("not used");
     let reports = measure(&subjects, &setup, &opts, &mut counters, &mut |_| {})?;
     scheds
         .iter()

@@ -44,7 +44,7 @@ impl ReadAheadArg {
         ReadAhead::kib(self.readahead_kb).map_err(|error| {
             FlagError::Invalid {
                 flag: "--readahead-kb",
-                error,
+                error: error.into(),
             }
             .into()
         })
@@ -55,8 +55,7 @@ impl ReadAheadArg {
 /// chart path is checked here, before the run, not after it.
 pub fn load_disk(c: &Common) -> Result<DiskModel, DiskCmdError> {
     if let Some(p) = &c.chart {
-        crate::cmd::outputs::check_chart_file("--chart", Path::new(p))
-            .map_err(DiskCmdError::Output)?;
+        crate::cmd::outputs::check_chart_file("--chart", Path::new(p))?;
     }
     Ok(load_drive(c.disk.as_deref())?)
 }
@@ -86,7 +85,7 @@ pub fn parse_list<T: std::str::FromStr>(
 
 /// Prints `v` as one JSON line.
 pub fn json_line(v: &impl serde::Serialize) -> Result<(), DiskCmdError> {
-    crate::cmd::json::print_line(v).map_err(DiskCmdError::Output)
+    Ok(crate::cmd::json::print_line(v)?)
 }
 
 /// Two decimals.
