@@ -645,7 +645,8 @@ impl DiskSchedSpec {
         }
     }
 
-    /// `, NAME VALUE ms` for each parameter the label does not show
+    /// `, NAME VALUE ms` (`, NAME VALUE` for a parameter whose key does
+    /// not end in `_ms`) for each parameter the label does not show
     /// otherwise and that differs from the default.
     fn non_default_extras(&self) -> String {
         let shown: &[&str] = match self.kind() {
@@ -671,8 +672,11 @@ impl DiskSchedSpec {
             };
             if key == "t_max_ms" && value == 0 {
                 out.push_str(&format!(", {name} off"));
-            } else {
+            } else if key.ends_with("_ms") {
                 out.push_str(&format!(", {name} {value} ms"));
+            } else {
+                // A count or a size: its unit is in the catalogue's help.
+                out.push_str(&format!(", {name} {value}"));
             }
         }
         out
