@@ -108,14 +108,19 @@ fn scheds_lists_the_catalogue_with_ranges() {
     assert!(out.status.success());
     let rows = json_lines(&out);
     let names: Vec<&str> = rows.iter().filter_map(|r| r["name"].as_str()).collect();
+    let catalogue: Vec<&str> = fairway_core::SchedKind::ALL
+        .iter()
+        .map(|k| k.name())
+        .collect();
     assert_eq!(
-        names,
-        ["fifo", "drr", "qfq", "qfq+", "s-kps", "wf2q+", "wf2q++"]
+        names, catalogue,
+        "one row per catalogue entry, in its order"
     );
-    let qfq_plus = &rows[3];
+    let row = |name: &str| &rows[names.iter().position(|n| *n == name).unwrap()];
+    let qfq_plus = row("qfq+");
     assert_eq!(qfq_plus["params"][0]["key"], "m");
     assert_eq!(qfq_plus["params"][0]["max"], 64);
     assert_eq!(qfq_plus["guarantee"], "aggregate");
-    assert_eq!(rows[2]["delta_s_minus"], 2);
-    assert_eq!(rows[2]["delta_s_plus"], 4);
+    assert_eq!(row("qfq")["delta_s_minus"], 2);
+    assert_eq!(row("qfq")["delta_s_plus"], 4);
 }

@@ -6,9 +6,12 @@
 //! [`SchedVisitor`] ([`SchedSpec::visit`], for benchmarks that must not pay
 //! for dynamic dispatch).
 //!
-//! Adding a scheduler means one [`SchedKind`] variant, its [`SchedInfo`] in
-//! [`SchedKind::info`] and its constructor in [`SchedSpec::visit`]; the CLI,
-//! the runtime benchmark, the cost harness and the guarantee checks follow.
+//! Adding a scheduler means one [`SchedKind`] variant, listed in
+//! [`SchedKind::ALL`], its [`SchedInfo`] in [`SchedKind::info`] and its
+//! constructor in [`SchedSpec::visit`]; the CLI, the C ABI, policy-tree
+//! scheduler nodes, the runtime benchmark, the cost harness, the guarantee
+//! checks and the tests that iterate over the catalogue follow (the steps:
+//! `docs/architecture.md`).
 //!
 //! Grammar: `NAME[:KEY=VALUE[,KEY=VALUE...]]`, values are integers and must
 //! lie in the parameter's range ([`ParamInfo`]); anything else is a
@@ -131,6 +134,10 @@ pub struct SchedInfo {
     pub params: &'static [ParamInfo],
     /// What it guarantees.
     pub guarantee: Guarantee,
+    /// Whether it divides the link among backlogged flows in proportion
+    /// to their weights (every scheduler but FIFO, which serves in
+    /// arrival order): the tests of weighted shares run on exactly these.
+    pub shares_by_weight: bool,
 }
 
 /// The SCHED+ aggregate size parameter.
@@ -148,6 +155,7 @@ const FIFO: SchedInfo = SchedInfo {
     summary: "first come, first served over all flows; the cost baseline",
     params: &[],
     guarantee: Guarantee::None,
+    shares_by_weight: false,
 };
 
 const DRR: SchedInfo = SchedInfo {
@@ -163,6 +171,7 @@ const DRR: SchedInfo = SchedInfo {
         default: None,
     }],
     guarantee: Guarantee::None,
+    shares_by_weight: true,
 };
 
 const QFQ: SchedInfo = SchedInfo {
@@ -174,6 +183,7 @@ const QFQ: SchedInfo = SchedInfo {
         minus: qfq::DELTA_S_MINUS_FACTOR,
         plus: qfq::DELTA_S_PLUS_FACTOR,
     }),
+    shares_by_weight: true,
 };
 
 const QFQ_PLUS: SchedInfo = SchedInfo {
@@ -185,6 +195,7 @@ const QFQ_PLUS: SchedInfo = SchedInfo {
         minus: QfqPlus::<u32>::timestamp_error_factors().0,
         plus: QfqPlus::<u32>::timestamp_error_factors().1,
     }),
+    shares_by_weight: true,
 };
 
 const S_KPS: SchedInfo = SchedInfo {
@@ -196,6 +207,7 @@ const S_KPS: SchedInfo = SchedInfo {
         minus: s_kps::DELTA_S_MINUS_FACTOR,
         plus: s_kps::DELTA_S_PLUS_FACTOR,
     }),
+    shares_by_weight: true,
 };
 
 const WF2Q_PLUS: SchedInfo = SchedInfo {
@@ -208,6 +220,7 @@ const WF2Q_PLUS: SchedInfo = SchedInfo {
         minus: wf2q_plus::DELTA_S_MINUS_FACTOR,
         plus: wf2q_plus::DELTA_S_PLUS_FACTOR,
     }),
+    shares_by_weight: true,
 };
 
 const WF2Q_PLUS_PLUS: SchedInfo = SchedInfo {
@@ -219,6 +232,7 @@ const WF2Q_PLUS_PLUS: SchedInfo = SchedInfo {
         minus: Wf2qPlusPlus::<u32>::timestamp_error_factors().0,
         plus: Wf2qPlusPlus::<u32>::timestamp_error_factors().1,
     }),
+    shares_by_weight: true,
 };
 
 impl SchedKind {

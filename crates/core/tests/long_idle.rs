@@ -20,12 +20,13 @@ fn build(kind: SchedKind) -> Box<dyn Scheduler<Pkt> + Send> {
     SchedSpec::new(kind).build::<Pkt>(Capacity::new(4, 4096), Limits::DEFAULT)
 }
 
-/// The fair-queueing schedulers (FIFO serves in arrival order by design).
+/// The schedulers that share by weight (FIFO serves in arrival order by
+/// design), as the catalogue marks them.
 fn fair_kinds() -> impl Iterator<Item = SchedKind> {
     SchedKind::ALL
         .iter()
         .copied()
-        .filter(|&k| k != SchedKind::Fifo)
+        .filter(|k| k.info().shares_by_weight)
 }
 
 /// Clock advances that cover the ways a comparison can go wrong: a quarter,

@@ -54,10 +54,9 @@ fn ranges_are_enforced_with_typed_errors() {
 #[test]
 fn registry_builds_the_new_schedulers() {
     let names: Vec<&str> = SchedKind::ALL.iter().map(|k| k.name()).collect();
-    assert_eq!(
-        names,
-        ["fifo", "drr", "qfq", "qfq+", "s-kps", "wf2q+", "wf2q++"]
-    );
+    for name in ["qfq", "qfq+", "wf2q+", "wf2q++"] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
     let l = registry::parse_list("qfq,qfq+:m=4,wf2q++:m=2,wf2q+").unwrap();
     assert_eq!(l[1].param("m"), Some(4));
     assert!(SchedSpec::parse("qfq:m=4").is_err());

@@ -18,10 +18,12 @@
 //! takes requests of at most [`DEFAULT_L_MAX`] sectors (128 KiB, Linux's
 //! default, §2.4); the number of applications is the experiment's.
 //!
-//! Adding a scheduler means one [`DiskSchedKind`] variant, its entry in
-//! [`DiskSchedKind::info`], one [`DiskSchedSpec`] variant with its fields
-//! in [`DiskSchedSpec::params`] and `DiskSchedSpec::set`, its label and
-//! its constructor in [`DiskSchedSpec::build`].
+//! Adding a scheduler means one [`DiskSchedKind`] variant, listed in
+//! [`DiskSchedKind::ALL`], its entry in [`DiskSchedKind::info`] and its
+//! [`DiskSchedKind::default_spec`], one [`DiskSchedSpec`] variant with its
+//! kind, its fields in [`DiskSchedSpec::params`] and `DiskSchedSpec::set`,
+//! its label and its constructor in [`DiskSchedSpec::build`] (the steps:
+//! `docs/architecture.md`).
 //!
 //! # Examples
 //!
@@ -643,7 +645,8 @@ impl DiskSchedSpec {
         }
     }
 
-    /// `, NAME VALUE ms` for each parameter the label does not show
+    /// `, NAME VALUE ms` (`, NAME VALUE` for a parameter whose key does
+    /// not end in `_ms`) for each parameter the label does not show
     /// otherwise and that differs from the default.
     fn non_default_extras(&self) -> String {
         let shown: &[&str] = match self.kind() {
@@ -669,8 +672,11 @@ impl DiskSchedSpec {
             };
             if key == "t_max_ms" && value == 0 {
                 out.push_str(&format!(", {name} off"));
-            } else {
+            } else if key.ends_with("_ms") {
                 out.push_str(&format!(", {name} {value} ms"));
+            } else {
+                // A count or a size: its unit is in the catalogue's help.
+                out.push_str(&format!(", {name} {value}"));
             }
         }
         out
@@ -726,6 +732,22 @@ mod tests {
         }
     }
 
+    /// Every catalogue parameter of every scheduler is read from a spec
+    /// (`set` knows its key): at both ends of its range, the parsed spec
+    /// carries the value given.
+    #[test]
+    fn every_parameter_is_read_at_both_ends_of_its_range() {
+        for &k in DiskSchedKind::ALL {
+            for p in k.info().params {
+                for v in [p.min, p.max] {
+                    let text = format!("{}:{}={v}", k.name(), p.key);
+                    let spec = DiskSchedSpec::parse(&text).unwrap();
+                    assert!(spec.params().contains(&(p.key, v)), "{text}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn parses_names_and_parameters_and_prints_them_back() {
         for (text, spec) in [
@@ -757,11 +779,15 @@ mod tests {
 
     #[test]
     fn refuses_bad_specs_naming_the_parameter_and_its_range() {
-        let cases: [(&str, &str); 9] = [
-            (
-                "nope",
-                "unknown disk scheduler 'nope' (known: bfq, scan-edf, yfq, cfq, c-look, as)",
-            ),
+        let known: Vec<&str> = DiskSchedKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(
+            DiskSchedSpec::parse("nope").unwrap_err().to_string(),
+            format!(
+                "unknown disk scheduler 'nope' (known: {})",
+                known.join(", ")
+            )
+        );
+        let cases: [(&str, &str); 8] = [
             (
                 "bfq:b_max=255",
                 "parameter b_max=255 of bfq is outside 256..=16777216",

@@ -1,6 +1,7 @@
 //! Service guarantees measured against the fluid reference and checked
 //! against the papers' analytical bounds, packet by packet.
 
+use fairway_core::registry::Guarantee;
 use fairway_core::{SchedKind, SchedSpec};
 use fairway_eval::guarantees::{bounds_for, run_guarantees, simulate_guarantees, GuaranteeOptions};
 use fairway_eval::metrics::{bwfi_brute_force, flow_stats, BoundContext, BwfiIntervals};
@@ -74,24 +75,26 @@ fn one_k_highw_lands_in_the_papers_regime() {
     assert_eq!(wf2q.packets, 60_000);
 }
 
-/// Every scheduler with an analytical bound, and a few SCHED+ aggregate sizes.
-const BOUNDED: &[&str] = &[
-    "wf2q+",
-    "qfq",
-    "s-kps",
-    "qfq+",
-    "qfq+:m=2",
-    "wf2q++",
-    "wf2q++:m=3",
-];
+/// Every scheduler of the catalogue with an analytical bound (its
+/// guarantee is not `None`), then a few SCHED+ aggregate sizes.
+fn bounded() -> Vec<String> {
+    let mut specs: Vec<String> = SchedKind::ALL
+        .iter()
+        .filter(|k| k.info().guarantee != Guarantee::None)
+        .map(|k| k.name().to_string())
+        .collect();
+    specs.extend(["qfq+:m=2", "wf2q++:m=3"].map(String::from));
+    specs
+}
 
 proptest! {
     // PROPTEST_CASES (long runs, docs/correctness.md) overrides the CI-sized default.
     #![proptest_config(ProptestConfig { cases: cases(24), ..ProptestConfig::default() })]
 
-    /// WF2Q+, QFQ, QFQ+ and WF2Q++ never exceed their T-WFI and B-WFI bounds
-    /// (the QFQ+ paper Eqs. (2), (6) with ΔS = 0 for WF2Q+ and ΔS = 6L/φ for QFQ;
-    /// Eqs. (3), (7) for the SCHED+ variants), checked packet by packet on
+    /// Every bounded scheduler (WF2Q+, QFQ, S-KPS, QFQ+, WF2Q++, ...) never
+    /// exceeds its T-WFI and B-WFI bounds (the QFQ+ paper Eqs. (2), (6) with
+    /// its catalogue entry's ΔS; Eqs. (3), (7) for the SCHED+ variants),
+    /// checked packet by packet on
     /// random flow sets (weights 1..1024, max lengths 64..9000 B), sizes,
     /// patterns and transmit-queue sizes.
     #[test]
@@ -104,8 +107,8 @@ proptest! {
     ) {
         let o = random_opts(&groups, bursty, uniform, queue, 3000, seed);
         let ctx = BoundContext::new(o.flows.max_len(), queue);
-        for name in BOUNDED {
-            let sched = SchedSpec::parse(name).unwrap();
+        for name in bounded() {
+            let sched = SchedSpec::parse(&name).unwrap();
             let (report, stats) = run_guarantees(&sched, &o).unwrap();
             for s in &stats {
                 let b = bounds_for(&sched, ctx, s).unwrap();
@@ -322,7 +325,8 @@ proptest! {
 fn bound_margins() {
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-    let mut worst = vec![(0.0f64, 0.0f64); BOUNDED.len()];
+    let bounded = bounded();
+    let mut worst = vec![(0.0f64, 0.0f64); bounded.len()];
     let n = cases(200);
     for _ in 0..n {
         // A fixed draw order (groups, seed, pattern, sizes, queue), so the
@@ -341,7 +345,7 @@ fn bound_margins() {
         let queue = rng.random_range(0..4);
         let o = random_opts(&groups, bursty, uniform, queue, 3000, seed);
         let ctx = BoundContext::new(o.flows.max_len(), o.queue_pkts);
-        for (k, name) in BOUNDED.iter().enumerate() {
+        for (k, name) in bounded.iter().enumerate() {
             let sched = SchedSpec::parse(name).unwrap();
             let (_, stats) = run_guarantees(&sched, &o).unwrap();
             for s in &stats {
@@ -353,10 +357,10 @@ fn bound_margins() {
     }
     println!("{n} runs: largest measured / bound");
     println!("| scheduler | T-WFI | B-WFI |\n|---|---:|---:|");
-    for (name, (t, b)) in BOUNDED.iter().zip(&worst) {
+    for (name, (t, b)) in bounded.iter().zip(&worst) {
         println!("| {name} | {t:.3} | {b:.3} |");
     }
-    for (name, (t, b)) in BOUNDED.iter().zip(&worst) {
+    for (name, (t, b)) in bounded.iter().zip(&worst) {
         assert!(*t <= 1.0 + 1e-9 && *b <= 1.0 + 1e-9, "{name}: {t} {b}");
     }
 }

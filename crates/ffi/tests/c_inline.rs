@@ -18,15 +18,16 @@ use c_build::{
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const SPECS: &[&str] = &[
-    "fifo",
-    "drr",
-    "qfq",
-    "qfq+:m=8",
-    "s-kps",
-    "wf2q+",
-    "wf2q++:m=4",
-];
+/// Every catalogue scheduler at its defaults, then the SCHED+ ones at a
+/// non-default aggregate size.
+fn specs() -> Vec<String> {
+    let mut specs: Vec<String> = fairway_core::SchedKind::ALL
+        .iter()
+        .map(|k| k.name().to_string())
+        .collect();
+    specs.extend(["qfq+:m=8", "wf2q++:m=4"].map(String::from));
+    specs
+}
 
 fn source() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/inline_checks.c")
@@ -61,8 +62,8 @@ fn run(exe: &Path, spec: &str) -> Output {
 
 /// Runs the program on every spec; each run must pass and print `banner`.
 fn passes_on_every_spec(exe: &Path, banner: &str) {
-    for spec in SPECS {
-        let out = run(exe, spec);
+    for spec in specs() {
+        let out = run(exe, &spec);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(

@@ -71,8 +71,8 @@ fn rejected(
 
 #[test]
 fn spec_name() {
-    for name in ["fifo", "drr", "qfq", "qfq+", "wf2q+", "wf2q++"] {
-        destroy(create(name, 1, 1).unwrap());
+    for kind in fairway_core::SchedKind::ALL {
+        destroy(create(kind.name(), 1, 1).unwrap());
     }
     rejected(
         create("wfq", 1, 1),
@@ -83,7 +83,13 @@ fn spec_name() {
 
 #[test]
 fn spec_m_of_qfq_plus_and_wf2q_plus_plus() {
-    for name in ["qfq+", "wf2q++"] {
+    let takes_m: Vec<&str> = fairway_core::SchedKind::ALL
+        .iter()
+        .filter(|k| k.info().params.iter().any(|p| p.key == "m"))
+        .map(|k| k.name())
+        .collect();
+    assert!(takes_m.contains(&"qfq+") && takes_m.contains(&"wf2q++"));
+    for name in takes_m {
         destroy(create(&format!("{name}:m=1"), 4, 4).unwrap());
         destroy(create(&format!("{name}:m=64"), 4, 4).unwrap());
         rejected(
@@ -209,7 +215,10 @@ fn flow_id() {
 
 #[test]
 fn flow_weight() {
-    for spec in ["drr", "qfq", "qfq+", "wf2q+", "wf2q++"] {
+    let weighted = fairway_core::SchedKind::ALL
+        .iter()
+        .filter(|k| k.info().shares_by_weight);
+    for spec in weighted.map(|k| k.name()) {
         let h = create(spec, 4, 4).unwrap();
         unsafe {
             assert_eq!(
@@ -260,7 +269,7 @@ fn flow_weight() {
 
 #[test]
 fn flow_max_len() {
-    for spec in ["fifo", "drr", "qfq", "qfq+", "wf2q+", "wf2q++"] {
+    for spec in fairway_core::SchedKind::ALL.iter().map(|k| k.name()) {
         let h = create(spec, 4, 4).unwrap();
         unsafe {
             assert_eq!(fairway_sched_add_flow(h, 0, 1, 1), FairwayStatus::FairwayOk);

@@ -70,6 +70,6 @@ mod schema;
 
 pub use error::PolicyFileError;
 pub use flow::RankSource;
-pub use node::{default_queue, TREE_POLICIES};
+pub use node::{default_queue, TreePolicy, TREE_POLICIES};
 pub use parse::{load, parse, PolicyFile};
 pub use rate::{parse_rate, RateError};

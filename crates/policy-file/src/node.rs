@@ -13,38 +13,95 @@ use std::collections::HashMap;
 use std::ops::Range;
 use toml::Spanned;
 
-/// The tree's own transactions a node's `policy` can name, with what each
-/// orders its children by. Any scheduler spec of the registry is accepted
-/// too.
-pub const TREE_POLICIES: &[(&str, &str)] = &[
-    ("strict-priority", "children by `priority`, lowest first"),
-    ("stfq", "start-time fair queueing by `weight`"),
-    (
-        "pfabric",
-        "flows by the minimum rank of their packets (Fig. 10)",
-    ),
-    ("edf", "children by their front packet's rank (deadline)"),
-    ("lstf", "as edf, rank = arrival + slack"),
-    (
-        "hclock",
-        "`reservation`, `rate` (limit) and `weight` (share)",
-    ),
+/// One of the tree's own transactions a node's `policy` can name: its
+/// entry in [`TREE_POLICIES`], everything the file format knows about it.
+pub struct TreePolicy {
+    /// The name a node's `policy` gives.
+    pub name: &'static str,
+    /// What it orders the node's children by.
+    pub orders_by: &'static str,
+    /// The node's queue when the file gives none.
+    pub default_queue: QueueSpec,
+    /// The node's transaction, from the rest of its table (hClock reads
+    /// its `reservation_queue`).
+    transaction: fn(&NodeToml, &Locator) -> Result<Transaction, PolicyFileError>,
+}
+
+/// The tree's own transactions a node's `policy` can name, in the order
+/// error messages list them. Any scheduler spec of the registry is
+/// accepted too.
+pub const TREE_POLICIES: &[TreePolicy] = &[
+    TreePolicy {
+        name: "strict-priority",
+        orders_by: "children by `priority`, lowest first",
+        default_queue: QueueSpec::new(QueueKind::Ffs, 64, 1),
+        transaction: |_, _| Ok(Transaction::StrictPriority),
+    },
+    TreePolicy {
+        name: "stfq",
+        orders_by: "start-time fair queueing by `weight`",
+        default_queue: FAIR_QUEUEING_QUEUE,
+        transaction: |_, _| Ok(Transaction::Stfq),
+    },
+    TreePolicy {
+        name: "pfabric",
+        orders_by: "flows by the minimum rank of their packets (Fig. 10)",
+        // Remaining sizes up to 64 MiB at 1 KiB granularity.
+        default_queue: QueueSpec::new(QueueKind::Hffs, 65_536, 1024),
+        transaction: |_, _| Ok(Transaction::PacketRank(FlowRank::Min)),
+    },
+    TreePolicy {
+        name: "edf",
+        orders_by: "children by their front packet's rank (deadline)",
+        default_queue: DEADLINE_QUEUE,
+        transaction: |_, _| Ok(Transaction::PacketRank(FlowRank::Front)),
+    },
+    TreePolicy {
+        name: "lstf",
+        orders_by: "as edf, rank = arrival + slack",
+        default_queue: DEADLINE_QUEUE,
+        transaction: |_, _| Ok(Transaction::PacketRank(FlowRank::Front)),
+    },
+    TreePolicy {
+        name: "hclock",
+        orders_by: "`reservation`, `rate` (limit) and `weight` (share)",
+        default_queue: FAIR_QUEUEING_QUEUE,
+        transaction: hclock,
+    },
 ];
+
+/// STFQ's and hClock's share tags: half window 2^12 · 2^15 = 2^27 >
+/// 1500 · 2^16 (a packet at weight 1).
+const FAIR_QUEUEING_QUEUE: QueueSpec = QueueSpec::new(QueueKind::Cffs, 8192, 1 << 15);
+
+/// Deadlines with mixed slack are not monotone: a tighter packet can
+/// arrive below a cFFS window that has rotated past `now`, and would be
+/// refused; the heap holds any rank. (cFFS is right when every flow has
+/// the same deadline offset.)
+const DEADLINE_QUEUE: QueueSpec = QueueSpec::new(QueueKind::BinaryHeap, 1, 1);
+
+/// The queue of a scheduler node when the file gives none: unused, the
+/// scheduler holds the children.
+const SCHEDULER_NODE_QUEUE: QueueSpec = QueueSpec::new(QueueKind::BinaryHeap, 1, 1);
+
+/// The entry of the tree policy `name`, if it is one.
+fn tree_policy(name: &str) -> Option<&'static TreePolicy> {
+    TREE_POLICIES.iter().find(|p| p.name == name)
+}
 
 /// The default queue of each policy.
 pub fn default_queue(policy: &str) -> QueueSpec {
-    match policy {
-        "strict-priority" => QueueSpec::new(QueueKind::Ffs, 64, 1),
-        // Half window 2^12 · 2^15 = 2^27 > 1500 · 2^16 (a packet at weight 1).
-        "stfq" | "hclock" => QueueSpec::new(QueueKind::Cffs, 8192, 1 << 15),
-        // Remaining sizes up to 64 MiB at 1 KiB granularity.
-        "pfabric" => QueueSpec::new(QueueKind::Hffs, 65_536, 1024),
-        // Deadlines with mixed slack are not monotone: a tighter packet can
-        // arrive below a cFFS window that has rotated past `now`, and would
-        // be refused; the heap holds any rank. (cFFS is right when every
-        // flow has the same deadline offset.) Scheduler nodes use no queue.
-        _ => QueueSpec::new(QueueKind::BinaryHeap, 1, 1),
-    }
+    tree_policy(policy).map_or(SCHEDULER_NODE_QUEUE, |p| p.default_queue)
+}
+
+/// hClock's transaction, over the node's `reservation_queue`.
+fn hclock(r: &NodeToml, at: &Locator) -> Result<Transaction, PolicyFileError> {
+    Ok(Transaction::HClock {
+        reservation_queue: match &r.reservation_queue {
+            Some(q) => queue_spec(q, at)?,
+            None => DEFAULT_RESERVATION_QUEUE,
+        },
+    })
 }
 
 /// hClock's reservation queue when the node gives none: reservation tags
@@ -123,21 +180,18 @@ pub(crate) fn node_spec(
     })
 }
 
-/// The transaction `r.policy` names.
+/// The transaction `r.policy` names: a tree policy's, or a scheduler
+/// node's.
 fn transaction(r: &NodeToml, at: &Locator) -> Result<Transaction, PolicyFileError> {
-    Ok(match r.policy.get_ref().as_str() {
-        "strict-priority" => Transaction::StrictPriority,
-        "stfq" => Transaction::Stfq,
-        "pfabric" => Transaction::PacketRank(FlowRank::Min),
-        "edf" | "lstf" => Transaction::PacketRank(FlowRank::Front),
-        "hclock" => Transaction::HClock {
-            reservation_queue: match &r.reservation_queue {
-                Some(q) => queue_spec(q, at)?,
-                None => DEFAULT_RESERVATION_QUEUE,
-            },
-        },
-        s => Transaction::Scheduler(scheduler(s, r.policy.span(), at)?),
-    })
+    let policy = r.policy.get_ref().as_str();
+    match tree_policy(policy) {
+        Some(p) => (p.transaction)(r, at),
+        None => Ok(Transaction::Scheduler(scheduler(
+            policy,
+            r.policy.span(),
+            at,
+        )?)),
+    }
 }
 
 /// A scheduler spec of the registry, located at `span`; the registry's own
@@ -147,12 +201,12 @@ fn scheduler(s: &str, span: Range<usize>, at: &Locator) -> Result<SchedSpec, Pol
         Ok(spec) => Ok(spec),
         Err(SpecError::UnknownScheduler(_)) => {
             let name = s.split_once(':').map_or(s, |(n, _)| n);
-            if TREE_POLICIES.iter().any(|p| p.0 == name) {
+            if tree_policy(name).is_some() {
                 return Err(at.error(span, format!("policy {name:?} takes no parameters")));
             }
             let names: Vec<&str> = TREE_POLICIES
                 .iter()
-                .map(|p| p.0)
+                .map(|p| p.name)
                 .chain(SchedKind::ALL.iter().map(|k| k.name()))
                 .collect();
             Err(at.error(

@@ -105,8 +105,8 @@ fn shipped_examples_are_valid() {
     assert!(n >= 9, "{n} examples");
 }
 
-/// A root scheduler node (`policy` on line 3, its value at column 10) over
-/// four flows.
+/// A root node of `policy` (on line 3, its value at column 10) over four
+/// flows.
 fn sched_root(policy: &str) -> String {
     format!("[[node]]\nname = \"root\"\npolicy = \"{policy}\"\n\n[[flow]]\nparent = \"root\"\ncount = 4\n")
 }
@@ -138,6 +138,22 @@ fn scheduler_nodes_take_any_registry_spec() {
         panic!("not a scheduler node");
     };
     assert_eq!(s.param("quantum"), Some(3000));
+}
+
+/// Every tree policy of the catalogue is a node policy by its name, with
+/// its default queue, and a tree of it builds.
+#[test]
+fn every_tree_policy_builds_with_its_default_queue() {
+    for p in TREE_POLICIES {
+        let file = parse(&sched_root(p.name), "f.toml").unwrap_or_else(|e| panic!("{e}"));
+        let node = &file.spec.nodes[0];
+        assert!(
+            !matches!(node.transaction, Transaction::Scheduler(_)),
+            "{}",
+            p.name
+        );
+        assert_eq!(node.queue, p.default_queue, "{}", p.name);
+    }
 }
 
 /// A bad spec is refused with the registry's one-line message (naming the
@@ -180,7 +196,7 @@ fn a_bad_scheduler_spec_is_refused_where_it_is_written() {
     );
     let names: Vec<&str> = TREE_POLICIES
         .iter()
-        .map(|p| p.0)
+        .map(|p| p.name)
         .chain(SchedKind::ALL.iter().map(|k| k.name()))
         .collect();
     assert_eq!(

@@ -645,13 +645,13 @@ fn sched_over_pfabric(sched: &SchedSpec, w_child: u32, w_flow: u32) -> TreeSpec 
     }
 }
 
-/// Every scheduler of the registry that shares by weight (all but FIFO),
-/// at its default parameters and, where it takes any, at a non-default
-/// value, with the spec's text.
+/// Every scheduler of the registry that shares by weight (all but FIFO,
+/// as the catalogue marks them), at its default parameters and, where it
+/// takes any, at a non-default value, with the spec's text.
 fn weighted_schedulers() -> Vec<(String, SchedSpec)> {
     let mut out = Vec::new();
     for &kind in SchedKind::ALL {
-        if kind == SchedKind::Fifo {
+        if !kind.info().shares_by_weight {
             continue;
         }
         out.push(SchedSpec::new(kind));
