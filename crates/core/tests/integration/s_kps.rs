@@ -6,13 +6,12 @@
 //! its policy (linear scans, grids by division: every decision, `V` and the
 //! exact timestamps must agree; a wrong model is shown to fail); its
 //! timestamp-error
-//! bounds (seed 003 §5: `S − Ŝ ≤ 4σ_i`, `F̂ − F ≤ 2σ_i`, checked through the
+//! bounds (the QFQ paper §5: `S − Ŝ ≤ 4σ_i`, `F̂ − F ≤ 2σ_i`, checked through the
 //! served order against exact virtual times), and a flow returning after the
 //! clock wrapped. Its service bounds against the fluid reference are in
 //! `crates/eval/tests/s_kps_bounds.rs`.
 
-mod common;
-use common::Pkt;
+use crate::common::Pkt;
 use fairway_core::s_kps::SKps;
 use fairway_core::*;
 use proptest::prelude::*;
@@ -202,7 +201,7 @@ fn check_model(ops: &[Op]) -> Result<(), TestCaseError> {
 }
 
 /// Serves a backlog and checks, at every decision, the approximation S-KPS
-/// is allowed (seed 003 §5): the served flow's exact start is at most
+/// is allowed (the QFQ paper §5): the served flow's exact start is at most
 /// `4σ_i` ahead of `V` (`S − Ŝ ≤ 4σ_i`, eligibility by `Ŝ ≤ V`), and no
 /// eligible flow (exact `S ≤ V`) had a finish time more than `2σ_i + 2σ_j`
 /// below the served one's (both rounded up by less than `2σ`).
@@ -253,7 +252,8 @@ fn served_within_rounding(flows: &[(u32, u32)], lens: &[u32], slack: i64) -> Res
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the slow tier's long runs, scripts/test-slow) overrides the fast tier's default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(128), ..ProptestConfig::default() })]
 
     #[test]
     fn s_kps_conserves_packets_order_and_counters(ops in ops_with_initial_flows()) {
@@ -512,7 +512,8 @@ fn check_policy(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the slow tier's long runs, scripts/test-slow) overrides the fast tier's default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(128), ..ProptestConfig::default() })]
 
     #[test]
     fn s_kps_follows_its_policy_exactly(

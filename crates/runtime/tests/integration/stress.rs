@@ -1,19 +1,12 @@
-//! Real-thread tests of the runtime (seed 001 §3): every packet granted
+//! Real-thread tests of the runtime (the PSPAT paper §3): every packet granted
 //! exactly once and in per-client order, backpressure, stalled and departed
 //! clients, the rate limit and weights, and both sleep/kick variants.
 
+use crate::serial::serial;
 use fairway_core::{Drr, Packet, Wf2qPlus};
 use fairway_runtime::*;
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
-
-/// The machine has 2 cores and busy-polling arbiters: run one test at a
-/// time so that timing assertions measure the runtime, not the contention.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A packet carrying its client's sequence number.
 #[derive(Debug, PartialEq, Eq)]
@@ -422,7 +415,7 @@ fn realtime_priority_is_validated_then_applied_or_refused_with_a_typed_error() {
     }
 }
 
-/// Seed 001 §3: "clients or dispatcher threads" transmit. Three clients
+/// The PSPAT paper §3: "clients or dispatcher threads" transmit. Three clients
 /// submit from their own threads; one dispatcher thread drains all three
 /// (split clients). Every packet arrives once, in order per client, and
 /// the counters of both halves add up.

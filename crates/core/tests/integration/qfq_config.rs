@@ -1,8 +1,7 @@
 //! QFQ / QFQ+ / WF2Q++ configuration ranges, the registry entries, the
-//! 1k-highw flow set of seed 000 §8.3, and aggregate management.
+//! 1k-highw flow set of the QFQ+ paper's §8.3, and aggregate management.
 
-mod common;
-use common::*;
+use crate::common::*;
 use fairway_core::qfq::{self, Qfq};
 use fairway_core::registry::SchedKind;
 use fairway_core::sched_plus::{QfqPlus, Wf2qPlusPlus};
@@ -86,10 +85,10 @@ fn group_index_follows_the_paper() {
     assert!(l_over_phi <= sigma * (1.0 + 1e-6) && sigma < 2.0 * l_over_phi);
 }
 
-/// Seed 000 §8.3's 1k-highw: one flow of weight 333 and 999 of weight 1,
+/// The QFQ+ paper's 1k-highw (§8.3): one flow of weight 333 and 999 of weight 1,
 /// 1500-byte packets, everyone backlogged. Over the first 4000 packets the
 /// heavy flow must get its 25% share up to its B-WFI (QFQ:
-/// `φ(3σ + 2L) < 6.5L`; QFQ+ adds seed 000 Eq. 8's `(4 − …)L + (M/m − 1)L`).
+/// `φ(3σ + 2L) < 6.5L`; QFQ+ adds the QFQ+ paper's Eq. 8 terms `(4 − …)L + (M/m − 1)L`).
 #[test]
 fn one_k_highw_gets_its_share() {
     let cap = Capacity::new(1000, 30_000);
@@ -166,7 +165,7 @@ fn aggregates_follow_flow_churn() {
 
 /// Rough per-pair cost, for a quick look only (`--ignored --release`).
 #[test]
-#[ignore]
+#[ignore = "benchmark: rough per-pair cost, run with --release"]
 fn cost_sketch() {
     use std::time::Instant;
     for flows in [1000u32, 32768] {

@@ -1,7 +1,7 @@
 //! A flow refilled right after its last packet was dequeued keeps its lead.
 //!
 //! When the link asks for a packet, the flow just served still owns a packet
-//! not completely transmitted, so it is in `B(t)` of Eq. (3) (seed 003 §3)
+//! not completely transmitted, so it is in `B(t)` of Eq. (3) (the QFQ paper §3)
 //! until the next selection. QFQ must therefore take the work-conserving
 //! jump of V (to the smallest ineligible group start) at that selection, as
 //! exact WF2Q+ does, and not at the end of the dequeue (or on an enqueue into
@@ -16,8 +16,7 @@
 //! send about 3 packets, as WF2Q+ does; QFQ jumping V at the end of the
 //! dequeue let it send one per refill (about 97).
 
-mod common;
-use common::*;
+use crate::common::*;
 use fairway_core::qfq::Qfq;
 use fairway_core::*;
 

@@ -1,5 +1,5 @@
 //! `fairway netsim` end to end: the `--quick --json` run reproduces the
-//! orderings of seed 003 Tables 2–3 with S-KPS reachable by name, and bad
+//! orderings of the QFQ paper's Tables 2–3 with S-KPS reachable by name, and bad
 //! arguments fail with one line and a non-zero exit.
 
 use std::process::{Command, Output};

@@ -213,7 +213,7 @@ proptest! {
         }
     }
 
-    /// WF2Q+ against a brute-force model of seed 000 App. A.2 (linear scans,
+    /// WF2Q+ against a brute-force model of the QFQ+ paper's App. A.2 (linear scans,
     /// no heaps): identical dequeue order.
     #[test]
     fn wf2q_plus_matches_a_brute_force_model(

@@ -12,13 +12,12 @@
 //! * counters: total and per-flow backlog equal the model's;
 //! * `peek` returns what the next `dequeue` returns;
 //! * `check_invariants`: for QFQ (and QFQ+'s aggregate QFQ) the ER/EB/IR/IB
-//!   properties of seed 003 §4.1.3 — disjoint sets equal to the backlogged
+//!   properties of the QFQ paper's §4.1.3 — disjoint sets equal to the backlogged
 //!   groups, ER and EB sorted by F, IR ∪ IB sorted by S and F, eligibility,
 //!   GBT, exact Ready/Blocked membership — plus the bucket bookkeeping; for
 //!   SCHED+ also the aggregate and DRR bookkeeping.
 
-mod common;
-use common::*;
+use crate::common::*;
 use fairway_core::qfq::Qfq;
 use fairway_core::sched_plus::{QfqPlus, Wf2qPlusPlus};
 use fairway_core::*;
