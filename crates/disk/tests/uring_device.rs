@@ -115,6 +115,7 @@ fn run(dev: &UringDevice, per_thread: u64) -> Vec<Vec<(u64, u64)>> {
 }
 
 #[test]
+#[ignore = "slow tier: O_DIRECT reads of a 32 MiB file on disk"]
 fn bfq_over_io_uring_completes_every_read_and_follows_the_weights() {
     let (path, file) = temp_file("shares");
     let Some(dev) = start(bfq(&[2, 1]), file, 1) else {
@@ -140,6 +141,7 @@ fn bfq_over_io_uring_completes_every_read_and_follows_the_weights() {
 }
 
 #[test]
+#[ignore = "slow tier: O_DIRECT reads of a 32 MiB file on disk"]
 fn several_in_flight_still_answers_everything_and_refuses_bad_input() {
     let (path, file) = temp_file("depth");
     let Some(dev) = start(bfq(&[1, 1]), file, 4) else {

@@ -321,7 +321,7 @@ proptest! {
 /// printed as a table. A long run, so `--ignored`:
 /// `PROPTEST_CASES=5000 cargo test --release -p fairway-eval --test guarantees bound_margins -- --ignored --nocapture`
 #[test]
-#[ignore]
+#[ignore = "slow tier: 200 runs of 3000 packets on every bounded scheduler"]
 fn bound_margins() {
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);

@@ -78,7 +78,8 @@ fn violation(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the slow tier's long runs, scripts/test-slow) overrides the fast tier's default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24), ..ProptestConfig::default() })]
 
     /// S-KPS never exceeds its T-WFI and B-WFI bounds on random flow sets
     /// (weights 1..1024, max lengths 64..9000 B), sizes, patterns and

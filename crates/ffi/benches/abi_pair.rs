@@ -51,7 +51,7 @@
 //! `crates/ffi/scripts/abi-instructions.sh` does all of it and prints the
 //! table.
 
-#[path = "../tests/c_build/mod.rs"]
+#[path = "../tests/integration/c_build.rs"]
 mod c_build;
 
 use fairway_core::registry::SchedVisitor;

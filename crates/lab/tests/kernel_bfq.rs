@@ -18,6 +18,7 @@ fn run(seconds: u64, backend: Backend) -> Option<Comparison> {
 }
 
 #[test]
+#[ignore = "slow tier: needs root, fio and a loop device"]
 fn the_comparison_runs_on_a_loop_device_or_skips_visibly() {
     if let Some(c) = run(1, Backend::Pread) {
         for side in [&c.kernel, &c.fairway] {

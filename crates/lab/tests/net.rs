@@ -79,6 +79,7 @@ fn send_and_count(
 }
 
 #[test]
+#[ignore = "slow tier: needs root and network namespaces"]
 fn every_datagram_is_received_or_counted_dropped_and_the_testbed_goes_away() {
     if !root_or_skip("every_datagram_is_received_or_counted_dropped") {
         return;
@@ -105,6 +106,7 @@ fn every_datagram_is_received_or_counted_dropped_and_the_testbed_goes_away() {
 }
 
 #[test]
+#[ignore = "slow tier: needs root and network namespaces"]
 fn the_ingress_drop_counts_every_dropped_datagram_and_keeps_the_watched_port() {
     if !root_or_skip("the_ingress_drop_counts_every_dropped_datagram") {
         return;
@@ -193,6 +195,7 @@ fn raw_frames_through_htb(bypass: bool) -> (u64, u64, u64) {
 }
 
 #[test]
+#[ignore = "slow tier: needs root and network namespaces"]
 fn raw_frames_that_bypass_the_qdisc_skip_htb_and_are_all_accounted_for() {
     if !root_or_skip("raw_frames_that_bypass_the_qdisc") {
         return;

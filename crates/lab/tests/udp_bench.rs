@@ -89,6 +89,7 @@ fn own_namespaces() -> usize {
 }
 
 #[test]
+#[ignore = "slow tier: needs root and network namespaces"]
 fn every_configuration_accounts_for_every_packet() {
     let Some(_serial) = root_or_skip("every_configuration_accounts_for_every_packet") else {
         return;
@@ -134,6 +135,7 @@ fn every_configuration_accounts_for_every_packet() {
 }
 
 #[test]
+#[ignore = "slow tier: needs root and network namespaces"]
 fn raw_frames_through_af_packet_are_received_and_accounted_for() {
     let Some(_serial) = root_or_skip("raw_frames_through_af_packet_are_received_and_accounted_for")
     else {
@@ -171,6 +173,7 @@ fn raw_frames_through_af_packet_are_received_and_accounted_for() {
 }
 
 #[test]
+#[ignore = "slow tier: needs root and network namespaces"]
 fn the_accounting_check_fails_on_a_lost_packet() {
     let Some(_serial) = root_or_skip("the_accounting_check_fails_on_a_lost_packet") else {
         return;
@@ -191,6 +194,7 @@ fn the_accounting_check_fails_on_a_lost_packet() {
 }
 
 #[test]
+#[ignore = "slow tier: needs root and network namespaces"]
 fn the_dispatcher_transmits_every_accepted_packet_and_the_target_gets_its_rate() {
     let Some(_serial) =
         root_or_skip("the_dispatcher_transmits_every_accepted_packet_and_the_target_gets_its_rate")
@@ -231,6 +235,7 @@ fn the_dispatcher_transmits_every_accepted_packet_and_the_target_gets_its_rate()
 }
 
 #[test]
+#[ignore = "slow tier: needs root and network namespaces"]
 fn fairway_gives_the_target_its_rate_under_load_within_eq_1() {
     let Some(_serial) = root_or_skip("fairway_gives_the_target_its_rate_under_load_within_eq_1")
     else {
@@ -281,6 +286,7 @@ fn fairway_gives_the_target_its_rate_under_load_within_eq_1() {
 }
 
 #[test]
+#[ignore = "slow tier: needs root and network namespaces"]
 fn the_eq_1_check_fails_for_a_scheduler_that_ignores_weights() {
     let Some(_serial) = root_or_skip("the_eq_1_check_fails_for_a_scheduler_that_ignores_weights")
     else {
@@ -325,6 +331,7 @@ fn htb_rate_trial(clock: ClientClock) -> TrialResult {
 }
 
 #[test]
+#[ignore = "slow tier: needs root and network namespaces"]
 fn htb_holds_the_link_to_its_configured_rate() {
     let Some(_serial) = root_or_skip("htb_holds_the_link_to_its_configured_rate") else {
         return;
@@ -359,6 +366,7 @@ fn htb_holds_the_link_to_its_configured_rate() {
 }
 
 #[test]
+#[ignore = "slow tier: needs root and network namespaces"]
 fn the_rate_check_fails_when_clients_start_apart() {
     let Some(_serial) = root_or_skip("the_rate_check_fails_when_clients_start_apart") else {
         return;
@@ -384,6 +392,7 @@ fn the_rate_check_fails_when_clients_start_apart() {
 }
 
 #[test]
+#[ignore = "slow tier: needs root and network namespaces"]
 fn every_frame_of_the_tx_ring_reaches_the_receiver_or_a_counted_drop() {
     let Some(_serial) =
         root_or_skip("every_frame_of_the_tx_ring_reaches_the_receiver_or_a_counted_drop")

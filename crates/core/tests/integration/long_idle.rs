@@ -9,8 +9,7 @@
 //! with the `warp_idle_clock` test hook (the state after flows since removed
 //! were served for a long time) instead of sending billions of packets.
 
-mod common;
-use common::*;
+use crate::common::*;
 use fairway_core::registry::SchedKind;
 use fairway_core::*;
 
@@ -139,7 +138,7 @@ fn the_clock_cannot_be_warped_while_packets_are_queued() {
 /// 30-bit clock turns 64 times faster). About a minute in release builds:
 /// `cargo test --release -p fairway-core --test long_idle -- --ignored`.
 #[test]
-#[ignore = "long run: 82 million packets per scheduler"]
+#[ignore = "slow tier: 82 million packets per scheduler"]
 fn a_flow_returning_after_millions_of_64k_packets_is_served_at_once() {
     let mut failures = Vec::new();
     for kind in fair_kinds() {

@@ -10,9 +10,7 @@
 //! one inline check removed, each of which must make the program fail (so
 //! the checks are what the program tests). And the header compiles as C++.
 
-mod c_build;
-
-use c_build::{
+use crate::c_build::{
     asan_flags, build_c_program_with, cxx_compiler, include_dir, scratch_dir, NO_COMPILER,
 };
 use std::path::{Path, PathBuf};

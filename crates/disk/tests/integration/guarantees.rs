@@ -126,7 +126,8 @@ fn run_with<S: DiskScheduler>(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the slow tier's long runs, scripts/test-slow) overrides the fast tier's default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24), ..ProptestConfig::default() })]
 
     /// Theorem 2.1 and the idling rule hold for every application, whatever
     /// the mix of synchronous and asynchronous random readers.
@@ -304,7 +305,8 @@ fn run_periodic<S: DiskScheduler>(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the slow tier's long runs, scripts/test-slow) overrides the fast tier's default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(16), ..ProptestConfig::default() })]
 
     /// Eq. (6): every chunk of a periodic application with the SI property
     /// that does not ask ahead of its reserved service completes within

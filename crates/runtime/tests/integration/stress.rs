@@ -2,18 +2,11 @@
 //! exactly once and in per-client order, backpressure, stalled and departed
 //! clients, the rate limit and weights, and both sleep/kick variants.
 
+use crate::serial::serial;
 use fairway_core::{Drr, Packet, Wf2qPlus};
 use fairway_runtime::*;
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
-
-/// The machine has 2 cores and busy-polling arbiters: run one test at a
-/// time so that timing assertions measure the runtime, not the contention.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A packet carrying its client's sequence number.
 #[derive(Debug, PartialEq, Eq)]

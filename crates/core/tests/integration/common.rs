@@ -1,5 +1,5 @@
 //! Test support shared by the integration tests of `fairway-core`.
-#![allow(dead_code)] // each test crate uses its own subset
+#![allow(dead_code)] // not every test module uses every item
 
 use fairway_core::Packet;
 

@@ -16,8 +16,7 @@
 //! send about 3 packets, as WF2Q+ does; QFQ jumping V at the end of the
 //! dequeue let it send one per refill (about 97).
 
-mod common;
-use common::*;
+use crate::common::*;
 use fairway_core::qfq::Qfq;
 use fairway_core::*;
 

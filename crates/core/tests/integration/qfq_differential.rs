@@ -30,8 +30,7 @@
 //!    flow up to one more packet early). The largest difference observed
 //!    over 5000 random cases is 3; 2 is exceeded.
 
-mod common;
-use common::*;
+use crate::common::*;
 use fairway_core::qfq::Qfq;
 use fairway_core::*;
 use proptest::prelude::*;

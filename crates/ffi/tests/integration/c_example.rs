@@ -4,9 +4,7 @@
 //! two flows must get 3/4 and 1/4 of the bytes on every fair scheduler, and
 //! FIFO (which ignores weights) must fail the same check.
 
-mod c_build;
-
-use c_build::{asan_flags, build_c_program, repo_root};
+use crate::c_build::{asan_flags, build_c_program, repo_root};
 use std::process::Command;
 
 const FAIR_SPECS: &[&str] = &["drr", "qfq", "qfq+:m=8", "wf2q+", "wf2q++:m=4"];
@@ -28,7 +26,7 @@ fn two_flow_c_example_gets_its_shares() {
         Ok(exe) => exe,
         // No C compiler on this machine: say so, as the brief asks of
         // tests whose tool is missing. A compile error still fails.
-        Err(e) if e.starts_with(c_build::NO_COMPILER) => {
+        Err(e) if e.starts_with(crate::c_build::NO_COMPILER) => {
             eprintln!("two_flows.c: skipped, {e}");
             return;
         }

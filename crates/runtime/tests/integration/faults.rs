@@ -6,18 +6,12 @@
 //! checked against counts taken independently (the client's own stats, the
 //! packets a back-end saw, a paused arbiter's backlog).
 
+use crate::serial::serial;
 use fairway_core::{Drr, Packet, Qfq};
 use fairway_runtime::*;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-/// The machine has 2 cores and a busy-polling arbiter: one test at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn config(rate_bps: u64) -> RuntimeConfig {
     RuntimeConfig {

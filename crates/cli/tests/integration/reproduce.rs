@@ -66,6 +66,7 @@ fn is_timing_claim(id: &str) -> bool {
 }
 
 #[test]
+#[ignore = "slow tier: `fairway reproduce all --quick` end to end"]
 fn quick_run_lists_every_claim_and_they_hold() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("reproduce-quick");
     let _ = std::fs::remove_dir_all(&dir);

@@ -49,6 +49,7 @@ fn bad_parameters_are_rejected_with_one_line_naming_them() {
 }
 
 #[test]
+#[ignore = "slow tier: needs root and network namespaces"]
 fn quick_latency_run_accounts_for_every_packet() {
     let root = Command::new("id")
         .arg("-u")

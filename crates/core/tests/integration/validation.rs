@@ -1,8 +1,7 @@
 //! Every validation error of the Scheduler API, for every scheduler: a typed
 //! error, the packet handed back, counters untouched.
 
-mod common;
-use common::*;
+use crate::common::*;
 use fairway_core::registry::SchedKind;
 use fairway_core::*;
 

@@ -253,7 +253,7 @@ fn service_order_is_as_pinned() {
 }
 
 #[test]
-#[ignore = "4 000 000 operations per scheduler and flow set; run with --release"]
+#[ignore = "slow tier: 4 000 000 operations per scheduler and flow set"]
 fn service_order_is_as_pinned_long() {
     check(4_000_000, LONG);
 }

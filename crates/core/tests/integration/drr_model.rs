@@ -5,8 +5,7 @@
 //! reconfigured while backlogged; every dequeue must return the same flow
 //! and packet as the reference, and `peek` must agree with it.
 
-mod common;
-use common::Pkt;
+use crate::common::Pkt;
 use fairway_core::*;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, VecDeque};
@@ -225,7 +224,8 @@ fn with_flows(ops: Vec<Op>) -> Vec<Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    // PROPTEST_CASES (the slow tier's long runs, scripts/test-slow) overrides the fast tier's default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256), ..ProptestConfig::default() })]
 
     #[test]
     fn drr_matches_the_reference(ops in proptest::collection::vec(op(), 1..400)) {

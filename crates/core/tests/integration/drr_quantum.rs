@@ -2,8 +2,7 @@
 //! configured *now*: it shrinks back when the flow that set it leaves or is
 //! reconfigured to shorter packets.
 
-mod common;
-use common::*;
+use crate::common::*;
 use fairway_core::*;
 
 /// Two equal 1500-byte flows, each with 6 packets queued: the order in

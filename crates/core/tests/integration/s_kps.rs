@@ -10,8 +10,7 @@
 //! times), and a flow returning after the clock wrapped. Its service bounds against the fluid reference are in
 //! `crates/eval/tests/s_kps_bounds.rs`.
 
-mod common;
-use common::Pkt;
+use crate::common::Pkt;
 use fairway_core::s_kps::SKps;
 use fairway_core::*;
 use proptest::prelude::*;
@@ -252,7 +251,8 @@ fn served_within_rounding(flows: &[(u32, u32)], lens: &[u32], slack: i64) -> Res
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the slow tier's long runs, scripts/test-slow) overrides the fast tier's default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(128), ..ProptestConfig::default() })]
 
     #[test]
     fn s_kps_conserves_packets_order_and_counters(ops in ops_with_initial_flows()) {
@@ -511,7 +511,8 @@ fn check_policy(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the slow tier's long runs, scripts/test-slow) overrides the fast tier's default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(128), ..ProptestConfig::default() })]
 
     #[test]
     fn s_kps_follows_its_policy_exactly(

@@ -29,7 +29,8 @@ fn all() -> Vec<DiskSchedSpec> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    // PROPTEST_CASES (the slow tier's long runs, scripts/test-slow) overrides the fast tier's default.
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(12), ..ProptestConfig::default() })]
 
     #[test]
     fn every_request_is_served_once_and_nothing_is_lost(

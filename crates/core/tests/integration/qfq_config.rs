@@ -1,8 +1,7 @@
 //! QFQ / QFQ+ / WF2Q++ configuration ranges, the registry entries, the
 //! 1k-highw flow set of the QFQ+ paper §8.3, and aggregate management.
 
-mod common;
-use common::*;
+use crate::common::*;
 use fairway_core::qfq::{self, Qfq};
 use fairway_core::registry::SchedKind;
 use fairway_core::sched_plus::{QfqPlus, Wf2qPlusPlus};
@@ -166,7 +165,7 @@ fn aggregates_follow_flow_churn() {
 
 /// Rough per-pair cost, for a quick look only (`--ignored --release`).
 #[test]
-#[ignore]
+#[ignore = "benchmark: rough per-pair cost, run with --release"]
 fn cost_sketch() {
     use std::time::Instant;
     for flows in [1000u32, 32768] {

@@ -17,8 +17,7 @@
 //!   GBT, exact Ready/Blocked membership — plus the bucket bookkeeping; for
 //!   SCHED+ also the aggregate and DRR bookkeeping.
 
-mod common;
-use common::*;
+use crate::common::*;
 use fairway_core::qfq::Qfq;
 use fairway_core::sched_plus::{QfqPlus, Wf2qPlusPlus};
 use fairway_core::*;

@@ -1,0 +1,13 @@
+//! The integration tests of the `fairway` binary, one module per file,
+//! built as one test binary (a binary per file would link each on its own).
+//! `cargo test -p fairway-cli --test integration newcomer::` runs one
+//! file's tests.
+
+mod cli;
+mod disk;
+mod grammar;
+mod netsim;
+mod newcomer;
+mod quiet_output;
+mod reproduce;
+mod udp_bench_cli;

@@ -1,0 +1,8 @@
+//! The simulation tests of `fairway-disk`, one module per file, built as
+//! one test binary (a binary per file would link the crate and proptest
+//! once each). `cargo test -p fairway-disk --test integration guarantees::`
+//! runs one file's tests.
+
+mod emulator;
+mod guarantees;
+mod schedulers;
