@@ -27,8 +27,8 @@ echo "== property tests, PROPTEST_CASES=$CASES"
 # Release mode keeps the debug-only invariant checkers out; the CI run
 # (debug assertions on) covers them.
 PROPTEST_CASES=$CASES cargo test --release -p fairway-core \
-    --test properties --test pq_props --test qfq_props --test qfq_differential
-PROPTEST_CASES=$CASES cargo test --release -p fairway-ffi --test abi_sched --test abi_pq
+    --test integration properties:: --test integration pq_props:: --test integration qfq_props:: --test integration qfq_differential::
+PROPTEST_CASES=$CASES cargo test --release -p fairway-ffi --test integration abi_sched:: --test integration abi_pq::
 
 if [[ -n "${SKIP_FUZZ:-}" ]]; then
     echo "== fuzzing skipped (SKIP_FUZZ set)"

@@ -4,7 +4,7 @@
 #ifndef FAIRWAY_H
 #define FAIRWAY_H
 
-/* Regenerate with: FAIRWAY_BLESS_HEADER=1 cargo test -p fairway-ffi --test header */
+/* Regenerate with: FAIRWAY_BLESS_HEADER=1 cargo test -p fairway-ffi --test integration header:: */
 
 #include <stddef.h>
 #include <stdint.h>

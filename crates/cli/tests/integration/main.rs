@@ -8,6 +8,7 @@ mod disk;
 mod grammar;
 mod netsim;
 mod newcomer;
+mod policy_files;
 mod quiet_output;
 mod reproduce;
 mod udp_bench_cli;

@@ -32,9 +32,9 @@
 //! DRR, which would move it only later, puts it), `peek` commits it (lazy
 //! DRR's `peek` would move it too), and a flow added, removed or
 //! reconfigured takes it back first (the quantum may change). So the
-//! service order is exactly the lazy one: `tests/drr_model.rs` checks it
+//! service order is exactly the lazy one: `tests/integration/drr_model.rs` checks it
 //! against a lazy DRR written from the definition, and
-//! `tests/service_order_hash.rs` pins it.
+//! `tests/integration/service_order_hash.rs` pins it.
 
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};

@@ -136,7 +136,7 @@ fn the_clock_cannot_be_warped_while_packets_are_queued() {
 /// virtual clock by about 2^39 units, so the three lengths leave it 0.4,
 /// 0.875 and 1.2 turns of the 64-bit range past flow 0's finish time (QFQ's
 /// 30-bit clock turns 64 times faster). About a minute in release builds:
-/// `cargo test --release -p fairway-core --test long_idle -- --ignored`.
+/// `cargo test --release -p fairway-core --test integration long_idle:: -- --ignored`.
 #[test]
 #[ignore = "slow tier: 82 million packets per scheduler"]
 fn a_flow_returning_after_millions_of_64k_packets_is_served_at_once() {

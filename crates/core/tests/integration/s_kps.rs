@@ -8,7 +8,7 @@
 //! timestamp-error bounds (the QFQ paper §5: `S − Ŝ ≤ 4σ_i`,
 //! `F̂ − F ≤ 2σ_i`, checked through the served order against exact virtual
 //! times), and a flow returning after the clock wrapped. Its service bounds against the fluid reference are in
-//! `crates/eval/tests/s_kps_bounds.rs`.
+//! `crates/eval/tests/integration/s_kps_bounds.rs`.
 
 use crate::common::Pkt;
 use fairway_core::s_kps::SKps;

@@ -16,7 +16,7 @@
 //! Recording new hashes is right only when a change is meant to alter the
 //! service order; say so in the commit. The quick run (200 000 operations
 //! per scheduler and flow set) runs in CI; `cargo test -p fairway-core
-//! --release --test service_order_hash -- --ignored` runs 4 000 000.
+//! --release --test integration service_order_hash:: -- --ignored` runs 4 000 000.
 
 use fairway_core::registry::SchedKind;
 use fairway_core::*;

@@ -1,7 +1,7 @@
 //! The real-time emulated device: shutdown handing requests back, and
 //! BFQ's idling for a synchronous thread happening for real. Its App.
 //! C.5.1 trace replay against the simulator is `fairway-lab`'s
-//! (`tests/disk_validate.rs`).
+//! (`tests/integration/disk_validate.rs`).
 
 use fairway_disk::emulator::EmulatedDisk;
 use fairway_disk::model::DiskModel;

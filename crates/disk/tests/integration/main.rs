@@ -4,5 +4,7 @@
 //! runs one file's tests.
 
 mod emulator;
+mod file_device;
 mod guarantees;
 mod schedulers;
+mod uring_device;

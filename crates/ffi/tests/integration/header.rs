@@ -52,7 +52,7 @@ fn committed_header_is_up_to_date() {
     if let Some((line, old, new)) = first_difference(&committed, &fresh) {
         panic!(
             "include/fairway.h is stale (line {line}: committed {old:?}, generated {new:?}); \
-             run FAIRWAY_BLESS_HEADER=1 cargo test -p fairway-ffi --test header"
+             run FAIRWAY_BLESS_HEADER=1 cargo test -p fairway-ffi --test integration header::"
         );
     }
 }

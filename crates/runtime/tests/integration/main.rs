@@ -5,6 +5,7 @@
 
 mod serial;
 
+mod dispatch;
 mod faults;
 mod parameter_ranges;
 mod stress;

@@ -5,7 +5,7 @@
 //! A benchmark, not a test: ignored by default. Run it with
 //!
 //! ```text
-//! cargo test --release -p fairway-eval --test s_kps_cost -- --ignored --nocapture
+//! cargo test --release -p fairway-eval --test integration s_kps_cost:: -- --ignored --nocapture
 //! ```
 //!
 //! Pattern ("full" of the QFQ paper §7.1): N flows of weight 1 and 1500-byte

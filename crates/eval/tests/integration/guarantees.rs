@@ -167,7 +167,7 @@ fn the_bound_check_catches_an_unfair_scheduler() {
 /// in which the flow was continuously backlogged at the link). The metric
 /// now measures the intervals Theorem 4 covers, which exclude the refill
 /// instants, so the scheduler itself is checked in
-/// `crates/core/tests/qfq_refill.rs`; this keeps the bounds on this set.
+/// `crates/core/tests/integration/qfq_refill.rs`; this keeps the bounds on this set.
 #[test]
 fn qfq_keeps_the_bwfi_bound_when_a_flow_refills_while_its_last_packet_is_sent() {
     for flows in ["1x1@2318,90x1@193", "1x1@2318,90x1@256"] {
@@ -319,7 +319,7 @@ proptest! {
 /// measured/bound ratio of T-WFI and B-WFI over `PROPTEST_CASES` (default
 /// 200) random runs drawn like `schedulers_stay_within_their_bounds`'s,
 /// printed as a table. A long run, so `--ignored`:
-/// `PROPTEST_CASES=5000 cargo test --release -p fairway-eval --test guarantees bound_margins -- --ignored --nocapture`
+/// `PROPTEST_CASES=5000 cargo test --release -p fairway-eval --test integration guarantees::bound_margins -- --ignored --nocapture`
 #[test]
 #[ignore = "slow tier: 200 runs of 3000 packets on every bounded scheduler"]
 fn bound_margins() {

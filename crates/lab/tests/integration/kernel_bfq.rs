@@ -2,7 +2,7 @@
 //! losetup, a kernel with bfq); elsewhere it prints why it skipped. Share
 //! accuracy on real storage depends on threads waking within T_wait, which
 //! a loaded CI machine does not guarantee: that assertion is behind
-//! `--ignored` (`cargo test -p fairway-lab --test kernel_bfq -- --ignored`).
+//! `--ignored` (`cargo test -p fairway-lab --test integration kernel_bfq:: -- --ignored`).
 
 use fairway_lab::disk::kernel_bfq::{compare, Backend, Comparison, Skip};
 
