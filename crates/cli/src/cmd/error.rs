@@ -3,7 +3,7 @@
 //! messages it prints unchanged, and the command line's: flags
 //! ([`FlagError`]), output paths ([`OutputError`]) and JSON ([`JsonError`]).
 
-use super::disk::DiskCmdError;
+use super::disk::error::DiskCmdError;
 use super::flag::FlagError;
 use super::json::JsonError;
 use super::outputs::OutputError;

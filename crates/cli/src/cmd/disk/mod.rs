@@ -6,7 +6,7 @@
 
 mod bench;
 mod common;
-mod error;
+pub(crate) mod error;
 mod kernel;
 mod scheds;
 mod shares;
