@@ -3,6 +3,7 @@
 
 use clap::error::ErrorKind;
 use clap::{Command as ClapCommand, CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::io::Write;
 use std::process::ExitCode;
 
 mod cmd;
@@ -90,7 +91,7 @@ fn parse() -> Result<Cli, ExitCode> {
             let text = e.to_string();
             let first = text.lines().next().unwrap_or("bad arguments");
             let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("fairway: error: {}", say_negative(first));
+            crate::errln!("fairway: error: {}", say_negative(first));
             ExitCode::from(2)
         }
     })
@@ -117,10 +118,12 @@ fn main() -> ExitCode {
         Command::Policy(args) => cmd::policy::run(args),
         Command::Reproduce(args) => cmd::reproduce::run(args),
     };
+    let result = result.and_then(|()| cmd::stdout::flush().map_err(cmd::error::CliError::from));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("fairway: error: {e}");
+            // Not `eprintln!`: it panics when standard error is itself full.
+            let _ = writeln!(std::io::stderr(), "fairway: error: {e}");
             ExitCode::FAILURE
         }
     }

@@ -161,7 +161,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), CliError> {
         );
         let r = bench::run(&cfg);
         bar.finish();
-        report(&args, &r?);
+        report(&args, &r?)?;
         return Ok(());
     };
     let variants = [
@@ -193,7 +193,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), CliError> {
             ..cfg.clone()
         };
         let r = bench::run(&c)?;
-        bar.suspend(|| report(&a, &r));
+        bar.suspend(|| report(&a, &r))?;
         runs.push((name.to_string(), r));
     }
     bar.finish();
@@ -206,7 +206,7 @@ pub fn run(args: ArbiterBenchArgs) -> Result<(), CliError> {
         args.load.map_or(String::new(), |l| format!(" x {l}"))
     );
     bench::write_latency_chart(&path, &title, &runs)?;
-    eprintln!("wrote {}", path.display());
+    crate::errln!("wrote {}", path.display());
     Ok(())
 }
 
@@ -224,13 +224,11 @@ fn kick_mode(k: KickArg) -> KickMode {
     }
 }
 
-fn report(args: &ArbiterBenchArgs, r: &BenchReport) {
+fn report(args: &ArbiterBenchArgs, r: &BenchReport) -> Result<(), CliError> {
     if args.json {
-        if let Err(e) = super::json::print_line(&to_json(args, r)) {
-            eprintln!("fairway: error: {e}");
-        }
+        super::json::print_line(&to_json(args, r))
     } else {
-        print_human(args, r);
+        Ok(print_human(args, r)?)
     }
 }
 
@@ -265,27 +263,41 @@ fn to_json(args: &ArbiterBenchArgs, r: &BenchReport) -> serde_json::Value {
     })
 }
 
-fn print_human(args: &ArbiterBenchArgs, r: &BenchReport) {
-    println!(
+fn print_human(
+    args: &ArbiterBenchArgs,
+    r: &BenchReport,
+) -> Result<(), crate::cmd::stdout::StdoutError> {
+    crate::outln!(
         "arbiter-bench: {} client(s), {}, link {} bit/s, {} B packets, {:?} arbiter, {:.1} s",
-        r.clients, r.sched, args.rate, args.pkt_size, args.mode, r.seconds
+        r.clients,
+        r.sched,
+        args.rate,
+        args.pkt_size,
+        args.mode,
+        r.seconds
     );
-    println!("  decisions/s        {:>12.2} M", r.decisions_per_sec / 1e6);
-    println!(
+    crate::outln!("  decisions/s        {:>12.2} M", r.decisions_per_sec / 1e6);
+    crate::outln!(
         "  latency submit->grant->transmit (ns): p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  ({} packets)",
         r.latency.p50, r.latency.p90, r.latency.p99, r.latency.p999, r.latency.max, r.latency.count
     );
-    println!(
+    crate::outln!(
         "  submitted {} = granted {} + rejected {} + still queued {}",
-        r.submitted, r.granted, r.rejected, r.still_queued
+        r.submitted,
+        r.granted,
+        r.rejected,
+        r.still_queued
     );
-    println!(
+    crate::outln!(
         "  arbiter: {} decisions, {} scans, {} blocks, {} client-run scans",
-        r.arbiter.decisions, r.arbiter.scans, r.arbiter.blocks, r.arbiter.client_scans
+        r.arbiter.decisions,
+        r.arbiter.scans,
+        r.arbiter.blocks,
+        r.arbiter.client_scans
     );
     if let (Some(_), Some(us)) = (args.realtime, rt_throttle_runtime_us()) {
         if us >= 0 {
-            eprintln!(
+            crate::errln!(
                 "note: real-time throttling is on (sched_rt_runtime_us = {us}): a busy real-time \
                  arbiter is stopped for the rest of each period once it used {us} µs, and packets \
                  wait meanwhile; `echo -1 > /proc/sys/kernel/sched_rt_runtime_us` (root) for \
@@ -293,4 +305,5 @@ fn print_human(args: &ArbiterBenchArgs, r: &BenchReport) {
             );
         }
     }
+    Ok(())
 }

@@ -109,7 +109,7 @@ fn fmt_opt(v: Option<f64>, prec: usize) -> String {
     v.map_or("-".into(), |v| format!("{v:.prec$}"))
 }
 
-fn print_table(reports: &[CostReport]) {
+fn print_table(reports: &[CostReport]) -> Result<(), crate::cmd::stdout::StdoutError> {
     let find = |name: &str| {
         reports
             .iter()
@@ -141,19 +141,19 @@ fn print_table(reports: &[CostReport]) {
         row.push(fmt_opt(r.cache_misses_per_pair, 2));
         t.row(row);
     }
-    t.print();
+    t.print()
 }
 
 /// A footnote for each scheduler whose repeats kept getting slower than the
 /// baseline's: its median is then a matter of how long it ran.
-fn print_drift(reports: &[CostReport]) {
+fn print_drift(reports: &[CostReport]) -> Result<(), crate::cmd::stdout::StdoutError> {
     for r in reports.iter().filter(|r| r.drifting()) {
         let runs: Vec<String> = r
             .ns_per_pair_runs
             .iter()
             .map(|v| format!("{v:.1}"))
             .collect();
-        println!(
+        crate::outln!(
             "note: {} is not stationary here: its repeats took {} ns per pair in turn \
              (drift x{:.1} against the baseline); the median depends on how long it ran. \
              Its steady state: --warmup with tens of millions of pairs (docs/bench.md, \"Drift\").",
@@ -162,6 +162,7 @@ fn print_drift(reports: &[CostReport]) {
             r.drift.unwrap_or(0.0)
         );
     }
+    Ok(())
 }
 
 fn run_table(args: &BenchArgs) -> Result<(), CliError> {
@@ -201,9 +202,9 @@ fn run_table(args: &BenchArgs) -> Result<(), CliError> {
                     super::json::print_line(r)?;
                 }
             } else {
-                bar.suspend(|| {
+                bar.suspend(|| -> Result<(), crate::cmd::stdout::StdoutError> {
                     let first = &reports[0];
-                    println!(
+                    crate::outln!(
                         "flows {} ({} flows), pattern {}, {} pairs x {} repeats; ns per enqueue+dequeue pair incl. harness (median; net = minus none {:.1} ns); {}",
                         set.name,
                         set.len(),
@@ -213,10 +214,11 @@ fn run_table(args: &BenchArgs) -> Result<(), CliError> {
                         first.none_ns_per_pair.unwrap_or(0.0),
                         machine
                     );
-                    print_table(&reports);
-                    print_drift(&reports);
-                    println!();
-                });
+                    print_table(&reports)?;
+                    print_drift(&reports)?;
+                    crate::outln!();
+                    Ok(())
+                })?;
             }
         }
     }
@@ -229,7 +231,9 @@ fn run_table(args: &BenchArgs) -> Result<(), CliError> {
 /// JSON on stdout stay the same whether or not counters could be opened.
 fn note_counters(counters: &Result<PerfCounters, NoCounters>, json: bool) {
     if let (Err(e), false) = (counters, json) {
-        eprintln!("note: hardware counters unavailable ({e}); instr/pair and misses/pair show '-'");
+        crate::errln!(
+            "note: hardware counters unavailable ({e}); instr/pair and misses/pair show '-'"
+        );
     }
 }
 
@@ -251,7 +255,7 @@ fn print_rows(rows: &[SweepRow], json: bool, x_name: &str) -> Result<(), CliErro
             format!("{:.1}", r.report.ns_per_pair_net),
         ]);
     }
-    t.print();
+    t.print()?;
     Ok(())
 }
 
@@ -322,15 +326,16 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), CliError> {
             "m"
         };
         if !args.json {
-            println!(
+            crate::outln!(
                 "sweep {x_name}, pattern {pattern}, {} pairs x {} repeats; {machine}",
-                opts.pairs, opts.repeat
+                opts.pairs,
+                opts.repeat
             );
         }
         print_rows(&rows, args.json, x_name)?;
         if !args.json {
             for f in files {
-                eprintln!("wrote {}", f.display());
+                crate::errln!("wrote {}", f.display());
             }
         }
     }

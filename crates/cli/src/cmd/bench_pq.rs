@@ -74,11 +74,14 @@ fn parse_list(flag: &'static str, s: &str) -> Result<Vec<u32>, FlagError> {
         .collect()
 }
 
-fn print_table(results: &[FillDrainResult], rounds: bool) {
+fn print_table(
+    results: &[FillDrainResult],
+    rounds: bool,
+) -> Result<(), crate::cmd::stdout::StdoutError> {
     let worst_header = if rounds { " worst" } else { "" };
     let ideal = results.iter().any(|r| r.of_ideal.is_some());
     let ideal_header = if ideal { " of_ideal" } else { "" };
-    println!(
+    crate::outln!(
         "{:<13} {:>7} {:>10} {:>9} {:>9} {:>8}{}{} {:>9} {:>6} {:>6} {:>8}",
         "queue",
         "buckets",
@@ -106,7 +109,7 @@ fn print_table(results: &[FillDrainResult], rounds: bool) {
             None if ideal => format!(" {:>8}", "-"),
             None => String::new(),
         };
-        println!(
+        crate::outln!(
             "{:<13} {:>7} {:>10} {:>8}% {:>9} {:>8.1}{}{} {:>9.1} {:>6.1} {:>6.1} {:>8}",
             r.queue,
             r.buckets,
@@ -122,6 +125,7 @@ fn print_table(results: &[FillDrainResult], rounds: bool) {
             errors
         );
     }
+    Ok(())
 }
 
 /// One line per measured (queue, buckets, occupancy), `ideal` included
@@ -232,12 +236,12 @@ pub fn run(args: BenchPqArgs) -> Result<(), CliError> {
             super::json::print_line(r)?;
         }
     } else {
-        print_table(&results, rounds > 1);
+        print_table(&results, rounds > 1)?;
     }
     if let Some(path) = args.chart {
         write_chart(std::path::Path::new(&path), &results)?;
         if !args.json {
-            println!("chart written to {path}");
+            crate::outln!("chart written to {path}");
         }
     }
     Ok(())

@@ -46,7 +46,7 @@ impl Table {
     }
 
     /// Prints to stdout.
-    pub fn print(&self) {
+    pub fn print(&self) -> Result<(), crate::cmd::stdout::StdoutError> {
         let cols = self.header.len();
         let mut width = vec![0; cols];
         for r in std::iter::once(&self.header).chain(&self.rows) {
@@ -63,7 +63,8 @@ impl Table {
                     line.push_str(&format!("  {c:>w$}", w = width[i]));
                 }
             }
-            println!("{}", line.trim_end());
+            crate::outln!("{}", line.trim_end());
         }
+        Ok(())
     }
 }

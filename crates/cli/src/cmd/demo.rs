@@ -135,7 +135,7 @@ fn measure_cost(scheds: &[&str]) -> Result<Vec<CostReport>, CostError> {
     cost::measure(&subjects, &setup, &opts, &mut counters, &mut |_| {})
 }
 
-fn print_cost(reports: &[CostReport]) {
+fn print_cost(reports: &[CostReport]) -> Result<(), crate::cmd::stdout::StdoutError> {
     let mut t = super::common::Table::new(&["sched", "ns/pair", "net ns/pair"]);
     for r in reports {
         t.row(vec![
@@ -144,7 +144,7 @@ fn print_cost(reports: &[CostReport]) {
             format!("{:.1}", r.ns_per_pair_net),
         ]);
     }
-    t.print();
+    t.print()
 }
 
 /// Runs the demo.
@@ -173,40 +173,50 @@ pub fn run(args: DemoArgs) -> Result<(), CliError> {
             "verdict": v,
             "cost": costs,
         });
-        return Ok(super::json::print_line(&out)?);
+        return super::json::print_line(&out);
     }
-    println!("fairway demo: one flow with 1/4 of a 10 Gb/s link among 1000 (flow set 1k-highw, QFQ+ paper §8.3).");
-    println!("How late can its packets be compared with a perfectly fair link?\n");
-    print_table(&reports);
-    println!();
-    println!(
+    crate::outln!("fairway demo: one flow with 1/4 of a 10 Gb/s link among 1000 (flow set 1k-highw, QFQ+ paper §8.3).");
+    crate::outln!("How late can its packets be compared with a perfectly fair link?\n");
+    print_table(&reports)?;
+    crate::outln!();
+    crate::outln!(
         "Columns (times in packet service times of the heavy flow: 1500 B at 2.5 Gb/s = 4.8 us):"
     );
-    println!(
+    crate::outln!(
         "  T-WFI       worst lateness of the heavy flow versus its guaranteed share of the link"
     );
-    println!(
+    crate::outln!(
         "              (time worst-case fair index, QFQ+ paper Eq. 1); T-WFI us: the same in us."
     );
-    println!(
+    crate::outln!(
         "  B-WFI       the same lateness in bytes of service owed (bit worst-case fair index)."
     );
-    println!("  bound       the paper's analytical worst case for that index; '-': no guarantee.");
-    println!(
+    crate::outln!(
+        "  bound       the paper's analytical worst case for that index; '-': no guarantee."
+    );
+    crate::outln!(
         "  vs GPS      worst lateness versus the ideal fluid system (GPS). Negative: every packet"
     );
-    println!("              left earlier than GPS would finish it, which happens because a packet");
-    println!("              scheduler sends whole packets at full link rate while GPS serves all");
-    println!("              backlogged flows at once, each slower.");
-    println!("  worst flow  the largest T-WFI of any flow, each in its own packet service times.");
-    println!("  violations  flows whose T-WFI or B-WFI exceeded their bound (0 is the guarantee).");
-    println!("{}", verdict_line(&reports, &v));
-    println!();
-    println!(
+    crate::outln!(
+        "              left earlier than GPS would finish it, which happens because a packet"
+    );
+    crate::outln!(
+        "              scheduler sends whole packets at full link rate while GPS serves all"
+    );
+    crate::outln!("              backlogged flows at once, each slower.");
+    crate::outln!(
+        "  worst flow  the largest T-WFI of any flow, each in its own packet service times."
+    );
+    crate::outln!(
+        "  violations  flows whose T-WFI or B-WFI exceeded their bound (0 is the guarantee)."
+    );
+    crate::outln!("{}", verdict_line(&reports, &v));
+    crate::outln!();
+    crate::outln!(
         "Cost per packet, same flow set ({} enqueue+dequeue pairs x {} runs, median; net = minus the bare FIFO list):",
         COST_PAIRS, COST_REPEAT
     );
-    print_cost(&costs);
-    println!("\nMore: `fairway guarantees --help`, `fairway bench --help`, `fairway scheds`.");
+    print_cost(&costs)?;
+    crate::outln!("\nMore: `fairway guarantees --help`, `fairway bench --help`, `fairway scheds`.");
     Ok(())
 }

@@ -7,6 +7,7 @@ use super::disk::error::DiskCmdError;
 use super::flag::FlagError;
 use super::json::JsonError;
 use super::outputs::OutputError;
+use super::stdout::StdoutError;
 use fairway_core::SpecError;
 use fairway_eval::chart::ChartError;
 use fairway_eval::cost::CostError;
@@ -28,6 +29,8 @@ use std::path::PathBuf;
 pub enum CliError {
     /// A flag's value.
     Flag(FlagError),
+    /// Standard output could not be written (a closed pipe, a full disk).
+    Stdout(StdoutError),
     /// An output path a flag names.
     Output(OutputError),
     /// A report that could not be turned into JSON.
@@ -98,6 +101,7 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Flag(e) => e.fmt(f),
+            Self::Stdout(e) => e.fmt(f),
             Self::Output(e) => e.fmt(f),
             Self::Json(e) => e.fmt(f),
             Self::Write { path, error } => write!(f, "writing {}: {error}", path.display()),
@@ -150,6 +154,7 @@ macro_rules! from {
 
 from!(
     Flag(FlagError),
+    Stdout(StdoutError),
     Output(OutputError),
     Json(JsonError),
     Spec(SpecError),

@@ -117,9 +117,11 @@ pub fn measure(args: &GuaranteesArgs) -> Result<Vec<GuaranteeReport>, CliError> 
 }
 
 /// Prints the reports as a table.
-pub fn print_table(reports: &[GuaranteeReport]) {
-    let Some(first) = reports.first() else { return };
-    println!(
+pub fn print_table(reports: &[GuaranteeReport]) -> Result<(), crate::cmd::stdout::StdoutError> {
+    let Some(first) = reports.first() else {
+        return Ok(());
+    };
+    crate::outln!(
         "flows {}, pattern {}, transmit queue {} pkt, {} packets, seed {}; T-WFI in packet service times of the highest-weight flow",
         first.flows, first.pattern, first.queue, first.packets, first.seed
     );
@@ -148,7 +150,7 @@ pub fn print_table(reports: &[GuaranteeReport]) {
             r.bound_violations.to_string(),
         ]);
     }
-    t.print();
+    t.print()
 }
 
 /// Runs the measurement.
@@ -159,7 +161,7 @@ pub fn run(args: GuaranteesArgs) -> Result<(), CliError> {
             super::json::print_line(r)?;
         }
     } else {
-        print_table(&reports);
+        print_table(&reports)?;
     }
     Ok(())
 }

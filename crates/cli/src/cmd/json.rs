@@ -71,14 +71,14 @@ pub fn pretty<T: Serialize + ?Sized>(v: &T) -> Result<String, JsonError> {
 }
 
 /// Prints `v` as one line of JSON on stdout.
-pub fn print_line<T: Serialize + ?Sized>(v: &T) -> Result<(), JsonError> {
-    println!("{}", line(v)?);
+pub fn print_line<T: Serialize + ?Sized>(v: &T) -> Result<(), crate::cmd::error::CliError> {
+    crate::outln!("{}", line(v)?);
     Ok(())
 }
 
 /// Prints `v` as indented JSON on stdout.
-pub fn print_pretty<T: Serialize + ?Sized>(v: &T) -> Result<(), JsonError> {
-    println!("{}", pretty(v)?);
+pub fn print_pretty<T: Serialize + ?Sized>(v: &T) -> Result<(), crate::cmd::error::CliError> {
+    crate::outln!("{}", pretty(v)?);
     Ok(())
 }
 

@@ -17,5 +17,6 @@ pub mod policy_bench;
 pub mod progress;
 pub mod reproduce;
 pub mod scheds;
+pub mod stdout;
 pub mod udp_bench;
 pub mod units;

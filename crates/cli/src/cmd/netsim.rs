@@ -138,14 +138,19 @@ pub fn run(args: NetsimArgs) -> Result<(), CliError> {
             "rows": rows,
             "claims": checked,
         });
-        return Ok(super::json::print_line(&v)?);
+        return super::json::print_line(&v);
     }
-    print_tables(&rows, &checked, &p, elapsed);
+    print_tables(&rows, &checked, &p, elapsed)?;
     Ok(())
 }
 
-fn print_tables(rows: &[Fig8Row], checked: &[Claim], p: &Fig8Params, elapsed: f64) {
-    println!(
+fn print_tables(
+    rows: &[Fig8Row],
+    checked: &[Claim],
+    p: &Fig8Params,
+    elapsed: f64,
+) -> Result<(), crate::cmd::stdout::StdoutError> {
+    crate::outln!(
         "QFQ paper Fig. 8: {} s simulated, first {} s discarded, {} seed(s) from {}; CBR {} B, best effort {} B, {} pkt/flow buffers ({:.1} s)",
         p.duration_s,
         p.warmup_s,
@@ -156,7 +161,7 @@ fn print_tables(rows: &[Fig8Row], checked: &[Claim], p: &Fig8Params, elapsed: f6
         p.per_flow_buffer,
         elapsed
     );
-    println!("\nTable 2: average ± std end-to-end delay, ms (paper beside)");
+    crate::outln!("\nTable 2: average ± std end-to-end delay, ms (paper beside)");
     let mut t = Table::new(&[
         "sched", "f0", "paper f0", "f1", "paper f1", "f0 pkts", "f1 pkts",
     ]);
@@ -173,8 +178,8 @@ fn print_tables(rows: &[Fig8Row], checked: &[Claim], p: &Fig8Params, elapsed: f6
             r.f1.received.to_string(),
         ]);
     }
-    t.print();
-    println!("\nTable 3: maximum end-to-end delay, ms (paper beside)");
+    t.print()?;
+    crate::outln!("\nTable 3: maximum end-to-end delay, ms (paper beside)");
     let mut t = Table::new(&[
         "sched",
         "f0",
@@ -194,11 +199,12 @@ fn print_tables(rows: &[Fig8Row], checked: &[Claim], p: &Fig8Params, elapsed: f6
             r.dropped.to_string(),
         ]);
     }
-    t.print();
+    t.print()?;
     if !checked.is_empty() {
-        println!("\nThe paper's orderings:");
+        crate::outln!("\nThe paper's orderings:");
         for c in checked {
-            println!("  {}  {}", if c.holds { "pass" } else { "FAIL" }, c.claim);
+            crate::outln!("  {}  {}", if c.holds { "pass" } else { "FAIL" }, c.claim);
         }
     }
+    Ok(())
 }

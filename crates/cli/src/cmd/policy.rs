@@ -78,7 +78,7 @@ pub fn run(args: PolicyArgs) -> Result<(), CliError> {
     match args.command {
         PolicyCommand::Check { file } => {
             let c = fairway_policy_file::load(&file)?;
-            println!(
+            crate::outln!(
                 "{file}: ok: {} nodes, {} flows, {} packet slots, shaper {} x {} ns",
                 c.spec.nodes.len(),
                 c.spec.flows.len(),
@@ -136,7 +136,7 @@ fn run_cmd(a: RunArgs) -> Result<(), CliError> {
         super::json::print_pretty(&r)?;
         return Ok(());
     }
-    println!(
+    crate::outln!(
         "{}: {} ms at {} bit/s; offered {} packets, refused {} (rank) + {} (full), {} left queued, internal misses {}",
         a.file,
         a.duration_ms,
@@ -147,8 +147,10 @@ fn run_cmd(a: RunArgs) -> Result<(), CliError> {
         r.left_queued,
         r.internal_misses
     );
-    let table = |title: &str, rows: &[fairway_eval::policy::run::EntityReport]| {
-        println!("\n{title}");
+    let table = |title: &str,
+                 rows: &[fairway_eval::policy::run::EntityReport]|
+     -> Result<(), crate::cmd::stdout::StdoutError> {
+        crate::outln!("\n{title}");
         let mut t = Table::new(&[
             "name",
             "packets",
@@ -174,13 +176,13 @@ fn run_cmd(a: RunArgs) -> Result<(), CliError> {
                 e.limit_violations.to_string(),
             ]);
         }
-        t.print();
+        t.print()
     };
-    table("nodes", &r.nodes);
+    table("nodes", &r.nodes)?;
     if r.flows.len() <= 64 {
-        table("flows", &r.flows);
+        table("flows", &r.flows)?;
     } else {
-        println!("\n({} flows: use --json for each)", r.flows.len());
+        crate::outln!("\n({} flows: use --json for each)", r.flows.len());
     }
     Ok(())
 }

@@ -134,28 +134,36 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         super::json::print_pretty(&rep)?;
         return Ok(());
     }
-    print(&rep);
-    println!(
+    print(&rep)?;
+    crate::outln!(
         "\nwrote {}/policy-bench.csv and policy-{{pfabric,pacing,hclock,fct}}.svg",
         a.out
     );
     Ok(())
 }
 
-fn print(rep: &BenchReport) {
-    println!(
+fn print(rep: &BenchReport) -> Result<(), crate::cmd::stdout::StdoutError> {
+    crate::outln!(
         "{:<12} {:<14} {:>10} {:<20} {:>12}",
-        "experiment", "variant", "x", "metric", "value"
+        "experiment",
+        "variant",
+        "x",
+        "metric",
+        "value"
     );
     for p in &rep.points {
-        println!(
+        crate::outln!(
             "{:<12} {:<14} {:>10} {:<20} {:>12.4}",
-            p.experiment, p.variant, p.x, p.metric, p.value
+            p.experiment,
+            p.variant,
+            p.x,
+            p.metric,
+            p.value
         );
     }
-    println!("\nratios (same run):");
+    crate::outln!("\nratios (same run):");
     for r in &rep.ratios {
-        println!(
+        crate::outln!(
             "  {:>8.2}  {}{}",
             r.value,
             r.what,
@@ -164,6 +172,7 @@ fn print(rep: &BenchReport) {
                 .map_or(String::new(), |t| format!("   [target {t}]"))
         );
     }
+    Ok(())
 }
 
 fn charts(rep: &BenchReport, out: &Path) -> Result<(), ChartError> {

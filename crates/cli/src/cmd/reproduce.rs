@@ -67,8 +67,8 @@ pub fn run(args: ReproduceArgs) -> Result<(), CliError> {
     } else {
         for c in report.claims() {
             match &c.skipped {
-                Some(why) => println!("skip {}: {} ({why})", c.id, c.claim),
-                None => println!(
+                Some(why) => crate::outln!("skip {}: {} ({why})", c.id, c.claim),
+                None => crate::outln!(
                     "{} {}: {}",
                     if c.holds { "pass" } else { "FAIL" },
                     c.id,
@@ -76,7 +76,7 @@ pub fn run(args: ReproduceArgs) -> Result<(), CliError> {
                 ),
             }
         }
-        println!(
+        crate::outln!(
             "{} passed, {} failed, {} skipped in {:.1} s on {}; report in {}",
             report.passed,
             report.failed,

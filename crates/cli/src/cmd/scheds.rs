@@ -77,7 +77,7 @@ pub fn run(args: SchedsArgs) -> Result<(), CliError> {
         }
     }
     if !args.json {
-        table.print();
+        table.print()?;
     }
     Ok(())
 }

@@ -386,9 +386,9 @@ pub fn run(args: UdpBenchArgs) -> Result<(), CliError> {
     if args.json {
         super::json::print_pretty(&rep)?;
     } else {
-        print!("{}", report::text(&rep));
+        crate::out!("{}", report::text(&rep));
         for c in charts {
-            println!("chart: {c}");
+            crate::outln!("chart: {c}");
         }
     }
     Ok(())

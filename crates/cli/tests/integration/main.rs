@@ -4,6 +4,7 @@
 //! file's tests.
 
 mod cli;
+mod closed_output;
 mod disk;
 mod grammar;
 mod netsim;

@@ -57,11 +57,11 @@ pub fn run(a: BenchArgs) -> Result<(), DiskCmdError> {
     }
     pb.finish_and_clear();
     if !a.json {
-        println!(
+        crate::outln!(
             "add_request + dispatch + complete, every application backlogged, budgets of one request (worst case for B-WF2Q+), best of {} rounds of {} pairs:",
             a.rounds, a.pairs
         );
-        table.print();
+        table.print()?;
     }
     Ok(())
 }

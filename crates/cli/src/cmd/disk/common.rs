@@ -85,7 +85,8 @@ pub fn parse_list<T: std::str::FromStr>(
 
 /// Prints `v` as one JSON line.
 pub fn json_line(v: &impl serde::Serialize) -> Result<(), DiskCmdError> {
-    Ok(crate::cmd::json::print_line(v)?)
+    crate::outln!("{}", crate::cmd::json::line(v)?);
+    Ok(())
 }
 
 /// Two decimals.
@@ -101,7 +102,7 @@ pub fn chart(
 ) -> Result<(), DiskCmdError> {
     if let Some(p) = path {
         write_svg(Path::new(p), &spec, series)?;
-        eprintln!("chart written to {p}");
+        crate::errln!("chart written to {p}");
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 pub use crate::cmd::flag::FlagError;
 use crate::cmd::json::JsonError;
 use crate::cmd::outputs::OutputError;
+use crate::cmd::stdout::StdoutError;
 use fairway_disk::catalogue::DiskSpecError;
 use fairway_eval::chart::ChartError;
 use fairway_lab::disk::DriveError;
@@ -14,6 +15,8 @@ use std::fmt;
 pub enum DiskCmdError {
     /// A flag's value.
     Flag(FlagError),
+    /// Standard output could not be written.
+    Stdout(StdoutError),
     /// The drive could not be loaded (`--disk`).
     Drive(DriveError),
     /// A scheduler or an application refused its configuration.
@@ -32,6 +35,7 @@ impl fmt::Display for DiskCmdError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Flag(e) => write!(f, "{e}"),
+            Self::Stdout(e) => write!(f, "{e}"),
             Self::Drive(e) => write!(f, "{e}"),
             Self::Sched(e) => write!(f, "{e}"),
             Self::Chart(e) => write!(f, "{e}"),
@@ -47,6 +51,12 @@ impl std::error::Error for DiskCmdError {}
 impl From<FlagError> for DiskCmdError {
     fn from(e: FlagError) -> Self {
         Self::Flag(e)
+    }
+}
+
+impl From<StdoutError> for DiskCmdError {
+    fn from(e: StdoutError) -> Self {
+        Self::Stdout(e)
     }
 }
 

@@ -69,14 +69,14 @@ pub fn run(a: KernelArgs) -> Result<(), DiskCmdError> {
         Err(Skip::Failed(e)) => return Err(DiskCmdError::Kernel(e)),
         Err(skip) => {
             // Not an error: the environment lacks what the comparison needs.
-            eprintln!("fairway disk kernel: {skip}");
+            crate::errln!("fairway disk kernel: {skip}");
             return Ok(());
         }
     };
     if a.json {
         return json_line(&c);
     }
-    println!(
+    crate::outln!(
         "Two synchronous sequential readers (128 KiB O_DIRECT reads), weights {:?}, {} s each side, same loop device:",
         c.weights, a.seconds
     );
@@ -104,6 +104,6 @@ pub fn run(a: KernelArgs) -> Result<(), DiskCmdError> {
             format!("{:+.1} %", err * 100.0),
         ]);
     }
-    t.print();
+    t.print()?;
     Ok(())
 }

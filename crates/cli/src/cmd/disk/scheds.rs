@@ -59,7 +59,7 @@ pub fn run(args: DiskSchedsArgs) -> Result<(), DiskCmdError> {
         ]);
     }
     if !args.json {
-        table.print();
+        table.print()?;
     }
     Ok(())
 }

@@ -70,11 +70,11 @@ pub fn run(a: SharesArgs) -> Result<(), DiskCmdError> {
     }
     pb.finish_and_clear();
     if !c.json {
-        println!(
+        crate::outln!(
             "Per-reader throughput, read-ahead {} KiB (BFQ thesis §2.4); share error = (share / weight share) - 1, worst reader:",
             a.readahead.readahead_kb
         );
-        table.print();
+        table.print()?;
     }
     chart(
         &c.chart,

@@ -52,14 +52,14 @@ pub fn run(a: StreamingArgs) -> Result<(), DiskCmdError> {
     }
     pb.finish_and_clear();
     if !c.json {
-        println!(
+        crate::outln!(
             "Streaming: a new stream every {} s (32 KiB every 128 ms, 1 s buffer) + {} ON/OFF readers (read-ahead {} KiB); streams sustained below {} % loss (BFQ thesis §2.4):",
             setup.every / SEC,
             setup.on_off,
             a.readahead.readahead_kb,
             setup.max_loss * 100.0
         );
-        table.print();
+        table.print()?;
     }
     chart(
         &c.chart,

@@ -81,11 +81,11 @@ pub fn run(a: ThroughputArgs) -> Result<(), DiskCmdError> {
     }
     pb.finish_and_clear();
     if !c.json {
-        println!(
+        crate::outln!(
             "Aggregate throughput, {file_mb} MB files in slices at maximum distance, read-ahead {} KiB (BFQ thesis §2.4, Fig. 5):",
             a.readahead.readahead_kb
         );
-        table.print();
+        table.print()?;
     }
     chart(
         &c.chart,

@@ -108,8 +108,8 @@ pub fn run(a: ValidateArgs) -> Result<(), DiskCmdError> {
     }
     pb.finish_and_clear();
     if !c.json {
-        println!("Emulated device vs simulator, per request (BFQ thesis App. C.5.1; error = emulated - simulated response time):");
-        table.print();
+        crate::outln!("Emulated device vs simulator, per request (BFQ thesis App. C.5.1; error = emulated - simulated response time):");
+        table.print()?;
     }
     Ok(())
 }

@@ -89,13 +89,13 @@ pub fn run(a: WebArgs) -> Result<(), DiskCmdError> {
     }
     pb.finish_and_clear();
     if !c.json {
-        println!(
+        crate::outln!(
             "Web-server workload: {} processes, {secs} simulated s (BFQ thesis §2.4):",
             a.procs
         );
-        table.print();
+        table.print()?;
         if let Some((speedup, gap)) = bfq_vs_cfq(&rows) {
-            println!(
+            crate::outln!(
                 "BFQ vs CFQ: small-file latency {speedup:.2}x lower, aggregate throughput {:+.1} %",
                 gap * 100.0
             );
