@@ -9,6 +9,7 @@ mod disk;
 mod grammar;
 mod netsim;
 mod newcomer;
+mod one_build;
 mod policy_files;
 mod quiet_output;
 mod reproduce;
