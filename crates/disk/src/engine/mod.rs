@@ -239,7 +239,11 @@ impl Engine {
                 spec,
                 reply,
             };
-            if !st.tx.as_ref().is_some_and(|tx| tx.send(cmd).is_ok()) {
+            let sent = match &st.tx {
+                Some(tx) => tx.send(cmd).is_ok(),
+                None => false,
+            };
+            if !sent {
                 st.clients[slot].state = SlotState::Free;
                 return Err(EngineError::Stopped);
             }
