@@ -67,6 +67,8 @@ pub struct ClientStats {
     /// Requests refused at submission (its client known; the queue full,
     /// unaligned, ...).
     pub refused: u64,
+    /// Accepted requests handed to the device (in flight or finished).
+    pub dispatched: u64,
     /// Requests transferred in full.
     pub completed: u64,
     /// Requests the device failed (I/O error, short transfer).

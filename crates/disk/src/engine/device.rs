@@ -188,6 +188,9 @@ impl Device {
                 self.schedule(n);
             }
         }
+        if let Some(s) = self.shared.lock().client(p.req.client) {
+            s.stats.dispatched += 1;
+        }
         let fd = p.target.file.as_raw_fd();
         let (dir, len, offset, id) = (p.req.dir, p.req.len, p.req.offset, p.id);
         let ptr = p.req.buf.as_mut_ptr();
