@@ -163,12 +163,14 @@ impl Device {
                 }
                 self.waiting.insert(p.id, p);
             }
-            // Submission checked the client, the length and the capacity;
-            // a refusal here means the client was removed meanwhile.
-            Err(e) => {
-                debug_assert_eq!(e.kind, AddErrorKind::UnknownApp);
+            // Submission checked the client, the length and the capacity
+            // (`max_queued` is at most every scheduler's own bound), so an
+            // unknown client means it was removed meanwhile; anything else
+            // is still answered, never dropped.
+            Err(e) if e.kind == AddErrorKind::UnknownApp => {
                 self.deliver(p, Err(IoError::Cancelled));
             }
+            Err(e) => self.deliver(p, Err(IoError::Refused(e.kind))),
         }
     }
 

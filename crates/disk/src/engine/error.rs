@@ -7,7 +7,7 @@ use super::buf::AlignedBuf;
 use super::client::ClientId;
 use super::target::TargetId;
 use crate::catalogue::DiskSpecError;
-use crate::request::DiskConfigError;
+use crate::request::{AddErrorKind, DiskConfigError};
 use std::fmt;
 
 /// A configuration value, a registration or the engine itself refused.
@@ -207,6 +207,9 @@ pub enum IoError {
     },
     /// Its client was removed before the request was dispatched.
     Cancelled,
+    /// The scheduler refused it (cannot happen with the catalogue's
+    /// schedulers, whose bounds submission checks first).
+    Refused(AddErrorKind),
     /// The engine shut down before the request was dispatched.
     ShutDown,
 }
@@ -220,6 +223,7 @@ impl fmt::Display for IoError {
                 "short transfer: {transferred} of {len} bytes (beyond the end of the target)"
             ),
             Self::Cancelled => write!(f, "cancelled: its client was removed"),
+            Self::Refused(k) => write!(f, "refused by the scheduler: {k:?}"),
             Self::ShutDown => write!(f, "the engine shut down before serving it"),
         }
     }

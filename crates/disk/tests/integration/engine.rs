@@ -193,7 +193,7 @@ fn every_request_completes_exactly_once_with_its_data() {
             let c = clients[(i % 3) as usize];
             let len = BLOCK * (1 + (next(&mut x) % 8) as u32);
             let offset = next(&mut x) % (FILE_BYTES / u64::from(BLOCK) - 8) * u64::from(BLOCK);
-            let sync = next(&mut x) % 2 == 0;
+            let sync = next(&mut x) & 1 == 0;
             let mut r = read(c, t, offset, len).with_user_data(i);
             if !sync {
                 r = r.asynchronous();
