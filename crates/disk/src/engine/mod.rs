@@ -439,9 +439,11 @@ impl Engine {
         self.shared.lock().outstanding
     }
 
-    /// Stops: transfers in flight complete, requests not yet dispatched
-    /// complete with [`IoError::ShutDown`]; returns every completion not
-    /// yet taken from the queue.
+    /// Stops: transfers in flight complete (their buffers belong to the
+    /// kernel until then, so this waits for them however long the device
+    /// takes), requests not yet dispatched complete with
+    /// [`IoError::ShutDown`]; returns every completion not yet taken from
+    /// the queue.
     pub fn shutdown(mut self) -> Vec<Completion> {
         self.stop();
         let mut out = Vec::new();
@@ -499,4 +501,20 @@ fn check_request(req: &IoRequest, t: &Target) -> Result<(), SubmitErrorKind> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_cross_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        fn send<T: Send>() {}
+        send_sync::<Engine>();
+        send_sync::<IoFuture>();
+        send::<Completion>();
+        send::<IoRequest>();
+        send::<SubmitError>();
+    }
 }

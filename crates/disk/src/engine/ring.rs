@@ -69,7 +69,7 @@ impl Ring {
             }
             // Full: hand what is queued to the kernel; the second time,
             // also wait until one transfer has finished.
-            self.submit_and_wait(attempt, None)?;
+            self.submit_and_wait(attempt.min(1), None)?;
         }
         Err(std::io::Error::other("io_uring submission queue full"))
     }

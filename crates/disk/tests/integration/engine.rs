@@ -179,7 +179,8 @@ fn next(x: &mut u64) -> u64 {
 #[test]
 fn every_request_completes_exactly_once_with_its_data() {
     let file = TempFile::new("once", FILE_BYTES);
-    for max_in_flight in [1, 8] {
+    // 256: as many in flight as the ring has entries.
+    for max_in_flight in [1, 8, 256] {
         let config = EngineConfig {
             max_in_flight,
             ..EngineConfig::default()
@@ -233,6 +234,51 @@ fn every_request_completes_exactly_once_with_its_data() {
         }
         assert!(engine.shutdown().is_empty());
     }
+}
+
+#[test]
+fn writes_land_where_they_were_sent_and_read_back() {
+    let file = TempFile::new("write", FILE_BYTES);
+    let config = EngineConfig {
+        max_in_flight: 4,
+        ..EngineConfig::default()
+    };
+    let Some(engine) = engine(config) else { return };
+    let t = open(&engine, &file, true);
+    let (a, b) = (client(&engine, 1), client(&engine, 2));
+    for i in 0..16u64 {
+        let mut buf = AlignedBuf::new(BLOCK as usize).unwrap();
+        buf.fill(200 + i as u8);
+        let c = if i % 2 == 0 { a } else { b };
+        let mut w = IoRequest::write(c, t, i * 8192, buf);
+        if i % 4 == 0 {
+            w = w.asynchronous();
+        }
+        engine.submit(w).unwrap();
+    }
+    for c in drain(&engine) {
+        assert_eq!(c.dir, Direction::Write);
+        c.result.unwrap();
+    }
+    for i in 0..16u64 {
+        engine
+            .submit(read(a, t, i * 8192, BLOCK).with_user_data(i))
+            .unwrap();
+    }
+    for c in drain(&engine) {
+        c.result.as_ref().unwrap();
+        assert!(c.buf.iter().all(|&x| x == 200 + c.user_data as u8));
+    }
+    // The blocks between were not touched.
+    engine.submit(read(a, t, 4096, BLOCK)).unwrap();
+    let c = drain(&engine).pop().unwrap();
+    assert!(holds_file_data(&c.buf, 4096));
+    let (sa, sb) = (
+        engine.client_stats(a).unwrap(),
+        engine.client_stats(b).unwrap(),
+    );
+    assert_eq!((sa.completed, sb.completed), (8 + 17, 8));
+    assert_eq!(sb.bytes, 8 * u64::from(BLOCK));
 }
 
 /// Completion order of one client's reads at decreasing offsets, all
