@@ -282,20 +282,34 @@ fn writes_land_where_they_were_sent_and_read_back() {
 }
 
 /// Completion order of one client's reads at decreasing offsets, all
-/// submitted at once with a single request in flight.
+/// queued behind a FIFO read that holds the only slot in flight.
 fn order(sync: bool) -> Option<Vec<u64>> {
-    let file = TempFile::new(if sync { "sync" } else { "async" }, FILE_BYTES);
+    let name = if sync { "sync" } else { "async" };
+    let (fifo, f) = Fifo::new(name)?;
+    let file = TempFile::new(name, FILE_BYTES);
     let engine = engine(EngineConfig::default())?;
+    let pipe = engine.register_file(f, TargetOptions::buffered()).unwrap();
     let t = open(&engine, &file, false);
     let c = client(&engine, 1);
+    let tweak = |r: IoRequest| if sync { r } else { r.asynchronous() };
+    engine
+        .submit(tweak(read(c, pipe, 0, 512).with_user_data(1000)))
+        .unwrap();
+    wait_dispatched(&engine, c, 1);
     for i in 0..40u64 {
-        let mut r = read(c, t, (40 - i) * 65536, BLOCK).with_user_data(i);
-        if !sync {
-            r = r.asynchronous();
-        }
-        engine.submit(r).unwrap();
+        engine
+            .submit(tweak(read(c, t, (40 - i) * 65536, BLOCK).with_user_data(i)))
+            .unwrap();
     }
-    Some(drain(&engine).iter().map(|c| c.user_data).collect())
+    fifo.feed(&[0u8; 512]);
+    let done = drain(&engine);
+    assert!(done.iter().all(|c| c.result.is_ok()));
+    Some(
+        done.iter()
+            .map(|c| c.user_data)
+            .filter(|&u| u != 1000)
+            .collect(),
+    )
 }
 
 #[test]
