@@ -832,3 +832,66 @@ fn two_greedy_readers_share_the_file_by_their_weights() {
     };
     assert!((share - 2.0 / 3.0).abs() > 0.1, "C-LOOK: share {share}");
 }
+
+#[test]
+fn threads_share_one_engine_each_awaiting_its_own_reads() {
+    let file = TempFile::new("threads", FILE_BYTES);
+    let config = EngineConfig {
+        max_in_flight: 2,
+        ..EngineConfig::default()
+    };
+    let Some(engine) = engine(config) else { return };
+    let engine = Arc::new(engine);
+    let t = open(&engine, &file, false);
+    let workers: Vec<_> = (0..4u64)
+        .map(|k| {
+            let engine = engine.clone();
+            std::thread::spawn(move || {
+                let c = client(&engine, 1 + k as u32);
+                let mut x = 0x1234_5678 + k;
+                for _ in 0..50 {
+                    let offset = next(&mut x) % (FILE_BYTES / u64::from(BLOCK)) * u64::from(BLOCK);
+                    let f = engine.submit_future(read(c, t, offset, BLOCK)).unwrap();
+                    let done = block_on(f);
+                    done.result.as_ref().unwrap();
+                    assert!(holds_file_data(&done.buf, offset));
+                }
+                let s = engine.remove_client(c).unwrap();
+                assert_eq!((s.submitted, s.completed, s.outstanding()), (50, 50, 0));
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    assert_eq!(engine.outstanding(), 0);
+}
+
+#[test]
+fn closing_a_target_refuses_new_requests_and_completes_accepted_ones() {
+    let file = TempFile::new("close", FILE_BYTES);
+    let Some(engine) = engine(EngineConfig::default()) else {
+        return;
+    };
+    let t = open(&engine, &file, false);
+    let c = client(&engine, 1);
+    for i in 0..8 {
+        engine.submit(read(c, t, i * 65536, BLOCK)).unwrap();
+    }
+    engine.close(t).unwrap();
+    let e = engine.submit(read(c, t, 0, BLOCK)).unwrap_err();
+    assert_eq!(e.kind, SubmitErrorKind::UnknownTarget(t));
+    assert!(matches!(
+        engine.close(t),
+        Err(EngineError::UnknownTarget(_))
+    ));
+    let done = drain(&engine);
+    assert_eq!(done.len(), 8);
+    for c in &done {
+        c.result.as_ref().unwrap();
+        assert!(holds_file_data(&c.buf, c.offset));
+    }
+    // A new target in the freed slot gets a new id.
+    let t2 = open(&engine, &file, false);
+    assert_ne!(t2, t);
+}
