@@ -48,6 +48,7 @@ pub mod catalogue;
 pub mod check;
 pub mod cost;
 pub mod emulator;
+pub mod engine;
 pub mod file_device;
 pub mod model;
 pub mod queue;

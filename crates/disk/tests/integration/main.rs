@@ -4,6 +4,7 @@
 //! runs one file's tests.
 
 mod emulator;
+mod engine;
 mod file_device;
 mod guarantees;
 mod schedulers;

@@ -1,0 +1,122 @@
+//! [`AlignedBuf`]: an owned, page-aligned byte buffer, the only buffer type
+//! the engine transfers into or out of.
+//!
+//! `O_DIRECT` requires the memory address, like the file offset and the
+//! length, to be a multiple of the device's logical block size. Every
+//! `AlignedBuf` starts on a [`BUF_ALIGN`] (4 KiB) boundary, which covers
+//! every logical block size a target may declare, so an unaligned buffer
+//! cannot be handed to the engine at all. The storage is a heap block that
+//! never moves or reallocates while the buffer exists: the kernel may write
+//! into it while the engine owns it (during the transfer), and moving the
+//! `AlignedBuf` value itself does not move the bytes.
+
+use super::error::EngineError;
+
+/// Alignment of every [`AlignedBuf`], bytes.
+pub const BUF_ALIGN: usize = 4096;
+
+/// Largest buffer: one request's transfer, which the schedulers bound by
+/// L_max = 256 sectors (128 KiB, see [`crate::bfq::DEFAULT_L_MAX`]).
+pub const MAX_BUF_LEN: usize = crate::bfq::DEFAULT_L_MAX as usize * 512;
+
+/// An owned, zero-initialised, [`BUF_ALIGN`]-aligned byte buffer of a fixed
+/// length (`1..=MAX_BUF_LEN` bytes).
+pub struct AlignedBuf {
+    /// Heap storage, `len + BUF_ALIGN` bytes; never resized, so it never
+    /// moves.
+    raw: Vec<u8>,
+    /// Start of the aligned region inside `raw`.
+    at: usize,
+    len: usize,
+}
+
+impl AlignedBuf {
+    /// A zeroed buffer of `len` bytes. `len` must be in `1..=MAX_BUF_LEN`
+    /// (checked before allocating).
+    pub fn new(len: usize) -> Result<Self, EngineError> {
+        if !(1..=MAX_BUF_LEN).contains(&len) {
+            return Err(EngineError::OutOfRange {
+                name: "buffer length",
+                value: len as u64,
+                allowed: "1..=131072 bytes (one request, at most L_max = 256 sectors)",
+            });
+        }
+        let raw = vec![0u8; len + BUF_ALIGN];
+        let addr = raw.as_ptr() as usize;
+        let at = (BUF_ALIGN - addr % BUF_ALIGN) % BUF_ALIGN;
+        Ok(Self { raw, at, len })
+    }
+
+    /// A buffer holding a copy of `data` (`1..=MAX_BUF_LEN` bytes).
+    pub fn from_slice(data: &[u8]) -> Result<Self, EngineError> {
+        let mut b = Self::new(data.len())?;
+        b.copy_from_slice(data);
+        Ok(b)
+    }
+
+    /// A one-byte buffer standing in for one the kernel may still own
+    /// (after a ring failure, that buffer is leaked, never freed).
+    pub(crate) fn placeholder() -> Self {
+        let raw = vec![0u8; 1 + BUF_ALIGN];
+        let at = (BUF_ALIGN - raw.as_ptr() as usize % BUF_ALIGN) % BUF_ALIGN;
+        Self { raw, at, len: 1 }
+    }
+
+    /// Length in bytes.
+    #[allow(clippy::len_without_is_empty)] // never empty by construction
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The bytes as a slice.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.raw[self.at..self.at + self.len]
+    }
+
+    /// The bytes as a mutable slice.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.raw[self.at..self.at + self.len]
+    }
+
+    /// Start of the aligned region, for the kernel.
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.as_mut_slice().as_mut_ptr()
+    }
+}
+
+impl std::ops::Deref for AlignedBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl std::ops::DerefMut for AlignedBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        self.as_mut_slice()
+    }
+}
+
+impl std::fmt::Debug for AlignedBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlignedBuf({} bytes)", self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_zeroed_and_bounded() {
+        for len in [1, 511, 4096, 4097, MAX_BUF_LEN] {
+            let b = AlignedBuf::new(len).unwrap();
+            assert_eq!(b.len(), len);
+            assert_eq!(b.as_ptr() as usize % BUF_ALIGN, 0);
+            assert!(b.iter().all(|&x| x == 0));
+        }
+        assert!(AlignedBuf::new(0).is_err());
+        let e = AlignedBuf::new(MAX_BUF_LEN + 1).unwrap_err();
+        assert!(e.to_string().contains("1..=131072"), "{e}");
+    }
+}
