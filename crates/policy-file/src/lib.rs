@@ -62,14 +62,21 @@
 mod build_error_span;
 mod child;
 mod error;
+mod fields;
 mod flow;
+mod limits;
 mod node;
 mod parse;
+mod queue;
 mod rate;
+mod read;
 mod schema;
+mod tree_shape;
 
 pub use error::PolicyFileError;
 pub use flow::RankSource;
+pub use limits::{MAX_DEPTH, MAX_FLOWS, MAX_PACKETS, MAX_PACKET_LEN, MAX_TOTAL_BUCKETS};
 pub use node::{default_queue, TreePolicy, TREE_POLICIES};
 pub use parse::{load, parse, PolicyFile};
 pub use rate::{parse_rate, RateError};
+pub use read::MAX_FILE_BYTES;
