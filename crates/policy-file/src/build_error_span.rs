@@ -7,7 +7,7 @@
 //! `reservation_queue`, the child's `priority`, the `[shaper]` or the
 //! slowest `rate`; the node's table when the queue is its default.
 
-use crate::flow::Flows;
+use crate::flow::{base_name, Flows};
 use crate::schema::{span_or, FileToml};
 use fairway_core::policy::{BuildError, QueueSpec, Transaction, TreeSpec};
 use std::ops::Range;
@@ -61,10 +61,17 @@ pub(crate) fn locate(
             (span, m)
         }
         BuildError::BadChild { node: i, reason } if reason.contains("priority") => {
-            let span = priority_outside(f, spec, flows, *i).unwrap_or_else(|| queue(*i));
             let q = spec.nodes[*i as usize].queue;
-            let m = format!("this priority is outside the queue of node {} ({} buckets x granularity {}: priorities below {})", name(*i), q.buckets, q.granularity, u64::from(q.buckets).saturating_mul(q.granularity));
-            (span, m)
+            let range = u64::from(q.buckets)
+                .checked_mul(q.granularity)
+                .map_or_else(|| "2^64".to_string(), |r| r.to_string());
+            match priority_outside(f, spec, flows, *i) {
+                Some((span, child, p)) => (
+                    span,
+                    format!("priority {p} of {child} is outside the queue of its parent {} ({} buckets x granularity {}: priorities 0..{range})", name(*i), q.buckets, q.granularity),
+                ),
+                None => (queue(*i), format!("node {}: {reason}", name(*i))),
+            }
         }
         BuildError::BadChild { node: i, reason } if reason.contains("reservation") => {
             let n = node(*i);
@@ -135,22 +142,38 @@ fn share_too_short(spec: &TreeSpec, i: u32) -> bool {
     nd.queue.kind.is_moving() && nd.queue.half_window() <= step
 }
 
-/// The `priority` of the first child of node `i` (nodes, then flows, as
-/// the tree orders them) that its queue cannot hold.
-fn priority_outside(f: &FileToml, spec: &TreeSpec, flows: &Flows, i: u32) -> Option<Range<usize>> {
+/// The first child of node `i` (nodes, then flows, as the tree orders
+/// them) whose priority its queue cannot hold: where its `priority` is
+/// written, who it is, and the priority.
+fn priority_outside(
+    f: &FileToml,
+    spec: &TreeSpec,
+    flows: &Flows,
+    i: u32,
+) -> Option<(Range<usize>, String, u64)> {
     let q: QueueSpec = spec.nodes[i as usize].queue;
     let outside = |p: u64| !q.kind.holds_any_rank() && p / q.granularity >= u64::from(q.buckets);
     let from_nodes = f.nodes.iter().zip(&spec.nodes).find_map(|(n, s)| {
-        (s.parent == Some(i) && outside(s.params.priority))
-            .then(|| span_or(n.get_ref().priority.as_ref(), n.span()))
+        (s.parent == Some(i) && outside(s.params.priority)).then(|| {
+            let r = n.get_ref();
+            let who = format!("node {:?}", r.name.get_ref());
+            (
+                span_or(r.priority.as_ref(), n.span()),
+                who,
+                s.params.priority,
+            )
+        })
     });
     from_nodes.or_else(|| {
         let j = spec
             .flows
             .iter()
             .position(|fl| fl.parent == i && outside(fl.params.priority))?;
-        let fl = f.flows.get(flows.table_of(j as u32))?;
-        Some(span_or(fl.get_ref().priority.as_ref(), fl.span()))
+        let t = flows.table_of(j as u32);
+        let fl = f.flows.get(t)?;
+        let who = format!("flow {:?}", base_name(fl, t));
+        let span = span_or(fl.get_ref().priority.as_ref(), fl.span());
+        Some((span, who, spec.flows[j].params.priority))
     })
 }
 

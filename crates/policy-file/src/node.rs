@@ -194,12 +194,14 @@ pub(crate) fn node_spec(
         ));
     }
     let queue = match (&r.queue, &transaction) {
-        (Some(q), Transaction::Scheduler(_)) => return Err(at.error(
-            q.span(),
-            format!(
+        (Some(q), Transaction::Scheduler(_)) => {
+            return Err(at.error(
+                q.span(),
+                format!(
                 "`queue` of node {name:?} is ignored: the scheduler {policy} holds its children"
             ),
-        )),
+            ))
+        }
         (Some(q), _) => queue_spec(&node_queue("queue", q), at)?,
         (None, _) => default_queue(policy),
     };

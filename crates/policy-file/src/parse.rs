@@ -164,7 +164,10 @@ fn shaper(
 /// default, hClock's reservation queues, the shaper) stay within
 /// [`MAX_TOTAL_BUCKETS`]; the queue that passes it is refused.
 fn total_buckets(f: &FileToml, spec: &TreeSpec, at: &Locator) -> Result<(), PolicyFileError> {
-    let mut queues: Vec<(u64, Range<usize>)> = Vec::new();
+    // The shaper first: past the limit, the error points at a queue the
+    // file wrote (or the node whose default it is).
+    let shaper_span = f.shaper.as_ref().map_or(0..0, |s| s.span());
+    let mut queues: Vec<(u64, Range<usize>)> = vec![(buckets_of(&spec.shaper), shaper_span)];
     for (n, s) in f.nodes.iter().zip(&spec.nodes) {
         let r = n.get_ref();
         queues.push((buckets_of(&s.queue), span_or(r.queue.as_ref(), n.span())));
@@ -173,8 +176,6 @@ fn total_buckets(f: &FileToml, spec: &TreeSpec, at: &Locator) -> Result<(), Poli
             queues.push((buckets_of(reservation_queue), span));
         }
     }
-    let shaper_span = f.shaper.as_ref().map_or(0..0, |s| s.span());
-    queues.push((buckets_of(&spec.shaper), shaper_span));
     let mut total = 0u64;
     for (b, span) in queues {
         total += b;
