@@ -14,7 +14,7 @@ use crate::queue::{buckets_of, queue_spec, QueueFields};
 use crate::read::read_text;
 use crate::schema::{span_or, FileToml};
 use crate::tree_shape::check_shape;
-use fairway_core::policy::{PolicyTree, QueueSpec, Transaction, TreeSpec};
+use fairway_core::policy::{PolicyTree, QueueKind, QueueSpec, Transaction, TreeSpec};
 use std::ops::Range;
 use toml::Spanned;
 
@@ -130,6 +130,19 @@ fn shaper(
         return Ok(TreeSpec::DEFAULT_SHAPER);
     };
     let r = s.get_ref();
+    // The kind first: buckets out of FFS's range would hide that no FFS
+    // can be the shaper.
+    if let Some(kind) = QueueKind::parse(r.queue.get_ref()) {
+        if !kind.is_moving() && !kind.holds_any_rank() {
+            return Err(at.error(
+                r.queue.span(),
+                format!(
+                    "the shaper's ranks are times that only grow: use cffs or binary-heap, not {}",
+                    kind.name()
+                ),
+            ));
+        }
+    }
     let q = queue_spec(
         &QueueFields {
             what: "[shaper]",
@@ -140,15 +153,6 @@ fn shaper(
         },
         at,
     )?;
-    if !q.kind.is_moving() && !q.kind.holds_any_rank() {
-        return Err(at.error(
-            r.queue.span(),
-            format!(
-                "the shaper's ranks are times that only grow: use cffs or binary-heap, not {}",
-                q.kind.name()
-            ),
-        ));
-    }
     let any_rate = nodes.iter().any(|n| n.params.rate.is_some())
         || flows.specs.iter().any(|fl| fl.params.rate.is_some());
     if !any_rate {

@@ -130,7 +130,7 @@ fn values_out_of_range_point_at_the_value() {
     .starts_with("4:18: unknown queue \"heap\" in queue (one of: ffs,"));
     assert_eq!(
         err(&one("stfq", "queue = { kind = \"cffs\", buckets = 8191, granularity = 32768 }", "")),
-        format!("4:35: buckets 8191 of queue outside 2..={MAX_TOTAL_BUCKETS}, even (two halves) for cffs (the limit on all queues of a file together)")
+        format!("4:36: buckets 8191 of queue outside 2..={MAX_TOTAL_BUCKETS}, even (two halves) for cffs (the limit on all queues of a file together)")
     );
     assert_eq!(
         err(&one(
@@ -139,7 +139,7 @@ fn values_out_of_range_point_at_the_value() {
             ""
         )),
         format!(
-            "4:55: granularity 0 of queue outside 1..={} (rank units per bucket)",
+            "4:56: granularity 0 of queue outside 1..={} (rank units per bucket)",
             u64::MAX
         )
     );
