@@ -149,7 +149,7 @@ fn values_out_of_range_point_at_the_value() {
             "queue = { kind = \"binary-heap\", buckets = 8, granularity = 1 }",
             ""
         )),
-        "4:42: `buckets` of queue is ignored by binary-heap (a heap holds any rank): remove it"
+        "4:43: `buckets` of queue is ignored by binary-heap (a heap holds any rank): remove it"
     );
     assert_eq!(
         err(&one(
