@@ -162,9 +162,9 @@ fn values_out_of_range_point_at_the_value() {
     let sized = |line: &str| format!("{line}\n{}", one("stfq", "", ""));
     assert_eq!(
         err(&sized("max_packets = 0")),
-        "1:15: max_packets 0 outside 1..=16777216 (every slot is allocated when the tree is built)"
+        "1:15: max_packets 0 outside 1..=16777216 (every slot is allocated when the tree is built, 32 bytes each)"
     );
-    assert_eq!(err(&sized("max_packets = 16777217")), "1:15: max_packets 16777217 outside 1..=16777216 (every slot is allocated when the tree is built)");
+    assert_eq!(err(&sized("max_packets = 16777217")), "1:15: max_packets 16777217 outside 1..=16777216 (every slot is allocated when the tree is built, 32 bytes each)");
     assert!(parse(&sized("max_packets = 16"), "f.toml").is_ok());
     assert_eq!(
         err(&sized("max_packet_len = 65537")),
@@ -305,7 +305,7 @@ fn totals_past_their_limits_are_refused_before_allocating() {
     );
     assert_eq!(
         err(&flows),
-        "12:9: this table brings the file to 4194305 flows, past the limit of 4194304 over all [[flow]] tables: each flow costs ~200 bytes of tree state, allocated when the tree is built"
+        "12:9: this table brings the file to 4194305 flows, past the limit of 4194304 over all [[flow]] tables: each flow costs ~400 bytes, allocated when the file is checked and its tree built"
     );
     // Each queue in range, the buckets of all queues not: 2^23 + 2^23
     // + the default shaper's 20000.
