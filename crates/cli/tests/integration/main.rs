@@ -9,6 +9,7 @@ mod disk;
 mod grammar;
 mod netsim;
 mod newcomer;
+mod policy_file_errors;
 mod policy_files;
 mod quiet_output;
 mod reproduce;
