@@ -9,6 +9,7 @@
 
 use crate::error::{Locator, PolicyFileError};
 use crate::flow::{base_name, Flows, RankSource};
+use crate::rate::parse_rate;
 use crate::schema::{span_or, ChildToml, FileToml};
 use fairway_core::policy::{FlowRank, NodeSpec, Transaction};
 use fairway_core::Limits;
@@ -109,6 +110,19 @@ fn read_by_parent(
             "only hclock reads it",
         ),
     ];
+    // Both rates parse: they were checked when the node or flow was read.
+    let rate = c.rate.and_then(|r| parse_rate(r.get_ref()).ok());
+    let reservation = c
+        .reservation
+        .and_then(|r| Some((parse_rate(r.get_ref()).ok()?, r.span())));
+    if let (Some(r), Some((v, span))) = (rate, reservation) {
+        if v > r {
+            return Err(at.error(
+                span,
+                format!("reservation of {} {:?} ({v} B/s) above its own `rate` limit ({r} B/s): it could never be met", who.what, who.name),
+            ));
+        }
+    }
     for (field, span, reads, readers) in checks {
         let Some(span) = span else { continue };
         let Some(p) = parent else {

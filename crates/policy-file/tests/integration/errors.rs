@@ -259,6 +259,19 @@ fn fields_the_policy_ignores_are_refused_where_written() {
     );
     assert!(err(&one("fifo", "", "weight = 2")).starts_with("8:10: `weight` of flow \"a\" is ignored: its parent \"root\" is fifo, and stfq, hclock and the schedulers that share by weight (all but fifo) read it"));
     assert_eq!(
+        err(&one("hclock", "", "rate = \"1 Mbit/s\"\nreservation = \"2 Mbit/s\"")),
+        "9:15: reservation of flow \"a\" (250000 B/s) above its own `rate` limit (125000 B/s): it could never be met"
+    );
+    assert!(parse(
+        &one(
+            "hclock",
+            "",
+            "rate = \"2 Mbit/s\"\nreservation = \"2 Mbit/s\""
+        ),
+        "f.toml"
+    )
+    .is_ok());
+    assert_eq!(
         err(&one("stfq", "", "priority = 2")),
         "8:12: `priority` of flow \"a\" is ignored: its parent \"root\" is stfq, and only strict-priority reads it"
     );
