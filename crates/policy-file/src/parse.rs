@@ -204,6 +204,10 @@ fn check_tree(
         Ok(_) => Ok(()),
         Err(e) => {
             let (span, message) = build_error_span::locate(&e, f, spec, flows);
+            // An empty span at the start marks an error of no one table.
+            if span == (0..0) {
+                return Err(at.whole_file(message));
+            }
             Err(at.error(span, message))
         }
     }
