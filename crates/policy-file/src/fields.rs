@@ -4,7 +4,8 @@
 //! strict-priority; `reservation` by hclock; none by the root's absent
 //! parent), and a flow's packet annotator only by the ranking node above
 //! it (`deadline_us` by edf and lstf, `message_bytes` by pfabric), which
-//! in turn needs it. Also the sum of the weights under a scheduler node,
+//! in turn needs it; hClock's `reservation_queue` only when a child sets
+//! `reservation`. Also the sum of the weights under a scheduler node,
 //! which the scheduler limits.
 
 use crate::error::{Locator, PolicyFileError};
@@ -60,7 +61,47 @@ pub(crate) fn check_fields(
         };
         annotator_matches(given, &who, parent, f, nodes, at)?;
     }
+    reservation_queues_used(f, nodes, flows, at)?;
     weight_sums(f, nodes, flows, at)
+}
+
+/// An hClock node's `reservation_queue` holds the reservation tags of its
+/// children: given on a node none of whose children sets `reservation`,
+/// it would be ignored.
+fn reservation_queues_used(
+    f: &FileToml,
+    nodes: &[NodeSpec],
+    flows: &Flows,
+    at: &Locator,
+) -> Result<(), PolicyFileError> {
+    let mut reserved = vec![false; nodes.len()];
+    let children = nodes
+        .iter()
+        .map(|n| (n.parent, n.params.reservation))
+        .chain(
+            flows
+                .specs
+                .iter()
+                .map(|fl| (Some(fl.parent), fl.params.reservation)),
+        );
+    for (parent, reservation) in children {
+        if let (Some(p), Some(_)) = (parent, reservation) {
+            reserved[p as usize] = true;
+        }
+    }
+    for (n, used) in f.nodes.iter().zip(reserved) {
+        let r = n.get_ref();
+        if let (Some(q), false) = (&r.reservation_queue, used) {
+            return Err(at.error(
+                q.span(),
+                format!(
+                    "`reservation_queue` of node {:?} is ignored: no child of it sets `reservation`",
+                    r.name.get_ref()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The policy name of node `p`, as the file writes it.

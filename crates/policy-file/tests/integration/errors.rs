@@ -251,6 +251,14 @@ fn fields_the_policy_ignores_are_refused_where_written() {
     );
     assert_eq!(
         err(&one(
+            "hclock",
+            "reservation_queue = { kind = \"cffs\", buckets = 2, granularity = 1 }",
+            ""
+        )),
+        "4:21: `reservation_queue` of node \"root\" is ignored: no child of it sets `reservation`"
+    );
+    assert_eq!(
+        err(&one(
             "drr",
             "queue = { kind = \"cffs\", buckets = 2, granularity = 1 }",
             ""
