@@ -1,23 +1,35 @@
 //! How a node or flow is treated by its parent, from its table: `weight`
-//! (default 1), `priority` (default 0), `rate` and `reservation` (none
-//! unless given; see [`parse_rate`](crate::parse_rate)).
+//! (default 1, `1..=65536`), `priority` (default 0), `rate` and
+//! `reservation` (none unless given; see [`parse_rate`](crate::parse_rate)).
+//! Whether the parent reads each of them is checked once the tree is
+//! known ([`crate::fields`]).
 
 use crate::error::{Locator, PolicyFileError};
 use crate::rate::parse_rate;
 use crate::schema::ChildToml;
+use fairway_core::policy::tree::MAX_WEIGHT;
 use fairway_core::policy::ChildParams;
 use toml::Spanned;
 
-/// The parameters `c` gives its parent; a bad rate points at its value.
+/// The parameters `c` gives its parent; a bad value points at itself.
 pub(crate) fn child_params(c: &ChildToml, at: &Locator) -> Result<ChildParams, PolicyFileError> {
-    let rate = |r: &Option<Spanned<String>>| -> Result<Option<u64>, PolicyFileError> {
-        r.as_ref()
-            .map(|s| parse_rate(s.get_ref()).map_err(|e| at.error(s.span(), e.to_string())))
+    let rate = |r: Option<&Spanned<String>>| -> Result<Option<u64>, PolicyFileError> {
+        r.map(|s| parse_rate(s.get_ref()).map_err(|e| at.error(s.span(), e.to_string())))
             .transpose()
     };
+    let weight = match c.weight {
+        Some(w) if *w.get_ref() == 0 || *w.get_ref() > MAX_WEIGHT => {
+            return Err(at.error(
+                w.span(),
+                format!("weight {} outside 1..={MAX_WEIGHT}", w.get_ref()),
+            ))
+        }
+        Some(w) => *w.get_ref(),
+        None => 1,
+    };
     Ok(ChildParams {
-        weight: c.weight.unwrap_or(1),
-        priority: c.priority.unwrap_or(0),
+        weight,
+        priority: c.priority.map_or(0, |p| *p.get_ref()),
         rate: rate(c.rate)?,
         reservation: rate(c.reservation)?,
     })

@@ -1,6 +1,7 @@
-//! The one error of a policy file: what is wrong, and where
-//! (`file:line:column`, 1-based; line and column 0 when the file could
-//! not be read at all).
+//! The one error of a policy file: what is wrong, and where. Printed on
+//! one line as `file:line:column: message` (1-based), or `file: message`
+//! when the error concerns the file as a whole (it cannot be read, is too
+//! large, or lacks a table altogether).
 
 use std::fmt;
 use std::ops::Range;
@@ -10,21 +11,37 @@ use std::ops::Range;
 pub struct PolicyFileError {
     /// The file name as given.
     pub file: String,
-    /// 1-based line.
+    /// 1-based line; 0 when the error concerns the whole file.
     pub line: usize,
-    /// 1-based column.
+    /// 1-based column; 0 when the error concerns the whole file.
     pub column: usize,
-    /// What is wrong.
+    /// What is wrong, on one line.
     pub message: String,
+}
+
+impl PolicyFileError {
+    /// An error about the file as a whole (no line to point at).
+    pub(crate) fn whole_file(file: &str, message: impl Into<String>) -> Self {
+        Self {
+            file: file.to_string(),
+            line: 0,
+            column: 0,
+            message: one_line(&message.into()),
+        }
+    }
 }
 
 impl fmt::Display for PolicyFileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.file, self.line, self.column, self.message
-        )
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file, self.line, self.column, self.message
+            )
+        }
     }
 }
 
@@ -46,14 +63,42 @@ impl Locator<'_> {
             file: self.file.to_string(),
             line,
             column,
-            message: message.into(),
+            message: one_line(&message.into()),
         }
+    }
+
+    /// An error about the whole file.
+    pub(crate) fn whole_file(&self, message: impl Into<String>) -> PolicyFileError {
+        PolicyFileError::whole_file(self.file, message)
+    }
+
+    /// The 1-based line `span` starts on, for messages naming a second
+    /// place.
+    pub(crate) fn line(&self, span: Range<usize>) -> usize {
+        line_col(self.text, span.start).0
     }
 }
 
-/// 1-based line and column of byte `offset` in `text`.
+/// `message` with any line breaks (a parser's multi-line report) joined
+/// by "; ", so that every error is one line.
+fn one_line(message: &str) -> String {
+    let parts: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    parts.join("; ")
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+/// Spans come from the parser of this very text; one past its end (an
+/// error at the end of the file) is its last position.
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, col)

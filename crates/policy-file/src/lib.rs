@@ -42,12 +42,22 @@
 //! ([`TREE_POLICIES`]) or any scheduler spec of
 //! [`fairway_core::registry`] with its parameters (`fifo`,
 //! `drr:quantum=3000`, `qfq`, `qfq+:m=4`, `s-kps`, `wf2q+`, `wf2q++:m=8`),
-//! parsed and range-checked by the registry. Every node may set
-//! `queue = { kind, buckets, granularity }` (defaults per policy, see
-//! [`default_queue`]). Flows may set the packet annotator: `deadline_us`
+//! parsed and range-checked by the registry. Every node but a scheduler
+//! node may set `queue = { kind, buckets, granularity }` (defaults per
+//! policy, see [`default_queue`]; a heap takes no `buckets`). Flows may set the packet annotator: `deadline_us`
 //! (EDF / LSTF: rank = arrival + deadline) or `message_bytes` (pFabric:
 //! rank = bytes left in the flow's current message). Workload flow `k`
 //! maps to policy flow `k mod flows`.
+//!
+//! What is refused, always on one line at the value to change (the
+//! crate's checks run before core's tree is built, and core's own errors
+//! are pointed back at the table or value they concern): the file past
+//! [`MAX_FILE_BYTES`]; totals past [`MAX_FLOWS`], [`MAX_TOTAL_BUCKETS`],
+//! [`MAX_PACKETS`], [`MAX_DEPTH`]; names given twice; a second root, a
+//! cycle, a node with no flow below it; and any field the policy it
+//! concerns would ignore (a `weight` under a strict-priority parent, a
+//! `reservation` outside hClock, a `deadline_us` with no edf or lstf node
+//! above, …). docs/policies.md lists them.
 //!
 //! ```
 //! let text = "[[node]]\nname = \"root\"\npolicy = \"qfq+:m=4\"\n\n[[flow]]\nparent = \"root\"\ncount = 8\n";
@@ -62,14 +72,21 @@
 mod build_error_span;
 mod child;
 mod error;
+mod fields;
 mod flow;
+mod limits;
 mod node;
 mod parse;
+mod queue;
 mod rate;
+mod read;
 mod schema;
+mod tree_shape;
 
 pub use error::PolicyFileError;
 pub use flow::RankSource;
+pub use limits::{MAX_DEPTH, MAX_FLOWS, MAX_PACKETS, MAX_PACKET_LEN, MAX_TOTAL_BUCKETS};
 pub use node::{default_queue, TreePolicy, TREE_POLICIES};
 pub use parse::{load, parse, PolicyFile};
 pub use rate::{parse_rate, RateError};
+pub use read::MAX_FILE_BYTES;

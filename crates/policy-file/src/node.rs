@@ -6,6 +6,7 @@
 
 use crate::child::child_params;
 use crate::error::{Locator, PolicyFileError};
+use crate::queue::{queue_spec, QueueFields};
 use crate::schema::{FileToml, NodeToml, QueueToml};
 use fairway_core::policy::{FlowRank, NodeSpec, QueueKind, QueueSpec, Transaction, TreeSpec};
 use fairway_core::registry::{SchedKind, SchedSpec, SpecError};
@@ -98,7 +99,7 @@ pub fn default_queue(policy: &str) -> QueueSpec {
 fn hclock(r: &NodeToml, at: &Locator) -> Result<Transaction, PolicyFileError> {
     Ok(Transaction::HClock {
         reservation_queue: match &r.reservation_queue {
-            Some(q) => queue_spec(q, at)?,
+            Some(q) => queue_spec(&node_queue("reservation_queue", q), at)?,
             None => DEFAULT_RESERVATION_QUEUE,
         },
     })
@@ -109,21 +110,35 @@ fn hclock(r: &NodeToml, at: &Locator) -> Result<Transaction, PolicyFileError> {
 /// queue (cFFS, 2 × 10 000 buckets of 100 µs).
 const DEFAULT_RESERVATION_QUEUE: QueueSpec = TreeSpec::DEFAULT_SHAPER;
 
+/// A node's `queue` or `reservation_queue` table as queue fields.
+pub(crate) fn node_queue<'a>(what: &'static str, q: &'a Spanned<QueueToml>) -> QueueFields<'a> {
+    let r = q.get_ref();
+    QueueFields {
+        what,
+        span: q.span(),
+        kind: &r.kind,
+        buckets: r.buckets.as_ref(),
+        granularity: &r.granularity,
+    }
+}
+
 /// Node indices by name, in file order.
 pub(crate) struct NodeIndex<'a> {
     by_name: HashMap<&'a str, u32>,
 }
 
 impl<'a> NodeIndex<'a> {
-    /// Every node's index; a name given twice points at its second use.
+    /// Every node's index; a name given twice points at its second use
+    /// and names the line of the first.
     pub(crate) fn new(f: &'a FileToml, at: &Locator) -> Result<Self, PolicyFileError> {
         let mut by_name = HashMap::new();
         for (i, n) in f.nodes.iter().enumerate() {
             let name = n.get_ref().name.get_ref().as_str();
-            if by_name.insert(name, i as u32).is_some() {
+            if let Some(first) = by_name.insert(name, i as u32) {
+                let line = at.line(f.nodes[first as usize].get_ref().name.span());
                 return Err(at.error(
                     n.get_ref().name.span(),
-                    format!("node {name:?} defined twice"),
+                    format!("node {name:?} defined twice (first on line {line}): node names must differ"),
                 ));
             }
         }
@@ -157,7 +172,10 @@ impl<'a> NodeIndex<'a> {
 
 /// The node `r` describes. Errors come in the order of its fields'
 /// meaning: policy (and reservation queue), parent, queue, then what it
-/// gives its parent.
+/// gives its parent (whose use is checked once the whole tree is known).
+/// A `reservation_queue` on a node that is not hClock, or a `queue` on a
+/// scheduler node (the scheduler holds the children), would be ignored
+/// and is refused.
 pub(crate) fn node_spec(
     r: &NodeToml,
     index: &NodeIndex,
@@ -165,6 +183,28 @@ pub(crate) fn node_spec(
 ) -> Result<NodeSpec, PolicyFileError> {
     let policy = r.policy.get_ref().as_str();
     let transaction = transaction(r, at)?;
+    let name = r.name.get_ref();
+    if let (Some(q), false) = (
+        &r.reservation_queue,
+        matches!(transaction, Transaction::HClock { .. }),
+    ) {
+        return Err(at.error(
+            q.span(),
+            format!("`reservation_queue` of node {name:?} is ignored: only an hclock node has one, and its policy is {policy}"),
+        ));
+    }
+    let queue = match (&r.queue, &transaction) {
+        (Some(q), Transaction::Scheduler(_)) => {
+            return Err(at.error(
+                q.span(),
+                format!(
+                "`queue` of node {name:?} is ignored: the scheduler {policy} holds its children"
+            ),
+            ))
+        }
+        (Some(q), _) => queue_spec(&node_queue("queue", q), at)?,
+        (None, _) => default_queue(policy),
+    };
     Ok(NodeSpec {
         parent: r
             .parent
@@ -172,10 +212,7 @@ pub(crate) fn node_spec(
             .map(|p| index.parent_of(p, at))
             .transpose()?,
         transaction,
-        queue: match &r.queue {
-            Some(q) => queue_spec(q, at)?,
-            None => default_queue(policy),
-        },
+        queue,
         params: child_params(&r.child(), at)?,
     })
 }
@@ -216,20 +253,4 @@ fn scheduler(s: &str, span: Range<usize>, at: &Locator) -> Result<SchedSpec, Pol
         }
         Err(e) => Err(at.error(span, e.to_string())),
     }
-}
-
-/// A node's `queue` or `reservation_queue`.
-fn queue_spec(q: &Spanned<QueueToml>, at: &Locator) -> Result<QueueSpec, PolicyFileError> {
-    let r = q.get_ref();
-    let kind = QueueKind::parse(r.kind.get_ref()).ok_or_else(|| {
-        at.error(
-            r.kind.span(),
-            format!(
-                "unknown queue {:?} (one of: {})",
-                r.kind.get_ref(),
-                QueueKind::ALL.map(|(n, _)| n).join(", ")
-            ),
-        )
-    })?;
-    Ok(QueueSpec::new(kind, r.buckets, r.granularity))
 }

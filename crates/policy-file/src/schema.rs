@@ -1,8 +1,9 @@
 //! The tables of a policy file as serde reads them: every field the format
-//! knows, each value with its span where an error may point at it;
-//! unknown fields are refused.
+//! knows, each value with its span so that an error points at it; unknown
+//! fields are refused.
 
 use serde::Deserialize;
+use std::ops::Range;
 use toml::Spanned;
 
 /// The whole file.
@@ -23,8 +24,8 @@ pub(crate) struct FileToml {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ShaperToml {
     pub(crate) queue: Spanned<String>,
-    pub(crate) buckets: u32,
-    pub(crate) granularity: u64,
+    pub(crate) buckets: Option<Spanned<u32>>,
+    pub(crate) granularity: Spanned<u64>,
 }
 
 /// A node's `queue` or `reservation_queue`.
@@ -32,8 +33,8 @@ pub(crate) struct ShaperToml {
 #[serde(deny_unknown_fields)]
 pub(crate) struct QueueToml {
     pub(crate) kind: Spanned<String>,
-    pub(crate) buckets: u32,
-    pub(crate) granularity: u64,
+    pub(crate) buckets: Option<Spanned<u32>>,
+    pub(crate) granularity: Spanned<u64>,
 }
 
 /// `[[node]]`.
@@ -45,8 +46,8 @@ pub(crate) struct NodeToml {
     pub(crate) policy: Spanned<String>,
     pub(crate) queue: Option<Spanned<QueueToml>>,
     pub(crate) reservation_queue: Option<Spanned<QueueToml>>,
-    pub(crate) weight: Option<u32>,
-    pub(crate) priority: Option<u64>,
+    pub(crate) weight: Option<Spanned<u32>>,
+    pub(crate) priority: Option<Spanned<u64>>,
     pub(crate) rate: Option<Spanned<String>>,
     pub(crate) reservation: Option<Spanned<String>>,
 }
@@ -55,33 +56,34 @@ pub(crate) struct NodeToml {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FlowToml {
-    pub(crate) name: Option<String>,
+    pub(crate) name: Option<Spanned<String>>,
     pub(crate) parent: Spanned<String>,
     pub(crate) count: Option<Spanned<u32>>,
     pub(crate) deadline_us: Option<Spanned<u64>>,
     pub(crate) message_bytes: Option<Spanned<u64>>,
-    pub(crate) weight: Option<u32>,
-    pub(crate) priority: Option<u64>,
+    pub(crate) weight: Option<Spanned<u32>>,
+    pub(crate) priority: Option<Spanned<u64>>,
     pub(crate) rate: Option<Spanned<String>>,
     pub(crate) reservation: Option<Spanned<String>>,
 }
 
 /// The fields a node or flow gives its parent.
+#[derive(Clone, Copy)]
 pub(crate) struct ChildToml<'a> {
-    pub(crate) weight: Option<u32>,
-    pub(crate) priority: Option<u64>,
-    pub(crate) rate: &'a Option<Spanned<String>>,
-    pub(crate) reservation: &'a Option<Spanned<String>>,
+    pub(crate) weight: Option<&'a Spanned<u32>>,
+    pub(crate) priority: Option<&'a Spanned<u64>>,
+    pub(crate) rate: Option<&'a Spanned<String>>,
+    pub(crate) reservation: Option<&'a Spanned<String>>,
 }
 
 impl NodeToml {
     /// What the node gives its parent.
     pub(crate) fn child(&self) -> ChildToml<'_> {
         ChildToml {
-            weight: self.weight,
-            priority: self.priority,
-            rate: &self.rate,
-            reservation: &self.reservation,
+            weight: self.weight.as_ref(),
+            priority: self.priority.as_ref(),
+            rate: self.rate.as_ref(),
+            reservation: self.reservation.as_ref(),
         }
     }
 }
@@ -90,10 +92,15 @@ impl FlowToml {
     /// What the flow gives its parent.
     pub(crate) fn child(&self) -> ChildToml<'_> {
         ChildToml {
-            weight: self.weight,
-            priority: self.priority,
-            rate: &self.rate,
-            reservation: &self.reservation,
+            weight: self.weight.as_ref(),
+            priority: self.priority.as_ref(),
+            rate: self.rate.as_ref(),
+            reservation: self.reservation.as_ref(),
         }
     }
+}
+
+/// The span of an optional value, or `or` (its table) when it is absent.
+pub(crate) fn span_or<T>(v: Option<&Spanned<T>>, or: Range<usize>) -> Range<usize> {
+    v.map_or(or, Spanned::span)
 }

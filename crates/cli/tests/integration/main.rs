@@ -10,6 +10,7 @@ mod grammar;
 mod netsim;
 mod newcomer;
 mod one_build;
+mod policy_file_errors;
 mod policy_files;
 mod quiet_output;
 mod reproduce;

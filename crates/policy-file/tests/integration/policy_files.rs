@@ -145,7 +145,14 @@ fn scheduler_nodes_take_any_registry_spec() {
 #[test]
 fn every_tree_policy_builds_with_its_default_queue() {
     for p in TREE_POLICIES {
-        let file = parse(&sched_root(p.name), "f.toml").unwrap_or_else(|e| panic!("{e}"));
+        // The ranking policies read each flow's annotator.
+        let annotator = match p.name {
+            "edf" | "lstf" => "deadline_us = 100\n",
+            "pfabric" => "message_bytes = 100000\n",
+            _ => "",
+        };
+        let text = format!("{}{annotator}", sched_root(p.name));
+        let file = parse(&text, "f.toml").unwrap_or_else(|e| panic!("{e}"));
         let node = &file.spec.nodes[0];
         assert!(
             !matches!(node.transaction, Transaction::Scheduler(_)),
