@@ -324,10 +324,18 @@ mod tests {
             let r = u128::from(isqrt(n));
             assert!(r * r <= n && (r + 1) * (r + 1) > n, "n = {n}");
         }
-        for &n in &[u128::MAX, (u128::from(u64::MAX) * u128::from(u64::MAX)), 1 << 100, 3_600_000_000_000_000_000_000] {
+        for &n in &[
+            u128::MAX,
+            (u128::from(u64::MAX) * u128::from(u64::MAX)),
+            1 << 100,
+            3_600_000_000_000_000_000_000,
+        ] {
             let r = u128::from(isqrt(n));
             assert!(r * r <= n, "n = {n}");
-            assert!(r == u128::from(u64::MAX) || (r + 1) * (r + 1) > n, "n = {n}");
+            assert!(
+                r == u128::from(u64::MAX) || (r + 1) * (r + 1) > n,
+                "n = {n}"
+            );
         }
     }
 
@@ -344,18 +352,42 @@ mod tests {
     #[test]
     fn parameters_are_checked_in_order_with_their_ranges() {
         assert_eq!(CodelParams::RFC8289.check(), Ok(()));
-        let p = |target_ns, interval_ns, mtu| CodelParams { target_ns, interval_ns, mtu };
-        assert_eq!(p(1, 0, 1).check(), Err(AqmConfigError::Interval { interval_ns: 0 }));
+        let p = |target_ns, interval_ns, mtu| CodelParams {
+            target_ns,
+            interval_ns,
+            mtu,
+        };
+        assert_eq!(
+            p(1, 0, 1).check(),
+            Err(AqmConfigError::Interval { interval_ns: 0 })
+        );
         assert_eq!(
             p(1, MAX_INTERVAL_NS + 1, 1).check(),
-            Err(AqmConfigError::Interval { interval_ns: MAX_INTERVAL_NS + 1 })
+            Err(AqmConfigError::Interval {
+                interval_ns: MAX_INTERVAL_NS + 1
+            })
         );
         assert_eq!(p(1, MAX_INTERVAL_NS, 1).check(), Ok(()));
-        assert_eq!(p(0, 10, 1).check(), Err(AqmConfigError::Target { target_ns: 0, interval_ns: 10 }));
-        assert_eq!(p(11, 10, 1).check(), Err(AqmConfigError::Target { target_ns: 11, interval_ns: 10 }));
+        assert_eq!(
+            p(0, 10, 1).check(),
+            Err(AqmConfigError::Target {
+                target_ns: 0,
+                interval_ns: 10
+            })
+        );
+        assert_eq!(
+            p(11, 10, 1).check(),
+            Err(AqmConfigError::Target {
+                target_ns: 11,
+                interval_ns: 10
+            })
+        );
         assert_eq!(p(10, 10, 1).check(), Ok(()));
         assert_eq!(p(1, 10, 0).check(), Err(AqmConfigError::Mtu { mtu: 0 }));
-        assert_eq!(p(1, 10, MAX_MTU + 1).check(), Err(AqmConfigError::Mtu { mtu: MAX_MTU + 1 }));
+        assert_eq!(
+            p(1, 10, MAX_MTU + 1).check(),
+            Err(AqmConfigError::Mtu { mtu: MAX_MTU + 1 })
+        );
         assert_eq!(p(1, 10, MAX_MTU).check(), Ok(()));
     }
 }

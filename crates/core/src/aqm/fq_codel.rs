@@ -254,7 +254,10 @@ impl<P: Packet> FqCodel<P> {
         let mut store = FlowQueues::new(cap, Limits::DEFAULT);
         for b in 0..cfg.buckets {
             store
-                .add_flow(FlowId(b), FlowConfig::new(1, Limits::DEFAULT.max_packet_len))
+                .add_flow(
+                    FlowId(b),
+                    FlowConfig::new(1, Limits::DEFAULT.max_packet_len),
+                )
                 .map_err(|_| AqmConfigError::Buckets {
                     buckets: cfg.buckets,
                 })?;

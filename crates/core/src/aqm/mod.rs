@@ -82,9 +82,7 @@ impl<P: Packet> CodelQueue for StoreQueue<'_, P> {
 
     #[inline]
     fn pop(&mut self) -> Option<(P, u64)> {
-        self.store
-            .pop(self.id)
-            .map(|t| (t.packet, t.enqueued_ns))
+        self.store.pop(self.id).map(|t| (t.packet, t.enqueued_ns))
     }
 
     #[inline]

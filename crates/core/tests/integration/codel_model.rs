@@ -79,7 +79,10 @@ pub struct Run {
 
 pub fn run(trace: &Trace, variant: Variant) -> Run {
     let p = trace.params;
-    let cfg = CodelFifoConfig { codel: p, limit: 100_000 };
+    let cfg = CodelFifoConfig {
+        codel: p,
+        limit: 100_000,
+    };
     let mut q: CodelFifo<Pkt> = CodelFifo::new(cfg).expect("valid parameters");
     let mut m = RfcCodel::new(p.target_ns, p.interval_ns, p.mtu, variant);
     let mut now = trace.start;
@@ -125,7 +128,11 @@ pub fn run(trace: &Trace, variant: Variant) -> Run {
         }
     }
     if q.drops().codel_packets != out.drops as u64 || q.drops().overflow_packets != 0 {
-        out.mismatch = Some(format!("drop counters {:?} for {} drops", q.drops(), out.drops));
+        out.mismatch = Some(format!(
+            "drop counters {:?} for {} drops",
+            q.drops(),
+            out.drops
+        ));
     }
     out
 }
@@ -151,15 +158,27 @@ proptest! {
 
 #[test]
 fn the_traces_reach_every_branch_of_codel() {
-    let runs: Vec<Run> = fixed_traces(200).iter().map(|t| run(t, Variant::Rfc)).collect();
+    let runs: Vec<Run> = fixed_traces(200)
+        .iter()
+        .map(|t| run(t, Variant::Rfc))
+        .collect();
     assert!(runs.iter().all(|r| r.mismatch.is_none()));
     let drops: usize = runs.iter().map(|r| r.drops).sum();
     let multi: usize = runs.iter().map(|r| r.multi_drop_dequeues).sum();
     let reentry: usize = runs.iter().map(|r| r.reentries_with_memory).sum();
     let dropping_runs = runs.iter().filter(|r| r.drops > 0).count();
-    assert!(dropping_runs >= 40, "only {dropping_runs} of 200 traces drop");
-    assert!(multi >= 20, "{multi} dequeues dropped more than one packet ({drops} drops)");
-    assert!(reentry >= 5, "{reentry} re-entries kept the previous drop rate");
+    assert!(
+        dropping_runs >= 40,
+        "only {dropping_runs} of 200 traces drop"
+    );
+    assert!(
+        multi >= 20,
+        "{multi} dequeues dropped more than one packet ({drops} drops)"
+    );
+    assert!(
+        reentry >= 5,
+        "{reentry} re-entries kept the previous drop rate"
+    );
 }
 
 #[test]
@@ -170,35 +189,63 @@ fn each_wrong_model_is_caught() {
         Variant::NoReentryMemory,
         Variant::ControlLawFromNow,
     ] {
-        let caught = traces.iter().filter(|t| run(t, variant).mismatch.is_some()).count();
+        let caught = traces
+            .iter()
+            .filter(|t| run(t, variant).mismatch.is_some())
+            .count();
         assert!(caught > 0, "{variant:?} passes all 200 traces");
     }
 }
 
 #[test]
 fn the_fifo_tail_drops_at_its_limit_and_counts_it() {
-    let cfg = CodelFifoConfig { codel: CodelParams::RFC8289, limit: 2 };
+    let cfg = CodelFifoConfig {
+        codel: CodelParams::RFC8289,
+        limit: 2,
+    };
     let mut q: CodelFifo<Pkt> = CodelFifo::new(cfg).unwrap();
     q.enqueue(Pkt { id: 0, len: 100 }, 0).unwrap();
     q.enqueue(Pkt { id: 1, len: 100 }, 0).unwrap();
     let e = q.enqueue(Pkt { id: 2, len: 300 }, 0).unwrap_err();
     assert_eq!(e.kind, EnqueueErrorKind::Full { capacity: 2 });
     assert_eq!(e.packet, Pkt { id: 2, len: 300 });
-    assert_eq!((q.drops().overflow_packets, q.drops().overflow_bytes), (1, 300));
+    assert_eq!(
+        (q.drops().overflow_packets, q.drops().overflow_bytes),
+        (1, 300)
+    );
     // Bad lengths come back without counting a drop.
-    assert_eq!(q.enqueue(Pkt { id: 3, len: 0 }, 0).unwrap_err().kind, EnqueueErrorKind::EmptyPacket);
+    assert_eq!(
+        q.enqueue(Pkt { id: 3, len: 0 }, 0).unwrap_err().kind,
+        EnqueueErrorKind::EmptyPacket
+    );
     assert_eq!(q.drops().overflow_packets, 1);
     assert_eq!(q.backlog().packets, 2);
 }
 
 #[test]
 fn fifo_parameters_are_refused_with_their_names() {
-    let ok = CodelFifoConfig { codel: CodelParams::RFC8289, limit: 1 };
+    let ok = CodelFifoConfig {
+        codel: CodelParams::RFC8289,
+        limit: 1,
+    };
     assert!(CodelFifo::<Pkt>::new(ok).is_ok());
     let limit = |limit| CodelFifo::<Pkt>::new(CodelFifoConfig { limit, ..ok }).err();
     assert_eq!(limit(0), Some(AqmConfigError::Limit { limit: 0 }));
-    assert_eq!(limit((1 << 24) + 1), Some(AqmConfigError::Limit { limit: (1 << 24) + 1 }));
-    let bad = CodelParams { target_ns: 0, ..CodelParams::RFC8289 };
-    let e = CodelFifo::<Pkt>::new(CodelFifoConfig { codel: bad, ..ok }).err().unwrap();
-    assert_eq!(e.to_string(), "codel target 0 ns out of range 1..=100000000 ns (at most the interval)");
+    assert_eq!(
+        limit((1 << 24) + 1),
+        Some(AqmConfigError::Limit {
+            limit: (1 << 24) + 1
+        })
+    );
+    let bad = CodelParams {
+        target_ns: 0,
+        ..CodelParams::RFC8289
+    };
+    let e = CodelFifo::<Pkt>::new(CodelFifoConfig { codel: bad, ..ok })
+        .err()
+        .unwrap();
+    assert_eq!(
+        e.to_string(),
+        "codel target 0 ns out of range 1..=100000000 ns (at most the interval)"
+    );
 }

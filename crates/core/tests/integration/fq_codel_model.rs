@@ -53,12 +53,21 @@ fn trace() -> impl Strategy<Value = Trace> {
         interval_ns: t * k,
         mtu,
     });
-    let cfg = (codel, MIN_QUANTUM..3000, 1u32..9, 1u32..40).prop_map(|(codel, quantum, buckets, limit)| {
-        FqCodelConfig { codel, quantum, buckets, limit }
-    });
+    let cfg = (codel, MIN_QUANTUM..3000, 1u32..9, 1u32..40).prop_map(
+        |(codel, quantum, buckets, limit)| FqCodelConfig {
+            codel,
+            quantum,
+            buckets,
+            limit,
+        },
+    );
     (cfg, prop::collection::vec(any::<u32>(), 1..10)).prop_flat_map(|(cfg, hashes)| {
         let n = hashes.len();
-        ops(n).prop_map(move |ops| Trace { cfg, hashes: hashes.clone(), ops })
+        ops(n).prop_map(move |ops| Trace {
+            cfg,
+            hashes: hashes.clone(),
+            ops,
+        })
     })
 }
 
@@ -83,7 +92,9 @@ fn run(t: &Trace, variant: Variant) -> Run {
                 let got = q.enqueue(hash, pkt, now).expect("valid packet");
                 let want = m.enqueue(hash, pkt, now);
                 if got != want {
-                    out.mismatch = Some(format!("op {i}: overflow drop {got:?}, the model drops {want:?}"));
+                    out.mismatch = Some(format!(
+                        "op {i}: overflow drop {got:?}, the model drops {want:?}"
+                    ));
                     return out;
                 }
             }
@@ -104,7 +115,10 @@ fn run(t: &Trace, variant: Variant) -> Run {
         }
         let queued: usize = m.flows.iter().map(|f| f.queue.len()).sum();
         if q.backlog().packets != queued as u64 {
-            out.mismatch = Some(format!("op {i}: {:?} queued, the model {queued}", q.backlog()));
+            out.mismatch = Some(format!(
+                "op {i}: {:?} queued, the model {queued}",
+                q.backlog()
+            ));
             return out;
         }
     }
@@ -126,7 +140,9 @@ proptest! {
 fn fixed_traces(n: usize) -> Vec<Trace> {
     let mut runner = TestRunner::deterministic();
     let strategy = trace();
-    (0..n).map(|_| strategy.new_tree(&mut runner).expect("a trace").current()).collect()
+    (0..n)
+        .map(|_| strategy.new_tree(&mut runner).expect("a trace").current())
+        .collect()
 }
 
 #[test]
@@ -137,37 +153,65 @@ fn the_traces_drop_for_both_reasons_and_each_wrong_model_is_caught() {
     let codel = runs.iter().filter(|r| r.codel_drops > 0).count();
     let overflow = runs.iter().filter(|r| r.overflow_drops > 0).count();
     assert!(codel >= 40, "only {codel} of 200 traces have CoDel drops");
-    assert!(overflow >= 40, "only {overflow} of 200 traces have overflow drops");
-    for variant in [Variant::NoNewList, Variant::NoOldPass, Variant::StrictAboveTime] {
-        let caught = traces.iter().filter(|t| run(t, variant).mismatch.is_some()).count();
+    assert!(
+        overflow >= 40,
+        "only {overflow} of 200 traces have overflow drops"
+    );
+    for variant in [
+        Variant::NoNewList,
+        Variant::NoOldPass,
+        Variant::StrictAboveTime,
+    ] {
+        let caught = traces
+            .iter()
+            .filter(|t| run(t, variant).mismatch.is_some())
+            .count();
         assert!(caught > 0, "{variant:?} passes all 200 traces");
     }
 }
 
 #[test]
 fn an_overflow_drops_the_head_of_the_fattest_bucket() {
-    let cfg = FqCodelConfig { limit: 3, ..FqCodelConfig::RFC8290 };
+    let cfg = FqCodelConfig {
+        limit: 3,
+        ..FqCodelConfig::RFC8290
+    };
     let mut q: FqCodel<Pkt> = FqCodel::new(cfg).unwrap();
     let (a, b) = (0x1000_0000, 0xF000_0000);
     assert_eq!(q.enqueue(a, Pkt { id: 0, len: 100 }, 0), Ok(None));
     assert_eq!(q.enqueue(b, Pkt { id: 1, len: 1000 }, 0), Ok(None));
     assert_eq!(q.enqueue(a, Pkt { id: 2, len: 100 }, 0), Ok(None));
     // Over the limit: bucket b holds 1000 bytes, a 300 after this packet.
-    assert_eq!(q.enqueue(a, Pkt { id: 3, len: 100 }, 0), Ok(Some(Pkt { id: 1, len: 1000 })));
+    assert_eq!(
+        q.enqueue(a, Pkt { id: 3, len: 100 }, 0),
+        Ok(Some(Pkt { id: 1, len: 1000 }))
+    );
     assert_eq!(q.drops().overflow_packets, 1);
     assert_eq!(q.drops().overflow_bytes, 1000);
     assert_eq!(q.backlog().packets, 3);
     // Now a is the fattest: its head goes, even for a packet of b.
-    assert_eq!(q.enqueue(b, Pkt { id: 4, len: 50 }, 0), Ok(Some(Pkt { id: 0, len: 100 })));
+    assert_eq!(
+        q.enqueue(b, Pkt { id: 4, len: 50 }, 0),
+        Ok(Some(Pkt { id: 0, len: 100 }))
+    );
 }
 
 #[test]
 fn bad_packets_come_back_and_change_nothing() {
     let mut q: FqCodel<Pkt> = FqCodel::new(FqCodelConfig::RFC8290).unwrap();
     let e = q.enqueue(7, Pkt { id: 1, len: 0 }, 0).unwrap_err();
-    assert_eq!((e.kind, e.packet), (EnqueueErrorKind::EmptyPacket, Pkt { id: 1, len: 0 }));
+    assert_eq!(
+        (e.kind, e.packet),
+        (EnqueueErrorKind::EmptyPacket, Pkt { id: 1, len: 0 })
+    );
     let e = q.enqueue(7, Pkt { id: 2, len: 65537 }, 0).unwrap_err();
-    assert_eq!(e.kind, EnqueueErrorKind::PacketTooLong { len: 65537, max_len: 65536 });
+    assert_eq!(
+        e.kind,
+        EnqueueErrorKind::PacketTooLong {
+            len: 65537,
+            max_len: 65536
+        }
+    );
     assert_eq!(q.enqueue(7, Pkt { id: 3, len: 65536 }, 0), Ok(None));
     assert_eq!(q.backlog().packets, 1);
     assert_eq!(q.new_flow_count(), 1);
@@ -175,27 +219,49 @@ fn bad_packets_come_back_and_change_nothing() {
 
 #[test]
 fn every_parameter_is_refused_outside_its_range_and_accepted_at_its_ends() {
-    let base = FqCodelConfig { limit: 16, ..FqCodelConfig::RFC8290 };
+    let base = FqCodelConfig {
+        limit: 16,
+        ..FqCodelConfig::RFC8290
+    };
     let check = |cfg: FqCodelConfig| FqCodel::<Pkt>::new(cfg).err();
     for quantum in [MIN_QUANTUM, MAX_QUANTUM] {
         assert_eq!(check(FqCodelConfig { quantum, ..base }), None);
     }
     for quantum in [0, MIN_QUANTUM - 1, MAX_QUANTUM + 1] {
-        assert_eq!(check(FqCodelConfig { quantum, ..base }), Some(AqmConfigError::Quantum { quantum }));
+        assert_eq!(
+            check(FqCodelConfig { quantum, ..base }),
+            Some(AqmConfigError::Quantum { quantum })
+        );
     }
     for buckets in [1, MAX_BUCKETS] {
         assert_eq!(check(FqCodelConfig { buckets, ..base }), None);
     }
     for buckets in [0, MAX_BUCKETS + 1] {
-        assert_eq!(check(FqCodelConfig { buckets, ..base }), Some(AqmConfigError::Buckets { buckets }));
+        assert_eq!(
+            check(FqCodelConfig { buckets, ..base }),
+            Some(AqmConfigError::Buckets { buckets })
+        );
     }
     assert_eq!(check(FqCodelConfig { limit: 1, ..base }), None);
     for limit in [0, MAX_LIMIT + 1, u32::MAX] {
-        assert_eq!(check(FqCodelConfig { limit, ..base }), Some(AqmConfigError::Limit { limit }));
+        assert_eq!(
+            check(FqCodelConfig { limit, ..base }),
+            Some(AqmConfigError::Limit { limit })
+        );
     }
-    let codel = CodelParams { interval_ns: 0, ..CodelParams::RFC8289 };
-    assert_eq!(check(FqCodelConfig { codel, ..base }), Some(AqmConfigError::Interval { interval_ns: 0 }));
-    let e = check(FqCodelConfig { quantum: 255, ..base }).unwrap();
+    let codel = CodelParams {
+        interval_ns: 0,
+        ..CodelParams::RFC8289
+    };
+    assert_eq!(
+        check(FqCodelConfig { codel, ..base }),
+        Some(AqmConfigError::Interval { interval_ns: 0 })
+    );
+    let e = check(FqCodelConfig {
+        quantum: 255,
+        ..base
+    })
+    .unwrap();
     assert_eq!(
         e.to_string(),
         "fq_codel quantum 255 bytes out of range 256..=1048576 \

@@ -11,6 +11,7 @@ mod constructor_ranges;
 mod drr_model;
 mod drr_quantum;
 mod fq_codel_model;
+mod fq_codel_sparse;
 mod long_idle;
 mod pq_props;
 mod properties;
