@@ -10,7 +10,7 @@
 //! enqueue time, so it needs no knowledge of the link rate), and acts only
 //! on a standing queue:
 //!
-//! 1. **Estimator** (RFC 8289 §4.2, `pop_and_judge`). At each dequeue the
+//! 1. **Estimator** (`pop_and_judge`). At each dequeue the
 //!    head packet's sojourn time is compared with `target`. If it is below,
 //!    or if at most `mtu` bytes remain behind it (one packet's transmission
 //!    time may legitimately exceed `target` on a slow link), the queue is
@@ -21,7 +21,7 @@
 //!    packet is *ok to drop*. The RFC's "timer clear" value 0 is an
 //!    `Option` here (a deadline `now + interval ≥ 1` is never 0 anyway).
 //!
-//! 2. **Control law** (§4.3). Reno-like senders reach throughput
+//! 2. **Control law**. Reno-like senders reach throughput
 //!    `∝ 1/(RTT·√p)` at drop probability `p`; to cut a sender's rate
 //!    *linearly* over time, the gap between successive drops must shrink as
 //!    `1/√count`. In the dropping state the next drop is therefore due at
@@ -34,7 +34,7 @@
 //!    RFC's pseudocode truncates to, so the two drop at the same instants.
 //!    It runs only when a drop is scheduled, never per forwarded packet.
 //!
-//! 3. **Dropping state** (§5.5, [`CodelState::dequeue`]). Outside it, the
+//! 3. **Dropping state** ([`CodelState::dequeue`]). Outside it, the
 //!    first ok-to-drop packet is dropped, the next one dequeued, and the
 //!    state entered with `drop_next = now + interval/√count`. Inside it:
 //!    a good packet leaves the state; otherwise, while `now ≥ drop_next`,
@@ -44,7 +44,7 @@
 //!    backlog may owe several drops at once). An empty queue leaves the
 //!    state.
 //!
-//! 4. **Re-entry** (§5.5, the `count`/`lastcount` memory). On entering the
+//! 4. **Re-entry** (the `count`/`lastcount` memory). On entering the
 //!    dropping state, `delta = count − lastcount` is the number of drops the
 //!    previous episode added. If it is above 1 and that episode ended
 //!    recently — `now − drop_next < 16 · interval`, the difference taken
@@ -64,12 +64,12 @@
 //! # Constants
 //!
 //! * [`DEFAULT_TARGET_NS`] = 5 ms and [`DEFAULT_INTERVAL_NS`] = 100 ms: the
-//!   RFC's defaults (§4.4: `interval` a worst-case round trip of the
-//!   traffic, `target` 5–10 % of it).
+//!   RFC's defaults (`interval` a worst-case round trip of the traffic,
+//!   `target` 5–10 % of it).
 //! * [`DEFAULT_MTU`] = 1514 bytes: the RFC's `MAXPACKET` for Ethernet
 //!   (1500-byte MTU plus the 14-byte header, as Linux's `psched_mtu`).
 //! * [`REENTRY_INTERVALS`] = 16: how many intervals after the last scheduled
-//!   drop an episode still counts as recent (§5.5).
+//!   drop an episode still counts as recent.
 //! * Ranges: `interval` `1..=`[`MAX_INTERVAL_NS`] (60 s: an interval is a
 //!   round-trip time; beyond a minute CoDel would never act within a
 //!   connection's life), `target` `1..=interval` (a target above the
@@ -150,7 +150,7 @@ pub trait CodelQueue {
     fn bytes(&self) -> u64;
 }
 
-/// CoDel's per-queue state (RFC 8289 §5.2): 32 bytes, all zero at rest.
+/// CoDel's per-queue state (the RFC's per-queue variables): 40 bytes on 64-bit targets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CodelState {
     /// When the sojourn time will have been above target for an interval;

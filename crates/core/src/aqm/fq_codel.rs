@@ -7,7 +7,7 @@
 //! packet now and then and suffer from every packet queued ahead of them.
 //! FQ-CoDel separates them and serves them fairly:
 //!
-//! 1. **Classification** (RFC 8290 §4.1.1). The caller hashes each packet's
+//! 1. **Classification**. The caller hashes each packet's
 //!    flow key (its 5-tuple) to a `u32`; the packet goes to bucket
 //!    `⌊hash · buckets / 2^32⌋` ([`FqCodel::bucket_of`]): a multiply and a
 //!    shift, as Linux's `reciprocal_scale`, uniform when the hash is. Flows
@@ -19,7 +19,7 @@
 //!    `MAXPACKET` rule applied per queue; Linux compares against the whole
 //!    qdisc's backlog instead).
 //!
-//! 3. **Deficit round robin over two lists** (§4.2). A bucket that is in
+//! 3. **Deficit round robin over two lists**. A bucket that is in
 //!    neither list when a packet arrives joins the tail of the *new* list
 //!    with a deficit of one `quantum` (counted in [`FqCodel::new_flow_count`]).
 //!    Dequeue looks at the head of the new list, else of the old list:
@@ -41,7 +41,7 @@
 //!    flows' standing queue. A bulk flow stays on the old list and gets its
 //!    quantum per round.
 //!
-//! 4. **Overflow** (§4.1.2). When an enqueue brings the total over `limit`
+//! 4. **Overflow**. When an enqueue brings the total over `limit`
 //!    packets, the head packet of the bucket with the most bytes queued is
 //!    dropped (counted as an overflow drop and returned to the caller): the
 //!    flow that caused the overflow pays for it, a sparse flow never does.
@@ -60,7 +60,7 @@
 //! # Constants and ranges
 //!
 //! * [`DEFAULT_QUANTUM`] = 1514 bytes, [`DEFAULT_BUCKETS`] = 1024,
-//!   [`DEFAULT_LIMIT`] = 10240 packets: RFC 8290 §5.1 (and Linux).
+//!   [`DEFAULT_LIMIT`] = 10240 packets: RFC 8290's defaults (and Linux's).
 //! * `quantum` [`MIN_QUANTUM`]`..=`[`MAX_QUANTUM`] (256 B ..= 1 MiB). A
 //!   packet of `L` bytes costs `⌈L/quantum⌉` list rotations before it is
 //!   sent, so the lower bound caps that at 256 for the largest packet; the
@@ -69,7 +69,8 @@
 //!   timescale CoDel acts on). Linux raises values below 256 to 256; we
 //!   refuse them.
 //! * `buckets` `1..=`[`MAX_BUCKETS`] (65536, Linux's bound): allocated up
-//!   front, 56 bytes each.
+//!   front, 88 bytes each on 64-bit targets (56 of list, deficit and CoDel
+//!   state, 32 of queue record).
 //! * `limit` `1..=`[`MAX_LIMIT`] (2^24 packets, the crate's bound on
 //!   pre-allocated packet slots, as the C ABI's `max_packets`).
 //! * Packets `1..=65536` bytes ([`Limits::DEFAULT`]); outside, the enqueue
