@@ -14,7 +14,7 @@
 //!
 //! Like the rest of the crate: no clocks (every operation takes `now` in
 //! nanoseconds from the caller), no allocation after construction (packets
-//! live in a pre-sized [`FlowQueues`](crate::FlowQueues) slab), no panic on
+//! live in a pre-sized [`FlowQueues`] slab), no panic on
 //! input. Drops are counted by reason ([`DropCounts`]) and every dropped
 //! packet is handed to the caller, never silently destroyed.
 
