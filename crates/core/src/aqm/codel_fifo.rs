@@ -117,6 +117,11 @@ impl<P: Packet> CodelFifo<P> {
         self.store.total()
     }
 
+    /// True if nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.store.total().packets == 0
+    }
+
     /// Drops so far, by reason.
     pub fn drops(&self) -> DropCounts {
         self.drops

@@ -417,6 +417,11 @@ impl<P: Packet> FqCodel<P> {
         self.buckets.get(bucket as usize).map(|b| &b.codel)
     }
 
+    /// True if nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.store.total().packets == 0
+    }
+
     /// Drops so far, by reason.
     pub fn drops(&self) -> DropCounts {
         self.drops

@@ -127,6 +127,94 @@ fn run(t: &Trace, variant: Variant) -> Run {
     out
 }
 
+/// Any configuration in range, any times (backwards, near `u64::MAX`), any
+/// hashes, lengths in and out of range: never a panic, and every packet
+/// accepted is sent, dropped for a counted reason, or still queued.
+#[derive(Clone, Debug)]
+enum RawOp {
+    Enqueue { now: u64, hash: u32, len: u32 },
+    Dequeue { now: u64 },
+}
+
+fn raw_time() -> impl Strategy<Value = u64> {
+    prop_oneof![any::<u64>(), u64::MAX - 1000..=u64::MAX, 0u64..1000]
+}
+
+fn raw_trace() -> impl Strategy<Value = (FqCodelConfig, Vec<RawOp>)> {
+    let codel = (1u64..=60_000_000_000, 1u32..=65536).prop_flat_map(|(interval_ns, mtu)| {
+        (1..=interval_ns).prop_map(move |target_ns| CodelParams {
+            target_ns,
+            interval_ns,
+            mtu,
+        })
+    });
+    let cfg = (codel, MIN_QUANTUM..=MAX_QUANTUM, 1u32..64, 1u32..64).prop_map(
+        |(codel, quantum, buckets, limit)| FqCodelConfig {
+            codel,
+            quantum,
+            buckets,
+            limit,
+        },
+    );
+    let op = prop_oneof![
+        (raw_time(), any::<u32>(), 0u32..70_000).prop_map(|(now, hash, len)| RawOp::Enqueue {
+            now,
+            hash,
+            len
+        }),
+        raw_time().prop_map(|now| RawOp::Dequeue { now }),
+    ];
+    (cfg, prop::collection::vec(op, 0..300))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn no_input_panics_and_every_packet_is_accounted_for((cfg, ops) in raw_trace()) {
+        let mut q: FqCodel<Pkt> = FqCodel::new(cfg).expect("in range");
+        let (mut accepted, mut sent, mut codel, mut overflow) = (0u64, 0u64, 0u64, 0u64);
+        let mut dropped_bytes = 0u64;
+        for (i, op) in ops.into_iter().enumerate() {
+            match op {
+                RawOp::Enqueue { now, hash, len } => {
+                    let pkt = Pkt { id: i as u32, len };
+                    match q.enqueue(hash, pkt, now) {
+                        Ok(victim) => {
+                            accepted += 1;
+                            if let Some(v) = victim {
+                                overflow += 1;
+                                dropped_bytes += u64::from(v.len);
+                            }
+                        }
+                        Err(e) => {
+                            prop_assert_eq!(e.packet, pkt);
+                            prop_assert!(len == 0 || len > 65536);
+                        }
+                    }
+                }
+                RawOp::Dequeue { now } => {
+                    sent += u64::from(q.dequeue_with(now, |p| {
+                        codel += 1;
+                        dropped_bytes += u64::from(p.len);
+                    }).is_some());
+                }
+            }
+            prop_assert!(q.backlog().packets <= u64::from(cfg.limit));
+        }
+        let d = q.drops();
+        prop_assert_eq!((d.codel_packets, d.overflow_packets), (codel, overflow));
+        prop_assert_eq!(d.codel_bytes + d.overflow_bytes, dropped_bytes);
+        prop_assert_eq!(accepted, sent + codel + overflow + q.backlog().packets);
+        // Draining far in the future sends or drops everything left.
+        while q.dequeue_with(u64::MAX, |_| codel += 1).is_some() {
+            sent += 1;
+        }
+        prop_assert!(q.is_empty());
+        prop_assert_eq!(accepted, sent + codel + overflow);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
 
