@@ -10,8 +10,8 @@
 //! enqueue time, so it needs no knowledge of the link rate), and acts only
 //! on a standing queue:
 //!
-//! 1. **Estimator** (`pop_and_judge`). At each dequeue the
-//!    head packet's sojourn time is compared with `target`. If it is below,
+//! 1. **Estimator** (`pop_and_judge`). At each dequeue the head packet's
+//!    sojourn time is compared with `target`. If it is below,
 //!    or if at most `mtu` bytes remain behind it (one packet's transmission
 //!    time may legitimately exceed `target` on a slow link), the queue is
 //!    "good" and the above-target timer is cleared. Otherwise the timer is
@@ -21,21 +21,22 @@
 //!    packet is *ok to drop*. The RFC's "timer clear" value 0 is an
 //!    `Option` here (a deadline `now + interval ≥ 1` is never 0 anyway).
 //!
-//! 2. **Control law**. Reno-like senders reach throughput
-//!    `∝ 1/(RTT·√p)` at drop probability `p`; to cut a sender's rate
+//! 2. **Control law.** Reno-like senders reach throughput `∝ 1/(RTT·√p)`
+//!    at drop probability `p`; to cut a sender's rate
 //!    *linearly* over time, the gap between successive drops must shrink as
 //!    `1/√count`. In the dropping state the next drop is therefore due at
 //!    `drop_next = t + interval/√count`, `count` the drops of this episode.
 //!    We compute `⌊interval/√count⌋` exactly, as `⌊√⌊interval²/count⌋⌋`
 //!    (`⌊√⌊x⌋⌋ = ⌊√x⌋` for real `x ≥ 0`) in `u128` integer arithmetic
-//!    ([`control_law`]): Linux instead keeps a 16-bit Newton approximation
-//!    of `1/√count`, which is off by up to a few parts in 10⁴ after a
-//!    re-entry; the exact floor is what a floating-point transcription of the
-//!    RFC's pseudocode truncates to, so the two drop at the same instants.
+//!    ([`control_law`]). Linux instead keeps a 16-bit fixed-point `1/√count`
+//!    updated by one Newton step per drop (after a re-entry it starts from
+//!    the previous episode's value and converges over the next drops); the
+//!    exact floor is what a floating-point transcription of the RFC's
+//!    pseudocode truncates to, so the two drop at the same instants.
 //!    It runs only when a drop is scheduled, never per forwarded packet.
 //!
-//! 3. **Dropping state** ([`CodelState::dequeue`]). Outside it, the
-//!    first ok-to-drop packet is dropped, the next one dequeued, and the
+//! 3. **Dropping state** ([`CodelState::dequeue`]). Outside it, the first
+//!    ok-to-drop packet is dropped, the next one dequeued, and the
 //!    state entered with `drop_next = now + interval/√count`. Inside it:
 //!    a good packet leaves the state; otherwise, while `now ≥ drop_next`,
 //!    the head is dropped, `count` grows by one, the next packet is

@@ -7,8 +7,8 @@
 //! packet now and then and suffer from every packet queued ahead of them.
 //! FQ-CoDel separates them and serves them fairly:
 //!
-//! 1. **Classification**. The caller hashes each packet's
-//!    flow key (its 5-tuple) to a `u32`; the packet goes to bucket
+//! 1. **Classification.** The caller hashes each packet's flow key (its
+//!    5-tuple) to a `u32`; the packet goes to bucket
 //!    `⌊hash · buckets / 2^32⌋` ([`FqCodel::bucket_of`]): a multiply and a
 //!    shift, as Linux's `reciprocal_scale`, uniform when the hash is. Flows
 //!    whose hashes land in one bucket share it (stochastic fairness).
@@ -19,8 +19,8 @@
 //!    `MAXPACKET` rule applied per queue; Linux compares against the whole
 //!    qdisc's backlog instead).
 //!
-//! 3. **Deficit round robin over two lists**. A bucket that is in
-//!    neither list when a packet arrives joins the tail of the *new* list
+//! 3. **Deficit round robin over two lists.** A bucket that is in neither
+//!    list when a packet arrives joins the tail of the *new* list
 //!    with a deficit of one `quantum` (counted in [`FqCodel::new_flow_count`]).
 //!    Dequeue looks at the head of the new list, else of the old list:
 //!    * a deficit `≤ 0` earns one more quantum and sends the bucket to the
@@ -41,10 +41,11 @@
 //!    flows' standing queue. A bulk flow stays on the old list and gets its
 //!    quantum per round.
 //!
-//! 4. **Overflow**. When an enqueue brings the total over `limit`
-//!    packets, the head packet of the bucket with the most bytes queued is
-//!    dropped (counted as an overflow drop and returned to the caller): the
-//!    flow that caused the overflow pays for it, a sparse flow never does.
+//! 4. **Overflow.** When an enqueue brings the total over `limit` packets,
+//!    the head packet of the bucket with the most bytes queued is dropped
+//!    (counted as an overflow drop and returned to the caller): the flow
+//!    with the largest backlog pays for the overflow, not the sparse flows
+//!    whose few bytes sit behind it.
 //!    Linux drops a batch (up to half the fat flow's bytes, at most 64
 //!    packets) and adds the drops to that bucket's CoDel count; we follow
 //!    the RFC: one packet per packet over the limit, CoDel untouched. The
