@@ -32,7 +32,10 @@
 //!    * a bucket CoDel finds empty leaves the lists — except a *new* bucket
 //!      while the old list is not empty: it goes to the tail of the old
 //!      list first, so that a flow cannot stay new forever by emptying its
-//!      queue each round and starve the old flows.
+//!      queue each round and starve the old flows. (The RFC's text moves
+//!      every emptied new bucket to the old list; with no old bucket to
+//!      protect, Linux lets it leave at once, and so do we: its next packet
+//!      makes it new again instead of waiting on the old list.)
 //!
 //!    The effect is the **sparse-flow optimisation**: a flow whose queue
 //!    empties every time it is served (its rate below its fair share) keeps

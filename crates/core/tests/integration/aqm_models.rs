@@ -3,7 +3,10 @@
 //! line (a `VecDeque`, a floating-point square root in the control law, the
 //! RFC's `0` for "timer not running", signed `time_t` arithmetic), and
 //! RFC 8290's scheduler as plain `VecDeque` lists, a brute-force count of
-//! the queued packets and a scan of every bucket for the fattest one.
+//! the queued packets and a scan of every bucket for the fattest one. One
+//! rule is Linux's rather than the RFC's letter, as in the implementation's
+//! module doc: an emptied new queue moves to the old list only if that list
+//! is not empty.
 //!
 //! Each model takes a [`Variant`]: `Rfc` is the specification; the others
 //! are deliberate mistakes the differential tests must tell apart, which
