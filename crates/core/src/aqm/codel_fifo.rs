@@ -54,6 +54,8 @@ impl<P: Packet> CodelFifo<P> {
             return Err(AqmConfigError::Limit { limit: cfg.limit });
         }
         let mut store = FlowQueues::new(Capacity::new(1, cfg.limit), Limits::DEFAULT);
+        // Cannot fail (flow 0 of 1, weight 1, the default limits); mapped
+        // rather than unwrapped all the same.
         store
             .add_flow(FIFO, FlowConfig::new(1, Limits::DEFAULT.max_packet_len))
             .map_err(|_| AqmConfigError::Limit { limit: cfg.limit })?;

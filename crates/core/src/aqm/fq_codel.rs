@@ -254,7 +254,8 @@ impl<P: Packet> FqCodel<P> {
     pub fn new(cfg: FqCodelConfig) -> Result<Self, AqmConfigError> {
         cfg.check()?;
         // limit ≤ 2^24, so limit + 1 fits; buckets ≤ 2^16 at weight 1 stay
-        // within the store's weight sum.
+        // within the store's weight sum, so `add_flow` cannot fail (its
+        // error is mapped rather than unwrapped all the same).
         let cap = Capacity::new(cfg.buckets, cfg.limit + 1);
         let mut store = FlowQueues::new(cap, Limits::DEFAULT);
         for b in 0..cfg.buckets {
