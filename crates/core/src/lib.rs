@@ -19,6 +19,8 @@
 //!   as `drr` or `qfq+:m=4` into a boxed scheduler, describes each
 //!   algorithm's parameters and guarantees, and dispatches statically for
 //!   benchmarks.
+//! * [`aqm`]: active queue managers, CoDel (RFC 8289) and FQ-CoDel
+//!   (RFC 8290), driven by caller-given nanosecond times.
 //! * [`flow`], [`packet`], [`error`]: flow ids and configurations, the
 //!   packet abstraction and the typed errors shared by everything above.
 //!
@@ -66,6 +68,7 @@
 
 extern crate alloc;
 
+pub mod aqm;
 pub mod error;
 pub mod flow;
 mod flow_id;

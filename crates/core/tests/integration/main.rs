@@ -3,11 +3,15 @@
 //! once each. `cargo test -p fairway-core --test integration pq_props::`
 //! runs one file's tests.
 
+mod aqm_models;
 mod common;
 
+mod codel_model;
 mod constructor_ranges;
 mod drr_model;
 mod drr_quantum;
+mod fq_codel_model;
+mod fq_codel_sparse;
 mod long_idle;
 mod pq_props;
 mod properties;
