@@ -51,10 +51,24 @@
 #![warn(missing_docs)]
 
 mod handle;
+pub mod io;
 pub mod pq;
 pub mod sched;
 pub mod status;
 
+pub use io::buf::{
+    fairway_io_buf_alloc, fairway_io_buf_data, fairway_io_buf_free, fairway_io_buf_len,
+    FairwayIoBuf, FAIRWAY_IO_BUF_ALIGN, FAIRWAY_IO_MAX_BUF_LEN,
+};
+pub use io::{
+    fairway_io_add_client, fairway_io_client_stats, fairway_io_close, fairway_io_create,
+    fairway_io_destroy, fairway_io_last_error, fairway_io_open, fairway_io_outstanding,
+    fairway_io_poll, fairway_io_remove_client, fairway_io_shutdown, fairway_io_submit,
+    fairway_io_wait, FairwayIoClientStats, FairwayIoCompletion, FairwayIoEngine,
+    FAIRWAY_IO_MAX_CLIENTS, FAIRWAY_IO_MAX_IN_FLIGHT, FAIRWAY_IO_MAX_QUEUED,
+    FAIRWAY_IO_OPEN_DIRECT, FAIRWAY_IO_OPEN_WRITE, FAIRWAY_IO_OP_READ, FAIRWAY_IO_OP_WRITE,
+    FAIRWAY_IO_WAIT_FOREVER,
+};
 pub use pq::{
     fairway_pq_create, fairway_pq_destroy, fairway_pq_extract_min, fairway_pq_insert,
     fairway_pq_last_error, fairway_pq_peek_min, fairway_pq_remove, fairway_pq_soonest_rank,
