@@ -114,7 +114,7 @@ pub(crate) unsafe fn free_in_flight(b: *mut BufBlock) {
 /// Allocates a zeroed buffer of `len` bytes (`1..=FAIRWAY_IO_MAX_BUF_LEN`),
 /// its data aligned to `FAIRWAY_IO_BUF_ALIGN`, and writes it to `*out`.
 /// The buffer is the caller's until it is submitted (see
-/// [`crate::io::fairway_io_submit`]). On failure writes nothing to `*out`
+/// `fairway_io_submit`). On failure writes nothing to `*out`
 /// and, if `err_buf` is non-null, a NUL-terminated message (truncated to
 /// `err_len` bytes) naming `len` and its range.
 ///
