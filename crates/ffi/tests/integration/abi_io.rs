@@ -621,20 +621,92 @@ fn creation_parameters_are_checked_and_named() {
     }
 }
 
-/// Shutting down with requests queued and in flight: every accepted
-/// request still completes exactly once (transferred, or `-ESHUTDOWN`),
-/// each buffer comes back, and the engine refuses new work.
+/// A FIFO (made with `mkfifo`), removed on drop: a read of it stays in
+/// flight until something is written to it.
+struct Fifo(PathBuf);
+
+impl Fifo {
+    fn new(name: &str) -> Option<Self> {
+        let path =
+            std::env::temp_dir().join(format!("fairway-ffi-io-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let made = Command::new("mkfifo").arg(&path).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("mkfifo unavailable: test skipped");
+            return None;
+        }
+        Some(Self(path))
+    }
+
+    /// Opens it read+write (so opening does not block) as a target.
+    fn open(&self, e: *mut FairwayIoEngine) -> u64 {
+        let path = CString::new(self.0.to_str().unwrap()).unwrap();
+        let mut t = 0;
+        let st = unsafe { fairway_io_open(e, path.as_ptr(), FAIRWAY_IO_OPEN_WRITE, 4096, &mut t) };
+        assert_eq!(st, FairwayStatus::FairwayOk, "{}", last_error(e));
+        t
+    }
+
+    /// Writes `bytes` to it after 50 ms, on another thread.
+    fn feed_later(&self, bytes: Vec<u8>) -> std::thread::JoinHandle<()> {
+        let path = self.0.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let mut w = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+            w.write_all(&bytes).unwrap();
+        })
+    }
+}
+
+impl Drop for Fifo {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Submits a 512-byte read of the FIFO `pipe` and waits until the engine
+/// has it in flight.
+fn read_in_flight(
+    e: *mut FairwayIoEngine,
+    pipe: u64,
+    c: u64,
+    b: *mut FairwayIoBuf,
+    user_data: u64,
+) {
+    submit(e, pipe, c, FAIRWAY_IO_OP_READ, 0, b, 512, user_data).unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while stats(e, c).dispatched < 1 {
+        assert!(
+            std::time::Instant::now() < until,
+            "the FIFO read was never dispatched"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// Shutting down with a transfer in flight and requests queued: every
+/// accepted request still completes exactly once (the transfer with its
+/// data, the others with `-ESHUTDOWN`), each buffer comes back, and the
+/// engine refuses new work.
 #[test]
 #[cfg_attr(miri, ignore = "io_uring and a device thread")]
 fn shutdown_with_requests_outstanding_loses_none() {
     let file = TempFile::new("shutdown", 1 << 20);
+    let Some(fifo) = Fifo::new("shutdown") else {
+        return;
+    };
     let Some(e) = engine("bfq", 1, 1024) else {
         return;
     };
     let (t, _) = open(e, &file, 0);
+    let pipe = fifo.open(e);
     let clients = [add_client(e, 1), add_client(e, 3)];
     const N: u64 = 200;
     let mut bufs = HashMap::new();
+    // The FIFO read holds the only slot in flight: the others queue.
+    let b = buf(BLOCK);
+    read_in_flight(e, pipe, clients[0], b, N);
+    bufs.insert(N, b);
     for i in 0..N {
         let b = buf(BLOCK);
         let off = (i % 256) * BLOCK as u64;
@@ -651,25 +723,26 @@ fn shutdown_with_requests_outstanding_loses_none() {
         .unwrap();
         bufs.insert(i, b);
     }
+    let feeder = fifo.feed_later(vec![0x3c; 512]);
     assert_eq!(unsafe { fairway_io_shutdown(e) }, FairwayStatus::FairwayOk);
+    feeder.join().unwrap();
     assert_eq!(unsafe { fairway_io_shutdown(e) }, FairwayStatus::FairwayOk);
     let done = collect_all(e, 7);
-    assert_eq!(done.len() as u64, N);
-    let (mut served, mut shut) = (0, 0);
+    assert_eq!(done.len() as u64, N + 1);
     for c in &done {
         assert_eq!(
             bufs.remove(&c.user_data),
             Some(c.buf),
             "completed twice or wrong buffer"
         );
-        match c.result {
-            r if r == BLOCK as i64 => served += 1,
-            r if r == -i64::from(libc::ESHUTDOWN) => shut += 1,
-            r => panic!("result {r}"),
+        if c.user_data == N {
+            assert_eq!((c.result, c.target), (512, pipe));
+            assert!(bytes(c.buf)[..512].iter().all(|&x| x == 0x3c));
+        } else {
+            assert_eq!(c.result, -i64::from(libc::ESHUTDOWN));
         }
     }
     assert!(bufs.is_empty());
-    eprintln!("{served} served, {shut} cancelled by the shutdown");
     let mut n = 1;
     assert_eq!(
         unsafe { fairway_io_outstanding(e, &mut n) },
@@ -688,18 +761,24 @@ fn shutdown_with_requests_outstanding_loses_none() {
     destroy(e);
 }
 
-/// Destroying an engine with requests outstanding waits for the transfers
-/// and frees their buffers (a leak checker or Miri would see them lost
-/// otherwise); it does not hang or fail.
+/// Destroying an engine with a transfer in flight and requests queued
+/// waits for the transfer and frees every buffer the engine held (a leak
+/// checker or Miri would see them lost otherwise); it does not hang or
+/// fail.
 #[test]
 #[cfg_attr(miri, ignore = "io_uring and a device thread")]
 fn destroy_with_requests_outstanding_frees_their_buffers() {
     let file = TempFile::new("destroy", 1 << 20);
-    let Some(e) = engine("bfq", 2, 64) else {
+    let Some(fifo) = Fifo::new("destroy") else {
+        return;
+    };
+    let Some(e) = engine("bfq", 1, 64) else {
         return;
     };
     let (t, _) = open(e, &file, 0);
+    let pipe = fifo.open(e);
     let c = add_client(e, 1);
+    read_in_flight(e, pipe, c, buf(BLOCK), 99);
     for i in 0..32u64 {
         submit(
             e,
@@ -713,7 +792,9 @@ fn destroy_with_requests_outstanding_frees_their_buffers() {
         )
         .unwrap();
     }
+    let feeder = fifo.feed_later(vec![0; 512]);
     destroy(e);
+    feeder.join().unwrap();
 }
 
 /// Removing a client cancels its queued requests: each of them still
