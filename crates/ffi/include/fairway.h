@@ -166,8 +166,10 @@ typedef struct FairwayScheduler FairwayScheduler;
 typedef struct FairwayIoClientStats {
   // Requests accepted by submit.
   uint64_t submitted;
-  // Requests the engine refused (the client known: the queue full,
-  // unaligned, too long, ...).
+  // Requests of this client the engine refused (the queue full, a zero
+  // or too long length, unaligned, a read-only target, ...). Refusals
+  // made before the request reaches the engine (a bad `op`, `buf` or
+  // target id, a `len` above 2^32 − 1) are not counted.
   uint64_t refused;
   // Accepted requests handed to the device.
   uint64_t dispatched;
@@ -322,7 +324,7 @@ extern "C" {
 // Allocates a zeroed buffer of `len` bytes (`1..=FAIRWAY_IO_MAX_BUF_LEN`),
 // its data aligned to `FAIRWAY_IO_BUF_ALIGN`, and writes it to `*out`.
 // The buffer is the caller's until it is submitted (see
-// [`crate::io::fairway_io_submit`]). On failure writes nothing to `*out`
+// `fairway_io_submit`). On failure writes nothing to `*out`
 // and, if `err_buf` is non-null, a NUL-terminated message (truncated to
 // `err_len` bytes) naming `len` and its range.
 //

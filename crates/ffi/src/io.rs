@@ -120,8 +120,10 @@ pub struct FairwayIoCompletion {
 pub struct FairwayIoClientStats {
     /// Requests accepted by submit.
     pub submitted: u64,
-    /// Requests the engine refused (the client known: the queue full,
-    /// unaligned, too long, ...).
+    /// Requests of this client the engine refused (the queue full, a zero
+    /// or too long length, unaligned, a read-only target, ...). Refusals
+    /// made before the request reaches the engine (a bad `op`, `buf` or
+    /// target id, a `len` above 2^32 − 1) are not counted.
     pub refused: u64,
     /// Accepted requests handed to the device.
     pub dispatched: u64,

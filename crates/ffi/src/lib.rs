@@ -1,8 +1,10 @@
 //! # fairway-ffi: the C ABI
 //!
 //! Lets C programs (DPDK applications, BESS/VPP-like pipelines, kernel-bypass
-//! stacks) link fairway's packet schedulers and its cFFS integer priority
-//! queue (the Eiffel paper §3.1.1) as a static or shared library. The header,
+//! stacks, storage engines) link fairway's packet schedulers, its cFFS
+//! integer priority queue (the Eiffel paper §3.1.1) and its embeddable I/O
+//! scheduler (`fairway_disk::engine`, see [`io`]) as a static or shared
+//! library. The header,
 //! `include/fairway.h`, is generated from this crate by `cbindgen` and
 //! committed; a test regenerates it and fails if it differs.
 //!
@@ -10,12 +12,14 @@
 //! * **Opaque handles.** [`fairway_sched_create`] builds a scheduler from a
 //!   textual spec (`"qfq+:m=8"`, `"drr"`, ... as the `fairway` CLI accepts)
 //!   and returns a `FairwayScheduler *`; [`fairway_pq_create`] builds a cFFS
-//!   queue. Each handle is used by one thread at a time (it may move between
-//!   threads); the library holds no global lock on the fast path.
+//!   queue; [`fairway_io_create`] an I/O engine. Each handle is used by one
+//!   thread at a time (it may move between threads); the library holds no
+//!   global lock on the fast path.
 //! * **Status codes.** Every function returns a [`FairwayStatus`]: `0` is
 //!   success, positive values are non-error outcomes (`FAIRWAY_EMPTY`,
-//!   `FAIRWAY_CLAMPED`), negative values are errors. After an error,
-//!   [`fairway_sched_last_error`] / [`fairway_pq_last_error`] return a
+//!   `FAIRWAY_CLAMPED`, `FAIRWAY_TIMEOUT`), negative values are errors.
+//!   After an error, [`fairway_sched_last_error`] /
+//!   [`fairway_pq_last_error`] / [`fairway_io_last_error`] return a
 //!   NUL-terminated message naming the parameter and its allowed range.
 //!   A failed call changes nothing (the packet stays the caller's).
 //! * **Nothing unwinds into C.** Each call runs under `catch_unwind`; a
@@ -46,7 +50,7 @@
 //!
 //! Modules: [`status`] (codes and their names), `handle` (the tagged
 //! handle and the catch-unwind guard), [`sched`] (the scheduler API), [`pq`]
-//! (the cFFS API).
+//! (the cFFS API), [`io`] (the I/O scheduler API).
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 

@@ -828,7 +828,7 @@ fn a_removed_client_s_requests_complete_once() {
     );
     assert_eq!(s.submitted, 64);
     let done = collect_all(e, 64);
-    let mut seen = vec![false; 64];
+    let mut seen = [false; 64];
     for d in &done {
         assert!(!std::mem::replace(&mut seen[d.user_data as usize], true));
         assert!(
