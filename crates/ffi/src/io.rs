@@ -10,9 +10,9 @@
 //! Requests are the engine's request ids.
 //!
 //! Buffers ([`buf`]): every request carries a `FairwayIoBuf` from
-//! [`fairway_io_buf_alloc`]. An accepted submission hands the buffer's
-//! bytes to the engine and records the buffer's block under the request
-//! id; the completion puts the bytes back into the same block and names
+//! [`fairway_io_buf_alloc`](buf::fairway_io_buf_alloc). An accepted
+//! submission hands the buffer's bytes to the engine and records the
+//! buffer's block under the request id; the completion puts the bytes back into the same block and names
 //! it, so the pointer C holds is the same before and after. A refused
 //! submission leaves the buffer the caller's.
 //!

@@ -920,3 +920,24 @@ fn run_c_example(seconds: &str, spec: &str) -> Option<String> {
     eprintln!("{stdout}");
     Some(stdout)
 }
+
+/// The weight sum: clients up to 2^24 in total are taken, one more weight
+/// unit is refused naming the limit.
+#[test]
+#[cfg_attr(miri, ignore = "io_uring and a device thread")]
+fn the_weight_sum_is_bounded() {
+    let e = match create("bfq", 1, 512, 16) {
+        Ok(e) => e,
+        Err((FairwayStatus::FairwayErrUnavailable, msg)) => {
+            return eprintln!("io_uring unavailable ({msg}): skipped")
+        }
+        Err((st, msg)) => panic!("{}: {msg}", st.name()),
+    };
+    for _ in 0..256 {
+        add_client(e, 65536);
+    }
+    let mut c = 0;
+    let r = unsafe { fairway_io_add_client(e, 1, &mut c) };
+    refused(e, r, FairwayStatus::FairwayErrOutOfRange, "16777216");
+    destroy(e);
+}
