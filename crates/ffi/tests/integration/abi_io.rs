@@ -941,3 +941,37 @@ fn the_weight_sum_is_bounded() {
     refused(e, r, FairwayStatus::FairwayErrOutOfRange, "16777216");
     destroy(e);
 }
+
+/// `max_queued` requests outstanding: one more is `FAIRWAY_ERR_FULL`,
+/// counted as refused, its buffer kept by the caller.
+#[test]
+#[cfg_attr(miri, ignore = "io_uring and a device thread")]
+fn a_full_queue_refuses_and_the_buffer_stays() {
+    let file = TempFile::new("full", 1 << 20);
+    let Some(fifo) = Fifo::new("full") else {
+        return;
+    };
+    let Some(e) = engine("bfq", 1, 2) else {
+        return;
+    };
+    let (t, _) = open(e, &file, 0);
+    let pipe = fifo.open(e);
+    let c = add_client(e, 1);
+    // The FIFO read holds the only slot in flight; the second waits.
+    read_in_flight(e, pipe, c, buf(BLOCK), 0);
+    submit(e, t, c, FAIRWAY_IO_OP_READ, 0, buf(BLOCK), BLOCK, 1).unwrap();
+    let b = buf(BLOCK);
+    let r = submit(e, t, c, FAIRWAY_IO_OP_READ, 0, b, BLOCK, 2).unwrap_err();
+    refused(e, r, FairwayStatus::FairwayErrFull, "max_queued = 2");
+    assert_eq!(bytes(b).len(), BLOCK);
+    assert_eq!(stats(e, c).refused, 1);
+    let feeder = fifo.feed_later(vec![0; 512]);
+    let done = collect_all(e, 2);
+    feeder.join().unwrap();
+    assert_eq!(done.len(), 2);
+    for d in &done {
+        free(d.buf);
+    }
+    free(b);
+    destroy(e);
+}
