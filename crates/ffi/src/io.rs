@@ -226,7 +226,7 @@ fn stopped(what: &str) -> Failure {
 }
 
 /// The status and message of a refused submission.
-fn submit_failure(kind: &SubmitErrorKind, client: u64, target: u64) -> Failure {
+fn submit_failure(kind: &SubmitErrorKind, client: u64, target: u64, buf_len: usize) -> Failure {
     let status = match kind {
         SubmitErrorKind::ZeroLength
         | SubmitErrorKind::BufferTooSmall { .. }
@@ -241,7 +241,7 @@ fn submit_failure(kind: &SubmitErrorKind, client: u64, target: u64) -> Failure {
     };
     let message = match kind {
         SubmitErrorKind::ZeroLength => {
-            "submit: len 0 out of range 1..=the buffer's length".to_string()
+            format!("submit: len 0 out of range 1..={buf_len} (the buffer's length)")
         }
         SubmitErrorKind::BufferTooSmall { len, buf } => {
             format!("submit: len {len} out of range 1..={buf} (the buffer's length)")
@@ -393,7 +393,7 @@ impl IoState {
             }
             Err(SubmitError { kind, buf }) => {
                 block.buf = Some(buf);
-                Err(submit_failure(&kind, client, target))
+                Err(submit_failure(&kind, client, target, buf_len))
             }
         }
     }

@@ -332,7 +332,7 @@ fn refusals_name_the_parameter_and_leave_the_buffer_with_the_caller() {
         e,
         st(submit(e, t, c, read, 0, b, 0, 0)),
         S::FairwayErrOutOfRange,
-        "len 0 out of range 1..=",
+        "len 0 out of range 1..=4096 (the buffer's length)",
     );
     refused(
         e,
