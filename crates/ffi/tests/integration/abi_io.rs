@@ -975,3 +975,32 @@ fn a_full_queue_refuses_and_the_buffer_stays() {
     free(b);
     destroy(e);
 }
+
+/// Buffers alone (no engine, so this also runs under Miri): aligned,
+/// zeroed, of the length asked; null and foreign pointers refused.
+#[test]
+fn buffers_are_aligned_zeroed_and_checked() {
+    for len in [1, 511, BLOCK, BLOCK + 1, FAIRWAY_IO_MAX_BUF_LEN] {
+        let b = buf(len);
+        assert_eq!(unsafe { fairway_io_buf_len(b) }, len);
+        let data = bytes(b);
+        assert!(data.iter().all(|&x| x == 0));
+        data[len - 1] = 1;
+        free(b);
+    }
+    // Not a buffer: aligned words holding something else.
+    let mut word = [0u64; 8];
+    let foreign = word.as_mut_ptr().cast::<FairwayIoBuf>();
+    assert_eq!(
+        unsafe { fairway_io_buf_free(foreign) },
+        FairwayStatus::FairwayErrInvalidHandle
+    );
+    assert!(unsafe { fairway_io_buf_data(foreign) }.is_null());
+    assert_eq!(unsafe { fairway_io_buf_len(foreign) }, 0);
+    let mut b = null_mut();
+    let r = unsafe { fairway_io_buf_alloc(BLOCK, null_mut(), null_mut(), 0) };
+    assert_eq!(r, FairwayStatus::FairwayErrNullPointer);
+    let r = unsafe { fairway_io_buf_alloc(0, &mut b, null_mut(), 0) };
+    assert_eq!(r, FairwayStatus::FairwayErrOutOfRange);
+    assert!(b.is_null());
+}
