@@ -11,6 +11,40 @@
 #include <stdbool.h>
 #include <string.h>
 
+// `fairway_io_open` flag: open with `O_DIRECT` (offsets and lengths must
+// then be multiples of the target's `align`).
+#define FAIRWAY_IO_OPEN_DIRECT 1
+
+// `fairway_io_open` flag: open for writing too (without it, writes are
+// refused with `FAIRWAY_ERR_READ_ONLY`).
+#define FAIRWAY_IO_OPEN_WRITE 2
+
+// `fairway_io_submit` op: read into the buffer.
+#define FAIRWAY_IO_OP_READ 0
+
+// `fairway_io_submit` op: write the buffer.
+#define FAIRWAY_IO_OP_WRITE 1
+
+// `fairway_io_wait` timeout: no limit.
+#define FAIRWAY_IO_WAIT_FOREVER UINT64_MAX
+
+// Largest `max_in_flight` of [`fairway_io_create`] (io_uring entries).
+#define FAIRWAY_IO_MAX_IN_FLIGHT 256
+
+// Largest `max_clients` of [`fairway_io_create`].
+#define FAIRWAY_IO_MAX_CLIENTS 65536
+
+// Largest `max_queued` of [`fairway_io_create`].
+#define FAIRWAY_IO_MAX_QUEUED 1048576
+
+// Largest I/O buffer, bytes (128 KiB: one request, at most L_max = 256
+// sectors of 512 bytes).
+#define FAIRWAY_IO_MAX_BUF_LEN 131072
+
+// Alignment of every I/O buffer's data, bytes (enough for any logical
+// block size `O_DIRECT` needs).
+#define FAIRWAY_IO_BUF_ALIGN 4096
+
 // Largest `buckets_per_half` [`fairway_pq_create`] accepts (2^20).
 #define FAIRWAY_PQ_MAX_BUCKETS_PER_HALF (1 << 20)
 
@@ -52,6 +86,9 @@ typedef enum FairwayStatus {
   // and is served at the window's edge (the Eiffel paper §3.1.1); counted in
   // `FairwayPqStats`.
   FAIRWAY_CLAMPED = 2,
+  // `fairway_io_wait` timed out: requests are still outstanding, none
+  // completed in time.
+  FAIRWAY_TIMEOUT = 3,
   // A required pointer argument (spec, out-parameter, buffer) was null.
   FAIRWAY_ERR_NULL_POINTER = -1,
   // The handle is null, destroyed, or of the other kind.
@@ -86,7 +123,35 @@ typedef enum FairwayStatus {
   // Reconfiguring would make a queued packet longer than the new
   // maximum length; nothing changed.
   FAIRWAY_ERR_QUEUED_PACKET_TOO_LONG = -14,
+  // The I/O client id names no registered client (never added, or
+  // removed).
+  FAIRWAY_ERR_UNKNOWN_CLIENT = -15,
+  // The I/O target id names no open target (never opened, or closed).
+  FAIRWAY_ERR_UNKNOWN_TARGET = -16,
+  // A write to an I/O target opened without `FAIRWAY_IO_OPEN_WRITE`.
+  FAIRWAY_ERR_READ_ONLY = -17,
+  // The I/O buffer belongs to the engine (submitted, not yet handed
+  // back by a completion).
+  FAIRWAY_ERR_BUFFER_IN_FLIGHT = -18,
+  // The I/O engine has shut down: only poll, wait, statistics and
+  // destroy still work.
+  FAIRWAY_ERR_STOPPED = -19,
+  // io_uring is unavailable (old kernel, disabled, filtered by a
+  // sandbox) or the engine's thread could not be started.
+  FAIRWAY_ERR_UNAVAILABLE = -20,
+  // The operating system refused (opening an I/O target); the message
+  // has its error.
+  FAIRWAY_ERR_OS = -21,
 } FairwayStatus;
+
+// An I/O buffer made by [`fairway_io_buf_alloc`]. Opaque: C code only
+// holds pointers to it and reaches its bytes through
+// [`fairway_io_buf_data`].
+typedef struct FairwayIoBuf FairwayIoBuf;
+
+// An I/O engine created by [`fairway_io_create`]. Opaque: C code only
+// holds pointers to it.
+typedef struct FairwayIoEngine FairwayIoEngine;
 
 // A cFFS queue created by [`fairway_pq_create`]. Opaque.
 typedef struct FairwayPq FairwayPq;
@@ -94,6 +159,63 @@ typedef struct FairwayPq FairwayPq;
 // A scheduler created by [`fairway_sched_create`]. Opaque: C code only
 // holds pointers to it.
 typedef struct FairwayScheduler FairwayScheduler;
+
+// What happened to a client's requests. Every accepted request ends in
+// exactly one of `completed`, `failed` and `cancelled`:
+// `submitted = completed + failed + cancelled + outstanding`.
+typedef struct FairwayIoClientStats {
+  // Requests accepted by submit.
+  uint64_t submitted;
+  // Requests of this client the engine refused (the queue full, a zero
+  // or too long length, unaligned, a read-only target, ...). Refusals
+  // made before the request reaches the engine (a bad `op`, `buf` or
+  // target id, a `len` above 2^32 − 1) are not counted.
+  uint64_t refused;
+  // Accepted requests handed to the device.
+  uint64_t dispatched;
+  // Requests transferred in full.
+  uint64_t completed;
+  // Requests the device failed (I/O error, short transfer).
+  uint64_t failed;
+  // Requests never dispatched (client removed, engine shut down).
+  uint64_t cancelled;
+  // Bytes transferred by completed requests.
+  uint64_t bytes;
+  // Sum of the completed requests' latencies, ns.
+  uint64_t latency_sum_ns;
+  // Largest latency of a completed request, ns.
+  uint64_t latency_max_ns;
+} FairwayIoClientStats;
+
+// A finished request, as [`fairway_io_poll`] and [`fairway_io_wait`]
+// return it. Every accepted request produces exactly one.
+typedef struct FairwayIoCompletion {
+  // The id [`fairway_io_submit`] returned.
+  uint64_t request_id;
+  // The request's `user_data`, untouched.
+  uint64_t user_data;
+  // The issuing client's id.
+  uint64_t client;
+  // The target's id.
+  uint64_t target;
+  // Byte offset of the request.
+  uint64_t offset;
+  // Bytes transferred (`len` when complete; fewer for a transfer that
+  // stopped early, at the end of the file), or a negative errno: the
+  // kernel's error (`-EIO`, `-EBADF`, ...), `-ECANCELED` for a request
+  // its client's removal cancelled before dispatch, `-ESHUTDOWN` for
+  // one the engine's shutdown found undispatched.
+  int64_t result;
+  // The request's buffer, the same pointer that was submitted, the
+  // caller's again (for a read, holding the data).
+  struct FairwayIoBuf *buf;
+  // Bytes requested.
+  uint32_t len;
+  // `FAIRWAY_IO_OP_READ` or `FAIRWAY_IO_OP_WRITE`.
+  uint32_t op;
+  // From submission to completion, ns.
+  uint64_t latency_ns;
+} FairwayIoCompletion;
 
 // The state of a cFFS queue.
 typedef struct FairwayPqStats {
@@ -198,6 +320,239 @@ typedef struct FairwaySchedFastPath {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Allocates a zeroed buffer of `len` bytes (`1..=FAIRWAY_IO_MAX_BUF_LEN`),
+// its data aligned to `FAIRWAY_IO_BUF_ALIGN`, and writes it to `*out`.
+// The buffer is the caller's until it is submitted (see
+// `fairway_io_submit`). On failure writes nothing to `*out`
+// and, if `err_buf` is non-null, a NUL-terminated message (truncated to
+// `err_len` bytes) naming `len` and its range.
+//
+// # Safety
+// `out` must be null or writable; `err_buf` must be null or writable for
+// `err_len` bytes.
+enum FairwayStatus fairway_io_buf_alloc(size_t len,
+                                        struct FairwayIoBuf **out,
+                                        char *err_buf,
+                                        size_t err_len);
+
+// Frees a buffer the caller holds. `FAIRWAY_ERR_BUFFER_IN_FLIGHT` (and
+// nothing freed) while the engine holds it; `FAIRWAY_ERR_NULL_POINTER` /
+// `FAIRWAY_ERR_INVALID_HANDLE` for null or something else. The pointer
+// is invalid afterwards.
+//
+// # Safety
+// `b` must be null or a buffer of [`fairway_io_buf_alloc`] not yet freed.
+enum FairwayStatus fairway_io_buf_free(struct FairwayIoBuf *b);
+
+// The buffer's bytes (`fairway_io_buf_len(b)` of them, aligned to
+// `FAIRWAY_IO_BUF_ALIGN`), or null if `b` is null, not a buffer, or held
+// by the engine (in flight). The address is the same for the buffer's
+// whole life; the bytes are the caller's to read and write only while it
+// holds the buffer.
+//
+// # Safety
+// `b` must be null or a buffer of [`fairway_io_buf_alloc`] not yet freed.
+uint8_t *fairway_io_buf_data(struct FairwayIoBuf *b);
+
+// The buffer's length in bytes (also while in flight), or 0 if `b` is
+// null or not a buffer.
+//
+// # Safety
+// As for [`fairway_io_buf_data`].
+size_t fairway_io_buf_len(struct FairwayIoBuf *b);
+
+// Creates an I/O engine: the disk scheduler `spec` (`"bfq"`,
+// `"bfq:t_max_ms=125"`, `"c-look"`, ... as `fairway disk list` names
+// them), at most `max_in_flight` requests on the device at once
+// (`1..=FAIRWAY_IO_MAX_IN_FLIGHT`; 1 keeps every ordering decision the
+// scheduler's), `max_clients` clients registered at once
+// (`1..=FAIRWAY_IO_MAX_CLIENTS`), `max_queued` requests outstanding at
+// once (`1..=FAIRWAY_IO_MAX_QUEUED`). Starts the engine's device thread.
+//
+// On success writes the new handle to `*out`. On failure writes nothing
+// to `*out` and, if `err_buf` is non-null, a NUL-terminated message
+// (truncated to `err_len` bytes) naming the parameter at fault and its
+// range; `FAIRWAY_ERR_UNAVAILABLE` where the kernel refuses io_uring or
+// lacks timed waits (Linux < 5.11).
+//
+// # Safety
+// `spec` must be null or a NUL-terminated string; `out` must be null or
+// writable; `err_buf` must be null or writable for `err_len` bytes.
+enum FairwayStatus fairway_io_create(const char *spec,
+                                     uint32_t max_in_flight,
+                                     uint32_t max_clients,
+                                     uint32_t max_queued,
+                                     struct FairwayIoEngine **out,
+                                     char *err_buf,
+                                     size_t err_len);
+
+// Destroys an engine: shuts it down if [`fairway_io_shutdown`] has not
+// (waiting for the transfers in flight: the kernel owns their buffers
+// until they finish), then frees every buffer whose completion the caller
+// has not collected. To get those buffers back instead, call
+// [`fairway_io_shutdown`] and poll until `FAIRWAY_EMPTY` first. Buffers
+// the caller holds stay the caller's (free them with
+// `fairway_io_buf_free`). Using the handle afterwards returns
+// `FAIRWAY_ERR_INVALID_HANDLE`.
+//
+// # Safety
+// `e` must be null or a pointer returned by [`fairway_io_create`]
+// (possibly destroyed already), not in use by another thread.
+enum FairwayStatus fairway_io_destroy(struct FairwayIoEngine *e);
+
+// The message of the most recent failed call on `e` (empty if none has
+// failed), or a fixed text if `e` is not a live engine handle. Never
+// null; valid until the next call on `e`.
+//
+// # Safety
+// As for [`fairway_io_destroy`].
+const char *fairway_io_last_error(struct FairwayIoEngine *e);
+
+// Stops the engine: transfers in flight complete (this waits for them),
+// requests not yet dispatched complete with `-ESHUTDOWN`; every
+// completion not yet collected then waits in the handle for
+// [`fairway_io_poll`]. Afterwards open, add_client and submit return
+// `FAIRWAY_ERR_STOPPED`; poll, wait, statistics and destroy work. A
+// second call does nothing.
+//
+// # Safety
+// As for [`fairway_io_destroy`].
+enum FairwayStatus fairway_io_shutdown(struct FairwayIoEngine *e);
+
+// Opens the file or block device `path` as a target and writes its id to
+// `*target`. `flags`: `FAIRWAY_IO_OPEN_DIRECT` (`O_DIRECT`: offsets and
+// lengths must be multiples of `align`) and/or `FAIRWAY_IO_OPEN_WRITE`
+// (writes allowed); other bits are `FAIRWAY_ERR_INVALID_ARGUMENT`.
+// `align`: the device's logical block size, 512, 1024, 2048 or 4096
+// bytes (4096 suits every device). `FAIRWAY_ERR_OS` if the file cannot be
+// opened (the message has the path and the error), `FAIRWAY_ERR_FULL`
+// beyond 2^20 targets open at once.
+//
+// # Safety
+// As for [`fairway_io_destroy`]; `path` must be null or a NUL-terminated
+// string; `target` must be null or writable.
+enum FairwayStatus fairway_io_open(struct FairwayIoEngine *e,
+                                   const char *path,
+                                   uint32_t flags,
+                                   uint32_t align,
+                                   uint64_t *target);
+
+// Closes a target: no new request is accepted for it; those accepted
+// still complete. Its id is never valid again.
+//
+// # Safety
+// As for [`fairway_io_destroy`].
+enum FairwayStatus fairway_io_close(struct FairwayIoEngine *e, uint64_t target);
+
+// Registers a client of weight `weight` (`1..=65536`; the sum over the
+// registered clients at most 2^24) and writes its id to `*client`. Its
+// share of the device is its weight over the sum of the weights of the
+// clients with requests waiting. `FAIRWAY_ERR_FULL` beyond `max_clients`
+// registered at once.
+//
+// # Safety
+// As for [`fairway_io_destroy`]; `client` must be null or writable.
+enum FairwayStatus fairway_io_add_client(struct FairwayIoEngine *e,
+                                         uint32_t weight,
+                                         uint64_t *client);
+
+// Removes a client: nothing more is accepted from it, its requests not
+// yet dispatched complete with `-ECANCELED` (queued before this returns),
+// those in flight complete normally; all of them are still collected by
+// poll. Writes its statistics at this point to `*stats` if `stats` is
+// non-null. Its id is never valid again.
+//
+// # Safety
+// As for [`fairway_io_destroy`]; `stats` must be null or writable.
+enum FairwayStatus fairway_io_remove_client(struct FairwayIoEngine *e,
+                                            uint64_t client,
+                                            struct FairwayIoClientStats *stats);
+
+// Writes a registered client's statistics to `*stats`.
+// `FAIRWAY_ERR_STOPPED` after shutdown.
+//
+// # Safety
+// As for [`fairway_io_destroy`]; `stats` must be null or writable.
+enum FairwayStatus fairway_io_client_stats(struct FairwayIoEngine *e,
+                                           uint64_t client,
+                                           struct FairwayIoClientStats *stats);
+
+// Submits a request: `client` reads (`op = FAIRWAY_IO_OP_READ`) `len`
+// bytes of `target` at byte `offset` into `buf`, or writes
+// (`FAIRWAY_IO_OP_WRITE`) `buf`'s first `len` bytes there. `len` is
+// `1..=fairway_io_buf_len(buf)`, the request spans at most 256 sectors of
+// 512 bytes (128 KiB), ends at most at byte 2^53, and on an `O_DIRECT`
+// target `offset` and `len` are multiples of its `align`. `sync`: the
+// client waits for this request before issuing what depends on it (a
+// client's synchronous requests are dispatched in submission order);
+// `false` for write-back or prefetch. `user_data` comes back untouched in
+// the completion.
+//
+// **Buffer ownership.** Accepted (`FAIRWAY_OK`, the request's id written
+// to `*request_id`): the buffer belongs to the engine until the request's
+// completion, which hands back the same pointer; meanwhile its data must
+// not be touched and calls taking it return
+// `FAIRWAY_ERR_BUFFER_IN_FLIGHT`. Refused (any other status): nothing was
+// queued and the buffer stays the caller's, unchanged. Refusals:
+// `FAIRWAY_ERR_OUT_OF_RANGE` (`op`, `len`, offset, alignment, span; the
+// message names which and its range), `FAIRWAY_ERR_UNKNOWN_CLIENT`,
+// `FAIRWAY_ERR_UNKNOWN_TARGET`, `FAIRWAY_ERR_READ_ONLY`,
+// `FAIRWAY_ERR_FULL` (`max_queued` requests outstanding: an overload the
+// caller handles), `FAIRWAY_ERR_BUFFER_IN_FLIGHT`, `FAIRWAY_ERR_STOPPED`,
+// and null or invalid pointers.
+//
+// # Safety
+// As for [`fairway_io_destroy`]; `buf` must be null or a buffer of
+// `fairway_io_buf_alloc` not freed; `request_id` must be null or
+// writable.
+enum FairwayStatus fairway_io_submit(struct FairwayIoEngine *e,
+                                     uint64_t target,
+                                     uint64_t client,
+                                     uint32_t op,
+                                     uint64_t offset,
+                                     struct FairwayIoBuf *buf,
+                                     size_t len,
+                                     bool sync,
+                                     uint64_t user_data,
+                                     uint64_t *request_id);
+
+// Moves up to `cap` (`>= 1`) finished requests into `out[0..*n_out]`,
+// oldest first, without waiting: `FAIRWAY_OK`, or `FAIRWAY_EMPTY` with
+// `*n_out = 0` when none has finished. Those beyond `cap` stay for the
+// next call. Each completion hands its buffer back to the caller.
+//
+// # Safety
+// As for [`fairway_io_destroy`]; `out` must be null or writable for `cap`
+// elements; `n_out` must be null or writable.
+enum FairwayStatus fairway_io_poll(struct FairwayIoEngine *e,
+                                   struct FairwayIoCompletion *out,
+                                   size_t cap,
+                                   size_t *n_out);
+
+// As [`fairway_io_poll`], but first waits until a request finishes or
+// `timeout_ns` nanoseconds have passed (`FAIRWAY_IO_WAIT_FOREVER`: no
+// limit). Returns `FAIRWAY_OK` with completions, `FAIRWAY_TIMEOUT` when
+// none finished in time while requests are outstanding, and
+// `FAIRWAY_EMPTY` at once when no request is outstanding (so a loop
+// `while (fairway_io_wait(...) == FAIRWAY_OK)` ends when everything has
+// been collected).
+//
+// # Safety
+// As for [`fairway_io_poll`].
+enum FairwayStatus fairway_io_wait(struct FairwayIoEngine *e,
+                                   struct FairwayIoCompletion *out,
+                                   size_t cap,
+                                   uint64_t timeout_ns,
+                                   size_t *n_out);
+
+// Writes to `*n` how many accepted requests have not been collected yet
+// (queued, in flight, or finished and waiting for poll): the buffers
+// the engine holds.
+//
+// # Safety
+// As for [`fairway_io_destroy`]; `n` must be null or writable.
+enum FairwayStatus fairway_io_outstanding(struct FairwayIoEngine *e, uint64_t *n);
 
 // Creates a cFFS queue over a window of `2 × buckets_per_half` ranks
 // starting at rank 0 (`buckets_per_half` in

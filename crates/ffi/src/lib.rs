@@ -1,8 +1,10 @@
 //! # fairway-ffi: the C ABI
 //!
 //! Lets C programs (DPDK applications, BESS/VPP-like pipelines, kernel-bypass
-//! stacks) link fairway's packet schedulers and its cFFS integer priority
-//! queue (the Eiffel paper §3.1.1) as a static or shared library. The header,
+//! stacks, storage engines) link fairway's packet schedulers, its cFFS
+//! integer priority queue (the Eiffel paper §3.1.1) and its embeddable I/O
+//! scheduler (`fairway_disk::engine`, see [`io`]) as a static or shared
+//! library. The header,
 //! `include/fairway.h`, is generated from this crate by `cbindgen` and
 //! committed; a test regenerates it and fails if it differs.
 //!
@@ -10,12 +12,14 @@
 //! * **Opaque handles.** [`fairway_sched_create`] builds a scheduler from a
 //!   textual spec (`"qfq+:m=8"`, `"drr"`, ... as the `fairway` CLI accepts)
 //!   and returns a `FairwayScheduler *`; [`fairway_pq_create`] builds a cFFS
-//!   queue. Each handle is used by one thread at a time (it may move between
-//!   threads); the library holds no global lock on the fast path.
+//!   queue; [`fairway_io_create`] an I/O engine. Each handle is used by one
+//!   thread at a time (it may move between threads); the library holds no
+//!   global lock on the fast path.
 //! * **Status codes.** Every function returns a [`FairwayStatus`]: `0` is
 //!   success, positive values are non-error outcomes (`FAIRWAY_EMPTY`,
-//!   `FAIRWAY_CLAMPED`), negative values are errors. After an error,
-//!   [`fairway_sched_last_error`] / [`fairway_pq_last_error`] return a
+//!   `FAIRWAY_CLAMPED`, `FAIRWAY_TIMEOUT`), negative values are errors.
+//!   After an error, [`fairway_sched_last_error`] /
+//!   [`fairway_pq_last_error`] / [`fairway_io_last_error`] return a
 //!   NUL-terminated message naming the parameter and its allowed range.
 //!   A failed call changes nothing (the packet stays the caller's).
 //! * **Nothing unwinds into C.** Each call runs under `catch_unwind`; a
@@ -46,15 +50,29 @@
 //!
 //! Modules: [`status`] (codes and their names), `handle` (the tagged
 //! handle and the catch-unwind guard), [`sched`] (the scheduler API), [`pq`]
-//! (the cFFS API).
+//! (the cFFS API), [`io`] (the I/O scheduler API).
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
 mod handle;
+pub mod io;
 pub mod pq;
 pub mod sched;
 pub mod status;
 
+pub use io::buf::{
+    fairway_io_buf_alloc, fairway_io_buf_data, fairway_io_buf_free, fairway_io_buf_len,
+    FairwayIoBuf, FAIRWAY_IO_BUF_ALIGN, FAIRWAY_IO_MAX_BUF_LEN,
+};
+pub use io::{
+    fairway_io_add_client, fairway_io_client_stats, fairway_io_close, fairway_io_create,
+    fairway_io_destroy, fairway_io_last_error, fairway_io_open, fairway_io_outstanding,
+    fairway_io_poll, fairway_io_remove_client, fairway_io_shutdown, fairway_io_submit,
+    fairway_io_wait, FairwayIoClientStats, FairwayIoCompletion, FairwayIoEngine,
+    FAIRWAY_IO_MAX_CLIENTS, FAIRWAY_IO_MAX_IN_FLIGHT, FAIRWAY_IO_MAX_QUEUED,
+    FAIRWAY_IO_OPEN_DIRECT, FAIRWAY_IO_OPEN_WRITE, FAIRWAY_IO_OP_READ, FAIRWAY_IO_OP_WRITE,
+    FAIRWAY_IO_WAIT_FOREVER,
+};
 pub use pq::{
     fairway_pq_create, fairway_pq_destroy, fairway_pq_extract_min, fairway_pq_insert,
     fairway_pq_last_error, fairway_pq_peek_min, fairway_pq_remove, fairway_pq_soonest_rank,

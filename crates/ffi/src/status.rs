@@ -1,8 +1,9 @@
 //! The status code every ABI function returns, and its printable name.
 //!
 //! Zero is success, positive codes are outcomes that are not errors (nothing
-//! to dequeue; a priority-queue rank served at the window's edge), negative
-//! codes are errors. An error never changes the scheduler or queue.
+//! to dequeue; a priority-queue rank served at the window's edge; a wait
+//! that timed out), negative codes are errors. An error never changes the
+//! scheduler, queue or I/O engine.
 
 use core::ffi::c_char;
 
@@ -18,6 +19,9 @@ pub enum FairwayStatus {
     /// and is served at the window's edge (the Eiffel paper §3.1.1); counted in
     /// `FairwayPqStats`.
     FairwayClamped = 2,
+    /// `fairway_io_wait` timed out: requests are still outstanding, none
+    /// completed in time.
+    FairwayTimeout = 3,
     /// A required pointer argument (spec, out-parameter, buffer) was null.
     FairwayErrNullPointer = -1,
     /// The handle is null, destroyed, or of the other kind.
@@ -52,6 +56,25 @@ pub enum FairwayStatus {
     /// Reconfiguring would make a queued packet longer than the new
     /// maximum length; nothing changed.
     FairwayErrQueuedPacketTooLong = -14,
+    /// The I/O client id names no registered client (never added, or
+    /// removed).
+    FairwayErrUnknownClient = -15,
+    /// The I/O target id names no open target (never opened, or closed).
+    FairwayErrUnknownTarget = -16,
+    /// A write to an I/O target opened without `FAIRWAY_IO_OPEN_WRITE`.
+    FairwayErrReadOnly = -17,
+    /// The I/O buffer belongs to the engine (submitted, not yet handed
+    /// back by a completion).
+    FairwayErrBufferInFlight = -18,
+    /// The I/O engine has shut down: only poll, wait, statistics and
+    /// destroy still work.
+    FairwayErrStopped = -19,
+    /// io_uring is unavailable (old kernel, disabled, filtered by a
+    /// sandbox) or the engine's thread could not be started.
+    FairwayErrUnavailable = -20,
+    /// The operating system refused (opening an I/O target); the message
+    /// has its error.
+    FairwayErrOs = -21,
 }
 
 impl FairwayStatus {
@@ -67,6 +90,7 @@ impl FairwayStatus {
             FairwayStatus::FairwayOk => c"FAIRWAY_OK",
             FairwayStatus::FairwayEmpty => c"FAIRWAY_EMPTY",
             FairwayStatus::FairwayClamped => c"FAIRWAY_CLAMPED",
+            FairwayStatus::FairwayTimeout => c"FAIRWAY_TIMEOUT",
             FairwayStatus::FairwayErrNullPointer => c"FAIRWAY_ERR_NULL_POINTER",
             FairwayStatus::FairwayErrInvalidHandle => c"FAIRWAY_ERR_INVALID_HANDLE",
             FairwayStatus::FairwayErrPoisoned => c"FAIRWAY_ERR_POISONED",
@@ -81,15 +105,23 @@ impl FairwayStatus {
             FairwayStatus::FairwayErrBufferTooSmall => c"FAIRWAY_ERR_BUFFER_TOO_SMALL",
             FairwayStatus::FairwayErrNotQueued => c"FAIRWAY_ERR_NOT_QUEUED",
             FairwayStatus::FairwayErrQueuedPacketTooLong => c"FAIRWAY_ERR_QUEUED_PACKET_TOO_LONG",
+            FairwayStatus::FairwayErrUnknownClient => c"FAIRWAY_ERR_UNKNOWN_CLIENT",
+            FairwayStatus::FairwayErrUnknownTarget => c"FAIRWAY_ERR_UNKNOWN_TARGET",
+            FairwayStatus::FairwayErrReadOnly => c"FAIRWAY_ERR_READ_ONLY",
+            FairwayStatus::FairwayErrBufferInFlight => c"FAIRWAY_ERR_BUFFER_IN_FLIGHT",
+            FairwayStatus::FairwayErrStopped => c"FAIRWAY_ERR_STOPPED",
+            FairwayStatus::FairwayErrUnavailable => c"FAIRWAY_ERR_UNAVAILABLE",
+            FairwayStatus::FairwayErrOs => c"FAIRWAY_ERR_OS",
         }
     }
 }
 
 /// Every status, for lookups by value (private: cbindgen would export it).
-const ALL_STATUSES: [FairwayStatus; 17] = [
+const ALL_STATUSES: [FairwayStatus; 25] = [
     FairwayStatus::FairwayOk,
     FairwayStatus::FairwayEmpty,
     FairwayStatus::FairwayClamped,
+    FairwayStatus::FairwayTimeout,
     FairwayStatus::FairwayErrNullPointer,
     FairwayStatus::FairwayErrInvalidHandle,
     FairwayStatus::FairwayErrPoisoned,
@@ -104,6 +136,13 @@ const ALL_STATUSES: [FairwayStatus; 17] = [
     FairwayStatus::FairwayErrBufferTooSmall,
     FairwayStatus::FairwayErrNotQueued,
     FairwayStatus::FairwayErrQueuedPacketTooLong,
+    FairwayStatus::FairwayErrUnknownClient,
+    FairwayStatus::FairwayErrUnknownTarget,
+    FairwayStatus::FairwayErrReadOnly,
+    FairwayStatus::FairwayErrBufferInFlight,
+    FairwayStatus::FairwayErrStopped,
+    FairwayStatus::FairwayErrUnavailable,
+    FairwayStatus::FairwayErrOs,
 ];
 
 impl FairwayStatus {

@@ -292,7 +292,7 @@ fn status_names_cover_every_value() {
     assert_eq!(name(0), "FAIRWAY_OK");
     assert_eq!(name(-11), "FAIRWAY_ERR_FULL");
     assert_eq!(name(12345), "FAIRWAY_UNKNOWN_STATUS");
-    for v in -14..=2 {
+    for v in -21..=3 {
         let s = FairwayStatus::from_code(v).unwrap();
         assert_eq!(name(v), s.name());
     }
