@@ -280,7 +280,8 @@ impl fmt::Display for Problem {
                 limit,
             } => write!(
                 f,
-                "{parent}: the {dir} mins of its {children} children sum to {}, above its {bound} {}; allowed sum <= the parent's {bound}",
+                "{parent}: the {dir} mins of its {children} {} sum to {}, above its {bound} {}; allowed sum <= the parent's {bound}",
+                if *children == 1 { "child" } else { "children" },
                 show(*sum),
                 show(*limit)
             ),

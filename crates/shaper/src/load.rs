@@ -38,9 +38,25 @@ pub fn load(source: &Source) -> Result<Checked, Vec<ConfigError>> {
         if let Err(more) = check(plan) {
             all.extend(more.into_iter().filter(|e| !refers_to_missing(e)));
         }
-        return Err(all);
+        return Err(in_file_order(all));
     }
-    check(plan)
+    check(plan).map_err(in_file_order)
+}
+
+/// The problems by file (in the order files were read), line and
+/// column, each once (a reader and the check may find one problem both).
+fn in_file_order(mut all: Vec<ConfigError>) -> Vec<ConfigError> {
+    let mut seen = std::collections::HashSet::new();
+    all.retain(|e| seen.insert(e.to_string()));
+    let mut files: Vec<Arc<str>> = Vec::new();
+    for e in &all {
+        if !files.contains(&e.at.file) {
+            files.push(Arc::clone(&e.at.file));
+        }
+    }
+    let file_index = |f: &Arc<str>| files.iter().position(|g| g == f).unwrap_or(0);
+    all.sort_by_key(|e| (file_index(&e.at.file), e.at.line, e.at.col));
+    all
 }
 
 /// Problems that may only echo an element left out for its own error.

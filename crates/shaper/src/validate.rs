@@ -100,31 +100,47 @@ pub fn check(plan: Plan) -> Result<Checked, Vec<ConfigError>> {
     let rule_circuit: Vec<Option<usize>> =
         plan.rules.iter().map(|r| find("rule".into(), &r.circuit, &r.at)).collect();
     min_below_max(&plan, &mut errors);
-    let node_parent: Vec<Parent> = node_parent.into_iter().map(Option::flatten).collect();
-    let node_depth = depths(&plan, &node_parent, &mut errors);
+    let flat: Vec<Parent> = node_parent.iter().map(|p| p.flatten()).collect();
+    let before = errors.len();
+    let node_depth = depths(&plan, &flat, &mut errors);
+    let cyclic = errors[before..].iter().any(|e| matches!(e.problem, Problem::Cycle(_)));
     addresses(&plan, &device_circuit, &mut errors);
-    let resolved = errors.is_empty();
-    let circuit_parent: Vec<Parent> = circuit_parent.into_iter().map(Option::flatten).collect();
-    let default_parent = default_parent.flatten().flatten();
-    let mut checked = Checked {
-        plan,
-        node_parent,
+    let tree = Tree {
+        node_parent: &node_parent,
+        circuit_parent: &circuit_parent,
+        default_parent,
+        depth: &node_depth,
+    };
+    // Sums need a tree: not where nodes form a cycle.
+    let node_min = if cyclic {
+        Vec::new()
+    } else {
+        tree_rates(&plan, &tree, &mut errors)
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let resolved = |v: Vec<Option<Parent>>| v.into_iter().map(Option::flatten).collect();
+    Ok(Checked {
+        node_parent: flat,
         node_depth,
-        circuit_parent,
+        circuit_parent: resolved(circuit_parent),
         device_circuit: device_circuit.into_iter().map(Option::unwrap_or_default).collect(),
         rule_circuit: rule_circuit.into_iter().map(Option::unwrap_or_default).collect(),
-        default_parent,
-        node_min: Vec::new(),
-    };
-    // Sums need a tree: only once every name resolved and no cycle.
-    if resolved {
-        tree_rates(&mut checked, &mut errors);
-    }
-    if errors.is_empty() {
-        Ok(checked)
-    } else {
-        Err(errors)
-    }
+        default_parent: default_parent.flatten().flatten(),
+        node_min,
+        plan,
+    })
+}
+
+/// Parents as resolved: `None` where a name did not resolve (that child
+/// is left out of the sums; its error is already reported).
+struct Tree<'a> {
+    node_parent: &'a [Option<Parent>],
+    circuit_parent: &'a [Option<Parent>],
+    /// Outer: a default class exists; inner: its parent resolved.
+    default_parent: Option<Option<Parent>>,
+    depth: &'a [usize],
 }
 
 fn counts(plan: &Plan, errors: &mut Vec<ConfigError>) {
@@ -268,25 +284,28 @@ fn addresses(plan: &Plan, circuit: &[Option<usize>], errors: &mut Vec<ConfigErro
 
 /// Guarantees (node mins derived bottom-up), maxes against parents, sums
 /// of mins against parents.
-fn tree_rates(ck: &mut Checked, errors: &mut Vec<ConfigError>) {
-    let plan = &ck.plan;
+fn tree_rates(plan: &Plan, tree: &Tree<'_>, errors: &mut Vec<ConfigError>) -> Vec<[u64; 2]> {
     let n = plan.nodes.len();
     // Children of each parent (index n: the root): nodes, then circuits,
-    // then the default class, each with its rates and label.
+    // then the default class, each with its rates.
     let mut kids: Vec<Vec<(Kid, &Rates)>> = vec![Vec::new(); n + 1];
     let slot = |p: Parent| p.unwrap_or(n);
     for (i, node) in plan.nodes.iter().enumerate() {
-        kids[slot(ck.node_parent[i])].push((Kid::Node(i), &node.rates));
+        if let Some(p) = tree.node_parent[i] {
+            kids[slot(p)].push((Kid::Node(i), &node.rates));
+        }
     }
     for (i, c) in plan.circuits.iter().enumerate() {
-        kids[slot(ck.circuit_parent[i])].push((Kid::Circuit(i), &c.rates));
+        if let Some(p) = tree.circuit_parent[i] {
+            kids[slot(p)].push((Kid::Circuit(i), &c.rates));
+        }
     }
-    if let Some(d) = &plan.default_class {
-        kids[slot(ck.default_parent)].push((Kid::Default, &d.rates));
+    if let (Some(d), Some(Some(p))) = (&plan.default_class, tree.default_parent) {
+        kids[slot(p)].push((Kid::Default, &d.rates));
     }
     // Deepest first, so each node's children know their guarantee.
     let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(ck.node_depth[i]));
+    order.sort_by_key(|&i| std::cmp::Reverse(tree.depth[i]));
     let mut node_min = vec![[0u64; 2]; n];
     let link = plan.interfaces.as_ref().map(|i| [i.download, i.upload]);
     for parent in order.into_iter().map(Some).chain([None]) {
@@ -301,7 +320,11 @@ fn tree_rates(ck: &mut Checked, errors: &mut Vec<ConfigError>) {
             let (label, own, at) = match parent {
                 Some(p) => {
                     let node = &plan.nodes[p];
-                    node_min[p][d] = node.rates.get(dir).min.unwrap_or(sum);
+                    // Without a min, the children's sum, at most the
+                    // max (a sum above it is reported here, not again at
+                    // every ancestor).
+                    let b = node.rates.get(dir);
+                    node_min[p][d] = b.min.unwrap_or(sum.min(b.max));
                     let b = node.rates.get(dir);
                     (format!("node {:?}", node.name), Some((b.min, b.max)), node.at.clone())
                 }
@@ -344,7 +367,7 @@ fn tree_rates(ck: &mut Checked, errors: &mut Vec<ConfigError>) {
             }
         }
     }
-    ck.node_min = node_min;
+    node_min
 }
 
 /// A child of a parent.

@@ -137,16 +137,18 @@ fn into_plan(raw: Vec<RawNode>, plan: &mut Plan) {
             plan.virtual_nodes.push((n.name.clone(), parent));
             continue;
         }
-        let bw = |b: [Option<u64>; 2]| Bandwidth {
-            min: b[0],
-            max: b[1].unwrap_or(0),
+        // A node whose max is missing or bad was reported; left out, its
+        // children and circuits are reported no further.
+        let (Some(down), Some(up)) = (n.down[1], n.up[1]) else {
+            continue;
         };
+        let bw = |b: [Option<u64>; 2], max: u64| Bandwidth { min: b[0], max };
         plan.nodes.push(Node {
             name: n.name.clone(),
             parent,
             rates: Rates {
-                download: bw(n.down),
-                upload: bw(n.up),
+                download: bw(n.down, down),
+                upload: bw(n.up, up),
             },
             weight: None,
             scheduler: default_scheduler(),
@@ -276,11 +278,9 @@ impl<'de> Visitor<'de> for NodeSeed<'_, '_> {
             }
         }
         if keep {
-            let n = &ctx.nodes[index];
-            let missing: Vec<&str> = [("downloadBandwidthMbps", n.down[1]), ("uploadBandwidthMbps", n.up[1])]
-                .iter()
-                .filter(|(_, v)| v.is_none())
-                .map(|(k, _)| *k)
+            let missing: Vec<&str> = ["downloadBandwidthMbps", "uploadBandwidthMbps"]
+                .into_iter()
+                .filter(|k| !seen.iter().any(|s| s == k))
                 .collect();
             for k in missing {
                 let problem = Problem::Missing(format!("{k} of node {:?}", self.name));

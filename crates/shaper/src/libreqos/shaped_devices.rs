@@ -264,7 +264,10 @@ fn read_row(
             max: rate(Col::UpMax, "Upload Max Mbps"),
         },
     };
-    if errors.len() > before {
+    // A row whose ids or rates did not parse is left out; one with a bad
+    // MAC or address stays (without it), so that the check still finds
+    // the row's other problems.
+    if errors[before..].iter().any(|e| matches!(e.problem, Problem::Missing(_) | Problem::Rate { .. })) {
         return None;
     }
     let parent = match row.get(Col::ParentNode) {
@@ -321,13 +324,10 @@ fn add_row(
         Some(&i) => {
             let first = &plan.circuits[i];
             let show = |r: &Rates| {
-                format!(
-                    "{}/{} down, {}/{} up (min/max bit/s)",
-                    r.download.min.unwrap_or(0),
-                    r.download.max,
-                    r.upload.min.unwrap_or(0),
-                    r.upload.max
-                )
+                let b = |b: Bandwidth| {
+                    format!("{}..{}", crate::rate::show(b.min.unwrap_or(0)), crate::rate::show(b.max))
+                };
+                format!("download {}, upload {} (min..max)", b(r.download), b(r.upload))
             };
             let fields: [(&'static str, String, String); 3] = [
                 ("Circuit Name", circuit.name.clone(), first.name.clone()),
