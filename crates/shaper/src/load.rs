@@ -30,17 +30,13 @@ pub enum Source {
 /// Reads and checks a configuration: the checked plan, or every problem.
 pub fn load(source: &Source) -> Result<Checked, Vec<ConfigError>> {
     let (plan, errors) = read_plan(source);
-    if !errors.is_empty() {
-        // The check runs on what could be read, so that one run lists
-        // the problems of the tree too; an element that did not parse is
-        // missing, so names that refer to it are not reported again.
-        let mut all = errors;
-        if let Err(more) = check(plan) {
-            all.extend(more.into_iter().filter(|e| !refers_to_missing(e)));
-        }
-        return Err(in_file_order(all));
+    // The check runs on what could be read too, so that one run lists
+    // the problems of the tree as well as those of the fields.
+    match check(plan) {
+        Ok(checked) if errors.is_empty() => Ok(checked),
+        Ok(_) => Err(in_file_order(errors)),
+        Err(more) => Err(in_file_order(errors.into_iter().chain(more).collect())),
     }
-    check(plan).map_err(in_file_order)
 }
 
 /// The problems by file (in the order files were read), line and
@@ -57,14 +53,6 @@ fn in_file_order(mut all: Vec<ConfigError>) -> Vec<ConfigError> {
     let file_index = |f: &Arc<str>| files.iter().position(|g| g == f).unwrap_or(0);
     all.sort_by_key(|e| (file_index(&e.at.file), e.at.line, e.at.col));
     all
-}
-
-/// Problems that may only echo an element left out for its own error.
-fn refers_to_missing(e: &ConfigError) -> bool {
-    matches!(
-        e.problem,
-        Problem::UnknownParent { .. } | Problem::UnknownCircuit { .. }
-    )
 }
 
 /// Reads a configuration without checking it: the plan of everything

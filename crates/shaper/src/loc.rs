@@ -48,6 +48,41 @@ impl Loc {
     }
 }
 
+/// Lines and columns of byte offsets in one text, each found in
+/// O(log lines) after one pass over the text (a large file has many
+/// elements, each placed).
+pub struct LineIndex<'t> {
+    text: &'t str,
+    /// Byte offset where each line starts.
+    starts: Vec<usize>,
+}
+
+impl<'t> LineIndex<'t> {
+    /// The index of `text`.
+    pub fn new(text: &'t str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1))
+            .collect();
+        Self { text, starts }
+    }
+
+    /// The place of byte `offset` in `file` (this index's text).
+    pub fn loc(&self, file: &Arc<str>, offset: usize) -> Loc {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let col = self.text[self.starts[line - 1]..offset].chars().count() + 1;
+        let c = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Loc {
+            file: Arc::clone(file),
+            line: Some(c(line)),
+            col: Some(c(col)),
+        }
+    }
+}
+
 /// 1-based line and column (in characters) of byte `offset` in `text`;
 /// an offset past the end is the end.
 pub fn line_col(text: &str, offset: usize) -> (u32, u32) {
@@ -86,11 +121,15 @@ mod tests {
         assert_eq!(line_col(text, 0), (1, 1));
         assert_eq!(line_col(text, 3), (2, 1));
         assert_eq!(line_col(text, 7), (2, 4));
-        assert_eq!(line_col(text, 9), (3, 1));
+        assert_eq!(line_col(text, 8), (3, 1));
         assert_eq!(line_col(text, 99), (3, 2));
         let f: Arc<str> = Arc::from("x.toml");
         assert_eq!(Loc::at_offset(&f, text, 3).to_string(), "x.toml:2:1");
         assert_eq!(Loc::line(&f, 7).to_string(), "x.toml:7");
         assert_eq!(Loc::file(&f).to_string(), "x.toml");
+        let index = LineIndex::new(text);
+        for offset in 0..=12 {
+            assert_eq!(index.loc(&f, offset), Loc::at_offset(&f, text, offset), "{offset}");
+        }
     }
 }

@@ -223,4 +223,8 @@ pub struct Plan {
     /// Circuits that named a parent node in a flat network (no nodes),
     /// put under the root as LibreQoS does.
     pub flattened_parents: usize,
+    /// Names and ids of nodes and circuits left out because they did not
+    /// parse (their problems are reported): the check does not report
+    /// again what refers to them.
+    pub left_out: Vec<String>,
 }

@@ -46,7 +46,7 @@
 
 use crate::error::{ConfigError, Problem};
 use crate::libreqos::shaped_devices::parse_prefix;
-use crate::loc::Loc;
+use crate::loc::{LineIndex, Loc};
 use crate::mac::Mac;
 use crate::plan::{
     default_scheduler, Bandwidth, Circuit, DefaultClass, Device, Interfaces, Match, Node, Plan,
@@ -170,13 +170,13 @@ pub struct LibreqosFiles {
 /// Turns spans into places and collects problems.
 struct Conv<'a> {
     file: &'a Arc<str>,
-    text: &'a str,
+    lines: LineIndex<'a>,
     errors: &'a mut Vec<ConfigError>,
 }
 
 impl Conv<'_> {
     fn loc(&self, span: Range<usize>) -> Loc {
-        Loc::at_offset(self.file, self.text, span.start)
+        self.lines.loc(self.file, span.start)
     }
 
     fn err(&mut self, span: Range<usize>, p: Problem) {
@@ -263,15 +263,26 @@ pub fn read(
             return None;
         }
     };
-    let mut c = Conv { file, text, errors };
+    let lines = LineIndex::new(text);
+    let mut c = Conv { file, lines, errors };
     if let Some(i) = &f.interfaces {
         plan.interfaces = interfaces(&mut c, i);
     }
     if let Some(d) = &f.default_class {
         plan.default_class = default_class(&mut c, d);
     }
-    plan.nodes.extend(f.node.iter().filter_map(|n| node(&mut c, n)));
-    plan.circuits.extend(f.circuit.iter().filter_map(|x| circuit(&mut c, x)));
+    for n in &f.node {
+        match node(&mut c, n) {
+            Some(n) => plan.nodes.push(n),
+            None => plan.left_out.push(n.get_ref().name.get_ref().clone()),
+        }
+    }
+    for x in &f.circuit {
+        match circuit(&mut c, x) {
+            Some(x) => plan.circuits.push(x),
+            None => plan.left_out.push(x.get_ref().id.get_ref().clone()),
+        }
+    }
     plan.devices.extend(f.device.iter().filter_map(|d| device(&mut c, d)));
     plan.rules.extend(f.rule.iter().filter_map(|r| rule(&mut c, r)));
     f.libreqos.map(|l| LibreqosFiles {

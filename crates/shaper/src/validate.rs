@@ -63,6 +63,7 @@ pub fn check(plan: Plan) -> Result<Checked, Vec<ConfigError>> {
         None => Some(None),
         Some(p) => match nodes.get(p.as_str()) {
             Some(&i) => Some(Some(i)),
+            None if plan.left_out.contains(p) => None,
             None => {
                 let problem = Problem::UnknownParent { of, parent: p.clone() };
                 errors.push(ConfigError::new(at.clone(), problem));
@@ -86,7 +87,7 @@ pub fn check(plan: Plan) -> Result<Checked, Vec<ConfigError>> {
         .map(|d| resolve("default_class".into(), &d.parent, &d.at));
     let mut find = |of: String, id: &str, at: &Loc| {
         let i = circuits.get(id).copied();
-        if i.is_none() {
+        if i.is_none() && !plan.left_out.iter().any(|l| l == id) {
             let problem = Problem::UnknownCircuit { of, circuit: id.to_string() };
             errors.push(ConfigError::new(at.clone(), problem));
         }

@@ -19,7 +19,7 @@
 
 use crate::error::{ConfigError, Problem};
 use crate::limits::MAX_NODES;
-use crate::loc::Loc;
+use crate::loc::{LineIndex, Loc};
 use crate::plan::{default_scheduler, Bandwidth, Node, Plan, Rates};
 use crate::rate::{parse_mbps, RateError};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -44,6 +44,7 @@ struct RawNode {
 struct Ctx<'a> {
     file: &'a Arc<str>,
     text: &'a str,
+    lines: LineIndex<'a>,
     consumed: &'a Cell<usize>,
     nodes: Vec<RawNode>,
     names: HashMap<String, Loc>,
@@ -57,7 +58,7 @@ impl Ctx<'_> {
         let end = self.consumed.get().min(self.text.len());
         let close = self.text[..end].rfind('"').unwrap_or(0);
         let open = self.text[..close].rfind('"').unwrap_or(close);
-        Loc::at_offset(self.file, self.text, open)
+        self.lines.loc(self.file, open)
     }
 
     fn err(&mut self, at: Loc, p: Problem) {
@@ -90,6 +91,7 @@ pub fn read(file: &Arc<str>, text: &str, plan: &mut Plan, errors: &mut Vec<Confi
     let mut ctx = Ctx {
         file,
         text,
+        lines: LineIndex::new(text),
         consumed: &consumed,
         nodes: Vec::new(),
         names: HashMap::new(),
@@ -140,6 +142,7 @@ fn into_plan(raw: Vec<RawNode>, plan: &mut Plan) {
         // A node whose max is missing or bad was reported; left out, its
         // children and circuits are reported no further.
         let (Some(down), Some(up)) = (n.down[1], n.up[1]) else {
+            plan.left_out.push(n.name.clone());
             continue;
         };
         let bw = |b: [Option<u64>; 2], max: u64| Bandwidth { min: b[0], max };

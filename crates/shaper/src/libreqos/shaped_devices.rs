@@ -111,19 +111,20 @@ pub fn read(file: &Arc<str>, text: &str, plan: &mut Plan, errors: &mut Vec<Confi
         .trim(csv::Trim::All)
         .flexible(true)
         .from_reader(text.as_bytes());
-    let layout = match header_layout(file, &mut reader) {
+    let layout = match header_layout(file, text, &mut reader) {
         Ok(l) => l,
         Err(e) => return errors.extend(e),
     };
     let aliases: HashMap<String, Option<String>> = plan.virtual_nodes.iter().cloned().collect();
     let mut circuits: HashMap<String, usize> = HashMap::new();
+    let mut lines = Lines::new(text);
     let mut record = csv::StringRecord::new();
     loop {
         match reader.read_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {}
             Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
+                let line = e.position().map_or(0, |p| lines.at(p.byte()));
                 errors.push(ConfigError::new(
                     Loc::line(file, line),
                     Problem::Syntax(csv_message(&e)),
@@ -134,12 +135,13 @@ pub fn read(file: &Arc<str>, text: &str, plan: &mut Plan, errors: &mut Vec<Confi
                 continue;
             }
         }
-        let at = Loc::line(file, record.position().map_or(0, |p| p.line()));
+        let at = Loc::line(file, record.position().map_or(0, |p| lines.at(p.byte())));
         let row = Row {
             record: &record,
             layout: &layout,
         };
         let Some((circuit, device)) = read_row(&row, &at, &aliases, errors) else {
+            plan.left_out.push(row.get(Col::CircuitId).to_string());
             continue;
         };
         let limit = if !circuits.contains_key(&circuit.id) && circuits.len() >= MAX_CIRCUITS {
@@ -160,16 +162,17 @@ pub fn read(file: &Arc<str>, text: &str, plan: &mut Plan, errors: &mut Vec<Confi
 /// The header's columns; an error for each required one it lacks.
 fn header_layout(
     file: &Arc<str>,
+    text: &str,
     reader: &mut csv::Reader<&[u8]>,
 ) -> Result<HashMap<Col, usize>, Vec<ConfigError>> {
     let headers = reader.headers().map_err(|e| {
-        let line = e.position().map_or(1, |p| p.line());
+        let line = e.position().map_or(1, |p| Lines::new(text).at(p.byte()));
         vec![ConfigError::new(
             Loc::line(file, line),
             Problem::Syntax(csv_message(&e)),
         )]
     })?;
-    let at = Loc::line(file, headers.position().map_or(1, |p| p.line()));
+    let at = Loc::line(file, headers.position().map_or(1, |p| Lines::new(text).at(p.byte())));
     let mut layout = HashMap::new();
     for (i, h) in headers.iter().enumerate() {
         if let Some(c) = Col::from_header(h) {
@@ -185,6 +188,39 @@ fn header_layout(
         Ok(layout)
     } else {
         Err(missing)
+    }
+}
+
+/// File lines of byte offsets, for offsets that only grow. (The csv
+/// crate's own line numbers leave out comment lines.)
+struct Lines<'t> {
+    text: &'t [u8],
+    byte: usize,
+    line: u64,
+}
+
+impl<'t> Lines<'t> {
+    fn new(text: &'t str) -> Self {
+        Self { text: text.as_bytes(), byte: 0, line: 1 }
+    }
+
+    /// The 1-based line of the record that starts at byte `at` (at
+    /// least the last one asked). The csv crate places a record at the
+    /// start of the comment and blank lines it skipped before it.
+    fn at(&mut self, at: u64) -> u64 {
+        let mut at = usize::try_from(at).unwrap_or(usize::MAX).min(self.text.len());
+        while let Some(rest) = self.text.get(at..) {
+            let skipped = rest.starts_with(b"#") || rest.starts_with(b"\n") || rest.starts_with(b"\r\n");
+            match rest.iter().position(|&b| b == b'\n') {
+                Some(nl) if skipped => at += nl + 1,
+                _ => break,
+            }
+        }
+        if at > self.byte {
+            self.line += self.text[self.byte..at].iter().filter(|&&b| b == b'\n').count() as u64;
+            self.byte = at;
+        }
+        self.line
     }
 }
 
