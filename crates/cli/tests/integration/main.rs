@@ -12,4 +12,5 @@ mod newcomer;
 mod policy_files;
 mod quiet_output;
 mod reproduce;
+mod shape_check;
 mod udp_bench_cli;
