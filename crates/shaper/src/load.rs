@@ -73,7 +73,12 @@ pub fn read_plan(source: &Source) -> (Plan, Vec<ConfigError>) {
             if let Some(f) = files {
                 let dir = path.parent().unwrap_or(Path::new(""));
                 let network = f.network.as_ref().map(|n| dir.join(n));
-                read_libreqos(&dir.join(&f.shaped_devices), network.as_deref(), &mut plan, &mut errors);
+                read_libreqos(
+                    &dir.join(&f.shaped_devices),
+                    network.as_deref(),
+                    &mut plan,
+                    &mut errors,
+                );
             }
         }
         Source::Libreqos {
@@ -118,7 +123,10 @@ fn name_of(path: &Path) -> Arc<str> {
 pub fn read_text(path: &Path, name: &Arc<str>, limit: u64) -> Result<String, ConfigError> {
     let err = |p: Problem| ConfigError::new(Loc::file(name), p);
     let file = std::fs::File::open(path).map_err(|e| err(Problem::Read(e.to_string())))?;
-    let size = file.metadata().map_err(|e| err(Problem::Read(e.to_string())))?.len();
+    let size = file
+        .metadata()
+        .map_err(|e| err(Problem::Read(e.to_string())))?
+        .len();
     if size > limit {
         return Err(err(Problem::FileTooLarge { size, limit }));
     }
@@ -135,6 +143,9 @@ pub fn read_text(path: &Path, name: &Arc<str>, limit: u64) -> Result<String, Con
         let valid = e.utf8_error().valid_up_to();
         let text = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
         let at = Loc::at_offset(name, &text, valid);
-        ConfigError::new(at, Problem::Syntax("not UTF-8 (save the file as UTF-8)".into()))
+        ConfigError::new(
+            at,
+            Problem::Syntax("not UTF-8 (save the file as UTF-8)".into()),
+        )
     })
 }

@@ -61,7 +61,12 @@ impl<'t> LineIndex<'t> {
     /// The index of `text`.
     pub fn new(text: &'t str) -> Self {
         let starts = std::iter::once(0)
-            .chain(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1))
+            .chain(
+                text.bytes()
+                    .enumerate()
+                    .filter(|&(_, b)| b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
             .collect();
         Self { text, starts }
     }
@@ -129,7 +134,11 @@ mod tests {
         assert_eq!(Loc::file(&f).to_string(), "x.toml");
         let index = LineIndex::new(text);
         for offset in 0..=12 {
-            assert_eq!(index.loc(&f, offset), Loc::at_offset(&f, text, offset), "{offset}");
+            assert_eq!(
+                index.loc(&f, offset),
+                Loc::at_offset(&f, text, offset),
+                "{offset}"
+            );
         }
     }
 }

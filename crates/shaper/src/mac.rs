@@ -71,7 +71,15 @@ mod tests {
         assert_eq!("AA-BB-CC-DD-EE-0F".parse(), Ok(m));
         assert_eq!("aabb.ccdd.ee0f".parse(), Ok(m));
         assert_eq!(m.to_string(), "aa:bb:cc:dd:ee:0f");
-        for bad in ["", "aa:bb:cc:dd:ee", "aa:bb:cc:dd:ee:gg", "aa:bb:cc:dd:ee:f", "aabbccddeeff", "aa:bb-cc:dd:ee:ff", "é€:bb:cc:dd:ee:ff"] {
+        for bad in [
+            "",
+            "aa:bb:cc:dd:ee",
+            "aa:bb:cc:dd:ee:gg",
+            "aa:bb:cc:dd:ee:f",
+            "aabbccddeeff",
+            "aa:bb-cc:dd:ee:ff",
+            "é€:bb:cc:dd:ee:ff",
+        ] {
             assert_eq!(bad.parse::<Mac>(), Err(MacError(bad.to_string())), "{bad}");
         }
     }

@@ -16,7 +16,8 @@ use std::fmt;
 pub const MAX_BITS: u64 = fairway_core::policy::tree::MAX_RATE * 8;
 
 /// The units [`parse_tc_rate`] takes (case-insensitive, as tc).
-pub const TC_UNITS: &str = "bit, kbit, mbit, gbit, tbit (x1000), kibit, mibit, gibit, tibit (x1024)";
+pub const TC_UNITS: &str =
+    "bit, kbit, mbit, gbit, tbit (x1000), kibit, mibit, gibit, tibit (x1024)";
 
 /// Why a rate was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,13 +58,19 @@ impl fmt::Display for RateError {
             ),
             Self::NoUnit(t) => write!(f, "rate {t:?} has no unit (allowed: {TC_UNITS})"),
             Self::UnknownUnit { text, unit } => {
-                write!(f, "rate {text:?}: unknown unit {unit:?} (allowed: {TC_UNITS})")
+                write!(
+                    f,
+                    "rate {text:?}: unknown unit {unit:?} (allowed: {TC_UNITS})"
+                )
             }
             Self::Negative(t) => write!(f, "rate {t:?} is negative; rates are > 0"),
             Self::NotFinite(t) => write!(f, "rate {t:?} is not a finite number; rates are > 0"),
             Self::Zero(t) => write!(f, "rate {t:?} is zero; rates are > 0"),
             Self::TooFine(t) => {
-                write!(f, "rate {t:?} is not a whole number of bit/s (1 bit/s is the finest)")
+                write!(
+                    f,
+                    "rate {t:?} is not a whole number of bit/s (1 bit/s is the finest)"
+                )
             }
             Self::TooLarge(t) => write!(f, "rate {t:?} is above the largest, {MAX_BITS} bit/s"),
         }
@@ -215,12 +222,24 @@ mod tests {
         );
         assert!(matches!(parse_tc_rate("100"), Err(RateError::NoUnit(_))));
         assert!(matches!(parse_tc_rate("0mbit"), Err(RateError::Zero(_))));
-        assert!(matches!(parse_tc_rate("-5mbit"), Err(RateError::Negative(_))));
+        assert!(matches!(
+            parse_tc_rate("-5mbit"),
+            Err(RateError::Negative(_))
+        ));
         assert!(matches!(parse_tc_rate("nan"), Err(RateError::NotFinite(_))));
         assert!(matches!(parse_tc_rate("inf"), Err(RateError::NotFinite(_))));
-        assert!(matches!(parse_tc_rate("0.5bit"), Err(RateError::TooFine(_))));
-        assert!(matches!(parse_tc_rate("1e3bit"), Err(RateError::UnknownUnit { .. })));
-        assert!(matches!(parse_tc_rate("9999tbit"), Err(RateError::TooLarge(_))));
+        assert!(matches!(
+            parse_tc_rate("0.5bit"),
+            Err(RateError::TooFine(_))
+        ));
+        assert!(matches!(
+            parse_tc_rate("1e3bit"),
+            Err(RateError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            parse_tc_rate("9999tbit"),
+            Err(RateError::TooLarge(_))
+        ));
         assert!(matches!(parse_tc_rate(""), Err(RateError::Empty)));
         let huge = format!("{}bit", "9".repeat(60));
         assert!(matches!(parse_tc_rate(&huge), Err(RateError::TooLarge(_))));
@@ -234,7 +253,10 @@ mod tests {
         assert_eq!(parse_mbps("0.01"), Ok(10_000));
         assert_eq!(parse_mbps("155"), Ok(155_000_000));
         assert_eq!(parse_mbps("0.000001"), Ok(1));
-        assert!(matches!(parse_mbps("0.0000001"), Err(RateError::TooFine(_))));
+        assert!(matches!(
+            parse_mbps("0.0000001"),
+            Err(RateError::TooFine(_))
+        ));
         assert!(matches!(parse_mbps("0"), Err(RateError::Zero(_))));
         assert!(matches!(parse_mbps("-1"), Err(RateError::Negative(_))));
         assert!(matches!(parse_mbps("NaN"), Err(RateError::NotFinite(_))));

@@ -47,7 +47,10 @@ impl Summary {
                 l.mins[k] = l.mins[k].saturating_add(c.rates.get(dir).min.unwrap_or(0));
             }
         }
-        while levels.last().is_some_and(|l| l.nodes == 0 && l.circuits == 0) {
+        while levels
+            .last()
+            .is_some_and(|l| l.nodes == 0 && l.circuits == 0)
+        {
             levels.pop();
         }
         let mut lines = vec![format!(
@@ -79,7 +82,11 @@ impl Summary {
         if !p.virtual_nodes.is_empty() {
             lines.push(format!(
                 "virtual nodes (not shaped, children moved up as LibreQoS does): {}",
-                p.virtual_nodes.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>().join(", ")
+                p.virtual_nodes
+                    .iter()
+                    .map(|(v, _)| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
         if p.flattened_parents > 0 {

@@ -53,12 +53,12 @@ use crate::plan::{
     PortRange, Prefix, Rates, Rule,
 };
 use crate::rate::parse_tc_rate;
+use ::toml::Spanned;
 use fairway_core::policy::tree::MAX_WEIGHT;
 use fairway_core::SchedSpec;
 use serde::Deserialize;
 use std::ops::Range;
 use std::sync::Arc;
-use ::toml::Spanned;
 
 type S = Spanned<String>;
 
@@ -209,8 +209,14 @@ impl Conv<'_> {
         let dmax = self.rate(dmax, "download_max");
         let umax = self.rate(umax, "upload_max");
         Some(Rates {
-            download: Bandwidth { min: dmin.ok()?, max: dmax? },
-            upload: Bandwidth { min: umin.ok()?, max: umax? },
+            download: Bandwidth {
+                min: dmin.ok()?,
+                max: dmax?,
+            },
+            upload: Bandwidth {
+                min: umin.ok()?,
+                max: umax?,
+            },
         })
     }
 
@@ -264,7 +270,11 @@ pub fn read(
         }
     };
     let lines = LineIndex::new(text);
-    let mut c = Conv { file, lines, errors };
+    let mut c = Conv {
+        file,
+        lines,
+        errors,
+    };
     if let Some(i) = &f.interfaces {
         plan.interfaces = interfaces(&mut c, i);
     }
@@ -283,8 +293,10 @@ pub fn read(
             None => plan.left_out.push(x.get_ref().id.get_ref().clone()),
         }
     }
-    plan.devices.extend(f.device.iter().filter_map(|d| device(&mut c, d)));
-    plan.rules.extend(f.rule.iter().filter_map(|r| rule(&mut c, r)));
+    plan.devices
+        .extend(f.device.iter().filter_map(|d| device(&mut c, d)));
+    plan.rules
+        .extend(f.rule.iter().filter_map(|r| rule(&mut c, r)));
     f.libreqos.map(|l| LibreqosFiles {
         shaped_devices: l.get_ref().shaped_devices.get_ref().clone(),
         network: l.get_ref().network.as_ref().map(|n| n.get_ref().clone()),
@@ -310,7 +322,12 @@ fn interfaces(c: &mut Conv<'_>, i: &Spanned<InterfacesToml>) -> Option<Interface
     }
     if r.internet.get_ref() == r.subscribers.get_ref() {
         let allowed = "a different interface than internet (the shaper sits between two)";
-        c.value(r.subscribers.span(), "subscribers", r.subscribers.get_ref().clone(), allowed);
+        c.value(
+            r.subscribers.span(),
+            "subscribers",
+            r.subscribers.get_ref().clone(),
+            allowed,
+        );
         ok = false;
     }
     let download = c.rate(&r.download, "download");
@@ -329,7 +346,12 @@ fn default_class(c: &mut Conv<'_>, d: &Spanned<ClassToml>) -> Option<DefaultClas
     let r = d.get_ref();
     Some(DefaultClass {
         parent: r.parent.as_ref().map(|p| p.get_ref().clone()),
-        rates: c.rates(&r.download_min, &r.download_max, &r.upload_min, &r.upload_max)?,
+        rates: c.rates(
+            &r.download_min,
+            &r.download_max,
+            &r.upload_min,
+            &r.upload_max,
+        )?,
         at: c.loc(d.span()),
     })
 }
@@ -337,7 +359,12 @@ fn default_class(c: &mut Conv<'_>, d: &Spanned<ClassToml>) -> Option<DefaultClas
 fn node(c: &mut Conv<'_>, n: &Spanned<NodeToml>) -> Option<Node> {
     let r = n.get_ref();
     let name = c.name(&r.name, "name");
-    let rates = c.rates(&r.download_min, &r.download_max, &r.upload_min, &r.upload_max);
+    let rates = c.rates(
+        &r.download_min,
+        &r.download_max,
+        &r.upload_min,
+        &r.upload_max,
+    );
     let weight = c.weight(&r.weight);
     let scheduler = match &r.policy {
         None => Some(default_scheduler()),
@@ -358,7 +385,12 @@ fn node(c: &mut Conv<'_>, n: &Spanned<NodeToml>) -> Option<Node> {
 fn circuit(c: &mut Conv<'_>, x: &Spanned<CircuitToml>) -> Option<Circuit> {
     let r = x.get_ref();
     let id = c.name(&r.id, "id");
-    let rates = c.rates(&r.download_min, &r.download_max, &r.upload_min, &r.upload_max);
+    let rates = c.rates(
+        &r.download_min,
+        &r.download_max,
+        &r.upload_min,
+        &r.upload_max,
+    );
     let weight = c.weight(&r.weight);
     let id = id?;
     Some(Circuit {
@@ -381,9 +413,18 @@ fn device(c: &mut Conv<'_>, d: &Spanned<DeviceToml>) -> Option<Device> {
     for (list, v4, family) in [(&r.ipv4, true, "IPv4"), (&r.ipv6, false, "IPv6")] {
         for s in list {
             match parse_prefix(s.get_ref().trim(), v4) {
-                Some(net) => prefixes.push(Prefix { net, at: c.loc(s.span()) }),
+                Some(net) => prefixes.push(Prefix {
+                    net,
+                    at: c.loc(s.span()),
+                }),
                 None => {
-                    c.err(s.span(), Problem::Ip { family, text: s.get_ref().clone() });
+                    c.err(
+                        s.span(),
+                        Problem::Ip {
+                            family,
+                            text: s.get_ref().clone(),
+                        },
+                    );
                     ok = false;
                 }
             }
@@ -391,7 +432,13 @@ fn device(c: &mut Conv<'_>, d: &Spanned<DeviceToml>) -> Option<Device> {
     }
     if prefixes.len() > crate::limits::MAX_PREFIXES_PER_DEVICE {
         let limit = crate::limits::MAX_PREFIXES_PER_DEVICE;
-        c.err(d.span(), Problem::TooMany { what: "prefixes in one device", limit });
+        c.err(
+            d.span(),
+            Problem::TooMany {
+                what: "prefixes in one device",
+                limit,
+            },
+        );
         ok = false;
     }
     ok.then_some(())?;
@@ -427,9 +474,16 @@ fn rule(c: &mut Conv<'_>, x: &Spanned<RuleToml>) -> Option<Rule> {
         ..Match::default()
     };
     if let Some(p) = &r.prefix {
-        m.prefix = parse_prefix(p.get_ref().trim(), true).or_else(|| parse_prefix(p.get_ref().trim(), false));
+        m.prefix = parse_prefix(p.get_ref().trim(), true)
+            .or_else(|| parse_prefix(p.get_ref().trim(), false));
         if m.prefix.is_none() {
-            c.err(p.span(), Problem::Ip { family: "IP", text: p.get_ref().clone() });
+            c.err(
+                p.span(),
+                Problem::Ip {
+                    family: "IP",
+                    text: p.get_ref().clone(),
+                },
+            );
         }
     }
     let mut int = |v: &Option<Spanned<i64>>, field: &str, lo: i64, hi: i64| {
@@ -437,14 +491,23 @@ fn rule(c: &mut Conv<'_>, x: &Spanned<RuleToml>) -> Option<Rule> {
         if (lo..=hi).contains(v.get_ref()) {
             return Some(*v.get_ref());
         }
-        c.value(v.span(), field, v.get_ref().to_string(), &format!("an integer in {lo}..={hi}"));
+        c.value(
+            v.span(),
+            field,
+            v.get_ref().to_string(),
+            &format!("an integer in {lo}..={hi}"),
+        );
         None
     };
     m.vlan = int(&r.vlan, "vlan", 1, 4094).map(|v| v as u16);
     m.dscp = int(&r.dscp, "dscp", 0, 63).map(|v| v as u8);
     if let Some(p) = &r.protocol {
         let t = p.get_ref().trim().to_ascii_lowercase();
-        m.protocol = PROTOCOLS.iter().find(|(n, _)| *n == t).map(|&(_, v)| v).or_else(|| t.parse().ok());
+        m.protocol = PROTOCOLS
+            .iter()
+            .find(|(n, _)| *n == t)
+            .map(|&(_, v)| v)
+            .or_else(|| t.parse().ok());
         if m.protocol.is_none() {
             let names: Vec<&str> = PROTOCOLS.iter().map(|(n, _)| *n).collect();
             let allowed = format!("{} or a number in 0..=255", names.join(", "));
@@ -455,18 +518,42 @@ fn rule(c: &mut Conv<'_>, x: &Spanned<RuleToml>) -> Option<Rule> {
         let Some(s) = s else { continue };
         let range = ports(s.get_ref());
         if range.is_none() {
-            c.value(s.span(), field, s.get_ref().clone(), "a port (0..=65535) or a range LO-HI with LO <= HI");
+            c.value(
+                s.span(),
+                field,
+                s.get_ref().clone(),
+                "a port (0..=65535) or a range LO-HI with LO <= HI",
+            );
         }
-        if !matches!(m.protocol, Some(6 | 17 | 132)) && r.protocol.is_some() == m.protocol.is_some() {
-            c.value(s.span(), field, s.get_ref().clone(), "only with protocol = \"tcp\", \"udp\" or \"sctp\"");
+        if !matches!(m.protocol, Some(6 | 17 | 132)) && r.protocol.is_some() == m.protocol.is_some()
+        {
+            c.value(
+                s.span(),
+                field,
+                s.get_ref().clone(),
+                "only with protocol = \"tcp\", \"udp\" or \"sctp\"",
+            );
         }
-        if field == "src_ports" { m.src_ports = range } else { m.dst_ports = range }
+        if field == "src_ports" {
+            m.src_ports = range
+        } else {
+            m.dst_ports = range
+        }
     }
     if m == Match::default() && c.errors.len() == before {
-        c.err(x.span(), Problem::Missing("a match (prefix, mac, vlan, protocol, src_ports, dst_ports or dscp)".into()));
+        c.err(
+            x.span(),
+            Problem::Missing(
+                "a match (prefix, mac, vlan, protocol, src_ports, dst_ports or dscp)".into(),
+            ),
+        );
     }
     (c.errors.len() == before).then_some(())?;
-    Some(Rule { matches: m, circuit: circuit?, at: c.loc(r.circuit.span()) })
+    Some(Rule {
+        matches: m,
+        circuit: circuit?,
+        at: c.loc(r.circuit.span()),
+    })
 }
 
 /// `80` or `1000-2000`.

@@ -56,16 +56,31 @@ pub struct Checked {
 pub fn check(plan: Plan) -> Result<Checked, Vec<ConfigError>> {
     let mut errors = Vec::new();
     counts(&plan, &mut errors);
-    let nodes = unique(plan.nodes.iter().map(|n| (&n.name, &n.at)), "node", &mut errors);
-    let circuits = unique(plan.circuits.iter().map(|c| (&c.id, &c.at)), "circuit", &mut errors);
-    unique(plan.devices.iter().map(|d| (&d.id, &d.at)), "device", &mut errors);
+    let nodes = unique(
+        plan.nodes.iter().map(|n| (&n.name, &n.at)),
+        "node",
+        &mut errors,
+    );
+    let circuits = unique(
+        plan.circuits.iter().map(|c| (&c.id, &c.at)),
+        "circuit",
+        &mut errors,
+    );
+    unique(
+        plan.devices.iter().map(|d| (&d.id, &d.at)),
+        "device",
+        &mut errors,
+    );
     let mut resolve = |of: String, parent: &Option<String>, at: &Loc| match parent {
         None => Some(None),
         Some(p) => match nodes.get(p.as_str()) {
             Some(&i) => Some(Some(i)),
             None if plan.left_out.contains(p) => None,
             None => {
-                let problem = Problem::UnknownParent { of, parent: p.clone() };
+                let problem = Problem::UnknownParent {
+                    of,
+                    parent: p.clone(),
+                };
                 errors.push(ConfigError::new(at.clone(), problem));
                 None
             }
@@ -88,7 +103,10 @@ pub fn check(plan: Plan) -> Result<Checked, Vec<ConfigError>> {
     let mut find = |of: String, id: &str, at: &Loc| {
         let i = circuits.get(id).copied();
         if i.is_none() && !plan.left_out.iter().any(|l| l == id) {
-            let problem = Problem::UnknownCircuit { of, circuit: id.to_string() };
+            let problem = Problem::UnknownCircuit {
+                of,
+                circuit: id.to_string(),
+            };
             errors.push(ConfigError::new(at.clone(), problem));
         }
         i
@@ -98,13 +116,18 @@ pub fn check(plan: Plan) -> Result<Checked, Vec<ConfigError>> {
         .iter()
         .map(|d| find(format!("device {:?}", d.id), &d.circuit, &d.at))
         .collect();
-    let rule_circuit: Vec<Option<usize>> =
-        plan.rules.iter().map(|r| find("rule".into(), &r.circuit, &r.at)).collect();
+    let rule_circuit: Vec<Option<usize>> = plan
+        .rules
+        .iter()
+        .map(|r| find("rule".into(), &r.circuit, &r.at))
+        .collect();
     min_below_max(&plan, &mut errors);
     let flat: Vec<Parent> = node_parent.iter().map(|p| p.flatten()).collect();
     let before = errors.len();
     let node_depth = depths(&plan, &flat, &mut errors);
-    let cyclic = errors[before..].iter().any(|e| matches!(e.problem, Problem::Cycle(_)));
+    let cyclic = errors[before..]
+        .iter()
+        .any(|e| matches!(e.problem, Problem::Cycle(_)));
     addresses(&plan, &device_circuit, &mut errors);
     let tree = Tree {
         node_parent: &node_parent,
@@ -126,8 +149,14 @@ pub fn check(plan: Plan) -> Result<Checked, Vec<ConfigError>> {
         node_parent: flat,
         node_depth,
         circuit_parent: resolved(circuit_parent),
-        device_circuit: device_circuit.into_iter().map(Option::unwrap_or_default).collect(),
-        rule_circuit: rule_circuit.into_iter().map(Option::unwrap_or_default).collect(),
+        device_circuit: device_circuit
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect(),
+        rule_circuit: rule_circuit
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect(),
         default_parent: default_parent.flatten().flatten(),
         node_min,
         plan,
@@ -146,14 +175,37 @@ struct Tree<'a> {
 
 fn counts(plan: &Plan, errors: &mut Vec<ConfigError>) {
     let limits = [
-        ("nodes", plan.nodes.len(), MAX_NODES, plan.nodes.get(MAX_NODES).map(|n| &n.at)),
-        ("circuits", plan.circuits.len(), MAX_CIRCUITS, plan.circuits.get(MAX_CIRCUITS).map(|c| &c.at)),
-        ("devices", plan.devices.len(), MAX_DEVICES, plan.devices.get(MAX_DEVICES).map(|d| &d.at)),
-        ("rules", plan.rules.len(), MAX_RULES, plan.rules.get(MAX_RULES).map(|r| &r.at)),
+        (
+            "nodes",
+            plan.nodes.len(),
+            MAX_NODES,
+            plan.nodes.get(MAX_NODES).map(|n| &n.at),
+        ),
+        (
+            "circuits",
+            plan.circuits.len(),
+            MAX_CIRCUITS,
+            plan.circuits.get(MAX_CIRCUITS).map(|c| &c.at),
+        ),
+        (
+            "devices",
+            plan.devices.len(),
+            MAX_DEVICES,
+            plan.devices.get(MAX_DEVICES).map(|d| &d.at),
+        ),
+        (
+            "rules",
+            plan.rules.len(),
+            MAX_RULES,
+            plan.rules.get(MAX_RULES).map(|r| &r.at),
+        ),
     ];
     for (what, n, limit, at) in limits {
         if let (true, Some(at)) = (n > limit, at) {
-            errors.push(ConfigError::new(at.clone(), Problem::TooMany { what, limit }));
+            errors.push(ConfigError::new(
+                at.clone(),
+                Problem::TooMany { what, limit },
+            ));
         }
     }
 }
@@ -169,7 +221,11 @@ fn unique<'p>(
     for (i, (name, at)) in items.enumerate() {
         first.push(at);
         if let Some(&j) = seen.get(name.as_str()) {
-            let problem = Problem::Duplicate { what, name: name.clone(), first: first[j].clone() };
+            let problem = Problem::Duplicate {
+                what,
+                name: name.clone(),
+                first: first[j].clone(),
+            };
             errors.push(ConfigError::new(at.clone(), problem));
         } else {
             seen.insert(name, i);
@@ -179,14 +235,28 @@ fn unique<'p>(
 }
 
 fn min_below_max(plan: &Plan, errors: &mut Vec<ConfigError>) {
-    let nodes = plan.nodes.iter().map(|n| (format!("node {:?}", n.name), &n.rates, &n.at));
-    let circuits = plan.circuits.iter().map(|c| (format!("circuit {:?}", c.id), &c.rates, &c.at));
-    let default = plan.default_class.iter().map(|d| ("default_class".to_string(), &d.rates, &d.at));
+    let nodes = plan
+        .nodes
+        .iter()
+        .map(|n| (format!("node {:?}", n.name), &n.rates, &n.at));
+    let circuits = plan
+        .circuits
+        .iter()
+        .map(|c| (format!("circuit {:?}", c.id), &c.rates, &c.at));
+    let default = plan
+        .default_class
+        .iter()
+        .map(|d| ("default_class".to_string(), &d.rates, &d.at));
     for (of, rates, at) in nodes.chain(circuits).chain(default) {
         for dir in Dir::BOTH {
             let b = rates.get(dir);
             if let Some(min) = b.min.filter(|&m| m > b.max) {
-                let problem = Problem::MinAboveMax { of: of.clone(), dir: dir.name(), min, max: b.max };
+                let problem = Problem::MinAboveMax {
+                    of: of.clone(),
+                    dir: dir.name(),
+                    min,
+                    max: b.max,
+                };
                 errors.push(ConfigError::new(at.clone(), problem));
             }
         }
@@ -212,10 +282,16 @@ fn depths(plan: &Plan, parent: &[Parent], errors: &mut Vec<ConfigError>) -> Vec<
             at = parent[i];
             if let Some(j) = at.filter(|&j| depth[j] == VISITING) {
                 let from = path.iter().position(|&k| k == j).unwrap_or(0);
-                let mut names: Vec<String> = path[from..].iter().map(|&k| plan.nodes[k].name.clone()).collect();
+                let mut names: Vec<String> = path[from..]
+                    .iter()
+                    .map(|&k| plan.nodes[k].name.clone())
+                    .collect();
                 names.push(plan.nodes[j].name.clone());
                 let first = path[from..].iter().copied().min().unwrap_or(j);
-                errors.push(ConfigError::new(plan.nodes[first].at.clone(), Problem::Cycle(names)));
+                errors.push(ConfigError::new(
+                    plan.nodes[first].at.clone(),
+                    Problem::Cycle(names),
+                ));
                 for &k in &path[from..] {
                     depth[k] = 1; // cut the cycle: a depth, so the walk ends
                 }
@@ -228,7 +304,10 @@ fn depths(plan: &Plan, parent: &[Parent], errors: &mut Vec<ConfigError>) -> Vec<
             d += 1;
             depth[i] = d;
             if d == MAX_DEPTH + 1 {
-                let problem = Problem::TooDeep { node: plan.nodes[i].name.clone(), depth: d };
+                let problem = Problem::TooDeep {
+                    node: plan.nodes[i].name.clone(),
+                    depth: d,
+                };
                 errors.push(ConfigError::new(plan.nodes[i].at.clone(), problem));
             }
         }
@@ -327,15 +406,23 @@ fn tree_rates(plan: &Plan, tree: &Tree<'_>, errors: &mut Vec<ConfigError>) -> Ve
                     let b = node.rates.get(dir);
                     node_min[p][d] = b.min.unwrap_or(sum.min(b.max));
                     let b = node.rates.get(dir);
-                    (format!("node {:?}", node.name), Some((b.min, b.max)), node.at.clone())
+                    (
+                        format!("node {:?}", node.name),
+                        Some((b.min, b.max)),
+                        node.at.clone(),
+                    )
                 }
                 None => {
                     let at = plan.interfaces.as_ref().map(|i| i.at.clone());
-                    ("the link".to_string(), link.map(|l| (None, l[d])), at.unwrap_or_else(|| Loc {
-                        file: std::sync::Arc::from(""),
-                        line: None,
-                        col: None,
-                    }))
+                    (
+                        "the link".to_string(),
+                        link.map(|l| (None, l[d])),
+                        at.unwrap_or_else(|| Loc {
+                            file: std::sync::Arc::from(""),
+                            line: None,
+                            col: None,
+                        }),
+                    )
                 }
             };
             let Some((min, max)) = own else { continue };
@@ -381,11 +468,24 @@ enum Kid {
 
 fn describe(plan: &Plan, kid: Kid) -> (String, Loc) {
     match kid {
-        Kid::Node(i) => (format!("node {:?}", plan.nodes[i].name), plan.nodes[i].at.clone()),
-        Kid::Circuit(i) => (format!("circuit {:?}", plan.circuits[i].id), plan.circuits[i].at.clone()),
+        Kid::Node(i) => (
+            format!("node {:?}", plan.nodes[i].name),
+            plan.nodes[i].at.clone(),
+        ),
+        Kid::Circuit(i) => (
+            format!("circuit {:?}", plan.circuits[i].id),
+            plan.circuits[i].at.clone(),
+        ),
         Kid::Default => {
             let at = plan.default_class.as_ref().map(|d| d.at.clone());
-            ("default_class".into(), at.unwrap_or_else(|| Loc { file: std::sync::Arc::from(""), line: None, col: None }))
+            (
+                "default_class".into(),
+                at.unwrap_or_else(|| Loc {
+                    file: std::sync::Arc::from(""),
+                    line: None,
+                    col: None,
+                }),
+            )
         }
     }
 }

@@ -31,7 +31,12 @@ pub struct ShapeArgs {
     #[arg(long, value_name = "CSV", conflicts_with = "config")]
     pub shaped_devices: Option<PathBuf>,
     /// LibreQoS's network.json; without it the network is flat.
-    #[arg(long, value_name = "JSON", requires = "shaped_devices", conflicts_with = "config")]
+    #[arg(
+        long,
+        value_name = "JSON",
+        requires = "shaped_devices",
+        conflicts_with = "config"
+    )]
     pub network: Option<PathBuf>,
 }
 
@@ -45,7 +50,11 @@ pub struct ShapeCheckFailed {
 impl fmt::Display for ShapeCheckFailed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = if self.problems == 1 { "" } else { "s" };
-        write!(f, "{} problem{s} in the configuration (above, one a line)", self.problems)
+        write!(
+            f,
+            "{} problem{s} in the configuration (above, one a line)",
+            self.problems
+        )
     }
 }
 
@@ -64,7 +73,13 @@ pub fn run(args: ShapeArgs) -> Result<(), CliError> {
                 None => csv.display().to_string(),
             };
             let network = args.network;
-            (Source::Libreqos { shaped_devices: csv, network }, label)
+            (
+                Source::Libreqos {
+                    shaped_devices: csv,
+                    network,
+                },
+                label,
+            )
         }
         // clap's group requires one of the two; kept as an error, not a
         // panic, should the group ever change.

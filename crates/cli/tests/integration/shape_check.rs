@@ -20,7 +20,10 @@ fn scratch(name: &str, text: &str) -> String {
 }
 
 fn example(name: &str) -> String {
-    format!("{}/../../examples/shaper/{name}", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "{}/../../examples/shaper/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 const HEADER: &str = "Circuit ID,Circuit Name,Device ID,Device Name,Parent Node,MAC,IPv4,IPv6,Download Min Mbps,Upload Min Mbps,Download Max Mbps,Upload Max Mbps,Comment";
@@ -29,21 +32,51 @@ const HEADER: &str = "Circuit ID,Circuit Name,Device ID,Device Name,Parent Node,
 fn the_examples_check_with_a_summary() {
     let csv = example("ShapedDevices.csv");
     let json = example("network.json");
-    let out = fairway(&["shape", "--check", "--shaped-devices", &csv, "--network", &json]);
+    let out = fairway(&[
+        "shape",
+        "--check",
+        "--shaped-devices",
+        &csv,
+        "--network",
+        &json,
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.stderr.is_empty());
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines[0], format!("{csv} + {json}: ok"));
     assert_eq!(lines[1], "6 nodes, 8 circuits, 12 devices, 0 rules");
-    assert!(lines.iter().any(|l| l.starts_with("level 1: 2 nodes, 0 circuits; mins sum to ")), "{stdout}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("level 1: 2 nodes, 0 circuits; mins sum to ")),
+        "{stdout}"
+    );
 
     let toml = example("shaper.toml");
     let out = fairway(&["shape", "--check", "--config", &toml]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.starts_with(&format!("{toml}: ok\n7 nodes, 9 circuits, 13 devices, 1 rules\n")), "{stdout}");
-    assert!(stdout.contains("interfaces: internet eth0, subscribers eth1; link 2gbit download, 1gbit upload"), "{stdout}");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.starts_with(&format!(
+            "{toml}: ok\n7 nodes, 9 circuits, 13 devices, 1 rules\n"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "interfaces: internet eth0, subscribers eth1; link 2gbit download, 1gbit upload"
+        ),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -60,14 +93,32 @@ fn each_problem_is_one_line_with_its_file_and_line_and_the_exit_is_1() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 5, "{stderr}");
-    assert!(lines[0].starts_with(&format!("{csv}:3: MAC \"02:00:00:00:00:zz\" does not parse")), "{stderr}");
-    assert!(lines[1].starts_with(&format!("{csv}:4: circuit \"2\": download min 3mbit is above its max 2mbit")), "{stderr}");
-    assert!(lines[2].starts_with(&format!("{csv}:5: Download Max Mbps: rate \"nan\" is not a finite number")), "{stderr}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "{csv}:3: MAC \"02:00:00:00:00:zz\" does not parse"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].starts_with(&format!(
+            "{csv}:4: circuit \"2\": download min 3mbit is above its max 2mbit"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        lines[2].starts_with(&format!(
+            "{csv}:5: Download Max Mbps: rate \"nan\" is not a finite number"
+        )),
+        "{stderr}"
+    );
     assert!(
         lines[3].starts_with(&format!("{csv}:6: 100.64.0.7/32 of circuit \"4\" overlaps 100.64.0.0/24 of circuit \"2\" at {csv}:4")),
         "{stderr}"
     );
-    assert_eq!(lines[4], "fairway: error: 4 problems in the configuration (above, one a line)");
+    assert_eq!(
+        lines[4],
+        "fairway: error: 4 problems in the configuration (above, one a line)"
+    );
 }
 
 #[test]
@@ -85,14 +136,22 @@ fn toml_problems_say_line_and_column() {
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 2, "{stderr}");
     assert!(lines[0].starts_with(&format!("{toml}:5:14: upload_max: rate \"10 furlongs\": unknown unit \"furlongs\" (allowed: bit, kbit")), "{stderr}");
-    assert_eq!(lines[1], "fairway: error: 1 problem in the configuration (above, one a line)");
+    assert_eq!(
+        lines[1],
+        "fairway: error: 1 problem in the configuration (above, one a line)"
+    );
 
-    let fixed = std::fs::read_to_string(&toml).unwrap().replace("10 furlongs", "10mbit");
+    let fixed = std::fs::read_to_string(&toml)
+        .unwrap()
+        .replace("10 furlongs", "10mbit");
     let toml = scratch("cycle.toml", &fixed);
     let out = fairway(&["shape", "--check", "--config", &toml]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr.starts_with(&format!("{toml}:2:8: nodes form a cycle: a -> b -> a\n")), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("{toml}:2:8: nodes form a cycle: a -> b -> a\n")),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -101,20 +160,41 @@ fn check_and_a_configuration_are_required() {
     for (args, says) in [
         (vec!["shape", "--config", toml.as_str()], "--check"),
         (vec!["shape", "--check"], "--config"),
-        (vec!["shape", "--check", "--config", toml.as_str(), "--network", "x.json"], "cannot be used with"),
+        (
+            vec![
+                "shape",
+                "--check",
+                "--config",
+                toml.as_str(),
+                "--network",
+                "x.json",
+            ],
+            "cannot be used with",
+        ),
     ] {
         let out = fairway(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(stderr.starts_with("fairway: error: ") && stderr.contains(says), "{stderr}");
+        assert!(
+            stderr.starts_with("fairway: error: ") && stderr.contains(says),
+            "{stderr}"
+        );
     }
 }
 
 #[test]
 fn a_missing_file_is_one_line_naming_it() {
-    let out = fairway(&["shape", "--check", "--shaped-devices", "/nonexistent/ShapedDevices.csv"]);
+    let out = fairway(&[
+        "shape",
+        "--check",
+        "--shaped-devices",
+        "/nonexistent/ShapedDevices.csv",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.starts_with("/nonexistent/ShapedDevices.csv: cannot read: "), "{stderr}");
+    assert!(
+        stderr.starts_with("/nonexistent/ShapedDevices.csv: cannot read: "),
+        "{stderr}"
+    );
 }

@@ -130,7 +130,13 @@ fn into_plan(raw: Vec<RawNode>, plan: &mut Plan) {
     // children), so a parent's real ancestor is known before its child's.
     let mut real: Vec<Option<usize>> = Vec::with_capacity(raw.len());
     for n in &raw {
-        let up = n.parent.and_then(|p| if raw[p].virtual_node { real[p] } else { Some(p) });
+        let up = n.parent.and_then(|p| {
+            if raw[p].virtual_node {
+                real[p]
+            } else {
+                Some(p)
+            }
+        });
         real.push(up);
     }
     for (i, n) in raw.iter().enumerate() {
@@ -176,7 +182,9 @@ impl<'de> DeserializeSeed<'de> for LevelSeed<'_, '_> {
 impl<'de> Visitor<'de> for LevelSeed<'_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object of nodes (name -> {downloadBandwidthMbps, uploadBandwidthMbps, children})")
+        f.write_str(
+            "an object of nodes (name -> {downloadBandwidthMbps, uploadBandwidthMbps, children})",
+        )
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(name) = map.next_key::<String>()? {
@@ -232,21 +240,38 @@ impl<'de> Visitor<'de> for NodeSeed<'_, '_> {
         let ctx = self.ctx;
         let index = ctx.nodes.len();
         if self.name == "children" {
-            ctx.err(self.at.clone(), Problem::Value {
-                field: "node name".into(),
-                value: self.name.clone(),
-                allowed: "any name but \"children\" (a level may not hold a \"children\" key)".into(),
-            });
+            ctx.err(
+                self.at.clone(),
+                Problem::Value {
+                    field: "node name".into(),
+                    value: self.name.clone(),
+                    allowed: "any name but \"children\" (a level may not hold a \"children\" key)"
+                        .into(),
+                },
+            );
         }
         if let Some(first) = ctx.names.get(&self.name) {
             let first = first.clone();
-            ctx.err(self.at.clone(), Problem::Duplicate { what: "node", name: self.name.clone(), first });
+            ctx.err(
+                self.at.clone(),
+                Problem::Duplicate {
+                    what: "node",
+                    name: self.name.clone(),
+                    first,
+                },
+            );
         } else {
             ctx.names.insert(self.name.clone(), self.at.clone());
         }
         if index >= MAX_NODES && !ctx.full {
             ctx.full = true;
-            ctx.err(self.at.clone(), Problem::TooMany { what: "nodes", limit: MAX_NODES });
+            ctx.err(
+                self.at.clone(),
+                Problem::TooMany {
+                    what: "nodes",
+                    limit: MAX_NODES,
+                },
+            );
         }
         let keep = !ctx.full;
         if keep {
@@ -263,16 +288,22 @@ impl<'de> Visitor<'de> for NodeSeed<'_, '_> {
         while let Some(key) = map.next_key::<String>()? {
             let at = ctx.key_loc();
             if seen.contains(&key) {
-                ctx.err(at.clone(), Problem::Value {
-                    field: format!("node {:?}", self.name),
-                    value: key.clone(),
-                    allowed: "each key once".into(),
-                });
+                ctx.err(
+                    at.clone(),
+                    Problem::Value {
+                        field: format!("node {:?}", self.name),
+                        value: key.clone(),
+                        allowed: "each key once".into(),
+                    },
+                );
             }
             seen.push(key.clone());
             if key == "children" {
                 let parent = keep.then_some(index);
-                map.next_value_seed(LevelSeed { ctx: &mut *ctx, parent })?;
+                map.next_value_seed(LevelSeed {
+                    ctx: &mut *ctx,
+                    parent,
+                })?;
                 continue;
             }
             let value: Value = map.next_value()?;
@@ -307,9 +338,19 @@ fn node_key(ctx: &mut Ctx<'_>, index: usize, key: &str, value: &Value, at: Loc) 
         match json_mbps(value) {
             Ok(r) => {
                 let n = &mut ctx.nodes[index];
-                if down { n.down[i] = Some(r) } else { n.up[i] = Some(r) }
+                if down {
+                    n.down[i] = Some(r)
+                } else {
+                    n.up[i] = Some(r)
+                }
             }
-            Err(error) => ctx.err(at, Problem::Rate { field: key.to_string(), error }),
+            Err(error) => ctx.err(
+                at,
+                Problem::Rate {
+                    field: key.to_string(),
+                    error,
+                },
+            ),
         }
         return;
     }

@@ -172,7 +172,12 @@ fn header_layout(
             Problem::Syntax(csv_message(&e)),
         )]
     })?;
-    let at = Loc::line(file, headers.position().map_or(1, |p| Lines::new(text).at(p.byte())));
+    let at = Loc::line(
+        file,
+        headers
+            .position()
+            .map_or(1, |p| Lines::new(text).at(p.byte())),
+    );
     let mut layout = HashMap::new();
     for (i, h) in headers.iter().enumerate() {
         if let Some(c) = Col::from_header(h) {
@@ -201,23 +206,33 @@ struct Lines<'t> {
 
 impl<'t> Lines<'t> {
     fn new(text: &'t str) -> Self {
-        Self { text: text.as_bytes(), byte: 0, line: 1 }
+        Self {
+            text: text.as_bytes(),
+            byte: 0,
+            line: 1,
+        }
     }
 
     /// The 1-based line of the record that starts at byte `at` (at
     /// least the last one asked). The csv crate places a record at the
     /// start of the comment and blank lines it skipped before it.
     fn at(&mut self, at: u64) -> u64 {
-        let mut at = usize::try_from(at).unwrap_or(usize::MAX).min(self.text.len());
+        let mut at = usize::try_from(at)
+            .unwrap_or(usize::MAX)
+            .min(self.text.len());
         while let Some(rest) = self.text.get(at..) {
-            let skipped = rest.starts_with(b"#") || rest.starts_with(b"\n") || rest.starts_with(b"\r\n");
+            let skipped =
+                rest.starts_with(b"#") || rest.starts_with(b"\n") || rest.starts_with(b"\r\n");
             match rest.iter().position(|&b| b == b'\n') {
                 Some(nl) if skipped => at += nl + 1,
                 _ => break,
             }
         }
         if at > self.byte {
-            self.line += self.text[self.byte..at].iter().filter(|&&b| b == b'\n').count() as u64;
+            self.line += self.text[self.byte..at]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count() as u64;
             self.byte = at;
         }
         self.line
@@ -267,9 +282,17 @@ fn read_row(
     };
     let mut prefixes = Vec::new();
     for (col, v4) in [(Col::Ipv4, true), (Col::Ipv6, false)] {
-        for piece in row.get(col).split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        for piece in row
+            .get(col)
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
             match parse_prefix(piece, v4) {
-                Some(net) => prefixes.push(Prefix { net, at: at.clone() }),
+                Some(net) => prefixes.push(Prefix {
+                    net,
+                    at: at.clone(),
+                }),
                 None => err(Problem::Ip {
                     family: if v4 { "IPv4" } else { "IPv6" },
                     text: piece.to_string(),
@@ -286,7 +309,10 @@ fn read_row(
     let mut rate = |col: Col, name: &str| match parse_mbps(row.get(col)) {
         Ok(r) => r,
         Err(error) => {
-            err(Problem::Rate { field: name.to_string(), error });
+            err(Problem::Rate {
+                field: name.to_string(),
+                error,
+            });
             0
         }
     };
@@ -303,7 +329,10 @@ fn read_row(
     // A row whose ids or rates did not parse is left out; one with a bad
     // MAC or address stays (without it), so that the check still finds
     // the row's other problems.
-    if errors[before..].iter().any(|e| matches!(e.problem, Problem::Missing(_) | Problem::Rate { .. })) {
+    if errors[before..]
+        .iter()
+        .any(|e| matches!(e.problem, Problem::Missing(_) | Problem::Rate { .. }))
+    {
         return None;
     }
     let parent = match row.get(Col::ParentNode) {
@@ -361,9 +390,17 @@ fn add_row(
             let first = &plan.circuits[i];
             let show = |r: &Rates| {
                 let b = |b: Bandwidth| {
-                    format!("{}..{}", crate::rate::show(b.min.unwrap_or(0)), crate::rate::show(b.max))
+                    format!(
+                        "{}..{}",
+                        crate::rate::show(b.min.unwrap_or(0)),
+                        crate::rate::show(b.max)
+                    )
                 };
-                format!("download {}, upload {} (min..max)", b(r.download), b(r.upload))
+                format!(
+                    "download {}, upload {} (min..max)",
+                    b(r.download),
+                    b(r.upload)
+                )
             };
             let fields: [(&'static str, String, String); 3] = [
                 ("Circuit Name", circuit.name.clone(), first.name.clone()),

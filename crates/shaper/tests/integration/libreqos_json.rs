@@ -14,7 +14,10 @@ fn nodes_nest_and_keep_their_line_and_column() {
     let n = &ck.plan.nodes;
     assert_eq!(n.len(), 2);
     assert_eq!((n[0].name.as_str(), n[0].parent.as_deref()), ("Site", None));
-    assert_eq!((n[1].name.as_str(), n[1].parent.as_deref()), ("AP", Some("Site")));
+    assert_eq!(
+        (n[1].name.as_str(), n[1].parent.as_deref()),
+        ("AP", Some("Site"))
+    );
     assert_eq!(n[0].rates.upload.max, 500_000_000);
     assert_eq!(n[1].rates.download.max, 100_500_000);
     assert_eq!(n[1].rates.download.min, Some(20_000_000));
@@ -30,12 +33,22 @@ fn virtual_nodes_hand_their_children_and_circuits_to_the_nearest_real_ancestor()
         "Region": {"downloadBandwidthMbps": 100, "uploadBandwidthMbps": 100, "virtual": true, "children": {
             "AP": {"downloadBandwidthMbps": 50, "uploadBandwidthMbps": 50}}},
         "Legacy": {"downloadBandwidthMbps": 10, "uploadBandwidthMbps": 10, "type": "Virtual"}}}}"#;
-    let rows = "1,a,d1,x,Region,,,,1,1,2,2,\n2,b,d2,x,Legacy,,,,1,1,2,2,\n3,c,d3,x,AP,,,,1,1,2,2,\n";
+    let rows =
+        "1,a,d1,x,Region,,,,1,1,2,2,\n2,b,d2,x,Legacy,,,,1,1,2,2,\n3,c,d3,x,AP,,,,1,1,2,2,\n";
     let ck = libreqos("virtual", &csv(rows), Some(json)).unwrap();
-    let names: Vec<(&str, Option<&str>)> =
-        ck.plan.nodes.iter().map(|n| (n.name.as_str(), n.parent.as_deref())).collect();
+    let names: Vec<(&str, Option<&str>)> = ck
+        .plan
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.parent.as_deref()))
+        .collect();
     assert_eq!(names, [("Site", None), ("AP", Some("Site"))]);
-    let parents: Vec<Option<&str>> = ck.plan.circuits.iter().map(|c| c.parent.as_deref()).collect();
+    let parents: Vec<Option<&str>> = ck
+        .plan
+        .circuits
+        .iter()
+        .map(|c| c.parent.as_deref())
+        .collect();
     assert_eq!(parents, [Some("Site"), Some("Site"), Some("AP")]);
     assert_eq!(ck.plan.virtual_nodes.len(), 2);
 }
@@ -54,7 +67,11 @@ fn an_empty_network_is_flat_and_circuits_hang_under_the_root() {
 fn an_object_under_another_key_than_children_is_refused() {
     let json = "{\"Site\": {\"downloadBandwidthMbps\": 10, \"uploadBandwidthMbps\": 10,\n  \"kids\": {\"AP\": {}}}}";
     let e = problems(libreqos("kids", &csv(""), Some(json)));
-    only(&e, &format!("{}:2:3", path("kids.json")), "key \"kids\": an object under a key other than \"children\"");
+    only(
+        &e,
+        &format!("{}:2:3", path("kids.json")),
+        "key \"kids\": an object under a key other than \"children\"",
+    );
 }
 
 #[test]
@@ -74,11 +91,19 @@ fn names_are_unique_in_the_whole_tree() {
     let json = "{\"A\": {\"downloadBandwidthMbps\": 10, \"uploadBandwidthMbps\": 10, \"children\": {\n\"A\": {\"downloadBandwidthMbps\": 10, \"uploadBandwidthMbps\": 10}}}}";
     let e = problems(libreqos("dupnode", &csv(""), Some(json)));
     let f = path("dupnode.json");
-    only(&e, &format!("{f}:2:1"), &format!("node \"A\" is defined twice (first at {f}:1:2)"));
+    only(
+        &e,
+        &format!("{f}:2:1"),
+        &format!("node \"A\" is defined twice (first at {f}:1:2)"),
+    );
 }
 
 #[test]
 fn syntax_errors_say_line_and_column() {
     let e = problems(libreqos("syntax", &csv(""), Some("{\n  \"A\": {,}\n}")));
-    only(&e, &format!("{}:2:9", path("syntax.json")), "key must be a string");
+    only(
+        &e,
+        &format!("{}:2:9", path("syntax.json")),
+        "key must be a string",
+    );
 }

@@ -10,7 +10,11 @@ fn ten_thousand_circuits_check() {
     let mut json = String::from("{\"Region\": {\"downloadBandwidthMbps\": 100000, \"uploadBandwidthMbps\": 100000, \"children\": {");
     for ap in 0..100 {
         let sep = if ap == 0 { "" } else { "," };
-        write!(json, "{sep}\"AP_{ap}\": {{\"downloadBandwidthMbps\": 1000, \"uploadBandwidthMbps\": 500}}").unwrap();
+        write!(
+            json,
+            "{sep}\"AP_{ap}\": {{\"downloadBandwidthMbps\": 1000, \"uploadBandwidthMbps\": 500}}"
+        )
+        .unwrap();
     }
     json += "}}}";
     let mut csv = format!("{HEADER}\n");
@@ -31,6 +35,16 @@ fn ten_thousand_circuits_check() {
     }
     let start = Instant::now();
     let ck = libreqos("scale", &csv, Some(&json)).unwrap();
-    eprintln!("10,000 circuits, 20,000 devices: read and checked in {:?}", start.elapsed());
-    assert_eq!((ck.plan.circuits.len(), ck.plan.devices.len(), ck.plan.nodes.len()), (10_000, 20_000, 101));
+    eprintln!(
+        "10,000 circuits, 20,000 devices: read and checked in {:?}",
+        start.elapsed()
+    );
+    assert_eq!(
+        (
+            ck.plan.circuits.len(),
+            ck.plan.devices.len(),
+            ck.plan.nodes.len()
+        ),
+        (10_000, 20_000, 101)
+    );
 }

@@ -51,27 +51,48 @@ fn an_unknown_unit_is_refused_with_the_allowed_list() {
 
 #[test]
 fn rates_without_unit_or_not_positive_are_refused() {
-    let text = NODE.replace("\"100mbit\"", "\"100\"").replace("\"50mbit\"", "\"-1mbit\"");
+    let text = NODE
+        .replace("\"100mbit\"", "\"100\"")
+        .replace("\"50mbit\"", "\"-1mbit\"");
     let e = problems(shaper("nounit", &text));
     let f = path("nounit.toml");
     assert_eq!(e.len(), 2, "{e:#?}");
-    assert!(e[0].starts_with(&format!("{f}:3:16: download_max: rate \"100\" has no unit")), "{e:#?}");
-    assert!(e[1].starts_with(&format!("{f}:4:14: upload_max: rate \"-1mbit\" is negative")), "{e:#?}");
+    assert!(
+        e[0].starts_with(&format!("{f}:3:16: download_max: rate \"100\" has no unit")),
+        "{e:#?}"
+    );
+    assert!(
+        e[1].starts_with(&format!(
+            "{f}:4:14: upload_max: rate \"-1mbit\" is negative"
+        )),
+        "{e:#?}"
+    );
 }
 
 #[test]
 fn unknown_keys_and_syntax_say_where() {
     let e = problems(shaper("key", &format!("{NODE}colour = \"red\"\n")));
-    only(&e, &format!("{}:5:1", path("key.toml")), "unknown field `colour`");
+    only(
+        &e,
+        &format!("{}:5:1", path("key.toml")),
+        "unknown field `colour`",
+    );
     let e = problems(shaper("syn", "[[node]\n"));
     assert_eq!(e.len(), 1, "{e:#?}");
-    assert!(e[0].starts_with(&format!("{}:1:", path("syn.toml"))), "{e:#?}");
+    assert!(
+        e[0].starts_with(&format!("{}:1:", path("syn.toml"))),
+        "{e:#?}"
+    );
 }
 
 #[test]
 fn a_bad_scheduler_spec_is_the_registry_s_error() {
     let e = problems(shaper("spec", &format!("{NODE}policy = \"qfq+:m=65\"\n")));
-    only(&e, &format!("{}:5:10", path("spec.toml")), "scheduler: parameter m=65 of qfq+ is outside 1..=64");
+    only(
+        &e,
+        &format!("{}:5:10", path("spec.toml")),
+        "scheduler: parameter m=65 of qfq+ is outside 1..=64",
+    );
 }
 
 #[test]
@@ -82,9 +103,24 @@ fn rules_and_interfaces_are_range_checked() {
     let e = problems(shaper("rules", text));
     let f = path("rules.toml");
     assert_eq!(e.len(), 5, "{e:#?}");
-    assert!(e[0].starts_with(&format!("{f}:3:15: subscribers = \"a-very-long-interface-name\": allowed an interface name")), "{e:#?}");
+    assert!(
+        e[0].starts_with(&format!(
+            "{f}:3:15: subscribers = \"a-very-long-interface-name\": allowed an interface name"
+        )),
+        "{e:#?}"
+    );
     assert!(e[1].starts_with(&format!("{f}:15:13: src_ports = \"9-1\": allowed a port (0..=65535) or a range LO-HI with LO <= HI")), "{e:#?}");
-    assert!(e[2].starts_with(&format!("{f}:15:13: src_ports = \"9-1\": allowed only with protocol")), "{e:#?}");
-    assert!(e[3].starts_with(&format!("{f}:16:8: dscp = \"64\": allowed an integer in 0..=63")), "{e:#?}");
+    assert!(
+        e[2].starts_with(&format!(
+            "{f}:15:13: src_ports = \"9-1\": allowed only with protocol"
+        )),
+        "{e:#?}"
+    );
+    assert!(
+        e[3].starts_with(&format!(
+            "{f}:16:8: dscp = \"64\": allowed an integer in 0..=63"
+        )),
+        "{e:#?}"
+    );
     assert!(e[4].starts_with(&format!("{f}:18:1: a match (")), "{e:#?}");
 }

@@ -10,8 +10,15 @@ fn node(name: &str, parent: Option<&str>, down: &str, extra: &str) -> String {
 
 #[test]
 fn a_min_above_its_max_is_refused() {
-    let e = problems(shaper("minmax", &node("n", None, "10mbit", "download_min = \"11mbit\"")));
-    only(&e, &format!("{}:2:8", path("minmax.toml")), "node \"n\": download min 11mbit is above its max 10mbit; allowed min <= max");
+    let e = problems(shaper(
+        "minmax",
+        &node("n", None, "10mbit", "download_min = \"11mbit\""),
+    ));
+    only(
+        &e,
+        &format!("{}:2:8", path("minmax.toml")),
+        "node \"n\": download min 11mbit is above its max 10mbit; allowed min <= max",
+    );
 }
 
 #[test]
@@ -32,7 +39,11 @@ fn a_root_child_faster_than_the_link_is_refused() {
         node("n", None, "10mbit", "")
     );
     let e = problems(shaper("link", &text));
-    only(&e, &format!("{}:8:8", path("link.toml")), "of its parent the link");
+    only(
+        &e,
+        &format!("{}:8:8", path("link.toml")),
+        "of its parent the link",
+    );
 }
 
 #[test]
@@ -68,14 +79,24 @@ fn an_unknown_parent_is_refused() {
     let json = r#"{"AP": {"downloadBandwidthMbps": 50, "uploadBandwidthMbps": 50}}"#;
     let csv = format!("{HEADER}\n1,a,d1,x,AP_7,,,,1,1,4,4,\n");
     let e = problems(libreqos("parent", &csv, Some(json)));
-    only(&e, &format!("{}:2", path("parent.csv")), "circuit \"1\": parent \"AP_7\" is no node");
+    only(
+        &e,
+        &format!("{}:2", path("parent.csv")),
+        "circuit \"1\": parent \"AP_7\" is no node",
+    );
 }
 
 #[test]
 fn a_cycle_is_refused_once_at_its_first_node() {
-    let text = node("a", Some("c"), "10mbit", "") + &node("b", Some("a"), "10mbit", "") + &node("c", Some("b"), "10mbit", "");
+    let text = node("a", Some("c"), "10mbit", "")
+        + &node("b", Some("a"), "10mbit", "")
+        + &node("c", Some("b"), "10mbit", "");
     let e = problems(shaper("cycle", &text));
-    only(&e, &format!("{}:2:8", path("cycle.toml")), "nodes form a cycle: a -> c -> b -> a");
+    only(
+        &e,
+        &format!("{}:2:8", path("cycle.toml")),
+        "nodes form a cycle: a -> c -> b -> a",
+    );
 }
 
 #[test]
@@ -86,7 +107,11 @@ fn a_tree_deeper_than_the_limit_is_refused() {
     }
     let e = problems(shaper("deep", &text));
     let d = fairway_shaper::limits::MAX_DEPTH;
-    only(&e, &format!("{}:{}:8", path("deep.toml"), 6 * d + 1), &format!("node \"n{d}\" is at depth {}", d + 1));
+    only(
+        &e,
+        &format!("{}:{}:8", path("deep.toml"), 6 * d + 1),
+        &format!("node \"n{d}\" is at depth {}", d + 1),
+    );
 }
 
 #[test]
@@ -107,7 +132,11 @@ fn a_mac_in_two_circuits_is_refused() {
     let csv = format!("{HEADER}\n1,a,d1,x,,02:00:00:00:00:01,,,1,1,4,4,\n2,b,d2,x,,02-00-00-00-00-01,,,1,1,4,4,\n");
     let e = problems(libreqos("mac2", &csv, None));
     let f = path("mac2.csv");
-    only(&e, &format!("{f}:3"), &format!("MAC 02:00:00:00:00:01 of circuit \"2\" is also in circuit \"1\" at {f}:2"));
+    only(
+        &e,
+        &format!("{f}:3"),
+        &format!("MAC 02:00:00:00:00:01 of circuit \"2\" is also in circuit \"1\" at {f}:2"),
+    );
 }
 
 #[test]
@@ -115,26 +144,40 @@ fn duplicate_ids_are_refused() {
     let csv = format!("{HEADER}\n1,a,d1,x,,,,,1,1,4,4,\n2,b,d1,x,,,,,1,1,4,4,\n");
     let e = problems(libreqos("devdup", &csv, None));
     let f = path("devdup.csv");
-    only(&e, &format!("{f}:3"), &format!("device \"d1\" is defined twice (first at {f}:2)"));
+    only(
+        &e,
+        &format!("{f}:3"),
+        &format!("device \"d1\" is defined twice (first at {f}:2)"),
+    );
     let text = node("n", None, "10mbit", "") + &node("n", None, "10mbit", "");
     let e = problems(shaper("nodedup", &text));
-    only(&e, &format!("{}:7:8", path("nodedup.toml")), "node \"n\" is defined twice");
+    only(
+        &e,
+        &format!("{}:7:8", path("nodedup.toml")),
+        "node \"n\" is defined twice",
+    );
 }
 
 #[test]
 fn devices_and_rules_name_defined_circuits() {
-    let text = "[[device]]\nid = \"d\"\ncircuit = \"nope\"\n\n[[rule]]\ncircuit = \"nope\"\ndscp = 1\n";
+    let text =
+        "[[device]]\nid = \"d\"\ncircuit = \"nope\"\n\n[[rule]]\ncircuit = \"nope\"\ndscp = 1\n";
     let e = problems(shaper("nocircuit", text));
     let f = path("nocircuit.toml");
-    assert_eq!(e, [
-        format!("{f}:2:6: device \"d\": circuit \"nope\" is not defined"),
-        format!("{f}:6:11: rule: circuit \"nope\" is not defined"),
-    ]);
+    assert_eq!(
+        e,
+        [
+            format!("{f}:2:6: device \"d\": circuit \"nope\" is not defined"),
+            format!("{f}:6:11: rule: circuit \"nope\" is not defined"),
+        ]
+    );
 }
 
 #[test]
 fn every_problem_is_reported_not_only_the_first() {
-    let csv = format!("{HEADER}\n1,a,d1,x,,zz,,,1,1,4,4,\n2,b,d2,x,,,1.2.3,,1,1,4,4,\n3,c,d3,x,,,,,5,1,4,4,\n");
+    let csv = format!(
+        "{HEADER}\n1,a,d1,x,,zz,,,1,1,4,4,\n2,b,d2,x,,,1.2.3,,1,1,4,4,\n3,c,d3,x,,,,,5,1,4,4,\n"
+    );
     let e = problems(libreqos("all", &csv, None));
     assert_eq!(e.len(), 3, "{e:#?}");
     let f = path("all.csv");
@@ -150,9 +193,15 @@ fn more_nodes_than_the_limit_are_refused_before_they_are_kept() {
     let mut json = String::from("{");
     for i in 0..n {
         let sep = if i == 0 { "" } else { "," };
-        json += &format!("{sep}\n\"n{i}\": {{\"downloadBandwidthMbps\": 1, \"uploadBandwidthMbps\": 1}}");
+        json += &format!(
+            "{sep}\n\"n{i}\": {{\"downloadBandwidthMbps\": 1, \"uploadBandwidthMbps\": 1}}"
+        );
     }
     json += "}";
     let e = problems(libreqos("manynodes", &format!("{HEADER}\n"), Some(&json)));
-    only(&e, &format!("{}:{}:1", path("manynodes.json"), n + 1), "more than 10000 nodes, the limit");
+    only(
+        &e,
+        &format!("{}:{}:1", path("manynodes.json"), n + 1),
+        "more than 10000 nodes, the limit",
+    );
 }
