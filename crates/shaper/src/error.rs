@@ -14,14 +14,18 @@ use std::fmt;
 pub struct ConfigError {
     /// Where.
     pub at: Loc,
-    /// What.
-    pub problem: Problem,
+    /// What (boxed: a problem may carry a second place and names, and
+    /// errors travel in `Result`s and long lists).
+    pub problem: Box<Problem>,
 }
 
 impl ConfigError {
     /// `problem` at `at`.
     pub fn new(at: Loc, problem: Problem) -> Self {
-        Self { at, problem }
+        Self {
+            at,
+            problem: Box::new(problem),
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 //! into circuits (a subscriber's queues), queued in a tree of nodes (QFQ+
 //! by default, any scheduler of the registry per node), sent at the
 //! configured rates. This crate is its configuration: the in-memory
-//! [`Plan`](plan::Plan), its readers and the check behind
+//! [`Plan`], its readers and the check behind
 //! `fairway shape --check`.
 //!
 //! - [`toml`]: fairway's shaper file (the policy file's tables extended);
@@ -12,7 +12,7 @@
 //!   LibreQoS writes them;
 //! - [`validate`]: every rule a plan must meet, each violation one line
 //!   `file:line[:col]: message`, all of them collected;
-//! - [`load`]: files to a checked plan, each file's size checked first
+//! - [`mod@load`]: files to a checked plan, each file's size checked first
 //!   ([`limits`]).
 //!
 //! ```

@@ -190,7 +190,7 @@ pub fn show(bits: u64) -> String {
         (1_000_000, "mbit"),
         (1_000, "kbit"),
     ] {
-        if bits >= div && bits % div == 0 {
+        if bits >= div && bits.is_multiple_of(div) {
             return format!("{}{unit}", bits / div);
         }
     }

@@ -127,7 +127,7 @@ pub fn check(plan: Plan) -> Result<Checked, Vec<ConfigError>> {
     let node_depth = depths(&plan, &flat, &mut errors);
     let cyclic = errors[before..]
         .iter()
-        .any(|e| matches!(e.problem, Problem::Cycle(_)));
+        .any(|e| matches!(*e.problem, Problem::Cycle(_)));
     addresses(&plan, &device_circuit, &mut errors);
     let tree = Tree {
         node_parent: &node_parent,

@@ -331,7 +331,7 @@ fn read_row(
     // the row's other problems.
     if errors[before..]
         .iter()
-        .any(|e| matches!(e.problem, Problem::Missing(_) | Problem::Rate { .. }))
+        .any(|e| matches!(*e.problem, Problem::Missing(_) | Problem::Rate { .. }))
     {
         return None;
     }
