@@ -55,7 +55,11 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     /// Where the key the parser has just read starts.
     fn key_loc(&self) -> Loc {
-        let end = self.consumed.get().min(self.text.len());
+        let mut end = self.consumed.get().min(self.text.len());
+        // The parser may have looked one byte past the key.
+        while !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
         let close = self.text[..end].rfind('"').unwrap_or(0);
         let open = self.text[..close].rfind('"').unwrap_or(close);
         self.lines.loc(self.file, open)

@@ -5,6 +5,7 @@
 mod examples;
 mod libreqos_csv;
 mod libreqos_json;
+mod mutations;
 mod scale;
 mod shaper_toml;
 mod support;

@@ -205,3 +205,15 @@ fn more_nodes_than_the_limit_are_refused_before_they_are_kept() {
         "more than 10000 nodes, the limit",
     );
 }
+
+#[test]
+#[ignore = "slow tier: writes and reads 100,001 circuits (seconds with unoptimised dependencies)"]
+fn more_circuits_than_the_limit_are_refused_at_the_first_one_past() {
+    let n = fairway_shaper::limits::MAX_CIRCUITS;
+    let mut csv = format!("{HEADER}\n");
+    for c in 0..=n {
+        csv += &format!("{c},c,d{c},x,,,,,1,1,2,2,\n");
+    }
+    let e = problems(libreqos("manycircuits", &csv, None));
+    only(&e, &format!("{}:{}", path("manycircuits.csv"), n + 2), "more than 100000 circuits, the limit");
+}
