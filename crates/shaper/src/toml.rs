@@ -1,6 +1,7 @@
 //! The shaper file: fairway's own TOML, the policy file's tables where
 //! the concepts match (`[[node]]` with `name`, `parent`, `policy`,
-//! `weight`), extended with the shaper's: `[interfaces]`, `[[circuit]]`,
+//! `weight`, `rate` for the ceiling and `reservation` for the guarantee,
+//! here per direction), extended with the shaper's: `[interfaces]`, `[[circuit]]`,
 //! `[[device]]`, `[[rule]]`, `[default_class]` and `libreqos` (LibreQoS's
 //! files pulled in, paths relative to the shaper file). Rates are tc's
 //! units (`100mbit`); unknown keys are refused; every error names
@@ -12,22 +13,18 @@
 //! [interfaces]
 //! internet = "eth0"          # upload leaves here
 //! subscribers = "eth1"       # download leaves here
-//! download = "1gbit"
-//! upload = "1gbit"
+//! rate = { download = "1gbit", upload = "1gbit" }
 //!
 //! [[node]]
 //! name = "campus"
-//! download_max = "800mbit"
-//! upload_max = "800mbit"
+//! rate = { download = "800mbit", upload = "800mbit" }
 //! policy = "qfq+:m=8"        # any registry spec; default qfq+
 //!
 //! [[circuit]]
 //! id = "lab"
 //! parent = "campus"
-//! download_min = "50mbit"
-//! download_max = "200mbit"
-//! upload_min = "20mbit"
-//! upload_max = "100mbit"
+//! rate = { download = "200mbit", upload = "100mbit" }         # ceilings
+//! reservation = { download = "50mbit", upload = "20mbit" }   # guarantees
 //!
 //! [[device]]
 //! id = "lab-switch"
@@ -40,8 +37,7 @@
 //! vlan = 120
 //!
 //! [default_class]
-//! download_max = "100mbit"
-//! upload_max = "100mbit"
+//! rate = { download = "100mbit", upload = "100mbit" }
 //! ```
 
 use crate::error::{ConfigError, Problem};
@@ -83,8 +79,25 @@ struct FileToml {
 struct InterfacesToml {
     internet: S,
     subscribers: S,
+    rate: Spanned<RateToml>,
+}
+
+/// `rate = { download = "100mbit", upload = "50mbit" }`: the ceilings
+/// (a policy file's `rate`, per direction).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RateToml {
     download: S,
     upload: S,
+}
+
+/// `reservation = { download = "10mbit" }`: the guarantees (a policy
+/// file's `reservation`, per direction), each optional.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReservationToml {
+    download: Option<S>,
+    upload: Option<S>,
 }
 
 #[derive(Deserialize)]
@@ -98,10 +111,8 @@ struct LibreqosToml {
 #[serde(deny_unknown_fields)]
 struct ClassToml {
     parent: Option<S>,
-    download_min: Option<S>,
-    download_max: S,
-    upload_min: Option<S>,
-    upload_max: S,
+    rate: Spanned<RateToml>,
+    reservation: Option<Spanned<ReservationToml>>,
 }
 
 #[derive(Deserialize)]
@@ -111,10 +122,8 @@ struct NodeToml {
     parent: Option<S>,
     policy: Option<S>,
     weight: Option<Spanned<i64>>,
-    download_min: Option<S>,
-    download_max: S,
-    upload_min: Option<S>,
-    upload_max: S,
+    rate: Spanned<RateToml>,
+    reservation: Option<Spanned<ReservationToml>>,
 }
 
 #[derive(Deserialize)]
@@ -124,10 +133,8 @@ struct CircuitToml {
     name: Option<String>,
     parent: Option<S>,
     weight: Option<Spanned<i64>>,
-    download_min: Option<S>,
-    download_max: S,
-    upload_min: Option<S>,
-    upload_max: S,
+    rate: Spanned<RateToml>,
+    reservation: Option<Spanned<ReservationToml>>,
 }
 
 #[derive(Deserialize)]
@@ -202,12 +209,21 @@ impl Conv<'_> {
             .ok()
     }
 
-    fn rates(&mut self, dmin: &Option<S>, dmax: &S, umin: &Option<S>, umax: &S) -> Option<Rates> {
+    fn rates(
+        &mut self,
+        rate: &RateToml,
+        reservation: &Option<Spanned<ReservationToml>>,
+    ) -> Option<Rates> {
+        let none = ReservationToml {
+            download: None,
+            upload: None,
+        };
+        let res = reservation.as_ref().map_or(&none, |r| r.get_ref());
         let mut opt = |s: &Option<S>, f: &str| s.as_ref().map(|s| self.rate(s, f).ok_or(()));
-        let dmin = opt(dmin, "download_min").transpose();
-        let umin = opt(umin, "upload_min").transpose();
-        let dmax = self.rate(dmax, "download_max");
-        let umax = self.rate(umax, "upload_max");
+        let dmin = opt(&res.download, "reservation.download").transpose();
+        let umin = opt(&res.upload, "reservation.upload").transpose();
+        let dmax = self.rate(&rate.download, "rate.download");
+        let umax = self.rate(&rate.upload, "rate.upload");
         Some(Rates {
             download: Bandwidth {
                 min: dmin.ok()?,
@@ -330,8 +346,8 @@ fn interfaces(c: &mut Conv<'_>, i: &Spanned<InterfacesToml>) -> Option<Interface
         );
         ok = false;
     }
-    let download = c.rate(&r.download, "download");
-    let upload = c.rate(&r.upload, "upload");
+    let download = c.rate(&r.rate.get_ref().download, "rate.download");
+    let upload = c.rate(&r.rate.get_ref().upload, "rate.upload");
     ok.then_some(())?;
     Some(Interfaces {
         internet: r.internet.get_ref().clone(),
@@ -346,12 +362,7 @@ fn default_class(c: &mut Conv<'_>, d: &Spanned<ClassToml>) -> Option<DefaultClas
     let r = d.get_ref();
     Some(DefaultClass {
         parent: r.parent.as_ref().map(|p| p.get_ref().clone()),
-        rates: c.rates(
-            &r.download_min,
-            &r.download_max,
-            &r.upload_min,
-            &r.upload_max,
-        )?,
+        rates: c.rates(r.rate.get_ref(), &r.reservation)?,
         at: c.loc(d.span()),
     })
 }
@@ -359,12 +370,7 @@ fn default_class(c: &mut Conv<'_>, d: &Spanned<ClassToml>) -> Option<DefaultClas
 fn node(c: &mut Conv<'_>, n: &Spanned<NodeToml>) -> Option<Node> {
     let r = n.get_ref();
     let name = c.name(&r.name, "name");
-    let rates = c.rates(
-        &r.download_min,
-        &r.download_max,
-        &r.upload_min,
-        &r.upload_max,
-    );
+    let rates = c.rates(r.rate.get_ref(), &r.reservation);
     let weight = c.weight(&r.weight);
     let scheduler = match &r.policy {
         None => Some(default_scheduler()),
@@ -385,12 +391,7 @@ fn node(c: &mut Conv<'_>, n: &Spanned<NodeToml>) -> Option<Node> {
 fn circuit(c: &mut Conv<'_>, x: &Spanned<CircuitToml>) -> Option<Circuit> {
     let r = x.get_ref();
     let id = c.name(&r.id, "id");
-    let rates = c.rates(
-        &r.download_min,
-        &r.download_max,
-        &r.upload_min,
-        &r.upload_max,
-    );
+    let rates = c.rates(r.rate.get_ref(), &r.reservation);
     let weight = c.weight(&r.weight);
     let id = id?;
     Some(Circuit {

@@ -125,17 +125,17 @@ fn each_problem_is_one_line_with_its_file_and_line_and_the_exit_is_1() {
 fn toml_problems_say_line_and_column() {
     let toml = scratch(
         "bad.toml",
-        "[[node]]\nname = \"a\"\nparent = \"b\"\ndownload_max = \"10mbit\"\nupload_max = \"10 furlongs\"\n\n\
-         [[node]]\nname = \"b\"\nparent = \"a\"\ndownload_max = \"10mbit\"\nupload_max = \"10mbit\"\n\n\
-         [[node]]\nname = \"c\"\nparent = \"b\"\ndownload_max = \"10mbit\"\nupload_max = \"10mbit\"\n\n\
-         [[node]]\nname = \"d\"\nparent = \"c\"\ndownload_max = \"10mbit\"\nupload_max = \"10mbit\"\n",
+        "[[node]]\nname = \"a\"\nparent = \"b\"\nrate = { download = \"10mbit\", upload = \"10 furlongs\" }\n\n\
+         [[node]]\nname = \"b\"\nparent = \"a\"\nrate = { download = \"10mbit\", upload = \"10mbit\" }\n\n\
+         [[node]]\nname = \"c\"\nparent = \"b\"\nrate = { download = \"10mbit\", upload = \"10mbit\" }\n\n\
+         [[node]]\nname = \"d\"\nparent = \"c\"\nrate = { download = \"10mbit\", upload = \"10mbit\" }\n",
     );
     let out = fairway(&["shape", "--check", "--config", &toml]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 2, "{stderr}");
-    assert!(lines[0].starts_with(&format!("{toml}:5:14: upload_max: rate \"10 furlongs\": unknown unit \"furlongs\" (allowed: bit, kbit")), "{stderr}");
+    assert!(lines[0].starts_with(&format!("{toml}:4:40: rate.upload: rate \"10 furlongs\": unknown unit \"furlongs\" (allowed: bit, kbit")), "{stderr}");
     assert_eq!(
         lines[1],
         "fairway: error: 1 problem in the configuration (above, one a line)"

@@ -28,7 +28,11 @@ fn damaged(text: &str, state: &mut u64) -> Vec<u8> {
 fn damaged_examples_never_panic() {
     let dir = format!("{}/../../examples/shaper", env!("CARGO_MANIFEST_DIR"));
     let read = |n: &str| std::fs::read_to_string(format!("{dir}/{n}")).unwrap();
-    let (csv, json, toml) = (read("ShapedDevices.csv"), read("network.json"), read("shaper.toml"));
+    let (csv, json, toml) = (
+        read("ShapedDevices.csv"),
+        read("network.json"),
+        read("shaper.toml"),
+    );
     let mut state = 0x9e37_79b9_7f4a_7c15;
     let mut refused = 0;
     for round in 0..100 {
@@ -37,16 +41,24 @@ fn damaged_examples_never_panic() {
         std::fs::write(&c, damaged(&csv, &mut state)).unwrap();
         std::fs::write(&j, damaged(&json, &mut state)).unwrap();
         let t = scratch("mut.toml", "");
-        let toml = toml.replace("ShapedDevices.csv", "mut.csv").replace("network.json", "mut.json");
+        let toml = toml
+            .replace("ShapedDevices.csv", "mut.csv")
+            .replace("network.json", "mut.json");
         std::fs::write(&t, damaged(&toml, &mut state)).unwrap();
         let sources = [
-            Source::Libreqos { shaped_devices: c.clone(), network: Some(j.clone()) },
+            Source::Libreqos {
+                shaped_devices: c.clone(),
+                network: Some(j.clone()),
+            },
             Source::ShaperFile(t.clone()),
         ];
         for src in &sources {
             if let Err(e) = load(src) {
                 refused += 1;
-                assert!(e.iter().all(|p| !p.to_string().contains('\n')), "round {round}: {e:#?}");
+                assert!(
+                    e.iter().all(|p| !p.to_string().contains('\n')),
+                    "round {round}: {e:#?}"
+                );
             }
         }
     }

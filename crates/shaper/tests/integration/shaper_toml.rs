@@ -3,16 +3,17 @@
 
 use crate::support::{only, path, problems, scratch, shaper, HEADER};
 
-const NODE: &str = "[[node]]\nname = \"n\"\ndownload_max = \"100mbit\"\nupload_max = \"50mbit\"\n";
+const NODE: &str =
+    "[[node]]\nname = \"n\"\nrate = { download = \"100mbit\", upload = \"50mbit\" }\n";
 
 #[test]
 fn the_tables_make_a_plan() {
     let text = format!(
-        "[interfaces]\ninternet = \"eth0\"\nsubscribers = \"eth1\"\ndownload = \"1gbit\"\nupload = \"500mbit\"\n\n{NODE}policy = \"drr:quantum=3000\"\nweight = 3\n\n\
-         [[circuit]]\nid = \"c\"\nparent = \"n\"\ndownload_min = \"1.5mbit\"\ndownload_max = \"10mbit\"\nupload_max = \"500kbit\"\n\n\
+        "[interfaces]\ninternet = \"eth0\"\nsubscribers = \"eth1\"\nrate = {{ download = \"1gbit\", upload = \"500mbit\" }}\n\n{NODE}policy = \"drr:quantum=3000\"\nweight = 3\n\n\
+         [[circuit]]\nid = \"c\"\nparent = \"n\"\nreservation = {{ download = \"1.5mbit\" }}\nrate = {{ download = \"10mbit\", upload = \"500kbit\" }}\n\n\
          [[device]]\nid = \"d\"\ncircuit = \"c\"\nmac = \"aabb.ccdd.eeff\"\nipv4 = [\"10.0.0.0/24\"]\nipv6 = [\"2001:db8::/64\"]\n\n\
          [[rule]]\ncircuit = \"c\"\nprotocol = \"tcp\"\ndst_ports = \"80-443\"\ndscp = 10\nvlan = 7\n\n\
-         [default_class]\ndownload_max = \"5mbit\"\nupload_max = \"5mbit\"\n"
+         [default_class]\nrate = {{ download = \"5mbit\", upload = \"5mbit\" }}\n"
     );
     let ck = shaper("tables", &text).unwrap();
     let p = &ck.plan;
@@ -44,8 +45,8 @@ fn an_unknown_unit_is_refused_with_the_allowed_list() {
     let e = problems(shaper("unit", &text));
     only(
         &e,
-        &format!("{}:4:14", path("unit.toml")),
-        "upload_max: rate \"50mbps\": unknown unit \"mbps\" (allowed: bit, kbit, mbit, gbit, tbit (x1000), kibit, mibit, gibit, tibit (x1024))",
+        &format!("{}:3:41", path("unit.toml")),
+        "rate.upload: rate \"50mbps\": unknown unit \"mbps\" (allowed: bit, kbit, mbit, gbit, tbit (x1000), kibit, mibit, gibit, tibit (x1024))",
     );
 }
 
@@ -58,12 +59,14 @@ fn rates_without_unit_or_not_positive_are_refused() {
     let f = path("nounit.toml");
     assert_eq!(e.len(), 2, "{e:#?}");
     assert!(
-        e[0].starts_with(&format!("{f}:3:16: download_max: rate \"100\" has no unit")),
+        e[0].starts_with(&format!(
+            "{f}:3:21: rate.download: rate \"100\" has no unit"
+        )),
         "{e:#?}"
     );
     assert!(
         e[1].starts_with(&format!(
-            "{f}:4:14: upload_max: rate \"-1mbit\" is negative"
+            "{f}:3:37: rate.upload: rate \"-1mbit\" is negative"
         )),
         "{e:#?}"
     );
@@ -74,7 +77,7 @@ fn unknown_keys_and_syntax_say_where() {
     let e = problems(shaper("key", &format!("{NODE}colour = \"red\"\n")));
     only(
         &e,
-        &format!("{}:5:1", path("key.toml")),
+        &format!("{}:4:1", path("key.toml")),
         "unknown field `colour`",
     );
     let e = problems(shaper("syn", "[[node]\n"));
@@ -90,15 +93,15 @@ fn a_bad_scheduler_spec_is_the_registry_s_error() {
     let e = problems(shaper("spec", &format!("{NODE}policy = \"qfq+:m=65\"\n")));
     only(
         &e,
-        &format!("{}:5:10", path("spec.toml")),
+        &format!("{}:4:10", path("spec.toml")),
         "scheduler: parameter m=65 of qfq+ is outside 1..=64",
     );
 }
 
 #[test]
 fn rules_and_interfaces_are_range_checked() {
-    let text = "[interfaces]\ninternet = \"eth0\"\nsubscribers = \"a-very-long-interface-name\"\ndownload = \"1gbit\"\nupload = \"1gbit\"\n\n\
-        [[circuit]]\nid = \"c\"\ndownload_max = \"1mbit\"\nupload_max = \"1mbit\"\n\n\
+    let text = "[interfaces]\ninternet = \"eth0\"\nsubscribers = \"a-very-long-interface-name\"\nrate = { download = \"1gbit\", upload = \"1gbit\" }\n\n\
+        [[circuit]]\nid = \"c\"\nrate = { download = \"1mbit\", upload = \"1mbit\" }\n\n\
         [[rule]]\ncircuit = \"c\"\nprotocol = \"icmp\"\nsrc_ports = \"9-1\"\ndscp = 64\n\n[[rule]]\ncircuit = \"c\"\n";
     let e = problems(shaper("rules", text));
     let f = path("rules.toml");
@@ -109,18 +112,18 @@ fn rules_and_interfaces_are_range_checked() {
         )),
         "{e:#?}"
     );
-    assert!(e[1].starts_with(&format!("{f}:15:13: src_ports = \"9-1\": allowed a port (0..=65535) or a range LO-HI with LO <= HI")), "{e:#?}");
+    assert!(e[1].starts_with(&format!("{f}:13:13: src_ports = \"9-1\": allowed a port (0..=65535) or a range LO-HI with LO <= HI")), "{e:#?}");
     assert!(
         e[2].starts_with(&format!(
-            "{f}:15:13: src_ports = \"9-1\": allowed only with protocol"
+            "{f}:13:13: src_ports = \"9-1\": allowed only with protocol"
         )),
         "{e:#?}"
     );
     assert!(
         e[3].starts_with(&format!(
-            "{f}:16:8: dscp = \"64\": allowed an integer in 0..=63"
+            "{f}:14:8: dscp = \"64\": allowed an integer in 0..=63"
         )),
         "{e:#?}"
     );
-    assert!(e[4].starts_with(&format!("{f}:18:1: a match (")), "{e:#?}");
+    assert!(e[4].starts_with(&format!("{f}:16:1: a match (")), "{e:#?}");
 }

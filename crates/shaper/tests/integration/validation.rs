@@ -5,14 +5,19 @@ use crate::support::{libreqos, only, path, problems, shaper, HEADER};
 
 fn node(name: &str, parent: Option<&str>, down: &str, extra: &str) -> String {
     let parent = parent.map_or(String::new(), |p| format!("parent = \"{p}\"\n"));
-    format!("[[node]]\nname = \"{name}\"\n{parent}download_max = \"{down}\"\nupload_max = \"10mbit\"\n{extra}\n")
+    format!("[[node]]\nname = \"{name}\"\n{parent}rate = {{ download = \"{down}\", upload = \"10mbit\" }}\n{extra}\n")
 }
 
 #[test]
 fn a_min_above_its_max_is_refused() {
     let e = problems(shaper(
         "minmax",
-        &node("n", None, "10mbit", "download_min = \"11mbit\""),
+        &node(
+            "n",
+            None,
+            "10mbit",
+            "reservation = { download = \"11mbit\" }",
+        ),
     ));
     only(
         &e,
@@ -27,7 +32,7 @@ fn a_child_faster_than_its_parent_is_refused() {
     let e = problems(shaper("childmax", &text));
     only(
         &e,
-        &format!("{}:7:8", path("childmax.toml")),
+        &format!("{}:6:8", path("childmax.toml")),
         "node \"c\": download max 20mbit is above the max 10mbit of its parent node \"p\"; allowed <= the parent's",
     );
 }
@@ -35,22 +40,35 @@ fn a_child_faster_than_its_parent_is_refused() {
 #[test]
 fn a_root_child_faster_than_the_link_is_refused() {
     let text = format!(
-        "[interfaces]\ninternet = \"a\"\nsubscribers = \"b\"\ndownload = \"5mbit\"\nupload = \"1gbit\"\n\n{}",
+        "[interfaces]\ninternet = \"a\"\nsubscribers = \"b\"\nrate = {{ download = \"5mbit\", upload = \"1gbit\" }}\n\n{}",
         node("n", None, "10mbit", "")
     );
     let e = problems(shaper("link", &text));
     only(
         &e,
-        &format!("{}:8:8", path("link.toml")),
+        &format!("{}:7:8", path("link.toml")),
         "of its parent the link",
     );
 }
 
 #[test]
 fn children_mins_above_the_parent_min_are_refused() {
-    let text = node("p", None, "100mbit", "download_min = \"10mbit\"")
-        + &node("a", Some("p"), "50mbit", "download_min = \"6mbit\"")
-        + &node("b", Some("p"), "50mbit", "download_min = \"5mbit\"");
+    let text = node(
+        "p",
+        None,
+        "100mbit",
+        "reservation = { download = \"10mbit\" }",
+    ) + &node(
+        "a",
+        Some("p"),
+        "50mbit",
+        "reservation = { download = \"6mbit\" }",
+    ) + &node(
+        "b",
+        Some("p"),
+        "50mbit",
+        "reservation = { download = \"5mbit\" }",
+    );
     let e = problems(shaper("minsum", &text));
     only(
         &e,
@@ -109,7 +127,7 @@ fn a_tree_deeper_than_the_limit_is_refused() {
     let d = fairway_shaper::limits::MAX_DEPTH;
     only(
         &e,
-        &format!("{}:{}:8", path("deep.toml"), 6 * d + 1),
+        &format!("{}:{}:8", path("deep.toml"), 5 * d + 1),
         &format!("node \"n{d}\" is at depth {}", d + 1),
     );
 }
@@ -153,7 +171,7 @@ fn duplicate_ids_are_refused() {
     let e = problems(shaper("nodedup", &text));
     only(
         &e,
-        &format!("{}:7:8", path("nodedup.toml")),
+        &format!("{}:6:8", path("nodedup.toml")),
         "node \"n\" is defined twice",
     );
 }
@@ -215,5 +233,9 @@ fn more_circuits_than_the_limit_are_refused_at_the_first_one_past() {
         csv += &format!("{c},c,d{c},x,,,,,1,1,2,2,\n");
     }
     let e = problems(libreqos("manycircuits", &csv, None));
-    only(&e, &format!("{}:{}", path("manycircuits.csv"), n + 2), "more than 100000 circuits, the limit");
+    only(
+        &e,
+        &format!("{}:{}", path("manycircuits.csv"), n + 2),
+        "more than 100000 circuits, the limit",
+    );
 }
