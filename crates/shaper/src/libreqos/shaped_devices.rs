@@ -103,8 +103,10 @@ impl Row<'_> {
 }
 
 /// Reads `text`, the ShapedDevices.csv named `file`, into `plan`: its
-/// circuits and devices. Every problem goes to `errors`; rows with
-/// problems are left out of the plan.
+/// circuits and devices. Every problem goes to `errors`; a row whose ids
+/// or rates are refused is left out of the plan (its circuit id noted in
+/// [`Plan::left_out`]), one with a refused MAC or address stays without
+/// it, so that the check still finds the row's other problems.
 pub fn read(file: &Arc<str>, text: &str, plan: &mut Plan, errors: &mut Vec<ConfigError>) {
     let mut reader = csv::ReaderBuilder::new()
         .comment(Some(b'#'))
