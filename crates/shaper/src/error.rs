@@ -72,7 +72,7 @@ pub enum Problem {
     Value {
         /// The field.
         field: String,
-        /// The value as written.
+        /// The value as written (a string quoted, a number not).
         value: String,
         /// What is allowed.
         allowed: String,
@@ -231,7 +231,7 @@ impl fmt::Display for Problem {
                 field,
                 value,
                 allowed,
-            } => write!(f, "{field} = {value:?}: allowed {allowed}"),
+            } => write!(f, "{field} = {value}: allowed {allowed}"),
             Self::Spec(e) => write!(f, "scheduler: {e}"),
             Self::Missing(field) => write!(f, "{field} is required and may not be empty"),
             Self::Duplicate { what, name, first } => {

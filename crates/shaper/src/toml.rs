@@ -332,7 +332,7 @@ fn interfaces(c: &mut Conv<'_>, i: &Spanned<InterfacesToml>) -> Option<Interface
             || n.contains(|ch: char| ch == '/' || ch.is_whitespace());
         if bad {
             let allowed = "an interface name of 1 to 15 bytes without '/' or spaces";
-            c.value(s.span(), field, n.clone(), allowed);
+            c.value(s.span(), field, format!("{n:?}"), allowed);
             ok = false;
         }
     }
@@ -341,7 +341,7 @@ fn interfaces(c: &mut Conv<'_>, i: &Spanned<InterfacesToml>) -> Option<Interface
         c.value(
             r.subscribers.span(),
             "subscribers",
-            r.subscribers.get_ref().clone(),
+            format!("{:?}", r.subscribers.get_ref()),
             allowed,
         );
         ok = false;
@@ -512,7 +512,7 @@ fn rule(c: &mut Conv<'_>, x: &Spanned<RuleToml>) -> Option<Rule> {
         if m.protocol.is_none() {
             let names: Vec<&str> = PROTOCOLS.iter().map(|(n, _)| *n).collect();
             let allowed = format!("{} or a number in 0..=255", names.join(", "));
-            c.value(p.span(), "protocol", p.get_ref().clone(), &allowed);
+            c.value(p.span(), "protocol", format!("{:?}", p.get_ref()), &allowed);
         }
     }
     for (s, field) in [(&r.src_ports, "src_ports"), (&r.dst_ports, "dst_ports")] {
@@ -522,7 +522,7 @@ fn rule(c: &mut Conv<'_>, x: &Spanned<RuleToml>) -> Option<Rule> {
             c.value(
                 s.span(),
                 field,
-                s.get_ref().clone(),
+                format!("{:?}", s.get_ref()),
                 "a port (0..=65535) or a range LO-HI with LO <= HI",
             );
         }
@@ -531,7 +531,7 @@ fn rule(c: &mut Conv<'_>, x: &Spanned<RuleToml>) -> Option<Rule> {
             c.value(
                 s.span(),
                 field,
-                s.get_ref().clone(),
+                format!("{:?}", s.get_ref()),
                 "only with protocol = \"tcp\", \"udp\" or \"sctp\"",
             );
         }

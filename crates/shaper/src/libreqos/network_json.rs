@@ -248,7 +248,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_, '_> {
                 self.at.clone(),
                 Problem::Value {
                     field: "node name".into(),
-                    value: self.name.clone(),
+                    value: format!("{:?}", self.name),
                     allowed: "any name but \"children\" (a level may not hold a \"children\" key)"
                         .into(),
                 },
@@ -296,7 +296,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_, '_> {
                     at.clone(),
                     Problem::Value {
                         field: format!("node {:?}", self.name),
-                        value: key.clone(),
+                        value: format!("{key:?}"),
                         allowed: "each key once".into(),
                     },
                 );

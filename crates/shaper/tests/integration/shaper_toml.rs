@@ -121,9 +121,32 @@ fn rules_and_interfaces_are_range_checked() {
     );
     assert!(
         e[3].starts_with(&format!(
-            "{f}:14:8: dscp = \"64\": allowed an integer in 0..=63"
+            "{f}:14:8: dscp = 64: allowed an integer in 0..=63"
         )),
         "{e:#?}"
     );
     assert!(e[4].starts_with(&format!("{f}:16:1: a match (")), "{e:#?}");
+}
+
+#[test]
+fn weights_outside_their_range_are_refused() {
+    for (w, ok) in [
+        ("0", false),
+        ("1", true),
+        ("65536", true),
+        ("65537", false),
+        ("-3", false),
+    ] {
+        let r = shaper("weight", &format!("{NODE}weight = {w}\n"));
+        if ok {
+            assert_eq!(r.unwrap().plan.nodes[0].weight, Some(w.parse().unwrap()));
+        } else {
+            let e = problems(r);
+            only(
+                &e,
+                &format!("{}:4:10", path("weight.toml")),
+                &format!("weight = {w}: allowed an integer in 1..=65536"),
+            );
+        }
+    }
 }
