@@ -41,6 +41,8 @@ enum Command {
     Policy(cmd::policy::PolicyArgs),
     /// Reproduce the papers' tables and figures, check their claims, write a report.
     Reproduce(cmd::reproduce::ReproduceArgs),
+    /// Shaper for real subscribers: check its configuration (fairway's TOML or LibreQoS's files).
+    Shape(cmd::shape::ShapeArgs),
 }
 
 /// Lets every option that takes a value accept a leading `-`, so that
@@ -91,7 +93,20 @@ fn parse() -> Result<Cli, ExitCode> {
             let text = e.to_string();
             let first = text.lines().next().unwrap_or("bad arguments");
             let first = first.strip_prefix("error: ").unwrap_or(first);
-            crate::errln!("fairway: error: {}", say_negative(first));
+            // clap names missing arguments on the lines after the first.
+            let missing: Vec<&str> = text
+                .lines()
+                .skip(1)
+                .take_while(|l| l.starts_with("  "))
+                .map(str::trim)
+                .collect();
+            let first = match e.kind() {
+                ErrorKind::MissingRequiredArgument if !missing.is_empty() => {
+                    format!("{first} {}", missing.join(", "))
+                }
+                _ => first.to_string(),
+            };
+            crate::errln!("fairway: error: {}", say_negative(&first));
             ExitCode::from(2)
         }
     })
@@ -117,6 +132,7 @@ fn main() -> ExitCode {
         Command::Disk(args) => cmd::disk::run(args).map_err(cmd::error::CliError::from),
         Command::Policy(args) => cmd::policy::run(args),
         Command::Reproduce(args) => cmd::reproduce::run(args),
+        Command::Shape(args) => cmd::shape::run(args),
     };
     let result = result.and_then(|()| cmd::stdout::flush().map_err(cmd::error::CliError::from));
     match result {

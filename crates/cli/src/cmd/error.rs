@@ -7,6 +7,7 @@ use super::disk::error::DiskCmdError;
 use super::flag::FlagError;
 use super::json::JsonError;
 use super::outputs::OutputError;
+use super::shape::ShapeCheckFailed;
 use super::stdout::StdoutError;
 use fairway_core::SpecError;
 use fairway_eval::chart::ChartError;
@@ -79,6 +80,8 @@ pub enum CliError {
     Interrupt(io::Error),
     /// A `fairway disk` command.
     Disk(DiskCmdError),
+    /// A shaper configuration with problems (`fairway shape --check`).
+    Shape(ShapeCheckFailed),
     /// A command that needs what this machine or user lacks.
     Needs {
         /// The command.
@@ -125,6 +128,7 @@ impl fmt::Display for CliError {
             Self::UdpReport(e) => e.fmt(f),
             Self::Interrupt(e) => e.fmt(f),
             Self::Disk(e) => e.fmt(f),
+            Self::Shape(e) => e.fmt(f),
             Self::Needs { command, what } => write!(f, "{command} needs {what}"),
             Self::ClaimsFailed {
                 failed,
@@ -170,6 +174,7 @@ from!(
     Reproduce(ReproduceError),
     ArbiterBench(ArbiterBenchError),
     Disk(DiskCmdError),
+    Shape(ShapeCheckFailed),
 );
 
 #[cfg(target_os = "linux")]

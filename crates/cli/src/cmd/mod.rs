@@ -17,6 +17,7 @@ pub mod policy_bench;
 pub mod progress;
 pub mod reproduce;
 pub mod scheds;
+pub mod shape;
 pub mod stdout;
 pub mod udp_bench;
 pub mod units;

@@ -1,0 +1,44 @@
+//! # The shaper's configuration
+//!
+//! `fairway shape` will be a bump-in-the-wire shaper: frames classified
+//! into circuits (a subscriber's queues), queued in a tree of nodes (QFQ+
+//! by default, any scheduler of the registry per node), sent at the
+//! configured rates. This crate is its configuration: the in-memory
+//! [`Plan`], its readers and the check behind
+//! `fairway shape --check`.
+//!
+//! - [`toml`]: fairway's shaper file (the policy file's tables extended);
+//! - [`libreqos`]: LibreQoS's `ShapedDevices.csv` and `network.json`, as
+//!   LibreQoS writes them;
+//! - [`validate`]: every rule a plan must meet, each violation one line
+//!   `file:line[:col]: message`, all of them collected;
+//! - [`mod@load`]: files to a checked plan, each file's size checked first
+//!   ([`limits`]).
+//!
+//! ```
+//! use fairway_shaper::{load::Source, summary::Summary};
+//! let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/shaper");
+//! let src = Source::Libreqos {
+//!     shaped_devices: format!("{dir}/ShapedDevices.csv").into(),
+//!     network: Some(format!("{dir}/network.json").into()),
+//! };
+//! let checked = fairway_shaper::load::load(&src).unwrap();
+//! assert_eq!(checked.plan.circuits.len(), 8);
+//! assert!(Summary::of(&checked).lines[0].starts_with("6 nodes, 8 circuits, 12 devices"));
+//! ```
+
+pub mod error;
+pub mod libreqos;
+pub mod limits;
+pub mod load;
+pub mod loc;
+pub mod mac;
+pub mod plan;
+pub mod rate;
+pub mod summary;
+pub mod toml;
+pub mod validate;
+
+pub use error::{ConfigError, Problem};
+pub use load::{load, Source};
+pub use plan::Plan;

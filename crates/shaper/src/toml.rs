@@ -1,0 +1,565 @@
+//! The shaper file: fairway's own TOML, the policy file's tables where
+//! the concepts match (`[[node]]` with `name`, `parent`, `policy`,
+//! `weight`, `rate` for the ceiling and `reservation` for the guarantee,
+//! here per direction), extended with the shaper's: `[interfaces]`, `[[circuit]]`,
+//! `[[device]]`, `[[rule]]`, `[default_class]` and `libreqos` (LibreQoS's
+//! files pulled in, paths relative to the shaper file). Rates are tc's
+//! units (`100mbit`); unknown keys are refused; every error names
+//! `file:line:column`.
+//!
+//! ```toml
+//! libreqos = { shaped_devices = "ShapedDevices.csv", network = "network.json" }
+//!
+//! [interfaces]
+//! internet = "eth0"          # upload leaves here
+//! subscribers = "eth1"       # download leaves here
+//! rate = { download = "1gbit", upload = "1gbit" }
+//!
+//! [[node]]
+//! name = "campus"
+//! rate = { download = "800mbit", upload = "800mbit" }
+//! policy = "qfq+:m=8"        # any registry spec; default qfq+
+//!
+//! [[circuit]]
+//! id = "lab"
+//! parent = "campus"
+//! rate = { download = "200mbit", upload = "100mbit" }         # ceilings
+//! reservation = { download = "50mbit", upload = "20mbit" }   # guarantees
+//!
+//! [[device]]
+//! id = "lab-switch"
+//! circuit = "lab"
+//! ipv4 = ["10.1.0.0/16"]
+//! ipv6 = ["2001:db8:1::/48"]
+//!
+//! [[rule]]
+//! circuit = "lab"
+//! vlan = 120
+//!
+//! [default_class]
+//! rate = { download = "100mbit", upload = "100mbit" }
+//! ```
+
+use crate::error::{ConfigError, Problem};
+use crate::libreqos::shaped_devices::parse_prefix;
+use crate::loc::{LineIndex, Loc};
+use crate::mac::Mac;
+use crate::plan::{
+    default_scheduler, Bandwidth, Circuit, DefaultClass, Device, Interfaces, Match, Node, Plan,
+    PortRange, Prefix, Rates, Rule,
+};
+use crate::rate::parse_tc_rate;
+use ::toml::Spanned;
+use fairway_core::policy::tree::MAX_WEIGHT;
+use fairway_core::SchedSpec;
+use serde::Deserialize;
+use std::ops::Range;
+use std::sync::Arc;
+
+type S = Spanned<String>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileToml {
+    interfaces: Option<Spanned<InterfacesToml>>,
+    libreqos: Option<Spanned<LibreqosToml>>,
+    default_class: Option<Spanned<ClassToml>>,
+    #[serde(default)]
+    node: Vec<Spanned<NodeToml>>,
+    #[serde(default)]
+    circuit: Vec<Spanned<CircuitToml>>,
+    #[serde(default)]
+    device: Vec<Spanned<DeviceToml>>,
+    #[serde(default)]
+    rule: Vec<Spanned<RuleToml>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InterfacesToml {
+    internet: S,
+    subscribers: S,
+    rate: Spanned<RateToml>,
+}
+
+/// `rate = { download = "100mbit", upload = "50mbit" }`: the ceilings
+/// (a policy file's `rate`, per direction).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RateToml {
+    download: S,
+    upload: S,
+}
+
+/// `reservation = { download = "10mbit" }`: the guarantees (a policy
+/// file's `reservation`, per direction), each optional.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReservationToml {
+    download: Option<S>,
+    upload: Option<S>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LibreqosToml {
+    shaped_devices: S,
+    network: Option<S>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClassToml {
+    parent: Option<S>,
+    rate: Spanned<RateToml>,
+    reservation: Option<Spanned<ReservationToml>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeToml {
+    name: S,
+    parent: Option<S>,
+    policy: Option<S>,
+    weight: Option<Spanned<i64>>,
+    rate: Spanned<RateToml>,
+    reservation: Option<Spanned<ReservationToml>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CircuitToml {
+    id: S,
+    name: Option<String>,
+    parent: Option<S>,
+    weight: Option<Spanned<i64>>,
+    rate: Spanned<RateToml>,
+    reservation: Option<Spanned<ReservationToml>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceToml {
+    id: S,
+    name: Option<String>,
+    circuit: S,
+    mac: Option<S>,
+    #[serde(default)]
+    ipv4: Vec<S>,
+    #[serde(default)]
+    ipv6: Vec<S>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleToml {
+    circuit: S,
+    prefix: Option<S>,
+    mac: Option<S>,
+    vlan: Option<Spanned<i64>>,
+    protocol: Option<S>,
+    src_ports: Option<S>,
+    dst_ports: Option<S>,
+    dscp: Option<Spanned<i64>>,
+}
+
+/// LibreQoS's files a shaper file pulls in, as written there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LibreqosFiles {
+    /// ShapedDevices.csv, relative to the shaper file's folder.
+    pub shaped_devices: String,
+    /// network.json, if given.
+    pub network: Option<String>,
+    /// Where `libreqos` is written.
+    pub at: Loc,
+}
+
+/// Turns spans into places and collects problems.
+struct Conv<'a> {
+    file: &'a Arc<str>,
+    lines: LineIndex<'a>,
+    errors: &'a mut Vec<ConfigError>,
+}
+
+impl Conv<'_> {
+    fn loc(&self, span: Range<usize>) -> Loc {
+        self.lines.loc(self.file, span.start)
+    }
+
+    fn err(&mut self, span: Range<usize>, p: Problem) {
+        let at = self.loc(span);
+        self.errors.push(ConfigError::new(at, p));
+    }
+
+    fn value(&mut self, span: Range<usize>, field: &str, value: String, allowed: &str) {
+        let p = Problem::Value {
+            field: field.to_string(),
+            value,
+            allowed: allowed.to_string(),
+        };
+        self.err(span, p);
+    }
+
+    fn rate(&mut self, s: &S, field: &str) -> Option<u64> {
+        parse_tc_rate(s.get_ref())
+            .map_err(|error| {
+                let field = field.to_string();
+                self.err(s.span(), Problem::Rate { field, error });
+            })
+            .ok()
+    }
+
+    fn rates(
+        &mut self,
+        rate: &RateToml,
+        reservation: &Option<Spanned<ReservationToml>>,
+    ) -> Option<Rates> {
+        let none = ReservationToml {
+            download: None,
+            upload: None,
+        };
+        let res = reservation.as_ref().map_or(&none, |r| r.get_ref());
+        let mut opt = |s: &Option<S>, f: &str| s.as_ref().map(|s| self.rate(s, f).ok_or(()));
+        let dmin = opt(&res.download, "reservation.download").transpose();
+        let umin = opt(&res.upload, "reservation.upload").transpose();
+        let dmax = self.rate(&rate.download, "rate.download");
+        let umax = self.rate(&rate.upload, "rate.upload");
+        Some(Rates {
+            download: Bandwidth {
+                min: dmin.ok()?,
+                max: dmax?,
+            },
+            upload: Bandwidth {
+                min: umin.ok()?,
+                max: umax?,
+            },
+        })
+    }
+
+    fn name(&mut self, s: &S, field: &str) -> Option<String> {
+        if s.get_ref().trim().is_empty() {
+            self.err(s.span(), Problem::Missing(field.to_string()));
+            return None;
+        }
+        Some(s.get_ref().clone())
+    }
+
+    fn weight(&mut self, w: &Option<Spanned<i64>>) -> Option<Option<u32>> {
+        let Some(w) = w else { return Some(None) };
+        match u32::try_from(*w.get_ref()) {
+            Ok(v) if (1..=MAX_WEIGHT).contains(&v) => Some(Some(v)),
+            _ => {
+                let allowed = format!("an integer in 1..={MAX_WEIGHT}");
+                self.value(w.span(), "weight", w.get_ref().to_string(), &allowed);
+                None
+            }
+        }
+    }
+
+    fn mac(&mut self, m: &Option<S>) -> Option<Option<Mac>> {
+        let Some(m) = m else { return Some(None) };
+        match m.get_ref().parse::<Mac>() {
+            Ok(mac) => Some(Some(mac)),
+            Err(e) => {
+                self.err(m.span(), Problem::Mac(e));
+                None
+            }
+        }
+    }
+}
+
+/// Reads `text`, the shaper file named `file`, into `plan`; the LibreQoS
+/// files it names, if any. Every problem goes to `errors`.
+pub fn read(
+    file: &Arc<str>,
+    text: &str,
+    plan: &mut Plan,
+    errors: &mut Vec<ConfigError>,
+) -> Option<LibreqosFiles> {
+    let f: FileToml = match ::toml::from_str(text) {
+        Ok(f) => f,
+        Err(e) => {
+            let at = Loc::at_offset(file, text, e.span().unwrap_or(0..0).start);
+            let msg = e.message().trim().to_string();
+            errors.push(ConfigError::new(at, Problem::Syntax(msg)));
+            return None;
+        }
+    };
+    let lines = LineIndex::new(text);
+    let mut c = Conv {
+        file,
+        lines,
+        errors,
+    };
+    if let Some(i) = &f.interfaces {
+        plan.interfaces = interfaces(&mut c, i);
+    }
+    if let Some(d) = &f.default_class {
+        plan.default_class = default_class(&mut c, d);
+    }
+    for n in &f.node {
+        match node(&mut c, n) {
+            Some(n) => plan.nodes.push(n),
+            None => plan.left_out.push(n.get_ref().name.get_ref().clone()),
+        }
+    }
+    for x in &f.circuit {
+        match circuit(&mut c, x) {
+            Some(x) => plan.circuits.push(x),
+            None => plan.left_out.push(x.get_ref().id.get_ref().clone()),
+        }
+    }
+    plan.devices
+        .extend(f.device.iter().filter_map(|d| device(&mut c, d)));
+    plan.rules
+        .extend(f.rule.iter().filter_map(|r| rule(&mut c, r)));
+    f.libreqos.map(|l| LibreqosFiles {
+        shaped_devices: l.get_ref().shaped_devices.get_ref().clone(),
+        network: l.get_ref().network.as_ref().map(|n| n.get_ref().clone()),
+        at: c.loc(l.span()),
+    })
+}
+
+fn interfaces(c: &mut Conv<'_>, i: &Spanned<InterfacesToml>) -> Option<Interfaces> {
+    let r = i.get_ref();
+    let mut ok = true;
+    for (s, field) in [(&r.internet, "internet"), (&r.subscribers, "subscribers")] {
+        let n = s.get_ref();
+        let bad = n.is_empty()
+            || n.len() > 15
+            || n == "."
+            || n == ".."
+            || n.contains(|ch: char| ch == '/' || ch.is_whitespace());
+        if bad {
+            let allowed = "an interface name of 1 to 15 bytes without '/' or spaces";
+            c.value(s.span(), field, format!("{n:?}"), allowed);
+            ok = false;
+        }
+    }
+    if r.internet.get_ref() == r.subscribers.get_ref() {
+        let allowed = "a different interface than internet (the shaper sits between two)";
+        c.value(
+            r.subscribers.span(),
+            "subscribers",
+            format!("{:?}", r.subscribers.get_ref()),
+            allowed,
+        );
+        ok = false;
+    }
+    let download = c.rate(&r.rate.get_ref().download, "rate.download");
+    let upload = c.rate(&r.rate.get_ref().upload, "rate.upload");
+    ok.then_some(())?;
+    Some(Interfaces {
+        internet: r.internet.get_ref().clone(),
+        subscribers: r.subscribers.get_ref().clone(),
+        download: download?,
+        upload: upload?,
+        at: c.loc(i.span()),
+    })
+}
+
+fn default_class(c: &mut Conv<'_>, d: &Spanned<ClassToml>) -> Option<DefaultClass> {
+    let r = d.get_ref();
+    Some(DefaultClass {
+        parent: r.parent.as_ref().map(|p| p.get_ref().clone()),
+        rates: c.rates(r.rate.get_ref(), &r.reservation)?,
+        at: c.loc(d.span()),
+    })
+}
+
+fn node(c: &mut Conv<'_>, n: &Spanned<NodeToml>) -> Option<Node> {
+    let r = n.get_ref();
+    let name = c.name(&r.name, "name");
+    let rates = c.rates(r.rate.get_ref(), &r.reservation);
+    let weight = c.weight(&r.weight);
+    let scheduler = match &r.policy {
+        None => Some(default_scheduler()),
+        Some(p) => SchedSpec::parse(p.get_ref())
+            .map_err(|e| c.err(p.span(), Problem::Spec(e)))
+            .ok(),
+    };
+    Some(Node {
+        name: name?,
+        parent: r.parent.as_ref().map(|p| p.get_ref().clone()),
+        rates: rates?,
+        weight: weight?,
+        scheduler: scheduler?,
+        at: c.loc(r.name.span()),
+    })
+}
+
+fn circuit(c: &mut Conv<'_>, x: &Spanned<CircuitToml>) -> Option<Circuit> {
+    let r = x.get_ref();
+    let id = c.name(&r.id, "id");
+    let rates = c.rates(r.rate.get_ref(), &r.reservation);
+    let weight = c.weight(&r.weight);
+    let id = id?;
+    Some(Circuit {
+        name: r.name.clone().unwrap_or_else(|| id.clone()),
+        id,
+        parent: r.parent.as_ref().map(|p| p.get_ref().clone()),
+        rates: rates?,
+        weight: weight?,
+        at: c.loc(r.id.span()),
+    })
+}
+
+fn device(c: &mut Conv<'_>, d: &Spanned<DeviceToml>) -> Option<Device> {
+    let r = d.get_ref();
+    let id = c.name(&r.id, "id");
+    let circuit = c.name(&r.circuit, "circuit");
+    let mac = c.mac(&r.mac);
+    let mut prefixes = Vec::new();
+    let mut ok = true;
+    for (list, v4, family) in [(&r.ipv4, true, "IPv4"), (&r.ipv6, false, "IPv6")] {
+        for s in list {
+            match parse_prefix(s.get_ref().trim(), v4) {
+                Some(net) => prefixes.push(Prefix {
+                    net,
+                    at: c.loc(s.span()),
+                }),
+                None => {
+                    c.err(
+                        s.span(),
+                        Problem::Ip {
+                            family,
+                            text: s.get_ref().clone(),
+                        },
+                    );
+                    ok = false;
+                }
+            }
+        }
+    }
+    if prefixes.len() > crate::limits::MAX_PREFIXES_PER_DEVICE {
+        let limit = crate::limits::MAX_PREFIXES_PER_DEVICE;
+        c.err(
+            d.span(),
+            Problem::TooMany {
+                what: "prefixes in one device",
+                limit,
+            },
+        );
+        ok = false;
+    }
+    ok.then_some(())?;
+    let id = id?;
+    Some(Device {
+        name: r.name.clone().unwrap_or_else(|| id.clone()),
+        id,
+        circuit: circuit?,
+        mac: mac?,
+        prefixes,
+        at: c.loc(r.id.span()),
+    })
+}
+
+/// IP protocols by name; any number 0..=255 is taken too.
+const PROTOCOLS: [(&str, u8); 8] = [
+    ("icmp", 1),
+    ("tcp", 6),
+    ("udp", 17),
+    ("gre", 47),
+    ("esp", 50),
+    ("ah", 51),
+    ("icmpv6", 58),
+    ("sctp", 132),
+];
+
+fn rule(c: &mut Conv<'_>, x: &Spanned<RuleToml>) -> Option<Rule> {
+    let r = x.get_ref();
+    let before = c.errors.len();
+    let circuit = c.name(&r.circuit, "circuit");
+    let mut m = Match {
+        mac: c.mac(&r.mac).flatten(),
+        ..Match::default()
+    };
+    if let Some(p) = &r.prefix {
+        m.prefix = parse_prefix(p.get_ref().trim(), true)
+            .or_else(|| parse_prefix(p.get_ref().trim(), false));
+        if m.prefix.is_none() {
+            c.err(
+                p.span(),
+                Problem::Ip {
+                    family: "IP",
+                    text: p.get_ref().clone(),
+                },
+            );
+        }
+    }
+    let mut int = |v: &Option<Spanned<i64>>, field: &str, lo: i64, hi: i64| {
+        let v = v.as_ref()?;
+        if (lo..=hi).contains(v.get_ref()) {
+            return Some(*v.get_ref());
+        }
+        c.value(
+            v.span(),
+            field,
+            v.get_ref().to_string(),
+            &format!("an integer in {lo}..={hi}"),
+        );
+        None
+    };
+    m.vlan = int(&r.vlan, "vlan", 1, 4094).map(|v| v as u16);
+    m.dscp = int(&r.dscp, "dscp", 0, 63).map(|v| v as u8);
+    if let Some(p) = &r.protocol {
+        let t = p.get_ref().trim().to_ascii_lowercase();
+        m.protocol = PROTOCOLS
+            .iter()
+            .find(|(n, _)| *n == t)
+            .map(|&(_, v)| v)
+            .or_else(|| t.parse().ok());
+        if m.protocol.is_none() {
+            let names: Vec<&str> = PROTOCOLS.iter().map(|(n, _)| *n).collect();
+            let allowed = format!("{} or a number in 0..=255", names.join(", "));
+            c.value(p.span(), "protocol", format!("{:?}", p.get_ref()), &allowed);
+        }
+    }
+    for (s, field) in [(&r.src_ports, "src_ports"), (&r.dst_ports, "dst_ports")] {
+        let Some(s) = s else { continue };
+        let range = ports(s.get_ref());
+        if range.is_none() {
+            c.value(
+                s.span(),
+                field,
+                format!("{:?}", s.get_ref()),
+                "a port (0..=65535) or a range LO-HI with LO <= HI",
+            );
+        }
+        if !matches!(m.protocol, Some(6 | 17 | 132)) && r.protocol.is_some() == m.protocol.is_some()
+        {
+            c.value(
+                s.span(),
+                field,
+                format!("{:?}", s.get_ref()),
+                "only with protocol = \"tcp\", \"udp\" or \"sctp\"",
+            );
+        }
+        if field == "src_ports" {
+            m.src_ports = range
+        } else {
+            m.dst_ports = range
+        }
+    }
+    if m == Match::default() && c.errors.len() == before {
+        c.err(
+            x.span(),
+            Problem::Missing(
+                "a match (prefix, mac, vlan, protocol, src_ports, dst_ports or dscp)".into(),
+            ),
+        );
+    }
+    (c.errors.len() == before).then_some(())?;
+    Some(Rule {
+        matches: m,
+        circuit: circuit?,
+        at: c.loc(r.circuit.span()),
+    })
+}
+
+/// `80` or `1000-2000`.
+fn ports(text: &str) -> Option<PortRange> {
+    let (lo, hi) = text.split_once('-').unwrap_or((text, text));
+    let (lo, hi) = (lo.trim().parse().ok()?, hi.trim().parse().ok()?);
+    (lo <= hi).then_some(PortRange { lo, hi })
+}
