@@ -77,6 +77,9 @@ pub enum CliError {
     UdpReport(fairway_lab::udp_bench::ReportError),
     /// The interrupt handler could not be installed.
     Interrupt(io::Error),
+    /// A real-packet run stopped by SIGINT or SIGTERM.
+    #[cfg(target_os = "linux")]
+    Interrupted(super::udp_bench::Interrupted),
     /// A `fairway disk` command.
     Disk(DiskCmdError),
     /// A command that needs what this machine or user lacks.
@@ -123,7 +126,9 @@ impl fmt::Display for CliError {
             Self::UdpBench(e) => e.fmt(f),
             #[cfg(target_os = "linux")]
             Self::UdpReport(e) => e.fmt(f),
-            Self::Interrupt(e) => e.fmt(f),
+            Self::Interrupt(e) => write!(f, "cannot handle SIGINT and SIGTERM: {e}"),
+            #[cfg(target_os = "linux")]
+            Self::Interrupted(e) => e.fmt(f),
             Self::Disk(e) => e.fmt(f),
             Self::Needs { command, what } => write!(f, "{command} needs {what}"),
             Self::ClaimsFailed {
@@ -177,4 +182,5 @@ from!(
     UdpConfig(fairway_lab::udp_bench::ConfigError),
     UdpBench(fairway_lab::udp_bench::BenchError),
     UdpReport(fairway_lab::udp_bench::ReportError),
+    Interrupted(super::udp_bench::Interrupted),
 );
