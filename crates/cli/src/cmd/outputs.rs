@@ -65,7 +65,11 @@ impl fmt::Display for OutputError {
             OutputProblem::DirectoryNotWritable => f.write_str("directory is not writable"),
             OutputProblem::CannotWriteFilesThere => f.write_str("cannot write files there"),
             OutputProblem::NoDirectory(d) => {
-                write!(f, "directory {} does not exist (it is not created)", d.display())
+                write!(
+                    f,
+                    "directory {} does not exist (it is not created)",
+                    d.display()
+                )
             }
             OutputProblem::NotADirectory => f.write_str("exists and is not a directory"),
             OutputProblem::Io(e) => e.fmt(f),
