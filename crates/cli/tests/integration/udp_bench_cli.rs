@@ -163,6 +163,54 @@ fn empty_lists_zero_budgets_and_oversized_counts_are_refused_before_anything_sta
             ][..],
             "24 h",
         ),
+        (
+            &["latency", "--modes", "none", "--repeat", "21"][..],
+            "--repeat 21 outside 1..=20",
+        ),
+        (
+            &["sweep", "--modes", "tc", "--sweep-repeat", "0"][..],
+            "--sweep-repeat 0",
+        ),
+        (
+            &["latency", "--modes", "none", "--latency-repeat", "21"][..],
+            "--latency-repeat 21",
+        ),
+        (
+            &["latency", "--modes", "none", "--target-pps", "1000001"][..],
+            "--target-pps",
+        ),
+        (
+            &["latency", "--modes", "none", "--link-pps", "99"][..],
+            "--link-pps 99 pps outside 100..=",
+        ),
+        (
+            &["sweep", "--modes", "tc", "--rates", "50k,5T"][..],
+            "--rates 5000000000000 pps",
+        ),
+        (
+            &["throughput", "--modes", "none", "--delta-ns", "1000000001"][..],
+            "--delta-ns",
+        ),
+        (
+            &["latency", "--modes", "none", "--batch", "1025"][..],
+            "--batch 1025",
+        ),
+        (
+            &["latency", "--modes", "none", "--queue-len", "0"][..],
+            "--queue-len 0 outside 1..1048576",
+        ),
+        (
+            &["latency", "--modes", "none,none"][..],
+            "`none` given twice",
+        ),
+        (
+            &["latency", "--modes", "none", "--qdisc-bypass"][..],
+            "--qdisc-bypass",
+        ),
+        (
+            &["latency", "--modes", "none", "--client-cpu", "4096"][..],
+            "--client-cpu 4096 outside 0..",
+        ),
     ] {
         let args: Vec<&str> = short.iter().chain(extra).copied().collect();
         let err = refused(&args, 1);
@@ -221,6 +269,13 @@ fn arbiter_bench_refuses_tens_of_thousands_of_clients_before_starting_one() {
         ),
         (&["--delta-a-ns", "2000000000"][..], "--delta-a-ns"),
         (&["--rate", "999"][..], "--rate 999 bit/s"),
+        (&["--delta-c-ns", "1000000001"][..], "--delta-c-ns"),
+        (
+            &["--clients", "64", "--queue-len", "1000000"][..],
+            "queued packets",
+        ),
+        // 2 packets/s of the default 1 Tbit/s: none in 0.01 s.
+        (&["--load", "0.000000001"][..], "--load"),
     ] {
         let all: Vec<&str> = ["arbiter-bench", "--seconds", "0.01"]
             .iter()
