@@ -1,7 +1,8 @@
-//! `fairway udp-bench` end to end: bad input is one line and a non-zero
-//! exit before anything is built; `--quick` runs the four configurations
-//! and accounts for every packet; SIGTERM and SIGINT stop a run and leave
-//! no namespace or link behind (Linux, root; skipped visibly otherwise).
+//! `fairway udp-bench` and `fairway arbiter-bench` end to end: bad input is
+//! one line and a non-zero exit before anything is built or started;
+//! `--quick` runs the four configurations and accounts for every packet;
+//! SIGTERM and SIGINT stop a run and leave no namespace or link behind
+//! (Linux, root; skipped visibly otherwise).
 
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -162,6 +163,11 @@ fn empty_lists_zero_budgets_and_oversized_counts_are_refused_before_anything_sta
                 "60",
             ][..],
             "24 h",
+        ),
+        // --quick's 0.3 s is a default: the value given is checked, not replaced.
+        (
+            &["latency", "--modes", "none", "--seconds", "70"][..],
+            "--seconds 70 outside",
         ),
         (
             &["latency", "--modes", "none", "--repeat", "21"][..],
