@@ -39,17 +39,17 @@ pub struct UdpBenchArgs {
     /// Trials per throughput point and configuration (median kept), 1..=20;
     /// default 3 (`--quick`: 1). Example: `--repeat 3`
     #[arg(long)]
-    pub repeat: Option<usize>,
+    pub repeat: Option<u32>,
     /// Trials per sweep point and configuration (median p98 kept), 1..=20;
     /// default 3 (`--quick`: 1). Example: `--sweep-repeat 3`
     #[arg(long)]
-    pub sweep_repeat: Option<usize>,
+    pub sweep_repeat: Option<u32>,
     /// Rounds of the target-alone latency trials (every configuration once
     /// per round; the added median is the median of the per-round
     /// differences), 1..=20; default 5 (`--quick`: 1).
     /// Example: `--latency-repeat 5`
     #[arg(long)]
-    pub latency_repeat: Option<usize>,
+    pub latency_repeat: Option<u32>,
     /// Configurations to measure, comma-separated, in this order within
     /// each repeat: none, tc, fairway, fairway-dispatch, or all.
     /// Example: `--modes tc,fairway`
@@ -234,6 +234,13 @@ fn parse_rate(text: &str) -> Result<u64, FlagError> {
     })
 }
 
+/// A repeat count as the library counts it: lossless, every `u32` is a
+/// `usize` on the 32- and 64-bit targets this command builds for (the flag
+/// is a `u32` to keep the arguments small).
+fn widen(n: u32) -> usize {
+    n as usize
+}
+
 /// The entries of a comma-separated list: an empty entry (`1,,2`, a
 /// trailing comma) or an empty list is refused, not skipped.
 fn parse_list<T>(
@@ -369,9 +376,9 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, Cl
     let cfg = BenchConfig {
         clients,
         seconds: args.seconds.unwrap_or(if quick { 0.3 } else { 0.7 }),
-        repeat: args.repeat.unwrap_or(defaults(3, 1)),
-        sweep_repeat: args.sweep_repeat.unwrap_or(defaults(3, 1)),
-        latency_repeat: args.latency_repeat.unwrap_or(defaults(5, 1)),
+        repeat: widen(args.repeat.unwrap_or(defaults(3, 1))),
+        sweep_repeat: widen(args.sweep_repeat.unwrap_or(defaults(3, 1))),
+        latency_repeat: widen(args.latency_repeat.unwrap_or(defaults(5, 1))),
         modes,
         receive,
         qdisc_bypass: args.qdisc_bypass,

@@ -150,7 +150,9 @@ impl BenchConfig {
             );
         }
         if self.clients.is_empty() {
-            return Err(ConfigError::EmptyList { option: "--clients" });
+            return Err(ConfigError::EmptyList {
+                option: "--clients",
+            });
         }
         for &c in &self.clients {
             if c == 0 || c > MAX_CLIENTS {
@@ -293,7 +295,10 @@ impl BenchConfig {
             });
         }
         if self.modes.contains(&Mode::Tc) {
-            let shaped = self.experiments.latency.then_some(("--link-pps", self.link_pps));
+            let shaped = self
+                .experiments
+                .latency
+                .then_some(("--link-pps", self.link_pps));
             let swept = self.rates.iter().map(|&r| ("--rates", r));
             let swept = swept.filter(|_| self.experiments.sweep);
             let weights = u64::from(self.target_weight) + self.interferers as u64;

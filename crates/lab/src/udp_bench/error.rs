@@ -126,7 +126,9 @@ pub enum TrialError {
     ClientCount(usize),
     /// A real-time priority with none above it for the target and the
     /// receiver.
-    #[error("real-time priority {0} outside 1..=98 (the target and the receiver run one above it)")]
+    #[error(
+        "real-time priority {0} outside 1..=98 (the target and the receiver run one above it)"
+    )]
     RtPriority(u8),
     /// The ingress drop keeps one flow, and more were watched.
     #[error("receive path ingress-drop keeps one watched flow, not {0}")]
