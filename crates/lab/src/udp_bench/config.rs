@@ -416,7 +416,7 @@ fn clients_range() -> String {
 }
 
 /// A [`ConfigError::OutOfRange`].
-fn out_of_range(
+pub(super) fn out_of_range(
     option: &'static str,
     value: impl std::fmt::Display,
     range: String,

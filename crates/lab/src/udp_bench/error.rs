@@ -124,6 +124,9 @@ pub enum TrialError {
     /// A client count outside 1..=4096.
     #[error("clients {0} outside 1..=4096")]
     ClientCount(usize),
+    /// A parameter of the trial outside its range.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// A real-time priority with none above it for the target and the
     /// receiver.
     #[error(

@@ -55,6 +55,7 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, TrialError> {
     if n == 0 || n > 4096 {
         return Err(TrialError::ClientCount(n));
     }
+    spec.validate()?;
     if let Some(p) = spec.placement.rt_priority {
         if p == 0 || p > super::config::MAX_RT_PRIORITY {
             return Err(TrialError::RtPriority(p));
