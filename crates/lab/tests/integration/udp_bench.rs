@@ -449,7 +449,8 @@ fn assert_send_delays(mode: Mode, r: &TrialResult) {
 fn a_trial_spec_out_of_range_is_refused_before_anything_is_built() {
     let ok = spec(Mode::None, target_plus(1), None, "drr");
     assert!(ok.validate().is_ok());
-    let cases: [(&str, fn(&mut TrialSpec)); 6] = [
+    type Spoil = fn(&mut TrialSpec);
+    let cases: [(&str, Spoil); 6] = [
         ("--target-pps 0", |s| s.flows[0].pace_pps = Some(0)),
         ("--target-weight 0", |s| s.flows[0].weight = 0),
         ("--seconds 0.01", |s| s.seconds = 0.01),
