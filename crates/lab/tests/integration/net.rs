@@ -227,11 +227,13 @@ fn a_testbed_is_removed_on_an_error_return_and_on_a_panic() {
     fn fails_after_building(names: &mut Vec<String>) -> Result<(), TestbedError> {
         let tb = Testbed::create()?;
         names.extend([tb.sender_ns().to_string(), tb.receiver_ns().to_string()]);
-        tb.set_htb(&[HtbClass { weight: 1 }], 0, FRAME_LEN)?;
+        // 7 bit/s: below what HTB shapes, refused rather than raised to 8.
+        tb.set_htb(&[HtbClass { weight: 1 }], 7, FRAME_LEN)?;
         Ok(())
     }
     let mut names = Vec::new();
-    assert!(fails_after_building(&mut names).is_err());
+    let err = fails_after_building(&mut names).unwrap_err().to_string();
+    assert!(err.contains("7 bit/s, below the 8 bit/s"), "{err}");
     assert_eq!(names.len(), 2);
     for n in &names {
         assert!(!namespace_exists(n), "{n} left after an error");
