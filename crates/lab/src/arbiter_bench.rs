@@ -35,8 +35,11 @@ use fairway_runtime::wakeup::KickMode;
 use fairway_runtime::{ArbiterStats, MonotonicClock};
 use hdrhistogram::errors::{AdditionError, CreationError};
 use hdrhistogram::Histogram;
+use limits::why_suffix;
 use std::path::Path;
 use std::time::Duration;
+
+pub mod limits;
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -208,12 +211,51 @@ struct ClientResult {
 /// Why the benchmark could not run, or its chart not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ArbiterBenchError {
-    /// No client.
-    #[error("need at least one client")]
-    NoClients,
-    /// Packets of 0 bytes.
-    #[error("packet size must be at least 1 byte")]
-    ZeroPacketSize,
+    /// A parameter outside its range: the command-line flag that sets it,
+    /// the value, the range and why the range ends where it does.
+    #[error("{flag} {value} outside {range}{}", why_suffix(.why.as_deref()))]
+    OutOfRange {
+        /// The flag (`--clients`).
+        flag: &'static str,
+        /// The value given.
+        value: String,
+        /// The accepted range.
+        range: String,
+        /// Why, where the range is not obvious.
+        why: Option<String>,
+    },
+    /// The client queues would hold too many packets together.
+    #[error(
+        "--clients {clients} × --queue-len {queue_len} = {total} queued packets, over the \
+         {max} the queues may hold together (each packet takes a slot in its client's ring and \
+         in the scheduler)"
+    )]
+    QueuedPackets {
+        /// Client threads.
+        clients: usize,
+        /// Their queue length.
+        queue_len: usize,
+        /// The product.
+        total: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// A paced load whose per-client gap cannot be kept or measures
+    /// nothing.
+    #[error(
+        "--load {} with --rate, --pkt-size and --clients paces each client at one packet \
+         every {gap_ns:.3e} ns, outside 1..={window_ns} ns (more often than once a ns cannot \
+         be paced; less often than once per --seconds measures nothing)",
+        limits::shown(*.load)
+    )]
+    LoadGap {
+        /// The load given.
+        load: f64,
+        /// The gap it gives, ns.
+        gap_ns: f64,
+        /// The measurement window, ns.
+        window_ns: u128,
+    },
     /// The runtime could not be built, started or stopped.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
@@ -236,6 +278,9 @@ pub enum ArbiterBenchError {
     /// A client thread panicked.
     #[error("client thread panicked")]
     ClientPanicked,
+    /// A client thread could not be started.
+    #[error("cannot start a client thread: {0}")]
+    Spawn(std::io::Error),
     /// The latency chart could not be drawn or written.
     #[error(transparent)]
     Chart(#[from] ChartError),
@@ -249,14 +294,9 @@ fn new_hist() -> Result<Histogram<u64>, ArbiterBenchError> {
     Ok(Histogram::new_with_bounds(1, 60_000_000_000, 3)?)
 }
 
-/// Runs the benchmark.
+/// Runs the benchmark, once [`BenchConfig::validate`] accepted `cfg`.
 pub fn run(cfg: &BenchConfig) -> Result<BenchReport, ArbiterBenchError> {
-    if cfg.clients == 0 {
-        return Err(ArbiterBenchError::NoClients);
-    }
-    if cfg.pkt_size == 0 {
-        return Err(ArbiterBenchError::ZeroPacketSize);
-    }
+    cfg.validate()?;
     let cpus = available_cpus();
     let pin = cfg.pin && cpus >= 2;
     let (builder, clients) = build_runtime(cfg, pin)?;
@@ -275,12 +315,17 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchReport, ArbiterBenchError> {
             .enumerate()
             .map(|(i, client)| {
                 let (clock, plan) = (clock.clone(), &plan);
-                s.spawn(move || run_client(i, client, &clock, plan))
+                std::thread::Builder::new()
+                    .name(format!("client-{i}"))
+                    .spawn_scoped(s, move || run_client(i, client, &clock, plan))
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or(Err(ArbiterBenchError::ClientPanicked)))
+            .map(|h| match h {
+                Ok(h) => h.join().unwrap_or(Err(ArbiterBenchError::ClientPanicked)),
+                Err(e) => Err(ArbiterBenchError::Spawn(e)),
+            })
             .collect()
     });
     let arbiter_stats = arbiter.stop()?;
@@ -333,10 +378,8 @@ struct ClientPlan {
 
 impl ClientPlan {
     fn new(cfg: &BenchConfig, clock: &MonotonicClock, pin: bool, cpus: usize) -> Self {
-        let gap_ns = cfg.load.map(|load| {
-            let pps = load * cfg.rate_bps as f64 / (8.0 * cfg.pkt_size as f64) / cfg.clients as f64;
-            1e9 / pps.max(1e-9)
-        });
+        // `validate` checked that the gap is in 1 ns..=the window.
+        let gap_ns = cfg.load.map(|load| cfg.gap_ns(load));
         let start = clock.now_ns() + 20_000_000; // let every thread get going
         Self {
             start,

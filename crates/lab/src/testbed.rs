@@ -371,7 +371,15 @@ impl Testbed {
         );
         for (i, c) in classes.iter().enumerate() {
             let minor = Self::htb_priority(i) & 0xffff;
-            let rate = (link_bps as u128 * c.weight as u128 / total as u128).max(8) as u64;
+            let rate = link_bps as u128 * c.weight as u128 / total as u128;
+            // HTB keeps rates in bytes/s: a class below 8 bit/s would get
+            // none. Refused, not raised to 8.
+            if rate < 8 {
+                return Err(TestbedError::Command(
+                    "set_htb".into(),
+                    format!("class {i} would get {rate} bit/s, below the 8 bit/s HTB can shape"),
+                ));
+            }
             let quantum = c.weight as u64 * packet_len as u64;
             script.push_str(&format!(
                 "class add dev {dev} parent 1:1 classid 1:{minor:x} htb rate {rate}bit ceil {link_bps}bit quantum {quantum}\n"
@@ -616,6 +624,22 @@ impl Drop for Testbed {
 /// namespaces and qdiscs needs.
 pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
+}
+
+/// The namespaces this process's testbeds created that still exist (none
+/// once every [`Testbed`] is dropped, unless `ip netns del` failed).
+pub fn own_namespaces() -> Vec<String> {
+    let own = format!("{NS_PREFIX}{}x", std::process::id());
+    let Ok(dir) = std::fs::read_dir("/run/netns") else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = dir
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&own))
+        .collect();
+    names.sort();
+    names
 }
 
 /// True when a namespace of this name exists.

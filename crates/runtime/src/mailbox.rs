@@ -71,11 +71,14 @@ impl MailboxShared {
     }
 }
 
-/// Creates a queue with room for `usable` packets: the client end and the
-/// arbiter end. `usable` must be in `1..MAX_QUEUE_LEN` (checked by the
-/// caller; [`crate::RuntimeBuilder::add_client`] does).
+/// Creates a queue with room for exactly `usable` packets: the client end
+/// and the arbiter end. `usable` must be in `1..MAX_QUEUE_LEN` (checked by
+/// the caller; [`crate::RuntimeBuilder::add_client`] does). The ring behind
+/// it has the next power of two above `usable` slots (indices are masked),
+/// so at least one slot is always empty: the separator the module doc
+/// describes needs only that, not that all but one are usable.
 pub fn client_queue<P>(usable: usize) -> (ClientQueue<P>, QueueReader) {
-    let ring = (usable + 1).next_power_of_two().max(2);
+    let ring = (usable + 1).next_power_of_two();
     let blocks = ring.div_ceil(SLOTS_PER_BLOCK);
     let lens = (0..blocks)
         .map(|_| CachePadded::new(std::array::from_fn(|_| AtomicU32::new(0))))
@@ -87,7 +90,6 @@ pub fn client_queue<P>(usable: usize) -> (ClientQueue<P>, QueueReader) {
         mask: ring - 1,
         block_len: ring.min(SLOTS_PER_BLOCK),
     });
-    let usable = ring - 1;
     let payloads = Arc::new(PayloadRing {
         slots: (0..ring)
             .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
@@ -475,6 +477,24 @@ mod tests {
         assert_eq!(seen, [20, 21]);
         assert_eq!(r.poll(|_| ()), 0);
         assert_eq!(r.pending(), 3);
+    }
+
+    #[test]
+    fn the_queue_holds_exactly_what_was_asked_not_a_power_of_two() {
+        for usable in [1, 2, 5, 500, 511, 512] {
+            let (mut c, mut r) = client_queue::<usize>(usable);
+            assert_eq!((c.capacity(), r.capacity()), (usable, usable));
+            for lap in 0..3 {
+                for i in 0..usable {
+                    assert_eq!(c.try_push(1, i), Ok(()), "{usable}: lap {lap}, {i}");
+                }
+                assert_eq!(c.try_push(1, usable), Err(usable), "{usable}: one past");
+                assert_eq!(r.poll(|_| ()), usable);
+                (0..usable).for_each(|_| r.grant_one());
+                r.publish();
+                assert_eq!(c.drain_to(c.grant_index(), drop), usable);
+            }
+        }
     }
 
     #[test]

@@ -78,6 +78,9 @@ pub enum CliError {
     UdpReport(fairway_lab::udp_bench::ReportError),
     /// The interrupt handler could not be installed.
     Interrupt(io::Error),
+    /// A real-packet run stopped by SIGINT or SIGTERM.
+    #[cfg(target_os = "linux")]
+    Interrupted(super::udp_bench::Interrupted),
     /// A `fairway disk` command.
     Disk(DiskCmdError),
     /// A shaper configuration with problems (`fairway shape --check`).
@@ -126,7 +129,9 @@ impl fmt::Display for CliError {
             Self::UdpBench(e) => e.fmt(f),
             #[cfg(target_os = "linux")]
             Self::UdpReport(e) => e.fmt(f),
-            Self::Interrupt(e) => e.fmt(f),
+            Self::Interrupt(e) => write!(f, "cannot handle SIGINT and SIGTERM: {e}"),
+            #[cfg(target_os = "linux")]
+            Self::Interrupted(e) => e.fmt(f),
             Self::Disk(e) => e.fmt(f),
             Self::Shape(e) => e.fmt(f),
             Self::Needs { command, what } => write!(f, "{command} needs {what}"),
@@ -182,4 +187,5 @@ from!(
     UdpConfig(fairway_lab::udp_bench::ConfigError),
     UdpBench(fairway_lab::udp_bench::BenchError),
     UdpReport(fairway_lab::udp_bench::ReportError),
+    Interrupted(super::udp_bench::Interrupted),
 );

@@ -21,6 +21,10 @@ pub enum OutputProblem {
     DirectoryNotWritable,
     /// No file can be written in the directory of a file-name prefix.
     CannotWriteFilesThere,
+    /// The directory an output goes into does not exist (and is not made).
+    NoDirectory(PathBuf),
+    /// A path for a directory names something else.
+    NotADirectory,
     /// Any other failure of the file system.
     Io(io::Error),
 }
@@ -60,6 +64,14 @@ impl fmt::Display for OutputError {
             OutputProblem::CannotCreate(e) => write!(f, "cannot create: {e}"),
             OutputProblem::DirectoryNotWritable => f.write_str("directory is not writable"),
             OutputProblem::CannotWriteFilesThere => f.write_str("cannot write files there"),
+            OutputProblem::NoDirectory(d) => {
+                write!(
+                    f,
+                    "directory {} does not exist (it is not created)",
+                    d.display()
+                )
+            }
+            OutputProblem::NotADirectory => f.write_str("exists and is not a directory"),
             OutputProblem::Io(e) => e.fmt(f),
         }
     }
@@ -113,15 +125,50 @@ pub fn check_out_dir(flag: &'static str, dir: &Path) -> Result<(), OutputError> 
         .map_err(|_| OutputError::new(flag, dir, OutputProblem::DirectoryNotWritable))
 }
 
-/// A file-name prefix (`docs/img/udp` for `docs/img/udp-*.svg`): its
-/// directory must be writable.
-pub fn check_prefix(flag: &'static str, prefix: &str) -> Result<(), OutputError> {
-    let dir = Path::new(prefix)
-        .parent()
+/// The directory `path` is in (`.` for a bare name).
+fn parent_dir(path: &Path) -> &Path {
+    path.parent()
         .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    check_out_dir(flag, dir)
+        .unwrap_or(Path::new("."))
+}
+
+/// A file-name prefix (`docs/img/udp` for `docs/img/udp-*.svg`): its
+/// directory must exist and be writable. Nothing is created: a mistyped
+/// directory is refused, not made.
+pub fn check_prefix(flag: &'static str, prefix: &str) -> Result<(), OutputError> {
+    let dir = parent_dir(Path::new(prefix));
+    if !dir.is_dir() {
+        return Err(OutputError::new(
+            flag,
+            prefix,
+            OutputProblem::NoDirectory(dir.to_path_buf()),
+        ));
+    }
+    let probe = dir.join(format!(".fairway-write-check-{}", std::process::id()));
+    check_file_writable(flag, &probe)
         .map_err(|_| OutputError::new(flag, prefix, OutputProblem::CannotWriteFilesThere))
+}
+
+/// A directory that will receive files after a run: an existing,
+/// writable directory, or a new one whose parent exists and is writable
+/// (the run makes it when it writes; nothing is created now).
+pub fn check_dir_to_create(flag: &'static str, dir: &Path) -> Result<(), OutputError> {
+    let fail = |problem| OutputError::new(flag, dir, problem);
+    let probe_in = |d: &Path| {
+        let probe = d.join(format!(".fairway-write-check-{}", std::process::id()));
+        check_file_writable(flag, &probe).map_err(|_| fail(OutputProblem::DirectoryNotWritable))
+    };
+    if dir.is_dir() {
+        return probe_in(dir);
+    }
+    if dir.exists() {
+        return Err(fail(OutputProblem::NotADirectory));
+    }
+    let parent = parent_dir(dir);
+    if !parent.is_dir() {
+        return Err(fail(OutputProblem::NoDirectory(parent.to_path_buf())));
+    }
+    probe_in(parent)
 }
 
 #[cfg(test)]
@@ -136,5 +183,25 @@ mod tests {
         assert!(check_chart_file("--chart", &ok).is_ok());
         assert!(!ok.exists(), "the probe is removed");
         assert!(check_chart_file("--chart", Path::new("/nonexistent/dir/x.svg")).is_err());
+    }
+
+    #[test]
+    fn prefixes_and_directories_to_fill_are_checked_without_creating_anything() {
+        let base = std::env::temp_dir().join(format!("fairway-outputs-{}", std::process::id()));
+        let missing = base.join("missing");
+        let prefix = missing.join("pfx");
+        let e = check_prefix("--chart", &prefix.to_string_lossy()).unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        assert!(check_dir_to_create("--csv", &missing.join("out")).is_err());
+        assert!(!base.exists(), "nothing was created");
+        fs::create_dir(&base).unwrap();
+        assert!(check_prefix("--chart", &base.join("pfx").to_string_lossy()).is_ok());
+        assert!(check_dir_to_create("--csv", &missing).is_ok());
+        assert!(!missing.exists(), "the run makes it, not the check");
+        let file = base.join("file");
+        fs::write(&file, "x").unwrap();
+        assert!(check_dir_to_create("--csv", &file).is_err());
+        assert_eq!(fs::read_dir(&base).unwrap().count(), 1, "no probe left");
+        fs::remove_dir_all(&base).unwrap();
     }
 }

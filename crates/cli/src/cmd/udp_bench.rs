@@ -17,34 +17,39 @@ pub struct UdpBenchArgs {
     /// run), or all (the first three). Example: `--experiments throughput,latency`
     #[arg(long, default_value = "all")]
     pub experiments: String,
-    /// Client counts of the throughput experiment. Example: `--clients 1,2,4,8`
-    #[arg(long, default_value = "1,2,4,8,16")]
-    pub clients: String,
-    /// Seconds of sending per trial, in (0, 60]. With real-time priority,
-    /// keep the trial and its 0.1 s start lead under 0.95 s (the kernel
-    /// stops real-time threads for up to 50 ms once they used 0.95 s of a
-    /// second; the busy-polling arbiter is real-time from its start to the
-    /// end of the trial). Example: `--seconds 0.7`
-    #[arg(long, default_value_t = 0.7)]
-    pub seconds: f64,
+    /// Client counts of the throughput experiment, each 1..=256 (each
+    /// client takes two sockets, and a process may open 1024 files);
+    /// default 1,2,4,8,16 (`--quick`: 1,4). Example: `--clients 1,2,4,8`
+    #[arg(long)]
+    pub clients: Option<String>,
+    /// Seconds of sending per trial, in [0.05, 60] (the delivered rate is
+    /// counted in 50 ms slices); default 0.7 (`--quick`: 0.3). With
+    /// real-time priority, keep the trial and its 0.1 s start lead under
+    /// 0.95 s (the kernel stops real-time threads for up to 50 ms once they
+    /// used 0.95 s of a second; the busy-polling arbiter is real-time from
+    /// its start to the end of the trial). The whole run (trials × seconds
+    /// and the pauses) may plan at most 24 h. Example: `--seconds 0.7`
+    #[arg(long)]
+    pub seconds: Option<f64>,
     /// Pause before each trial but the first, ms, 0..=60000: lets each
     /// CPU's real-time budget recover so no trial is throttled (default
     /// 1100; `--quick`: 0). Example: `--cooldown-ms 1100`
     #[arg(long)]
     pub cooldown_ms: Option<u64>,
-    /// Trials per throughput point and configuration (median kept), 1..=20.
-    /// Example: `--repeat 3`
-    #[arg(long, default_value_t = 3)]
-    pub repeat: usize,
-    /// Trials per sweep point and configuration (median p98 kept), 1..=20.
-    /// Example: `--sweep-repeat 3`
-    #[arg(long, default_value_t = 3)]
-    pub sweep_repeat: usize,
+    /// Trials per throughput point and configuration (median kept), 1..=20;
+    /// default 3 (`--quick`: 1). Example: `--repeat 3`
+    #[arg(long)]
+    pub repeat: Option<u32>,
+    /// Trials per sweep point and configuration (median p98 kept), 1..=20;
+    /// default 3 (`--quick`: 1). Example: `--sweep-repeat 3`
+    #[arg(long)]
+    pub sweep_repeat: Option<u32>,
     /// Rounds of the target-alone latency trials (every configuration once
     /// per round; the added median is the median of the per-round
-    /// differences), 1..=20. Example: `--latency-repeat 5`
-    #[arg(long, default_value_t = 5)]
-    pub latency_repeat: usize,
+    /// differences), 1..=20; default 5 (`--quick`: 1).
+    /// Example: `--latency-repeat 5`
+    #[arg(long)]
+    pub latency_repeat: Option<u32>,
     /// Configurations to measure, comma-separated, in this order within
     /// each repeat: none, tc, fairway, fairway-dispatch, or all.
     /// Example: `--modes tc,fairway`
@@ -71,31 +76,38 @@ pub struct UdpBenchArgs {
     /// thread of its CPU can.
     #[arg(long)]
     pub no_idle_spin: bool,
-    /// Flat-out clients next to the target in the latency experiments.
-    /// Example: `--interferers 4`
+    /// Flat-out clients next to the target in the latency experiments,
+    /// 0..=255 (with the target at most 256 clients). Example: `--interferers 4`
     #[arg(long, default_value_t = 4)]
     pub interferers: usize,
-    /// The target client's rate, packets/s (PSPAT paper: 4000). Example: `--target-pps 4000`
+    /// The target client's rate, packets/s, 1..=1M (PSPAT paper: 4000).
+    /// Example: `--target-pps 4000`
     #[arg(long, default_value_t = 4000, value_parser = super::units::packet_rate)]
     pub target_pps: u64,
-    /// The target's weight; the others have 1 (PSPAT paper: 50). Example: `--target-weight 50`
+    /// The target's weight, 1..=65536 (the scheduler's largest); the others
+    /// have 1 (PSPAT paper: 50). With tc, each interferer's HTB class, its
+    /// share of the link, must come to at least 8 bit/s.
+    /// Example: `--target-weight 50`
     #[arg(long, default_value_t = 50)]
     pub target_weight: u32,
-    /// Link rate of the latency experiments, packets/s of 60 bytes.
-    /// Example: `--link-pps 200000`
+    /// Link rate of the latency experiments, packets/s of 60 bytes,
+    /// 100..=2083333333 (1 Tbit/s). Example: `--link-pps 200000`
     #[arg(long, default_value_t = 200_000, value_parser = super::units::packet_rate)]
     pub link_pps: u64,
-    /// Link rates of the sweep, packets/s (K, M, G, T multipliers allowed).
-    /// Example: `--rates 50k,100k,200k,400k,800k`
-    #[arg(long, default_value = "50k,100k,200k,400k,800k,1600k")]
-    pub rates: String,
+    /// Link rates of the sweep, packets/s (K, M, G, T multipliers allowed),
+    /// each as --link-pps; default 50k,100k,200k,400k,800k,1600k
+    /// (`--quick`: 50k,400k). Example: `--rates 50k,100k,200k,400k,800k`
+    #[arg(long)]
+    pub rates: Option<String>,
     /// The arbiter's scheduler (registry spec). Example: `--sched qfq`
     #[arg(long, default_value = "drr")]
     pub sched: String,
-    /// Δ_A = Δ_C of the throughput experiment, ns (§5.2: 1000). Example: `--delta-ns 1000`
+    /// Δ_A = Δ_C of the throughput experiment, ns, 0..=1000000000 (§5.2:
+    /// 1000). Example: `--delta-ns 1000`
     #[arg(long, default_value_t = 1000)]
     pub delta_ns: u64,
-    /// Δ_A = Δ_C of the latency experiments, ns (§5.5: 500). Example: `--latency-delta-ns 500`
+    /// Δ_A = Δ_C of the latency experiments, ns, 0..=1000000000 (§5.5:
+    /// 500). Example: `--latency-delta-ns 500`
     #[arg(long, default_value_t = 500)]
     pub latency_delta_ns: u64,
     /// Datagrams per sendmmsg call, 1..=1024. Example: `--batch 32`
@@ -107,7 +119,9 @@ pub struct UdpBenchArgs {
     /// ring; --batch at most 256). Example: `--transport af-packet`
     #[arg(long, value_enum, default_value_t = TransportArg::Udp)]
     pub transport: TransportArg,
-    /// Client queue length (fairway), 1..1048576. Example: `--queue-len 511`
+    /// Client queue length (fairway), 1..1048576; the clients of a trial
+    /// hold at most 16777216 packets in all (clients × queue length: each
+    /// takes a ring slot and a scheduler slot). Example: `--queue-len 511`
     #[arg(long, default_value_t = 511)]
     pub queue_len: usize,
     /// CPU of the arbiter (and receiver); `none` to leave unpinned. Example: `--arbiter-cpu 0`
@@ -116,26 +130,32 @@ pub struct UdpBenchArgs {
     /// CPU of every client; `none` to leave unpinned. Example: `--client-cpu 1`
     #[arg(long, default_value = "1")]
     pub client_cpu: String,
-    /// SCHED_FIFO priority of the target client and the receiver (they
-    /// sleep between packets), 1..=99, or `none`. Example: `--rt-priority 10`
+    /// Real-time priority P, 1..=98, or `none`: the arbiter runs SCHED_FIFO
+    /// and the flat-out clients SCHED_RR at P, the target client and the
+    /// receiver (they sleep between packets) SCHED_FIFO at P + 1.
+    /// Example: `--rt-priority 10`
     #[arg(long, default_value = "10", value_parser = parse_rt_priority)]
     pub rt_priority: RtPriority,
-    /// Packets per client per trial, at most. Example: `--max-packets 50000000`
+    /// Packets per client per trial, at most, 1..=2^64−1.
+    /// Example: `--max-packets 50000000`
     #[arg(long, default_value_t = 50_000_000)]
     pub max_packets: u64,
     /// A short run for CI: clients 1,4; 0.3 s; 1 repeat (sweep and
     /// target-alone rounds too); rates 50k,400k; no pause between trials.
+    /// These are defaults: a flag given with --quick is used as given.
     #[arg(long)]
     pub quick: bool,
     /// Print the report as JSON (no progress bar, no table).
     #[arg(long)]
     pub json: bool,
-    /// Write throughput.csv, latency.csv and sweep.csv into this directory.
+    /// Write throughput.csv, latency.csv and sweep.csv into this directory
+    /// (made after the run if missing; its parent must exist).
     /// Example: `--csv out/`
     #[arg(long)]
     pub csv: Option<String>,
     /// Write SVG charts `<PREFIX>-throughput.svg`, `-latency.svg`,
-    /// `-sweep.svg`. Example: `--chart docs/img/udp`
+    /// `-sweep.svg`; the prefix's directory must exist.
+    /// Example: `--chart docs/img/udp`
     #[arg(long)]
     pub chart: Option<String>,
 }
@@ -214,13 +234,38 @@ fn parse_rate(text: &str) -> Result<u64, FlagError> {
     })
 }
 
+/// A repeat count as the library counts it: lossless, every `u32` is a
+/// `usize` on the 32- and 64-bit targets this command builds for (the flag
+/// is a `u32` to keep the arguments small).
+fn widen(n: u32) -> usize {
+    n as usize
+}
+
+/// The entries of a comma-separated list: an empty entry (`1,,2`, a
+/// trailing comma) or an empty list is refused, not skipped.
 fn parse_list<T>(
+    flag: &'static str,
     text: &str,
     f: impl Fn(&str) -> Result<T, FlagError>,
 ) -> Result<Vec<T>, FlagError> {
+    if text.trim().is_empty() {
+        return Err(FlagError::Must {
+            flag,
+            be: "a non-empty comma-separated list",
+        });
+    }
     text.split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(f)
+        .map(|s| {
+            if s.trim().is_empty() {
+                Err(FlagError::ValueMust {
+                    flag,
+                    value: text.to_string(),
+                    be: "a list without empty entries",
+                })
+            } else {
+                f(s.trim())
+            }
+        })
         .collect()
 }
 
@@ -295,22 +340,45 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, Cl
     if let Some(prefix) = &args.chart {
         super::outputs::check_prefix("--chart", prefix)?;
     }
-    let clients = parse_list(&args.clients, |s| {
-        s.trim()
-            .parse::<usize>()
-            .map_err(|_| FlagError::EntryNotANumber {
+    if let Some(dir) = &args.csv {
+        super::outputs::check_dir_to_create("--csv", std::path::Path::new(dir))?;
+    }
+    let quick = args.quick;
+    let default_clients = if quick { "1,4" } else { "1,2,4,8,16" };
+    let clients = parse_list(
+        "--clients",
+        args.clients.as_deref().unwrap_or(default_clients),
+        |s| {
+            s.parse::<usize>().map_err(|_| FlagError::EntryNotANumber {
                 flag: "--clients",
                 text: s.to_string(),
             })
-    })?;
+        },
+    )?;
+    let default_rates = if quick {
+        "50k,400k"
+    } else {
+        "50k,100k,200k,400k,800k,1600k"
+    };
+    let rates = parse_list(
+        "--rates",
+        args.rates.as_deref().unwrap_or(default_rates),
+        parse_rate,
+    )?;
+    let defaults = |normal, quick_run| if quick { quick_run } else { normal };
+    let cooldown_ms = args.cooldown_ms.unwrap_or(if quick {
+        0
+    } else {
+        fairway_lab::udp_bench::RT_COOLDOWN_MS
+    });
     let rt_priority = args.rt_priority.0;
     let arbiter_cpu = parse_cpu(&args.arbiter_cpu, "--arbiter-cpu")?;
-    let mut cfg = BenchConfig {
+    let cfg = BenchConfig {
         clients,
-        seconds: args.seconds,
-        repeat: args.repeat,
-        sweep_repeat: args.sweep_repeat,
-        latency_repeat: args.latency_repeat,
+        seconds: args.seconds.unwrap_or(if quick { 0.3 } else { 0.7 }),
+        repeat: widen(args.repeat.unwrap_or(defaults(3, 1))),
+        sweep_repeat: widen(args.sweep_repeat.unwrap_or(defaults(3, 1))),
+        latency_repeat: widen(args.latency_repeat.unwrap_or(defaults(5, 1))),
         modes,
         receive,
         qdisc_bypass: args.qdisc_bypass,
@@ -319,7 +387,7 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, Cl
         target_pps: args.target_pps,
         target_weight: args.target_weight,
         link_pps: args.link_pps,
-        rates: parse_list(&args.rates, parse_rate)?,
+        rates,
         sched,
         delta_throughput_ns: args.delta_ns,
         delta_latency_ns: args.latency_delta_ns,
@@ -334,19 +402,8 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, Cl
         },
         experiments: exp,
         max_packets_per_flow: args.max_packets,
-        cooldown_ms: args
-            .cooldown_ms
-            .unwrap_or(fairway_lab::udp_bench::RT_COOLDOWN_MS),
+        cooldown_ms,
     };
-    if args.quick {
-        cfg.clients = vec![1, 4];
-        cfg.seconds = 0.3;
-        cfg.repeat = 1;
-        cfg.sweep_repeat = 1;
-        cfg.latency_repeat = 1;
-        cfg.rates = vec![50_000, 400_000];
-        cfg.cooldown_ms = args.cooldown_ms.unwrap_or(0);
-    }
     cfg.validate()?;
     Ok(cfg)
 }
@@ -375,6 +432,16 @@ pub fn run(args: UdpBenchArgs) -> Result<(), CliError> {
         bar.set_message(label.to_string());
     });
     bar.finish_and_clear();
+    // A signal makes the run stop at its next check, whatever it was
+    // doing; its testbed is gone by now (`Drop`), whether the run then
+    // returned an error or, past its last trial, a report.
+    if let Some(signal) = fairway_runtime::net::interrupting_signal() {
+        return Err(Interrupted {
+            signal,
+            left: fairway_lab::testbed::own_namespaces(),
+        }
+        .into());
+    }
     let rep = result?;
     if let Some(dir) = &args.csv {
         report::write_csv(&rep, std::path::Path::new(dir))?;
@@ -392,6 +459,31 @@ pub fn run(args: UdpBenchArgs) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+/// A run stopped by SIGINT or SIGTERM: which, and the namespaces it could
+/// not remove (none, normally).
+#[derive(Debug)]
+pub struct Interrupted {
+    /// `SIGINT` or `SIGTERM`.
+    pub signal: &'static str,
+    /// Namespaces of this process still there.
+    pub left: Vec<String>,
+}
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "udp-bench interrupted by {}", self.signal)?;
+        if self.left.is_empty() {
+            f.write_str("; its namespaces and links are removed")
+        } else {
+            write!(
+                f,
+                "; namespaces left behind: {} (remove with `ip netns del NAME`)",
+                self.left.join(", ")
+            )
+        }
+    }
 }
 
 /// Real packets need Linux (network namespaces, sendmmsg).

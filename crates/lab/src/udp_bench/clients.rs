@@ -217,7 +217,8 @@ pub(super) struct Pacing {
 
 impl Pacing {
     fn new(t0: u64, pps: u64, seconds: f64, max: u64) -> Self {
-        let pps = pps.max(1) as f64;
+        // At least 1: `TrialSpec::validate` refused 0.
+        let pps = pps as f64;
         Self {
             t0,
             period_ns: 1e9 / pps,

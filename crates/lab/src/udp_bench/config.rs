@@ -5,7 +5,8 @@
 
 use super::error::ConfigError;
 use super::spec::{ClientClock, FlowSpec, Mode, Placement, ReceivePath, Transport, TrialSpec};
-use fairway_core::SchedSpec;
+use fairway_core::{Limits, SchedSpec};
+use fairway_runtime::mailbox::MAX_QUEUE_LEN;
 use fairway_runtime::net::FRAME_LEN;
 
 /// Which experiments to run.
@@ -100,21 +101,71 @@ pub struct BenchConfig {
 /// well inside the budget.
 pub const RT_COOLDOWN_MS: u64 = 1_100;
 
+/// Shortest trial, s: the delivered rate is counted in slices of 50 ms
+/// (`sampler.rs`), and a shorter trial has not one.
+pub const MIN_SECONDS: f64 = 0.05;
+/// Longest trial, s.
+pub const MAX_SECONDS: f64 = 60.0;
+/// Most clients in one trial (a throughput count, or the target and its
+/// interferers): each takes two sockets, a sender's and a receiver's, and
+/// a process may open 1024 files by default (`ulimit -n`).
+pub const MAX_CLIENTS: usize = 256;
+/// Largest Δ_A = Δ_C, ns (1 s): Δ is how often the arbiter scans and the
+/// clients read their grants, and a trial lasts at most a minute.
+pub const MAX_DELTA_NS: u64 = 1_000_000_000;
+/// Most packets the client queues of one trial hold together (clients ×
+/// `--queue-len`): each takes a slot in its client's ring and in the
+/// scheduler, tens of bytes, so this keeps a trial's queues near 1 GiB.
+pub const MAX_QUEUED_PACKETS: u64 = 1 << 24;
+/// Longest run the parameters may plan, s (24 h): trials × `--seconds`
+/// plus the pauses between them. Every trial holds the machine's CPUs at
+/// real-time priority and the machine-wide trial lock; a longer campaign
+/// is several runs.
+pub const MAX_RUN_SECONDS: f64 = 24.0 * 3600.0;
+/// Slowest HTB class, bit/s: HTB keeps rates in bytes/s, so a class of
+/// less than 8 bit/s would get none.
+pub const MIN_HTB_CLASS_BPS: u64 = 8;
+/// Largest `--rt-priority`: the target client and the receiver run one
+/// above it, and 99 is the highest real-time priority.
+pub const MAX_RT_PRIORITY: u8 = 98;
+
 impl BenchConfig {
-    /// Checks every parameter; the error names it and its allowed range.
+    /// Checks every parameter, then the totals derived from several; the
+    /// error names the parameter and its allowed range (and why, where the
+    /// range is not obvious).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let out_of_range = |option, value: &dyn std::fmt::Display, range: &str| {
-            Err(ConfigError::OutOfRange {
-                option,
-                value: value.to_string(),
-                range: range.to_string(),
-            })
-        };
-        if !(self.seconds > 0.0 && self.seconds <= 60.0) {
-            return out_of_range("--seconds", &self.seconds, "(0, 60]");
+        self.validate_counts()?;
+        self.validate_rates()?;
+        self.validate_totals()
+    }
+
+    /// The lengths, counts and times.
+    fn validate_counts(&self) -> Result<(), ConfigError> {
+        if !(MIN_SECONDS..=MAX_SECONDS).contains(&self.seconds) {
+            return out_of_range(
+                "--seconds",
+                crate::arbiter_bench::limits::shown(self.seconds),
+                format!("[{MIN_SECONDS}, {MAX_SECONDS}]"),
+                Some("the delivered rate is counted in 50 ms slices"),
+            );
         }
-        if self.clients.is_empty() || self.clients.iter().any(|&c| c == 0 || c > 256) {
-            return Err(ConfigError::ClientCount);
+        if self.clients.is_empty() {
+            return Err(ConfigError::EmptyList {
+                option: "--clients",
+            });
+        }
+        for &c in &self.clients {
+            if c == 0 || c > MAX_CLIENTS {
+                return out_of_range("--clients", c, clients_range(), Some(CLIENTS_WHY));
+            }
+        }
+        if self.interferers >= MAX_CLIENTS {
+            return out_of_range(
+                "--interferers",
+                self.interferers,
+                format!("0..={}", MAX_CLIENTS - 1),
+                Some("the target and its interferers are at most 256 clients, two sockets each"),
+            );
         }
         for (option, v) in [
             ("--repeat", self.repeat),
@@ -122,7 +173,7 @@ impl BenchConfig {
             ("--latency-repeat", self.latency_repeat),
         ] {
             if v == 0 || v > 20 {
-                return out_of_range(option, &v, "1..=20");
+                return out_of_range(option, v, "1..=20".into(), None);
             }
         }
         if self.modes.is_empty() {
@@ -136,26 +187,29 @@ impl BenchConfig {
         if self.qdisc_bypass && self.transport == Transport::Udp && !self.experiments.transports {
             return Err(ConfigError::BypassNeedsRawFrames);
         }
-        if self.interferers > 255 {
-            return out_of_range("--interferers", &self.interferers, "0..=255");
+        if self.target_weight == 0 || self.target_weight > Limits::DEFAULT.max_weight {
+            return out_of_range(
+                "--target-weight",
+                self.target_weight,
+                format!("1..={}", Limits::DEFAULT.max_weight),
+                Some("the scheduler's largest weight"),
+            );
         }
-        if self.target_pps == 0 || self.target_pps > 1_000_000 {
-            return out_of_range("--target-pps", &self.target_pps, "1..=1000000");
-        }
-        if self.target_weight == 0 {
-            return Err(ConfigError::ZeroTargetWeight);
-        }
-        let max_pps = 1_000_000_000_000 / (FRAME_LEN as u64 * 8);
-        for &r in std::iter::once(&self.link_pps).chain(&self.rates) {
-            if r < 100 || r > max_pps {
-                return Err(ConfigError::LinkRate {
-                    pps: r,
-                    max: max_pps,
-                });
+        for (option, d) in [
+            ("--delta-ns", self.delta_throughput_ns),
+            ("--latency-delta-ns", self.delta_latency_ns),
+        ] {
+            if d > MAX_DELTA_NS {
+                return out_of_range(
+                    option,
+                    d,
+                    format!("0..={MAX_DELTA_NS}"),
+                    Some("a scan interval of at most 1 s, in trials of at most 60 s"),
+                );
             }
         }
         if self.batch == 0 || self.batch > 1024 {
-            return out_of_range("--batch", &self.batch, "1..=1024");
+            return out_of_range("--batch", self.batch, "1..=1024".into(), None);
         }
         let ring = fairway_runtime::net::tx_ring::RING_FRAMES;
         if (self.transport == Transport::AfPacketRing || self.experiments.transports)
@@ -167,10 +221,111 @@ impl BenchConfig {
             });
         }
         if self.cooldown_ms > 60_000 {
-            return out_of_range("--cooldown-ms", &self.cooldown_ms, "0..=60000");
+            return out_of_range("--cooldown-ms", self.cooldown_ms, "0..=60000".into(), None);
         }
-        if self.queue_len == 0 || self.queue_len >= 1 << 20 {
-            return out_of_range("--queue-len", &self.queue_len, "1..1048576");
+        if self.queue_len == 0 || self.queue_len >= MAX_QUEUE_LEN {
+            return out_of_range(
+                "--queue-len",
+                self.queue_len,
+                format!("1..{MAX_QUEUE_LEN}"),
+                None,
+            );
+        }
+        if self.max_packets_per_flow == 0 {
+            return out_of_range(
+                "--max-packets",
+                0,
+                format!("1..={}", u64::MAX),
+                Some("a client with no packet to send measures nothing"),
+            );
+        }
+        if let Some(p) = self.placement.rt_priority {
+            if p == 0 || p > MAX_RT_PRIORITY {
+                return out_of_range(
+                    "--rt-priority",
+                    p,
+                    format!("1..={MAX_RT_PRIORITY}"),
+                    Some("the target client and the receiver run one above it, at most 99"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The target's rate and the link rates.
+    fn validate_rates(&self) -> Result<(), ConfigError> {
+        if self.target_pps == 0 || self.target_pps > 1_000_000 {
+            return out_of_range("--target-pps", self.target_pps, "1..=1000000".into(), None);
+        }
+        if self.rates.is_empty() {
+            return Err(ConfigError::EmptyList { option: "--rates" });
+        }
+        let max_pps = MAX_LINK_BPS / (FRAME_LEN as u64 * 8);
+        let rates = self.rates.iter().map(|&r| ("--rates", r));
+        for (option, r) in std::iter::once(("--link-pps", self.link_pps)).chain(rates) {
+            if !(MIN_LINK_PPS..=max_pps).contains(&r) {
+                return Err(ConfigError::LinkRate {
+                    option,
+                    pps: r,
+                    min: MIN_LINK_PPS,
+                    max: max_pps,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The totals derived from several parameters: the queues of a trial,
+    /// the slowest HTB class, the run's planned time.
+    fn validate_totals(&self) -> Result<(), ConfigError> {
+        let most_clients = self
+            .clients
+            .iter()
+            .copied()
+            .chain([self.interferers + 1])
+            .max()
+            .unwrap_or(1);
+        let queued = most_clients as u64 * self.queue_len as u64;
+        if queued > MAX_QUEUED_PACKETS {
+            return Err(ConfigError::QueuedPackets {
+                clients: most_clients,
+                queue_len: self.queue_len,
+                total: queued,
+                max: MAX_QUEUED_PACKETS,
+            });
+        }
+        if self.modes.contains(&Mode::Tc) {
+            let shaped = self
+                .experiments
+                .latency
+                .then_some(("--link-pps", self.link_pps));
+            let swept = self.rates.iter().map(|&r| ("--rates", r));
+            let swept = swept.filter(|_| self.experiments.sweep);
+            let weights = u64::from(self.target_weight) + self.interferers as u64;
+            for (option, pps) in shaped.into_iter().chain(swept) {
+                // An interferer's share of the link: weight 1 of the sum.
+                let share = pps * u64::from(FRAME_LEN) * 8 / weights;
+                if share < MIN_HTB_CLASS_BPS {
+                    return Err(ConfigError::HtbClassTooSlow {
+                        option,
+                        pps,
+                        share,
+                        min: MIN_HTB_CLASS_BPS,
+                    });
+                }
+            }
+        }
+        let trials = self.trials();
+        let planned = trials as f64 * self.seconds
+            + trials.saturating_sub(1) as f64 * self.cooldown_ms as f64 / 1000.0;
+        if planned > MAX_RUN_SECONDS {
+            return Err(ConfigError::RunTooLong {
+                trials,
+                seconds: self.seconds,
+                cooldown_ms: self.cooldown_ms,
+                hours: planned / 3600.0,
+                max_hours: MAX_RUN_SECONDS / 3600.0,
+            });
         }
         Ok(())
     }
@@ -248,3 +403,29 @@ impl BenchConfig {
 /// The configurations of the p98-versus-rate sweep (`none` has no link
 /// rate to configure).
 pub const SWEPT: [Mode; 3] = [Mode::Tc, Mode::Fairway, Mode::FairwayDispatch];
+
+/// Slowest link rate, packets/s.
+pub const MIN_LINK_PPS: u64 = 100;
+/// Fastest emulated link, bit/s (1 Tbit/s).
+const MAX_LINK_BPS: u64 = 1_000_000_000_000;
+/// Why `--clients` stops at [`MAX_CLIENTS`].
+const CLIENTS_WHY: &str = "each client takes two sockets, and a process may open 1024 files";
+
+fn clients_range() -> String {
+    format!("1..={MAX_CLIENTS}")
+}
+
+/// A [`ConfigError::OutOfRange`].
+pub(super) fn out_of_range(
+    option: &'static str,
+    value: impl std::fmt::Display,
+    range: String,
+    why: Option<&'static str>,
+) -> Result<(), ConfigError> {
+    Err(ConfigError::OutOfRange {
+        option,
+        value: value.to_string(),
+        range,
+        why,
+    })
+}

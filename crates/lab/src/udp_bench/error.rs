@@ -13,8 +13,9 @@ use std::path::PathBuf;
 /// A [`BenchConfig`](super::BenchConfig) parameter outside its range.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// A numeric option outside its range: the option, its value, the range.
-    #[error("{option} {value} outside {range}")]
+    /// A numeric option outside its range: the option, its value, the
+    /// range, and why the range is what it is where that is not obvious.
+    #[error("{option} {value} outside {range}{}", why_suffix(*.why))]
     OutOfRange {
         /// The command-line option (`--seconds`).
         option: &'static str,
@@ -22,10 +23,15 @@ pub enum ConfigError {
         value: String,
         /// The accepted range.
         range: String,
+        /// Why the range ends where it does.
+        why: Option<&'static str>,
     },
-    /// A client count of the throughput experiment outside 1..=256.
-    #[error("--clients: each count must be in 1..=256")]
-    ClientCount,
+    /// A list given with no entry.
+    #[error("{option}: an empty list; give at least one value")]
+    EmptyList {
+        /// The command-line option (`--rates`).
+        option: &'static str,
+    },
     /// No configuration to measure.
     #[error("--modes: at least one of none, tc, fairway, fairway-dispatch")]
     NoModes,
@@ -35,14 +41,15 @@ pub enum ConfigError {
     /// `--qdisc-bypass` with UDP sockets.
     #[error("--qdisc-bypass needs raw frames (--transport af-packet or af-packet-ring)")]
     BypassNeedsRawFrames,
-    /// A target weight of 0.
-    #[error("--target-weight must be at least 1")]
-    ZeroTargetWeight,
-    /// A link rate outside 100..=`max` packets/s.
-    #[error("link rate {pps} pps outside 100..={max}")]
+    /// A link rate outside `min..=max` packets/s.
+    #[error("{option} {pps} pps outside {min}..={max} (the emulated link's range)")]
     LinkRate {
+        /// `--link-pps` or `--rates`.
+        option: &'static str,
         /// The rate given, packets/s.
         pps: u64,
+        /// The slowest rate, packets/s.
+        min: u64,
         /// The fastest rate the emulated link has, packets/s.
         max: u64,
     },
@@ -54,6 +61,61 @@ pub enum ConfigError {
         /// The ring's slots.
         ring: usize,
     },
+    /// The client queues of one trial would hold too many packets.
+    #[error(
+        "{clients} clients × --queue-len {queue_len} = {total} queued packets, over the \
+         {max} one trial's queues may hold (each packet takes a slot in its client's ring and \
+         in the scheduler)"
+    )]
+    QueuedPackets {
+        /// The most clients of any trial.
+        clients: usize,
+        /// The queue length given.
+        queue_len: usize,
+        /// Their product.
+        total: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// An HTB class of the `tc` configuration would get less than HTB can
+    /// shape.
+    #[error(
+        "{option} {pps} pps with --target-weight and --interferers gives each interferer's \
+         HTB class {share} bit/s, below the {min} bit/s HTB can shape (it counts bytes/s)"
+    )]
+    HtbClassTooSlow {
+        /// `--link-pps` or `--rates`.
+        option: &'static str,
+        /// The link rate, packets/s.
+        pps: u64,
+        /// An interferer's share of it, bit/s.
+        share: u64,
+        /// The slowest class HTB shapes, bit/s.
+        min: u64,
+    },
+    /// The run would take longer than a run may.
+    #[error(
+        "the run plans {trials} trials of {seconds} s and a {cooldown_ms} ms pause between \
+         them, {hours:.1} h, over the {max_hours} h a run may take (--clients, --rates, the \
+         repeats and --modes multiply; split the campaign into several runs)"
+    )]
+    RunTooLong {
+        /// Trials planned.
+        trials: usize,
+        /// Seconds per trial.
+        seconds: f64,
+        /// Pause between trials, ms.
+        cooldown_ms: u64,
+        /// The planned time, hours.
+        hours: f64,
+        /// The limit, hours.
+        max_hours: f64,
+    },
+}
+
+/// ` (why)`, or nothing.
+fn why_suffix(why: Option<&str>) -> String {
+    why.map(|w| format!(" ({w})")).unwrap_or_default()
 }
 
 /// Why a trial failed.
@@ -62,6 +124,15 @@ pub enum TrialError {
     /// A client count outside 1..=4096.
     #[error("clients {0} outside 1..=4096")]
     ClientCount(usize),
+    /// A parameter of the trial outside its range.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A real-time priority with none above it for the target and the
+    /// receiver.
+    #[error(
+        "real-time priority {0} outside 1..=98 (the target and the receiver run one above it)"
+    )]
+    RtPriority(u8),
     /// The ingress drop keeps one flow, and more were watched.
     #[error("receive path ingress-drop keeps one watched flow, not {0}")]
     IngressDropWatched(usize),

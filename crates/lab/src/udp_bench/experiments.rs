@@ -395,14 +395,33 @@ impl Trials<'_> {
         if interrupted() {
             return Err(TrialError::Interrupted);
         }
-        if self.done > 0 && self.cfg.cooldown_ms > 0 {
-            std::thread::sleep(std::time::Duration::from_millis(self.cfg.cooldown_ms));
+        if self.done > 0 {
+            pause(self.cfg.cooldown_ms)?;
         }
         let r = run_trial(&spec)?;
+        // A trial cut short by a signal measured nothing worth reporting.
+        if interrupted() {
+            return Err(TrialError::Interrupted);
+        }
         self.done += 1;
         (self.progress)(self.done, self.total, &label);
         self.all_accounted &= r.accounting_holds();
         Ok(r)
+    }
+}
+
+/// The pause between trials, `ms` long, cut short by SIGINT or SIGTERM.
+fn pause(ms: u64) -> Result<(), TrialError> {
+    let end = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    loop {
+        if interrupted() {
+            return Err(TrialError::Interrupted);
+        }
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(20)));
     }
 }
 

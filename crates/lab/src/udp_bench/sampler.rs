@@ -10,7 +10,7 @@
 
 use super::start::{sleep_until, StartGate};
 use crate::testbed::DeviceCounters;
-use fairway_runtime::net::monotonic_ns;
+use fairway_runtime::net::{interrupted, monotonic_ns};
 use fairway_runtime::ScanGapWindow;
 
 /// The share of the trial left out at its start when counting the
@@ -71,7 +71,8 @@ pub(super) fn sample_link(
     let (mut c, mut t) = (c0, t_a);
     let mut slices = Vec::new();
     let mut at = start_at + SLICE_NS;
-    while at + SLICE_NS / 2 < t0 + span {
+    // A signal ends the window early (the trial is then not reported).
+    while at + SLICE_NS / 2 < t0 + span && !interrupted() {
         let (c1, t1) = sample(at)?;
         slices.push((c1 - c) as f64 * 1e9 / (t1 - t).max(1) as f64);
         (c, t) = (c1, t1);

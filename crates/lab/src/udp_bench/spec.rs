@@ -2,6 +2,7 @@
 //! `fairway-dispatch`), the clients, the transport, where the threads run
 //! and when the clients start (the PSPAT paper §5.2–§5.5).
 
+use super::error::ConfigError;
 use fairway_core::SchedSpec;
 use fairway_runtime::net::FRAME_LEN;
 use serde::Serialize;
@@ -191,6 +192,38 @@ pub struct TrialSpec {
 }
 
 impl TrialSpec {
+    /// Checks what [`BenchConfig::validate`](super::BenchConfig::validate)
+    /// checks of one trial, for a spec made without a `BenchConfig`: the
+    /// trial's length, each flow's rate and weight, the batch, the packet
+    /// budget (errors name the command-line flag that sets each).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        use super::config::{out_of_range, MAX_SECONDS, MIN_SECONDS};
+        if !(MIN_SECONDS..=MAX_SECONDS).contains(&self.seconds) {
+            let shown = crate::arbiter_bench::limits::shown(self.seconds);
+            return out_of_range(
+                "--seconds",
+                shown,
+                format!("[{MIN_SECONDS}, {MAX_SECONDS}]"),
+                None,
+            );
+        }
+        for f in &self.flows {
+            if f.pace_pps == Some(0) {
+                return out_of_range("--target-pps", 0, "1..=1000000".into(), None);
+            }
+            if f.weight == 0 {
+                return out_of_range("--target-weight", 0, "1..=65536".into(), None);
+            }
+        }
+        if self.batch == 0 || self.batch > 1024 {
+            return out_of_range("--batch", self.batch, "1..=1024".into(), None);
+        }
+        if self.max_packets_per_flow == 0 {
+            return out_of_range("--max-packets", 0, format!("1..={}", u64::MAX), None);
+        }
+        Ok(())
+    }
+
     /// The link rate in bits/s this trial configures for `mode`.
     pub fn link_bps(&self) -> u64 {
         match (self.link_pps, self.mode) {

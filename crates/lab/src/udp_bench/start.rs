@@ -3,7 +3,7 @@
 //! and their packets' due times.
 
 use super::spec::ClientClock;
-use fairway_runtime::net::monotonic_ns;
+use fairway_runtime::net::{interrupted, monotonic_ns};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::Duration;
@@ -61,19 +61,25 @@ impl StartGate {
     }
 }
 
-/// Sleeps (then spins the last few µs) until `due`, ns.
+/// Sleeps (then spins the last few µs) until `due`, ns, or until SIGINT or
+/// SIGTERM arrived ([`interrupted`]).
 pub(super) fn sleep_until(due: u64) {
-    while monotonic_ns() < due {
+    while monotonic_ns() < due && !interrupted() {
         wait_until(due);
     }
 }
 
-/// Waits until `due` (ns): sleeps when far, spins when close.
+/// Waits until `due` (ns): sleeps when far, spins when close. A sleep
+/// lasts [`MAX_SLEEP_NS`] at most, so a caller looping on it sees a signal
+/// within that time.
 pub(super) fn wait_until(due: u64) {
     let now = monotonic_ns();
     if due > now + 30_000 {
-        std::thread::sleep(Duration::from_nanos(due - now - 20_000));
+        std::thread::sleep(Duration::from_nanos((due - now - 20_000).min(MAX_SLEEP_NS)));
     } else {
         std::hint::spin_loop();
     }
 }
+
+/// The longest single sleep of [`wait_until`], ns.
+const MAX_SLEEP_NS: u64 = 20_000_000;

@@ -55,6 +55,12 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, TrialError> {
     if n == 0 || n > 4096 {
         return Err(TrialError::ClientCount(n));
     }
+    spec.validate()?;
+    if let Some(p) = spec.placement.rt_priority {
+        if p == 0 || p > super::config::MAX_RT_PRIORITY {
+            return Err(TrialError::RtPriority(p));
+        }
+    }
     if !is_root() {
         return Err(TestbedError::NeedsRoot.into());
     }
@@ -78,10 +84,9 @@ pub fn run_trial(spec: &TrialSpec) -> Result<TrialResult, TrialError> {
             s.record_delays();
         }
     }
-    let high = spec
-        .placement
-        .rt_priority
-        .map(|x| x.saturating_add(1).min(99));
+    // One above the others' priority; `run_trial` refused one with none
+    // above it.
+    let high = spec.placement.rt_priority.and_then(|x| x.checked_add(1));
     let receiver = Receiver::spawn(sockets, watched.clone(), spec.placement.receiver_cpu, high)
         .map_err(TrialError::Receiver)?;
 
@@ -329,7 +334,9 @@ fn set_client_scheduling(p: Placement, f: FlowSpec, high: Option<u8>) {
     }
     match (p.rt_priority, f.pace_pps) {
         (Some(_), Some(_)) => {
-            let _ = set_realtime_priority(high.unwrap_or(99));
+            if let Some(h) = high {
+                let _ = set_realtime_priority(h);
+            }
         }
         (Some(prio), None) => {
             let _ = set_round_robin_priority(prio);

@@ -216,3 +216,40 @@ fn raw_frames_that_bypass_the_qdisc_skip_htb_and_are_all_accounted_for() {
     assert_eq!((sent, accounted), (800, 800));
     assert!(through_htb <= STRAY, "{through_htb} through HTB");
 }
+
+#[test]
+#[ignore = "slow tier: needs root and network namespaces"]
+fn a_testbed_is_removed_on_an_error_return_and_on_a_panic() {
+    if !root_or_skip("a_testbed_is_removed_on_an_error_return_and_on_a_panic") {
+        return;
+    }
+    // An error after the testbed was built: `?` returns, `Drop` removes it.
+    fn fails_after_building(names: &mut Vec<String>) -> Result<(), TestbedError> {
+        let tb = Testbed::create()?;
+        names.extend([tb.sender_ns().to_string(), tb.receiver_ns().to_string()]);
+        // 7 bit/s: below what HTB shapes, refused rather than raised to 8.
+        tb.set_htb(&[HtbClass { weight: 1 }], 7, FRAME_LEN)?;
+        Ok(())
+    }
+    let mut names = Vec::new();
+    let err = fails_after_building(&mut names).unwrap_err().to_string();
+    assert!(err.contains("7 bit/s, below the 8 bit/s"), "{err}");
+    assert_eq!(names.len(), 2);
+    for n in &names {
+        assert!(!namespace_exists(n), "{n} left after an error");
+    }
+    // A panic while it exists: unwinding drops it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let unwound = std::panic::catch_unwind(move || {
+        let tb = Testbed::create().unwrap();
+        tx.send([tb.sender_ns().to_string(), tb.receiver_ns().to_string()])
+            .unwrap();
+        panic!("a bug while the testbed exists");
+    });
+    assert!(unwound.is_err());
+    for n in rx.recv().unwrap() {
+        assert!(!namespace_exists(&n), "{n} left after a panic");
+        // (Other tests of this process may hold testbeds of their own.)
+        assert!(!testbed::own_namespaces().contains(&n), "{n}");
+    }
+}

@@ -441,3 +441,31 @@ fn assert_send_delays(mode: Mode, r: &TrialResult) {
         t.sched_delay
     );
 }
+
+/// A trial spec made in code is checked like the command's flags, before
+/// the lock, the testbed or a thread (so this needs no root): nothing is
+/// raised to 1 or run with nothing to send.
+#[test]
+fn a_trial_spec_out_of_range_is_refused_before_anything_is_built() {
+    let ok = spec(Mode::None, target_plus(1), None, "drr");
+    assert!(ok.validate().is_ok());
+    type Spoil = fn(&mut TrialSpec);
+    let cases: [(&str, Spoil); 6] = [
+        ("--target-pps 0", |s| s.flows[0].pace_pps = Some(0)),
+        ("--target-weight 0", |s| s.flows[0].weight = 0),
+        ("--seconds 0.01", |s| s.seconds = 0.01),
+        ("--seconds NaN", |s| s.seconds = f64::NAN),
+        ("--batch 0", |s| s.batch = 0),
+        ("--max-packets 0", |s| s.max_packets_per_flow = 0),
+    ];
+    for (needle, spoil) in cases {
+        let mut s = ok.clone();
+        spoil(&mut s);
+        let err = run_trial(&s).map(|_| ()).unwrap_err().to_string();
+        assert!(err.starts_with(needle), "{needle}: {err}");
+    }
+    let mut s = ok.clone();
+    s.placement.rt_priority = Some(99);
+    let err = run_trial(&s).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("99 outside 1..=98"), "{err}");
+}

@@ -24,7 +24,7 @@
 //!   sender records alike for the Eq. (1) check.
 //!
 //! Every send loop using these types is bounded by its caller in packets and
-//! time; [`interrupted`] lets loops stop early on Ctrl-C (see
+//! time; [`interrupted`] lets loops stop early on Ctrl-C or SIGTERM (see
 //! [`install_interrupt_handler`]) so the testbed is still removed.
 
 pub mod af_packet;
@@ -43,35 +43,46 @@ pub use send_delays::SendDelays;
 pub use tx_ring::RingSender;
 pub use udp::{SendCounters, UdpSender};
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The number of the first SIGINT or SIGTERM received, 0 before.
+static SIGNAL: AtomicUsize = AtomicUsize::new(0);
+/// Whether the handlers are installed, or why they could not be.
+static INSTALLED: OnceLock<Result<(), std::io::ErrorKind>> = OnceLock::new();
 
-extern "C" fn on_sigint(_: nix::libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    INTERRUPTED.store(true, Ordering::Relaxed);
-}
-
-/// Makes SIGINT (Ctrl-C) set the flag [`interrupted`] reads instead of
-/// killing the process, so a measurement loop can stop early and the
-/// testbed's `Drop` removes the namespaces.
+/// Makes SIGINT (Ctrl-C) and SIGTERM (`kill`, a service manager stopping
+/// the run) set the flag [`interrupted`] reads instead of killing the
+/// process, so a measurement loop stops early and the testbed's `Drop`
+/// removes the namespaces and links. The handler only stores the signal's
+/// number (async-signal-safe); every loop of a run reads it. Installing
+/// twice installs once.
 pub fn install_interrupt_handler() -> std::io::Result<()> {
-    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-    let action = SigAction::new(
-        SigHandler::Handler(on_sigint),
-        SaFlags::empty(),
-        SigSet::empty(),
-    );
-    // SAFETY: the handler only stores to an atomic, which is
-    // async-signal-safe; no previous handler is relied upon.
-    unsafe { sigaction(Signal::SIGINT, &action) }
-        .map(|_| ())
-        .map_err(std::io::Error::from)
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let installed = INSTALLED.get_or_init(|| {
+        for signal in [SIGINT, SIGTERM] {
+            // Both fit a usize: signal numbers are small and positive.
+            let value = usize::try_from(signal).map_err(|_| std::io::ErrorKind::InvalidInput)?;
+            signal_hook::flag::register_usize(signal, &SIGNAL, value).map_err(|e| e.kind())?;
+        }
+        Ok(())
+    });
+    installed.map_err(std::io::Error::from)
 }
 
-/// True once Ctrl-C was pressed (after [`install_interrupt_handler`]).
+/// True once SIGINT or SIGTERM arrived (after [`install_interrupt_handler`]).
 pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
+    SIGNAL.load(Ordering::Relaxed) != 0
+}
+
+/// The name of the signal that interrupted the run (`SIGINT`, `SIGTERM`),
+/// `None` while none did.
+pub fn interrupting_signal() -> Option<&'static str> {
+    match i32::try_from(SIGNAL.load(Ordering::Relaxed)) {
+        Ok(signal_hook::consts::SIGINT) => Some("SIGINT"),
+        Ok(signal_hook::consts::SIGTERM) => Some("SIGTERM"),
+        _ => None,
+    }
 }
 
 /// Runs the calling thread under `SCHED_RR` at `priority` (1..=99): like

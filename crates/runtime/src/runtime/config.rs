@@ -62,7 +62,7 @@ pub struct ClientConfig {
     pub weight: u32,
     /// Largest packet the client submits, bytes.
     pub max_len: u32,
-    /// Packets the client queue holds (rounded up to a power of two minus one).
+    /// Packets the client queue holds, exactly, `1..MAX_QUEUE_LEN`.
     pub queue_len: usize,
 }
 
