@@ -231,8 +231,23 @@ fn full_queue_is_backpressure_and_accounting_adds_up() {
     arb.stop().unwrap();
 }
 
+/// What holds however the machine is loaded: never above the link rate,
+/// weights 3:1 among backlogged clients.
 #[test]
 fn link_rate_and_weights_are_respected() {
+    rate_and_weights(false);
+}
+
+/// The link is also kept busy: at least 80 % of the rate is sent. Only on a
+/// machine with time to spare for the arbiter (the slow tier's), since a
+/// starved arbiter thread sends less.
+#[test]
+#[ignore = "slow tier: wall-clock throughput, fails on an overloaded machine"]
+fn link_rate_is_used() {
+    rate_and_weights(true);
+}
+
+fn rate_and_weights(check_utilisation: bool) {
     let _serial = serial();
     // 20 Mbit/s with 1000-byte packets: 2500 packets/s; weights 1 and 3.
     // Queues of 1023 never run dry within the run, so both flows stay
@@ -270,7 +285,9 @@ fn link_rate_and_weights_are_respected() {
     let expected = 2_500.0 * elapsed;
     // Never above the rate (plus the one packet a round may overrun).
     assert!(total <= expected + 2.0, "{total} > {expected}");
-    assert!(total >= 0.8 * expected, "{total} << {expected}");
+    if check_utilisation {
+        assert!(total >= 0.8 * expected, "{total} << {expected}");
+    }
     let ratio = tx[1].packets as f64 / tx[0].packets as f64;
     assert!(
         (2.7..3.3).contains(&ratio),
