@@ -13,10 +13,12 @@
 //! * [`mod@web_server`], [`mod@streaming`]: the other two workloads;
 //! * [`thesis`]: the thesis' numbers and the configurations its tables
 //!   compare; [`drive`]: the drive to run on;
-//! * [`validate`]: App. C.5.1; [`kernel_bfq`]: the kernel comparison.
+//! * [`validate`]: App. C.5.1; [`kernel_bfq`]: the kernel comparison,
+//!   [`kernel_error`]: why it failed.
 
 pub mod drive;
 pub mod kernel_bfq;
+pub mod kernel_error;
 pub mod sequential;
 pub mod shares;
 pub mod streaming;
@@ -26,7 +28,7 @@ pub mod units;
 pub mod validate;
 pub mod web_server;
 
-pub use drive::{load_drive, DriveError};
+pub use drive::{load_drive, DriveError, MAX_DRIVE_FILE_BYTES};
 pub use fairway_disk::catalogue::{DiskSchedKind, DiskSchedSpec, DiskSpecError};
 pub use sequential::{seq_readers, SeqResult};
 pub use shares::{share_jobs, worst_share_error, ShareJob};

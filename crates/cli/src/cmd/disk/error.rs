@@ -6,7 +6,9 @@ use crate::cmd::json::JsonError;
 use crate::cmd::outputs::OutputError;
 use crate::cmd::stdout::StdoutError;
 use fairway_disk::catalogue::DiskSpecError;
+use fairway_disk::cost::CostError;
 use fairway_eval::chart::ChartError;
+use fairway_lab::disk::kernel_bfq::KernelError;
 use fairway_lab::disk::DriveError;
 use std::fmt;
 
@@ -27,8 +29,10 @@ pub enum DiskCmdError {
     Json(JsonError),
     /// The chart file could not be drawn or written.
     Chart(ChartError),
+    /// The add+dispatch benchmark failed.
+    Bench(CostError),
     /// The kernel comparison failed (rather than skipped).
-    Kernel(String),
+    Kernel(KernelError),
 }
 
 impl fmt::Display for DiskCmdError {
@@ -41,7 +45,8 @@ impl fmt::Display for DiskCmdError {
             Self::Chart(e) => write!(f, "{e}"),
             Self::Output(e) => write!(f, "{e}"),
             Self::Json(e) => write!(f, "{e}"),
-            Self::Kernel(e) => f.write_str(e),
+            Self::Bench(e) => write!(f, "{e}"),
+            Self::Kernel(e) => write!(f, "{e}"),
         }
     }
 }
@@ -87,5 +92,17 @@ impl From<OutputError> for DiskCmdError {
 impl From<JsonError> for DiskCmdError {
     fn from(e: JsonError) -> Self {
         Self::Json(e)
+    }
+}
+
+impl From<KernelError> for DiskCmdError {
+    fn from(e: KernelError) -> Self {
+        Self::Kernel(e)
+    }
+}
+
+impl From<CostError> for DiskCmdError {
+    fn from(e: CostError) -> Self {
+        Self::Bench(e)
     }
 }
