@@ -6,6 +6,8 @@
 //! few dozen lines, and the limit keeps a path such as `/dev/zero` from
 //! filling memory before anything is parsed.
 
+use super::run_error::DiskRunError;
+use super::units::check_capacity;
 use fairway_disk::model::{DiskModel, ModelFileError};
 use std::fmt;
 use std::io::Read;
@@ -45,6 +47,13 @@ pub enum DriveError {
         /// What is wrong, with its line and column.
         error: ModelFileError,
     },
+    /// The drive is valid but too small for the experiments' layout.
+    TooSmall {
+        /// The file.
+        path: String,
+        /// How small.
+        error: DiskRunError,
+    },
 }
 
 impl fmt::Display for DriveError {
@@ -57,6 +66,7 @@ impl fmt::Display for DriveError {
             ),
             Self::NotText { path, line } => write!(f, "{path}:{line}: not UTF-8 text"),
             Self::File { path, error } => write!(f, "{path}:{error}"),
+            Self::TooSmall { path, error } => write!(f, "{path}: {error}"),
         }
     }
 }
@@ -95,8 +105,13 @@ pub fn load_drive(path: Option<&str>) -> Result<DiskModel, DriveError> {
         return Ok(DiskModel::dtla_307030());
     };
     let text = read_limited(p)?;
-    DiskModel::from_toml(&text).map_err(|error| DriveError::File {
+    let disk = DiskModel::from_toml(&text).map_err(|error| DriveError::File {
         path: p.to_string(),
         error,
-    })
+    })?;
+    check_capacity(&disk).map_err(|error| DriveError::TooSmall {
+        path: p.to_string(),
+        error,
+    })?;
+    Ok(disk)
 }

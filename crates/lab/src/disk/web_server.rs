@@ -3,8 +3,9 @@
 //! (bandwidth matters) from a shared log-structured area, all with weight
 //! 1. Deterministic for a given seed.
 
-use super::units::mb_per_s;
-use fairway_disk::catalogue::{DiskSchedKind, DiskSchedSpec, DiskSpecError};
+use super::run_error::DiskRunError;
+use super::units::{check_capacity, mb_per_s};
+use fairway_disk::catalogue::{DiskSchedKind, DiskSchedSpec};
 use fairway_disk::model::DiskModel;
 use fairway_disk::sim::Simulation;
 use fairway_disk::workload::{App, WebProcess};
@@ -42,7 +43,8 @@ pub fn web_server(
     duration: Nanos,
     disk: &DiskModel,
     seed: u64,
-) -> Result<WebResult, DiskSpecError> {
+) -> Result<WebResult, DiskRunError> {
+    check_capacity(disk)?;
     let mut sched = spec.build(procs)?;
     let cap = disk.capacity();
     let log = Rc::new(Cell::new(cap / 4));

@@ -9,7 +9,7 @@ use fairway_disk::catalogue::DiskSpecError;
 use fairway_disk::cost::CostError;
 use fairway_eval::chart::ChartError;
 use fairway_lab::disk::kernel_bfq::KernelError;
-use fairway_lab::disk::DriveError;
+use fairway_lab::disk::{DiskRunError, DriveError};
 use std::fmt;
 
 /// Why a `fairway disk` command failed.
@@ -29,6 +29,8 @@ pub enum DiskCmdError {
     Json(JsonError),
     /// The chart file could not be drawn or written.
     Chart(ChartError),
+    /// A simulated experiment refused to run.
+    Run(DiskRunError),
     /// The add+dispatch benchmark failed.
     Bench(CostError),
     /// The kernel comparison failed (rather than skipped).
@@ -45,6 +47,7 @@ impl fmt::Display for DiskCmdError {
             Self::Chart(e) => write!(f, "{e}"),
             Self::Output(e) => write!(f, "{e}"),
             Self::Json(e) => write!(f, "{e}"),
+            Self::Run(e) => write!(f, "{e}"),
             Self::Bench(e) => write!(f, "{e}"),
             Self::Kernel(e) => write!(f, "{e}"),
         }
@@ -104,5 +107,11 @@ impl From<KernelError> for DiskCmdError {
 impl From<CostError> for DiskCmdError {
     fn from(e: CostError) -> Self {
         Self::Bench(e)
+    }
+}
+
+impl From<DiskRunError> for DiskCmdError {
+    fn from(e: DiskRunError) -> Self {
+        Self::Run(e)
     }
 }

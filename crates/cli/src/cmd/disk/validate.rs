@@ -13,12 +13,14 @@ pub struct ValidateArgs {
     /// Trace pattern: random, mixed or both.
     #[arg(long, default_value = "both")]
     trace: String,
-    /// Requests per trace (default 500, 100 with --quick).
+    /// Requests per trace, 1..=100000 (default 500, 100 with --quick).
     #[arg(long)]
     requests: Option<usize>,
-    /// Inter-arrival times are uniform in 0..=this many ms (the thesis'
-    /// traces use 500; the default keeps the disk ~75 % busy with random
-    /// requests and the run short: 500 requests take ~10 s).
+    /// Inter-arrival times are uniform in 0..=this many ms, 0..=10000 (the
+    /// thesis' traces use 500; the default keeps the disk ~75 % busy with
+    /// random requests and the run short: 500 requests take ~10 s).
+    /// A trace replays in real time: --requests x --max-gap-ms is at most
+    /// 7200000 (on average an hour per trace).
     #[arg(long, default_value_t = 40)]
     max_gap_ms: u64,
     /// Workload seed.
@@ -27,6 +29,10 @@ pub struct ValidateArgs {
     #[command(flatten)]
     common: Common,
 }
+
+/// Most `--requests` × `--max-gap-ms`, ms: twice the mean real time a
+/// trace takes to replay, an hour.
+const MAX_TRACE_MS: u64 = 7_200_000;
 
 /// Runs `fairway disk validate`.
 pub fn run(a: ValidateArgs) -> Result<(), DiskCmdError> {
@@ -59,6 +65,17 @@ pub fn run(a: ValidateArgs) -> Result<(), DiskCmdError> {
             flag: "--max-gap-ms",
             range: "0..=10000".into(),
             why: None,
+        }
+        .into());
+    }
+    // Both factors are checked above, so the product fits.
+    if n as u64 * a.max_gap_ms > MAX_TRACE_MS {
+        return Err(FlagError::TooLarge {
+            flag: "--requests",
+            value: format!("{n} x --max-gap-ms {}", a.max_gap_ms),
+            max: format!(
+                "{MAX_TRACE_MS} ms: a trace replays in real time, on average half the gap per request, an hour per trace"
+            ),
         }
         .into());
     }

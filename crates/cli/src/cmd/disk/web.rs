@@ -13,10 +13,10 @@ use fairway_lab::disk::{web_server, DiskSchedSpec, WebResult, SEC, SHARE_SPECS};
 /// Arguments of `fairway disk web`.
 #[derive(Args)]
 pub struct WebArgs {
-    /// Processes.
+    /// Processes, 1..=100000.
     #[arg(long, default_value_t = 100)]
     procs: u32,
-    /// Simulated seconds (default 3600, 300 with --quick).
+    /// Simulated seconds, 1..=86400 (default 3600, 300 with --quick).
     #[arg(long)]
     seconds: Option<u64>,
     /// Workload seed.
