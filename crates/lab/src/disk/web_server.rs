@@ -22,11 +22,13 @@ pub struct WebResult {
     pub spec: DiskSchedSpec,
     /// The scheduler's label.
     pub sched: String,
-    /// Mean completion time of small files, s.
+    /// Mean completion time of small files, s (0 when none completed:
+    /// see `small_files`).
     pub small_file_s: f64,
     /// Small files read.
     pub small_files: usize,
-    /// Mean bandwidth of large-file reads, MB/s.
+    /// Mean bandwidth of large-file reads, MB/s (0 when none completed:
+    /// see `large_files`).
     pub large_file_mb_s: f64,
     /// Large files read.
     pub large_files: usize,
@@ -100,10 +102,15 @@ pub fn of_kind(rows: &[WebResult], kind: DiskSchedKind) -> Option<&WebResult> {
 /// BFQ against CFQ, the thesis' headline comparison: how many times lower
 /// BFQ's small-file completion time is, and its aggregate throughput's
 /// relative difference (`+0.05` = 5 % higher); `None` without a BFQ and a
-/// CFQ result.
+/// CFQ result, or when either read no small file or nothing at all (a run
+/// too short to compare).
 pub fn bfq_vs_cfq(rows: &[WebResult]) -> Option<(f64, f64)> {
     let b = of_kind(rows, DiskSchedKind::Bfq)?;
     let c = of_kind(rows, DiskSchedKind::Cfq)?;
+    let read = |r: &WebResult| r.small_files > 0 && r.aggregate_mb_s > 0.0;
+    if !(read(b) && read(c)) {
+        return None;
+    }
     Some((
         c.small_file_s / b.small_file_s,
         b.aggregate_mb_s / c.aggregate_mb_s - 1.0,

@@ -61,7 +61,7 @@ pub fn run(a: ThroughputArgs) -> Result<(), DiskCmdError> {
             flag: "--file-mb",
             value: file_mb.to_string(),
             range: format!(
-                "1..={max_mb} (at most {MAX_FILE_MB}, and a slice of the disk, 1/30 of it, holds {})",
+                "1..={max_mb} (files of at most {MAX_FILE_MB} MB are run; a slice of this disk, 1/30 of it, holds {} MB)",
                 max_file_mb(&disk)
             ),
         }

@@ -76,9 +76,9 @@ pub fn run(a: WebArgs) -> Result<(), DiskCmdError> {
         }
         table.row(vec![
             r.sched.clone(),
-            format!("{:.3}", r.small_file_s),
+            none_read(r.small_files).unwrap_or_else(|| format!("{:.3}", r.small_file_s)),
             t(|x| x.1),
-            fmt2(r.large_file_mb_s),
+            none_read(r.large_files).unwrap_or_else(|| fmt2(r.large_file_mb_s)),
             t(|x| x.2),
             fmt2(r.aggregate_mb_s),
             t(|x| x.3),
@@ -102,6 +102,12 @@ pub fn run(a: WebArgs) -> Result<(), DiskCmdError> {
         }
     }
     chart(&c.chart, chart_spec(), &series(&rows))
+}
+
+/// `-` for a mean over no file (a run too short to read one), instead of
+/// a 0 that would read as a measurement.
+fn none_read(files: usize) -> Option<String> {
+    (files == 0).then(|| "-".to_string())
 }
 
 fn chart_spec() -> ChartSpec {
