@@ -5,7 +5,7 @@
 //! O(log N) insertion and one extraction per request). C-LOOK over the
 //! same requests is measured in the same run as the baseline.
 
-use crate::baseline::CLook;
+use crate::baseline::{CLook, MAX_QUEUED};
 use crate::bfq::{Bfq, BfqConfig, TimeBudget};
 use crate::request::{AddError, AppId, DiskConfigError, Nanos, Request};
 use crate::scheduler::{AppSpec, DiskScheduler, Dispatch};
@@ -13,9 +13,9 @@ use serde::Serialize;
 use std::fmt;
 use std::time::Instant;
 
-/// Most backlogged applications: BFQ's largest number of applications
-/// (`max-apps`, 2^20).
-pub const MAX_APPS: u32 = 1 << 20;
+/// Most backlogged applications, 2^19: each keeps two requests queued,
+/// and C-LOOK holds at most [`MAX_QUEUED`] = 2^20.
+pub const MAX_APPS: u32 = (MAX_QUEUED / 2) as u32;
 /// Most timed pairs per round (2^30).
 pub const MAX_PAIRS: u64 = 1 << 30;
 /// Most rounds.
@@ -62,7 +62,7 @@ impl fmt::Display for CostError {
         match self {
             Self::Apps(n) => write!(
                 f,
-                "application count {n} is outside 1..={MAX_APPS} (BFQ's largest number of applications)"
+                "application count {n} is outside 1..={MAX_APPS} (two requests each, at most {MAX_QUEUED} queued)"
             ),
             Self::NoCounts => write!(f, "no application count given"),
             Self::Pairs(n) => write!(f, "pairs per round {n} is outside 1..={MAX_PAIRS}"),

@@ -5,13 +5,15 @@ use super::common::{bar, json_line, parse_list};
 use super::error::{DiskCmdError, FlagError};
 use crate::cmd::common::Table;
 use clap::Args;
+use fairway_disk::baseline::MAX_QUEUED;
 use fairway_disk::cost::{self, CostError, MAX_APPS, MAX_PAIRS, MAX_ROUNDS, MAX_TOTAL_PAIRS};
 
 /// Arguments of `fairway disk bench`.
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Application counts, comma separated, each 1..=1048576 (2^20, BFQ's
-    /// largest number of applications), at most 64 counts.
+    /// Application counts, comma separated, each 1..=524288 (2^19: two
+    /// requests queued each, and C-LOOK holds at most 2^20), at most 64
+    /// counts.
     #[arg(long, default_value = "10,1000")]
     apps: String,
     /// Timed add+dispatch pairs per round, 1..=2^30; pairs x rounds x
@@ -76,7 +78,7 @@ fn check(apps: &[u32], pairs: u64, rounds: u32) -> Result<(), FlagError> {
         CostError::Apps(n) => FlagError::ValueOutOfRange {
             flag: "--apps",
             value: n.to_string(),
-            range: format!("1..={MAX_APPS} (2^20, BFQ's largest number of applications)"),
+            range: format!("1..={MAX_APPS} (two requests queued each, C-LOOK holds at most {MAX_QUEUED})"),
         },
         CostError::Pairs(n) => FlagError::ValueOutOfRange {
             flag: "--pairs",
