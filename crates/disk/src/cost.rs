@@ -224,13 +224,22 @@ mod tests {
     #[test]
     fn sizes_are_checked_at_each_limit_before_anything_runs() {
         assert_eq!(check(&[MAX_APPS], 1, 1), Ok(()));
-        assert_eq!(check(&[MAX_APPS + 1], 1, 1), Err(CostError::Apps(MAX_APPS + 1)));
+        assert_eq!(
+            check(&[MAX_APPS + 1], 1, 1),
+            Err(CostError::Apps(MAX_APPS + 1))
+        );
         assert_eq!(check(&[1, 0], 1, 1), Err(CostError::Apps(0)));
         assert_eq!(check(&[], 1, 1), Err(CostError::NoCounts));
         assert_eq!(check(&[1], 0, 1), Err(CostError::Pairs(0)));
-        assert_eq!(check(&[1], MAX_PAIRS + 1, 1), Err(CostError::Pairs(MAX_PAIRS + 1)));
+        assert_eq!(
+            check(&[1], MAX_PAIRS + 1, 1),
+            Err(CostError::Pairs(MAX_PAIRS + 1))
+        );
         assert_eq!(check(&[1], 1, 0), Err(CostError::Rounds(0)));
-        assert_eq!(check(&[1], 1, MAX_ROUNDS + 1), Err(CostError::Rounds(MAX_ROUNDS + 1)));
+        assert_eq!(
+            check(&[1], 1, MAX_ROUNDS + 1),
+            Err(CostError::Rounds(MAX_ROUNDS + 1))
+        );
         assert_eq!(check(&[1, 2], MAX_TOTAL_PAIRS / 2, 1), Ok(()));
         assert!(matches!(
             check(&[1, 2], MAX_TOTAL_PAIRS / 2, 2),

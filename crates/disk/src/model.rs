@@ -202,7 +202,11 @@ impl DiskModel {
                 "track_to_track_ms",
                 params.track_to_track_ms,
             ),
-            (Field::AverageSeek, "average_seek_ms", params.average_seek_ms),
+            (
+                Field::AverageSeek,
+                "average_seek_ms",
+                params.average_seek_ms,
+            ),
             (Field::FullStroke, "full_stroke_ms", params.full_stroke_ms),
         ] {
             check_range(name, v, 0.001, 1000.0, "0.001..=1000 ms").map_err(at(field))?;

@@ -13,10 +13,8 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(name: &str) -> Self {
-        let d = std::env::temp_dir().join(format!(
-            "fairway-disk-errors-{}-{name}",
-            std::process::id()
-        ));
+        let d =
+            std::env::temp_dir().join(format!("fairway-disk-errors-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         Self(d)
     }
@@ -86,7 +84,9 @@ fn line_of(text: &str, prefix: &str) -> usize {
 fn refused_with_chart(s: &Scratch, cmd: &str, disk: &str) -> String {
     let chart = s.path(&format!("{cmd}.svg"));
     let chart_arg = chart.to_string_lossy().into_owned();
-    let msg = refused(&["disk", cmd, "--quick", "--disk", disk, "--chart", &chart_arg]);
+    let msg = refused(&[
+        "disk", cmd, "--quick", "--disk", disk, "--chart", &chart_arg,
+    ]);
     assert!(!chart.exists(), "{cmd}: a chart was written");
     msg
 }
@@ -112,9 +112,7 @@ fn nan_and_inf_in_a_disk_file_are_refused_at_their_line_and_column() {
         let column = key.len() + 4;
         assert_eq!(
             refused_with_chart(&s, cmd, &file),
-            format!(
-                "{file}:{line}:{column}: {key} = {shown} is out of range (allowed: {range})"
-            )
+            format!("{file}:{line}:{column}: {key} = {shown} is out of range (allowed: {range})")
         );
     }
 }
@@ -193,7 +191,11 @@ fn bench_apps_above_the_limit_are_refused_with_the_limit_its_help_states() {
         .unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(help.contains(&max.to_string()), "{help}");
-    for apps in [format!("{}", max + 1), format!("10,{}", u32::MAX), "0".into()] {
+    for apps in [
+        format!("{}", max + 1),
+        format!("10,{}", u32::MAX),
+        "0".into(),
+    ] {
         let msg = refused(&["disk", "bench", "--apps", &apps]);
         assert!(
             msg.starts_with("--apps ") && msg.contains(&format!("must be in 1..={max}")),
@@ -212,30 +214,60 @@ fn zero_and_huge_sizes_are_refused_naming_the_flag_and_its_range() {
     let s = Scratch::new("sizes");
     for (args, want) in [
         (&["bench", "--pairs", "0"][..], "--pairs 0 must be in 1..="),
-        (&["bench", "--rounds", "1001"], "--rounds 1001 must be in 1..=1000"),
+        (
+            &["bench", "--rounds", "1001"],
+            "--rounds 1001 must be in 1..=1000",
+        ),
         (
             &["bench", "--pairs", "1073741824", "--rounds", "2"],
             "--pairs: 1073741824 x 2 rounds x 2 counts is too large",
         ),
         (&["bench", "--apps", ""], "--apps: '' is not a valid number"),
-        (&["throughput", "--file-mb", "0"], "--file-mb 0 must be in 1..=1000"),
-        (&["throughput", "--file-mb", "1001"], "--file-mb 1001 must be in 1..=1000"),
-        (&["throughput", "--files", "31"], "--files: each count must be in 1..=30"),
-        (&["throughput", "--files", "0"], "--files: each count must be in 1..=30"),
+        (
+            &["throughput", "--file-mb", "0"],
+            "--file-mb 0 must be in 1..=1000",
+        ),
+        (
+            &["throughput", "--file-mb", "1001"],
+            "--file-mb 1001 must be in 1..=1000",
+        ),
+        (
+            &["throughput", "--files", "31"],
+            "--files: each count must be in 1..=30",
+        ),
+        (
+            &["throughput", "--files", "0"],
+            "--files: each count must be in 1..=30",
+        ),
         (
             &["throughput", "--files", &vec!["2"; 17].join(",")],
             "--files: 17 numbers is too large (at most 16 numbers)",
         ),
         (&["web", "--procs", "0"], "--procs must be in 1..=100000"),
-        (&["web", "--seconds", "86401"], "--seconds must be in 1..=86400"),
-        (&["validate", "--requests", "0"], "--requests must be in 1..=100000"),
-        (&["validate", "--max-gap-ms", "10001"], "--max-gap-ms must be in 0..=10000"),
+        (
+            &["web", "--seconds", "86401"],
+            "--seconds must be in 1..=86400",
+        ),
+        (
+            &["validate", "--requests", "0"],
+            "--requests must be in 1..=100000",
+        ),
+        (
+            &["validate", "--max-gap-ms", "10001"],
+            "--max-gap-ms must be in 0..=10000",
+        ),
         (
             &["validate", "--requests", "100000", "--max-gap-ms", "73"],
             "--requests: 100000 x --max-gap-ms 73 is too large (at most 7200000 ms",
         ),
-        (&["kernel", "--seconds", "0"], "--seconds must be in 1..=600"),
-        (&["streaming", "--readahead-kb", "16512"], "--readahead-kb: readahead = 16512"),
+        (
+            &["kernel", "--seconds", "0"],
+            "--seconds must be in 1..=600",
+        ),
+        (
+            &["streaming", "--readahead-kb", "16512"],
+            "--readahead-kb: readahead = 16512",
+        ),
     ] {
         let mut all = vec!["disk"];
         all.extend_from_slice(args);

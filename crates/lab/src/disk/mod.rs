@@ -31,8 +31,8 @@ pub mod validate;
 pub mod web_server;
 
 pub use drive::{load_drive, DriveError, MAX_DRIVE_FILE_BYTES};
-pub use run_error::DiskRunError;
 pub use fairway_disk::catalogue::{DiskSchedKind, DiskSchedSpec, DiskSpecError};
+pub use run_error::DiskRunError;
 pub use sequential::{max_file_mb, seq_readers, SeqResult};
 pub use shares::{share_jobs, worst_share_error, ShareJob};
 pub use streaming::{streaming, StreamResult, StreamSetup};

@@ -78,7 +78,9 @@ fn check(apps: &[u32], pairs: u64, rounds: u32) -> Result<(), FlagError> {
         CostError::Apps(n) => FlagError::ValueOutOfRange {
             flag: "--apps",
             value: n.to_string(),
-            range: format!("1..={MAX_APPS} (two requests queued each, C-LOOK holds at most {MAX_QUEUED})"),
+            range: format!(
+                "1..={MAX_APPS} (two requests queued each, C-LOOK holds at most {MAX_QUEUED})"
+            ),
         },
         CostError::Pairs(n) => FlagError::ValueOutOfRange {
             flag: "--pairs",
