@@ -1,5 +1,5 @@
-//! Why a simulated disk experiment ([`super::seq_readers`],
-//! [`super::web_server`], [`super::streaming`]) refused to run:
+//! Why a simulated disk experiment ([`super::seq_readers()`],
+//! [`super::web_server()`], [`super::streaming()`]) refused to run:
 //! [`DiskRunError`].
 
 use fairway_disk::catalogue::DiskSpecError;
