@@ -257,8 +257,8 @@ fn zero_and_huge_sizes_are_refused_naming_the_flag_and_its_range() {
             "--max-gap-ms must be in 0..=10000",
         ),
         (
-            &["validate", "--requests", "100000", "--max-gap-ms", "73"],
-            "--requests: 100000 x --max-gap-ms 73 is too large (at most 7200000 ms",
+            &["validate", "--requests", "100000", "--max-gap-ms", "80"],
+            "--requests: 100000 requests with --max-gap-ms 80 (3996 s of replay on this disk) is too large (at most 3600 s",
         ),
         (
             &["kernel", "--seconds", "0"],
@@ -281,4 +281,35 @@ fn zero_and_huge_sizes_are_refused_naming_the_flag_and_its_range() {
         assert!(msg.starts_with(want), "{all:?}: {msg}");
         assert!(!Path::new(&chart).exists(), "{all:?}: a chart was written");
     }
+}
+
+/// A trace is refused by the time it takes on the disk given, service
+/// included, not only by its arrivals: on a drive of one sector per track
+/// at 1000 rpm a request of 4 to 256 sectors takes that many 60 ms
+/// revolutions, so 1000 requests arriving at once (8000 s) are refused.
+#[test]
+fn a_trace_too_long_to_replay_on_a_slow_drive_is_refused() {
+    let s = Scratch::new("slow");
+    let slow = s.file(
+        "slow.toml",
+        "name = \"slow\"\nrpm = 1000\nheads = 1\ntrack_to_track_ms = 1\n\
+         average_seek_ms = 500\nfull_stroke_ms = 1000\nhead_switch_ms = 0\n\
+         command_overhead_ms = 0\nbus_mb_per_s = 100\nreadahead_sectors = 0\n\
+         [[zones]]\ncylinders = 2000000\nsectors_per_track = 1\n",
+    );
+    let msg = refused(&[
+        "disk",
+        "validate",
+        "--disk",
+        &slow,
+        "--requests",
+        "1000",
+        "--max-gap-ms",
+        "0",
+    ]);
+    assert!(
+        msg.starts_with("--requests: 1000 requests with --max-gap-ms 0 (")
+            && msg.contains("s of replay on this disk) is too large (at most 3600 s"),
+        "{msg}"
+    );
 }

@@ -353,8 +353,9 @@ pub fn compare(seconds: u64, backend: Backend) -> Result<Comparison, Skip> {
         .to_string();
     let guard = Loop(dev.clone());
     let name = dev.trim_start_matches("/dev/");
+    let list = format!("/sys/block/{name}/queue/scheduler");
     let available =
-        std::fs::read_to_string(format!("/sys/block/{name}/queue/scheduler")).unwrap_or_default();
+        std::fs::read_to_string(&list).map_err(|error| KernelError::File { path: list, error })?;
     if !available.contains("bfq") {
         return Err(Skip::NoBfq);
     }

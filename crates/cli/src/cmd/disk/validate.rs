@@ -5,7 +5,8 @@ use super::common::{bar, json_line, load_disk, Common};
 use super::error::{DiskCmdError, FlagError};
 use crate::cmd::common::Table;
 use clap::Args;
-use fairway_lab::disk::validate::{synthetic_trace, validate, Summary, TraceKind};
+use fairway_lab::disk::validate::{replay_time, synthetic_trace, validate, Summary, TraceKind};
+use fairway_lab::disk::SEC;
 
 /// Arguments of `fairway disk validate`.
 #[derive(Args)]
@@ -19,8 +20,9 @@ pub struct ValidateArgs {
     /// Inter-arrival times are uniform in 0..=this many ms, 0..=10000 (the
     /// thesis' traces use 500; the default keeps the disk ~75 % busy with
     /// random requests and the run short: 500 requests take ~10 s).
-    /// A trace replays in real time: --requests x --max-gap-ms is at most
-    /// 7200000 (on average an hour per trace).
+    /// A trace replays in real time: one that would take more than an
+    /// hour on the disk (arrivals and service times, simulated first) is
+    /// refused.
     #[arg(long, default_value_t = 40)]
     max_gap_ms: u64,
     /// Workload seed.
@@ -30,9 +32,8 @@ pub struct ValidateArgs {
     common: Common,
 }
 
-/// Most `--requests` × `--max-gap-ms`, ms: twice the mean real time a
-/// trace takes to replay, an hour.
-const MAX_TRACE_MS: u64 = 7_200_000;
+/// Longest replay of one trace, s: it runs in real time.
+const MAX_REPLAY_S: u64 = 3600;
 
 /// Runs `fairway disk validate`.
 pub fn run(a: ValidateArgs) -> Result<(), DiskCmdError> {
@@ -68,16 +69,28 @@ pub fn run(a: ValidateArgs) -> Result<(), DiskCmdError> {
         }
         .into());
     }
-    // Both factors are checked above, so the product fits.
-    if n as u64 * a.max_gap_ms > MAX_TRACE_MS {
-        return Err(FlagError::TooLarge {
-            flag: "--requests",
-            value: format!("{n} x --max-gap-ms {}", a.max_gap_ms),
-            max: format!(
-                "{MAX_TRACE_MS} ms: a trace replays in real time, on average half the gap per request, an hour per trace"
-            ),
+    let traces: Vec<_> = kinds
+        .into_iter()
+        .map(|kind| {
+            let gap = a.max_gap_ms * 1_000_000;
+            (kind, synthetic_trace(kind, n, gap, disk.capacity(), a.seed))
+        })
+        .collect();
+    for (_, trace) in &traces {
+        // The simulator's time for the trace on this disk: arrivals and
+        // service times both count.
+        let secs = replay_time(trace, &disk).div_ceil(SEC);
+        if secs > MAX_REPLAY_S {
+            return Err(FlagError::TooLarge {
+                flag: "--requests",
+                value: format!(
+                    "{n} requests with --max-gap-ms {} ({secs} s of replay on this disk)",
+                    a.max_gap_ms
+                ),
+                max: format!("{MAX_REPLAY_S} s of replay per trace: a trace replays in real time"),
+            }
+            .into());
         }
-        .into());
     }
     if c.chart.is_some() {
         return Err(FlagError::NoChart {
@@ -85,7 +98,7 @@ pub fn run(a: ValidateArgs) -> Result<(), DiskCmdError> {
         }
         .into());
     }
-    let pb = bar(kinds.len() as u64, c.json);
+    let pb = bar(traces.len() as u64, c.json);
     let mut table = Table::new(&[
         "trace",
         "requests",
@@ -105,9 +118,8 @@ pub fn run(a: ValidateArgs) -> Result<(), DiskCmdError> {
             format!("{:.0}/{:.0}/{:.0}", s.p50_us, s.p99_us, s.max_us)
         }
     };
-    for kind in kinds {
+    for (kind, trace) in traces {
         pb.set_message(format!("{kind:?} trace"));
-        let trace = synthetic_trace(kind, n, a.max_gap_ms * 1_000_000, disk.capacity(), a.seed);
         let v = validate(kind, &trace, &disk);
         if c.json {
             json_line(&v)?;
