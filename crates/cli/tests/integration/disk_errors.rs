@@ -249,6 +249,10 @@ fn zero_and_huge_sizes_are_refused_naming_the_flag_and_its_range() {
             "--seconds must be in 1..=86400",
         ),
         (
+            &["web", "--procs", "100000", "--seconds", "101"],
+            "--procs: 100000 x --seconds 101 is too large (at most 10000000 process-seconds",
+        ),
+        (
             &["validate", "--requests", "0"],
             "--requests must be in 1..=100000",
         ),

@@ -13,7 +13,8 @@ use fairway_lab::disk::{web_server, DiskSchedSpec, WebResult, SEC, SHARE_SPECS};
 /// Arguments of `fairway disk web`.
 #[derive(Args)]
 pub struct WebArgs {
-    /// Processes, 1..=100000.
+    /// Processes, 1..=100000; --procs x --seconds at most 10^7 (the
+    /// simulation's work grows with both).
     #[arg(long, default_value_t = 100)]
     procs: u32,
     /// Simulated seconds, 1..=86400 (default 3600, 300 with --quick).
@@ -25,6 +26,10 @@ pub struct WebArgs {
     #[command(flatten)]
     common: Common,
 }
+
+/// Most `--procs` × `--seconds`: 100 processes for a day, or 100000 for
+/// 100 s.
+const MAX_PROC_SECONDS: u64 = 10_000_000;
 
 /// Runs `fairway disk web`.
 pub fn run(a: WebArgs) -> Result<(), DiskCmdError> {
@@ -44,6 +49,16 @@ pub fn run(a: WebArgs) -> Result<(), DiskCmdError> {
             flag: "--procs",
             range: "1..=100000".into(),
             why: None,
+        }
+        .into());
+    }
+    if u64::from(a.procs) * secs > MAX_PROC_SECONDS {
+        return Err(FlagError::TooLarge {
+            flag: "--procs",
+            value: format!("{} x --seconds {secs}", a.procs),
+            max: format!(
+                "{MAX_PROC_SECONDS} process-seconds: the simulation's work grows with both"
+            ),
         }
         .into());
     }
