@@ -317,3 +317,39 @@ fn a_trace_too_long_to_replay_on_a_slow_drive_is_refused() {
         "{msg}"
     );
 }
+
+/// A drive whose slices (1/30 of it) hold less than an experiment's files:
+/// `shares` reads files of up to 128 MB (`--quick`), `throughput` of
+/// `--file-mb`. Refused before the first run, so even `--json` prints
+/// nothing; formerly each file was cut to its slice.
+#[test]
+fn files_larger_than_a_slice_of_the_drive_are_refused_before_any_run() {
+    let s = Scratch::new("slices");
+    // 2930 cylinders x 4 heads x 500 sectors: 100 MB per slice.
+    let head: Vec<&str> = DTLA_307030_TOML
+        .lines()
+        .take_while(|l| !l.starts_with("[[zones]]"))
+        .collect();
+    let small = s.file(
+        "small.toml",
+        &format!(
+            "{}\n[[zones]]\ncylinders = 2930\nsectors_per_track = 500\n",
+            head.join("\n")
+        ),
+    );
+    let chart = s.path("shares.svg");
+    let chart_arg = chart.to_string_lossy().into_owned();
+    let msg = refused(&[
+        "disk", "shares", "--quick", "--json", "--disk", &small, "--chart", &chart_arg,
+    ]);
+    assert_eq!(
+        msg,
+        format!("{small}: shares: a file of 128 MB does not fit a slice of this disk (100 MB, 1/30 of its capacity)")
+    );
+    assert!(!chart.exists());
+    let msg = refused(&["disk", "throughput", "--disk", &small, "--file-mb", "101"]);
+    assert!(
+        msg.starts_with("--file-mb 101 must be in 1..=100 ("),
+        "{msg}"
+    );
+}

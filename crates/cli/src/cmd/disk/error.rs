@@ -31,6 +31,15 @@ pub enum DiskCmdError {
     Chart(ChartError),
     /// A simulated experiment refused to run.
     Run(DiskRunError),
+    /// The drive of `--disk` is too small for an experiment's files.
+    DiskTooSmallFor {
+        /// The drive's file.
+        path: String,
+        /// The experiment.
+        experiment: &'static str,
+        /// Why.
+        error: DiskRunError,
+    },
     /// The add+dispatch benchmark failed.
     Bench(CostError),
     /// The kernel comparison failed (rather than skipped).
@@ -48,6 +57,11 @@ impl fmt::Display for DiskCmdError {
             Self::Output(e) => write!(f, "{e}"),
             Self::Json(e) => write!(f, "{e}"),
             Self::Run(e) => write!(f, "{e}"),
+            Self::DiskTooSmallFor {
+                path,
+                experiment,
+                error,
+            } => write!(f, "{path}: {experiment}: {error}"),
             Self::Bench(e) => write!(f, "{e}"),
             Self::Kernel(e) => write!(f, "{e}"),
         }
