@@ -540,13 +540,18 @@ impl DiskSchedSpec {
     /// range; parameters not given take the catalogue's defaults.
     pub fn parse(text: &str) -> Result<Self, DiskSpecError> {
         let text = text.trim();
-        let (name, rest) = text.split_once(':').unwrap_or((text, ""));
+        let (name, rest) = match text.split_once(':') {
+            Some((name, rest)) => (name, Some(rest)),
+            None => (text, None),
+        };
         let kind = DiskSchedKind::from_name(&name.to_ascii_lowercase())
             .ok_or_else(|| DiskSpecError::UnknownScheduler(name.to_string()))?;
         let info = kind.info();
         let mut spec = kind.default_spec();
         let mut given: Vec<&'static str> = Vec::new();
-        for p in rest.split(',').filter(|p| !p.is_empty()) {
+        // After a `:`, every comma-separated entry is a parameter: an empty
+        // one (`bfq:`, `bfq:b_max=8192,`) is refused, not skipped.
+        for p in rest.into_iter().flat_map(|r| r.split(',')) {
             let bad = || DiskSpecError::BadParameter {
                 sched: info.name,
                 param: p.to_string(),
@@ -617,9 +622,9 @@ impl DiskSchedSpec {
                 ms(deadline_ms),
                 ms(delta_ms),
                 ms(t_wait_ms),
-            )),
+            )?),
             Self::Yfq { batch, t_wait_ms } => {
-                Box::new(Yfq::new(max_apps, l, batch as usize, ms(t_wait_ms)))
+                Box::new(Yfq::new(max_apps, l, batch as usize, ms(t_wait_ms))?)
             }
         })
     }
@@ -787,7 +792,7 @@ mod tests {
                 known.join(", ")
             )
         );
-        let cases: [(&str, &str); 8] = [
+        let cases: [(&str, &str); 13] = [
             (
                 "bfq:b_max=255",
                 "parameter b_max=255 of bfq is outside 256..=16777216",
@@ -819,6 +824,26 @@ mod tests {
             (
                 "yfq:batch=4,batch=8",
                 "parameter `batch` of `yfq` given twice",
+            ),
+            (
+                "bfq:b_max=8192,",
+                "bad parameter '' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER)",
+            ),
+            (
+                "c-look:",
+                "bad parameter '': scheduler c-look takes none",
+            ),
+            (
+                "bfq:b_max=nan",
+                "bad parameter 'b_max=nan' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER)",
+            ),
+            (
+                "bfq:t_wait_ms=-1",
+                "bad parameter 't_wait_ms=-1' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER)",
+            ),
+            (
+                "bfq:t_fifo_ms=18446744073709551616",
+                "bad parameter 't_fifo_ms=18446744073709551616' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER)",
             ),
         ];
         for (text, msg) in cases {

@@ -36,6 +36,9 @@
 use crate::request::{check_range, Direction, DiskConfigError, Nanos, Request};
 use serde::{Deserialize, Serialize};
 
+mod file;
+pub use file::{ModelFileError, ModelFileErrorKind};
+
 /// The built-in preset's TOML text (IBM-DTLA-307030).
 pub const DTLA_307030_TOML: &str = include_str!("../presets/ibm-dtla-307030.toml");
 
@@ -84,10 +87,11 @@ impl DiskParams {
         Self::from_toml(DTLA_307030_TOML).expect("the built-in preset parses")
     }
 
-    /// Parses TOML (fields as in [`DiskParams`]); values are checked by
-    /// [`DiskModel::new`].
-    pub fn from_toml(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|e| format!("disk parameters: {e}"))
+    /// Parses TOML (fields as in [`DiskParams`]) and checks every value as
+    /// [`DiskModel::new`] does; a refusal carries the line and column of
+    /// the offending value.
+    pub fn from_toml(text: &str) -> Result<Self, ModelFileError> {
+        file::parse(text).map(|m| m.params)
     }
 }
 
@@ -97,6 +101,26 @@ struct ZoneGeom {
     first_cyl: u32,
     cylinders: u32,
     spt: u32,
+}
+
+/// A field of [`DiskParams`], to say which one a refusal is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Field {
+    Rpm,
+    Heads,
+    TrackToTrack,
+    AverageSeek,
+    FullStroke,
+    HeadSwitch,
+    CommandOverhead,
+    Bus,
+    Readahead,
+    /// The list of zones as a whole.
+    Zones,
+    /// `cylinders` of the zone at this index.
+    ZoneCylinders(usize),
+    /// `sectors_per_track` of the zone at this index.
+    ZoneSectorsPerTrack(usize),
 }
 
 /// Where a sector is.
@@ -163,14 +187,29 @@ fn ms(x: f64) -> f64 {
 impl DiskModel {
     /// A disk with validated parameters, head at cylinder 0.
     pub fn new(params: DiskParams) -> Result<Self, DiskConfigError> {
-        check_range("rpm", params.rpm, 1000, 20000, "1000..=20000")?;
-        check_range("heads", params.heads, 1, 64, "1..=64")?;
-        for (name, v) in [
-            ("track_to_track_ms", params.track_to_track_ms),
-            ("average_seek_ms", params.average_seek_ms),
-            ("full_stroke_ms", params.full_stroke_ms),
+        Self::checked(params).map_err(|(_, e)| e)
+    }
+
+    /// [`DiskModel::new`], naming the field a refusal is about, so that a
+    /// parameter file can point at its line.
+    pub(crate) fn checked(params: DiskParams) -> Result<Self, (Field, DiskConfigError)> {
+        let at = |field: Field| move |e: DiskConfigError| (field, e);
+        check_range("rpm", params.rpm, 1000, 20000, "1000..=20000").map_err(at(Field::Rpm))?;
+        check_range("heads", params.heads, 1, 64, "1..=64").map_err(at(Field::Heads))?;
+        for (field, name, v) in [
+            (
+                Field::TrackToTrack,
+                "track_to_track_ms",
+                params.track_to_track_ms,
+            ),
+            (
+                Field::AverageSeek,
+                "average_seek_ms",
+                params.average_seek_ms,
+            ),
+            (Field::FullStroke, "full_stroke_ms", params.full_stroke_ms),
         ] {
-            check_range(name, v, 0.001, 1000.0, "0.001..=1000 ms")?;
+            check_range(name, v, 0.001, 1000.0, "0.001..=1000 ms").map_err(at(field))?;
         }
         check_range(
             "head_switch_ms",
@@ -178,69 +217,47 @@ impl DiskModel {
             0.0,
             100.0,
             "0..=100 ms",
-        )?;
+        )
+        .map_err(at(Field::HeadSwitch))?;
         check_range(
             "command_overhead_ms",
             params.command_overhead_ms,
             0.0,
             100.0,
             "0..=100 ms",
-        )?;
+        )
+        .map_err(at(Field::CommandOverhead))?;
         check_range(
             "bus_mb_per_s",
             params.bus_mb_per_s,
             0.1,
             1e5,
             "0.1..=1e5 MB/s",
-        )?;
+        )
+        .map_err(at(Field::Bus))?;
         check_range(
             "readahead_sectors",
             params.readahead_sectors,
             0,
             1 << 24,
             "0..=2^24",
-        )?;
-        if params.zones.is_empty() {
-            return Err(DiskConfigError::Inconsistent {
-                rule: "at least one zone",
-            });
-        }
-        let mut zones = Vec::with_capacity(params.zones.len());
-        let (mut sector, mut cyl) = (0u64, 0u32);
-        for z in &params.zones {
-            check_range("zones.cylinders", z.cylinders, 1, 1 << 24, "1..=2^24")?;
-            check_range(
-                "zones.sectors_per_track",
-                z.sectors_per_track,
-                1,
-                10000,
-                "1..=10000",
-            )?;
-            zones.push(ZoneGeom {
-                first_sector: sector,
-                first_cyl: cyl,
-                cylinders: z.cylinders,
-                spt: z.sectors_per_track,
-            });
-            sector +=
-                u64::from(z.cylinders) * u64::from(params.heads) * u64::from(z.sectors_per_track);
-            cyl = cyl
-                .checked_add(z.cylinders)
-                .ok_or(DiskConfigError::Inconsistent {
-                    rule: "total cylinders below 2^32",
-                })?;
-        }
+        )
+        .map_err(at(Field::Readahead))?;
+        let (zones, capacity, cyl) = Self::zones(&params)?;
         let (t1, avg, full) = (
             ms(params.track_to_track_ms),
             ms(params.average_seek_ms),
             ms(params.full_stroke_ms),
         );
         if !(t1 < avg && avg < full) {
-            return Err(DiskConfigError::Inconsistent {
-                rule: "track_to_track_ms < average_seek_ms < full_stroke_ms",
-            });
+            return Err((
+                Field::AverageSeek,
+                DiskConfigError::Inconsistent {
+                    rule: "track_to_track_ms < average_seek_ms < full_stroke_ms",
+                },
+            ));
         }
-        let c_total = f64::from(cyl.max(2));
+        let c_total = f64::from(cyl);
         let (f, a_) = (full - t1, avg - t1);
         let x = 5.0 * a_ - 5.0 * f / 3.0;
         let y = f - x;
@@ -248,15 +265,18 @@ impl DiskModel {
         // The curve must rise everywhere: t'(d) = a/(2√d) + b > 0 up to C
         // (and a ≥ 0, or it would fall near d = 1).
         if a < 0.0 || a / (2.0 * c_total.sqrt()) + b <= 0.0 {
-            return Err(DiskConfigError::Inconsistent {
-                rule: "average_seek_ms must lie between about (track + 2 full)/3 and (8 full + 7 track)/15 for a rising seek curve",
-            });
+            return Err((
+                Field::AverageSeek,
+                DiskConfigError::Inconsistent {
+                    rule: "average_seek_ms must lie between about (track + 2 full)/3 and (8 full + 7 track)/15 for a rising seek curve",
+                },
+            ));
         }
         Ok(Self {
             rotation: (60e9 / f64::from(params.rpm)).round() as Nanos,
             params,
             zones,
-            capacity: sector,
+            capacity,
             cylinders: cyl,
             seek_a: a,
             seek_b: b,
@@ -264,6 +284,65 @@ impl DiskModel {
             head_cyl: 0,
             readahead: None,
         })
+    }
+
+    /// The zones' geometry, the capacity in sectors and the cylinders in
+    /// all, each zone checked.
+    fn zones(params: &DiskParams) -> Result<(Vec<ZoneGeom>, u64, u32), (Field, DiskConfigError)> {
+        if params.zones.is_empty() {
+            return Err((
+                Field::Zones,
+                DiskConfigError::Inconsistent {
+                    rule: "at least one zone",
+                },
+            ));
+        }
+        let mut zones = Vec::with_capacity(params.zones.len());
+        let (mut sector, mut cyl) = (0u64, 0u32);
+        for (i, z) in params.zones.iter().enumerate() {
+            check_range("zones.cylinders", z.cylinders, 1, 1 << 24, "1..=2^24")
+                .map_err(|e| (Field::ZoneCylinders(i), e))?;
+            check_range(
+                "zones.sectors_per_track",
+                z.sectors_per_track,
+                1,
+                10000,
+                "1..=10000",
+            )
+            .map_err(|e| (Field::ZoneSectorsPerTrack(i), e))?;
+            zones.push(ZoneGeom {
+                first_sector: sector,
+                first_cyl: cyl,
+                cylinders: z.cylinders,
+                spt: z.sectors_per_track,
+            });
+            // A cylinder holds at most 64 × 10^4 < 2^20 sectors and there
+            // are fewer than 2^32 cylinders (checked next), so the sum stays
+            // below 2^53.
+            sector +=
+                u64::from(z.cylinders) * u64::from(params.heads) * u64::from(z.sectors_per_track);
+            cyl = cyl.checked_add(z.cylinders).ok_or((
+                Field::ZoneCylinders(i),
+                DiskConfigError::Inconsistent {
+                    rule: "total cylinders below 2^32",
+                },
+            ))?;
+        }
+        // A seek curve runs from one cylinder to another.
+        if cyl < 2 {
+            return Err((
+                Field::ZoneCylinders(0),
+                DiskConfigError::Inconsistent {
+                    rule: "at least 2 cylinders in all (the seek curve spans two)",
+                },
+            ));
+        }
+        Ok((zones, sector, cyl))
+    }
+
+    /// The disk a TOML parameter file describes ([`DiskParams::from_toml`]).
+    pub fn from_toml(text: &str) -> Result<Self, ModelFileError> {
+        file::parse(text)
     }
 
     /// The built-in IBM-DTLA-307030 disk.

@@ -204,7 +204,8 @@ impl fmt::Display for AddError {
 
 impl std::error::Error for AddError {}
 
-/// Checks `value` is in `lo..=hi`, else the typed error naming it.
+/// Checks `value` is in `lo..=hi`, else the typed error naming it. A
+/// float that is not a number is in no range, so NaN is refused too.
 pub(crate) fn check_range<T: PartialOrd + Copy + Into<f64>>(
     name: &'static str,
     value: T,
@@ -212,7 +213,7 @@ pub(crate) fn check_range<T: PartialOrd + Copy + Into<f64>>(
     hi: T,
     allowed: &'static str,
 ) -> Result<T, DiskConfigError> {
-    if value < lo || value > hi {
+    if !(lo <= value && value <= hi) {
         Err(DiskConfigError::OutOfRange {
             name,
             value: value.into(),

@@ -221,8 +221,6 @@ pub enum FlagError {
         /// The command.
         command: &'static str,
     },
-    /// `fairway disk bench`'s `--pairs` or `--rounds` outside its range.
-    PairsOrRounds,
 }
 
 impl fmt::Display for FlagError {
@@ -290,9 +288,6 @@ impl fmt::Display for FlagError {
                 why,
             } => write!(f, "{flag} applies only {condition} ({why})"),
             Self::NoChart { command } => write!(f, "--chart: {command} draws no chart"),
-            Self::PairsOrRounds => {
-                write!(f, "--pairs must be in 1..=2^30 and --rounds in 1..=1000")
-            }
         }
     }
 }

@@ -6,6 +6,7 @@
 mod cli;
 mod closed_output;
 mod disk;
+mod disk_errors;
 mod grammar;
 mod netsim;
 mod newcomer;

@@ -27,3 +27,7 @@ pub use cfq::Cfq;
 pub use clook::CLook;
 pub use scan_edf::ScanEdf;
 pub use yfq::Yfq;
+
+/// Most requests a baseline holds at once; one more is refused
+/// (`AddErrorKind::Full`).
+pub const MAX_QUEUED: usize = 1 << 20;

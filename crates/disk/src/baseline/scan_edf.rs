@@ -28,15 +28,22 @@ pub struct ScanEdf {
 
 impl ScanEdf {
     /// Relative deadline `base_deadline` ns at weight 1, granularity `delta`
-    /// ns (≥ 1), idling `t_wait` ns.
+    /// ns (≥ 1; 0 is refused, not raised), idling `t_wait` ns.
     pub fn new(
         max_apps: u32,
         l_max: u32,
         base_deadline: Nanos,
         delta: Nanos,
         t_wait: Nanos,
-    ) -> Self {
-        Self {
+    ) -> Result<Self, DiskConfigError> {
+        if delta == 0 {
+            return Err(DiskConfigError::OutOfRange {
+                name: "delta",
+                value: 0.0,
+                allowed: "1.. ns",
+            });
+        }
+        Ok(Self {
             table: AppTable::new(max_apps, l_max),
             last_deadline: vec![0; max_apps as usize],
             counts: vec![0; max_apps as usize],
@@ -44,10 +51,10 @@ impl ScanEdf {
             seq: 0,
             head: 0,
             base_deadline,
-            delta: delta.max(1),
+            delta,
             t_wait,
             anticipating: None,
-        }
+        })
     }
 }
 

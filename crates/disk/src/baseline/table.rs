@@ -30,7 +30,7 @@ impl AppTable {
             queued: 0,
             weight_sum: 0,
             l_max,
-            max_queued: 1 << 20,
+            max_queued: super::MAX_QUEUED,
         }
     }
 

@@ -36,22 +36,35 @@ pub struct Yfq {
 }
 
 impl Yfq {
-    /// Batches of `batch_size` (≥ 1) requests, idling `t_wait` ns.
-    pub fn new(max_apps: u32, l_max: u32, batch_size: usize, t_wait: Nanos) -> Self {
-        Self {
+    /// Batches of `batch_size` (≥ 1; 0 is refused, not raised) requests,
+    /// idling `t_wait` ns.
+    pub fn new(
+        max_apps: u32,
+        l_max: u32,
+        batch_size: usize,
+        t_wait: Nanos,
+    ) -> Result<Self, DiskConfigError> {
+        if batch_size == 0 {
+            return Err(DiskConfigError::OutOfRange {
+                name: "batch",
+                value: 0.0,
+                allowed: "1.. requests",
+            });
+        }
+        Ok(Self {
             table: AppTable::new(max_apps, l_max),
             finish: vec![0; max_apps as usize],
             last_end: vec![u64::MAX; max_apps as usize],
             counts: vec![0; max_apps as usize],
             tags: BTreeMap::new(),
             batch: RequestQueue::new(),
-            batch_size: batch_size.max(1),
+            batch_size,
             seq: 0,
             v: 0,
             head: 0,
             t_wait,
             anticipating: None,
-        }
+        })
     }
 }
 

@@ -222,3 +222,20 @@ fn bfq_configuration_errors_name_the_parameter() {
         Err(DiskConfigError::UnknownApp(AppId(399)))
     );
 }
+
+/// The baselines' constructors refuse a zero granularity or batch instead
+/// of raising it to 1.
+#[test]
+fn baseline_constructors_refuse_zero_instead_of_raising_it() {
+    use fairway_disk::baseline::{ScanEdf, Yfq};
+    assert!(matches!(
+        ScanEdf::new(2, 256, 20 * MS, 0, 0),
+        Err(DiskConfigError::OutOfRange { name: "delta", .. })
+    ));
+    assert!(ScanEdf::new(2, 256, 20 * MS, 1, 0).is_ok());
+    assert!(matches!(
+        Yfq::new(2, 256, 0, 0),
+        Err(DiskConfigError::OutOfRange { name: "batch", .. })
+    ));
+    assert!(Yfq::new(2, 256, 1, 0).is_ok());
+}

@@ -19,8 +19,9 @@
 //! Reported: each reader's MB/s and share of the total, beside the weight
 //! share.
 
+pub use super::kernel_error::KernelError;
 use fairway_disk::catalogue::DiskSchedSpec;
-use fairway_disk::file_device::{FileDevice, FileSubmitter};
+use fairway_disk::file_device::{FileDevice, FileIoError, FileSubmitter};
 use fairway_disk::uring_device::{UringDevice, UringError};
 use fairway_disk::{AppId, AppSpec, DiskScheduler, Request, SECTOR_BYTES};
 use serde::Serialize;
@@ -104,8 +105,8 @@ pub enum Skip {
     NoBfq,
     /// The io_uring back-end was asked for and the kernel refuses io_uring.
     NoUring(String),
-    /// Something failed.
-    Failed(String),
+    /// Something failed once the comparison had started.
+    Failed(KernelError),
 }
 
 impl std::fmt::Display for Skip {
@@ -149,19 +150,36 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-fn sh(cmd: &str, args: &[&str]) -> Result<String, Skip> {
+impl From<KernelError> for Skip {
+    fn from(e: KernelError) -> Self {
+        Skip::Failed(e)
+    }
+}
+
+fn sh(cmd: &'static str, args: &[&str]) -> Result<String, KernelError> {
     let out = Command::new(cmd)
         .args(args)
         .output()
-        .map_err(|e| Skip::Failed(format!("{cmd}: {e}")))?;
+        .map_err(|error| KernelError::Spawn { cmd, error })?;
     if !out.status.success() {
-        return Err(Skip::Failed(format!(
-            "{cmd} {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(KernelError::Command {
+            cmd,
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The image file's error.
+fn image(error: std::io::Error) -> KernelError {
+    KernelError::File {
+        path: IMAGE.to_string(),
+        error,
+    }
 }
 
 fn has(tool: &str) -> bool {
@@ -180,10 +198,15 @@ impl Drop for Loop {
     }
 }
 
-fn set(dev: &str, path: &str, value: &str) -> Result<(), Skip> {
+fn set(dev: &str, setting: &'static str, value: &'static str) -> Result<(), KernelError> {
     let name = dev.trim_start_matches("/dev/");
-    std::fs::write(format!("/sys/block/{name}/queue/{path}"), value)
-        .map_err(|e| Skip::Failed(format!("{path} = {value}: {e}")))
+    std::fs::write(format!("/sys/block/{name}/queue/{setting}"), value).map_err(|error| {
+        KernelError::Setting {
+            setting,
+            value,
+            error,
+        }
+    })
 }
 
 fn shares(mb: &[f64]) -> Vec<f64> {
@@ -191,7 +214,7 @@ fn shares(mb: &[f64]) -> Vec<f64> {
     mb.iter().map(|x| x / t.max(1e-9)).collect()
 }
 
-fn kernel_side(dev: &str, seconds: u64) -> Result<Side, Skip> {
+fn kernel_side(dev: &str, seconds: u64) -> Result<Side, KernelError> {
     set(dev, "scheduler", "bfq")?;
     set(dev, "iosched/low_latency", "0")?;
     let mut args = vec![
@@ -213,14 +236,24 @@ fn kernel_side(dev: &str, seconds: u64) -> Result<Side, Skip> {
     }
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = sh("fio", &a)?;
-    let v: serde_json::Value =
-        serde_json::from_str(&out).map_err(|e| Skip::Failed(format!("fio output: {e}")))?;
-    let mb: Vec<f64> = v["jobs"]
-        .as_array()
-        .ok_or(Skip::Failed("fio output has no jobs".into()))?
+    let v: serde_json::Value = serde_json::from_str(&out).map_err(KernelError::FioJson)?;
+    let jobs = v["jobs"].as_array().map_or(&[][..], Vec::as_slice);
+    if jobs.len() != PRIOS.len() {
+        return Err(KernelError::FioJobs {
+            found: jobs.len(),
+            expected: PRIOS.len(),
+        });
+    }
+    let mb = jobs
         .iter()
-        .map(|j| j["read"]["bw_bytes"].as_f64().unwrap_or(0.0) / 1e6)
-        .collect();
+        .enumerate()
+        .map(|(job, j)| {
+            j["read"]["bw_bytes"]
+                .as_f64()
+                .map(|b| b / 1e6)
+                .ok_or(KernelError::FioBandwidth { job })
+        })
+        .collect::<Result<Vec<f64>, _>>()?;
     Ok(Side {
         scheduler: "kernel BFQ".into(),
         share: shares(&mb),
@@ -234,22 +267,23 @@ fn fairway_side(dev: &str, weights: &[u32], seconds: u64, backend: Backend) -> R
         .read(true)
         .custom_flags(0o40000) // O_DIRECT on Linux x86-64 and aarch64
         .open(dev)
-        .map_err(|e| Skip::Failed(format!("{dev}: {e}")))?;
+        .map_err(|error| KernelError::File {
+            path: dev.to_string(),
+            error,
+        })?;
     let mut bfq = FAIRWAY_BFQ
         .build(weights.len() as u32)
-        .map_err(|e| Skip::Failed(e.to_string()))?;
+        .map_err(KernelError::from)?;
     for (i, &w) in weights.iter().enumerate() {
         bfq.add_app(AppId(i as u32), AppSpec::weight(w))
-            .map_err(|e| Skip::Failed(e.to_string()))?;
+            .map_err(KernelError::from)?;
     }
     let device = match backend {
-        Backend::Pread => {
-            Device::Pread(FileDevice::start(bfq, file).map_err(|e| Skip::Failed(e.to_string()))?)
-        }
+        Backend::Pread => Device::Pread(FileDevice::start(bfq, file).map_err(KernelError::Device)?),
         Backend::IoUring { in_flight } => match UringDevice::start(bfq, file, in_flight) {
             Ok(d) => Device::Uring(d),
             Err(UringError::Unavailable(e)) => return Err(Skip::NoUring(e.to_string())),
-            Err(e) => return Err(Skip::Failed(e.to_string())),
+            Err(e) => return Err(KernelError::Uring(e).into()),
         },
     };
     let end = Instant::now() + Duration::from_secs(seconds);
@@ -262,21 +296,28 @@ fn fairway_side(dev: &str, weights: &[u32], seconds: u64, backend: Backend) -> R
                 while Instant::now() < end {
                     let sector = (i as u64 * HALF + off) / SECTOR_BYTES;
                     let req = Request::read(AppId(i as u32), sector, (BS / SECTOR_BYTES) as u32);
-                    match s.read(req).recv() {
-                        Ok(c) if c.result.is_ok() => bytes += BS,
-                        _ => break,
-                    }
+                    let result = s
+                        .read(req)
+                        .recv()
+                        .map_or(Err(FileIoError::ShutDown), |c| c.result);
+                    result.map_err(|error| KernelError::Read { reader: i, error })?;
+                    bytes += BS;
                     off = (off + BS) % REGION;
                 }
-                bytes as f64 / 1e6 / t0.elapsed().as_secs_f64()
+                Ok(bytes as f64 / 1e6 / t0.elapsed().as_secs_f64())
             })
         })
         .collect();
-    let mb: Vec<f64> = threads
+    let mb: Result<Vec<f64>, KernelError> = threads
         .into_iter()
-        .map(|t| t.join().unwrap_or(0.0))
+        .enumerate()
+        .map(|(reader, t)| {
+            t.join()
+                .unwrap_or(Err(KernelError::ReaderPanicked { reader }))
+        })
         .collect();
     device.shutdown();
+    let mb = mb?;
     Ok(Side {
         scheduler: format!("fairway BFQ ({backend})"),
         share: shares(&mb),
@@ -298,25 +339,23 @@ pub fn compare(seconds: u64, backend: Backend) -> Result<Comparison, Skip> {
     // Real blocks, not a sparse file: reading holes costs no I/O.
     {
         use std::io::Write;
-        let mut f =
-            std::fs::File::create(IMAGE).map_err(|e| Skip::Failed(format!("{IMAGE}: {e}")))?;
+        let mut f = std::fs::File::create(IMAGE).map_err(image)?;
         let block: Vec<u8> = (0..1u32 << 20)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
             .collect();
         for _ in 0..(2 * HALF) >> 20 {
-            f.write_all(&block)
-                .map_err(|e| Skip::Failed(format!("{IMAGE}: {e}")))?;
+            f.write_all(&block).map_err(image)?;
         }
-        f.sync_all()
-            .map_err(|e| Skip::Failed(format!("{IMAGE}: {e}")))?;
+        f.sync_all().map_err(image)?;
     }
     let dev = sh("losetup", &["-f", "--show", "--direct-io=on", IMAGE])?
         .trim()
         .to_string();
     let guard = Loop(dev.clone());
     let name = dev.trim_start_matches("/dev/");
+    let list = format!("/sys/block/{name}/queue/scheduler");
     let available =
-        std::fs::read_to_string(format!("/sys/block/{name}/queue/scheduler")).unwrap_or_default();
+        std::fs::read_to_string(&list).map_err(|error| KernelError::File { path: list, error })?;
     if !available.contains("bfq") {
         return Err(Skip::NoBfq);
     }
@@ -324,14 +363,9 @@ pub fn compare(seconds: u64, backend: Backend) -> Result<Comparison, Skip> {
     // runs against a colder store than the other.
     {
         use std::io::Read;
-        let mut f =
-            std::fs::File::open(IMAGE).map_err(|e| Skip::Failed(format!("{IMAGE}: {e}")))?;
+        let mut f = std::fs::File::open(IMAGE).map_err(image)?;
         let mut buf = vec![0u8; 1 << 20];
-        while f
-            .read(&mut buf)
-            .map_err(|e| Skip::Failed(format!("{IMAGE}: {e}")))?
-            > 0
-        {}
+        while f.read(&mut buf).map_err(image)? > 0 {}
     }
     let weights: Vec<u32> = PRIOS.iter().map(|p| (8 - p) * 10).collect();
     let wsum: f64 = weights.iter().map(|&w| f64::from(w)).sum();

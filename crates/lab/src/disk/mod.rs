@@ -13,10 +13,14 @@
 //! * [`mod@web_server`], [`mod@streaming`]: the other two workloads;
 //! * [`thesis`]: the thesis' numbers and the configurations its tables
 //!   compare; [`drive`]: the drive to run on;
-//! * [`validate`]: App. C.5.1; [`kernel_bfq`]: the kernel comparison.
+//! * [`validate`]: App. C.5.1; [`kernel_bfq`]: the kernel comparison,
+//!   [`kernel_error`]: why it failed; [`run_error`]: why a simulated
+//!   experiment refused to run.
 
 pub mod drive;
 pub mod kernel_bfq;
+pub mod kernel_error;
+pub mod run_error;
 pub mod sequential;
 pub mod shares;
 pub mod streaming;
@@ -26,9 +30,10 @@ pub mod units;
 pub mod validate;
 pub mod web_server;
 
-pub use drive::{load_drive, DriveError};
+pub use drive::{load_drive, DriveError, MAX_DRIVE_FILE_BYTES};
 pub use fairway_disk::catalogue::{DiskSchedKind, DiskSchedSpec, DiskSpecError};
-pub use sequential::{seq_readers, SeqResult};
+pub use run_error::DiskRunError;
+pub use sequential::{max_file_mb, seq_readers, SeqResult};
 pub use shares::{share_jobs, worst_share_error, ShareJob};
 pub use streaming::{streaming, StreamResult, StreamSetup};
 pub use thesis::{SHARE_SPECS, STREAM_SPECS};

@@ -5,8 +5,9 @@
 //! table, [`super::throughput`]) and the bandwidth distribution
 //! ([`super::shares`]) both run it. Deterministic.
 
-use super::units::{mb_per_s, SLICES};
-use fairway_disk::catalogue::{DiskSchedSpec, DiskSpecError};
+use super::run_error::DiskRunError;
+use super::units::{check_capacity, mb_per_s, SLICES};
+use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::model::DiskModel;
 use fairway_disk::readahead::ReadAhead;
 use fairway_disk::sim::Simulation;
@@ -34,21 +35,34 @@ pub struct SeqResult {
     pub sim_seconds: f64,
 }
 
+/// The largest file, MB (10^6 bytes), a slice of `disk` holds.
+pub fn max_file_mb(disk: &DiskModel) -> u64 {
+    disk.capacity() / SLICES * SECTOR_BYTES / 1_000_000
+}
+
 /// `weights.len()` sequential readers of files placed in slices at the
 /// maximum distance from each other, each with the kernel read-ahead
 /// `readahead` ([`ReadAhead::NONE`]: strictly synchronous); the file of
 /// reader i is `w_i / max w · file_mb` MB, so with exact shares all finish
-/// together (as in §2.4).
+/// together (as in §2.4). A file larger than its slice is refused
+/// ([`DiskRunError::FileTooLarge`]), not cut to it.
 pub fn seq_readers(
     spec: DiskSchedSpec,
     weights: &[u32],
     file_mb: u64,
     readahead: ReadAhead,
     disk: &DiskModel,
-) -> Result<SeqResult, DiskSpecError> {
+) -> Result<SeqResult, DiskRunError> {
+    check_capacity(disk)?;
     let n = weights.len() as u64;
-    let mut sched = spec.build(n as u32)?;
     let slice = disk.capacity() / SLICES;
+    if file_mb > max_file_mb(disk) {
+        return Err(DiskRunError::FileTooLarge {
+            file_mb,
+            slice_mb: max_file_mb(disk),
+        });
+    }
+    let mut sched = spec.build(n as u32)?;
     let wmax = u64::from(*weights.iter().max().unwrap_or(&1));
     let mut apps = Vec::new();
     for (i, &w) in weights.iter().enumerate() {
@@ -61,7 +75,7 @@ pub fn seq_readers(
         };
         let len = file_mb * 1_000_000 / SECTOR_BYTES * u64::from(w) / wmax;
         apps.push(App::Seq(
-            SeqReader::new(id, s * slice, len.min(slice)).with_readahead(readahead),
+            SeqReader::new(id, s * slice, len).with_readahead(readahead),
         ));
     }
     let lens: Vec<u64> = apps

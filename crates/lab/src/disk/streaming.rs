@@ -4,8 +4,9 @@
 //! loss rate reaches the threshold; reported is how many streams were
 //! sustained. Deterministic for a given seed.
 
-use super::units::{mb_per_s, SEC, SLICES};
-use fairway_disk::catalogue::{DiskSchedSpec, DiskSpecError};
+use super::run_error::DiskRunError;
+use super::units::{check_capacity, mb_per_s, SEC, SLICES};
+use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::model::DiskModel;
 use fairway_disk::readahead::ReadAhead;
 use fairway_disk::sim::Simulation;
@@ -83,7 +84,8 @@ pub fn streaming(
     setup: StreamSetup,
     disk: &DiskModel,
     seed: u64,
-) -> Result<StreamResult, DiskSpecError> {
+) -> Result<StreamResult, DiskRunError> {
+    check_capacity(disk)?;
     let n = setup.movies + setup.on_off;
     let mut sched = spec.build(n as u32)?;
     let slice = disk.capacity() / SLICES;

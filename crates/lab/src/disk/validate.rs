@@ -116,6 +116,14 @@ pub fn simulate_fcfs(disk: &DiskModel, arrivals: &[(Nanos, Request)]) -> Vec<Nan
         .collect()
 }
 
+/// How long `trace` takes on `disk` served first come, first served, ns:
+/// the simulated completion of its last request, about the real time a
+/// replay ([`validate`]) takes.
+pub fn replay_time(trace: &[TraceEntry], disk: &DiskModel) -> Nanos {
+    let arrivals: Vec<(Nanos, Request)> = trace.iter().map(|e| (e.at, e.req)).collect();
+    simulate_fcfs(disk, &arrivals).last().copied().unwrap_or(0)
+}
+
 /// Percentiles of a set of values, µs.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Summary {

@@ -3,8 +3,9 @@
 //! (bandwidth matters) from a shared log-structured area, all with weight
 //! 1. Deterministic for a given seed.
 
-use super::units::mb_per_s;
-use fairway_disk::catalogue::{DiskSchedKind, DiskSchedSpec, DiskSpecError};
+use super::run_error::DiskRunError;
+use super::units::{check_capacity, mb_per_s};
+use fairway_disk::catalogue::{DiskSchedKind, DiskSchedSpec};
 use fairway_disk::model::DiskModel;
 use fairway_disk::sim::Simulation;
 use fairway_disk::workload::{App, WebProcess};
@@ -21,11 +22,13 @@ pub struct WebResult {
     pub spec: DiskSchedSpec,
     /// The scheduler's label.
     pub sched: String,
-    /// Mean completion time of small files, s.
+    /// Mean completion time of small files, s (0 when none completed:
+    /// see `small_files`).
     pub small_file_s: f64,
     /// Small files read.
     pub small_files: usize,
-    /// Mean bandwidth of large-file reads, MB/s.
+    /// Mean bandwidth of large-file reads, MB/s (0 when none completed:
+    /// see `large_files`).
     pub large_file_mb_s: f64,
     /// Large files read.
     pub large_files: usize,
@@ -42,7 +45,8 @@ pub fn web_server(
     duration: Nanos,
     disk: &DiskModel,
     seed: u64,
-) -> Result<WebResult, DiskSpecError> {
+) -> Result<WebResult, DiskRunError> {
+    check_capacity(disk)?;
     let mut sched = spec.build(procs)?;
     let cap = disk.capacity();
     let log = Rc::new(Cell::new(cap / 4));
@@ -98,10 +102,15 @@ pub fn of_kind(rows: &[WebResult], kind: DiskSchedKind) -> Option<&WebResult> {
 /// BFQ against CFQ, the thesis' headline comparison: how many times lower
 /// BFQ's small-file completion time is, and its aggregate throughput's
 /// relative difference (`+0.05` = 5 % higher); `None` without a BFQ and a
-/// CFQ result.
+/// CFQ result, or when either read no small file or nothing at all (a run
+/// too short to compare).
 pub fn bfq_vs_cfq(rows: &[WebResult]) -> Option<(f64, f64)> {
     let b = of_kind(rows, DiskSchedKind::Bfq)?;
     let c = of_kind(rows, DiskSchedKind::Cfq)?;
+    let read = |r: &WebResult| r.small_files > 0 && r.aggregate_mb_s > 0.0;
+    if !(read(b) && read(c)) {
+        return None;
+    }
     Some((
         c.small_file_s / b.small_file_s,
         b.aggregate_mb_s / c.aggregate_mb_s - 1.0,

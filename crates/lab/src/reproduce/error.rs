@@ -47,6 +47,9 @@ pub enum ReproduceError {
     /// A disk scheduler's spec was refused by the disk catalogue.
     #[error(transparent)]
     DiskSpec(#[from] DiskSpecError),
+    /// A simulated disk experiment refused to run.
+    #[error(transparent)]
+    DiskRun(#[from] crate::disk::DiskRunError),
     /// The real-packet experiments failed.
     #[cfg(target_os = "linux")]
     #[error(transparent)]

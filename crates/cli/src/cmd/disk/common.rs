@@ -18,8 +18,9 @@ pub struct Common {
     /// Also write an SVG chart here.
     #[arg(long, value_name = "PATH.svg")]
     pub chart: Option<String>,
-    /// Disk parameters (TOML, fields as in presets/ibm-dtla-307030.toml);
-    /// default: the built-in IBM-DTLA-307030.
+    /// Disk parameters (TOML, fields as in presets/ibm-dtla-307030.toml, at
+    /// most 1 MiB, at least 1966080 sectors of capacity; a bad value is
+    /// reported as FILE:LINE:COLUMN); default: the built-in IBM-DTLA-307030.
     #[arg(long, value_name = "FILE.toml")]
     pub disk: Option<String>,
     /// A short version for CI (smaller files, shorter runs).

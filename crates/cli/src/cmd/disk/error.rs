@@ -6,8 +6,10 @@ use crate::cmd::json::JsonError;
 use crate::cmd::outputs::OutputError;
 use crate::cmd::stdout::StdoutError;
 use fairway_disk::catalogue::DiskSpecError;
+use fairway_disk::cost::CostError;
 use fairway_eval::chart::ChartError;
-use fairway_lab::disk::DriveError;
+use fairway_lab::disk::kernel_bfq::KernelError;
+use fairway_lab::disk::{DiskRunError, DriveError};
 use std::fmt;
 
 /// Why a `fairway disk` command failed.
@@ -27,8 +29,21 @@ pub enum DiskCmdError {
     Json(JsonError),
     /// The chart file could not be drawn or written.
     Chart(ChartError),
+    /// A simulated experiment refused to run.
+    Run(DiskRunError),
+    /// The drive of `--disk` is too small for an experiment's files.
+    DiskTooSmallFor {
+        /// The drive's file.
+        path: String,
+        /// The experiment.
+        experiment: &'static str,
+        /// Why.
+        error: DiskRunError,
+    },
+    /// The add+dispatch benchmark failed.
+    Bench(CostError),
     /// The kernel comparison failed (rather than skipped).
-    Kernel(String),
+    Kernel(KernelError),
 }
 
 impl fmt::Display for DiskCmdError {
@@ -41,7 +56,14 @@ impl fmt::Display for DiskCmdError {
             Self::Chart(e) => write!(f, "{e}"),
             Self::Output(e) => write!(f, "{e}"),
             Self::Json(e) => write!(f, "{e}"),
-            Self::Kernel(e) => f.write_str(e),
+            Self::Run(e) => write!(f, "{e}"),
+            Self::DiskTooSmallFor {
+                path,
+                experiment,
+                error,
+            } => write!(f, "{path}: {experiment}: {error}"),
+            Self::Bench(e) => write!(f, "{e}"),
+            Self::Kernel(e) => write!(f, "{e}"),
         }
     }
 }
@@ -87,5 +109,23 @@ impl From<OutputError> for DiskCmdError {
 impl From<JsonError> for DiskCmdError {
     fn from(e: JsonError) -> Self {
         Self::Json(e)
+    }
+}
+
+impl From<KernelError> for DiskCmdError {
+    fn from(e: KernelError) -> Self {
+        Self::Kernel(e)
+    }
+}
+
+impl From<CostError> for DiskCmdError {
+    fn from(e: CostError) -> Self {
+        Self::Bench(e)
+    }
+}
+
+impl From<DiskRunError> for DiskCmdError {
+    fn from(e: DiskRunError) -> Self {
+        Self::Run(e)
     }
 }

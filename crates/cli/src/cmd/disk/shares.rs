@@ -6,7 +6,9 @@ use super::error::DiskCmdError;
 use crate::cmd::common::Table;
 use clap::Args;
 use fairway_eval::cost::chart::{ChartSpec, Series};
-use fairway_lab::disk::{seq_readers, share_jobs, worst_share_error, DiskSchedKind};
+use fairway_lab::disk::{
+    max_file_mb, seq_readers, share_jobs, worst_share_error, DiskRunError, DiskSchedKind,
+};
 
 /// Arguments of `fairway disk shares`.
 #[derive(Args)]
@@ -23,6 +25,22 @@ pub fn run(a: SharesArgs) -> Result<(), DiskCmdError> {
     let disk = load_disk(c)?;
     let ra = a.readahead.get()?;
     let jobs = share_jobs(c.quick);
+    // Every file is checked against the drive before the first run, so a
+    // drive too small fails at once, with nothing printed.
+    let slice_mb = max_file_mb(&disk);
+    if let Some(job) = jobs.iter().find(|j| j.file_mb > slice_mb) {
+        return Err(DiskCmdError::DiskTooSmallFor {
+            path: c
+                .disk
+                .clone()
+                .unwrap_or_else(|| "the built-in drive".into()),
+            experiment: "shares",
+            error: DiskRunError::FileTooLarge {
+                file_mb: job.file_mb,
+                slice_mb,
+            },
+        });
+    }
     let pb = bar(jobs.len() as u64, c.json);
     let mut table = Table::new(&[
         "scheduler",

@@ -7,15 +7,25 @@ use crate::cmd::common::Table;
 use clap::Args;
 use fairway_eval::cost::chart::{ChartSpec, Series};
 use fairway_lab::disk::throughput::{bfq_curve, run_of, CHART_BASELINES};
-use fairway_lab::disk::{seq_readers, thesis_throughput, throughput_specs, ThroughputRun};
+use fairway_lab::disk::{
+    max_file_mb, seq_readers, thesis_throughput, throughput_specs, ThroughputRun,
+};
+
+/// Most reader counts in one run.
+const MAX_COUNTS: usize = 16;
+/// Largest file, MB: the thesis' files are at most 1 GB, and a run's
+/// simulated time grows with the bytes read.
+const MAX_FILE_MB: u64 = 1000;
 
 /// Arguments of `fairway disk throughput`.
 #[derive(Args)]
 pub struct ThroughputArgs {
-    /// Numbers of concurrent readers, comma separated (e.g. 2,5).
+    /// Numbers of concurrent readers, comma separated (e.g. 2,5), each
+    /// 1..=30 (one slice of the disk per reader), at most 16 numbers.
     #[arg(long, default_value = "2,5")]
     files: String,
-    /// File size, MB (default 128, 32 with --quick).
+    /// File size, MB, 1..=1000 and at most a slice of the disk (1/30 of
+    /// it, 1024 MB on the built-in drive) (default 128, 32 with --quick).
     #[arg(long)]
     file_mb: Option<u64>,
     #[command(flatten)]
@@ -32,16 +42,28 @@ pub fn run(a: ThroughputArgs) -> Result<(), DiskCmdError> {
     if files.iter().any(|&n| !(1..=30).contains(&n)) {
         return Err(FlagError::CountOutOfRange {
             flag: "--files",
-            range: "1..=30",
+            range: "1..=30 (one slice of the disk per reader)",
+        }
+        .into());
+    }
+    if files.len() > MAX_COUNTS {
+        return Err(FlagError::TooLarge {
+            flag: "--files",
+            value: format!("{} numbers", files.len()),
+            max: format!("{MAX_COUNTS} numbers"),
         }
         .into());
     }
     let file_mb = a.file_mb.unwrap_or(if c.quick { 32 } else { 128 });
-    if !(1..=1000).contains(&file_mb) {
-        return Err(FlagError::OutOfRange {
+    let max_mb = MAX_FILE_MB.min(max_file_mb(&disk));
+    if !(1..=max_mb).contains(&file_mb) {
+        return Err(FlagError::ValueOutOfRange {
             flag: "--file-mb",
-            range: "1..=1000".into(),
-            why: Some("a 30-slice disk of 30 GB"),
+            value: file_mb.to_string(),
+            range: format!(
+                "1..={max_mb} (files of at most {MAX_FILE_MB} MB are run; a slice of this disk, 1/30 of it, holds {} MB)",
+                max_file_mb(&disk)
+            ),
         }
         .into());
     }

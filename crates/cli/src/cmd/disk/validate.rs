@@ -5,7 +5,8 @@ use super::common::{bar, json_line, load_disk, Common};
 use super::error::{DiskCmdError, FlagError};
 use crate::cmd::common::Table;
 use clap::Args;
-use fairway_lab::disk::validate::{synthetic_trace, validate, Summary, TraceKind};
+use fairway_lab::disk::validate::{replay_time, synthetic_trace, validate, Summary, TraceKind};
+use fairway_lab::disk::SEC;
 
 /// Arguments of `fairway disk validate`.
 #[derive(Args)]
@@ -13,12 +14,15 @@ pub struct ValidateArgs {
     /// Trace pattern: random, mixed or both.
     #[arg(long, default_value = "both")]
     trace: String,
-    /// Requests per trace (default 500, 100 with --quick).
+    /// Requests per trace, 1..=100000 (default 500, 100 with --quick).
     #[arg(long)]
     requests: Option<usize>,
-    /// Inter-arrival times are uniform in 0..=this many ms (the thesis'
-    /// traces use 500; the default keeps the disk ~75 % busy with random
-    /// requests and the run short: 500 requests take ~10 s).
+    /// Inter-arrival times are uniform in 0..=this many ms, 0..=10000 (the
+    /// thesis' traces use 500; the default keeps the disk ~75 % busy with
+    /// random requests and the run short: 500 requests take ~10 s).
+    /// A trace replays in real time: one that would take more than an
+    /// hour on the disk (arrivals and service times, simulated first) is
+    /// refused.
     #[arg(long, default_value_t = 40)]
     max_gap_ms: u64,
     /// Workload seed.
@@ -27,6 +31,9 @@ pub struct ValidateArgs {
     #[command(flatten)]
     common: Common,
 }
+
+/// Longest replay of one trace, s: it runs in real time.
+const MAX_REPLAY_S: u64 = 3600;
 
 /// Runs `fairway disk validate`.
 pub fn run(a: ValidateArgs) -> Result<(), DiskCmdError> {
@@ -62,13 +69,36 @@ pub fn run(a: ValidateArgs) -> Result<(), DiskCmdError> {
         }
         .into());
     }
+    let traces: Vec<_> = kinds
+        .into_iter()
+        .map(|kind| {
+            let gap = a.max_gap_ms * 1_000_000;
+            (kind, synthetic_trace(kind, n, gap, disk.capacity(), a.seed))
+        })
+        .collect();
+    for (_, trace) in &traces {
+        // The simulator's time for the trace on this disk: arrivals and
+        // service times both count.
+        let secs = replay_time(trace, &disk).div_ceil(SEC);
+        if secs > MAX_REPLAY_S {
+            return Err(FlagError::TooLarge {
+                flag: "--requests",
+                value: format!(
+                    "{n} requests with --max-gap-ms {} ({secs} s of replay on this disk)",
+                    a.max_gap_ms
+                ),
+                max: format!("{MAX_REPLAY_S} s of replay per trace: a trace replays in real time"),
+            }
+            .into());
+        }
+    }
     if c.chart.is_some() {
         return Err(FlagError::NoChart {
             command: "validate",
         }
         .into());
     }
-    let pb = bar(kinds.len() as u64, c.json);
+    let pb = bar(traces.len() as u64, c.json);
     let mut table = Table::new(&[
         "trace",
         "requests",
@@ -88,9 +118,8 @@ pub fn run(a: ValidateArgs) -> Result<(), DiskCmdError> {
             format!("{:.0}/{:.0}/{:.0}", s.p50_us, s.p99_us, s.max_us)
         }
     };
-    for kind in kinds {
+    for (kind, trace) in traces {
         pb.set_message(format!("{kind:?} trace"));
-        let trace = synthetic_trace(kind, n, a.max_gap_ms * 1_000_000, disk.capacity(), a.seed);
         let v = validate(kind, &trace, &disk);
         if c.json {
             json_line(&v)?;

@@ -13,10 +13,11 @@ use fairway_lab::disk::{web_server, DiskSchedSpec, WebResult, SEC, SHARE_SPECS};
 /// Arguments of `fairway disk web`.
 #[derive(Args)]
 pub struct WebArgs {
-    /// Processes.
+    /// Processes, 1..=100000; --procs x --seconds at most 10^7 (the
+    /// simulation's work grows with both).
     #[arg(long, default_value_t = 100)]
     procs: u32,
-    /// Simulated seconds (default 3600, 300 with --quick).
+    /// Simulated seconds, 1..=86400 (default 3600, 300 with --quick).
     #[arg(long)]
     seconds: Option<u64>,
     /// Workload seed.
@@ -25,6 +26,10 @@ pub struct WebArgs {
     #[command(flatten)]
     common: Common,
 }
+
+/// Most `--procs` × `--seconds`: 100 processes for a day, or 100000 for
+/// 100 s.
+const MAX_PROC_SECONDS: u64 = 10_000_000;
 
 /// Runs `fairway disk web`.
 pub fn run(a: WebArgs) -> Result<(), DiskCmdError> {
@@ -44,6 +49,16 @@ pub fn run(a: WebArgs) -> Result<(), DiskCmdError> {
             flag: "--procs",
             range: "1..=100000".into(),
             why: None,
+        }
+        .into());
+    }
+    if u64::from(a.procs) * secs > MAX_PROC_SECONDS {
+        return Err(FlagError::TooLarge {
+            flag: "--procs",
+            value: format!("{} x --seconds {secs}", a.procs),
+            max: format!(
+                "{MAX_PROC_SECONDS} process-seconds: the simulation's work grows with both"
+            ),
         }
         .into());
     }
@@ -76,9 +91,9 @@ pub fn run(a: WebArgs) -> Result<(), DiskCmdError> {
         }
         table.row(vec![
             r.sched.clone(),
-            format!("{:.3}", r.small_file_s),
+            none_read(r.small_files).unwrap_or_else(|| format!("{:.3}", r.small_file_s)),
             t(|x| x.1),
-            fmt2(r.large_file_mb_s),
+            none_read(r.large_files).unwrap_or_else(|| fmt2(r.large_file_mb_s)),
             t(|x| x.2),
             fmt2(r.aggregate_mb_s),
             t(|x| x.3),
@@ -102,6 +117,12 @@ pub fn run(a: WebArgs) -> Result<(), DiskCmdError> {
         }
     }
     chart(&c.chart, chart_spec(), &series(&rows))
+}
+
+/// `-` for a mean over no file (a run too short to read one), instead of
+/// a 0 that would read as a measurement.
+fn none_read(files: usize) -> Option<String> {
+    (files == 0).then(|| "-".to_string())
 }
 
 fn chart_spec() -> ChartSpec {
