@@ -420,11 +420,17 @@ impl Network {
             let users: Vec<usize> = (0..self.flows.len())
                 .filter(|&f| paths[f].contains(&(li as u32)))
                 .collect();
-            let cap = Capacity::new(
-                n.max(1),
-                self.per_flow_buffer
-                    .saturating_mul(users.len().max(1) as u32),
-            );
+            // A link no flow crosses still gets a (never used) one-packet
+            // queue; the queue of one that flows cross is exact or refused.
+            let packets = u32::try_from(users.len().max(1))
+                .ok()
+                .and_then(|u| self.per_flow_buffer.checked_mul(u))
+                .ok_or(NetsimError::QueueTooLong {
+                    link: li,
+                    per_flow: self.per_flow_buffer,
+                    flows: users.len(),
+                })?;
+            let cap = Capacity::new(n.max(1), packets);
             let mut s = sched.build(cap);
             for &f in &users {
                 let fl = &self.flows[f];
