@@ -52,7 +52,7 @@
 //! every interval of the trace, as an oracle.
 
 use crate::limits::{try_vec, MemoryError};
-use crate::traffic::{Controller, ControllerConfig};
+use crate::traffic::{Controller, ControllerConfig, ControllerError};
 use crate::workload::{FlowSet, PacketSizes};
 use fairway_core::{ConfigError, FlowConfig, FlowId, Packet, Scheduler};
 use std::collections::{HashMap, VecDeque};
@@ -186,6 +186,8 @@ pub enum SimError {
     },
     /// The system refused memory for the run's records.
     Memory(MemoryError),
+    /// The controller refused its configuration.
+    Controller(ControllerError),
 }
 
 impl fmt::Display for SimError {
@@ -195,6 +197,7 @@ impl fmt::Display for SimError {
                 write!(f, "{sched}: cannot add flow {flow}: {error}")
             }
             SimError::Memory(e) => e.fmt(f),
+            SimError::Controller(e) => e.fmt(f),
         }
     }
 }
@@ -223,7 +226,7 @@ pub fn simulate(
             })?;
     }
     let weights: Vec<u32> = cfgs.iter().map(|c| c.0).collect();
-    let mut ctl = Controller::new(controller, &weights, seed);
+    let mut ctl = Controller::try_new(controller, &weights, seed).map_err(SimError::Controller)?;
     let mut sim = Sim::new(sched, flows, link, packets)?;
     let mut budget = packets;
     let mut want_enqueue = true;
