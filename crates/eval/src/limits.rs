@@ -77,11 +77,9 @@ impl fmt::Display for MemoryLimit {
                 "{} bytes, a quarter of this machine's memory",
                 self.bytes
             ),
-            LimitSource::Unknown => write!(
-                f,
-                "{} bytes (this machine's memory is unknown)",
-                self.bytes
-            ),
+            LimitSource::Unknown => {
+                write!(f, "{} bytes (this machine's memory is unknown)", self.bytes)
+            }
         }
     }
 }
@@ -113,7 +111,10 @@ impl std::error::Error for MemoryError {}
 
 /// `Ok` if `needed` bytes (`None`: an overflowed estimate) fit the limit
 /// of this machine.
-pub fn check_memory(what: impl FnOnce() -> String, needed: Option<u128>) -> Result<(), MemoryError> {
+pub fn check_memory(
+    what: impl FnOnce() -> String,
+    needed: Option<u128>,
+) -> Result<(), MemoryError> {
     let limit = MemoryLimit::of_machine();
     match needed {
         Some(n) if n <= u128::from(limit.bytes) => Ok(()),

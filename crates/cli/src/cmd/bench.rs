@@ -344,11 +344,8 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), CliError> {
                 (rows, files)
             }
             SweepKind::M => {
-                let mut bar = super::progress::Progress::counted(
-                    per * sets.len() as u64,
-                    "runs",
-                    args.json,
-                );
+                let mut bar =
+                    super::progress::Progress::counted(per * sets.len() as u64, "runs", args.json);
                 let rows = sweep_m(&sets, pattern, &ms, &opts, &mut counters, &mut |p| {
                     bar.set(p.done as u64, "M sweep")
                 })?;

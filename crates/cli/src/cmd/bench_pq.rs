@@ -5,8 +5,8 @@
 use super::error::CliError;
 use super::flag::FlagError;
 use clap::Args;
-use fairway_eval::chart::{write_svg, ChartError, ChartSpec, Series};
 use fairway_core::pq::approx_gradient::MAX_ALPHA;
+use fairway_eval::chart::{write_svg, ChartError, ChartSpec, Series};
 use fairway_eval::pq_bench::{
     add_ideal_shares, check_sweep, run_fill_drain, FillDrainConfig, FillDrainResult, QueueKind,
 };

@@ -34,7 +34,8 @@ fn fairway(args: &[&str]) -> (Option<i32>, String, String) {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
+    let read =
+        |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
     let result = (status.code(), read(&out), read(&err));
     std::fs::remove_dir_all(&dir).ok();
     result
@@ -57,7 +58,11 @@ fn scratch(what: &str) -> PathBuf {
 /// every one of `needles`; returns the line.
 fn refused(code: i32, args: &[&str], needles: &[&str]) -> String {
     let (status, out, err) = fairway(args);
-    assert_eq!(status, Some(code), "{args:?}: exit {status:?}, stderr: {err}");
+    assert_eq!(
+        status,
+        Some(code),
+        "{args:?}: exit {status:?}, stderr: {err}"
+    );
     assert!(out.is_empty(), "{args:?} printed to stdout: {out}");
     assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
     assert!(err.starts_with("fairway: error: "), "{args:?}: {err}");
@@ -74,7 +79,11 @@ const WORK_LIMIT: &str = "the limit is 1099511627776 (2^40";
 fn guarantees_sizes_beyond_memory_are_refused_before_allocating() {
     // Beyond the 32-bit packet ids.
     for p in ["4294967296", "18446744073709551615"] {
-        refused(1, &["guarantees", "--packets", p], &["--packets", "1..=4294967295"]);
+        refused(
+            1,
+            &["guarantees", "--packets", p],
+            &["--packets", "1..=4294967295"],
+        );
     }
     // Within the ids, beyond memory: the sizes, the estimate and the limit.
     refused(
@@ -84,7 +93,15 @@ fn guarantees_sizes_beyond_memory_are_refused_before_allocating() {
     );
     refused(
         1,
-        &["guarantees", "--sched", "fifo", "--packets", "100", "--queue", "4294967295"],
+        &[
+            "guarantees",
+            "--sched",
+            "fifo",
+            "--packets",
+            "100",
+            "--queue",
+            "4294967295",
+        ],
         &["--queue 4294967295", QUARTER],
     );
     // Zero, negative, not a number: clap's usage errors.
@@ -133,7 +150,14 @@ fn bench_plans_beyond_the_work_limit_are_refused() {
     );
     refused(
         1,
-        &with(&["--pairs", "100", "--repeat", "1", "--warmup", "18446744073709551615"]),
+        &with(&[
+            "--pairs",
+            "100",
+            "--repeat",
+            "1",
+            "--warmup",
+            "18446744073709551615",
+        ]),
         &["--warmup 18446744073709551615", WORK_LIMIT],
     );
     // Within the work limit, beyond memory: one sample per timed run.
@@ -154,8 +178,18 @@ fn bench_sweeps_refuse_before_writing_anything() {
     refused(
         1,
         &[
-            "bench", "--sweep", "flows", "--sched", "drr", "--pairs", "100", "--repeat",
-            "18446744073709551615", "--no-counters", "--out", dir.to_str().unwrap(),
+            "bench",
+            "--sweep",
+            "flows",
+            "--sched",
+            "drr",
+            "--pairs",
+            "100",
+            "--repeat",
+            "18446744073709551615",
+            "--no-counters",
+            "--out",
+            dir.to_str().unwrap(),
         ],
         &["--repeat 18446744073709551615", WORK_LIMIT],
     );
@@ -170,7 +204,11 @@ fn bench_lists_name_each_entry_once() {
     let with = |extra: &[&'static str]| -> Vec<&'static str> {
         base.iter().chain(extra).copied().collect()
     };
-    refused(1, &with(&["--sched", "drr,drr"]), &["--sched", "drr", "twice"]);
+    refused(
+        1,
+        &with(&["--sched", "drr,drr"]),
+        &["--sched", "drr", "twice"],
+    );
     refused(
         1,
         &with(&["--sched", "drr", "--pattern", "smooth,smooth"]),
@@ -190,7 +228,14 @@ fn bench_pq_sizes_beyond_memory_and_handles_are_refused_without_a_chart() {
     let chart_arg = chart.to_str().unwrap();
     let run = |extra: &[&str], needles: &[&str]| {
         let mut args = vec![
-            "bench-pq", "--queues", "cffs", "--min-ops", "1", "--batches", "1", "--chart",
+            "bench-pq",
+            "--queues",
+            "cffs",
+            "--min-ops",
+            "1",
+            "--batches",
+            "1",
+            "--chart",
             chart_arg,
         ];
         args.extend_from_slice(extra);
@@ -213,13 +258,24 @@ fn bench_pq_sizes_beyond_memory_and_handles_are_refused_without_a_chart() {
         &["--buckets", "16", "--per-bucket", "1", "--occupancy", "1"],
         &["--occupancy 1", "--buckets 16", "no bucket"],
     );
-    run(&["--buckets", "1", "--per-bucket", "1"], &["--buckets 1", "2..="]);
+    run(
+        &["--buckets", "1", "--per-bucket", "1"],
+        &["--buckets 1", "2..="],
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn bench_pq_work_rounds_alpha_and_duplicates_are_refused() {
-    let small = ["bench-pq", "--queues", "cffs", "--buckets", "16", "--per-bucket", "1"];
+    let small = [
+        "bench-pq",
+        "--queues",
+        "cffs",
+        "--buckets",
+        "16",
+        "--per-bucket",
+        "1",
+    ];
     let with = |extra: &[&'static str]| -> Vec<&'static str> {
         small.iter().chain(extra).copied().collect()
     };
@@ -236,17 +292,43 @@ fn bench_pq_work_rounds_alpha_and_duplicates_are_refused() {
     refused(2, &with(&["--rounds", "0"]), &["--rounds", "1.."]);
     refused(
         1,
-        &["bench-pq", "--queues", "approx", "--buckets", "16", "--per-bucket", "1", "--alpha", "0"],
+        &[
+            "bench-pq",
+            "--queues",
+            "approx",
+            "--buckets",
+            "16",
+            "--per-bucket",
+            "1",
+            "--alpha",
+            "0",
+        ],
         &["--alpha 0", "1..=341"],
     );
     refused(
         1,
-        &["bench-pq", "--queues", "cffs,cffs", "--buckets", "16", "--per-bucket", "1"],
+        &[
+            "bench-pq",
+            "--queues",
+            "cffs,cffs",
+            "--buckets",
+            "16",
+            "--per-bucket",
+            "1",
+        ],
         &["--queues", "cffs", "twice"],
     );
     refused(
         1,
-        &["bench-pq", "--queues", "cffs", "--buckets", "16,16", "--per-bucket", "1"],
+        &[
+            "bench-pq",
+            "--queues",
+            "cffs",
+            "--buckets",
+            "16,16",
+            "--per-bucket",
+            "1",
+        ],
         &["--buckets", "16", "twice"],
     );
 }
@@ -255,22 +337,55 @@ fn bench_pq_work_rounds_alpha_and_duplicates_are_refused() {
 fn netsim_seeds_and_simulated_time_are_bounded() {
     refused(
         1,
-        &["netsim", "--sched", "qfq", "--duration", "0.01", "--warmup", "0", "--seeds", "3",
-          "--seed", "18446744073709551615"],
+        &[
+            "netsim",
+            "--sched",
+            "qfq",
+            "--duration",
+            "0.01",
+            "--warmup",
+            "0",
+            "--seeds",
+            "3",
+            "--seed",
+            "18446744073709551615",
+        ],
         &["--seed 18446744073709551615", "--seeds 3", "2^64 − 1"],
     );
     refused(
         1,
-        &["netsim", "--sched", "qfq,drr,wf2q+", "--duration", "3600", "--seeds", "100"],
+        &[
+            "netsim",
+            "--sched",
+            "qfq,drr,wf2q+",
+            "--duration",
+            "3600",
+            "--seeds",
+            "100",
+        ],
         &["--seeds 100", "--duration 3600", "the limit is 36000"],
     );
     refused(
         1,
-        &["netsim", "--sched", "qfq,qfq", "--duration", "0.01", "--warmup", "0", "--seeds", "1"],
+        &[
+            "netsim",
+            "--sched",
+            "qfq,qfq",
+            "--duration",
+            "0.01",
+            "--warmup",
+            "0",
+            "--seeds",
+            "1",
+        ],
         &["--sched", "qfq", "twice"],
     );
     for d in ["nan", "inf", "-1", "0", "3601"] {
-        refused(1, &["netsim", "--duration", d], &["--duration", "(0, 3600]"]);
+        refused(
+            1,
+            &["netsim", "--duration", d],
+            &["--duration", "(0, 3600]"],
+        );
     }
     refused(1, &["netsim", "--warmup", "nan"], &["--warmup"]);
     refused(1, &["netsim", "--seeds", "0"], &["--seeds 0", "1..=100"]);

@@ -82,7 +82,10 @@ impl fmt::Display for CostError {
             CostError::Spec(e) => e.fmt(f),
             CostError::NoScheduler => write!(f, "--sched needs at least one scheduler"),
             CostError::DuplicateSubject(label) => {
-                write!(f, "--sched: {label} is named twice (each scheduler runs once)")
+                write!(
+                    f,
+                    "--sched: {label} is named twice (each scheduler runs once)"
+                )
             }
             CostError::EmptyFlowSet => write!(f, "the flow set is empty"),
             CostError::FlowSet(e) => e.fmt(f),
