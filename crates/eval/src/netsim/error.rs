@@ -1,5 +1,6 @@
 //! Why a network simulation could not run.
 
+use crate::limits::MemoryError;
 use fairway_core::registry::SpecError;
 use fairway_core::ConfigError;
 use std::fmt;
@@ -94,6 +95,8 @@ pub enum NetsimError {
         /// Seconds per run.
         duration_s: f64,
     },
+    /// The link queues would need more memory than the limit.
+    Memory(MemoryError),
     /// A link's output queue (`per_flow_buffer` × its flows) beyond
     /// `2^32 − 1` packets.
     QueueTooLong {
@@ -162,6 +165,7 @@ impl fmt::Display for NetsimError {
                  minutes to hours of computing)",
                 *schedulers as f64 * *seeds as f64 * duration_s
             ),
+            NetsimError::Memory(e) => e.fmt(f),
             NetsimError::QueueTooLong {
                 link,
                 per_flow,

@@ -526,6 +526,18 @@ mod tests {
     }
 
     #[test]
+    fn switch_probabilities_and_weights_are_used_as_given_or_refused() {
+        let ok = Controller::try_new(cfg(Pattern::Smooth, 3, 100, 0, 1.0), &[1, 1], 1);
+        assert!(ok.is_ok());
+        for p in [1.5, -0.1, f64::NAN, f64::INFINITY] {
+            let e = Controller::try_new(cfg(Pattern::Smooth, 3, 100, 0, p), &[1, 1], 1);
+            assert!(matches!(e, Err(ControllerError::SwitchProb(_))), "{p}");
+        }
+        let e = Controller::try_new(cfg(Pattern::Smooth, 3, 100, 0, 0.5), &[1, 0], 1);
+        assert!(matches!(e, Err(ControllerError::ZeroWeight(1))));
+    }
+
+    #[test]
     fn smooth_fills_evenly_up_to_the_cap() {
         let mut c = Controller::new(cfg(Pattern::Smooth, 3, 100, 0, 0.0), &[1, 1, 1, 1], 1);
         let mut seen = Vec::new();
