@@ -132,6 +132,8 @@ pub enum FlowSetError {
         /// Why.
         why: GroupProblem,
     },
+    /// A preset named twice in a list of flow sets.
+    DuplicatePreset(String),
     /// More than [`MAX_FLOWS`] flows in all.
     TooManyFlows {
         /// The flows the groups add up to.
@@ -192,6 +194,9 @@ impl fmt::Display for FlowSetError {
                     presets.join(", ")
                 )
             }
+            FlowSetError::DuplicatePreset(p) => {
+                write!(f, "--flows: {p} is named twice (each flow set runs once)")
+            }
             FlowSetError::TooManyFlows { total } => {
                 write!(f, "{total} flows in all: too many (at most {MAX_FLOWS})")
             }
@@ -215,8 +220,8 @@ impl std::error::Error for FlowSetError {}
 
 impl FlowSet {
     /// A list of flow sets: `1k-w1,32k-wmix` (only presets, comma
-    /// separated) is two sets; anything else is one spec, whose groups are
-    /// comma separated too (`1x500,2x250`).
+    /// separated, each once) is two sets; anything else is one spec, whose
+    /// groups are comma separated too (`1x500,2x250`).
     pub fn parse_list(text: &str) -> Result<Vec<FlowSet>, FlowSetError> {
         let pieces: Vec<&str> = text.split(',').map(str::trim).collect();
         if pieces.len() > 1
@@ -224,6 +229,13 @@ impl FlowSet {
                 .iter()
                 .all(|p| PRESETS.iter().any(|(n, _, _)| n == p))
         {
+            if let Some(p) = pieces
+                .iter()
+                .enumerate()
+                .find_map(|(i, p)| pieces[..i].contains(p).then_some(*p))
+            {
+                return Err(FlowSetError::DuplicatePreset(p.to_string()));
+            }
             pieces.iter().map(|p| FlowSet::parse(p)).collect()
         } else {
             Ok(vec![FlowSet::parse(text)?])
@@ -456,6 +468,8 @@ mod tests {
             .to_string();
         assert!(e.contains("too large"), "{e}");
         assert_eq!(FlowSet::parse_list("1k-w1,32k-w1").unwrap().len(), 2);
+        let e = FlowSet::parse_list("1k-w1,32k-w1,1k-w1").unwrap_err();
+        assert_eq!(e, FlowSetError::DuplicatePreset("1k-w1".into()));
         let e = PacketSizes::parse("uniform:99999999999")
             .unwrap_err()
             .to_string();

@@ -219,6 +219,11 @@ fn bench_lists_name_each_entry_once() {
         &with(&["--sched", "drr", "--pattern", "smooth,"]),
         &["--pattern", "empty"],
     );
+    refused(
+        1,
+        &with(&["--sched", "drr", "--flows", "1k-w1,1k-w1"]),
+        &["--flows", "1k-w1", "twice"],
+    );
 }
 
 #[test]

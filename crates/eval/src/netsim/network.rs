@@ -442,7 +442,13 @@ impl Network {
         }
         let slots: u128 = queues.iter().map(|q| u128::from(q.1)).sum();
         check_memory(
-            || format!("--buffer {} over {} link queues", self.per_flow_buffer, queues.len()),
+            || {
+                format!(
+                    "--buffer {} over {} link queues",
+                    self.per_flow_buffer,
+                    queues.len()
+                )
+            },
             slots.checked_mul(BYTES_PER_QUEUED_PACKET),
         )
         .map_err(NetsimError::Memory)?;
@@ -677,13 +683,22 @@ mod tests {
                     start_ns: 0,
                 });
             }
-            net.run(&SchedChoice::parse("fifo").unwrap(), 1_000_000, 0, 1, &mut |_| {})
+            net.run(
+                &SchedChoice::parse("fifo").unwrap(),
+                1_000_000,
+                0,
+                1,
+                &mut |_| {},
+            )
         };
         assert!(run(1000).is_ok());
         let e = run(u32::MAX / 2).unwrap_err();
         assert!(matches!(e, NetsimError::Memory(_)), "{e}");
         let e = run(u32::MAX / 2 + 1).unwrap_err();
-        assert!(matches!(e, NetsimError::QueueTooLong { flows: 2, .. }), "{e}");
+        assert!(
+            matches!(e, NetsimError::QueueTooLong { flows: 2, .. }),
+            "{e}"
+        );
     }
 
     /// One flow over two links: the delay is exactly transmission plus
