@@ -30,7 +30,7 @@ mod check;
 
 pub use check::{check_sweep, planned_inserts, MAX_ROUNDS};
 
-use crate::limits::{MemoryError, MAX_WORK};
+use crate::limits::{try_vec, MemoryError, MAX_WORK};
 use fairway_core::pq::{
     ApproxGradientQueue, BucketHeap, CircularFfsQueue, ElementBinaryHeap, GradientQueue,
     HierarchicalFfsQueue, IntegerPriorityQueue, PqError, TimingWheel,
@@ -290,20 +290,33 @@ impl FillDrainResult {
 /// Random ranks: `occupancy`% of `buckets` chosen (rounded to the
 /// nearest), `per_bucket` each, shuffled. The sizes must pass
 /// [`FillDrainConfig::check`] (an occupancy above 100 takes every bucket,
-/// one rounding to none gives no rank).
-pub fn fill_drain_ranks(buckets: u32, per_bucket: u32, occupancy: u32, seed: u64) -> Vec<u64> {
+/// one rounding to none gives no rank). A refused allocation is an error:
+/// the sizes come from the user.
+pub fn fill_drain_ranks(
+    buckets: u32,
+    per_bucket: u32,
+    occupancy: u32,
+    seed: u64,
+) -> Result<Vec<u64>, MemoryError> {
     let mut rng = StdRng::seed_from_u64(seed);
     let occupied = (u64::from(buckets) * u64::from(occupancy) + 50) / 100;
     let occupied = usize::try_from(occupied).unwrap_or(usize::MAX);
-    let mut ids: Vec<u64> = (0..u64::from(buckets)).collect();
+    let what = || format!("--buckets {buckets} with --per-bucket {per_bucket}");
+    let mut ids: Vec<u64> = try_vec(what, buckets as usize)?;
+    ids.extend(0..u64::from(buckets));
     ids.shuffle(&mut rng);
     ids.truncate(occupied);
-    let mut ranks: Vec<u64> = ids
-        .iter()
-        .flat_map(|&b| std::iter::repeat_n(b, per_bucket as usize))
-        .collect();
+    let n = ids
+        .len()
+        .checked_mul(per_bucket as usize)
+        .unwrap_or(usize::MAX); // beyond usize: the reservation fails
+    let mut ranks: Vec<u64> = try_vec(what, n)?;
+    ranks.extend(
+        ids.iter()
+            .flat_map(|&b| std::iter::repeat_n(b, per_bucket as usize)),
+    );
     ranks.shuffle(&mut rng);
-    ranks
+    Ok(ranks)
 }
 
 /// Time of `reps` fills and of `reps` drains.
@@ -491,7 +504,8 @@ fn approx_errors(cfg: &FillDrainConfig, ranks: &[u64]) -> Result<(f64, f64), PqE
 /// Runs one configuration.
 pub fn run_fill_drain(cfg: &FillDrainConfig) -> Result<FillDrainResult, PqBenchError> {
     cfg.check()?;
-    let ranks = fill_drain_ranks(cfg.buckets, cfg.per_bucket, cfg.occupancy, cfg.seed);
+    let ranks = fill_drain_ranks(cfg.buckets, cfg.per_bucket, cfg.occupancy, cfg.seed)
+        .map_err(PqBenchError::Memory)?;
     let n = u32::try_from(ranks.len()).map_err(|_| PqBenchError::TooManyElements {
         elements: ranks.len() as u64,
     })?;
@@ -750,7 +764,7 @@ mod tests {
 
     #[test]
     fn ranks_have_the_requested_shape() {
-        let ranks = fill_drain_ranks(1000, 4, 10, 7);
+        let ranks = fill_drain_ranks(1000, 4, 10, 7).unwrap();
         assert_eq!(ranks.len(), 400);
         let mut distinct = ranks.clone();
         distinct.sort_unstable();
@@ -781,7 +795,7 @@ mod tests {
 
     #[test]
     fn ideal_drains_every_element_in_rank_order() {
-        let ranks = fill_drain_ranks(50, 3, 40, 5);
+        let ranks = fill_drain_ranks(50, 3, 40, 5).unwrap();
         let mut ideal = IdealBuckets::for_ranks(50, &ranks);
         ideal.fill(&ranks).unwrap();
         let order: Vec<(u64, u32)> = ideal
