@@ -53,7 +53,9 @@ pub struct BenchArgs {
     #[arg(long, default_value = "smooth")]
     pub pattern: String,
     /// Enqueue/dequeue pairs per timed run (rounded up to whole cycles of
-    /// the pattern). Default: 2000000, sweeps 1000000.
+    /// the pattern). Default: 2000000, sweeps 1000000. A command plans at
+    /// most 2^40 pairs in all (timed and warm-up, every scheduler, flow
+    /// set and pattern).
     #[arg(long, value_name = "N", value_parser = super::units::count_u64)]
     pub pairs: Option<u64>,
     /// Timed runs per scheduler (interleaved); min/median/max are reported.

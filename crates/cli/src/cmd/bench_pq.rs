@@ -27,13 +27,15 @@ pub struct BenchPqArgs {
         default_value = "cffs,gradient,approx,bucket-heap,binary-heap,timing-wheel,ideal"
     )]
     pub queues: String,
-    /// Bucket counts (priority levels), comma separated.
+    /// Bucket counts (priority levels), comma separated, each at least 2;
+    /// with --per-bucket and --occupancy at most 2^32−1 elements, within a
+    /// quarter of this machine's memory.
     #[arg(long, default_value = "5000,10000")]
     pub buckets: String,
     /// Elements per occupied bucket, comma separated.
     #[arg(long, default_value = "1,4,16,64")]
     pub per_bucket: String,
-    /// Percent of buckets occupied, comma separated.
+    /// Percent of buckets occupied (1..=100), comma separated.
     #[arg(long, default_value = "100")]
     pub occupancy: String,
     /// α of the approximate gradient queue (f(i) = i/α).
