@@ -306,10 +306,9 @@ pub fn fill_drain_ranks(
     ids.extend(0..u64::from(buckets));
     ids.shuffle(&mut rng);
     ids.truncate(occupied);
-    let n = ids
-        .len()
-        .checked_mul(per_bucket as usize)
-        .unwrap_or(usize::MAX); // beyond usize: the reservation fails
+    // At most 2^32 × (2^32 − 1): within u64; beyond usize the reservation fails.
+    let n = ids.len() as u64 * u64::from(per_bucket);
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
     let mut ranks: Vec<u64> = try_vec(what, n)?;
     ranks.extend(
         ids.iter()
