@@ -89,7 +89,7 @@ fn main() {
     let queue = args.get(1).map_or("cffs", String::as_str);
     let (buckets, per_bucket, occupancy, reps) =
         (arg(2, 10_000), arg(3, 1), arg(4, 100), arg(5, 3));
-    let ranks = fill_drain_ranks(buckets, per_bucket, occupancy, 1);
+    let ranks = fill_drain_ranks(buckets, per_bucket, occupancy, 1).expect("memory for the ranks");
     let n = ranks.len() as u32;
     let checksum = match queue {
         "cffs" => {

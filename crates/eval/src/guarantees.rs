@@ -2,12 +2,13 @@
 //! link simulation, measure per-flow T-WFI, B-WFI and delay versus GPS, and
 //! compare with the analytical bounds.
 
+use crate::limits::{check_memory, product, MemoryError};
 use crate::link_sim::{simulate, LinkConfig, SimError, SimOutput, SimPacket};
 use crate::metrics::{
     flow_stats, sched_bounds, sched_plus_bounds, BoundContext, Bounds, FlowStats,
 };
 use crate::traffic::{ControllerConfig, Pattern};
-use crate::workload::{FlowSet, PacketSizes};
+use crate::workload::{FlowSet, FlowSetError, PacketSizes};
 use fairway_core::registry::Guarantee;
 use fairway_core::{Capacity, Limits, SchedSpec};
 use serde::Serialize;
@@ -48,6 +49,71 @@ impl GuaranteeOptions {
             rate_bps: 10_000_000_000,
             switch_prob: 0.5,
         }
+    }
+}
+
+/// Bytes a run needs per packet sent: its record, its dequeue index, its
+/// arrival and fluid completion, with room for the vectors' growth (an
+/// estimate; about 90 bytes are in use at the end of a run).
+const BYTES_PER_PACKET: u128 = 256;
+/// Bytes per flow: its state in the simulation, the controller, the fluid
+/// reference and the scheduler (an estimate with room to spare: with the
+/// packets the scheduler is built for, about 600 are in use).
+const BYTES_PER_FLOW: u128 = 512;
+/// Bytes per packet the scheduler is built to hold (an estimate).
+const BYTES_PER_SLOT: u128 = 16;
+/// Bytes per transmit-queue slot: the queue and the recent transmissions
+/// the B-WFI tracking keeps.
+const BYTES_PER_QUEUE_SLOT: u128 = 32;
+
+impl GuaranteeOptions {
+    /// `Ok` if the options are in range and a run fits the memory limit
+    /// ([`crate::limits`]); checked before anything is allocated.
+    pub fn check(&self) -> Result<(), GuaranteeError> {
+        let range = |param, value: String, range: &str| GuaranteeError::OutOfRange {
+            param,
+            value,
+            range: range.to_string(),
+        };
+        if self.packets == 0 || self.packets > u64::from(u32::MAX) {
+            // Packet records are indexed by u32 in the scheduler's packets.
+            return Err(range(
+                "--packets",
+                self.packets.to_string(),
+                "1..=4294967295 (packets are numbered by 32-bit ids)",
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.switch_prob) {
+            return Err(range(
+                "--switch-prob",
+                self.switch_prob.to_string(),
+                "[0, 1] (a probability)",
+            ));
+        }
+        if self.rate_bps == 0 {
+            return Err(range("--rate", "0".into(), "1.. bit/s"));
+        }
+        self.sizes.check_for(&self.flows)?;
+        let n = self.flows.len() as u128;
+        let ctl = ControllerConfig::paper(self.pattern, self.flows.len());
+        let needed = [
+            product(&[u128::from(self.packets), BYTES_PER_PACKET]),
+            product(&[n, BYTES_PER_FLOW]),
+            product(&[u128::from(ctl.high) + 16, BYTES_PER_SLOT]),
+            product(&[u128::from(self.queue_pkts) + 2, BYTES_PER_QUEUE_SLOT]),
+        ]
+        .into_iter()
+        .try_fold(0u128, |acc, x| acc.checked_add(x?));
+        check_memory(
+            || {
+                format!(
+                    "--packets {} with {} flows (--flows {}) and --queue {}",
+                    self.packets, n, self.flows.name, self.queue_pkts
+                )
+            },
+            needed,
+        )?;
+        Ok(())
     }
 }
 
@@ -126,6 +192,19 @@ pub fn bounds_for(spec: &SchedSpec, ctx: BoundContext, flow: &FlowStats) -> Opti
 /// Why a guarantee experiment could not run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GuaranteeError {
+    /// An option outside its range.
+    OutOfRange {
+        /// The option (as the CLI names it).
+        param: &'static str,
+        /// The value given.
+        value: String,
+        /// Its range.
+        range: String,
+    },
+    /// A packet-size distribution the flow set cannot draw from.
+    Sizes(FlowSetError),
+    /// The run would need more memory than its limit.
+    Memory(MemoryError),
     /// The simulation could not start.
     Sim(SimError),
     /// The scheduler refused packets although it was built with room for
@@ -141,6 +220,13 @@ pub enum GuaranteeError {
 impl fmt::Display for GuaranteeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            GuaranteeError::OutOfRange {
+                param,
+                value,
+                range,
+            } => write!(f, "{param} {value} must be in {range}"),
+            GuaranteeError::Sizes(e) => e.fmt(f),
+            GuaranteeError::Memory(e) => e.fmt(f),
             GuaranteeError::Sim(e) => e.fmt(f),
             GuaranteeError::Refused { sched, refused } => {
                 write!(f, "{sched}: scheduler refused {refused} packets")
@@ -150,6 +236,18 @@ impl fmt::Display for GuaranteeError {
 }
 
 impl std::error::Error for GuaranteeError {}
+
+impl From<FlowSetError> for GuaranteeError {
+    fn from(e: FlowSetError) -> Self {
+        GuaranteeError::Sizes(e)
+    }
+}
+
+impl From<MemoryError> for GuaranteeError {
+    fn from(e: MemoryError) -> Self {
+        GuaranteeError::Memory(e)
+    }
+}
 
 impl From<SimError> for GuaranteeError {
     fn from(e: SimError) -> Self {
@@ -163,6 +261,7 @@ pub fn simulate_guarantees(
     spec: &SchedSpec,
     opt: &GuaranteeOptions,
 ) -> Result<SimOutput, GuaranteeError> {
+    opt.check()?;
     let flows = opt.flows.flows();
     let ctl = ControllerConfig {
         switch_prob: opt.switch_prob,

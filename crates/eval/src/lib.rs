@@ -13,6 +13,8 @@
 //! * [`pq_bench`]: the priority-queue benchmarks;
 //! * [`chart`]: SVG line charts of every measurement; [`machine`]: the CPU
 //!   model and core count printed with the figures.
+//! * [`limits`]: the memory and work limits experiments check their sizes
+//!   against before they allocate;
 //! * [`netsim`]: a packet-level network simulator (links, output queues,
 //!   sources, end-to-end delays) and the QFQ paper's Fig. 8 / Tables 2–3.
 //!
@@ -27,6 +29,7 @@ pub mod chart;
 pub mod cost;
 pub mod fluid;
 pub mod guarantees;
+pub mod limits;
 pub mod link_sim;
 pub mod machine;
 pub mod metrics;

@@ -51,7 +51,8 @@
 //! [`crate::metrics::bwfi_brute_force`] computes the same maximum over
 //! every interval of the trace, as an oracle.
 
-use crate::traffic::{Controller, ControllerConfig};
+use crate::limits::{try_vec, MemoryError};
+use crate::traffic::{Controller, ControllerConfig, ControllerError};
 use crate::workload::{FlowSet, PacketSizes};
 use fairway_core::{ConfigError, FlowConfig, FlowId, Packet, Scheduler};
 use std::collections::{HashMap, VecDeque};
@@ -183,6 +184,10 @@ pub enum SimError {
         /// Why.
         error: ConfigError,
     },
+    /// The system refused memory for the run's records.
+    Memory(MemoryError),
+    /// The controller refused its configuration.
+    Controller(ControllerError),
 }
 
 impl fmt::Display for SimError {
@@ -191,6 +196,8 @@ impl fmt::Display for SimError {
             SimError::AddFlow { sched, flow, error } => {
                 write!(f, "{sched}: cannot add flow {flow}: {error}")
             }
+            SimError::Memory(e) => e.fmt(f),
+            SimError::Controller(e) => e.fmt(f),
         }
     }
 }
@@ -219,8 +226,8 @@ pub fn simulate(
             })?;
     }
     let weights: Vec<u32> = cfgs.iter().map(|c| c.0).collect();
-    let mut ctl = Controller::new(controller, &weights, seed);
-    let mut sim = Sim::new(sched, flows, link, packets);
+    let mut ctl = Controller::try_new(controller, &weights, seed).map_err(SimError::Controller)?;
+    let mut sim = Sim::new(sched, flows, link, packets)?;
     let mut budget = packets;
     let mut want_enqueue = true;
     loop {
@@ -284,7 +291,7 @@ impl<'a> Sim<'a> {
         flows: &FlowSet,
         link: LinkConfig,
         packets: u64,
-    ) -> Self {
+    ) -> Result<Self, SimError> {
         let wsum = flows.weight_sum() as f64;
         let st = flows
             .flows()
@@ -302,24 +309,33 @@ impl<'a> Sim<'a> {
             })
             .collect();
         let recent_len = link.queue_pkts as usize + 2;
-        Sim {
+        // Sized by the user's --packets and --queue: a refused allocation is
+        // an error, not an abort.
+        let what = || format!("{packets} packet records");
+        let n = usize::try_from(packets).unwrap_or(usize::MAX);
+        let records = try_vec(what, n).map_err(SimError::Memory)?;
+        let deq_seq = try_vec(what, n).map_err(SimError::Memory)?;
+        let queue = || format!("a transmit queue of {} packets", link.queue_pkts);
+        let fifo = VecDeque::from(try_vec(queue, recent_len).map_err(SimError::Memory)?);
+        let recent = VecDeque::from(try_vec(queue, recent_len).map_err(SimError::Memory)?);
+        Ok(Sim {
             sched,
             link,
             st,
-            records: Vec::with_capacity(packets as usize),
-            fifo: VecDeque::with_capacity(link.queue_pkts as usize + 1),
+            records,
+            fifo,
             wire: None,
             t: 0,
             completed_total: 0,
             refused: 0,
-            deq_seq: Vec::with_capacity(packets as usize),
+            deq_seq,
             dequeued: 0,
             last_done: None,
             sched_events: 0,
             recent_len,
-            recent: VecDeque::with_capacity(recent_len),
+            recent,
             watchers: HashMap::new(),
-        }
+        })
     }
 
     /// The flow of the packet on the wire and the bytes of it sent so far.

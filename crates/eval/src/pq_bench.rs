@@ -26,6 +26,11 @@
 //! minute, a queue's share of `ideal` (`of_ideal`) usually moves less than
 //! its Mpps.
 
+mod check;
+
+pub use check::{check_sweep, planned_inserts, MAX_ROUNDS};
+
+use crate::limits::{try_vec, MemoryError, MAX_WORK};
 use fairway_core::pq::{
     ApproxGradientQueue, BucketHeap, CircularFfsQueue, ElementBinaryHeap, GradientQueue,
     HierarchicalFfsQueue, IntegerPriorityQueue, PqError, TimingWheel,
@@ -44,11 +49,38 @@ use std::time::{Duration, Instant};
 pub enum PqBenchError {
     /// A queue name the benchmark does not know.
     UnknownQueue(String),
-    /// Buckets below 2, no element per bucket, or occupancy outside
-    /// 1..=100.
-    BadConfig,
+    /// A value outside its range.
+    OutOfRange {
+        /// The parameter (as the CLI names it).
+        param: &'static str,
+        /// The value given.
+        value: u64,
+        /// Its range.
+        range: String,
+    },
+    /// An occupancy that rounds to no occupied bucket.
+    NoBucketOccupied {
+        /// Buckets.
+        buckets: u32,
+        /// Percent occupied.
+        occupancy: u32,
+    },
     /// More elements than a queue's `u32` handles.
-    TooManyElements,
+    TooManyElements {
+        /// Elements of one fill.
+        elements: u64,
+    },
+    /// A sweep planning more inserts than [`MAX_WORK`].
+    TooMuchWork {
+        /// Configurations per round.
+        configs: usize,
+        /// Rounds.
+        rounds: u32,
+        /// Inserts planned (`None`: beyond `u128`).
+        total: Option<u128>,
+    },
+    /// A configuration needing more memory than the limit.
+    Memory(MemoryError),
     /// A queue refused its construction or an insert.
     Queue(PqError),
     /// cFFS clamped ranks: the workload left its window.
@@ -71,11 +103,38 @@ impl fmt::Display for PqBenchError {
                     names.join(", ")
                 )
             }
-            PqBenchError::BadConfig => write!(
+            PqBenchError::OutOfRange {
+                param,
+                value,
+                range,
+            } => write!(f, "{param} {value} must be in {range}"),
+            PqBenchError::NoBucketOccupied { buckets, occupancy } => write!(
                 f,
-                "need buckets >= 2, per_bucket >= 1 and occupancy in 1..=100"
+                "--occupancy {occupancy} of --buckets {buckets} occupies no bucket \
+                 (buckets × occupancy must be at least 50, to round to one bucket)"
             ),
-            PqBenchError::TooManyElements => write!(f, "too many elements"),
+            PqBenchError::TooManyElements { elements } => write!(
+                f,
+                "--buckets × --occupancy × --per-bucket is {elements} elements; \
+                 the limit is 4294967295 (the queues' handles are 32-bit)"
+            ),
+            PqBenchError::TooMuchWork {
+                configs,
+                rounds,
+                total,
+            } => {
+                write!(f, "--rounds {rounds} × {configs} configurations plans ")?;
+                match total {
+                    Some(t) => write!(f, "{t} inserts")?,
+                    None => write!(f, "more than 2^128 inserts")?,
+                }
+                write!(
+                    f,
+                    " (at least max(--min-ops, elements) each); the limit is {MAX_WORK} \
+                     (2^40, about a day of measuring at tens of ns each)"
+                )
+            }
+            PqBenchError::Memory(e) => e.fmt(f),
             PqBenchError::Queue(e) => e.fmt(f),
             PqBenchError::Clamped { low, high } => write!(
                 f,
@@ -228,21 +287,35 @@ impl FillDrainResult {
     }
 }
 
-/// Random ranks: `occupancy`% of `buckets` chosen, `per_bucket` each,
-/// shuffled.
-pub fn fill_drain_ranks(buckets: u32, per_bucket: u32, occupancy: u32, seed: u64) -> Vec<u64> {
+/// Random ranks: `occupancy`% of `buckets` chosen (rounded to the
+/// nearest), `per_bucket` each, shuffled. The sizes must pass
+/// [`FillDrainConfig::check`] (an occupancy above 100 takes every bucket,
+/// one rounding to none gives no rank). A refused allocation is an error:
+/// the sizes come from the user.
+pub fn fill_drain_ranks(
+    buckets: u32,
+    per_bucket: u32,
+    occupancy: u32,
+    seed: u64,
+) -> Result<Vec<u64>, MemoryError> {
     let mut rng = StdRng::seed_from_u64(seed);
-    let occupied =
-        ((u64::from(buckets) * u64::from(occupancy.min(100)) + 50) / 100).max(1) as usize;
-    let mut ids: Vec<u64> = (0..u64::from(buckets)).collect();
+    let occupied = (u64::from(buckets) * u64::from(occupancy) + 50) / 100;
+    let occupied = usize::try_from(occupied).unwrap_or(usize::MAX);
+    let what = || format!("--buckets {buckets} with --per-bucket {per_bucket}");
+    let mut ids: Vec<u64> = try_vec(what, buckets as usize)?;
+    ids.extend(0..u64::from(buckets));
     ids.shuffle(&mut rng);
     ids.truncate(occupied);
-    let mut ranks: Vec<u64> = ids
-        .iter()
-        .flat_map(|&b| std::iter::repeat_n(b, per_bucket as usize))
-        .collect();
+    // At most 2^32 × (2^32 − 1): within u64; beyond usize the reservation fails.
+    let n = ids.len() as u64 * u64::from(per_bucket);
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    let mut ranks: Vec<u64> = try_vec(what, n)?;
+    ranks.extend(
+        ids.iter()
+            .flat_map(|&b| std::iter::repeat_n(b, per_bucket as usize)),
+    );
     ranks.shuffle(&mut rng);
-    ranks
+    Ok(ranks)
 }
 
 /// Time of `reps` fills and of `reps` drains.
@@ -371,12 +444,13 @@ fn measure_fill_drain<F: FillDrain>(
     ranks: &[u64],
     cfg: &FillDrainConfig,
 ) -> Result<Timing, PqError> {
+    // Checked: at least one element, one batch and one op.
     let n = ranks.len() as u64;
-    let reps = cfg.min_ops.div_ceil(n).max(1);
+    let reps = cfg.min_ops.div_ceil(n);
     timed_fill_drain(f, ranks, 1)?; // warm-up: page in and train
     let mut best: Option<Timing> = None;
     let mut spent = Duration::ZERO;
-    for batch in 0..cfg.batches.max(1) {
+    for batch in 0..cfg.batches {
         let t = timed_fill_drain(f, ranks, reps)?;
         let total = t.fill + t.drain;
         spent += total;
@@ -391,9 +465,13 @@ fn measure_fill_drain<F: FillDrain>(
         fill: Duration::ZERO,
         drain: Duration::ZERO,
     });
+    // reps may exceed u32 (Duration's divisor): divide the nanoseconds.
+    let per_rep = |d: Duration| {
+        Duration::from_nanos(u64::try_from(d.as_nanos() / u128::from(reps)).unwrap_or(u64::MAX))
+    };
     Ok(Timing {
-        fill: best.fill / reps as u32,
-        drain: best.drain / reps as u32,
+        fill: per_rep(best.fill),
+        drain: per_rep(best.drain),
     })
 }
 
@@ -424,11 +502,12 @@ fn approx_errors(cfg: &FillDrainConfig, ranks: &[u64]) -> Result<(f64, f64), PqE
 
 /// Runs one configuration.
 pub fn run_fill_drain(cfg: &FillDrainConfig) -> Result<FillDrainResult, PqBenchError> {
-    if cfg.buckets < 2 || cfg.per_bucket == 0 || cfg.occupancy == 0 || cfg.occupancy > 100 {
-        return Err(PqBenchError::BadConfig);
-    }
-    let ranks = fill_drain_ranks(cfg.buckets, cfg.per_bucket, cfg.occupancy, cfg.seed);
-    let n = u32::try_from(ranks.len()).map_err(|_| PqBenchError::TooManyElements)?;
+    cfg.check()?;
+    let ranks = fill_drain_ranks(cfg.buckets, cfg.per_bucket, cfg.occupancy, cfg.seed)
+        .map_err(PqBenchError::Memory)?;
+    let n = u32::try_from(ranks.len()).map_err(|_| PqBenchError::TooManyElements {
+        elements: ranks.len() as u64,
+    })?;
     let per_fill_drain = match cfg.queue {
         QueueKind::Cffs => {
             // Ranks move forward like time: each repetition starts at the
@@ -684,7 +763,7 @@ mod tests {
 
     #[test]
     fn ranks_have_the_requested_shape() {
-        let ranks = fill_drain_ranks(1000, 4, 10, 7);
+        let ranks = fill_drain_ranks(1000, 4, 10, 7).unwrap();
         assert_eq!(ranks.len(), 400);
         let mut distinct = ranks.clone();
         distinct.sort_unstable();
@@ -715,7 +794,7 @@ mod tests {
 
     #[test]
     fn ideal_drains_every_element_in_rank_order() {
-        let ranks = fill_drain_ranks(50, 3, 40, 5);
+        let ranks = fill_drain_ranks(50, 3, 40, 5).unwrap();
         let mut ideal = IdealBuckets::for_ranks(50, &ranks);
         ideal.fill(&ranks).unwrap();
         let order: Vec<(u64, u32)> = ideal

@@ -132,10 +132,20 @@ pub enum FlowSetError {
         /// Why.
         why: GroupProblem,
     },
+    /// A preset named twice in a list of flow sets.
+    DuplicatePreset(String),
     /// More than [`MAX_FLOWS`] flows in all.
     TooManyFlows {
         /// The flows the groups add up to.
         total: u64,
+    },
+    /// `uniform:MIN` with `MIN` above the smallest `MAXLEN` of the flow
+    /// set: that flow could not draw a length in `MIN..=MAXLEN`.
+    MinAboveMaxLen {
+        /// `MIN`.
+        min: u32,
+        /// The smallest `MAXLEN` of the flow set.
+        max_len: u32,
     },
     /// A packet-size distribution that does not parse.
     BadSizes {
@@ -184,9 +194,16 @@ impl fmt::Display for FlowSetError {
                     presets.join(", ")
                 )
             }
+            FlowSetError::DuplicatePreset(p) => {
+                write!(f, "--flows: {p} is named twice (each flow set runs once)")
+            }
             FlowSetError::TooManyFlows { total } => {
                 write!(f, "{total} flows in all: too many (at most {MAX_FLOWS})")
             }
+            FlowSetError::MinAboveMaxLen { min, max_len } => write!(
+                f,
+                "--sizes uniform:{min}: MIN must be in 1..={max_len}, the smallest MAXLEN of the flow set"
+            ),
             FlowSetError::BadSizes {
                 text,
                 why: Some(why),
@@ -203,8 +220,8 @@ impl std::error::Error for FlowSetError {}
 
 impl FlowSet {
     /// A list of flow sets: `1k-w1,32k-wmix` (only presets, comma
-    /// separated) is two sets; anything else is one spec, whose groups are
-    /// comma separated too (`1x500,2x250`).
+    /// separated, each once) is two sets; anything else is one spec, whose
+    /// groups are comma separated too (`1x500,2x250`).
     pub fn parse_list(text: &str) -> Result<Vec<FlowSet>, FlowSetError> {
         let pieces: Vec<&str> = text.split(',').map(str::trim).collect();
         if pieces.len() > 1
@@ -212,6 +229,13 @@ impl FlowSet {
                 .iter()
                 .all(|p| PRESETS.iter().any(|(n, _, _)| n == p))
         {
+            if let Some(p) = pieces
+                .iter()
+                .enumerate()
+                .find_map(|(i, p)| pieces[..i].contains(p).then_some(*p))
+            {
+                return Err(FlowSetError::DuplicatePreset(p.to_string()));
+            }
             pieces.iter().map(|p| FlowSet::parse(p)).collect()
         } else {
             Ok(vec![FlowSet::parse(text)?])
@@ -295,9 +319,14 @@ impl FlowSet {
             .sum()
     }
 
-    /// Largest maximum packet length.
+    /// Largest maximum packet length (0 for an empty set).
     pub fn max_len(&self) -> u32 {
         self.groups.iter().map(|g| g.max_len).max().unwrap_or(0)
+    }
+
+    /// Smallest maximum packet length (0 for an empty set).
+    pub fn min_max_len(&self) -> u32 {
+        self.groups.iter().map(|g| g.max_len).min().unwrap_or(0)
     }
 }
 
@@ -306,7 +335,8 @@ impl FlowSet {
 pub enum PacketSizes {
     /// Every packet is `max_len` bytes.
     Fixed,
-    /// Uniform in `min..=max_len` (min clamped to max_len).
+    /// Uniform in `min..=max_len`; [`PacketSizes::check_for`] refuses a
+    /// `min` above a flow's `max_len`.
     Uniform {
         /// Smallest length.
         min: u32,
@@ -331,7 +361,23 @@ impl PacketSizes {
         }
     }
 
-    /// Draws one length for a flow whose maximum is `max_len`.
+    /// `Ok` if every flow of `flows` can draw a length: `uniform:MIN`
+    /// needs `MIN` at most the smallest `MAXLEN`.
+    pub fn check_for(&self, flows: &FlowSet) -> Result<(), FlowSetError> {
+        match *self {
+            PacketSizes::Uniform { min } if min > flows.min_max_len() => {
+                Err(FlowSetError::MinAboveMaxLen {
+                    min,
+                    max_len: flows.min_max_len(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Draws one length for a flow whose maximum is `max_len`, which
+    /// [`PacketSizes::check_for`] has checked against `min` (an unchecked
+    /// `min` above it draws `max_len`, never panics).
     pub fn draw<R: Rng>(&self, rng: &mut R, max_len: u32) -> u32 {
         match *self {
             PacketSizes::Fixed => max_len,
@@ -375,6 +421,11 @@ mod tests {
             assert!(FlowSet::parse(bad).is_err(), "{bad}");
         }
         assert!(PacketSizes::parse("uniform:0").is_err());
+        let set = FlowSet::parse("1x2@9000,1x2@1500").unwrap();
+        let sizes = |m| PacketSizes::Uniform { min: m };
+        assert!(sizes(1500).check_for(&set).is_ok());
+        let e = sizes(1501).check_for(&set).unwrap_err().to_string();
+        assert!(e.contains("MIN must be in 1..=1500"), "{e}");
         assert_eq!(
             PacketSizes::parse("uniform:64").unwrap(),
             PacketSizes::Uniform { min: 64 }
@@ -417,6 +468,8 @@ mod tests {
             .to_string();
         assert!(e.contains("too large"), "{e}");
         assert_eq!(FlowSet::parse_list("1k-w1,32k-w1").unwrap().len(), 2);
+        let e = FlowSet::parse_list("1k-w1,32k-w1,1k-w1").unwrap_err();
+        assert_eq!(e, FlowSetError::DuplicatePreset("1k-w1".into()));
         let e = PacketSizes::parse("uniform:99999999999")
             .unwrap_err()
             .to_string();

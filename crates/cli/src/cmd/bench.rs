@@ -12,8 +12,8 @@ use fairway_eval::cost::sweep::{
     flow_counts, m_values, sweep_flows, sweep_m, write_flows_outputs, write_m_outputs, SweepRow,
 };
 use fairway_eval::cost::{
-    measure, parse_patterns, CostReport, CostSetup, CounterError, MeasureOptions, PerfCounters,
-    Progress, Subject,
+    measure, parse_patterns, CostPattern, CostReport, CostSetup, CounterError, MeasureOptions,
+    PerfCounters, Plan, Progress, Subject,
 };
 use fairway_eval::workload::FlowSet;
 use std::fmt;
@@ -53,7 +53,9 @@ pub struct BenchArgs {
     #[arg(long, default_value = "smooth")]
     pub pattern: String,
     /// Enqueue/dequeue pairs per timed run (rounded up to whole cycles of
-    /// the pattern). Default: 2000000, sweeps 1000000.
+    /// the pattern). Default: 2000000, sweeps 1000000. A command plans at
+    /// most 2^40 pairs in all (timed and warm-up, every scheduler, flow
+    /// set and pattern).
     #[arg(long, value_name = "N", value_parser = super::units::count_u64)]
     pub pairs: Option<u64>,
     /// Timed runs per scheduler (interleaved); min/median/max are reported.
@@ -174,19 +176,33 @@ fn run_table(args: &BenchArgs) -> Result<(), CliError> {
         repeat: args.repeat,
         counters: true,
     };
+    let warmup_of = |set: &FlowSet, pattern: CostPattern| {
+        args.warmup
+            .unwrap_or_else(|| pattern.thresholds(set.len() as u32).high.min(opts.pairs))
+    };
+    let measured = 1 + subjects.iter().filter(|s| **s != Subject::None).count() as u64;
+    // The whole command's pairs, before the first runner is built.
+    Plan {
+        pairs: opts.pairs,
+        repeat: opts.repeat as u64,
+        warmup: sets
+            .iter()
+            .flat_map(|set| patterns.iter().map(|&p| warmup_of(set, p)))
+            .max()
+            .unwrap_or(0),
+        subjects: measured,
+        setups: (sets.len() * patterns.len()) as u64,
+    }
+    .check()?;
     let mut counters = open_counters(args);
-    let runs_per = opts.repeat * (1 + subjects.iter().filter(|s| **s != Subject::None).count());
-    let total = (sets.len() * patterns.len() * runs_per) as u64;
+    let runs_per = opts.repeat as u64 * measured;
+    let total = (sets.len() * patterns.len()) as u64 * runs_per;
     let mut bar = super::progress::Progress::counted(total, "runs", args.json);
     let mut step = 0u64;
     let machine = fairway_eval::machine::describe();
     for set in &sets {
         for &pattern in &patterns {
-            let n = set.len() as u32;
-            let warmup = args
-                .warmup
-                .unwrap_or_else(|| pattern.thresholds(n).high.min(opts.pairs));
-            let setup = CostSetup::new(set.clone(), pattern, warmup);
+            let setup = CostSetup::new(set.clone(), pattern, warmup_of(set, pattern));
             let label = format!("{} {}", set.name, pattern);
             bar.set(step, &label);
             let reports = measure(
@@ -196,7 +212,7 @@ fn run_table(args: &BenchArgs) -> Result<(), CliError> {
                 &mut counters,
                 &mut |p: Progress| bar.set(step + p.done as u64, &label),
             )?;
-            step += runs_per as u64;
+            step += runs_per;
             if args.json {
                 for r in &reports {
                     super::json::print_line(r)?;
@@ -271,19 +287,49 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), CliError> {
         repeat: args.repeat,
         counters: true,
     };
+    let counts = flow_counts();
+    let ms = m_values();
+    // Subjects and setups of one pattern: the flows sweep runs the listed
+    // schedulers and `none` on every flow count, the M sweep QFQ+ at each
+    // M, QFQ, DRR and `none` on every flow set. Warm-ups are at most
+    // --pairs.
+    let (subjects, sets) = match kind {
+        SweepKind::Flows => {
+            let mut subjects = Subject::parse_list(args.sched.as_deref())?;
+            if !subjects.contains(&Subject::None) {
+                subjects.insert(0, Subject::None);
+            }
+            (subjects, Vec::new())
+        }
+        SweepKind::M => {
+            let sets = FlowSet::parse_list(
+                args.flows
+                    .as_deref()
+                    .unwrap_or("1k-w1,1k-wmix,32k-w1,32k-wmix"),
+            )?;
+            (Vec::new(), sets)
+        }
+    };
+    let (measured, points) = match kind {
+        SweepKind::Flows => (subjects.len(), counts.len()),
+        SweepKind::M => (ms.len() + 3, sets.len()),
+    };
+    Plan {
+        pairs: opts.pairs,
+        repeat: opts.repeat as u64,
+        warmup: opts.pairs,
+        subjects: measured as u64,
+        setups: (points * patterns.len()) as u64,
+    }
+    .check()?;
+    let per = opts.repeat as u64 * measured as u64;
     let mut counters = open_counters(args);
     let machine = fairway_eval::machine::describe();
     for &pattern in &patterns {
         let (rows, files) = match kind {
             SweepKind::Flows => {
-                let mut subjects = Subject::parse_list(args.sched.as_deref())?;
-                if !subjects.contains(&Subject::None) {
-                    subjects.insert(0, Subject::None);
-                }
-                let counts = flow_counts();
-                let per = opts.repeat * subjects.len();
                 let mut bar = super::progress::Progress::counted(
-                    (per * counts.len()) as u64,
+                    per * counts.len() as u64,
                     "runs",
                     args.json,
                 );
@@ -300,18 +346,8 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), CliError> {
                 (rows, files)
             }
             SweepKind::M => {
-                let sets = FlowSet::parse_list(
-                    args.flows
-                        .as_deref()
-                        .unwrap_or("1k-w1,1k-wmix,32k-w1,32k-wmix"),
-                )?;
-                let ms = m_values();
-                let per = opts.repeat * (ms.len() + 3);
-                let mut bar = super::progress::Progress::counted(
-                    (per * sets.len()) as u64,
-                    "runs",
-                    args.json,
-                );
+                let mut bar =
+                    super::progress::Progress::counted(per * sets.len() as u64, "runs", args.json);
                 let rows = sweep_m(&sets, pattern, &ms, &opts, &mut counters, &mut |p| {
                     bar.set(p.done as u64, "M sweep")
                 })?;

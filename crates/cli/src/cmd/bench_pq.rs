@@ -5,9 +5,10 @@
 use super::error::CliError;
 use super::flag::FlagError;
 use clap::Args;
+use fairway_core::pq::approx_gradient::MAX_ALPHA;
 use fairway_eval::chart::{write_svg, ChartError, ChartSpec, Series};
 use fairway_eval::pq_bench::{
-    add_ideal_shares, run_fill_drain, FillDrainConfig, FillDrainResult, QueueKind,
+    add_ideal_shares, check_sweep, run_fill_drain, FillDrainConfig, FillDrainResult, QueueKind,
 };
 
 /// Arguments of `fairway bench-pq`.
@@ -26,13 +27,15 @@ pub struct BenchPqArgs {
         default_value = "cffs,gradient,approx,bucket-heap,binary-heap,timing-wheel,ideal"
     )]
     pub queues: String,
-    /// Bucket counts (priority levels), comma separated.
+    /// Bucket counts (priority levels), comma separated, each at least 2;
+    /// with --per-bucket and --occupancy at most 2^32−1 elements, within a
+    /// quarter of this machine's memory.
     #[arg(long, default_value = "5000,10000")]
     pub buckets: String,
     /// Elements per occupied bucket, comma separated.
     #[arg(long, default_value = "1,4,16,64")]
     pub per_bucket: String,
-    /// Percent of buckets occupied, comma separated.
+    /// Percent of buckets occupied (1..=100), comma separated.
     #[arg(long, default_value = "100")]
     pub occupancy: String,
     /// α of the approximate gradient queue (f(i) = i/α).
@@ -47,7 +50,7 @@ pub struct BenchPqArgs {
     /// Rounds of the whole sweep: each configuration reports its best
     /// round and, in column `worst`, its worst. On a machine whose speed
     /// drifts (a shared VM), rounds spread over a minute or more catch its
-    /// undisturbed speed in every configuration.
+    /// undisturbed speed in every configuration. At most 1000.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = super::units::count_u32)]
     pub rounds: u32,
     /// Workload seed.
@@ -62,7 +65,8 @@ pub struct BenchPqArgs {
 }
 
 fn parse_list(flag: &'static str, s: &str) -> Result<Vec<u32>, FlagError> {
-    s.split(',')
+    let values = s
+        .split(',')
         .map(|x| {
             // The shared count grammar: "too large (at most …)", not a
             // parser's own wording.
@@ -71,7 +75,25 @@ fn parse_list(flag: &'static str, s: &str) -> Result<Vec<u32>, FlagError> {
                 error: e.into(),
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    no_duplicates(flag, &values)?;
+    Ok(values)
+}
+
+/// A value listed twice would run its configurations twice.
+fn no_duplicates<T: PartialEq + std::fmt::Display>(
+    flag: &'static str,
+    values: &[T],
+) -> Result<(), FlagError> {
+    for (i, v) in values.iter().enumerate() {
+        if values[..i].contains(v) {
+            return Err(FlagError::Duplicate {
+                flag,
+                text: v.to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn print_table(
@@ -180,6 +202,16 @@ pub fn run(args: BenchPqArgs) -> Result<(), CliError> {
         .split(',')
         .map(|q| QueueKind::parse(q.trim()))
         .collect::<Result<Vec<_>, _>>()?;
+    let names: Vec<&str> = queues.iter().map(|q| q.name()).collect();
+    no_duplicates("--queues", &names)?;
+    if queues.contains(&QueueKind::Approx) && !(1..=MAX_ALPHA).contains(&args.alpha) {
+        return Err(FlagError::ValueOutOfRange {
+            flag: "--alpha",
+            value: args.alpha.to_string(),
+            range: format!("1..={MAX_ALPHA}"),
+        }
+        .into());
+    }
     if let Some(path) = &args.chart {
         super::outputs::check_chart_file("--chart", std::path::Path::new(path))?;
     }
@@ -206,6 +238,9 @@ pub fn run(args: BenchPqArgs) -> Result<(), CliError> {
         }
     }
     let rounds = args.rounds;
+    // Every size, the memory of the largest and the inserts of the whole
+    // sweep, before the first queue is built.
+    check_sweep(&configs, rounds)?;
     let mut results: Vec<FillDrainResult> = Vec::with_capacity(configs.len());
     let total = configs.len() as u64 * u64::from(rounds);
     let mut bar = super::progress::Progress::counted(total, "runs", args.json);

@@ -7,7 +7,8 @@ use fairway_core::registry::parse_list;
 use fairway_core::SchedSpec;
 use fairway_eval::workload::FlowSet;
 
-/// Parses `--sched` lists such as `drr,wf2q+` or `fifo,drr:quantum=1500`.
+/// Parses `--sched` lists such as `drr,wf2q+` or `fifo,drr:quantum=1500`,
+/// each scheduler named once.
 pub fn parse_scheds(text: &str) -> Result<Vec<SchedSpec>, CliError> {
     let specs = parse_list(text)?;
     if specs.is_empty() {
@@ -16,6 +17,16 @@ pub fn parse_scheds(text: &str) -> Result<Vec<SchedSpec>, CliError> {
             needs: "at least one scheduler",
         }
         .into());
+    }
+    let labels: Vec<String> = specs.iter().map(ToString::to_string).collect();
+    for (i, l) in labels.iter().enumerate() {
+        if labels[..i].contains(l) {
+            return Err(FlagError::Duplicate {
+                flag: "--sched",
+                text: l.clone(),
+            }
+            .into());
+        }
     }
     Ok(specs)
 }

@@ -216,6 +216,13 @@ pub enum FlagError {
         /// Why.
         why: &'static str,
     },
+    /// An entry given twice in a comma-separated list.
+    Duplicate {
+        /// The flag.
+        flag: &'static str,
+        /// The entry.
+        text: String,
+    },
     /// `--chart` on a command that draws none.
     NoChart {
         /// The command.
@@ -287,6 +294,9 @@ impl fmt::Display for FlagError {
                 condition,
                 why,
             } => write!(f, "{flag} applies only {condition} ({why})"),
+            Self::Duplicate { flag, text } => {
+                write!(f, "{flag}: {text} is given twice (each value runs once)")
+            }
             Self::NoChart { command } => write!(f, "--chart: {command} draws no chart"),
         }
     }

@@ -28,7 +28,9 @@ pub struct GuaranteesArgs {
     /// (1 as in QFQ+ paper §8.3, i.e. Q_pkts = 2).
     #[arg(long, default_value_t = 1)]
     pub queue: u32,
-    /// Packets to send (default: 60 per flow, at least 20000).
+    /// Packets to send, 1..=2^32−1, within a quarter of this machine's
+    /// memory (about 256 bytes each). Default: 60 per flow, at least
+    /// 20000 and at most 2000000.
     #[arg(long, value_name = "N", value_parser = super::units::count_u64)]
     pub packets: Option<u64>,
     /// Enqueue pattern of the controller: smooth or bursty (QFQ+ paper §8.3),
@@ -94,6 +96,8 @@ pub fn options(args: &GuaranteesArgs) -> Result<GuaranteeOptions, CliError> {
     }
     o.rate_bps = args.rate;
     o.seed = args.seed;
+    // Ranges and the memory a run needs, before anything is allocated.
+    o.check()?;
     Ok(o)
 }
 

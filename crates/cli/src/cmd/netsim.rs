@@ -7,7 +7,7 @@ use super::common::Table;
 use super::error::CliError;
 use super::flag::FlagError;
 use clap::Args;
-use fairway_eval::netsim::fig8::{claims, run_fig8, Claim, Fig8Params, Fig8Row};
+use fairway_eval::netsim::fig8::{check_params, claims, run_fig8, Claim, Fig8Params, Fig8Row};
 use fairway_eval::netsim::SchedChoice;
 use std::time::Instant;
 
@@ -26,7 +26,8 @@ pub struct NetsimArgs {
     /// (overridden by explicit --duration/--warmup/--seeds).
     #[arg(long)]
     pub quick: bool,
-    /// Simulated seconds (paper: 20), e.g. `--duration 20`.
+    /// Simulated seconds (paper: 20), in (0, 3600]; schedulers × seeds ×
+    /// duration at most 36000. Example: `--duration 20`.
     #[arg(long)]
     pub duration: Option<f64>,
     /// Seconds discarded at the start (paper: 5), e.g. `--warmup 5`.
@@ -115,6 +116,8 @@ fn params(args: &NetsimArgs) -> Result<Fig8Params, FlagError> {
 pub fn run(args: NetsimArgs) -> Result<(), CliError> {
     let choices = parse_choices(&args.sched)?;
     let p = params(&args)?;
+    // The seeds' range and the simulated seconds in all, before the first run.
+    check_params(choices.len(), &p)?;
     let mut bar = super::progress::Progress::percent(args.json);
     let runs = format!("{} runs", choices.len() as u64 * p.seeds);
     let started = Instant::now();

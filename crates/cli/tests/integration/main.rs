@@ -3,6 +3,7 @@
 //! `cargo test -p fairway-cli --test integration newcomer::` runs one
 //! file's tests.
 
+mod bad_sizes;
 mod cli;
 mod closed_output;
 mod disk;

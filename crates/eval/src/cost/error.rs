@@ -1,6 +1,8 @@
 //! Why a cost measurement or a sweep could not run.
 
+use super::plan::Plan;
 use crate::chart::ChartError;
+use crate::limits::{MemoryError, MAX_WORK};
 use crate::traffic::ControllerError;
 use crate::workload::FlowSetError;
 use fairway_core::registry::SpecError;
@@ -15,6 +17,8 @@ pub enum CostError {
     Spec(SpecError),
     /// `--sched` names no scheduler.
     NoScheduler,
+    /// `--sched` names a scheduler twice.
+    DuplicateSubject(String),
     /// The flow set is empty.
     EmptyFlowSet,
     /// A flow set that does not parse.
@@ -56,6 +60,20 @@ pub enum CostError {
     },
     /// Drawing a chart failed.
     Chart(ChartError),
+    /// A count that must be at least one is zero.
+    Zero {
+        /// The parameter (`--pairs`, `--repeat`).
+        param: &'static str,
+    },
+    /// A plan of more pairs than [`MAX_WORK`].
+    TooMuchWork {
+        /// The plan.
+        plan: Plan,
+        /// Its pairs in all (`None`: beyond `u128`).
+        total: Option<u128>,
+    },
+    /// The runners or samples would need more memory than the limit.
+    Memory(MemoryError),
 }
 
 impl fmt::Display for CostError {
@@ -63,6 +81,12 @@ impl fmt::Display for CostError {
         match self {
             CostError::Spec(e) => e.fmt(f),
             CostError::NoScheduler => write!(f, "--sched needs at least one scheduler"),
+            CostError::DuplicateSubject(label) => {
+                write!(
+                    f,
+                    "--sched: {label} is named twice (each scheduler runs once)"
+                )
+            }
             CostError::EmptyFlowSet => write!(f, "the flow set is empty"),
             CostError::FlowSet(e) => e.fmt(f),
             CostError::Controller { subject, error } => write!(f, "{subject}: {error}"),
@@ -82,6 +106,23 @@ impl fmt::Display for CostError {
             CostError::BadLabel(label) => write!(f, "bad label {label}"),
             CostError::Io { path, error } => write!(f, "{}: {error}", path.display()),
             CostError::Chart(e) => e.fmt(f),
+            CostError::Zero { param } => write!(f, "{param} must be at least 1"),
+            CostError::TooMuchWork { plan, total } => {
+                write!(
+                    f,
+                    "(--pairs {} × --repeat {} + --warmup {}) × {} schedulers (the none baseline included) × {} setups (flow sets × patterns) is ",
+                    plan.pairs, plan.repeat, plan.warmup, plan.subjects, plan.setups
+                )?;
+                match total {
+                    Some(t) => write!(f, "{t} pairs")?,
+                    None => write!(f, "more than 2^128 pairs")?,
+                }
+                write!(
+                    f,
+                    "; the limit is {MAX_WORK} (2^40, about a day of measuring at tens of ns per pair)"
+                )
+            }
+            CostError::Memory(e) => e.fmt(f),
         }
     }
 }

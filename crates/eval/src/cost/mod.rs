@@ -23,6 +23,7 @@ pub use crate::chart;
 pub mod counters;
 pub mod driver;
 mod error;
+pub mod plan;
 pub mod sweep;
 pub mod target;
 
@@ -33,6 +34,7 @@ pub use crate::traffic::{parse_patterns, Thresholds, PER_FLOW_CAP};
 pub use counters::{CounterError, CounterValues, PerfCounters};
 pub use driver::{Driver, DriverStats};
 pub use error::CostError;
+pub use plan::Plan;
 pub use target::{BenchPacket, CostTarget, NoneTarget, SchedTarget};
 
 use crate::workload::FlowSet;
@@ -90,6 +92,11 @@ impl Subject {
         }
         if out.is_empty() {
             return Err(CostError::NoScheduler);
+        }
+        for (i, s) in out.iter().enumerate() {
+            if out[..i].contains(s) {
+                return Err(CostError::DuplicateSubject(s.label()));
+            }
         }
         Ok(out)
     }
@@ -452,7 +459,10 @@ pub struct MeasureOptions {
 /// Measures every subject on `setup`: builds (and warms up) all runners,
 /// then times `repeat` rounds, each running every subject once. The `none`
 /// baseline is always measured (first) so that net costs come from the same
-/// run; it is reported only if `subjects` contains it. `counters`: the
+/// run; it is reported only if `subjects` contains it. `opts.pairs` and
+/// `opts.repeat` must be at least 1 and the whole run within the limits
+/// of [`plan`]; the run is refused before anything is built otherwise.
+/// `counters`: the
 /// open hardware counters, or why there are none (any error; the reports
 /// carry its message).
 pub fn measure(
@@ -485,6 +495,15 @@ pub fn measure_many(
 ) -> Result<Vec<Vec<CostReport>>, CostError> {
     let mut all = vec![Subject::None];
     all.extend(subjects.iter().filter(|s| **s != Subject::None).cloned());
+    Plan {
+        pairs: opts.pairs,
+        repeat: opts.repeat as u64,
+        warmup: setups.iter().map(|s| s.warmup_pairs).max().unwrap_or(0),
+        subjects: all.len() as u64,
+        setups: setups.len() as u64,
+    }
+    .check()?;
+    plan::check_memory_of(setups, all.len(), opts)?;
     let mut runners = setups
         .iter()
         .map(|setup| {
@@ -493,7 +512,7 @@ pub fn measure_many(
                 .collect::<Result<Vec<_>, _>>()
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let repeat = opts.repeat.max(1);
+    let repeat = opts.repeat;
     let mut samples: Vec<Vec<Vec<RunSample>>> =
         vec![vec![Vec::with_capacity(repeat); all.len()]; setups.len()];
     let total = repeat * setups.len() * all.len();

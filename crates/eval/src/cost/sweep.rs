@@ -41,9 +41,10 @@ pub struct SweepRow {
     pub report: CostReport,
 }
 
-/// Warm-up pairs for a setup: one whole cycle of the pattern, bounded.
+/// Warm-up pairs for a setup: one whole cycle of the pattern, at most
+/// `pairs` (the pairs of one timed run).
 pub fn warmup_for(pattern: CostPattern, n_flows: u32, pairs: u64) -> u64 {
-    pattern.thresholds(n_flows).high.min(pairs.max(1))
+    pattern.thresholds(n_flows).high.min(pairs)
 }
 
 /// Cost versus number of flows for `subjects` (the QFQ paper Fig. 10); the

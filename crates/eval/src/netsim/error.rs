@@ -1,5 +1,6 @@
 //! Why a network simulation could not run.
 
+use crate::limits::MemoryError;
 use fairway_core::registry::SpecError;
 use fairway_core::ConfigError;
 use std::fmt;
@@ -78,7 +79,39 @@ pub enum NetsimError {
     },
     /// No seed to run.
     NoSeeds,
+    /// Seeds `seed..seed+seeds` pass `2^64 − 1`.
+    SeedOverflow {
+        /// The first seed.
+        seed: u64,
+        /// Seeds run.
+        seeds: u64,
+    },
+    /// More simulated seconds in all than [`MAX_SIMULATED_S`].
+    TooLong {
+        /// Schedulers.
+        schedulers: usize,
+        /// Seeds per scheduler.
+        seeds: u64,
+        /// Seconds per run.
+        duration_s: f64,
+    },
+    /// The link queues would need more memory than the limit.
+    Memory(MemoryError),
+    /// A link's output queue (`per_flow_buffer` × its flows) beyond
+    /// `2^32 − 1` packets.
+    QueueTooLong {
+        /// The link's index.
+        link: usize,
+        /// Packets per flow.
+        per_flow: u32,
+        /// Flows crossing it.
+        flows: usize,
+    },
 }
+
+/// Most simulated seconds a run of several schedulers and seeds may add up
+/// to: ten simulated hours, minutes to hours of computing.
+pub const MAX_SIMULATED_S: f64 = 36_000.0;
 
 impl fmt::Display for NetsimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -116,6 +149,32 @@ impl fmt::Display for NetsimError {
                 duration_s,
             } => write!(f, "need 0 <= warmup ({warmup_s}) < duration ({duration_s})"),
             NetsimError::NoSeeds => write!(f, "seeds must be at least 1"),
+            NetsimError::SeedOverflow { seed, seeds } => write!(
+                f,
+                "--seed {seed} with --seeds {seeds}: the seeds run from --seed to --seed + --seeds − 1, \
+                 which must stay within 2^64 − 1"
+            ),
+            NetsimError::TooLong {
+                schedulers,
+                seeds,
+                duration_s,
+            } => write!(
+                f,
+                "{schedulers} schedulers (--sched) × --seeds {seeds} × --duration {duration_s} s \
+                 is {} simulated seconds; the limit is {MAX_SIMULATED_S} (ten simulated hours, \
+                 minutes to hours of computing)",
+                *schedulers as f64 * *seeds as f64 * duration_s
+            ),
+            NetsimError::Memory(e) => e.fmt(f),
+            NetsimError::QueueTooLong {
+                link,
+                per_flow,
+                flows,
+            } => write!(
+                f,
+                "link {link}: {per_flow} packets per flow (--buffer) × {flows} flows is more than \
+                 2^32 − 1 packets"
+            ),
         }
     }
 }

@@ -41,7 +41,7 @@
 //!   period (seeded), so the 53 CBR flows are not synchronised.
 //! * **Runs**: delays are pooled over `seeds` runs (default 3).
 
-use super::error::NetsimError;
+use super::error::{NetsimError, MAX_SIMULATED_S};
 use super::network::{FlowReport, FlowSpec, NetReport, Network, SchedChoice, Source};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -231,13 +231,11 @@ pub fn paper_row(name: &str) -> Option<PaperRow> {
     PAPER.iter().copied().find(|r| r.sched == key)
 }
 
-/// Runs Fig. 8 for each scheduler; `progress(done, total)` counts runs
-/// (fractions of a run included).
-pub fn run_fig8(
-    choices: &[SchedChoice],
-    p: &Fig8Params,
-    progress: &mut dyn FnMut(f64, f64),
-) -> Result<Vec<Fig8Row>, NetsimError> {
+/// `Ok` if a run of `schedulers` schedulers with `p` can start: times in
+/// order, at least one seed, the seeds within `u64`, and the simulated
+/// seconds in all (`schedulers × seeds × duration`) at most
+/// [`MAX_SIMULATED_S`]. [`run_fig8`] checks this first.
+pub fn check_params(schedulers: usize, p: &Fig8Params) -> Result<(), NetsimError> {
     if !(p.duration_s > 0.0 && p.warmup_s >= 0.0 && p.warmup_s < p.duration_s) {
         return Err(NetsimError::Times {
             warmup_s: p.warmup_s,
@@ -247,6 +245,31 @@ pub fn run_fig8(
     if p.seeds == 0 {
         return Err(NetsimError::NoSeeds);
     }
+    if p.seed.checked_add(p.seeds - 1).is_none() {
+        return Err(NetsimError::SeedOverflow {
+            seed: p.seed,
+            seeds: p.seeds,
+        });
+    }
+    let simulated = schedulers as f64 * p.seeds as f64 * p.duration_s;
+    if simulated.is_nan() || simulated > MAX_SIMULATED_S {
+        return Err(NetsimError::TooLong {
+            schedulers,
+            seeds: p.seeds,
+            duration_s: p.duration_s,
+        });
+    }
+    Ok(())
+}
+
+/// Runs Fig. 8 for each scheduler; `progress(done, total)` counts runs
+/// (fractions of a run included).
+pub fn run_fig8(
+    choices: &[SchedChoice],
+    p: &Fig8Params,
+    progress: &mut dyn FnMut(f64, f64),
+) -> Result<Vec<Fig8Row>, NetsimError> {
+    check_params(choices.len(), p)?;
     let total = (choices.len() as u64 * p.seeds) as f64;
     let mut rows = Vec::new();
     for (ci, c) in choices.iter().enumerate() {

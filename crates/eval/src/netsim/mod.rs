@@ -19,7 +19,7 @@ mod error;
 pub mod fig8;
 pub mod network;
 
-pub use error::NetsimError;
+pub use error::{NetsimError, MAX_SIMULATED_S};
 pub use network::{
     FlowReport, FlowSpec, LinkSpec, NetPacket, NetReport, Network, SchedChoice, SchedFactory,
     Source,

@@ -16,6 +16,7 @@
 //! end-to-end delay (arrival at the sink minus creation at the source).
 
 use super::error::NetsimError;
+use crate::limits::check_memory;
 use fairway_core::{Capacity, FlowConfig, FlowId, Limits, Packet, SchedSpec, Scheduler};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -24,6 +25,11 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
 use std::sync::Arc;
+
+/// Bytes per packet a link's scheduler is built to hold (its slot, an
+/// estimate; schedulers may allocate their slots up front, about 12 bytes
+/// each).
+const BYTES_PER_QUEUED_PACKET: u128 = 16;
 
 /// The packet type of the network simulator: a length and the index of
 /// its metadata (flow, hop, creation time) in the engine.
@@ -415,16 +421,40 @@ impl Network {
     ) -> Result<NetReport, NetsimError> {
         let paths = self.resolve()?;
         let n = self.flows.len() as u32;
-        let mut ports = Vec::with_capacity(self.links.len());
-        for (li, _) in self.links.iter().enumerate() {
+        // Every link's queue: `per_flow_buffer` packets per flow crossing
+        // it (a link no flow crosses gets a never-used one-packet queue),
+        // exact or refused, and all of them within the memory limit before
+        // the first scheduler is built.
+        let mut queues = Vec::with_capacity(self.links.len());
+        for li in 0..self.links.len() {
             let users: Vec<usize> = (0..self.flows.len())
                 .filter(|&f| paths[f].contains(&(li as u32)))
                 .collect();
-            let cap = Capacity::new(
-                n.max(1),
-                self.per_flow_buffer
-                    .saturating_mul(users.len().max(1) as u32),
-            );
+            let packets = u32::try_from(users.len().max(1))
+                .ok()
+                .and_then(|u| self.per_flow_buffer.checked_mul(u))
+                .ok_or(NetsimError::QueueTooLong {
+                    link: li,
+                    per_flow: self.per_flow_buffer,
+                    flows: users.len(),
+                })?;
+            queues.push((users, packets));
+        }
+        let slots: u128 = queues.iter().map(|q| u128::from(q.1)).sum();
+        check_memory(
+            || {
+                format!(
+                    "--buffer {} over {} link queues",
+                    self.per_flow_buffer,
+                    queues.len()
+                )
+            },
+            slots.checked_mul(BYTES_PER_QUEUED_PACKET),
+        )
+        .map_err(NetsimError::Memory)?;
+        let mut ports = Vec::with_capacity(self.links.len());
+        for (li, (users, packets)) in queues.into_iter().enumerate() {
+            let cap = Capacity::new(n.max(1), packets);
             let mut s = sched.build(cap);
             for &f in &users {
                 let fl = &self.flows[f];
@@ -630,6 +660,46 @@ impl Engine<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A link queue of `per_flow_buffer × flows` packets beyond `u32` is
+    /// refused, not cut to `2^32 − 1`; one beyond memory too.
+    #[test]
+    fn a_link_queue_beyond_u32_is_refused() {
+        let run = |buffer: u32| {
+            let mut net = Network::new(buffer);
+            let a = net.add_node("a");
+            let b = net.add_node("b");
+            net.add_link(a, b, 10_000_000, 0);
+            for i in 0..2 {
+                net.add_flow(FlowSpec {
+                    name: format!("f{i}"),
+                    path: vec![a, b],
+                    weight: 1,
+                    max_len: 100,
+                    source: Source::Cbr {
+                        rate_bps: 8_000,
+                        packet_len: 100,
+                    },
+                    start_ns: 0,
+                });
+            }
+            net.run(
+                &SchedChoice::parse("fifo").unwrap(),
+                1_000_000,
+                0,
+                1,
+                &mut |_| {},
+            )
+        };
+        assert!(run(1000).is_ok());
+        let e = run(u32::MAX / 2).unwrap_err();
+        assert!(matches!(e, NetsimError::Memory(_)), "{e}");
+        let e = run(u32::MAX / 2 + 1).unwrap_err();
+        assert!(
+            matches!(e, NetsimError::QueueTooLong { flows: 2, .. }),
+            "{e}"
+        );
+    }
 
     /// One flow over two links: the delay is exactly transmission plus
     /// propagation on each.

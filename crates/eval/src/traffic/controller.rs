@@ -87,7 +87,7 @@ impl ControllerConfig {
 }
 
 /// A controller parameter outside its range.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ControllerError {
     /// `per_flow_max` (the per-flow cap) is not in `1..LEVELS`.
     PerFlowMax(u32),
@@ -99,6 +99,10 @@ pub enum ControllerError {
         /// The `low` given.
         low: u64,
     },
+    /// `switch_prob` is not a probability (in `[0, 1]`).
+    SwitchProb(String),
+    /// A flow of weight 0.
+    ZeroWeight(usize),
 }
 
 impl fmt::Display for ControllerError {
@@ -111,6 +115,10 @@ impl fmt::Display for ControllerError {
                 f,
                 "the timed {pick:?} pick needs phases that start empty (low 0), got low {low}"
             ),
+            ControllerError::SwitchProb(p) => {
+                write!(f, "switch probability {p} is not in [0, 1]")
+            }
+            ControllerError::ZeroWeight(flow) => write!(f, "flow {flow} has weight 0"),
         }
     }
 }
@@ -295,7 +303,7 @@ impl Controller {
         if self.total <= self.low {
             return true;
         }
-        level == 1 && self.switch_prob > 0.0 && self.draws.coin(self.switch_prob.min(1.0))
+        level == 1 && self.switch_prob > 0.0 && self.draws.coin(self.switch_prob)
     }
 }
 
@@ -325,6 +333,12 @@ impl<D: Draws, const TIMED: bool> TrafficController<D, TIMED> {
         if !(1..LEVELS as u32).contains(&th.per_flow_cap) {
             return Err(ControllerError::PerFlowMax(th.per_flow_cap));
         }
+        if !(0.0..=1.0).contains(&switch_prob) {
+            return Err(ControllerError::SwitchProb(switch_prob.to_string()));
+        }
+        if let Some(flow) = weights.iter().position(|&w| w == 0) {
+            return Err(ControllerError::ZeroWeight(flow));
+        }
         let n = weights.len() as u32;
         let bursty = th.pick == FlowPick::Bursty;
         let per_flow = |v: Vec<u32>| if bursty { v } else { Vec::new() };
@@ -335,7 +349,7 @@ impl<D: Draws, const TIMED: bool> TrafficController<D, TIMED> {
             pick: th.pick,
             switch_prob,
             n,
-            weights: weights.iter().map(|&w| w.max(1)).collect(),
+            weights: weights.to_vec(),
             total: 0,
             cursor: 0,
             levels: LevelLists::new(
@@ -509,6 +523,18 @@ mod tests {
             low,
             switch_prob,
         }
+    }
+
+    #[test]
+    fn switch_probabilities_and_weights_are_used_as_given_or_refused() {
+        let ok = Controller::try_new(cfg(Pattern::Smooth, 3, 100, 0, 1.0), &[1, 1], 1);
+        assert!(ok.is_ok());
+        for p in [1.5, -0.1, f64::NAN, f64::INFINITY] {
+            let e = Controller::try_new(cfg(Pattern::Smooth, 3, 100, 0, p), &[1, 1], 1);
+            assert!(matches!(e, Err(ControllerError::SwitchProb(_))), "{p}");
+        }
+        let e = Controller::try_new(cfg(Pattern::Smooth, 3, 100, 0, 0.5), &[1, 0], 1);
+        assert!(matches!(e, Err(ControllerError::ZeroWeight(1))));
     }
 
     #[test]

@@ -136,6 +136,10 @@ pub enum PatternError {
     Unknown(String),
     /// The list names no pattern.
     Empty,
+    /// An empty entry between commas.
+    EmptyEntry,
+    /// A pattern named twice.
+    Duplicate(Pattern),
 }
 
 impl fmt::Display for PatternError {
@@ -143,26 +147,38 @@ impl fmt::Display for PatternError {
         match self {
             PatternError::Unknown(piece) => {
                 let names: Vec<&str> = Pattern::ALL.iter().map(|p| p.name()).collect();
-                write!(f, "unknown pattern '{piece}' (known: {})", names.join(", "))
+                write!(
+                    f,
+                    "--pattern: unknown pattern '{piece}' (known: {})",
+                    names.join(", ")
+                )
             }
-            PatternError::Empty => write!(f, "no pattern given"),
+            PatternError::Empty => write!(f, "--pattern: no pattern given"),
+            PatternError::EmptyEntry => write!(f, "--pattern: an empty entry between commas"),
+            PatternError::Duplicate(p) => {
+                write!(f, "--pattern: {p} is named twice (each pattern runs once)")
+            }
         }
     }
 }
 
 impl std::error::Error for PatternError {}
 
-/// Parses a comma-separated list of patterns.
+/// Parses a comma-separated list of patterns, each named once.
 pub fn parse_patterns(text: &str) -> Result<Vec<Pattern>, PatternError> {
-    let mut out = Vec::new();
-    for piece in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let p = Pattern::parse(piece).ok_or_else(|| PatternError::Unknown(piece.to_string()))?;
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    }
-    if out.is_empty() {
+    if text.trim().is_empty() {
         return Err(PatternError::Empty);
+    }
+    let mut out = Vec::new();
+    for piece in text.split(',').map(str::trim) {
+        if piece.is_empty() {
+            return Err(PatternError::EmptyEntry);
+        }
+        let p = Pattern::parse(piece).ok_or_else(|| PatternError::Unknown(piece.to_string()))?;
+        if out.contains(&p) {
+            return Err(PatternError::Duplicate(p));
+        }
+        out.push(p);
     }
     Ok(out)
 }
@@ -183,6 +199,10 @@ mod tests {
         let alt = Pattern::Alternate.thresholds(64);
         assert_eq!((alt.low, alt.high), (64, 65));
         assert!(parse_patterns("smooth,nope").is_err());
-        assert_eq!(parse_patterns("smooth, bursty,smooth").unwrap().len(), 2);
+        assert_eq!(parse_patterns("smooth, bursty").unwrap().len(), 2);
+        let e = parse_patterns("smooth, bursty,smooth").unwrap_err();
+        assert_eq!(e, PatternError::Duplicate(Pattern::Smooth));
+        assert_eq!(parse_patterns("smooth,"), Err(PatternError::EmptyEntry));
+        assert_eq!(parse_patterns(" "), Err(PatternError::Empty));
     }
 }
