@@ -7,7 +7,8 @@ use super::flag::FlagError;
 use clap::Args;
 use fairway_eval::chart::{write_svg, ChartError, ChartSpec, Series};
 use fairway_eval::pq_bench::{
-    add_ideal_shares, run_fill_drain, FillDrainConfig, FillDrainResult, QueueKind,
+    add_ideal_shares, fill_drain_ranks, run_fill_drain, FillDrainConfig, FillDrainResult,
+    PqBenchError, QueueKind,
 };
 
 /// Arguments of `fairway bench-pq`.
@@ -59,6 +60,10 @@ pub struct BenchPqArgs {
     /// Also write an SVG chart (Mpps against elements per bucket) here.
     #[arg(long, value_name = "PATH.svg")]
     pub chart: Option<String>,
+    /// Write the rank sequence of every configuration here instead of
+    /// measuring (for `scripts/vs-eiffel.py`, whose C harness replays it).
+    #[arg(long, value_name = "PATH", hide = true)]
+    pub dump_ranks: Option<String>,
 }
 
 fn parse_list(flag: &'static str, s: &str) -> Result<Vec<u32>, FlagError> {
@@ -173,6 +178,39 @@ fn write_chart(path: &std::path::Path, results: &[FillDrainResult]) -> Result<()
     write_svg(path, &spec, &chart_series(results))
 }
 
+/// `--dump-ranks`: per configuration (in sweep order), a line `buckets
+/// per_bucket occupancy elements`, then a line of the ranks in insertion
+/// order, exactly as the benchmark draws them.
+fn dump_ranks(
+    path: &str,
+    buckets: &[u32],
+    per_bucket: &[u32],
+    occupancy: &[u32],
+    seed: u64,
+) -> Result<(), CliError> {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    for &b in buckets {
+        for &occ in occupancy {
+            for &k in per_bucket {
+                if b < 2 || k == 0 || occ == 0 || occ > 100 {
+                    return Err(PqBenchError::BadConfig.into());
+                }
+                if u64::from(b) * u64::from(k) > u64::from(u32::MAX) {
+                    return Err(PqBenchError::TooManyElements.into());
+                }
+                let ranks = fill_drain_ranks(b, k, occ, seed);
+                let line: Vec<String> = ranks.iter().map(u64::to_string).collect();
+                let _ = writeln!(text, "{b} {k} {occ} {}\n{}", ranks.len(), line.join(" "));
+            }
+        }
+    }
+    std::fs::write(path, text).map_err(|error| CliError::Write {
+        path: path.into(),
+        error,
+    })
+}
+
 /// Runs every combination of the listed parameters.
 pub fn run(args: BenchPqArgs) -> Result<(), CliError> {
     let queues = args
@@ -186,6 +224,9 @@ pub fn run(args: BenchPqArgs) -> Result<(), CliError> {
     let buckets = parse_list("--buckets", &args.buckets)?;
     let per_bucket = parse_list("--per-bucket", &args.per_bucket)?;
     let occupancy = parse_list("--occupancy", &args.occupancy)?;
+    if let Some(path) = &args.dump_ranks {
+        return dump_ranks(path, &buckets, &per_bucket, &occupancy, args.seed);
+    }
     let mut configs = Vec::new();
     for &b in &buckets {
         for &occ in &occupancy {
