@@ -313,6 +313,33 @@ mod tests {
         }
     }
 
+    /// `--dump-ranks` writes the benchmark's own rank sequence per
+    /// configuration (what `scripts/vs-eiffel.py` replays), and refuses a
+    /// configuration the benchmark refuses.
+    #[test]
+    fn dumped_ranks_are_the_benchmarks() {
+        let dir = std::env::temp_dir().join(format!("fairway-pq-dump-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("ranks.txt");
+        let p = path.to_str().unwrap();
+        dump_ranks(p, &[300, 40], &[2], &[50], 7).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4);
+        for (i, b) in [300u32, 40].into_iter().enumerate() {
+            let expected = fill_drain_ranks(b, 2, 50, 7);
+            assert_eq!(lines[2 * i], format!("{b} 2 50 {}", expected.len()));
+            let got: Vec<u64> = lines[2 * i + 1]
+                .split(' ')
+                .map(|r| r.parse().unwrap())
+                .collect();
+            assert_eq!(got, expected);
+        }
+        assert!(dump_ranks(p, &[1], &[1], &[50], 7).is_err(), "one bucket");
+        assert!(dump_ranks(p, &[10], &[1], &[101], 7).is_err(), "101 %");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     #[test]
     fn every_measured_line_is_plotted_ideal_dashed() {
         let results = vec![

@@ -263,8 +263,14 @@ mod tests {
         assert!(!error_lowest_when_emptiest(&PAPER), "the paper's shape");
         let mut flat = GOOD;
         flat[1].1 = flat[0].1;
-        assert!(!error_lowest_when_emptiest(&flat), "no rise after the emptiest");
-        assert!(!error_lowest_when_emptiest(&GOOD[..2]), "no partly empty point but the first");
+        assert!(
+            !error_lowest_when_emptiest(&flat),
+            "no rise after the emptiest"
+        );
+        assert!(
+            !error_lowest_when_emptiest(&GOOD[..2]),
+            "no partly empty point but the first"
+        );
         assert!(!error_lowest_when_emptiest(&[]));
     }
 
@@ -283,10 +289,17 @@ mod tests {
             "scripts/vs-eiffel.py",
             "10 %: 12.0 %",
         ] {
-            assert!(claim.claim.contains(evidence), "{evidence}: {}", claim.claim);
+            assert!(
+                claim.claim.contains(evidence),
+                "{evidence}: {}",
+                claim.claim
+            );
         }
         let paper = occupancy_deviation(&PAPER, "");
-        assert!(paper.failed(), "the paper's shape is not the documented deviation");
+        assert!(
+            paper.failed(),
+            "the paper's shape is not the documented deviation"
+        );
         assert!(paper.claim.contains("NOT as documented"));
     }
 
