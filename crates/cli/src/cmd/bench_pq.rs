@@ -8,7 +8,8 @@ use clap::Args;
 use fairway_core::pq::approx_gradient::MAX_ALPHA;
 use fairway_eval::chart::{write_svg, ChartError, ChartSpec, Series};
 use fairway_eval::pq_bench::{
-    add_ideal_shares, check_sweep, run_fill_drain, FillDrainConfig, FillDrainResult, QueueKind,
+    add_ideal_shares, check_sweep, fill_drain_ranks, run_fill_drain, FillDrainConfig,
+    FillDrainResult, PqBenchError, QueueKind,
 };
 
 /// Arguments of `fairway bench-pq`.
@@ -62,6 +63,10 @@ pub struct BenchPqArgs {
     /// Also write an SVG chart (Mpps against elements per bucket) here.
     #[arg(long, value_name = "PATH.svg")]
     pub chart: Option<String>,
+    /// Write the rank sequence of every configuration here instead of
+    /// measuring (for `scripts/vs-eiffel.py`, whose C harness replays it).
+    #[arg(long, value_name = "PATH", hide = true)]
+    pub dump_ranks: Option<String>,
 }
 
 fn parse_list(flag: &'static str, s: &str) -> Result<Vec<u32>, FlagError> {
@@ -195,6 +200,45 @@ fn write_chart(path: &std::path::Path, results: &[FillDrainResult]) -> Result<()
     write_svg(path, &spec, &chart_series(results))
 }
 
+/// `--dump-ranks`: per configuration (in sweep order), a line `buckets
+/// per_bucket occupancy elements`, then a line of the ranks in insertion
+/// order, exactly as the benchmark draws them; sizes the benchmark refuses
+/// are refused.
+fn dump_ranks(
+    path: &str,
+    buckets: &[u32],
+    per_bucket: &[u32],
+    occupancy: &[u32],
+    seed: u64,
+) -> Result<(), CliError> {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    for &b in buckets {
+        for &occ in occupancy {
+            for &k in per_bucket {
+                FillDrainConfig {
+                    queue: QueueKind::Cffs,
+                    buckets: b,
+                    per_bucket: k,
+                    occupancy: occ,
+                    alpha: 1,
+                    seed,
+                    min_ops: 1,
+                    batches: 1,
+                }
+                .check()?;
+                let ranks = fill_drain_ranks(b, k, occ, seed).map_err(PqBenchError::Memory)?;
+                let line: Vec<String> = ranks.iter().map(u64::to_string).collect();
+                let _ = writeln!(text, "{b} {k} {occ} {}\n{}", ranks.len(), line.join(" "));
+            }
+        }
+    }
+    std::fs::write(path, text).map_err(|error| CliError::Write {
+        path: path.into(),
+        error,
+    })
+}
+
 /// Runs every combination of the listed parameters.
 pub fn run(args: BenchPqArgs) -> Result<(), CliError> {
     let queues = args
@@ -241,6 +285,9 @@ pub fn run(args: BenchPqArgs) -> Result<(), CliError> {
     // Every size, the memory of the largest and the inserts of the whole
     // sweep, before the first queue is built.
     check_sweep(&configs, rounds)?;
+    if let Some(path) = &args.dump_ranks {
+        return dump_ranks(path, &buckets, &per_bucket, &occupancy, args.seed);
+    }
     let mut results: Vec<FillDrainResult> = Vec::with_capacity(configs.len());
     let total = configs.len() as u64 * u64::from(rounds);
     let mut bar = super::progress::Progress::counted(total, "runs", args.json);
@@ -305,6 +352,33 @@ mod tests {
             })
             .unwrap()
         }
+    }
+
+    /// `--dump-ranks` writes the benchmark's own rank sequence per
+    /// configuration (what `scripts/vs-eiffel.py` replays), and refuses a
+    /// configuration the benchmark refuses.
+    #[test]
+    fn dumped_ranks_are_the_benchmarks() {
+        let dir = std::env::temp_dir().join(format!("fairway-pq-dump-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("ranks.txt");
+        let p = path.to_str().unwrap();
+        dump_ranks(p, &[300, 40], &[2], &[50], 7).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4);
+        for (i, b) in [300u32, 40].into_iter().enumerate() {
+            let expected = fill_drain_ranks(b, 2, 50, 7).unwrap();
+            assert_eq!(lines[2 * i], format!("{b} 2 50 {}", expected.len()));
+            let got: Vec<u64> = lines[2 * i + 1]
+                .split(' ')
+                .map(|r| r.parse().unwrap())
+                .collect();
+            assert_eq!(got, expected);
+        }
+        assert!(dump_ranks(p, &[1], &[1], &[50], 7).is_err(), "one bucket");
+        assert!(dump_ranks(p, &[10], &[1], &[101], 7).is_err(), "101 %");
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
