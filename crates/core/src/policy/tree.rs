@@ -93,9 +93,32 @@ use alloc::vec::Vec;
 const NONE: u32 = u32::MAX;
 /// STFQ virtual-time units per byte at weight 1 (weights are ≤ 2^16).
 pub const STFQ_SCALE: u64 = 1 << 16;
+/// The packet length (bytes) for which an stfq/hclock queue's rank unit is
+/// one STFQ tag unit; see [`stfq_rank_shift`].
+pub const STFQ_BASE_LEN: u32 = 1500;
+
+/// How far STFQ tags are shifted right to give the ranks an stfq or
+/// hclock node's queue holds, in a tree whose packets are up to `max_len`
+/// bytes: the smallest `s` with `1500 · 2^s ≥ max_len` (0 up to 1500
+/// bytes, 3 for 9000-byte jumbo frames, 6 up to 65536).
+///
+/// One packet moves a child's tag by up to `max_len · 2^16 / weight`, and a
+/// moving-window queue must hold that step in half its window. Scaling
+/// the queue's rank unit with the largest packet keeps that step, in queue
+/// ranks, the same as for 1500-byte packets: a queue sized for Ethernet
+/// frames (the default 2 × 4096 buckets of 2^15) holds jumbo frames too,
+/// with buckets as many bytes wide as the packets are times longer. The
+/// tags themselves stay exact; only the bucketing is coarser.
+pub const fn stfq_rank_shift(max_len: u32) -> u32 {
+    let mut s = 0;
+    while (STFQ_BASE_LEN as u64) << s < max_len as u64 {
+        s += 1;
+    }
+    s
+}
 // The largest weight and rate a tree accepts, checked with the rest of a
 // description's structure; named here too, where the tree's other limits are.
-pub use super::check::{MAX_RATE, MAX_WEIGHT};
+pub use super::check::{MAX_DEPTH, MAX_RATE, MAX_WEIGHT};
 
 /// Nanoseconds `len` bytes take at `rate` bytes/s, rounded up so that a
 /// limit is never exceeded.
@@ -250,6 +273,8 @@ pub struct PolicyTree<P> {
     root: u32,
     n_nodes: u32,
     max_len: u32,
+    /// [`stfq_rank_shift`] of `max_len`.
+    stfq_shift: u32,
     /// Per flow: some ancestor ranks by `Front` on a moving window.
     front_moving: Vec<bool>,
     has_rank_nodes: bool,
@@ -264,6 +289,18 @@ pub struct PolicyTree<P> {
 impl<P: crate::Packet> PolicyTree<P> {
     /// Checks `spec` and allocates everything.
     pub fn build(spec: &TreeSpec) -> Result<Self, BuildError> {
+        Self::build_with(spec, true)
+    }
+
+    /// `build` keeping every node's full queue, even with one child: the
+    /// reference the one-child slots are checked against.
+    #[cfg(test)]
+    pub(crate) fn build_full_queues(spec: &TreeSpec) -> Result<Self, BuildError> {
+        Self::build_with(spec, false)
+    }
+
+    /// `build`; `single_slots`: nodes with one child hold it in a slot.
+    fn build_with(spec: &TreeSpec, single_slots: bool) -> Result<Self, BuildError> {
         let total = check_sizes(spec)?;
         let root = check::structure(spec)?;
         let n = spec.nodes.len();
@@ -272,7 +309,7 @@ impl<P: crate::Packet> PolicyTree<P> {
         let mut nodes = Vec::with_capacity(n);
         for (i, nd) in spec.nodes.iter().enumerate() {
             let ch = core::mem::take(&mut children[i]);
-            nodes.push(Node::build(i as u32, nd, ch, &ents, max_len)?);
+            nodes.push(Node::build(i as u32, nd, ch, &ents, max_len, single_slots)?);
         }
         let shaper = build_shaper(spec, &ents, total)?;
         let front_moving = front_moving_flows(spec);
@@ -302,6 +339,7 @@ impl<P: crate::Packet> PolicyTree<P> {
             root,
             n_nodes: n as u32,
             max_len,
+            stfq_shift: stfq_rank_shift(max_len),
             front_moving,
             has_rank_nodes,
             path: Vec::with_capacity(n + 1),
@@ -656,6 +694,7 @@ impl<P: crate::Packet> PolicyTree<P> {
             0
         };
         let vtime = self.nodes[p as usize].vtime;
+        let shift = self.stfq_shift;
         let ent = &mut self.ents[x as usize];
         ent.state = State::Queued;
         let nd = &mut self.nodes[p as usize];
@@ -663,11 +702,11 @@ impl<P: crate::Packet> PolicyTree<P> {
             Tx::Prio => nd.queue.insert(slot, ent.p.priority),
             Tx::Stfq => {
                 ent.start = vtime.max(ent.finish);
-                nd.queue.insert(slot, ent.start)
+                nd.queue.insert(slot, ent.start >> shift)
             }
             Tx::HClock(res) => {
                 ent.start = vtime.max(ent.finish);
-                let mut ok = nd.queue.insert(slot, ent.start);
+                let mut ok = nd.queue.insert(slot, ent.start >> shift);
                 if ent.p.reservation.is_some() {
                     ent.r_tag = ent.r_tag.max(now);
                     ok &= res.insert(slot, ent.r_tag);
@@ -733,9 +772,14 @@ impl<P: crate::Packet> PolicyTree<P> {
                     ent.finish = ent.start + u64::from(len) * STFQ_SCALE / u64::from(ent.p.weight);
                     nd.vtime = nd.vtime.max(ent.start);
                 }
-                // Any service counts toward the reservation.
+                // Any service counts toward the reservation. As for rate
+                // limits, up to one packet time of lateness (the link busy
+                // with another packet when the tag came due) is caught
+                // up, or a reservation would lose it at every packet:
+                // the more, the longer the packets.
                 if let (Tx::HClock(_), Some(r)) = (&nd.tx, ent.p.reservation) {
-                    ent.r_tag = ent.r_tag.max(now) + tx_ns(len, r);
+                    let t = tx_ns(len, r);
+                    ent.r_tag = ent.r_tag.max(now.saturating_sub(t)) + t;
                 }
             }
             Tx::Sched(_) => {
@@ -959,9 +1003,10 @@ impl Node {
         children: Vec<u32>,
         ents: &[Entity],
         max_len: u32,
+        single_slots: bool,
     ) -> Result<Self, BuildError> {
         let cap = children.len() as u32;
-        let queue = RankedQueue::new(nd.queue, cap, index)?;
+        let mut queue = RankedQueue::new(nd.queue, cap, index)?;
         let weight_of = |c: &u32| ents[*c as usize].p.weight;
         let min_w = children.iter().map(weight_of).min().unwrap_or(1);
         let tx = match &nd.transaction {
@@ -979,7 +1024,11 @@ impl Node {
                     .iter()
                     .filter_map(|&c| ents[c as usize].p.reservation)
                     .min();
-                let rq = reservation_queue_of(index, *reservation_queue, cap, slowest, max_len)?;
+                let mut rq =
+                    reservation_queue_of(index, *reservation_queue, cap, slowest, max_len)?;
+                if cap == 1 && single_slots {
+                    rq = rq.into_single();
+                }
                 Tx::HClock(alloc::boxed::Box::new(rq))
             }
             Transaction::PacketRank(fr) => Tx::Rank(*fr),
@@ -992,6 +1041,11 @@ impl Node {
                 Tx::Sched(s)
             }
         };
+        // One child (a chain's nodes): a slot instead of the buckets, so a
+        // deep chain costs each packet no cold bucket memory per level.
+        if cap == 1 && single_slots && !matches!(tx, Tx::Rank(_)) {
+            queue = queue.into_single();
+        }
         Ok(Node {
             tx,
             child_base: match children.first() {
@@ -1031,7 +1085,8 @@ fn check_priorities(
 }
 
 /// STFQ (and hClock's share) tags grow without bound: a moving window
-/// whose half exceeds one packet's step at the lightest weight, or a heap.
+/// whose half exceeds one packet's step at the lightest weight (in queue
+/// ranks: tags shifted by [`stfq_rank_shift`]), or a heap.
 fn check_fair_queueing(
     index: u32,
     queue: QueueSpec,
@@ -1045,7 +1100,8 @@ fn check_fair_queueing(
             reason: "fair queueing tags grow without bound: use cffs or binary-heap",
         });
     }
-    let step = u64::from(max_len) * STFQ_SCALE / u64::from(min_weight);
+    let tag_step = u64::from(max_len) * STFQ_SCALE / u64::from(min_weight);
+    let step = tag_step.div_ceil(1 << stfq_rank_shift(max_len));
     if moving && queue.half_window() <= step {
         return Err(BuildError::HorizonTooShort {
             node: index,
