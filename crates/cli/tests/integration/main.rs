@@ -10,6 +10,7 @@ mod grammar;
 mod netsim;
 mod newcomer;
 mod policy_files;
+mod policy_run_errors;
 mod quiet_output;
 mod reproduce;
 mod udp_bench_cli;

@@ -40,8 +40,9 @@ pub struct RunConfig {
     pub duration_ns: u64,
     /// Offered load as a fraction of the link; 0 = greedy sources.
     pub load: f64,
-    /// Packets each greedy source keeps queued.
-    pub backlog: u32,
+    /// Packets each greedy source keeps queued (`load` 0), `1..=`
+    /// the policy's `max_packets` / workload flows.
+    pub backlog: u64,
     /// RNG seed.
     pub seed: u64,
 }
@@ -644,8 +645,10 @@ parent = "root"
             seed: 1,
         };
         let e = run(&p, &cfg).unwrap_err();
-        assert_eq!(e, RunError::LinkZero);
-        assert_eq!(e.to_string(), "link rate must be >= 1 byte/s");
+        assert_eq!(
+            e.to_string(),
+            "link 0 B/s outside 1..=1099511627776 B/s (the policy tree's rate ceiling (8.8 Tbit/s))"
+        );
         let e = run(
             &p,
             &RunConfig {

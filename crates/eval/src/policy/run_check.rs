@@ -92,7 +92,7 @@ pub(super) fn check(policy: &PolicyFile, cfg: &RunConfig) -> Result<(), RunError
 }
 
 /// Greedy sources' backlogs together fit the policy's packet slots.
-fn check_backlog(max_packets: u32, flows: u64, backlog: u32) -> Result<(), RunError> {
+fn check_backlog(max_packets: u32, flows: u64, backlog: u64) -> Result<(), RunError> {
     let most = u64::from(max_packets) / flows;
     if most == 0 {
         return Err(RunError::OutOfRange {
@@ -102,7 +102,7 @@ fn check_backlog(max_packets: u32, flows: u64, backlog: u32) -> Result<(), RunEr
             why: "each greedy source keeps at least one packet queued, in the policy's max_packets slots",
         });
     }
-    if backlog == 0 || u64::from(backlog) > most {
+    if backlog == 0 || backlog > most {
         return Err(RunError::OutOfRange {
             param: "backlog",
             value: backlog.to_string(),
@@ -130,4 +130,164 @@ fn check_packets(cfg: &RunConfig, min_len: u32) -> Result<(), RunError> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::run::{run, RunConfig, RunError};
+    use super::MAX_RUN_PACKETS;
+    use crate::workload::{FlowSet, PacketSizes};
+
+    fn policy(max_packets: u32, max_len: u32) -> fairway_policy_file::PolicyFile {
+        let text = format!(
+            "max_packets = {max_packets}\nmax_packet_len = {max_len}\n\
+             [[node]]\nname = \"r\"\npolicy = \"stfq\"\n[[flow]]\nparent = \"r\"\n"
+        );
+        fairway_policy_file::parse(&text, "t.toml").unwrap()
+    }
+
+    fn cfg() -> RunConfig {
+        RunConfig {
+            flows: FlowSet::parse("1x4").unwrap(),
+            sizes: PacketSizes::Fixed,
+            link: 12_500_000,
+            duration_ns: 1_000_000,
+            load: 0.0,
+            backlog: 16,
+            seed: 1,
+        }
+    }
+
+    fn refused(p: &fairway_policy_file::PolicyFile, c: &RunConfig) -> String {
+        run(p, c).unwrap_err().to_string()
+    }
+
+    /// Each limit is used exactly at its edge and refused one past it,
+    /// naming the parameter and its range; nothing is cut or grown.
+    #[test]
+    fn parameters_at_their_limits_and_one_past() {
+        let p = policy(64, 1500);
+        // 4 flows × 16 = 64 slots: at the limit; 17 is one past.
+        let r = run(&p, &cfg()).unwrap();
+        assert_eq!(r.refused_full, 0);
+        let e = refused(
+            &p,
+            &RunConfig {
+                backlog: 17,
+                ..cfg()
+            },
+        );
+        assert!(e.starts_with("backlog 17 outside 1..=16 ("), "{e}");
+        let e = refused(
+            &p,
+            &RunConfig {
+                backlog: 0,
+                ..cfg()
+            },
+        );
+        assert!(e.starts_with("backlog 0 outside 1..=16 ("), "{e}");
+        let e = refused(
+            &p,
+            &RunConfig {
+                backlog: 1 << 32,
+                ..cfg()
+            },
+        );
+        assert!(e.starts_with("backlog 4294967296 outside 1..=16 ("), "{e}");
+        // 65 workload flows cannot each keep a packet in 64 slots.
+        let many = RunConfig {
+            flows: FlowSet::parse("1x65").unwrap(),
+            backlog: 1,
+            ..cfg()
+        };
+        assert!(refused(&p, &many).starts_with("flows 65 workload flows outside 1..=64 ("));
+        // With offered load the backlog is not used, so not checked.
+        assert!(run(
+            &p,
+            &RunConfig {
+                backlog: 0,
+                load: 0.5,
+                ..cfg()
+            }
+        )
+        .is_ok());
+        // A flow's MAXLEN above the policy's max_packet_len names both.
+        let jumbo = RunConfig {
+            flows: FlowSet::parse("1x4@9000").unwrap(),
+            ..cfg()
+        };
+        let e = refused(&p, &jumbo);
+        assert!(
+            e.starts_with("flows MAXLEN 9000 outside 1..=1500 (the policy's max_packet_len"),
+            "{e}"
+        );
+        let at = RunConfig {
+            flows: FlowSet::parse("1x4@1500").unwrap(),
+            ..cfg()
+        };
+        assert!(run(&p, &at).is_ok());
+        // uniform:MIN above the smallest MAXLEN.
+        let s = RunConfig {
+            sizes: PacketSizes::Uniform { min: 1501 },
+            ..cfg()
+        };
+        assert!(refused(&p, &s).starts_with("sizes uniform:1501 outside uniform:1..=1500 ("));
+        assert!(run(
+            &p,
+            &RunConfig {
+                sizes: PacketSizes::Uniform { min: 1500 },
+                ..cfg()
+            }
+        )
+        .is_ok());
+        // Loads: NaN, infinities, negative and above 10.
+        for load in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.1, 10.5] {
+            assert!(matches!(
+                run(&p, &RunConfig { load, ..cfg() }),
+                Err(RunError::LoadOutOfRange(_))
+            ));
+        }
+        assert!(run(
+            &p,
+            &RunConfig {
+                load: 10.0,
+                duration_ns: 100_000,
+                ..cfg()
+            }
+        )
+        .is_ok());
+        // A vanishing load offers nothing, without overflowing its gaps.
+        let r = run(
+            &p,
+            &RunConfig {
+                load: 1e-300,
+                ..cfg()
+            },
+        )
+        .unwrap();
+        assert_eq!(r.offered, 0);
+    }
+
+    /// The packets a run can send: `link · duration / smallest packet + 1`
+    /// up to `MAX_RUN_PACKETS`, one more is refused before anything runs.
+    #[test]
+    fn packets_of_a_run_are_bounded_before_it_starts() {
+        let p = policy(64, 1500);
+        // 1500-byte packets at 1500 B/s: one per second, plus the first.
+        let at = |secs: u64| RunConfig {
+            link: 1500,
+            duration_ns: secs * 1_000_000_000,
+            backlog: 1,
+            ..cfg()
+        };
+        let e = refused(&p, &at(MAX_RUN_PACKETS));
+        assert!(
+            e.contains(&format!(
+                "can send {} packets: at most {MAX_RUN_PACKETS}",
+                MAX_RUN_PACKETS + 1
+            )),
+            "{e}"
+        );
+        assert!(super::check(&p, &at(MAX_RUN_PACKETS - 1)).is_ok());
+    }
 }
