@@ -258,3 +258,33 @@ fn depth_is_limited_to_max_depth() {
         Err(BuildError::Cycle { .. })
     ));
 }
+
+/// Sizes are refused against their stated limits before anything is
+/// allocated (one past each limit returns at once); at the bucket limit
+/// the tree builds.
+#[test]
+fn sizes_past_their_limits_are_refused_before_allocating() {
+    let mut s = policies::stfq(&[1, 1], 64);
+    s.max_packets = MAX_PACKETS + 1;
+    let e = PolicyTree::<u32>::build(&s).err().unwrap();
+    assert!(
+        alloc::string::ToString::to_string(&e).contains("max_packets must be 1..=2^26"),
+        "{e}"
+    );
+    // Buckets: the shaper's 20 000 plus nodes of 2^26 each; the second
+    // node passes 2^27 and is named.
+    let mut s = caterpillar(3, 1, &[], false);
+    for nd in &mut s.nodes {
+        nd.queue.buckets = 1 << 26;
+    }
+    let e = PolicyTree::<u32>::build(&s).err();
+    assert!(
+        matches!(e, Some(BuildError::BadChild { node: 1, .. })),
+        "{e:?}"
+    );
+    s.shaper.buckets = (MAX_QUEUE_BUCKETS + 2) as u32;
+    assert!(matches!(
+        PolicyTree::<u32>::build(&s),
+        Err(BuildError::InvalidParameter(_))
+    ));
+}

@@ -53,6 +53,6 @@ pub use error::{BuildError, PolicyEnqueueError, PolicyEnqueueErrorKind};
 pub use queue::{QueueKind, QueueSpec};
 pub use spec::{ChildParams, FlowRank, FlowSpec, NodeSpec, Transaction, TreeSpec};
 pub use tree::{
-    stfq_rank_shift, tx_ns, PolicyTree, Served, ServedCount, TreeStats, MAX_DEPTH, MAX_RATE,
-    MAX_WEIGHT, STFQ_BASE_LEN, STFQ_SCALE,
+    stfq_rank_shift, tx_ns, PolicyTree, Served, ServedCount, TreeStats, MAX_DEPTH, MAX_ENTITIES,
+    MAX_PACKETS, MAX_QUEUE_BUCKETS, MAX_RATE, MAX_WEIGHT, STFQ_BASE_LEN, STFQ_SCALE,
 };

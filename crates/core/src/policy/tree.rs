@@ -91,6 +91,17 @@ use alloc::vec::Vec;
 
 /// "No entry" in intrusive links and parent pointers.
 const NONE: u32 = u32::MAX;
+/// Most packet slots (`TreeSpec::max_packets`): each is allocated by
+/// `build`, 32 bytes plus the packet, so 2^26 slots are over 2 GiB.
+pub const MAX_PACKETS: u32 = 1 << 26;
+/// Most nodes and flows together: each is allocated by `build` (its
+/// entity, a few cache lines, and a flow's FIFO), so 2^24 of them are a
+/// few GiB.
+pub const MAX_ENTITIES: u32 = 1 << 24;
+/// Most buckets of all queues together (every node's, hClock's
+/// reservation queues, the shaper's): buckets are allocated by `build`,
+/// 8 to 16 bytes each, so 2^27 are 1 to 2 GiB.
+pub const MAX_QUEUE_BUCKETS: u64 = 1 << 27;
 /// STFQ virtual-time units per byte at weight 1 (weights are ≤ 2^16).
 pub const STFQ_SCALE: u64 = 1 << 16;
 /// The packet length (bytes) for which an stfq/hclock queue's rank unit is
@@ -883,8 +894,9 @@ impl<P: crate::Packet> PolicyTree<P> {
     }
 }
 
-/// The sizes of `spec` (nodes, packet length, packet slots) are in range;
-/// returns the number of entities (nodes and flows).
+/// The sizes of `spec` (nodes, packet length, packet slots, queue
+/// buckets) are within the limits below, checked before anything is
+/// allocated; returns the number of entities (nodes and flows).
 fn check_sizes(spec: &TreeSpec) -> Result<u64, BuildError> {
     if spec.nodes.is_empty() {
         return Err(BuildError::Empty);
@@ -894,17 +906,53 @@ fn check_sizes(spec: &TreeSpec) -> Result<u64, BuildError> {
             "max_packet_len must be 1..=65536 bytes",
         ));
     }
-    // `NONE` ends the free list and the flows' FIFOs.
-    if spec.max_packets == 0 || spec.max_packets == NONE {
+    if spec.max_packets == 0 || spec.max_packets > MAX_PACKETS {
         return Err(BuildError::InvalidParameter(
-            "max_packets must be 1..=2^32-2",
+            "max_packets must be 1..=2^26 (67108864): every slot is allocated up front, about 32 bytes plus the packet",
         ));
     }
     let total = spec.nodes.len() as u64 + spec.flows.len() as u64;
-    if total >= u64::from(NONE) {
-        return Err(BuildError::InvalidParameter("too many nodes and flows"));
+    if total > u64::from(MAX_ENTITIES) {
+        return Err(BuildError::InvalidParameter(
+            "at most 2^24 (16777216) nodes and flows together: each is allocated up front, a few hundred bytes",
+        ));
     }
+    check_buckets(spec)?;
     Ok(total)
+}
+
+/// Buckets a queue of `q` allocates (the heaps allocate per element).
+fn buckets_of(q: &QueueSpec) -> u64 {
+    if q.kind.holds_any_rank() {
+        0
+    } else {
+        u64::from(q.buckets)
+    }
+}
+
+/// The buckets of all queues together (nodes, hClock reservation queues,
+/// the shaper) stay within [`MAX_QUEUE_BUCKETS`]; the node whose queue
+/// would pass it is named.
+fn check_buckets(spec: &TreeSpec) -> Result<(), BuildError> {
+    let mut sum = buckets_of(&spec.shaper);
+    if sum > MAX_QUEUE_BUCKETS {
+        return Err(BuildError::InvalidParameter(
+            "the shaper's queue must have at most 2^27 (134217728) buckets: buckets are allocated up front",
+        ));
+    }
+    for (i, nd) in spec.nodes.iter().enumerate() {
+        sum += buckets_of(&nd.queue);
+        if let Transaction::HClock { reservation_queue } = &nd.transaction {
+            sum += buckets_of(reservation_queue);
+        }
+        if sum > MAX_QUEUE_BUCKETS {
+            return Err(BuildError::BadChild {
+                node: i as u32,
+                reason: "the queues of the nodes up to this one (and the shaper's) would pass 2^27 (134217728) buckets together: buckets are allocated up front, 8 to 16 bytes each",
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Every node's and flow's entity (nodes `0..n`, flows `n..`), each with

@@ -668,7 +668,7 @@ parent = "root"
         assert!(matches!(e, RunError::Policy(_)), "{e}");
         assert_eq!(
             e.to_string(),
-            "policy: invalid parameter: max_packets must be 1..=2^32-2"
+            "policy: invalid parameter: max_packets must be 1..=2^26 (67108864): every slot is allocated up front, about 32 bytes plus the packet"
         );
     }
 
