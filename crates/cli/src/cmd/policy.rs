@@ -120,7 +120,7 @@ fn run_cmd(a: RunArgs) -> Result<(), CliError> {
             .filter(|&d| d > 0)
             .ok_or(FlagError::Must {
                 flag: "--duration-ms",
-                be: "1..=1.8e10",
+                be: "1..=18446744073709 (the run counts u64 nanoseconds)",
             })?,
         load: a.load,
         backlog: a.backlog,

@@ -234,3 +234,19 @@ fn a_chain_deeper_than_the_limit_is_refused_at_its_line() {
     );
     assert!(stderr.contains("deeper than 1024 levels"), "{stderr}");
 }
+
+#[test]
+fn duration_is_refused_at_zero_and_past_its_range() {
+    let f = example("hclock.toml");
+    for d in ["0", "18446744073710"] {
+        let out = fairway(&["policy", "run", &f, "--duration-ms", d]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(
+            stderr,
+            "fairway: error: --duration-ms must be 1..=18446744073709 (the run counts u64 nanoseconds)\n",
+            "{d}"
+        );
+    }
+}
