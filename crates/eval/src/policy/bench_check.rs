@@ -98,7 +98,8 @@ mod tests {
     fn each_field_is_refused_one_past_its_range() {
         assert!(BenchConfig::quick().check().is_ok());
         assert!(BenchConfig::full().check().is_ok());
-        let cases: [(&str, fn(&mut BenchConfig)); 8] = [
+        type Case = (&'static str, fn(&mut BenchConfig));
+        let cases: [Case; 8] = [
             ("pfabric_flows 4000001 outside", |c| {
                 c.pfabric_flows = vec![4_000_001]
             }),
