@@ -1008,25 +1008,35 @@ fn build_shaper(spec: &TreeSpec, ents: &[Entity], total: u64) -> Result<RankedQu
 }
 
 /// Per flow: some ancestor ranks its children by their front packet on a
-/// moving window, so the flow's ranks must not decrease.
+/// moving window, so the flow's ranks must not decrease. Each node's
+/// answer is computed once (a walk stops at the first node already
+/// known), so this is O(nodes + flows) whatever the depth.
 fn front_moving_flows(spec: &TreeSpec) -> Vec<bool> {
-    let mut front_moving = vec![false; spec.flows.len()];
-    for (j, fl) in spec.flows.iter().enumerate() {
-        let mut p = fl.parent as usize;
-        loop {
-            let nd = &spec.nodes[p];
-            if nd.transaction == Transaction::PacketRank(FlowRank::Front)
-                && nd.queue.kind.is_moving()
-            {
-                front_moving[j] = true;
+    let own = |nd: &NodeSpec| {
+        nd.transaction == Transaction::PacketRank(FlowRank::Front) && nd.queue.kind.is_moving()
+    };
+    let mut known: Vec<Option<bool>> = vec![None; spec.nodes.len()];
+    let mut path = Vec::new();
+    for i in 0..spec.nodes.len() {
+        let mut cur = i;
+        let mut above = loop {
+            if let Some(k) = known[cur] {
+                break k;
             }
-            match nd.parent {
-                Some(q) => p = q as usize,
-                None => break,
+            path.push(cur);
+            match spec.nodes[cur].parent {
+                Some(p) => cur = p as usize,
+                None => break false,
             }
+        };
+        while let Some(c) = path.pop() {
+            above |= own(&spec.nodes[c]);
+            known[c] = Some(above);
         }
     }
-    front_moving
+    (spec.flows.iter())
+        .map(|fl| known[fl.parent as usize].unwrap_or(false))
+        .collect()
 }
 
 /// `cap` empty packet slots, chained into the free list.

@@ -273,12 +273,13 @@ struct Sim<'a> {
     /// Sum of the workload weights.
     wsum: u64,
     rng: StdRng,
-    /// Ancestors of each policy flow (node indices).
-    anc: Vec<Vec<usize>>,
+    /// Ancestors of each policy flow (node indices; at most
+    /// `MAX_ANCESTOR_PAIRS` in all, checked).
+    anc: Vec<Vec<u32>>,
     /// The rate-limited ancestors of each policy flow: the only ones a
     /// departure updates (packets and bytes of every node are the tree's
     /// own counters), so a packet's accounting is not linear in its depth.
-    limited_anc: Vec<Vec<usize>>,
+    limited_anc: Vec<Vec<u32>>,
     nodes: Vec<Acc>,
     flows: Vec<Acc>,
     /// Sojourn times of each policy flow's packets; a node's are the union
@@ -322,16 +323,18 @@ impl<'a> Sim<'a> {
             .flows
             .iter()
             .map(|f| {
-                let mut v = vec![f.parent as usize];
-                while let Some(p) = policy.spec.nodes[*v.last().unwrap_or(&0)].parent {
-                    v.push(p as usize);
+                let mut v = vec![f.parent];
+                let mut n = f.parent;
+                while let Some(p) = policy.spec.nodes[n as usize].parent {
+                    v.push(p);
+                    n = p;
                 }
                 v
             })
-            .collect::<Vec<Vec<usize>>>();
+            .collect::<Vec<Vec<u32>>>();
         let limited_anc = (anc.iter())
             .map(|a| {
-                let limited = |n: &&usize| policy.spec.nodes[**n].params.rate.is_some();
+                let limited = |n: &&u32| policy.spec.nodes[**n as usize].params.rate.is_some();
                 a.iter().filter(limited).copied().collect()
             })
             .collect();
@@ -458,7 +461,7 @@ impl<'a> Sim<'a> {
         self.flows[f].on_departure(now, len);
         self.delays[f].push(delay);
         for &a in &self.limited_anc[f] {
-            self.nodes[a].on_departure(now, len);
+            self.nodes[a as usize].on_departure(now, len);
         }
         self.link_free = now + tx_ns(len, self.cfg.link);
         if self.greedy() {
@@ -491,10 +494,10 @@ impl<'a> Sim<'a> {
         }
         // Each node's flows; a node with one flow below it (every node of
         // a chain) reports that flow's sorted sojourn times as they are.
-        let mut below: Vec<Vec<usize>> = vec![Vec::new(); policy.spec.nodes.len()];
+        let mut below: Vec<Vec<u32>> = vec![Vec::new(); policy.spec.nodes.len()];
         for (f, anc) in self.anc.iter().enumerate() {
             for &a in anc {
-                below[a].push(f);
+                below[a as usize].push(f as u32);
             }
         }
         let mut merged = Vec::new();
@@ -503,7 +506,7 @@ impl<'a> Sim<'a> {
                 let served = self.tree.node_served(i as u32).unwrap_or_default();
                 (a.packets, a.bytes) = (served.packets, served.bytes);
                 let delays: &[u64] = match below[i].as_slice() {
-                    [f] => &self.delays[*f],
+                    [f] => &self.delays[*f as usize],
                     fs => {
                         merged.clear();
                         fs.iter()

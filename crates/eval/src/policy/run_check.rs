@@ -13,6 +13,8 @@
 //! * `sizes` `uniform:MIN`: `1..=` the smallest flow's `MAXLEN`.
 //! * `load`: `0..=10`, a finite fraction of the link.
 //! * `link`: `1..=2^40` bytes/s (the tree's rate ceiling).
+//! * (flow, ancestor) pairs of the policy: at most [`MAX_ANCESTOR_PAIRS`],
+//!   since the run keeps them for its accounting.
 //! * packets the run can send (`link · duration / smallest packet`, times
 //!   `load` when above 1): at most [`MAX_RUN_PACKETS`], since each
 //!   departure keeps its sojourn time (8 bytes) for the percentiles.
@@ -21,6 +23,12 @@ use super::run::{RunConfig, RunError};
 use crate::workload::{PacketSizes, MAX_FLOWS};
 use fairway_core::policy::MAX_RATE;
 use fairway_policy_file::PolicyFile;
+
+/// Most (flow, ancestor) pairs of a policy a run accounts: the run keeps
+/// each policy flow's ancestors, and each node's flows, for the report
+/// (4 bytes each way); deep trees
+/// with millions of flows would need gigabytes.
+pub const MAX_ANCESTOR_PAIRS: u64 = 1 << 26;
 
 /// Most packets one run may send: each keeps its sojourn time (8 bytes)
 /// until the report, so this bounds that memory to 1 GiB.
@@ -40,6 +48,7 @@ pub(super) fn check(policy: &PolicyFile, cfg: &RunConfig) -> Result<(), RunError
     if !(0.0..=10.0).contains(&cfg.load) {
         return Err(RunError::LoadOutOfRange(cfg.load));
     }
+    check_ancestors(policy)?;
     let flows = cfg.flows.flows();
     if flows.is_empty() || spec.flows.is_empty() {
         return Err(RunError::OutOfRange {
@@ -89,6 +98,44 @@ pub(super) fn check(policy: &PolicyFile, cfg: &RunConfig) -> Result<(), RunError
         check_backlog(spec.max_packets, flows.len() as u64, cfg.backlog)?;
     }
     check_packets(cfg, min_len)
+}
+
+/// The policy's (flow, ancestor) pairs stay within
+/// [`MAX_ANCESTOR_PAIRS`]; each node's depth is computed once (the tree
+/// built, so there is no cycle).
+fn check_ancestors(policy: &PolicyFile) -> Result<(), RunError> {
+    let nodes = &policy.spec.nodes;
+    let mut depth = vec![0u64; nodes.len()];
+    let mut path = Vec::new();
+    for i in 0..nodes.len() {
+        let mut cur = i;
+        let mut d = loop {
+            if depth[cur] > 0 {
+                break depth[cur];
+            }
+            path.push(cur);
+            match nodes[cur].parent {
+                Some(p) => cur = p as usize,
+                None => break 0,
+            }
+        };
+        while let Some(c) = path.pop() {
+            d += 1;
+            depth[c] = d;
+        }
+    }
+    let pairs: u64 = (policy.spec.flows.iter())
+        .map(|f| depth[f.parent as usize])
+        .sum();
+    if pairs > MAX_ANCESTOR_PAIRS {
+        return Err(RunError::OutOfRange {
+            param: "policy",
+            value: format!("{pairs} (flow, ancestor) pairs"),
+            range: format!("1..={MAX_ANCESTOR_PAIRS}"),
+            why: "the run keeps every policy flow's ancestors for its accounting: fewer flows or a shallower tree",
+        });
+    }
+    Ok(())
 }
 
 /// Greedy sources' backlogs together fit the policy's packet slots.
@@ -289,5 +336,30 @@ mod tests {
             "{e}"
         );
         assert!(super::check(&p, &at(MAX_RUN_PACKETS - 1)).is_ok());
+    }
+
+    /// A 1024-deep chain with 65536 flows at the bottom is exactly
+    /// `MAX_ANCESTOR_PAIRS` pairs; one flow more is refused.
+    #[test]
+    fn ancestor_pairs_at_the_limit_and_one_past() {
+        let chain = |flows: u32| {
+            let mut s = String::from("max_packets = 4\n");
+            for i in 0..1024 {
+                s += &format!("[[node]]\nname = \"n{i}\"\npolicy = \"stfq\"\n");
+                if i > 0 {
+                    s += &format!("parent = \"n{}\"\n", i - 1);
+                }
+            }
+            s += &format!("[[flow]]\nparent = \"n1023\"\ncount = {flows}\n");
+            fairway_policy_file::parse(&s, "t.toml").unwrap()
+        };
+        assert!(super::check_ancestors(&chain(65_536)).is_ok());
+        let e = super::check_ancestors(&chain(65_537))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("policy 67109888 (flow, ancestor) pairs outside 1..=67108864 ("),
+            "{e}"
+        );
     }
 }
