@@ -510,7 +510,7 @@ impl<'a> Sim<'a> {
                     fs => {
                         merged.clear();
                         fs.iter()
-                            .for_each(|&f| merged.extend_from_slice(&self.delays[f]));
+                            .for_each(|&f| merged.extend_from_slice(&self.delays[f as usize]));
                         merged.sort_unstable();
                         &merged
                     }
