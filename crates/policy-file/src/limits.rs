@@ -21,10 +21,11 @@ pub const MAX_TOTAL_BUCKETS: u32 = 1 << 24;
 pub const MAX_PACKETS: u32 = 1 << 24;
 
 /// Deepest tree: levels of nodes from the root down (the root is level
-/// 1). Every packet walks from its flow to the root on enqueue and again
-/// on dequeue, so each level costs every packet; no policy of the papers
-/// needs more than 3.
-pub const MAX_DEPTH: u32 = 64;
+/// 1), the tree's own limit ([`fairway_core::policy::MAX_DEPTH`]): every
+/// packet walks from its flow to the root on enqueue and again on dequeue,
+/// so each level costs every packet; no policy of the papers needs more
+/// than 3.
+pub const MAX_DEPTH: u32 = fairway_core::policy::MAX_DEPTH;
 
 /// Longest packet, bytes (the tree's own limit).
 pub const MAX_PACKET_LEN: u32 = 1 << 16;

@@ -62,9 +62,10 @@ pub struct RunArgs {
     /// Offered load as a fraction of the link (0 = greedy sources), e.g. 0.8.
     #[arg(long, default_value_t = 0.0)]
     pub load: f64,
-    /// Packets each greedy source keeps queued, e.g. 16.
+    /// Packets each greedy source keeps queued (with --load 0), e.g. 16;
+    /// all of them must fit the policy's max_packets.
     #[arg(long, default_value_t = 16)]
-    pub backlog: u32,
+    pub backlog: u64,
     /// Workload seed, e.g. 7.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -119,7 +120,7 @@ fn run_cmd(a: RunArgs) -> Result<(), CliError> {
             .filter(|&d| d > 0)
             .ok_or(FlagError::Must {
                 flag: "--duration-ms",
-                be: "1..=1.8e10",
+                be: "1..=18446744073709 (the run counts u64 nanoseconds)",
             })?,
         load: a.load,
         backlog: a.backlog,

@@ -125,6 +125,19 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         bar.tick();
     });
     bar.finish_and_clear();
+    // The flags were checked above; a preset outside a range (a bug) is
+    // reported under the field's flag, or its name when it has none.
+    let rep = rep.map_err(|e| FlagError::ValueOutside {
+        flag: match e.field {
+            "pfabric_flows" => "--pfabric-flows",
+            "pacing_flows" => "--pacing-flows",
+            "target_mpps" => "--target-mpps",
+            "batches" => "--batches",
+            field => field,
+        },
+        value: e.value,
+        range: e.range.to_string(),
+    })?;
     let out = Path::new(&a.out);
     let out_error = |e| OutputError::new("--out", out, OutputProblem::Io(e));
     std::fs::create_dir_all(out).map_err(out_error)?;

@@ -14,6 +14,7 @@ mod newcomer;
 mod one_build;
 mod policy_file_errors;
 mod policy_files;
+mod policy_run_errors;
 mod quiet_output;
 mod reproduce;
 mod shape_check;

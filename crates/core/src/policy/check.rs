@@ -6,11 +6,23 @@
 
 use super::error::BuildError;
 use super::spec::{ChildParams, TreeSpec};
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// Largest accepted weight.
 pub const MAX_WEIGHT: u32 = 1 << 16;
 /// Largest accepted rate, bytes/s (8.8 Tbit/s).
 pub const MAX_RATE: u64 = 1 << 40;
+/// Most nodes on the path from the root to a flow, the root included. A
+/// dequeue pops and re-inserts the packet's path at every level, so a
+/// packet's work is linear in its depth; this bounds it to about two
+/// thousand queue operations. Policies of the papers have two or three
+/// levels.
+pub const MAX_DEPTH: u32 = 1024;
+/// The error of a node deeper than [`MAX_DEPTH`].
+const TOO_DEEP: &str = "deeper than 1024 levels from the root (MAX_DEPTH): every level costs \
+     each packet a queue pop and a re-insert";
+const _: () = assert!(MAX_DEPTH == 1024, "TOO_DEEP names the limit");
 
 /// Checks the nodes' and flows' parameters and parents; returns the root's
 /// index. Errors come in the order a reader meets them: each node's
@@ -73,18 +85,41 @@ fn single_root(spec: &TreeSpec) -> Result<u32, BuildError> {
     Ok(root)
 }
 
-/// Every node reaches the root within `n` steps.
+/// Every node reaches the root, with at most [`MAX_DEPTH`] nodes on the
+/// way (itself and the root included). Each node's depth is computed once
+/// (a walk stops at the first node whose depth is known), so the check is
+/// O(nodes) whatever the shape.
 fn no_cycle(spec: &TreeSpec) -> Result<(), BuildError> {
+    const UNKNOWN: u32 = 0;
+    const ON_PATH: u32 = u32::MAX;
     let n = spec.nodes.len();
+    let mut depth = vec![UNKNOWN; n];
+    let mut path = Vec::new();
     for i in 0..n {
         let mut cur = i;
-        let mut steps = 0;
-        while let Some(p) = spec.nodes[cur].parent {
-            cur = p as usize;
-            steps += 1;
-            if steps > n {
-                return Err(BuildError::Cycle { node: i as u32 });
+        // Up to the root or a node whose depth is known.
+        let mut above = loop {
+            match depth[cur] {
+                ON_PATH => return Err(BuildError::Cycle { node: cur as u32 }),
+                UNKNOWN => {}
+                d => break d,
             }
+            depth[cur] = ON_PATH;
+            path.push(cur);
+            match spec.nodes[cur].parent {
+                Some(p) => cur = p as usize,
+                None => break 0,
+            }
+        };
+        while let Some(c) = path.pop() {
+            above += 1;
+            if above > MAX_DEPTH {
+                return Err(BuildError::BadChild {
+                    node: c as u32,
+                    reason: TOO_DEEP,
+                });
+            }
+            depth[c] = above;
         }
     }
     Ok(())

@@ -45,9 +45,14 @@ pub mod spec;
 pub mod tree;
 
 #[cfg(test)]
+mod deep_tests;
+#[cfg(test)]
 mod tests;
 
 pub use error::{BuildError, PolicyEnqueueError, PolicyEnqueueErrorKind};
 pub use queue::{QueueKind, QueueSpec};
 pub use spec::{ChildParams, FlowRank, FlowSpec, NodeSpec, Transaction, TreeSpec};
-pub use tree::{tx_ns, PolicyTree, Served, ServedCount, TreeStats, STFQ_SCALE};
+pub use tree::{
+    stfq_rank_shift, tx_ns, PolicyTree, Served, ServedCount, TreeStats, MAX_DEPTH, MAX_ENTITIES,
+    MAX_PACKETS, MAX_QUEUE_BUCKETS, MAX_RATE, MAX_WEIGHT, STFQ_BASE_LEN, STFQ_SCALE,
+};

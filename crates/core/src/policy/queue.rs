@@ -123,6 +123,7 @@ pub(crate) enum NodeQueue {
     BucketHeap(BucketHeap),
     BinaryHeap(ElementBinaryHeap),
     Unindexed(UnindexedHeap),
+    Single(SingleSlot),
 }
 
 /// A binary heap of `(rank, arrival, handle)` with no handle index (see
@@ -172,10 +173,55 @@ impl UnindexedHeap {
     }
 }
 
+/// The queue of a node with one child (every node of a chain): a slot
+/// holding that child or nothing. With one element every queue kind
+/// serves it next, so only what it accepts matters: a fixed-range kind
+/// holds buckets `0..buckets`; `cffs` and the heaps hold any rank, since
+/// the one element is never queued beside another (an empty cFFS re-bases
+/// its window on the rank it receives). It keeps no buckets, so the node
+/// costs a few bytes instead of its buckets' arrays, and a packet through
+/// it touches no cold bucket memory.
+pub(crate) struct SingleSlot {
+    /// The child (handle 0) and its bucket, when queued.
+    item: Option<(u32, u64)>,
+}
+
+impl SingleSlot {
+    fn insert(&mut self, handle: u32, bucket: u64) -> Result<(), crate::pq::PqError> {
+        if handle != 0 {
+            return Err(crate::pq::PqError::HandleOutOfRange {
+                handle,
+                capacity: 1,
+            });
+        }
+        if self.item.is_some() {
+            return Err(crate::pq::PqError::AlreadyQueued(handle));
+        }
+        self.item = Some((handle, bucket));
+        Ok(())
+    }
+    fn extract_min(&mut self) -> Option<(u32, u64)> {
+        self.item.take()
+    }
+    fn peek_min(&self) -> Option<(u32, u64)> {
+        self.item
+    }
+    fn remove(&mut self, handle: u32) -> bool {
+        self.item.take_if(|(h, _)| *h == handle).is_some()
+    }
+    fn soonest_rank(&self) -> Option<u64> {
+        self.item.map(|(_, b)| b)
+    }
+    fn len(&self) -> usize {
+        usize::from(self.item.is_some())
+    }
+}
+
 /// Dispatches one call to whichever queue is inside.
 macro_rules! each {
     ($q:expr, $x:ident => $e:expr) => {
         match $q {
+            NodeQueue::Single($x) => $e,
             NodeQueue::Ffs($x) => $e,
             NodeQueue::Hffs($x) => $e,
             NodeQueue::Cffs($x) => $e,
@@ -193,6 +239,8 @@ pub(crate) struct RankedQueue {
     pub(crate) q: NodeQueue,
     g: u64,
     buckets: u64,
+    /// The kind holds ranks `0..buckets · g` only.
+    fixed_range: bool,
 }
 
 impl RankedQueue {
@@ -229,7 +277,20 @@ impl RankedQueue {
             q,
             g: spec.granularity,
             buckets: u64::from(b),
+            fixed_range: !spec.kind.is_moving() && !spec.kind.holds_any_rank(),
         })
+    }
+
+    /// The same queue for a node with one child, holding it in a
+    /// [`SingleSlot`] (built by [`new`](Self::new) first, so the spec is
+    /// checked as for any other node). Not for a node whose children are
+    /// ranked by their packets: `can_hold` of a non-empty cFFS depends on
+    /// its window, which the slot does not keep.
+    pub(crate) fn into_single(self) -> Self {
+        Self {
+            q: NodeQueue::Single(SingleSlot { item: None }),
+            ..self
+        }
     }
 
     /// True if `rank` can be inserted now without being clamped.
@@ -238,6 +299,7 @@ impl RankedQueue {
         let b = rank / self.g;
         match &self.q {
             NodeQueue::BinaryHeap(_) | NodeQueue::Unindexed(_) => true,
+            NodeQueue::Single(_) if !self.fixed_range => true,
             NodeQueue::Cffs(c) => {
                 // Inside the current window; an empty queue re-bases on the
                 // first insert. (A past-the-window insert that the queue

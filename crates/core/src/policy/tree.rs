@@ -91,11 +91,45 @@ use alloc::vec::Vec;
 
 /// "No entry" in intrusive links and parent pointers.
 const NONE: u32 = u32::MAX;
+/// Most packet slots (`TreeSpec::max_packets`): each is allocated by
+/// `build`, 32 bytes plus the packet, so 2^26 slots are over 2 GiB.
+pub const MAX_PACKETS: u32 = 1 << 26;
+/// Most nodes and flows together: each is allocated by `build` (its
+/// entity, a few cache lines, and a flow's FIFO), so 2^24 of them are a
+/// few GiB.
+pub const MAX_ENTITIES: u32 = 1 << 24;
+/// Most buckets of all queues together (every node's, hClock's
+/// reservation queues, the shaper's): buckets are allocated by `build`,
+/// 8 to 16 bytes each, so 2^27 are 1 to 2 GiB.
+pub const MAX_QUEUE_BUCKETS: u64 = 1 << 27;
 /// STFQ virtual-time units per byte at weight 1 (weights are ≤ 2^16).
 pub const STFQ_SCALE: u64 = 1 << 16;
+/// The packet length (bytes) for which an stfq/hclock queue's rank unit is
+/// one STFQ tag unit; see [`stfq_rank_shift`].
+pub const STFQ_BASE_LEN: u32 = 1500;
+
+/// How far STFQ tags are shifted right to give the ranks an stfq or
+/// hclock node's queue holds, in a tree whose packets are up to `max_len`
+/// bytes: the smallest `s` with `1500 · 2^s ≥ max_len` (0 up to 1500
+/// bytes, 3 for 9000-byte jumbo frames, 6 up to 65536).
+///
+/// One packet moves a child's tag by up to `max_len · 2^16 / weight`, and a
+/// moving-window queue must hold that step in half its window. Scaling
+/// the queue's rank unit with the largest packet keeps that step, in queue
+/// ranks, the same as for 1500-byte packets: a queue sized for Ethernet
+/// frames (the default 2 × 4096 buckets of 2^15) holds jumbo frames too,
+/// with buckets as many bytes wide as the packets are times longer. The
+/// tags themselves stay exact; only the bucketing is coarser.
+pub const fn stfq_rank_shift(max_len: u32) -> u32 {
+    let mut s = 0;
+    while (STFQ_BASE_LEN as u64) << s < max_len as u64 {
+        s += 1;
+    }
+    s
+}
 // The largest weight and rate a tree accepts, checked with the rest of a
 // description's structure; named here too, where the tree's other limits are.
-pub use super::check::{MAX_RATE, MAX_WEIGHT};
+pub use super::check::{MAX_DEPTH, MAX_RATE, MAX_WEIGHT};
 
 /// Nanoseconds `len` bytes take at `rate` bytes/s, rounded up so that a
 /// limit is never exceeded.
@@ -250,6 +284,8 @@ pub struct PolicyTree<P> {
     root: u32,
     n_nodes: u32,
     max_len: u32,
+    /// [`stfq_rank_shift`] of `max_len`.
+    stfq_shift: u32,
     /// Per flow: some ancestor ranks by `Front` on a moving window.
     front_moving: Vec<bool>,
     has_rank_nodes: bool,
@@ -264,6 +300,18 @@ pub struct PolicyTree<P> {
 impl<P: crate::Packet> PolicyTree<P> {
     /// Checks `spec` and allocates everything.
     pub fn build(spec: &TreeSpec) -> Result<Self, BuildError> {
+        Self::build_with(spec, true)
+    }
+
+    /// `build` keeping every node's full queue, even with one child: the
+    /// reference the one-child slots are checked against.
+    #[cfg(test)]
+    pub(crate) fn build_full_queues(spec: &TreeSpec) -> Result<Self, BuildError> {
+        Self::build_with(spec, false)
+    }
+
+    /// `build`; `single_slots`: nodes with one child hold it in a slot.
+    fn build_with(spec: &TreeSpec, single_slots: bool) -> Result<Self, BuildError> {
         let total = check_sizes(spec)?;
         let root = check::structure(spec)?;
         let n = spec.nodes.len();
@@ -272,7 +320,7 @@ impl<P: crate::Packet> PolicyTree<P> {
         let mut nodes = Vec::with_capacity(n);
         for (i, nd) in spec.nodes.iter().enumerate() {
             let ch = core::mem::take(&mut children[i]);
-            nodes.push(Node::build(i as u32, nd, ch, &ents, max_len)?);
+            nodes.push(Node::build(i as u32, nd, ch, &ents, max_len, single_slots)?);
         }
         let shaper = build_shaper(spec, &ents, total)?;
         let front_moving = front_moving_flows(spec);
@@ -302,6 +350,7 @@ impl<P: crate::Packet> PolicyTree<P> {
             root,
             n_nodes: n as u32,
             max_len,
+            stfq_shift: stfq_rank_shift(max_len),
             front_moving,
             has_rank_nodes,
             path: Vec::with_capacity(n + 1),
@@ -656,6 +705,7 @@ impl<P: crate::Packet> PolicyTree<P> {
             0
         };
         let vtime = self.nodes[p as usize].vtime;
+        let shift = self.stfq_shift;
         let ent = &mut self.ents[x as usize];
         ent.state = State::Queued;
         let nd = &mut self.nodes[p as usize];
@@ -663,11 +713,11 @@ impl<P: crate::Packet> PolicyTree<P> {
             Tx::Prio => nd.queue.insert(slot, ent.p.priority),
             Tx::Stfq => {
                 ent.start = vtime.max(ent.finish);
-                nd.queue.insert(slot, ent.start)
+                nd.queue.insert(slot, ent.start >> shift)
             }
             Tx::HClock(res) => {
                 ent.start = vtime.max(ent.finish);
-                let mut ok = nd.queue.insert(slot, ent.start);
+                let mut ok = nd.queue.insert(slot, ent.start >> shift);
                 if ent.p.reservation.is_some() {
                     ent.r_tag = ent.r_tag.max(now);
                     ok &= res.insert(slot, ent.r_tag);
@@ -733,9 +783,14 @@ impl<P: crate::Packet> PolicyTree<P> {
                     ent.finish = ent.start + u64::from(len) * STFQ_SCALE / u64::from(ent.p.weight);
                     nd.vtime = nd.vtime.max(ent.start);
                 }
-                // Any service counts toward the reservation.
+                // Any service counts toward the reservation. As for rate
+                // limits, up to one packet time of lateness (the link busy
+                // with another packet when the tag came due) is caught
+                // up, or a reservation would lose it at every packet:
+                // the more, the longer the packets.
                 if let (Tx::HClock(_), Some(r)) = (&nd.tx, ent.p.reservation) {
-                    ent.r_tag = ent.r_tag.max(now) + tx_ns(len, r);
+                    let t = tx_ns(len, r);
+                    ent.r_tag = ent.r_tag.max(now.saturating_sub(t)) + t;
                 }
             }
             Tx::Sched(_) => {
@@ -839,8 +894,9 @@ impl<P: crate::Packet> PolicyTree<P> {
     }
 }
 
-/// The sizes of `spec` (nodes, packet length, packet slots) are in range;
-/// returns the number of entities (nodes and flows).
+/// The sizes of `spec` (nodes, packet length, packet slots, queue
+/// buckets) are within the limits below, checked before anything is
+/// allocated; returns the number of entities (nodes and flows).
 fn check_sizes(spec: &TreeSpec) -> Result<u64, BuildError> {
     if spec.nodes.is_empty() {
         return Err(BuildError::Empty);
@@ -850,17 +906,53 @@ fn check_sizes(spec: &TreeSpec) -> Result<u64, BuildError> {
             "max_packet_len must be 1..=65536 bytes",
         ));
     }
-    // `NONE` ends the free list and the flows' FIFOs.
-    if spec.max_packets == 0 || spec.max_packets == NONE {
+    if spec.max_packets == 0 || spec.max_packets > MAX_PACKETS {
         return Err(BuildError::InvalidParameter(
-            "max_packets must be 1..=2^32-2",
+            "max_packets must be 1..=2^26 (67108864): every slot is allocated up front, about 32 bytes plus the packet",
         ));
     }
     let total = spec.nodes.len() as u64 + spec.flows.len() as u64;
-    if total >= u64::from(NONE) {
-        return Err(BuildError::InvalidParameter("too many nodes and flows"));
+    if total > u64::from(MAX_ENTITIES) {
+        return Err(BuildError::InvalidParameter(
+            "at most 2^24 (16777216) nodes and flows together: each is allocated up front, a few hundred bytes",
+        ));
     }
+    check_buckets(spec)?;
     Ok(total)
+}
+
+/// Buckets a queue of `q` allocates (the heaps allocate per element).
+fn buckets_of(q: &QueueSpec) -> u64 {
+    if q.kind.holds_any_rank() {
+        0
+    } else {
+        u64::from(q.buckets)
+    }
+}
+
+/// The buckets of all queues together (nodes, hClock reservation queues,
+/// the shaper) stay within [`MAX_QUEUE_BUCKETS`]; the node whose queue
+/// would pass it is named.
+fn check_buckets(spec: &TreeSpec) -> Result<(), BuildError> {
+    let mut sum = buckets_of(&spec.shaper);
+    if sum > MAX_QUEUE_BUCKETS {
+        return Err(BuildError::InvalidParameter(
+            "the shaper's queue must have at most 2^27 (134217728) buckets: buckets are allocated up front",
+        ));
+    }
+    for (i, nd) in spec.nodes.iter().enumerate() {
+        sum += buckets_of(&nd.queue);
+        if let Transaction::HClock { reservation_queue } = &nd.transaction {
+            sum += buckets_of(reservation_queue);
+        }
+        if sum > MAX_QUEUE_BUCKETS {
+            return Err(BuildError::BadChild {
+                node: i as u32,
+                reason: "the queues of the nodes up to this one (and the shaper's) would pass 2^27 (134217728) buckets together: buckets are allocated up front, 8 to 16 bytes each",
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Every node's and flow's entity (nodes `0..n`, flows `n..`), each with
@@ -916,25 +1008,35 @@ fn build_shaper(spec: &TreeSpec, ents: &[Entity], total: u64) -> Result<RankedQu
 }
 
 /// Per flow: some ancestor ranks its children by their front packet on a
-/// moving window, so the flow's ranks must not decrease.
+/// moving window, so the flow's ranks must not decrease. Each node's
+/// answer is computed once (a walk stops at the first node already
+/// known), so this is O(nodes + flows) whatever the depth.
 fn front_moving_flows(spec: &TreeSpec) -> Vec<bool> {
-    let mut front_moving = vec![false; spec.flows.len()];
-    for (j, fl) in spec.flows.iter().enumerate() {
-        let mut p = fl.parent as usize;
-        loop {
-            let nd = &spec.nodes[p];
-            if nd.transaction == Transaction::PacketRank(FlowRank::Front)
-                && nd.queue.kind.is_moving()
-            {
-                front_moving[j] = true;
+    let own = |nd: &NodeSpec| {
+        nd.transaction == Transaction::PacketRank(FlowRank::Front) && nd.queue.kind.is_moving()
+    };
+    let mut known: Vec<Option<bool>> = vec![None; spec.nodes.len()];
+    let mut path = Vec::new();
+    for i in 0..spec.nodes.len() {
+        let mut cur = i;
+        let mut above = loop {
+            if let Some(k) = known[cur] {
+                break k;
             }
-            match nd.parent {
-                Some(q) => p = q as usize,
-                None => break,
+            path.push(cur);
+            match spec.nodes[cur].parent {
+                Some(p) => cur = p as usize,
+                None => break false,
             }
+        };
+        while let Some(c) = path.pop() {
+            above |= own(&spec.nodes[c]);
+            known[c] = Some(above);
         }
     }
-    front_moving
+    (spec.flows.iter())
+        .map(|fl| known[fl.parent as usize].unwrap_or(false))
+        .collect()
 }
 
 /// `cap` empty packet slots, chained into the free list.
@@ -959,9 +1061,10 @@ impl Node {
         children: Vec<u32>,
         ents: &[Entity],
         max_len: u32,
+        single_slots: bool,
     ) -> Result<Self, BuildError> {
         let cap = children.len() as u32;
-        let queue = RankedQueue::new(nd.queue, cap, index)?;
+        let mut queue = RankedQueue::new(nd.queue, cap, index)?;
         let weight_of = |c: &u32| ents[*c as usize].p.weight;
         let min_w = children.iter().map(weight_of).min().unwrap_or(1);
         let tx = match &nd.transaction {
@@ -979,7 +1082,11 @@ impl Node {
                     .iter()
                     .filter_map(|&c| ents[c as usize].p.reservation)
                     .min();
-                let rq = reservation_queue_of(index, *reservation_queue, cap, slowest, max_len)?;
+                let mut rq =
+                    reservation_queue_of(index, *reservation_queue, cap, slowest, max_len)?;
+                if cap == 1 && single_slots {
+                    rq = rq.into_single();
+                }
                 Tx::HClock(alloc::boxed::Box::new(rq))
             }
             Transaction::PacketRank(fr) => Tx::Rank(*fr),
@@ -992,6 +1099,11 @@ impl Node {
                 Tx::Sched(s)
             }
         };
+        // One child (a chain's nodes): a slot instead of the buckets, so a
+        // deep chain costs each packet no cold bucket memory per level.
+        if cap == 1 && single_slots && !matches!(tx, Tx::Rank(_)) {
+            queue = queue.into_single();
+        }
         Ok(Node {
             tx,
             child_base: match children.first() {
@@ -1031,7 +1143,8 @@ fn check_priorities(
 }
 
 /// STFQ (and hClock's share) tags grow without bound: a moving window
-/// whose half exceeds one packet's step at the lightest weight, or a heap.
+/// whose half exceeds one packet's step at the lightest weight (in queue
+/// ranks: tags shifted by [`stfq_rank_shift`]), or a heap.
 fn check_fair_queueing(
     index: u32,
     queue: QueueSpec,
@@ -1045,7 +1158,8 @@ fn check_fair_queueing(
             reason: "fair queueing tags grow without bound: use cffs or binary-heap",
         });
     }
-    let step = u64::from(max_len) * STFQ_SCALE / u64::from(min_weight);
+    let tag_step = u64::from(max_len) * STFQ_SCALE / u64::from(min_weight);
+    let step = tag_step.div_ceil(1 << stfq_rank_shift(max_len));
     if moving && queue.half_window() <= step {
         return Err(BuildError::HorizonTooShort {
             node: index,

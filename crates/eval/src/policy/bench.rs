@@ -301,7 +301,7 @@ fn run_pfabric(cfg: &BenchConfig, rep: &mut BenchReport, progress: &mut dyn FnMu
         // Batches interleave the variants, so a change in the machine's
         // speed hits all of them alike; the best batch of each is kept.
         let mut best = [f64::MAX; 4];
-        for _ in 0..cfg.batches.max(1) {
+        for _ in 0..cfg.batches {
             for (i, rig) in rigs.iter_mut().enumerate() {
                 if let Some(r) = rig {
                     best[i] = best[i].min(r.batch());
@@ -393,7 +393,7 @@ const PACE_LEN: u32 = 1500;
 
 fn pacing_rates(cfg: &BenchConfig) -> Vec<u64> {
     // 24 Gbit/s = 3e9 B/s over the flows, each within ±50 % of the mean.
-    let mean = 3_000_000_000 / u64::from(cfg.pacing_flows.max(1));
+    let mean = 3_000_000_000 / u64::from(cfg.pacing_flows);
     let mut rng = StdRng::seed_from_u64(cfg.seed);
     (0..cfg.pacing_flows)
         .map(|_| rng.random_range(mean / 2..=mean * 3 / 2))
@@ -499,7 +499,7 @@ fn pacing_tree(shaper: QueueKind, rates: &[u64], cfg: &BenchConfig) -> (f64, f64
     let mut worst = 0f64;
     let mut sent_total = 0u64;
     let mut elapsed = f64::MAX;
-    for _ in 0..cfg.batches.max(1) {
+    for _ in 0..cfg.batches {
         let Ok(mut t) = PolicyTree::<u32>::build(&spec) else {
             return (0.0, 1.0);
         };
@@ -683,7 +683,7 @@ fn run_hclock(cfg: &BenchConfig, rep: &mut BenchReport, progress: &mut dyn FnMut
             HclockRig::new(QueueKind::BinaryHeap, n, cfg),
         ];
         let mut best = [f64::MAX; 2];
-        for _ in 0..cfg.batches.max(1) {
+        for _ in 0..cfg.batches {
             for (i, rig) in rigs.iter_mut().enumerate() {
                 if let Some(r) = rig {
                     best[i] = best[i].min(r.batch());
@@ -1054,7 +1054,11 @@ fn run_fct(cfg: &BenchConfig, rep: &mut BenchReport, progress: &mut dyn FnMut(&s
 }
 
 /// Runs all four benchmarks; `progress` is told what runs.
-pub fn run_all(cfg: &BenchConfig, progress: &mut dyn FnMut(&str)) -> BenchReport {
+pub fn run_all(
+    cfg: &BenchConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<BenchReport, super::bench_check::BenchConfigError> {
+    cfg.check()?;
     let mut rep = BenchReport::default();
     let on = |e: &str| cfg.only.is_empty() || cfg.only.iter().any(|o| o == e);
     if on("pfabric") {
@@ -1069,7 +1073,7 @@ pub fn run_all(cfg: &BenchConfig, progress: &mut dyn FnMut(&str)) -> BenchReport
     if on("fct") {
         run_fct(cfg, &mut rep, progress);
     }
-    rep
+    Ok(rep)
 }
 
 #[cfg(test)]
@@ -1085,7 +1089,7 @@ mod tests {
         cfg.fct_flows = 200;
         cfg.pfabric_flows = vec![500];
         cfg.hclock_children = vec![200];
-        let rep = run_all(&cfg, &mut |_| {});
+        let rep = run_all(&cfg, &mut |_| {}).unwrap();
         for e in ["pfabric", "pacing", "pacing-tree", "hclock", "fct"] {
             assert!(rep.points.iter().any(|p| p.experiment == e), "{e}");
         }

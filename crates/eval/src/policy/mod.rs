@@ -4,4 +4,6 @@
 //! and the §5.1 benchmarks ([`mod@bench`]).
 
 pub mod bench;
+pub mod bench_check;
 pub mod run;
+pub mod run_check;

@@ -15,6 +15,7 @@
 //! of `fairway_core::policy::tree`: bytes after the first departure of a
 //! window and before the last ≤ rate · window), in O(1) per departure.
 
+use super::run_check::MAX_RUN_PACKETS;
 use crate::workload::{FlowSet, PacketSizes};
 use fairway_core::policy::{tx_ns, BuildError, PolicyEnqueueErrorKind, PolicyTree};
 use fairway_core::Packet;
@@ -39,8 +40,9 @@ pub struct RunConfig {
     pub duration_ns: u64,
     /// Offered load as a fraction of the link; 0 = greedy sources.
     pub load: f64,
-    /// Packets each greedy source keeps queued.
-    pub backlog: u32,
+    /// Packets each greedy source keeps queued (`load` 0), `1..=`
+    /// the policy's `max_packets` / workload flows.
+    pub backlog: u64,
     /// RNG seed.
     pub seed: u64,
 }
@@ -135,20 +137,58 @@ impl LimitCheck {
 pub enum RunError {
     /// The policy's tree did not build.
     Policy(BuildError),
-    /// A link of 0 bytes/s.
-    LinkZero,
-    /// An offered load outside `0..=10` (fraction of the link).
+    /// A parameter outside its range (see [`super::run_check`]).
+    OutOfRange {
+        /// The parameter, as [`RunConfig`] names it.
+        param: &'static str,
+        /// The value given.
+        value: String,
+        /// The allowed range.
+        range: String,
+        /// Why the range is what it is.
+        why: &'static str,
+    },
+    /// An offered load outside `0..=10` (fraction of the link), NaN or
+    /// infinite.
     LoadOutOfRange(f64),
+    /// The link could send more packets in the run than
+    /// [`MAX_RUN_PACKETS`].
+    TooManyPackets {
+        /// Packets the link could send (times the load above 1).
+        packets: u128,
+        /// The run's duration, ns.
+        duration_ns: u64,
+        /// The link, bytes/s.
+        link: u64,
+        /// The smallest packet, bytes.
+        min_len: u32,
+    },
 }
 
 impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RunError::Policy(e) => write!(f, "policy: {e}"),
-            RunError::LinkZero => write!(f, "link rate must be >= 1 byte/s"),
+            RunError::OutOfRange {
+                param,
+                value,
+                range,
+                why,
+            } => write!(f, "{param} {value} outside {range} ({why})"),
             RunError::LoadOutOfRange(load) => {
                 write!(f, "load {load} outside 0..=10 (fraction of the link)")
             }
+            RunError::TooManyPackets {
+                packets,
+                duration_ns,
+                link,
+                min_len,
+            } => write!(
+                f,
+                "duration {duration_ns} ns at link {link} B/s with {min_len}-byte packets can send \
+                 {packets} packets: at most {MAX_RUN_PACKETS} per run (each keeps its sojourn \
+                 time, 8 bytes, for the percentiles); shorten the duration"
+            ),
         }
     }
 }
@@ -160,7 +200,6 @@ impl std::error::Error for RunError {}
 struct Acc {
     packets: u64,
     bytes: u64,
-    delays: Vec<u64>,
     limit: Option<LimitCheck>,
 }
 
@@ -178,26 +217,25 @@ impl Acc {
         }
     }
 
-    /// A packet of `len` bytes that waited `delay` ns left at `now`.
-    fn on_departure(&mut self, now: u64, len: u32, delay: u64) {
+    /// A packet of `len` bytes left at `now`.
+    fn on_departure(&mut self, now: u64, len: u32) {
         self.packets += 1;
         self.bytes += u64::from(len);
-        self.delays.push(delay);
         if let Some(l) = &mut self.limit {
             l.on_departure(now, len);
         }
     }
 
-    /// What it got over `secs` seconds of a link that sent `total_bytes`.
+    /// What it got over `secs` seconds of a link that sent `total_bytes`,
+    /// its packets' sojourn times `delays` sorted.
     fn report(
-        &mut self,
+        &self,
         name: &str,
         limit: Option<u64>,
         secs: f64,
         total_bytes: u64,
+        delays: &[u64],
     ) -> EntityReport {
-        self.delays.sort_unstable();
-        let delays = &self.delays;
         let pct = |p: f64| -> f64 {
             if delays.is_empty() {
                 return 0.0;
@@ -235,10 +273,18 @@ struct Sim<'a> {
     /// Sum of the workload weights.
     wsum: u64,
     rng: StdRng,
-    /// Ancestors of each policy flow (node indices).
-    anc: Vec<Vec<usize>>,
+    /// Ancestors of each policy flow (node indices; at most
+    /// `MAX_ANCESTOR_PAIRS` in all, checked).
+    anc: Vec<Vec<u32>>,
+    /// The rate-limited ancestors of each policy flow: the only ones a
+    /// departure updates (packets and bytes of every node are the tree's
+    /// own counters), so a packet's accounting is not linear in its depth.
+    limited_anc: Vec<Vec<u32>>,
     nodes: Vec<Acc>,
     flows: Vec<Acc>,
+    /// Sojourn times of each policy flow's packets; a node's are the union
+    /// of its flows', put together only for the report.
+    delays: Vec<Vec<u64>>,
     /// Per workload flow: bytes left in its current message (pFabric).
     remaining: Vec<u64>,
     offered: u64,
@@ -270,29 +316,34 @@ impl<'a> Sim<'a> {
     /// Checks `cfg` and builds the tree; nothing offered yet.
     fn new(policy: &'a PolicyFile, cfg: &'a RunConfig) -> Result<Self, RunError> {
         let tree: PolicyTree<Pkt> = PolicyTree::build(&policy.spec).map_err(RunError::Policy)?;
-        if cfg.link == 0 {
-            return Err(RunError::LinkZero);
-        }
-        if !(0.0..=10.0).contains(&cfg.load) {
-            return Err(RunError::LoadOutOfRange(cfg.load));
-        }
+        super::run_check::check(policy, cfg)?;
         let w: Vec<(u32, u32)> = cfg.flows.flows();
         let anc = policy
             .spec
             .flows
             .iter()
             .map(|f| {
-                let mut v = vec![f.parent as usize];
-                while let Some(p) = policy.spec.nodes[*v.last().unwrap_or(&0)].parent {
-                    v.push(p as usize);
+                let mut v = vec![f.parent];
+                let mut n = f.parent;
+                while let Some(p) = policy.spec.nodes[n as usize].parent {
+                    v.push(p);
+                    n = p;
                 }
                 v
+            })
+            .collect::<Vec<Vec<u32>>>();
+        let limited_anc = (anc.iter())
+            .map(|a| {
+                let limited = |n: &&u32| policy.spec.nodes[**n as usize].params.rate.is_some();
+                a.iter().filter(limited).copied().collect()
             })
             .collect();
         Ok(Self {
             policy,
             cfg,
             tree,
+            limited_anc,
+            delays: vec![Vec::new(); policy.spec.flows.len()],
             wsum: w.iter().map(|f| u64::from(f.0)).sum(),
             remaining: vec![0; w.len()],
             w,
@@ -330,7 +381,7 @@ impl<'a> Sim<'a> {
     fn start_sources(&mut self) {
         for k in 0..self.w.len() {
             if self.greedy() {
-                for _ in 0..self.cfg.backlog.max(1) {
+                for _ in 0..self.cfg.backlog {
                     self.offer(0, k as u32);
                 }
             } else {
@@ -343,9 +394,9 @@ impl<'a> Sim<'a> {
     /// Offers one packet of workload flow `src` at `now`, ranked by its
     /// policy flow's annotator.
     fn offer(&mut self, now: u64, src: u32) {
-        let max_len = self.policy.spec.max_packet_len;
+        // In range by `run_check`: MIN ≤ ml ≤ the policy's max_packet_len.
         let (_, ml) = self.w[src as usize];
-        let len = self.cfg.sizes.draw(&mut self.rng, ml.min(max_len));
+        let len = self.cfg.sizes.draw(&mut self.rng, ml);
         let pf = src % self.policy.spec.flows.len() as u32;
         let rank = match self.policy.ranks[pf as usize] {
             RankSource::None => 0,
@@ -372,11 +423,12 @@ impl<'a> Sim<'a> {
     /// Exponential gap to source `k`'s next arrival (ns, at least 1).
     fn gap(&mut self, k: usize) -> u64 {
         let cfg = self.cfg;
-        let max_len = self.policy.spec.max_packet_len;
         let rate = cfg.load * cfg.link as f64 * f64::from(self.w[k].0) / self.wsum as f64;
-        let mean_ns = f64::from(self.w[k].1.min(max_len)) * 1e9 / rate.max(1e-9);
+        let mean_ns = f64::from(self.w[k].1) * 1e9 / rate;
         let u: f64 = self.rng.random_range(f64::MIN_POSITIVE..1.0);
-        (-u.ln() * mean_ns) as u64 + 1
+        // A gap beyond u64 (a vanishing load) is an arrival after any run
+        // ends: saturating keeps it there instead of wrapping.
+        ((-u.ln() * mean_ns) as u64).saturating_add(1)
     }
 
     /// Offers every arrival due by now, drawing each source's next.
@@ -388,7 +440,7 @@ impl<'a> Sim<'a> {
             self.arrivals.pop();
             self.offer(t, k);
             let g = self.gap(k as usize);
-            self.arrivals.push(Reverse((t + g, k)));
+            self.arrivals.push(Reverse((t.saturating_add(g), k)));
         }
     }
 
@@ -406,9 +458,10 @@ impl<'a> Sim<'a> {
         let delay = now - s.enqueued_at;
         self.total_bytes += u64::from(len);
         let f = s.flow as usize;
-        self.flows[f].on_departure(now, len, delay);
-        for &a in &self.anc[f] {
-            self.nodes[a].on_departure(now, len, delay);
+        self.flows[f].on_departure(now, len);
+        self.delays[f].push(delay);
+        for &a in &self.limited_anc[f] {
+            self.nodes[a as usize].on_departure(now, len);
         }
         self.link_free = now + tx_ns(len, self.cfg.link);
         if self.greedy() {
@@ -436,6 +489,36 @@ impl<'a> Sim<'a> {
         let secs = self.cfg.duration_ns as f64 / 1e9;
         let (policy, total) = (self.policy, self.total_bytes);
         let st = self.tree.stats();
+        for d in &mut self.delays {
+            d.sort_unstable();
+        }
+        // Each node's flows; a node with one flow below it (every node of
+        // a chain) reports that flow's sorted sojourn times as they are.
+        let mut below: Vec<Vec<u32>> = vec![Vec::new(); policy.spec.nodes.len()];
+        for (f, anc) in self.anc.iter().enumerate() {
+            for &a in anc {
+                below[a as usize].push(f as u32);
+            }
+        }
+        let mut merged = Vec::new();
+        let nodes = (self.nodes.iter_mut().enumerate())
+            .map(|(i, a)| {
+                let served = self.tree.node_served(i as u32).unwrap_or_default();
+                (a.packets, a.bytes) = (served.packets, served.bytes);
+                let delays: &[u64] = match below[i].as_slice() {
+                    [f] => &self.delays[*f as usize],
+                    fs => {
+                        merged.clear();
+                        fs.iter()
+                            .for_each(|&f| merged.extend_from_slice(&self.delays[f as usize]));
+                        merged.sort_unstable();
+                        &merged
+                    }
+                };
+                let limit = policy.spec.nodes[i].params.rate;
+                a.report(&policy.node_names[i], limit, secs, total, delays)
+            })
+            .collect();
         RunReport {
             link: self.cfg.link,
             duration_ns: self.cfg.duration_ns,
@@ -444,16 +527,11 @@ impl<'a> Sim<'a> {
             refused_full: self.refused_full,
             internal_misses: st.internal_misses,
             left_queued: u64::from(self.tree.len()),
-            nodes: (self.nodes.iter_mut().enumerate())
-                .map(|(i, a)| {
-                    let limit = policy.spec.nodes[i].params.rate;
-                    a.report(&policy.node_names[i], limit, secs, total)
-                })
-                .collect(),
-            flows: (self.flows.iter_mut().enumerate())
+            nodes,
+            flows: (self.flows.iter().enumerate())
                 .map(|(i, a)| {
                     let limit = policy.spec.flows[i].params.rate;
-                    a.report(&policy.flow_names[i], limit, secs, total)
+                    a.report(&policy.flow_names[i], limit, secs, total, &self.delays[i])
                 })
                 .collect(),
         }
@@ -570,8 +648,10 @@ parent = "root"
             seed: 1,
         };
         let e = run(&p, &cfg).unwrap_err();
-        assert_eq!(e, RunError::LinkZero);
-        assert_eq!(e.to_string(), "link rate must be >= 1 byte/s");
+        assert_eq!(
+            e.to_string(),
+            "link 0 B/s outside 1..=1099511627776 B/s (the policy tree's rate ceiling (8.8 Tbit/s))"
+        );
         let e = run(
             &p,
             &RunConfig {
@@ -591,7 +671,7 @@ parent = "root"
         assert!(matches!(e, RunError::Policy(_)), "{e}");
         assert_eq!(
             e.to_string(),
-            "policy: invalid parameter: max_packets must be 1..=2^32-2"
+            "policy: invalid parameter: max_packets must be 1..=2^26 (67108864): every slot is allocated up front, about 32 bytes plus the packet"
         );
     }
 

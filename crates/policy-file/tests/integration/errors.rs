@@ -220,20 +220,27 @@ fn the_tree_has_one_root_no_cycle_and_a_flow_below_every_node() {
     assert_eq!(err(two_roots), "5:1: node \"other\" has no `parent`, nor has \"root\" (line 1): a tree has exactly one root");
     let empty = "[[node]]\nname = \"root\"\npolicy = \"stfq\"\n\n[[node]]\nname = \"empty\"\nparent = \"root\"\npolicy = \"pfabric\"\n[[flow]]\nparent = \"root\"\n";
     assert_eq!(err(empty), "5:1: node \"empty\" has no flow below it, so no packet can ever reach it: give it a [[flow]] (parent = \"empty\") or a child node with one, or remove it");
-    // A chain of 65 levels is one too deep.
+    // A chain one level deeper than the limit.
+    let max = fairway_policy_file::MAX_DEPTH;
     let mut deep = String::from("[[node]]\nname = \"n0\"\npolicy = \"stfq\"\n");
-    for k in 1..65 {
+    for k in 1..=max {
         deep.push_str(&format!(
             "[[node]]\nname = \"n{k}\"\nparent = \"n{}\"\npolicy = \"stfq\"\n",
             k - 1
         ));
     }
-    deep.push_str("[[flow]]\nparent = \"n64\"\n");
-    assert_eq!(err(&deep), "256:1: node \"n64\" is on level 65 of the tree, past the limit of 64 levels: every packet walks from its flow to the root on enqueue and on dequeue");
+    deep.push_str(&format!("[[flow]]\nparent = \"n{max}\"\n"));
+    assert_eq!(err(&deep), format!("{}:1: node \"n{max}\" is on level {} of the tree, past the limit of {max} levels: every packet walks from its flow to the root on enqueue and on dequeue", 4 * max, max + 1));
     let ok = deep
-        .replace("[[flow]]\nparent = \"n64\"", "[[flow]]\nparent = \"n63\"")
         .replace(
-            "[[node]]\nname = \"n64\"\nparent = \"n63\"\npolicy = \"stfq\"\n",
+            &format!("[[flow]]\nparent = \"n{max}\""),
+            &format!("[[flow]]\nparent = \"n{}\"", max - 1),
+        )
+        .replace(
+            &format!(
+                "[[node]]\nname = \"n{max}\"\nparent = \"n{}\"\npolicy = \"stfq\"\n",
+                max - 1
+            ),
             "",
         );
     assert!(parse(&ok, "f.toml").is_ok());
