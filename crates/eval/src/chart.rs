@@ -21,6 +21,7 @@
 //!   CDF reaches the top of the chart.
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::fmt;
@@ -540,18 +541,37 @@ where
         .x_label_formatter(&|v| trim_number(*v))
         .y_label_formatter(&|v| trim_number(*v))
         .draw()?;
-    for s in series {
+    for (s, dash) in series.iter().zip(dashes(series)) {
         let color = PALETTE[s.color % PALETTE.len()];
         let style = color.stroke_width(2);
         let pts: Vec<(f64, f64)> = finite(s).collect();
-        if s.dashed {
-            chart.draw_series(DashedLineSeries::new(pts.iter().copied(), 6, 4, style))?;
+        if let Some((on, off)) = dash {
+            chart.draw_series(DashedLineSeries::new(pts.iter().copied(), on, off, style))?;
         } else {
             chart.draw_series(LineSeries::new(pts.iter().copied(), style))?;
         }
         draw_markers(&mut chart, marker_of(s), color, &marker_points(&pts))?;
     }
     draw_legend(&legend, layout, series)
+}
+
+/// Dash patterns (dash, gap in pixels) of the dashed lines, in turn, so
+/// that two dashed lines on the same values still show both colours.
+pub const DASHES: [(u32, u32); 4] = [(6, 4), (14, 5), (3, 3), (10, 3)];
+
+/// Each series' dash pattern: the k-th dashed series gets `DASHES[k]`
+/// (cyclically); solid ones none.
+pub fn dashes(series: &[Series]) -> Vec<Option<(u32, u32)>> {
+    let mut k = 0;
+    series
+        .iter()
+        .map(|s| {
+            s.dashed.then(|| {
+                k += 1;
+                DASHES[(k - 1) % DASHES.len()]
+            })
+        })
+        .collect()
 }
 
 /// The markers of one line.
@@ -612,13 +632,21 @@ fn draw_legend<DB: DrawingBackend>(
     area.draw(&Rectangle::new(frame, BLACK.stroke_width(1)))?;
     let text = TextStyle::from(("sans-serif", LEGEND_FONT).into_font())
         .pos(Pos::new(HPos::Left, VPos::Center));
+    let dash = dashes(series);
     for (i, (s, name)) in series.iter().zip(&layout.names).enumerate() {
         let (c, r) = (i / rows.max(1), i % rows.max(1));
         let x = left + 10 + i32::try_from(c).unwrap_or(0) * col_w;
         let y = top + 5 + LEGEND_ROW / 2 + i32::try_from(r).unwrap_or(0) * LEGEND_ROW;
         let color = PALETTE[s.color % PALETTE.len()];
-        let (path, fill, outline) = legend_shapes(s.dashed, marker_of(s));
         let line = color.stroke_width(2);
+        if let (Some((on, off)), None) = (dash[i], marker_of(s)) {
+            // The line's own dash pattern, so two dashed lines tell apart.
+            let sample = DashedPathElement::new(vec![(x, y), (x + 24, y)], on, off, line);
+            area.draw(&sample)?;
+            area.draw(&Text::new(name.clone(), (x + 32, y), text.clone()))?;
+            continue;
+        }
+        let (path, fill, outline) = legend_shapes(s.dashed, marker_of(s));
         area.draw(
             &(EmptyElement::at((x, y))
                 + PathElement::new(path, line)
@@ -882,6 +910,16 @@ mod tests {
         );
         let series = [exact, other, approx];
         assert_eq!(same_as(&series), [None, None, Some(0)]);
+        // Dashed lines on top of each other differ in their dashes.
+        let dashed: Vec<Series> = series
+            .iter()
+            .map(|s| Series {
+                dashed: true,
+                ..s.clone()
+            })
+            .collect();
+        let d = dashes(&dashed);
+        assert!(d[0].is_some() && d[0] != d[2], "{d:?}");
         let svg = render(
             "same",
             &ChartSpec {
