@@ -250,7 +250,7 @@ pub fn csv_header(names: &[&str]) -> Result<String, ChartError> {
 /// Labels of a logarithmic axis from `lo` to `hi` (both > 0): every
 /// power of ten inside, and when the range spans less than two decades
 /// fewer than four powers (too few to read a value off), also the 2 and 5
-/// multiples, and if still fewer than four labels, every integer multiple. Over many decades
+/// multiples, and if still fewer than three labels, every integer multiple. Over many decades
 /// every other power (or sparser), so labels never crowd.
 pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     if !(lo > 0.0 && hi > lo && hi.is_finite()) {
@@ -276,7 +276,7 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
         return decades;
     }
     let fives = within(&[1.0, 2.0, 5.0], 1);
-    if fives.len() >= 4 {
+    if fives.len() >= 3 {
         return fives;
     }
     within(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], 1)
@@ -435,17 +435,18 @@ pub fn write_svg(path: &Path, spec: &ChartSpec, series: &[Series]) -> Result<(),
 }
 
 /// Labels of a log x axis: the data's own x values when they lie on a
-/// grid of at least three, else those few values plus the powers of ten
-/// (and their 2 and 5 multiples) not too close to one of them.
+/// grid of at least three, else those few values plus the labels of
+/// [`log_ticks`] that keep clear of the labels already placed.
 fn log_x_keys(series: &[Series], lo: f64, hi: f64) -> Vec<f64> {
     let grid = x_ticks(series).unwrap_or_default();
     if grid.len() >= 3 {
         return grid;
     }
-    let mut t = grid.clone();
+    // About 70 pixels between labels on the 800-pixel axis.
+    let gap = (hi / lo).log10() * 70.0 / 800.0;
+    let mut t = grid;
     for v in log_ticks(lo, hi) {
-        // 0.15 decade is about 50 pixels on a 2.5-decade axis: labels apart.
-        if grid.iter().all(|g| (g.log10() - v.log10()).abs() > 0.15) {
+        if t.iter().all(|g| (g.log10() - v.log10()).abs() > gap) {
             t.push(v);
         }
     }
@@ -871,6 +872,15 @@ mod tests {
             [0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0]
         );
         assert_eq!(log_ticks(1000.0, 2500.0), [1000.0, 2000.0]);
+        // Two measured rates: both labelled, with others in between, apart.
+        let rates = [line("p98", &[(5e4, 1.0), (4e5, 2.0)], false, 0)];
+        let k = log_x_keys(&rates, 5e4, 4e5);
+        assert!(
+            k.len() >= 3 && k.contains(&5e4) && k.contains(&4e5),
+            "{k:?}"
+        );
+        let gap = (8f64).log10() * 70.0 / 800.0;
+        assert!(k.windows(2).all(|w| (w[1] / w[0]).log10() >= gap), "{k:?}");
         // A CDF on a log x axis (no grid) and a log y axis within 0.4..60.
         let pts: Vec<(f64, f64)> = (0..=600)
             .map(|i| (10f64.powf(f64::from(i) / 100.0), 0.4 + f64::from(i) / 10.0))
