@@ -19,6 +19,17 @@
 //! - **A linear y axis ends at a round value at or just above the data**
 //!   (0 to 100 % for a CDF in percent, 0 to 1 for one in fractions), so a
 //!   CDF reaches the top of the chart.
+//! - **Log axes are readable and say so**: labels at the powers of ten,
+//!   with the 2 and 5 multiples when fewer than four powers fall inside
+//!   (see [`log_ticks`]); the axis description ends in "(log scale)".
+//! - **The legend covers nothing**: it sits in a framed grid below the
+//!   plot; the image grows by its rows.
+//! - **No line hides another unannounced**: a series with the very same
+//!   points as an earlier one says "(same as …)" in the legend, and
+//!   dashed lines take turns over [`DASHES`], so two on the same values
+//!   still show both colours.
+//! - **Every label fits**: the right margin leaves room for half the last
+//!   x label, which is centred on the axis end.
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::element::DashedPathElement;
