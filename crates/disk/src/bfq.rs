@@ -37,6 +37,13 @@
 //!   arriving in time cancels the timer and the batch goes on; otherwise the
 //!   application is deemed idle, its budget becomes what it consumed and it
 //!   is charged that (lines 57–65). Nothing else is dispatched meanwhile.
+//! * **Synchronous and asynchronous requests.** Idling is for an
+//!   application that waits for its request to complete before issuing the
+//!   next ([`Request::sync`]). When the active application's queue empties
+//!   on an *asynchronous* request, nobody waits for it: the application is
+//!   deactivated at once (charged what it consumed), as the kernel's BFQ
+//!   idles only for synchronous queues. The thesis' applications are all
+//!   synchronous, so its experiments are unchanged.
 //! * **T_max** (§2.1.1). An application still active T_max after its
 //!   activation is deactivated and *overcharged* B_i,max, so a seeky
 //!   application cannot hold the disk for long at a low rate. With
@@ -271,6 +278,9 @@ pub struct BfqStats {
     pub exhausted: u64,
     /// Idling timer expirations (application deemed idle).
     pub idle_expired: u64,
+    /// Deactivations without idling because the application's last queued
+    /// request was asynchronous.
+    pub async_expired: u64,
     /// Idling timers cancelled by a request arriving in time.
     pub idle_hits: u64,
     /// T_max expirations.
@@ -454,9 +464,18 @@ impl Bfq {
 
     /// Idling timer expired (Fig. 3 lines 57–65).
     fn expire_idle(&mut self) {
+        self.expire_idle_counted(true);
+    }
+
+    /// The application is deemed idle: its budget becomes what it consumed
+    /// and it is charged that; `timer` says whether an idling timer ran out
+    /// (counted in [`BfqStats::idle_expired`]).
+    fn expire_idle_counted(&mut self, timer: bool) {
         let Some(a) = self.active else { return };
         let served = self.apps[a.app as usize].budget - a.remaining;
-        self.stats.idle_expired += 1;
+        if timer {
+            self.stats.idle_expired += 1;
+        }
         self.deactivate(served, served);
     }
 
@@ -638,6 +657,13 @@ impl DiskScheduler for Bfq {
                     if empty {
                         a.idling = Idling::AwaitCompletion;
                     }
+                }
+                if empty && !req.sync {
+                    // Nobody waits for an asynchronous request's
+                    // completion to issue the next one: idling would only
+                    // hold the disk (the kernel idles for sync queues only).
+                    self.stats.async_expired += 1;
+                    self.expire_idle_counted(false);
                 }
                 return Dispatch::Serve(req);
             }
