@@ -97,6 +97,29 @@ pub const DEFAULT_L_MAX: u32 = 256;
 pub const BOOST_WINDOW: Nanos = 200 * MS;
 /// Largest accepted B_max (2^24 sectors = 8 GiB), for exact virtual times.
 pub const MAX_BUDGET_LIMIT: u32 = 1 << 24;
+/// Low-latency weight raising: the factor a raised application's weight is
+/// multiplied by. The kernel's `bfq_wr_coeff` (30): large enough that a
+/// raised application's batch finishes, in virtual time, before the
+/// batches of greedy applications already queued, so it is served next.
+pub const WR_COEFF: u32 = 30;
+/// An application is raised when it issues after having been idle (no
+/// request queued or in service) for at least this long: the kernel's
+/// `bfq_wr_min_idle_time` (2 s). Shorter gaps are an application's own
+/// think time between requests, not a new start.
+pub const WR_MIN_IDLE: Nanos = 2_000 * MS;
+/// The raising lasts the time to transfer this many sectors at the
+/// estimated rate (64 MiB: of the order of what a large application reads
+/// while it starts), within [`WR_MIN_DURATION`]..=[`WR_MAX_DURATION`]: the
+/// kernel's rule, a duration inversely proportional to the device's peak
+/// rate, so a slow device raises longer.
+pub const WR_REF_SECTORS: u64 = 1 << 17;
+/// Shortest raising (the kernel's lower bound, 3 s); also the duration
+/// before the first rate estimate, the cautious choice for the other
+/// applications.
+pub const WR_MIN_DURATION: Nanos = 3_000 * MS;
+/// Longest raising (the kernel's upper bound, 25 s): bounds the unfairness
+/// a raised application can cause on a very slow device.
+pub const WR_MAX_DURATION: Nanos = 25_000 * MS;
 
 /// How T_max is set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +153,11 @@ pub struct BfqConfig {
     pub max_apps: u32,
     /// Most requests queued at once, `1..=2^32`.
     pub max_queued: usize,
+    /// Low-latency weight raising (the kernel's `low_latency`, on by
+    /// default): an application that issues after having been idle for
+    /// [`WR_MIN_IDLE`] has its weight multiplied by [`WR_COEFF`] for
+    /// [`Bfq::wr_duration`].
+    pub low_latency: bool,
 }
 
 impl BfqConfig {
@@ -146,6 +174,7 @@ impl BfqConfig {
             l_max: DEFAULT_L_MAX,
             max_apps: 1024,
             max_queued: 1 << 20,
+            low_latency: true,
         };
         // B_i^0 may not exceed a small B_max.
         let cfg = Self {
@@ -263,7 +292,17 @@ struct Active {
 #[derive(Debug, Default)]
 struct AppState {
     configured: bool,
+    /// The weight the application was admitted with.
     weight: u32,
+    /// The weight B-WF2Q+ uses: `weight`, or `weight · WR_COEFF` while
+    /// raised.
+    cur_weight: u32,
+    /// End of the weight raising (meaningful while `cur_weight > weight`).
+    wr_until: Nanos,
+    /// Completion of the application's last request (`None`: none yet).
+    last_completion: Option<Nanos>,
+    /// Requests dispatched and not completed.
+    in_service: u32,
     max_budget: u32,
     budget: u32,
     queue: RequestQueue,
@@ -287,6 +326,11 @@ pub struct BfqStats {
     pub timeouts: u64,
     /// T_max expirations of seeky applications, overcharged B_i,max.
     pub overcharged: u64,
+    /// Weight raisings started (low latency).
+    pub wr_started: u64,
+    /// Weight raisings not started because the raised weight would take
+    /// the weight sum beyond [`MAX_WEIGHT_SUM`].
+    pub wr_skipped: u64,
 }
 
 /// The BFQ scheduler.
@@ -297,9 +341,16 @@ pub struct Bfq {
     active: Option<Active>,
     head: u64,
     queued: usize,
+    /// Σ of the weights B-WF2Q+ uses (raised ones included).
     weight_sum: u64,
+    /// Σ of the admitted weights.
+    base_weight_sum: u64,
     /// Estimated rate in sectors per second (0 = none yet).
     rate: u64,
+    /// Applications whose weight is raised.
+    raised: Vec<u32>,
+    /// Earliest `wr_until` among `raised` (`Nanos::MAX`: none).
+    wr_next_end: Nanos,
     stats: BfqStats,
     #[cfg(feature = "test-support")]
     fault: BfqFault,
@@ -319,7 +370,10 @@ impl Bfq {
             head: 0,
             queued: 0,
             weight_sum: 0,
+            base_weight_sum: 0,
             rate: 0,
+            raised: Vec::new(),
+            wr_next_end: Nanos::MAX,
             stats: BfqStats::default(),
             #[cfg(feature = "test-support")]
             fault: BfqFault::None,
@@ -414,6 +468,88 @@ impl Bfq {
         }
     }
 
+    /// How long a weight raising lasts: the time to transfer
+    /// [`WR_REF_SECTORS`] at the estimated rate, within
+    /// [`WR_MIN_DURATION`]..=[`WR_MAX_DURATION`]; [`WR_MIN_DURATION`]
+    /// before the first estimate.
+    pub fn wr_duration(&self) -> Nanos {
+        if self.rate == 0 {
+            return WR_MIN_DURATION;
+        }
+        let d = u128::from(WR_REF_SECTORS) * 1_000_000_000 / u128::from(self.rate);
+        (d.min(u128::from(WR_MAX_DURATION)) as Nanos).max(WR_MIN_DURATION)
+    }
+
+    /// Whether `app`'s weight is raised, and until when.
+    pub fn raised_until(&self, app: AppId) -> Option<Nanos> {
+        self.apps
+            .get(app.index())
+            .filter(|a| a.configured && a.cur_weight > a.weight)
+            .map(|a| a.wr_until)
+    }
+
+    /// Starts (or restarts) `app`'s weight raising at `now` if low latency
+    /// is on and the application has been idle for [`WR_MIN_IDLE`]. A newly
+    /// admitted application has no completion yet and is not raised:
+    /// `add_app` carries no time to measure its idleness from, and
+    /// applications admitted together would all be raised, which changes
+    /// nothing but their weight sum.
+    fn maybe_raise(&mut self, app: u32, now: Nanos) {
+        if !self.cfg.low_latency {
+            return;
+        }
+        let st = &self.apps[app as usize];
+        let idle_long = st.in_service == 0
+            && st
+                .last_completion
+                .is_some_and(|c| now.saturating_sub(c) >= WR_MIN_IDLE);
+        if !idle_long {
+            return;
+        }
+        let raised = u64::from(st.weight) * u64::from(WR_COEFF);
+        let sum = self.weight_sum - u64::from(st.cur_weight) + raised;
+        // Beyond 2^24 the virtual times lose exactness (see MAX_WEIGHT_SUM).
+        if sum > MAX_WEIGHT_SUM {
+            self.stats.wr_skipped += 1;
+            return;
+        }
+        let until = now.saturating_add(self.wr_duration());
+        let st = &mut self.apps[app as usize];
+        if st.cur_weight == st.weight {
+            self.raised.push(app);
+        }
+        // `raised` fits in u32: it is at most 65536 · 30.
+        st.cur_weight = raised as u32;
+        st.wr_until = until;
+        self.weight_sum = sum;
+        self.engine.set_weight_sum(sum);
+        self.wr_next_end = self.wr_next_end.min(until);
+        self.stats.wr_started += 1;
+    }
+
+    /// Ends every weight raising due by `now`.
+    fn end_raisings(&mut self, now: Nanos) {
+        if now < self.wr_next_end {
+            return;
+        }
+        let mut next = Nanos::MAX;
+        let mut i = 0;
+        while i < self.raised.len() {
+            let app = self.raised[i] as usize;
+            let st = &mut self.apps[app];
+            if st.wr_until <= now {
+                self.weight_sum -= u64::from(st.cur_weight - st.weight);
+                st.cur_weight = st.weight;
+                self.raised.swap_remove(i);
+            } else {
+                next = next.min(st.wr_until);
+                i += 1;
+            }
+        }
+        self.wr_next_end = next;
+        self.engine.set_weight_sum(self.weight_sum);
+    }
+
     fn app_mut(&mut self, app: AppId) -> Result<&mut AppState, DiskConfigError> {
         self.apps
             .get_mut(app.index())
@@ -428,7 +564,7 @@ impl Bfq {
         let skip_backshift = self.skips_backshift();
         let st = &mut self.apps[a.app as usize];
         st.budget = next_budget;
-        let (w, backlogged) = (st.weight, !st.queue.is_empty());
+        let (w, backlogged) = (st.cur_weight, !st.queue.is_empty());
         self.engine.charge(a.app, charge, w);
         if backlogged {
             if skip_backshift {
@@ -524,19 +660,27 @@ impl DiskScheduler for Bfq {
                 "L_max..=B_max sectors",
             )?,
         };
-        let sum = self.weight_sum + u64::from(spec.weight);
+        // Admission counts the admitted weights: a raising in progress must
+        // not refuse an application (a raising that would overflow the sum
+        // is skipped instead).
+        let sum = self.base_weight_sum + u64::from(spec.weight);
         if sum > MAX_WEIGHT_SUM {
             return Err(DiskConfigError::WeightSumTooLarge {
                 sum,
                 max: MAX_WEIGHT_SUM,
             });
         }
-        self.weight_sum = sum;
-        self.engine.set_weight_sum(sum);
+        self.base_weight_sum = sum;
+        self.weight_sum += u64::from(spec.weight);
+        self.engine.set_weight_sum(self.weight_sum);
         self.engine.reset(app.0);
         self.apps[app.index()] = AppState {
             configured: true,
             weight: spec.weight,
+            cur_weight: spec.weight,
+            wr_until: 0,
+            last_completion: None,
+            in_service: 0,
             max_budget,
             budget: self.cfg.default_budget.min(max_budget),
             queue: RequestQueue::new(),
@@ -553,7 +697,9 @@ impl DiskScheduler for Bfq {
         let st = &mut self.apps[app.index()];
         let reqs = st.queue.drain();
         st.configured = false;
-        self.weight_sum -= u64::from(st.weight);
+        self.weight_sum -= u64::from(st.cur_weight);
+        self.base_weight_sum -= u64::from(st.weight);
+        self.raised.retain(|&a| a != app.0);
         self.engine.set_weight_sum(self.weight_sum);
         self.queued -= reqs.len();
         Ok(reqs)
@@ -605,7 +751,9 @@ impl DiskScheduler for Bfq {
             _ => {
                 if !self.engine.contains(i) {
                     st.budget = st.budget.max(req.len);
-                    self.engine.insert_arrival(i, st.budget, st.weight);
+                    self.maybe_raise(i, now);
+                    let st = &self.apps[i as usize];
+                    self.engine.insert_arrival(i, st.budget, st.cur_weight);
                 }
             }
         }
@@ -613,6 +761,7 @@ impl DiskScheduler for Bfq {
     }
 
     fn dispatch(&mut self, now: Nanos) -> Dispatch {
+        self.end_raisings(now);
         loop {
             if let Some(a) = self.active {
                 match a.idling {
@@ -648,6 +797,7 @@ impl DiskScheduler for Bfq {
                     }
                 };
                 let empty = st.queue.is_empty();
+                st.in_service += 1;
                 self.queued -= 1;
                 self.head = req.end();
                 self.engine.add_service(req.len);
@@ -682,6 +832,10 @@ impl DiskScheduler for Bfq {
     fn complete(&mut self, now: Nanos, req: &Request) {
         let never_idles = self.never_idles();
         let t_wait = self.cfg.t_wait;
+        if let Some(st) = self.apps.get_mut(req.app.index()) {
+            st.in_service = st.in_service.saturating_sub(1);
+            st.last_completion = Some(now);
+        }
         if let Some(a) = &mut self.active {
             if a.app == req.app.0 && a.idling == Idling::AwaitCompletion {
                 if never_idles || t_wait == 0 {

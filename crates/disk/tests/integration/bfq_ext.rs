@@ -1,6 +1,10 @@
 //! BFQ beyond the thesis, as the kernel's BFQ does it: no idling after
 //! asynchronous requests, and low-latency weight raising.
 
+use fairway_disk::catalogue::DiskSchedSpec;
+use fairway_disk::model::DiskModel;
+use fairway_disk::sim::Simulation;
+use fairway_disk::workload::{App, Interactive, SeqReader};
 use fairway_disk::{AppId, AppSpec, Bfq, BfqConfig, DiskScheduler, Dispatch, Request, MS};
 
 fn bfq() -> Bfq {
@@ -42,5 +46,100 @@ fn bfq_idles_after_sync_requests_only() {
             assert_eq!(b.stats().async_expired, 1);
             assert_eq!(b.stats().idle_expired, 0);
         }
+    }
+}
+
+/// Three greedy sequential readers and an interactive application reading
+/// 4 MiB bursts 3 s apart, for 60 s; returns the interactive bursts'
+/// latencies, the greedy readers' sectors and the interactive's sectors.
+fn interactive_run(low_latency: bool) -> (Vec<u64>, u64, u64, u64) {
+    let spec = DiskSchedSpec::parse(&format!("bfq:low_latency={}", u8::from(low_latency))).unwrap();
+    let mut sched = spec.build(4).unwrap();
+    let mut apps = Vec::new();
+    for i in 0..3u32 {
+        sched.add_app(AppId(i), AppSpec::weight(1)).unwrap();
+        let start = u64::from(i) * 10_000_000;
+        apps.push(App::Seq(SeqReader::new(AppId(i), start, 8_000_000)));
+    }
+    sched.add_app(AppId(3), AppSpec::weight(1)).unwrap();
+    apps.push(App::Interactive(Interactive::new(
+        AppId(3),
+        (40_000_000, 50_000_000),
+        256,
+        32,
+        3_000 * MS,
+    )));
+    let mut sim = Simulation::new(sched, DiskModel::dtla_307030(), apps);
+    let totals = sim.run(60_000 * MS, &mut |_| {}).clone();
+    let App::Interactive(i) = &sim.apps[3] else {
+        unreachable!()
+    };
+    let greedy = totals.sectors[..3].iter().sum();
+    (i.latencies.clone(), greedy, totals.sectors[3], totals.busy)
+}
+
+/// Weight raising (on by default) cuts an interactive application's burst
+/// latency under greedy readers; the greedy readers lose at most what the
+/// raised application gains plus the seeks to reach it.
+#[test]
+fn weight_raising_cuts_interactive_latency_at_a_bounded_cost() {
+    let (lat_on, greedy_on, inter_on, _) = interactive_run(true);
+    let (lat_off, greedy_off, inter_off, _) = interactive_run(false);
+    let mean = |v: &[u64]| v.iter().sum::<u64>() / v.len().max(1) as u64;
+    eprintln!(
+        "on: {} bursts mean {} ms max {} ms greedy {greedy_on} inter {inter_on}; off: {} bursts mean {} ms max {} ms greedy {greedy_off} inter {inter_off}",
+        lat_on.len(),
+        mean(&lat_on) / MS,
+        lat_on.iter().max().unwrap_or(&0) / MS,
+        lat_off.len(),
+        mean(&lat_off) / MS,
+        lat_off.iter().max().unwrap_or(&0) / MS,
+    );
+    assert!(lat_on.len() >= 10 && lat_off.len() >= 10);
+    assert!(mean(&lat_on) * 2 < mean(&lat_off));
+    // The greedy readers lose at most the raised application's sectors,
+    // and the disk's total throughput stays within 5 %.
+    assert!(greedy_off.saturating_sub(greedy_on) <= inter_on);
+    assert!((greedy_on + inter_on) * 100 >= (greedy_off + inter_off) * 95);
+}
+
+/// Raising starts only after WR_MIN_IDLE of idleness following a
+/// completion, lasts wr_duration, ends by itself, and never starts with
+/// low latency off.
+#[test]
+fn weight_raising_starts_after_long_idleness_and_ends() {
+    use fairway_disk::bfq::{WR_MIN_DURATION, WR_MIN_IDLE};
+    for low_latency in [true, false] {
+        let cfg = BfqConfig {
+            low_latency,
+            ..BfqConfig::simplified(4096).unwrap()
+        };
+        let mut b = Bfq::new(cfg).unwrap();
+        b.add_app(AppId(0), AppSpec::weight(2)).unwrap();
+        let serve = |b: &mut Bfq, t: u64| {
+            b.add_request(t, Request::read(AppId(0), 0, 8)).unwrap();
+            let Dispatch::Serve(r) = b.dispatch(t) else {
+                panic!("not served")
+            };
+            b.complete(t + MS, &r);
+            // Idling expires; the application is idle from t + 1 ms.
+            assert_eq!(b.dispatch(t + 10 * MS), Dispatch::Empty);
+        };
+        // A new application is not raised.
+        serve(&mut b, 0);
+        assert_eq!(b.raised_until(AppId(0)), None);
+        // Idle just under WR_MIN_IDLE: not raised.
+        let t = MS + WR_MIN_IDLE - 1;
+        serve(&mut b, t);
+        assert_eq!(b.raised_until(AppId(0)), None);
+        // Idle WR_MIN_IDLE: raised (with low latency on) for wr_duration.
+        let t = t + MS + WR_MIN_IDLE;
+        serve(&mut b, t);
+        let want = low_latency.then_some(t + WR_MIN_DURATION);
+        assert_eq!(b.raised_until(AppId(0)), want);
+        assert_eq!(b.stats().wr_started, u64::from(low_latency));
+        // Ends by itself at the next dispatch after its end.
+        b.dispatch(t + WR_MIN_DURATION);
+        assert_eq!(b.raised_until(AppId(0)), None);
     }
 }

@@ -821,6 +821,7 @@ fn two_greedy_readers_share_the_file_by_their_weights() {
         t_wait_ms: 4,
         t_fifo_ms: 100,
         t_max_ms: Some(0),
+        low_latency: true,
     };
     let Some(share) = greedy_share(&file, bfq, Duration::from_secs(3)) else {
         return;
