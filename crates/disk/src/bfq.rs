@@ -44,6 +44,17 @@
 //!   deactivated at once (charged what it consumed), as the kernel's BFQ
 //!   idles only for synchronous queues. The thesis' applications are all
 //!   synchronous, so its experiments are unchanged.
+//! * **Low-latency weight raising** ([`BfqConfig::low_latency`], on by
+//!   default as in the kernel): an application that issues after
+//!   [`WR_MIN_IDLE`] of idleness has its weight multiplied by [`WR_COEFF`]
+//!   for [`Bfq::wr_duration`], then returns to its weight.
+//! * **I/O injection** ([`BfqConfig::inject`], off by default: Theorem
+//!   2.1 and the thesis' experiments assume exclusive service while
+//!   idling): while the active application idles, requests of the
+//!   application B-WF2Q+ would serve next are dispatched, at most the
+//!   adaptive injection limit in flight, and deducted from its next
+//!   budget. The idling application's request ends the idling and goes
+//!   before any further injection.
 //! * **T_max** (§2.1.1). An application still active T_max after its
 //!   activation is deactivated and *overcharged* B_i,max, so a seeky
 //!   application cannot hold the disk for long at a low rate. With
@@ -120,6 +131,11 @@ pub const WR_MIN_DURATION: Nanos = 3_000 * MS;
 /// Longest raising (the kernel's upper bound, 25 s): bounds the unfairness
 /// a raised application can cause on a very slow device.
 pub const WR_MAX_DURATION: Nanos = 25_000 * MS;
+/// I/O injection: most injected requests in flight at once. The limit
+/// adapts within `1..=INJECT_MAX_LIMIT`; 8 lets a device that serves
+/// requests in parallel (an SSD) overlap a few, while the idling
+/// application's next request still waits behind at most 8.
+pub const INJECT_MAX_LIMIT: u32 = 8;
 
 /// How T_max is set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,6 +174,10 @@ pub struct BfqConfig {
     /// [`WR_MIN_IDLE`] has its weight multiplied by [`WR_COEFF`] for
     /// [`Bfq::wr_duration`].
     pub low_latency: bool,
+    /// I/O injection while idling (off by default, see the module doc):
+    /// while the active application idles, other applications' requests
+    /// are dispatched, at most the adaptive injection limit in flight.
+    pub inject: bool,
 }
 
 impl BfqConfig {
@@ -175,6 +195,7 @@ impl BfqConfig {
             max_apps: 1024,
             max_queued: 1 << 20,
             low_latency: true,
+            inject: false,
         };
         // B_i^0 may not exceed a small B_max.
         let cfg = Self {
@@ -287,6 +308,9 @@ struct Active {
     remaining: u32,
     since: Nanos,
     idling: Idling,
+    /// The active application's request in service arrived while injected
+    /// requests were in flight (its service time measures injection).
+    with_injection: bool,
 }
 
 #[derive(Debug, Default)]
@@ -303,6 +327,9 @@ struct AppState {
     last_completion: Option<Nanos>,
     /// Requests dispatched and not completed.
     in_service: u32,
+    /// Sectors injected ahead of the application's turn, deducted from its
+    /// next budget.
+    injected: u32,
     max_budget: u32,
     budget: u32,
     queue: RequestQueue,
@@ -326,6 +353,8 @@ pub struct BfqStats {
     pub timeouts: u64,
     /// T_max expirations of seeky applications, overcharged B_i,max.
     pub overcharged: u64,
+    /// Requests injected while the active application idled.
+    pub injected: u64,
     /// Weight raisings started (low latency).
     pub wr_started: u64,
     /// Weight raisings not started because the raised weight would take
@@ -351,6 +380,13 @@ pub struct Bfq {
     raised: Vec<u32>,
     /// Earliest `wr_until` among `raised` (`Nanos::MAX`: none).
     wr_next_end: Nanos,
+    /// Injected requests in flight: (application, first sector).
+    injected_in_flight: Vec<(u32, u64)>,
+    /// Most injected requests in flight, `1..=INJECT_MAX_LIMIT`.
+    inject_limit: u32,
+    /// Service time (arrival to completion) of the active application's
+    /// last request served without injection (0: none yet).
+    base_service: Nanos,
     stats: BfqStats,
     #[cfg(feature = "test-support")]
     fault: BfqFault,
@@ -374,6 +410,9 @@ impl Bfq {
             rate: 0,
             raised: Vec::new(),
             wr_next_end: Nanos::MAX,
+            injected_in_flight: Vec::new(),
+            inject_limit: 1,
+            base_service: 0,
             stats: BfqStats::default(),
             #[cfg(feature = "test-support")]
             fault: BfqFault::None,
@@ -550,6 +589,53 @@ impl Bfq {
         self.engine.set_weight_sum(self.weight_sum);
     }
 
+    /// The current injection limit.
+    pub fn inject_limit(&self) -> u32 {
+        self.inject_limit
+    }
+
+    /// I/O injection (the kernel's, while idling): the next request of the
+    /// application B-WF2Q+ would serve next, if injection is on, fewer than
+    /// the limit are in flight and it fits what is left of that
+    /// application's budget; its sectors are deducted from that budget
+    /// when its turn comes, so its share is unchanged.
+    fn inject(&mut self, now: Nanos) -> Option<Request> {
+        if !self.cfg.inject || self.injected_in_flight.len() >= self.inject_limit as usize {
+            return None;
+        }
+        let j = self.engine.peek_next()?;
+        let (head, t_fifo) = (self.head, Some(self.cfg.t_fifo));
+        let st = &mut self.apps[j as usize];
+        let room = st.budget.saturating_sub(st.injected);
+        let req = st.queue.pop_next_within(head, now, t_fifo, room).ok()?;
+        st.injected += req.len;
+        st.in_service += 1;
+        self.queued -= 1;
+        self.head = req.end();
+        self.engine.add_service(req.len);
+        self.stats.dispatched += 1;
+        self.stats.injected += 1;
+        self.injected_in_flight.push((j, req.sector));
+        Some(req)
+    }
+
+    /// Adapts the injection limit from the service time (arrival to
+    /// completion) of the active application's request, as the kernel's
+    /// BFQ does: a request served without injection in flight sets the
+    /// base; one served with injection lowers the limit if it took more
+    /// than 3/2 of the base (injection delayed it) and raises it if it
+    /// took no longer than the base.
+    fn adapt_inject_limit(&mut self, service: Nanos) {
+        let Some(a) = self.active else { return };
+        if !a.with_injection || self.base_service == 0 {
+            self.base_service = service;
+        } else if service.saturating_mul(2) > self.base_service.saturating_mul(3) {
+            self.inject_limit = (self.inject_limit - 1).max(1);
+        } else if service <= self.base_service {
+            self.inject_limit = (self.inject_limit + 1).min(INJECT_MAX_LIMIT);
+        }
+    }
+
     fn app_mut(&mut self, app: AppId) -> Result<&mut AppState, DiskConfigError> {
         self.apps
             .get_mut(app.index())
@@ -681,6 +767,7 @@ impl DiskScheduler for Bfq {
             wr_until: 0,
             last_completion: None,
             in_service: 0,
+            injected: 0,
             max_budget,
             budget: self.cfg.default_budget.min(max_budget),
             queue: RequestQueue::new(),
@@ -697,6 +784,7 @@ impl DiskScheduler for Bfq {
         let st = &mut self.apps[app.index()];
         let reqs = st.queue.drain();
         st.configured = false;
+        st.injected = 0;
         self.weight_sum -= u64::from(st.cur_weight);
         self.base_weight_sum -= u64::from(st.weight);
         self.raised.retain(|&a| a != app.0);
@@ -747,6 +835,7 @@ impl DiskScheduler for Bfq {
                     self.stats.idle_hits += 1;
                 }
                 a.idling = Idling::No;
+                a.with_injection = !self.injected_in_flight.is_empty();
             }
             _ => {
                 if !self.engine.contains(i) {
@@ -765,7 +854,12 @@ impl DiskScheduler for Bfq {
         loop {
             if let Some(a) = self.active {
                 match a.idling {
-                    Idling::Until(t) if now < t => return Dispatch::Idle(Some(t)),
+                    Idling::Until(t) if now < t => {
+                        return match self.inject(now) {
+                            Some(req) => Dispatch::Serve(req),
+                            None => Dispatch::Idle(Some(t)),
+                        }
+                    }
                     Idling::Until(_) => {
                         self.expire_idle();
                         continue;
@@ -820,11 +914,14 @@ impl DiskScheduler for Bfq {
             let Some(app) = self.engine.next_application() else {
                 return Dispatch::Empty;
             };
+            let st = &mut self.apps[app as usize];
+            let pre = std::mem::take(&mut st.injected);
             self.active = Some(Active {
                 app,
-                remaining: self.apps[app as usize].budget,
+                remaining: st.budget.saturating_sub(pre),
                 since: now,
                 idling: Idling::No,
+                with_injection: false,
             });
         }
     }
@@ -835,6 +932,18 @@ impl DiskScheduler for Bfq {
         if let Some(st) = self.apps.get_mut(req.app.index()) {
             st.in_service = st.in_service.saturating_sub(1);
             st.last_completion = Some(now);
+        }
+        if let Some(i) = self
+            .injected_in_flight
+            .iter()
+            .position(|&(a, s)| a == req.app.0 && s == req.sector)
+        {
+            self.injected_in_flight.swap_remove(i);
+        } else if self.active.is_some_and(|a| a.app == req.app.0) {
+            self.adapt_inject_limit(now.saturating_sub(req.arrival));
+            if let Some(a) = &mut self.active {
+                a.with_injection = false;
+            }
         }
         if let Some(a) = &mut self.active {
             if a.app == req.app.0 && a.idling == Idling::AwaitCompletion {
@@ -855,6 +964,7 @@ impl DiskScheduler for Bfq {
         let mut out = Vec::with_capacity(self.queued);
         for st in &mut self.apps {
             out.extend(st.queue.drain());
+            st.injected = 0;
         }
         self.queued = 0;
         self.active = None;

@@ -131,6 +131,13 @@ const BFQ: DiskSchedInfo = DiskSchedInfo {
             max: 1,
             default: Some(1),
         },
+        ParamInfo {
+            key: "inject",
+            help: "I/O injection: other applications' requests served while the active one idles, at most an adaptive 1..8 in flight (1: on, 0: off)",
+            min: 0,
+            max: 1,
+            default: Some(0),
+        },
     ],
 };
 
@@ -279,6 +286,8 @@ pub enum DiskSchedSpec {
         t_max_ms: Option<u64>,
         /// Low-latency weight raising ([`BfqConfig::low_latency`]).
         low_latency: bool,
+        /// I/O injection while idling ([`BfqConfig::inject`]).
+        inject: bool,
     },
     /// CFQ-like time slices.
     Cfq {
@@ -411,6 +420,7 @@ impl DiskSchedSpec {
             t_fifo_ms: DEFAULT_T_FIFO / MS,
             t_max_ms: None,
             low_latency: true,
+            inject: false,
         }
     }
 
@@ -472,6 +482,7 @@ impl DiskSchedSpec {
                 t_fifo_ms,
                 t_max_ms,
                 low_latency,
+                inject,
             } => {
                 let mut v = vec![
                     ("b_max", u64::from(b_max)),
@@ -480,6 +491,7 @@ impl DiskSchedSpec {
                 ];
                 v.extend(t_max_ms.map(|t| ("t_max_ms", t)));
                 v.push(("low_latency", u64::from(low_latency)));
+                v.push(("inject", u64::from(inject)));
                 v
             }
             Self::Cfq {
@@ -517,6 +529,7 @@ impl DiskSchedSpec {
             (Self::Bfq { t_fifo_ms, .. }, "t_fifo_ms") => *t_fifo_ms = value,
             (Self::Bfq { t_max_ms, .. }, "t_max_ms") => *t_max_ms = Some(value),
             (Self::Bfq { low_latency, .. }, "low_latency") => *low_latency = value == 1,
+            (Self::Bfq { inject, .. }, "inject") => *inject = value == 1,
             (Self::Cfq { slice_ms, .. }, "slice_ms") => *slice_ms = value,
             (Self::Cfq { slice_idle_ms, .. }, "slice_idle_ms") => *slice_idle_ms = value,
             (Self::ScanEdf { deadline_ms, .. }, "deadline_ms") => *deadline_ms = value,
@@ -606,10 +619,12 @@ impl DiskSchedSpec {
                 t_fifo_ms,
                 t_max_ms,
                 low_latency,
+                inject,
             } => {
                 let cfg = BfqConfig {
                     max_apps,
                     low_latency,
+                    inject,
                     t_wait: ms(t_wait_ms),
                     t_fifo: ms(t_fifo_ms),
                     t_max: match t_max_ms {
@@ -693,6 +708,9 @@ impl DiskSchedSpec {
             if key == "low_latency" {
                 // Off is the only non-default value.
                 out.push_str(", low latency off");
+            } else if key == "inject" {
+                // On is the only non-default value.
+                out.push_str(", injection");
             } else if key == "t_max_ms" && value == 0 {
                 out.push_str(&format!(", {name} off"));
             } else if key.ends_with("_ms") {
@@ -796,6 +814,7 @@ mod tests {
                 t_fifo_ms: 50,
                 t_max_ms: Some(0),
                 low_latency: true,
+                inject: false,
             }
         );
         assert_eq!(DiskSchedSpec::parse(&s.to_string()), Ok(s));
@@ -811,7 +830,8 @@ mod tests {
                 known.join(", ")
             )
         );
-        let cases: [(&str, &str); 14] = [
+        let cases: [(&str, &str); 15] = [
+            ("bfq:inject=2", "parameter inject=2 of bfq is outside 0..=1"),
             (
                 "bfq:low_latency=2",
                 "parameter low_latency=2 of bfq is outside 0..=1",
@@ -850,7 +870,7 @@ mod tests {
             ),
             (
                 "bfq:b_max=8192,",
-                "bad parameter '' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER)",
+                "bad parameter '' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER)",
             ),
             (
                 "c-look:",
@@ -858,15 +878,15 @@ mod tests {
             ),
             (
                 "bfq:b_max=nan",
-                "bad parameter 'b_max=nan' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER)",
+                "bad parameter 'b_max=nan' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER)",
             ),
             (
                 "bfq:t_wait_ms=-1",
-                "bad parameter 't_wait_ms=-1' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER)",
+                "bad parameter 't_wait_ms=-1' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER)",
             ),
             (
                 "bfq:t_fifo_ms=18446744073709551616",
-                "bad parameter 't_fifo_ms=18446744073709551616' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER)",
+                "bad parameter 't_fifo_ms=18446744073709551616' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER)",
             ),
         ];
         for (text, msg) in cases {
@@ -931,6 +951,7 @@ mod tests {
             "BFQ 4096 sect, T_FIFO 50 ms, T_max 125 ms"
         );
         assert_eq!(p("bfq:low_latency=0"), "BFQ 4096 sect, low latency off");
+        assert_eq!(p("bfq:inject=1"), "BFQ 4096 sect, injection");
         let off = DiskSchedSpec::parse("bfq:low_latency=0").unwrap();
         assert_eq!(off.to_string(), "bfq:low_latency=0");
         assert_eq!(DiskSchedSpec::parse(&off.to_string()), Ok(off));

@@ -148,6 +148,7 @@ pub fn worst_case_bfq(apps: u32) -> Result<Bfq, DiskConfigError> {
         // The thesis' algorithm: the applications never idle for long, so
         // raising would not start anyway.
         low_latency: false,
+        inject: false,
     };
     Bfq::new(cfg)
 }

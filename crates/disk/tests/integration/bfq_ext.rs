@@ -143,3 +143,115 @@ fn weight_raising_starts_after_long_idleness_and_ends() {
         assert_eq!(b.raised_until(AppId(0)), None);
     }
 }
+
+/// BFQ with a model check of injection: a request of the active
+/// application arriving while it idles is never passed by an injected
+/// request, so (one request in service at a time) its service time is at
+/// most its own plus what remains of the one request in service when it
+/// arrived.
+struct Checked {
+    b: Bfq,
+    waiting: Option<(AppId, u64)>,
+    checked: u64,
+    violations: u64,
+}
+
+impl DiskScheduler for Checked {
+    fn name(&self) -> &'static str {
+        "checked-bfq"
+    }
+    fn add_app(&mut self, app: AppId, spec: AppSpec) -> Result<(), fairway_disk::DiskConfigError> {
+        self.b.add_app(app, spec)
+    }
+    fn remove_app(&mut self, app: AppId) -> Result<Vec<Request>, fairway_disk::DiskConfigError> {
+        self.b.remove_app(app)
+    }
+    fn add_request(&mut self, now: u64, req: Request) -> Result<(), fairway_disk::AddError> {
+        if let Some((app, Some(_))) = self.b.active() {
+            if app == req.app {
+                self.waiting = Some((req.app, req.sector));
+                self.checked += 1;
+            }
+        }
+        self.b.add_request(now, req)
+    }
+    fn dispatch(&mut self, now: u64) -> Dispatch {
+        let injected = self.b.stats().injected;
+        let d = self.b.dispatch(now);
+        if let (Some(w), Dispatch::Serve(r)) = (self.waiting, d) {
+            if (r.app, r.sector) == w {
+                self.waiting = None;
+            } else if self.b.stats().injected > injected {
+                self.violations += 1;
+            } else {
+                // The application's turn ended (budget, T_max): B-WF2Q+'s
+                // order, not injection.
+                self.waiting = None;
+            }
+        }
+        d
+    }
+    fn complete(&mut self, now: u64, req: &Request) {
+        self.b.complete(now, req)
+    }
+    fn queued(&self) -> usize {
+        self.b.queued()
+    }
+    fn drain(&mut self) -> Vec<Request> {
+        self.b.drain()
+    }
+}
+
+/// A sequential reader thinking 2 ms between requests (BFQ idles for it)
+/// and two greedy readers, 20 s: the disk's utilisation and the checked
+/// scheduler.
+fn injection_run(inject: bool) -> (Checked, u64, u64) {
+    let cfg = BfqConfig {
+        inject,
+        ..BfqConfig::simplified(4096).unwrap()
+    };
+    let mut sched = Checked {
+        b: Bfq::new(cfg).unwrap(),
+        waiting: None,
+        checked: 0,
+        violations: 0,
+    };
+    let mut apps = Vec::new();
+    for i in 0..3u32 {
+        sched.add_app(AppId(i), AppSpec::weight(1)).unwrap();
+        let mut r = SeqReader::new(AppId(i), u64::from(i) * 10_000_000, 8_000_000);
+        if i == 0 {
+            r.think = 2 * MS;
+        }
+        apps.push(App::Seq(r));
+    }
+    let mut sim = Simulation::new(sched, DiskModel::dtla_307030(), apps);
+    let totals = sim.run(20_000 * MS, &mut |_| {}).clone();
+    let (busy, end) = (totals.busy, totals.end);
+    (sim.sched, busy, end)
+}
+
+/// With injection the disk is busier, and the model check holds: the
+/// idling application's next request never waits behind an injected one
+/// dispatched after it arrived. Without injection nothing is injected.
+#[test]
+fn injection_raises_utilisation_and_never_delays_the_idling_application_beyond_its_bound() {
+    let (on, busy_on, end_on) = injection_run(true);
+    let (off, busy_off, end_off) = injection_run(false);
+    eprintln!(
+        "on: busy {} of {} ms, injected {}, checked {}; off: busy {} of {} ms",
+        busy_on / MS,
+        end_on / MS,
+        on.b.stats().injected,
+        on.checked,
+        busy_off / MS,
+        end_off / MS
+    );
+    assert_eq!(off.b.stats().injected, 0);
+    assert!(on.b.stats().injected > 100);
+    assert!(on.checked > 100, "the check saw arrivals during idling");
+    assert_eq!(on.violations, 0);
+    assert!((1..=fairway_disk::bfq::INJECT_MAX_LIMIT).contains(&on.b.inject_limit()));
+    // Utilisation (busy / elapsed) rises by at least 5 points.
+    assert!(busy_on * 100 / end_on >= busy_off * 100 / end_off + 5);
+}

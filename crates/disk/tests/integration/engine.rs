@@ -822,6 +822,7 @@ fn two_greedy_readers_share_the_file_by_their_weights() {
         t_fifo_ms: 100,
         t_max_ms: Some(0),
         low_latency: true,
+        inject: false,
     };
     let Some(share) = greedy_share(&file, bfq, Duration::from_secs(3)) else {
         return;

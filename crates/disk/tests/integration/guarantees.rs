@@ -30,6 +30,8 @@ fn config(b_max: u32, l_max: u32) -> BfqConfig {
         // Theorem 2.1 holds for fixed weights; a raised weight moves the
         // shares on purpose.
         low_latency: false,
+        // Theorem 2.1 is for exclusive service while idling.
+        inject: false,
     }
 }
 
