@@ -55,6 +55,11 @@
 //!   adaptive injection limit in flight, and deducted from its next
 //!   budget. The idling application's request ends the idling and goes
 //!   before any further injection.
+//! * **Priority classes** ([`crate::IoClass`]): one B-WF2Q+ per class;
+//!   the next active application comes from the highest class with one
+//!   backlogged, a newly backlogged application preempts an active one of
+//!   a lower class, and the IDLE class waits [`IDLE_GRACE`] after the last
+//!   real-time or best-effort request.
 //! * **T_max** (§2.1.1). An application still active T_max after its
 //!   activation is deactivated and *overcharged* B_i,max, so a seeky
 //!   application cannot hold the disk for long at a low rate. With
@@ -136,6 +141,12 @@ pub const WR_MAX_DURATION: Nanos = 25_000 * MS;
 /// requests in parallel (an SSD) overlap a few, while the idling
 /// application's next request still waits behind at most 8.
 pub const INJECT_MAX_LIMIT: u32 = 8;
+/// An IDLE-class application is served only once no real-time or
+/// best-effort request has been dispatched or completed for this long:
+/// 200 ms, the kernel's `BFQ_CL_IDLE_TIMEOUT`, long enough that a
+/// best-effort application thinking between requests is not interleaved
+/// with (and its sequential access broken by) idle-class work.
+pub const IDLE_GRACE: Nanos = 200 * MS;
 
 /// How T_max is set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -327,6 +338,8 @@ struct AppState {
     last_completion: Option<Nanos>,
     /// Requests dispatched and not completed.
     in_service: u32,
+    /// Priority class index (0 RT, 1 BE, 2 IDLE).
+    class: usize,
     /// Sectors injected ahead of the application's turn, deducted from its
     /// next budget.
     injected: u32,
@@ -357,6 +370,9 @@ pub struct BfqStats {
     pub injected: u64,
     /// Weight raisings started (low latency).
     pub wr_started: u64,
+    /// Active applications expired because a higher class became
+    /// backlogged.
+    pub preempted: u64,
     /// Weight raisings not started because the raised weight would take
     /// the weight sum beyond [`MAX_WEIGHT_SUM`].
     pub wr_skipped: u64,
@@ -366,7 +382,16 @@ pub struct BfqStats {
 pub struct Bfq {
     cfg: BfqConfig,
     apps: Vec<AppState>,
-    engine: BudgetWf2q,
+    /// One B-WF2Q+ per priority class (RT, BE, IDLE), each with its own
+    /// virtual time and weight sum, as the kernel's per-class trees.
+    engines: [BudgetWf2q; 3],
+    /// Σ of the weights B-WF2Q+ uses, per class.
+    class_sum: [u64; 3],
+    /// Last dispatch or completion of a real-time or best-effort request.
+    hi_last: Nanos,
+    /// Real-time and best-effort requests in service.
+    hi_in_flight: u32,
+
     active: Option<Active>,
     head: u64,
     queued: usize,
@@ -401,7 +426,10 @@ impl Bfq {
         Ok(Self {
             cfg,
             apps,
-            engine: BudgetWf2q::new(cfg.max_apps),
+            engines: [0; 3].map(|_| BudgetWf2q::new(cfg.max_apps)),
+            class_sum: [0; 3],
+            hi_last: 0,
+            hi_in_flight: 0,
             active: None,
             head: 0,
             queued: 0,
@@ -558,10 +586,10 @@ impl Bfq {
             self.raised.push(app);
         }
         // `raised` fits in u32: it is at most 65536 · 30.
+        let (class, old) = (st.class, st.cur_weight);
         st.cur_weight = raised as u32;
         st.wr_until = until;
-        self.weight_sum = sum;
-        self.engine.set_weight_sum(sum);
+        self.reweigh(class, old, raised as u32);
         self.wr_next_end = self.wr_next_end.min(until);
         self.stats.wr_started += 1;
     }
@@ -577,8 +605,9 @@ impl Bfq {
             let app = self.raised[i] as usize;
             let st = &mut self.apps[app];
             if st.wr_until <= now {
-                self.weight_sum -= u64::from(st.cur_weight - st.weight);
-                st.cur_weight = st.weight;
+                let (class, old, w) = (st.class, st.cur_weight, st.weight);
+                st.cur_weight = w;
+                self.reweigh(class, old, w);
                 self.raised.swap_remove(i);
             } else {
                 next = next.min(st.wr_until);
@@ -586,7 +615,68 @@ impl Bfq {
             }
         }
         self.wr_next_end = next;
-        self.engine.set_weight_sum(self.weight_sum);
+    }
+
+    /// An application of `class` goes from weight `old` to `new` in the
+    /// weight sums (0: not admitted).
+    fn reweigh(&mut self, class: usize, old: u32, new: u32) {
+        self.weight_sum = self.weight_sum - u64::from(old) + u64::from(new);
+        self.class_sum[class] = self.class_sum[class] - u64::from(old) + u64::from(new);
+        self.engines[class].set_weight_sum(self.class_sum[class]);
+    }
+
+    /// The B-WF2Q+ of `app`'s class.
+    fn engine(&mut self, app: u32) -> &mut BudgetWf2q {
+        &mut self.engines[self.apps[app as usize].class]
+    }
+
+    /// The highest class with an application queued in B-WF2Q+ and the
+    /// application it would serve next; an IDLE-class one only after
+    /// [`IDLE_GRACE`] without real-time or best-effort work; otherwise
+    /// what the disk should do meanwhile.
+    fn peek_class(&mut self, now: Nanos) -> Result<(usize, u32), Dispatch> {
+        for c in 0..2 {
+            if let Some(a) = self.engines[c].peek_next() {
+                return Ok((c, a));
+            }
+        }
+        let Some(a) = self.engines[2].peek_next() else {
+            return Err(Dispatch::Empty);
+        };
+        if self.hi_in_flight > 0 {
+            // The grace period starts at that request's completion.
+            return Err(Dispatch::Idle(None));
+        }
+        let ready = self.hi_last.saturating_add(IDLE_GRACE);
+        if now < ready {
+            return Err(Dispatch::Idle(Some(ready)));
+        }
+        Ok((2, a))
+    }
+
+    /// A newly backlogged application of `class` preempts an active
+    /// application of a lower class (the kernel's preemption): the active
+    /// one is expired, charged what it consumed, and keeps its backlog
+    /// queued.
+    fn preempt_lower(&mut self, class: usize) {
+        let Some(a) = self.active else { return };
+        let st = &self.apps[a.app as usize];
+        if st.class <= class {
+            return;
+        }
+        let served = st.budget - a.remaining;
+        let budget = st.budget;
+        self.stats.preempted += 1;
+        self.deactivate(served, budget);
+    }
+
+    /// Bookkeeping of a dispatch from `class` at `now`, for the IDLE
+    /// class's grace period.
+    fn note_dispatch(&mut self, class: usize, now: Nanos) {
+        if class < 2 {
+            self.hi_in_flight += 1;
+            self.hi_last = now;
+        }
     }
 
     /// The current injection limit.
@@ -603,16 +693,18 @@ impl Bfq {
         if !self.cfg.inject || self.injected_in_flight.len() >= self.inject_limit as usize {
             return None;
         }
-        let j = self.engine.peek_next()?;
+        let (_, j) = self.peek_class(now).ok()?;
         let (head, t_fifo) = (self.head, Some(self.cfg.t_fifo));
         let st = &mut self.apps[j as usize];
         let room = st.budget.saturating_sub(st.injected);
         let req = st.queue.pop_next_within(head, now, t_fifo, room).ok()?;
         st.injected += req.len;
         st.in_service += 1;
+        let class = st.class;
         self.queued -= 1;
         self.head = req.end();
-        self.engine.add_service(req.len);
+        self.note_dispatch(class, now);
+        self.engines[class].add_service(req.len);
         self.stats.dispatched += 1;
         self.stats.injected += 1;
         self.injected_in_flight.push((j, req.sector));
@@ -651,12 +743,13 @@ impl Bfq {
         let st = &mut self.apps[a.app as usize];
         st.budget = next_budget;
         let (w, backlogged) = (st.cur_weight, !st.queue.is_empty());
-        self.engine.charge(a.app, charge, w);
+        let engine = self.engine(a.app);
+        engine.charge(a.app, charge, w);
         if backlogged {
             if skip_backshift {
-                self.engine.insert_arrival(a.app, next_budget, w);
+                engine.insert_arrival(a.app, next_budget, w);
             } else {
-                self.engine.insert_backshifted(a.app, next_budget, w);
+                engine.insert_backshifted(a.app, next_budget, w);
             }
         }
     }
@@ -757,9 +850,9 @@ impl DiskScheduler for Bfq {
             });
         }
         self.base_weight_sum = sum;
-        self.weight_sum += u64::from(spec.weight);
-        self.engine.set_weight_sum(self.weight_sum);
-        self.engine.reset(app.0);
+        let class = spec.class.index();
+        self.reweigh(class, 0, spec.weight);
+        self.engines[class].reset(app.0);
         self.apps[app.index()] = AppState {
             configured: true,
             weight: spec.weight,
@@ -768,6 +861,7 @@ impl DiskScheduler for Bfq {
             last_completion: None,
             in_service: 0,
             injected: 0,
+            class: spec.class.index(),
             max_budget,
             budget: self.cfg.default_budget.min(max_budget),
             queue: RequestQueue::new(),
@@ -780,15 +874,15 @@ impl DiskScheduler for Bfq {
         if self.active.is_some_and(|a| a.app == app.0) {
             self.expire_idle();
         }
-        self.engine.remove(app.0);
+        self.engine(app.0).remove(app.0);
         let st = &mut self.apps[app.index()];
         let reqs = st.queue.drain();
         st.configured = false;
         st.injected = 0;
-        self.weight_sum -= u64::from(st.cur_weight);
-        self.base_weight_sum -= u64::from(st.weight);
+        let (class, cur, w) = (st.class, st.cur_weight, st.weight);
+        self.reweigh(class, cur, 0);
+        self.base_weight_sum -= u64::from(w);
         self.raised.retain(|&a| a != app.0);
-        self.engine.set_weight_sum(self.weight_sum);
         self.queued -= reqs.len();
         Ok(reqs)
     }
@@ -838,11 +932,14 @@ impl DiskScheduler for Bfq {
                 a.with_injection = !self.injected_in_flight.is_empty();
             }
             _ => {
-                if !self.engine.contains(i) {
+                if !self.engine(i).contains(i) {
+                    let st = &mut self.apps[i as usize];
                     st.budget = st.budget.max(req.len);
                     self.maybe_raise(i, now);
                     let st = &self.apps[i as usize];
-                    self.engine.insert_arrival(i, st.budget, st.cur_weight);
+                    let (budget, w, class) = (st.budget, st.cur_weight, st.class);
+                    self.engines[class].insert_arrival(i, budget, w);
+                    self.preempt_lower(class);
                 }
             }
         }
@@ -894,7 +991,9 @@ impl DiskScheduler for Bfq {
                 st.in_service += 1;
                 self.queued -= 1;
                 self.head = req.end();
-                self.engine.add_service(req.len);
+                let class = self.apps[a.app as usize].class;
+                self.note_dispatch(class, now);
+                self.engines[class].add_service(req.len);
                 self.stats.dispatched += 1;
                 if let Some(a) = &mut self.active {
                     a.remaining -= req.len;
@@ -911,7 +1010,11 @@ impl DiskScheduler for Bfq {
                 }
                 return Dispatch::Serve(req);
             }
-            let Some(app) = self.engine.next_application() else {
+            let app = match self.peek_class(now) {
+                Ok((c, _)) => self.engines[c].next_application(),
+                Err(d) => return d,
+            };
+            let Some(app) = app else {
                 return Dispatch::Empty;
             };
             let st = &mut self.apps[app as usize];
@@ -932,6 +1035,10 @@ impl DiskScheduler for Bfq {
         if let Some(st) = self.apps.get_mut(req.app.index()) {
             st.in_service = st.in_service.saturating_sub(1);
             st.last_completion = Some(now);
+            if st.class < 2 {
+                self.hi_in_flight = self.hi_in_flight.saturating_sub(1);
+                self.hi_last = now;
+            }
         }
         if let Some(i) = self
             .injected_in_flight
@@ -970,7 +1077,9 @@ impl DiskScheduler for Bfq {
         self.active = None;
         let ids: Vec<u32> = (0..self.apps.len() as u32).collect();
         for i in ids {
-            self.engine.remove(i);
+            for e in &mut self.engines {
+                e.remove(i);
+            }
         }
         out
     }

@@ -1,11 +1,13 @@
 //! BFQ beyond the thesis, as the kernel's BFQ does it: no idling after
-//! asynchronous requests, and low-latency weight raising.
+//! asynchronous requests, low-latency weight raising, I/O injection while
+//! idling and strict priority classes.
 
+use fairway_disk::bfq::IDLE_GRACE;
 use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::model::DiskModel;
 use fairway_disk::sim::Simulation;
 use fairway_disk::workload::{App, Interactive, SeqReader};
-use fairway_disk::{AppId, AppSpec, Bfq, BfqConfig, DiskScheduler, Dispatch, Request, MS};
+use fairway_disk::{AppId, AppSpec, Bfq, BfqConfig, DiskScheduler, Dispatch, IoClass, Request, MS};
 
 fn bfq() -> Bfq {
     let cfg = BfqConfig::simplified(4096).unwrap();
@@ -254,4 +256,122 @@ fn injection_raises_utilisation_and_never_delays_the_idling_application_beyond_i
     assert!((1..=fairway_disk::bfq::INJECT_MAX_LIMIT).contains(&on.b.inject_limit()));
     // Utilisation (busy / elapsed) rises by at least 5 points.
     assert!(busy_on * 100 / end_on >= busy_off * 100 / end_off + 5);
+}
+
+/// BFQ with a model check of the priority classes: a served request's
+/// class is never below the highest class with a request queued, and an
+/// IDLE-class request is served only after IDLE_GRACE without real-time or
+/// best-effort work (none in service, none dispatched or completed).
+struct ClassChecked {
+    b: Bfq,
+    class: Vec<usize>,
+    queued: [u64; 3],
+    hi_in_flight: u64,
+    hi_last: u64,
+    served: [u64; 3],
+    violations: u64,
+}
+
+impl DiskScheduler for ClassChecked {
+    fn name(&self) -> &'static str {
+        "class-checked-bfq"
+    }
+    fn add_app(&mut self, app: AppId, spec: AppSpec) -> Result<(), fairway_disk::DiskConfigError> {
+        self.class.push(spec.class.index());
+        self.b.add_app(app, spec)
+    }
+    fn remove_app(&mut self, app: AppId) -> Result<Vec<Request>, fairway_disk::DiskConfigError> {
+        self.b.remove_app(app)
+    }
+    fn add_request(&mut self, now: u64, req: Request) -> Result<(), fairway_disk::AddError> {
+        self.queued[self.class[req.app.index()]] += 1;
+        self.b.add_request(now, req)
+    }
+    fn dispatch(&mut self, now: u64) -> Dispatch {
+        let d = self.b.dispatch(now);
+        if let Dispatch::Serve(r) = d {
+            let c = self.class[r.app.index()];
+            let top = (0..3).find(|&k| self.queued[k] > 0).unwrap_or(3);
+            if c > top {
+                self.violations += 1;
+            }
+            if c == 2 && (self.hi_in_flight > 0 || now < self.hi_last + IDLE_GRACE) {
+                self.violations += 1;
+            }
+            if c < 2 {
+                self.hi_in_flight += 1;
+                self.hi_last = now;
+            }
+            self.queued[c] -= 1;
+            self.served[c] += u64::from(r.len);
+        }
+        d
+    }
+    fn complete(&mut self, now: u64, req: &Request) {
+        if self.class[req.app.index()] < 2 {
+            self.hi_in_flight -= 1;
+            self.hi_last = now;
+        }
+        self.b.complete(now, req)
+    }
+    fn queued(&self) -> usize {
+        self.b.queued()
+    }
+    fn drain(&mut self) -> Vec<Request> {
+        self.b.drain()
+    }
+}
+
+/// An RT and a BE interactive application and a greedy IDLE-class reader,
+/// 30 s: the class order holds at every dispatch, IDLE work fills the
+/// gaps, and the RT application preempts it.
+#[test]
+fn priority_classes_are_strict_and_idle_waits_for_its_grace_period() {
+    let mut sched = ClassChecked {
+        b: Bfq::new(BfqConfig::simplified(4096).unwrap()).unwrap(),
+        class: Vec::new(),
+        queued: [0; 3],
+        hi_in_flight: 0,
+        hi_last: 0,
+        served: [0; 3],
+        violations: 0,
+    };
+    let spec = |c| AppSpec::weight(1).with_class(c);
+    sched.add_app(AppId(0), spec(IoClass::Rt)).unwrap();
+    sched.add_app(AppId(1), spec(IoClass::Be)).unwrap();
+    sched.add_app(AppId(2), spec(IoClass::Idle)).unwrap();
+    let apps = vec![
+        App::Interactive(Interactive::new(
+            AppId(0),
+            (40_000_000, 50_000_000),
+            256,
+            16,
+            700 * MS,
+        )),
+        App::Interactive(Interactive::new(
+            AppId(1),
+            (20_000_000, 30_000_000),
+            256,
+            16,
+            500 * MS,
+        )),
+        App::Seq(SeqReader::new(AppId(2), 0, 8_000_000)),
+    ];
+    let mut sim = Simulation::new(sched, DiskModel::dtla_307030(), apps);
+    sim.run(30_000 * MS, &mut |_| {});
+    let s = &sim.sched;
+    eprintln!("served {:?}, preempted {}", s.served, s.b.stats().preempted);
+    assert_eq!(s.violations, 0);
+    assert!(s.served.iter().all(|&x| x > 10_000), "every class served");
+    assert!(s.b.stats().preempted > 0, "RT/BE preempted the IDLE reader");
+}
+
+/// The schedulers without classes refuse a class other than best effort.
+#[test]
+fn classes_are_refused_where_unsupported() {
+    let mut c = DiskSchedSpec::CLook.build(2).unwrap();
+    assert!(c
+        .add_app(AppId(0), AppSpec::weight(1).with_class(IoClass::Rt))
+        .is_err());
+    assert!(c.add_app(AppId(0), AppSpec::weight(1)).is_ok());
 }
