@@ -37,6 +37,29 @@
 //!   arriving in time cancels the timer and the batch goes on; otherwise the
 //!   application is deemed idle, its budget becomes what it consumed and it
 //!   is charged that (lines 57–65). Nothing else is dispatched meanwhile.
+//! * **Synchronous and asynchronous requests.** Idling is for an
+//!   application that waits for its request to complete before issuing the
+//!   next ([`Request::sync`]). When the active application's queue empties
+//!   on an *asynchronous* request, nobody waits for it: the application is
+//!   deactivated at once (charged what it consumed), as the kernel's BFQ
+//!   idles only for synchronous queues. The thesis' applications are all
+//!   synchronous, so its experiments are unchanged.
+//! * **Low-latency weight raising** ([`BfqConfig::low_latency`], on by
+//!   default as in the kernel): an application that issues after
+//!   [`WR_MIN_IDLE`] of idleness has its weight multiplied by [`WR_COEFF`]
+//!   for [`Bfq::wr_duration`], then returns to its weight.
+//! * **I/O injection** ([`BfqConfig::inject`], off by default: Theorem
+//!   2.1 and the thesis' experiments assume exclusive service while
+//!   idling): while the active application idles, requests of the
+//!   application B-WF2Q+ would serve next are dispatched, at most the
+//!   adaptive injection limit in flight, and deducted from its next
+//!   budget. The idling application's request ends the idling and goes
+//!   before any further injection.
+//! * **Priority classes** ([`crate::IoClass`]): one B-WF2Q+ per class;
+//!   the next active application comes from the highest class with one
+//!   backlogged, a newly backlogged application preempts an active one of
+//!   a lower class, and the IDLE class waits [`IDLE_GRACE`] after the last
+//!   real-time or best-effort request.
 //! * **T_max** (§2.1.1). An application still active T_max after its
 //!   activation is deactivated and *overcharged* B_i,max, so a seeky
 //!   application cannot hold the disk for long at a low rate. With
@@ -90,6 +113,40 @@ pub const DEFAULT_L_MAX: u32 = 256;
 pub const BOOST_WINDOW: Nanos = 200 * MS;
 /// Largest accepted B_max (2^24 sectors = 8 GiB), for exact virtual times.
 pub const MAX_BUDGET_LIMIT: u32 = 1 << 24;
+/// Low-latency weight raising: the factor a raised application's weight is
+/// multiplied by. The kernel's `bfq_wr_coeff` (30): large enough that a
+/// raised application's batch finishes, in virtual time, before the
+/// batches of greedy applications already queued, so it is served next.
+pub const WR_COEFF: u32 = 30;
+/// An application is raised when it issues after having been idle (no
+/// request queued or in service) for at least this long: the kernel's
+/// `bfq_wr_min_idle_time` (2 s). Shorter gaps are an application's own
+/// think time between requests, not a new start.
+pub const WR_MIN_IDLE: Nanos = 2_000 * MS;
+/// The raising lasts the time to transfer this many sectors at the
+/// estimated rate (64 MiB: of the order of what a large application reads
+/// while it starts), within [`WR_MIN_DURATION`]..=[`WR_MAX_DURATION`]: the
+/// kernel's rule, a duration inversely proportional to the device's peak
+/// rate, so a slow device raises longer.
+pub const WR_REF_SECTORS: u64 = 1 << 17;
+/// Shortest raising (the kernel's lower bound, 3 s); also the duration
+/// before the first rate estimate, the cautious choice for the other
+/// applications.
+pub const WR_MIN_DURATION: Nanos = 3_000 * MS;
+/// Longest raising (the kernel's upper bound, 25 s): bounds the unfairness
+/// a raised application can cause on a very slow device.
+pub const WR_MAX_DURATION: Nanos = 25_000 * MS;
+/// I/O injection: most injected requests in flight at once. The limit
+/// adapts within `1..=INJECT_MAX_LIMIT`; 8 lets a device that serves
+/// requests in parallel (an SSD) overlap a few, while the idling
+/// application's next request still waits behind at most 8.
+pub const INJECT_MAX_LIMIT: u32 = 8;
+/// An IDLE-class application is served only once no real-time or
+/// best-effort request has been dispatched or completed for this long:
+/// 200 ms, the kernel's `BFQ_CL_IDLE_TIMEOUT`, long enough that a
+/// best-effort application thinking between requests is not interleaved
+/// with (and its sequential access broken by) idle-class work.
+pub const IDLE_GRACE: Nanos = 200 * MS;
 
 /// How T_max is set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,6 +180,15 @@ pub struct BfqConfig {
     pub max_apps: u32,
     /// Most requests queued at once, `1..=2^32`.
     pub max_queued: usize,
+    /// Low-latency weight raising (the kernel's `low_latency`, on by
+    /// default): an application that issues after having been idle for
+    /// [`WR_MIN_IDLE`] has its weight multiplied by [`WR_COEFF`] for
+    /// [`Bfq::wr_duration`].
+    pub low_latency: bool,
+    /// I/O injection while idling (off by default, see the module doc):
+    /// while the active application idles, other applications' requests
+    /// are dispatched, at most the adaptive injection limit in flight.
+    pub inject: bool,
 }
 
 impl BfqConfig {
@@ -139,6 +205,8 @@ impl BfqConfig {
             l_max: DEFAULT_L_MAX,
             max_apps: 1024,
             max_queued: 1 << 20,
+            low_latency: true,
+            inject: false,
         };
         // B_i^0 may not exceed a small B_max.
         let cfg = Self {
@@ -251,12 +319,30 @@ struct Active {
     remaining: u32,
     since: Nanos,
     idling: Idling,
+    /// The active application's request in service arrived while injected
+    /// requests were in flight (its service time measures injection).
+    with_injection: bool,
 }
 
 #[derive(Debug, Default)]
 struct AppState {
     configured: bool,
+    /// The weight the application was admitted with.
     weight: u32,
+    /// The weight B-WF2Q+ uses: `weight`, or `weight · WR_COEFF` while
+    /// raised.
+    cur_weight: u32,
+    /// End of the weight raising (meaningful while `cur_weight > weight`).
+    wr_until: Nanos,
+    /// Completion of the application's last request (`None`: none yet).
+    last_completion: Option<Nanos>,
+    /// Requests dispatched and not completed.
+    in_service: u32,
+    /// Priority class index (0 RT, 1 BE, 2 IDLE).
+    class: usize,
+    /// Sectors injected ahead of the application's turn, deducted from its
+    /// next budget.
+    injected: u32,
     max_budget: u32,
     budget: u32,
     queue: RequestQueue,
@@ -271,25 +357,61 @@ pub struct BfqStats {
     pub exhausted: u64,
     /// Idling timer expirations (application deemed idle).
     pub idle_expired: u64,
+    /// Deactivations without idling because the application's last queued
+    /// request was asynchronous.
+    pub async_expired: u64,
     /// Idling timers cancelled by a request arriving in time.
     pub idle_hits: u64,
     /// T_max expirations.
     pub timeouts: u64,
     /// T_max expirations of seeky applications, overcharged B_i,max.
     pub overcharged: u64,
+    /// Requests injected while the active application idled.
+    pub injected: u64,
+    /// Weight raisings started (low latency).
+    pub wr_started: u64,
+    /// Active applications expired because a higher class became
+    /// backlogged.
+    pub preempted: u64,
+    /// Weight raisings not started because the raised weight would take
+    /// the weight sum beyond [`MAX_WEIGHT_SUM`].
+    pub wr_skipped: u64,
 }
 
 /// The BFQ scheduler.
 pub struct Bfq {
     cfg: BfqConfig,
     apps: Vec<AppState>,
-    engine: BudgetWf2q,
+    /// One B-WF2Q+ per priority class (RT, BE, IDLE), each with its own
+    /// virtual time and weight sum, as the kernel's per-class trees.
+    engines: [BudgetWf2q; 3],
+    /// Σ of the weights B-WF2Q+ uses, per class.
+    class_sum: [u64; 3],
+    /// Last dispatch or completion of a real-time or best-effort request.
+    hi_last: Nanos,
+    /// Real-time and best-effort requests in service.
+    hi_in_flight: u32,
+
     active: Option<Active>,
     head: u64,
     queued: usize,
+    /// Σ of the weights B-WF2Q+ uses (raised ones included).
     weight_sum: u64,
+    /// Σ of the admitted weights.
+    base_weight_sum: u64,
     /// Estimated rate in sectors per second (0 = none yet).
     rate: u64,
+    /// Applications whose weight is raised.
+    raised: Vec<u32>,
+    /// Earliest `wr_until` among `raised` (`Nanos::MAX`: none).
+    wr_next_end: Nanos,
+    /// Injected requests in flight: (application, first sector).
+    injected_in_flight: Vec<(u32, u64)>,
+    /// Most injected requests in flight, `1..=INJECT_MAX_LIMIT`.
+    inject_limit: u32,
+    /// Service time (arrival to completion) of the active application's
+    /// last request served without injection (0: none yet).
+    base_service: Nanos,
     stats: BfqStats,
     #[cfg(feature = "test-support")]
     fault: BfqFault,
@@ -304,12 +426,21 @@ impl Bfq {
         Ok(Self {
             cfg,
             apps,
-            engine: BudgetWf2q::new(cfg.max_apps),
+            engines: [0; 3].map(|_| BudgetWf2q::new(cfg.max_apps)),
+            class_sum: [0; 3],
+            hi_last: 0,
+            hi_in_flight: 0,
             active: None,
             head: 0,
             queued: 0,
             weight_sum: 0,
+            base_weight_sum: 0,
             rate: 0,
+            raised: Vec::new(),
+            wr_next_end: Nanos::MAX,
+            injected_in_flight: Vec::new(),
+            inject_limit: 1,
+            base_service: 0,
             stats: BfqStats::default(),
             #[cfg(feature = "test-support")]
             fault: BfqFault::None,
@@ -404,6 +535,199 @@ impl Bfq {
         }
     }
 
+    /// How long a weight raising lasts: the time to transfer
+    /// [`WR_REF_SECTORS`] at the estimated rate, within
+    /// [`WR_MIN_DURATION`]..=[`WR_MAX_DURATION`]; [`WR_MIN_DURATION`]
+    /// before the first estimate.
+    pub fn wr_duration(&self) -> Nanos {
+        if self.rate == 0 {
+            return WR_MIN_DURATION;
+        }
+        let d = u128::from(WR_REF_SECTORS) * 1_000_000_000 / u128::from(self.rate);
+        (d.min(u128::from(WR_MAX_DURATION)) as Nanos).max(WR_MIN_DURATION)
+    }
+
+    /// Whether `app`'s weight is raised, and until when.
+    pub fn raised_until(&self, app: AppId) -> Option<Nanos> {
+        self.apps
+            .get(app.index())
+            .filter(|a| a.configured && a.cur_weight > a.weight)
+            .map(|a| a.wr_until)
+    }
+
+    /// Starts (or restarts) `app`'s weight raising at `now` if low latency
+    /// is on and the application has been idle for [`WR_MIN_IDLE`]. A newly
+    /// admitted application has no completion yet and is not raised:
+    /// `add_app` carries no time to measure its idleness from, and
+    /// applications admitted together would all be raised, which changes
+    /// nothing but their weight sum.
+    fn maybe_raise(&mut self, app: u32, now: Nanos) {
+        if !self.cfg.low_latency {
+            return;
+        }
+        let st = &self.apps[app as usize];
+        let idle_long = st.in_service == 0
+            && st
+                .last_completion
+                .is_some_and(|c| now.saturating_sub(c) >= WR_MIN_IDLE);
+        if !idle_long {
+            return;
+        }
+        let raised = u64::from(st.weight) * u64::from(WR_COEFF);
+        let sum = self.weight_sum - u64::from(st.cur_weight) + raised;
+        // Beyond 2^24 the virtual times lose exactness (see MAX_WEIGHT_SUM).
+        if sum > MAX_WEIGHT_SUM {
+            self.stats.wr_skipped += 1;
+            return;
+        }
+        let until = now.saturating_add(self.wr_duration());
+        let st = &mut self.apps[app as usize];
+        if st.cur_weight == st.weight {
+            self.raised.push(app);
+        }
+        // `raised` fits in u32: it is at most 65536 · 30.
+        let (class, old) = (st.class, st.cur_weight);
+        st.cur_weight = raised as u32;
+        st.wr_until = until;
+        self.reweigh(class, old, raised as u32);
+        self.wr_next_end = self.wr_next_end.min(until);
+        self.stats.wr_started += 1;
+    }
+
+    /// Ends every weight raising due by `now`.
+    fn end_raisings(&mut self, now: Nanos) {
+        if now < self.wr_next_end {
+            return;
+        }
+        let mut next = Nanos::MAX;
+        let mut i = 0;
+        while i < self.raised.len() {
+            let app = self.raised[i] as usize;
+            let st = &mut self.apps[app];
+            if st.wr_until <= now {
+                let (class, old, w) = (st.class, st.cur_weight, st.weight);
+                st.cur_weight = w;
+                self.reweigh(class, old, w);
+                self.raised.swap_remove(i);
+            } else {
+                next = next.min(st.wr_until);
+                i += 1;
+            }
+        }
+        self.wr_next_end = next;
+    }
+
+    /// An application of `class` goes from weight `old` to `new` in the
+    /// weight sums (0: not admitted).
+    fn reweigh(&mut self, class: usize, old: u32, new: u32) {
+        self.weight_sum = self.weight_sum - u64::from(old) + u64::from(new);
+        self.class_sum[class] = self.class_sum[class] - u64::from(old) + u64::from(new);
+        self.engines[class].set_weight_sum(self.class_sum[class]);
+    }
+
+    /// The B-WF2Q+ of `app`'s class.
+    fn engine(&mut self, app: u32) -> &mut BudgetWf2q {
+        &mut self.engines[self.apps[app as usize].class]
+    }
+
+    /// The highest class with an application queued in B-WF2Q+ and the
+    /// application it would serve next; an IDLE-class one only after
+    /// [`IDLE_GRACE`] without real-time or best-effort work; otherwise
+    /// what the disk should do meanwhile.
+    fn peek_class(&mut self, now: Nanos) -> Result<(usize, u32), Dispatch> {
+        for c in 0..2 {
+            if let Some(a) = self.engines[c].peek_next() {
+                return Ok((c, a));
+            }
+        }
+        let Some(a) = self.engines[2].peek_next() else {
+            return Err(Dispatch::Empty);
+        };
+        if self.hi_in_flight > 0 {
+            // The grace period starts at that request's completion.
+            return Err(Dispatch::Idle(None));
+        }
+        let ready = self.hi_last.saturating_add(IDLE_GRACE);
+        if now < ready {
+            return Err(Dispatch::Idle(Some(ready)));
+        }
+        Ok((2, a))
+    }
+
+    /// A newly backlogged application of `class` preempts an active
+    /// application of a lower class (the kernel's preemption): the active
+    /// one is expired, charged what it consumed, and keeps its backlog
+    /// queued.
+    fn preempt_lower(&mut self, class: usize) {
+        let Some(a) = self.active else { return };
+        let st = &self.apps[a.app as usize];
+        if st.class <= class {
+            return;
+        }
+        let served = st.budget - a.remaining;
+        let budget = st.budget;
+        self.stats.preempted += 1;
+        self.deactivate(served, budget);
+    }
+
+    /// Bookkeeping of a dispatch from `class` at `now`, for the IDLE
+    /// class's grace period.
+    fn note_dispatch(&mut self, class: usize, now: Nanos) {
+        if class < 2 {
+            self.hi_in_flight += 1;
+            self.hi_last = now;
+        }
+    }
+
+    /// The current injection limit.
+    pub fn inject_limit(&self) -> u32 {
+        self.inject_limit
+    }
+
+    /// I/O injection (the kernel's, while idling): the next request of the
+    /// application B-WF2Q+ would serve next, if injection is on, fewer than
+    /// the limit are in flight and it fits what is left of that
+    /// application's budget; its sectors are deducted from that budget
+    /// when its turn comes, so its share is unchanged.
+    fn inject(&mut self, now: Nanos) -> Option<Request> {
+        if !self.cfg.inject || self.injected_in_flight.len() >= self.inject_limit as usize {
+            return None;
+        }
+        let (_, j) = self.peek_class(now).ok()?;
+        let (head, t_fifo) = (self.head, Some(self.cfg.t_fifo));
+        let st = &mut self.apps[j as usize];
+        let room = st.budget.saturating_sub(st.injected);
+        let req = st.queue.pop_next_within(head, now, t_fifo, room).ok()?;
+        st.injected += req.len;
+        st.in_service += 1;
+        let class = st.class;
+        self.queued -= 1;
+        self.head = req.end();
+        self.note_dispatch(class, now);
+        self.engines[class].add_service(req.len);
+        self.stats.dispatched += 1;
+        self.stats.injected += 1;
+        self.injected_in_flight.push((j, req.sector));
+        Some(req)
+    }
+
+    /// Adapts the injection limit from the service time (arrival to
+    /// completion) of the active application's request, as the kernel's
+    /// BFQ does: a request served without injection in flight sets the
+    /// base; one served with injection lowers the limit if it took more
+    /// than 3/2 of the base (injection delayed it) and raises it if it
+    /// took no longer than the base.
+    fn adapt_inject_limit(&mut self, service: Nanos) {
+        let Some(a) = self.active else { return };
+        if !a.with_injection || self.base_service == 0 {
+            self.base_service = service;
+        } else if service.saturating_mul(2) > self.base_service.saturating_mul(3) {
+            self.inject_limit = (self.inject_limit - 1).max(1);
+        } else if service <= self.base_service {
+            self.inject_limit = (self.inject_limit + 1).min(INJECT_MAX_LIMIT);
+        }
+    }
+
     fn app_mut(&mut self, app: AppId) -> Result<&mut AppState, DiskConfigError> {
         self.apps
             .get_mut(app.index())
@@ -418,13 +742,14 @@ impl Bfq {
         let skip_backshift = self.skips_backshift();
         let st = &mut self.apps[a.app as usize];
         st.budget = next_budget;
-        let (w, backlogged) = (st.weight, !st.queue.is_empty());
-        self.engine.charge(a.app, charge, w);
+        let (w, backlogged) = (st.cur_weight, !st.queue.is_empty());
+        let engine = self.engine(a.app);
+        engine.charge(a.app, charge, w);
         if backlogged {
             if skip_backshift {
-                self.engine.insert_arrival(a.app, next_budget, w);
+                engine.insert_arrival(a.app, next_budget, w);
             } else {
-                self.engine.insert_backshifted(a.app, next_budget, w);
+                engine.insert_backshifted(a.app, next_budget, w);
             }
         }
     }
@@ -454,9 +779,18 @@ impl Bfq {
 
     /// Idling timer expired (Fig. 3 lines 57–65).
     fn expire_idle(&mut self) {
+        self.expire_idle_counted(true);
+    }
+
+    /// The application is deemed idle: its budget becomes what it consumed
+    /// and it is charged that; `timer` says whether an idling timer ran out
+    /// (counted in [`BfqStats::idle_expired`]).
+    fn expire_idle_counted(&mut self, timer: bool) {
         let Some(a) = self.active else { return };
         let served = self.apps[a.app as usize].budget - a.remaining;
-        self.stats.idle_expired += 1;
+        if timer {
+            self.stats.idle_expired += 1;
+        }
         self.deactivate(served, served);
     }
 
@@ -505,19 +839,29 @@ impl DiskScheduler for Bfq {
                 "L_max..=B_max sectors",
             )?,
         };
-        let sum = self.weight_sum + u64::from(spec.weight);
+        // Admission counts the admitted weights: a raising in progress must
+        // not refuse an application (a raising that would overflow the sum
+        // is skipped instead).
+        let sum = self.base_weight_sum + u64::from(spec.weight);
         if sum > MAX_WEIGHT_SUM {
             return Err(DiskConfigError::WeightSumTooLarge {
                 sum,
                 max: MAX_WEIGHT_SUM,
             });
         }
-        self.weight_sum = sum;
-        self.engine.set_weight_sum(sum);
-        self.engine.reset(app.0);
+        self.base_weight_sum = sum;
+        let class = spec.class.index();
+        self.reweigh(class, 0, spec.weight);
+        self.engines[class].reset(app.0);
         self.apps[app.index()] = AppState {
             configured: true,
             weight: spec.weight,
+            cur_weight: spec.weight,
+            wr_until: 0,
+            last_completion: None,
+            in_service: 0,
+            injected: 0,
+            class: spec.class.index(),
             max_budget,
             budget: self.cfg.default_budget.min(max_budget),
             queue: RequestQueue::new(),
@@ -530,12 +874,15 @@ impl DiskScheduler for Bfq {
         if self.active.is_some_and(|a| a.app == app.0) {
             self.expire_idle();
         }
-        self.engine.remove(app.0);
+        self.engine(app.0).remove(app.0);
         let st = &mut self.apps[app.index()];
         let reqs = st.queue.drain();
         st.configured = false;
-        self.weight_sum -= u64::from(st.weight);
-        self.engine.set_weight_sum(self.weight_sum);
+        st.injected = 0;
+        let (class, cur, w) = (st.class, st.cur_weight, st.weight);
+        self.reweigh(class, cur, 0);
+        self.base_weight_sum -= u64::from(w);
+        self.raised.retain(|&a| a != app.0);
         self.queued -= reqs.len();
         Ok(reqs)
     }
@@ -582,11 +929,17 @@ impl DiskScheduler for Bfq {
                     self.stats.idle_hits += 1;
                 }
                 a.idling = Idling::No;
+                a.with_injection = !self.injected_in_flight.is_empty();
             }
             _ => {
-                if !self.engine.contains(i) {
+                if !self.engine(i).contains(i) {
+                    let st = &mut self.apps[i as usize];
                     st.budget = st.budget.max(req.len);
-                    self.engine.insert_arrival(i, st.budget, st.weight);
+                    self.maybe_raise(i, now);
+                    let st = &self.apps[i as usize];
+                    let (budget, w, class) = (st.budget, st.cur_weight, st.class);
+                    self.engines[class].insert_arrival(i, budget, w);
+                    self.preempt_lower(class);
                 }
             }
         }
@@ -594,10 +947,16 @@ impl DiskScheduler for Bfq {
     }
 
     fn dispatch(&mut self, now: Nanos) -> Dispatch {
+        self.end_raisings(now);
         loop {
             if let Some(a) = self.active {
                 match a.idling {
-                    Idling::Until(t) if now < t => return Dispatch::Idle(Some(t)),
+                    Idling::Until(t) if now < t => {
+                        return match self.inject(now) {
+                            Some(req) => Dispatch::Serve(req),
+                            None => Dispatch::Idle(Some(t)),
+                        }
+                    }
                     Idling::Until(_) => {
                         self.expire_idle();
                         continue;
@@ -629,9 +988,12 @@ impl DiskScheduler for Bfq {
                     }
                 };
                 let empty = st.queue.is_empty();
+                st.in_service += 1;
                 self.queued -= 1;
                 self.head = req.end();
-                self.engine.add_service(req.len);
+                let class = self.apps[a.app as usize].class;
+                self.note_dispatch(class, now);
+                self.engines[class].add_service(req.len);
                 self.stats.dispatched += 1;
                 if let Some(a) = &mut self.active {
                     a.remaining -= req.len;
@@ -639,16 +1001,30 @@ impl DiskScheduler for Bfq {
                         a.idling = Idling::AwaitCompletion;
                     }
                 }
+                if empty && !req.sync {
+                    // Nobody waits for an asynchronous request's
+                    // completion to issue the next one: idling would only
+                    // hold the disk (the kernel idles for sync queues only).
+                    self.stats.async_expired += 1;
+                    self.expire_idle_counted(false);
+                }
                 return Dispatch::Serve(req);
             }
-            let Some(app) = self.engine.next_application() else {
+            let app = match self.peek_class(now) {
+                Ok((c, _)) => self.engines[c].next_application(),
+                Err(d) => return d,
+            };
+            let Some(app) = app else {
                 return Dispatch::Empty;
             };
+            let st = &mut self.apps[app as usize];
+            let pre = std::mem::take(&mut st.injected);
             self.active = Some(Active {
                 app,
-                remaining: self.apps[app as usize].budget,
+                remaining: st.budget.saturating_sub(pre),
                 since: now,
                 idling: Idling::No,
+                with_injection: false,
             });
         }
     }
@@ -656,6 +1032,26 @@ impl DiskScheduler for Bfq {
     fn complete(&mut self, now: Nanos, req: &Request) {
         let never_idles = self.never_idles();
         let t_wait = self.cfg.t_wait;
+        if let Some(st) = self.apps.get_mut(req.app.index()) {
+            st.in_service = st.in_service.saturating_sub(1);
+            st.last_completion = Some(now);
+            if st.class < 2 {
+                self.hi_in_flight = self.hi_in_flight.saturating_sub(1);
+                self.hi_last = now;
+            }
+        }
+        if let Some(i) = self
+            .injected_in_flight
+            .iter()
+            .position(|&(a, s)| a == req.app.0 && s == req.sector)
+        {
+            self.injected_in_flight.swap_remove(i);
+        } else if self.active.is_some_and(|a| a.app == req.app.0) {
+            self.adapt_inject_limit(now.saturating_sub(req.arrival));
+            if let Some(a) = &mut self.active {
+                a.with_injection = false;
+            }
+        }
         if let Some(a) = &mut self.active {
             if a.app == req.app.0 && a.idling == Idling::AwaitCompletion {
                 if never_idles || t_wait == 0 {
@@ -675,12 +1071,15 @@ impl DiskScheduler for Bfq {
         let mut out = Vec::with_capacity(self.queued);
         for st in &mut self.apps {
             out.extend(st.queue.drain());
+            st.injected = 0;
         }
         self.queued = 0;
         self.active = None;
         let ids: Vec<u32> = (0..self.apps.len() as u32).collect();
         for i in ids {
-            self.engine.remove(i);
+            for e in &mut self.engines {
+                e.remove(i);
+            }
         }
         out
     }

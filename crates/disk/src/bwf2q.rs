@@ -167,6 +167,23 @@ impl BudgetWf2q {
         self.eligible.pop().map(|(_, a)| a)
     }
 
+    /// The application [`next_application`](Self::next_application) would
+    /// return, left queued and V left alone (for I/O injection, which
+    /// serves it a request ahead of its turn).
+    pub fn peek_next(&mut self) -> Option<u32> {
+        while let Some((s, a)) = self.pending.peek() {
+            if !vt_ge(self.clock.now(), s) {
+                break;
+            }
+            self.pending.pop();
+            self.eligible.push(self.stamps[a as usize].finish, a);
+        }
+        self.eligible
+            .peek()
+            .or_else(|| self.pending.peek())
+            .map(|(_, a)| a)
+    }
+
     /// Removes `app` if queued.
     pub fn remove(&mut self, app: u32) {
         self.eligible.remove(app);

@@ -124,6 +124,20 @@ const BFQ: DiskSchedInfo = DiskSchedInfo {
             max: 60 * MS_PER_S,
             default: None,
         },
+        ParamInfo {
+            key: "low_latency",
+            help: "weight raising (the kernel's low_latency): an application issuing after 2 s idle gets 30 times its weight for 3..25 s (1: on, 0: off)",
+            min: 0,
+            max: 1,
+            default: Some(1),
+        },
+        ParamInfo {
+            key: "inject",
+            help: "I/O injection: other applications' requests served while the active one idles, at most an adaptive 1..8 in flight (1: on, 0: off)",
+            min: 0,
+            max: 1,
+            default: Some(0),
+        },
     ],
 };
 
@@ -270,6 +284,10 @@ pub enum DiskSchedSpec {
         /// T_max, ms (0: none); `None`: 4/3 of the time B_max takes at the
         /// measured rate.
         t_max_ms: Option<u64>,
+        /// Low-latency weight raising ([`BfqConfig::low_latency`]).
+        low_latency: bool,
+        /// I/O injection while idling ([`BfqConfig::inject`]).
+        inject: bool,
     },
     /// CFQ-like time slices.
     Cfq {
@@ -401,6 +419,8 @@ impl DiskSchedSpec {
             t_wait_ms: DEFAULT_T_WAIT / MS,
             t_fifo_ms: DEFAULT_T_FIFO / MS,
             t_max_ms: None,
+            low_latency: true,
+            inject: false,
         }
     }
 
@@ -461,6 +481,8 @@ impl DiskSchedSpec {
                 t_wait_ms,
                 t_fifo_ms,
                 t_max_ms,
+                low_latency,
+                inject,
             } => {
                 let mut v = vec![
                     ("b_max", u64::from(b_max)),
@@ -468,6 +490,8 @@ impl DiskSchedSpec {
                     ("t_fifo_ms", t_fifo_ms),
                 ];
                 v.extend(t_max_ms.map(|t| ("t_max_ms", t)));
+                v.push(("low_latency", u64::from(low_latency)));
+                v.push(("inject", u64::from(inject)));
                 v
             }
             Self::Cfq {
@@ -504,6 +528,8 @@ impl DiskSchedSpec {
             | (Self::Yfq { t_wait_ms, .. }, "t_wait_ms") => *t_wait_ms = value,
             (Self::Bfq { t_fifo_ms, .. }, "t_fifo_ms") => *t_fifo_ms = value,
             (Self::Bfq { t_max_ms, .. }, "t_max_ms") => *t_max_ms = Some(value),
+            (Self::Bfq { low_latency, .. }, "low_latency") => *low_latency = value == 1,
+            (Self::Bfq { inject, .. }, "inject") => *inject = value == 1,
             (Self::Cfq { slice_ms, .. }, "slice_ms") => *slice_ms = value,
             (Self::Cfq { slice_idle_ms, .. }, "slice_idle_ms") => *slice_idle_ms = value,
             (Self::ScanEdf { deadline_ms, .. }, "deadline_ms") => *deadline_ms = value,
@@ -592,9 +618,13 @@ impl DiskSchedSpec {
                 t_wait_ms,
                 t_fifo_ms,
                 t_max_ms,
+                low_latency,
+                inject,
             } => {
                 let cfg = BfqConfig {
                     max_apps,
+                    low_latency,
+                    inject,
                     t_wait: ms(t_wait_ms),
                     t_fifo: ms(t_fifo_ms),
                     t_max: match t_max_ms {
@@ -675,7 +705,13 @@ impl DiskSchedSpec {
                 "deadline_ms" => "deadline",
                 other => other,
             };
-            if key == "t_max_ms" && value == 0 {
+            if key == "low_latency" {
+                // Off is the only non-default value.
+                out.push_str(", low latency off");
+            } else if key == "inject" {
+                // On is the only non-default value.
+                out.push_str(", injection");
+            } else if key == "t_max_ms" && value == 0 {
                 out.push_str(&format!(", {name} off"));
             } else if key.ends_with("_ms") {
                 out.push_str(&format!(", {name} {value} ms"));
@@ -776,7 +812,9 @@ mod tests {
                 b_max: 4096,
                 t_wait_ms: 2,
                 t_fifo_ms: 50,
-                t_max_ms: Some(0)
+                t_max_ms: Some(0),
+                low_latency: true,
+                inject: false,
             }
         );
         assert_eq!(DiskSchedSpec::parse(&s.to_string()), Ok(s));
@@ -792,7 +830,12 @@ mod tests {
                 known.join(", ")
             )
         );
-        let cases: [(&str, &str); 13] = [
+        let cases: [(&str, &str); 15] = [
+            ("bfq:inject=2", "parameter inject=2 of bfq is outside 0..=1"),
+            (
+                "bfq:low_latency=2",
+                "parameter low_latency=2 of bfq is outside 0..=1",
+            ),
             (
                 "bfq:b_max=255",
                 "parameter b_max=255 of bfq is outside 256..=16777216",
@@ -827,7 +870,7 @@ mod tests {
             ),
             (
                 "bfq:b_max=8192,",
-                "bad parameter '' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER)",
+                "bad parameter '' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER)",
             ),
             (
                 "c-look:",
@@ -835,15 +878,15 @@ mod tests {
             ),
             (
                 "bfq:b_max=nan",
-                "bad parameter 'b_max=nan' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER)",
+                "bad parameter 'b_max=nan' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER)",
             ),
             (
                 "bfq:t_wait_ms=-1",
-                "bad parameter 't_wait_ms=-1' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER)",
+                "bad parameter 't_wait_ms=-1' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER)",
             ),
             (
                 "bfq:t_fifo_ms=18446744073709551616",
-                "bad parameter 't_fifo_ms=18446744073709551616' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER)",
+                "bad parameter 't_fifo_ms=18446744073709551616' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER)",
             ),
         ];
         for (text, msg) in cases {
@@ -906,6 +949,15 @@ mod tests {
         assert_eq!(
             p("bfq:t_fifo_ms=50,t_max_ms=125"),
             "BFQ 4096 sect, T_FIFO 50 ms, T_max 125 ms"
+        );
+        assert_eq!(p("bfq:low_latency=0"), "BFQ 4096 sect, low latency off");
+        assert_eq!(p("bfq:inject=1"), "BFQ 4096 sect, injection");
+        let off = DiskSchedSpec::parse("bfq:low_latency=0").unwrap();
+        assert_eq!(off.to_string(), "bfq:low_latency=0");
+        assert_eq!(DiskSchedSpec::parse(&off.to_string()), Ok(off));
+        assert_eq!(
+            DiskSchedSpec::parse("bfq:low_latency=1"),
+            Ok(DiskSchedSpec::bfq(4096))
         );
         assert_eq!(p("cfq:slice_idle_ms=0"), "CFQ 100 ms, idle 0 ms");
         assert_eq!(p("as:t_wait_ms=0"), "AS, T_wait 0 ms");

@@ -145,6 +145,10 @@ pub fn worst_case_bfq(apps: u32) -> Result<Bfq, DiskConfigError> {
         max_apps: apps,
         // Two requests per application.
         max_queued: 2 * MAX_APPS as usize,
+        // The thesis' algorithm: the applications never idle for long, so
+        // raising would not start anyway.
+        low_latency: false,
+        inject: false,
     };
     Bfq::new(cfg)
 }

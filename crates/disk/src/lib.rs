@@ -65,4 +65,4 @@ pub use queue::RequestQueue;
 pub use request::{
     AddError, AddErrorKind, AppId, Direction, DiskConfigError, Nanos, Request, MS, SECTOR_BYTES,
 };
-pub use scheduler::{AppSpec, DiskScheduler, Dispatch, MAX_WEIGHT, MAX_WEIGHT_SUM};
+pub use scheduler::{AppSpec, DiskScheduler, Dispatch, IoClass, MAX_WEIGHT, MAX_WEIGHT_SUM};

@@ -62,6 +62,12 @@ pub struct Request {
     /// Arrival time a_i^j, set by the scheduler from `now` on
     /// [`add_request`](crate::DiskScheduler::add_request).
     pub arrival: Nanos,
+    /// Synchronous: the application waits for it before issuing its next
+    /// request (a read, a commit), so BFQ idles for the application's next
+    /// request after it. Asynchronous requests (write-back, prefetch) are
+    /// not waited for and BFQ does not idle after them, as the kernel's BFQ
+    /// idles only for synchronous queues.
+    pub sync: bool,
 }
 
 impl Request {
@@ -74,7 +80,14 @@ impl Request {
             len,
             dir: Direction::Read,
             arrival: 0,
+            sync: true,
         }
+    }
+
+    /// The same request, asynchronous (no idling after it).
+    pub fn asynchronous(mut self) -> Self {
+        self.sync = false;
+        self
     }
 
     /// The same request with tag `tag`.

@@ -10,6 +10,32 @@
 
 use crate::request::{AddError, AppId, DiskConfigError, Nanos, Request};
 
+/// An application's I/O priority class, as the kernel's (`ioprio`): a
+/// class is served only when no application of a higher class has a
+/// request waiting, and weights share the device within a class.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum IoClass {
+    /// Real time: always first.
+    Rt,
+    /// Best effort (the default).
+    #[default]
+    Be,
+    /// Idle: only once the device has had no real-time or best-effort work
+    /// for a grace period ([`crate::bfq::IDLE_GRACE`]).
+    Idle,
+}
+
+impl IoClass {
+    /// 0 for RT, 1 for BE, 2 for IDLE: lower is served first.
+    pub fn index(self) -> usize {
+        match self {
+            IoClass::Rt => 0,
+            IoClass::Be => 1,
+            IoClass::Idle => 2,
+        }
+    }
+}
+
 /// Per-application parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AppSpec {
@@ -18,14 +44,35 @@ pub struct AppSpec {
     pub weight: u32,
     /// Maximum budget B_i,max in sectors (BFQ); `None` = the system-wide B_max.
     pub max_budget: Option<u32>,
+    /// Priority class (BFQ only; the other schedulers refuse any class but
+    /// best effort rather than ignore it).
+    pub class: IoClass,
 }
 
 impl AppSpec {
-    /// Weight `weight`, system-wide maximum budget.
+    /// Weight `weight`, system-wide maximum budget, best effort.
     pub fn weight(weight: u32) -> Self {
         Self {
             weight,
             max_budget: None,
+            class: IoClass::Be,
+        }
+    }
+
+    /// The same spec in class `class`.
+    pub fn with_class(self, class: IoClass) -> Self {
+        Self { class, ..self }
+    }
+
+    /// Refuses a class other than best effort, for a scheduler without
+    /// priority classes.
+    pub fn best_effort_only(&self) -> Result<(), DiskConfigError> {
+        if self.class == IoClass::Be {
+            Ok(())
+        } else {
+            Err(DiskConfigError::Inconsistent {
+                rule: "priority classes other than best effort need the bfq scheduler",
+            })
         }
     }
 }

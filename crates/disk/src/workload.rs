@@ -1,6 +1,8 @@
 //! Application models driving the simulator (the BFQ thesis §2.4): sequential
 //! file readers, random readers (synchronous or with requests issued
-//! ahead), web-server processes, streaming threads and ON/OFF readers.
+//! ahead), web-server processes, streaming threads and ON/OFF readers;
+//! beyond the thesis, interactive applications (bursts after idling, for
+//! low-latency weight raising).
 //!
 //! A *synchronous* application issues its next request only after the
 //! previous one completed, after a think time (the CPU time to use the
@@ -458,6 +460,85 @@ impl OnOffReader {
     }
 }
 
+/// An interactive application: after `think` of idleness it reads a burst
+/// of `burst` consecutive synchronous requests of `len` sectors from a
+/// random place in `[lo, hi)` (an application starting, a command loading
+/// its file), and
+/// records how long each burst took from its first issue to its last
+/// completion.
+#[derive(Clone, Debug)]
+pub struct Interactive {
+    /// Application id.
+    pub app: AppId,
+    /// Region start.
+    pub lo: u64,
+    /// Region end.
+    pub hi: u64,
+    /// Request size, sectors.
+    pub len: u32,
+    /// Requests per burst.
+    pub burst: u32,
+    /// Idle time between bursts, ns.
+    pub think: Nanos,
+    /// Duration of each completed burst, ns.
+    pub latencies: Vec<Nanos>,
+    left: u32,
+    pos: u64,
+    started: Nanos,
+    armed: bool,
+    rng: StdRng,
+}
+
+impl Interactive {
+    /// Bursts of `burst` reads of `len` sectors over `[lo, hi)`, `think`
+    /// apart; the first burst starts after `think` too.
+    pub fn new(app: AppId, (lo, hi): (u64, u64), len: u32, burst: u32, think: Nanos) -> Self {
+        Self {
+            app,
+            lo,
+            hi,
+            len,
+            burst,
+            think,
+            latencies: Vec::new(),
+            left: 0,
+            pos: 0,
+            started: 0,
+            armed: false,
+            rng: StdRng::seed_from_u64(u64::from(app.0)),
+        }
+    }
+
+    fn issue(&mut self, io: &mut Io) {
+        io.issue(0, Request::read(self.app, self.pos, self.len));
+        self.pos += u64::from(self.len);
+    }
+
+    fn wake(&mut self, now: Nanos, io: &mut Io) {
+        if !self.armed {
+            self.armed = true;
+            io.wake = Some(now + self.think);
+        } else if self.left == 0 && self.burst > 0 {
+            let span = u64::from(self.len) * u64::from(self.burst);
+            let top = self.hi.saturating_sub(span).max(self.lo + 1);
+            self.pos = self.rng.random_range(self.lo..top);
+            self.left = self.burst;
+            self.started = now;
+            self.issue(io);
+        }
+    }
+
+    fn completed(&mut self, now: Nanos, io: &mut Io) {
+        self.left = self.left.saturating_sub(1);
+        if self.left > 0 {
+            self.issue(io);
+        } else {
+            self.latencies.push(now - self.started);
+            io.wake = Some(now + self.think);
+        }
+    }
+}
+
 /// Any application model.
 #[derive(Clone, Debug)]
 pub enum App {
@@ -471,6 +552,8 @@ pub enum App {
     Stream(Streamer),
     /// ON/OFF reader.
     OnOff(OnOffReader),
+    /// Interactive bursts after idling.
+    Interactive(Interactive),
 }
 
 impl App {
@@ -503,6 +586,7 @@ impl App {
                 }
             }
             App::OnOff(o) => o.wake(io),
+            App::Interactive(i) => i.wake(now, io),
         }
     }
 
@@ -560,6 +644,7 @@ impl App {
                 }
             }
             App::OnOff(o) => o.completed(io),
+            App::Interactive(i) => i.completed(now, io),
         }
     }
 }

@@ -35,6 +35,7 @@ impl AppTable {
     }
 
     pub fn add(&mut self, app: AppId, spec: AppSpec) -> Result<(), DiskConfigError> {
+        spec.best_effort_only()?;
         let max_apps = self.apps.len() as u32;
         let slot = self
             .apps

@@ -7,6 +7,7 @@
 //! A [`ClientId`] names a slot and its generation: after a client is
 //! removed its id stays invalid, even once the slot is reused.
 
+pub use crate::scheduler::IoClass;
 use std::fmt;
 use std::time::Duration;
 
@@ -39,15 +40,26 @@ pub struct ClientOptions {
     /// not implemented: `Some` is refused with
     /// [`super::EngineError::Unsupported`] rather than ignored.
     pub group: Option<GroupId>,
+    /// Priority class: real-time clients are served before best-effort
+    /// ones, idle-class clients only once the device has had no other work
+    /// for 200 ms (BFQ; the other schedulers refuse any class but best
+    /// effort). Default best effort.
+    pub class: IoClass,
 }
 
 impl ClientOptions {
-    /// Weight `weight`, no group.
+    /// Weight `weight`, no group, best effort.
     pub fn weight(weight: u32) -> Self {
         Self {
             weight,
             group: None,
+            class: IoClass::Be,
         }
+    }
+
+    /// The same options in priority class `class`.
+    pub fn with_class(self, class: IoClass) -> Self {
+        Self { class, ..self }
     }
 }
 

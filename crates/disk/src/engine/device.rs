@@ -44,6 +44,7 @@ pub(crate) fn sched_request(p: &Pending) -> Request {
         len: (end - first) as u32,
         dir: p.req.dir,
         arrival: 0,
+        sync: p.req.sync,
     }
 }
 

@@ -61,7 +61,7 @@ mod shared;
 mod target;
 
 pub use buf::{AlignedBuf, BUF_ALIGN, MAX_BUF_LEN};
-pub use client::{ClientId, ClientOptions, ClientStats, GroupId};
+pub use client::{ClientId, ClientOptions, ClientStats, GroupId, IoClass};
 pub use config::{EngineConfig, MAX_CLIENTS, MAX_IN_FLIGHT, MAX_QUEUED};
 pub use error::{EngineError, IoError, SubmitError, SubmitErrorKind};
 pub use future::IoFuture;
@@ -233,7 +233,7 @@ impl Engine {
                 slot: slot as u32,
                 generation: s.generation,
             };
-            let spec = AppSpec::weight(options.weight);
+            let spec = AppSpec::weight(options.weight).with_class(options.class);
             let cmd = Cmd::AddClient {
                 slot: id.slot,
                 spec,

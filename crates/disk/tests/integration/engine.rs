@@ -14,7 +14,7 @@
 use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::engine::{
     AlignedBuf, ClientId, ClientOptions, Completion, Engine, EngineConfig, EngineError, GroupId,
-    IoError, IoRequest, SubmitErrorKind, TargetId, TargetOptions,
+    IoClass, IoError, IoRequest, SubmitErrorKind, TargetId, TargetOptions,
 };
 use fairway_disk::Direction;
 use std::collections::HashMap;
@@ -379,8 +379,8 @@ fn configuration_values_are_checked_and_named() {
         (ClientOptions::weight(65537), "weight = 65537"),
         (
             ClientOptions {
-                weight: 1,
                 group: Some(GroupId(1)),
+                ..ClientOptions::weight(1)
             },
             "not supported: client groups",
         ),
@@ -428,6 +428,19 @@ fn configuration_values_are_checked_and_named() {
     engine.remove_client(a).unwrap();
     let c = client(&engine, 1);
     assert_ne!(c, a, "a reused slot gets a new id");
+    // Priority classes reach the scheduler: BFQ takes them, C-LOOK refuses
+    // them rather than ignore them.
+    engine.remove_client(c).unwrap();
+    let rt = ClientOptions::weight(1).with_class(IoClass::Rt);
+    engine.add_client(rt).unwrap();
+    let clook = EngineConfig {
+        scheduler: DiskSchedSpec::CLook,
+        ..ok
+    };
+    if let Some(engine) = self::engine(clook) {
+        let e = engine.add_client(rt).unwrap_err();
+        assert!(e.to_string().contains("best effort"), "{e}");
+    }
     assert!(matches!(
         engine.client_stats(a),
         Err(EngineError::UnknownClient(_))
@@ -821,6 +834,8 @@ fn two_greedy_readers_share_the_file_by_their_weights() {
         t_wait_ms: 4,
         t_fifo_ms: 100,
         t_max_ms: Some(0),
+        low_latency: true,
+        inject: false,
     };
     let Some(share) = greedy_share(&file, bfq, Duration::from_secs(3)) else {
         return;

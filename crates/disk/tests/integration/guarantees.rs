@@ -27,6 +27,11 @@ fn config(b_max: u32, l_max: u32) -> BfqConfig {
         l_max,
         max_apps: 16,
         max_queued: 1 << 16,
+        // Theorem 2.1 holds for fixed weights; a raised weight moves the
+        // shares on purpose.
+        low_latency: false,
+        // Theorem 2.1 is for exclusive service while idling.
+        inject: false,
     }
 }
 

@@ -3,6 +3,7 @@
 //! once each). `cargo test -p fairway-disk --test integration guarantees::`
 //! runs one file's tests.
 
+mod bfq_ext;
 mod emulator;
 mod engine;
 mod file_device;

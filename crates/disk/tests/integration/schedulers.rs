@@ -208,8 +208,8 @@ fn bfq_configuration_errors_name_the_parameter() {
         b.add_app(
             AppId(301),
             AppSpec {
-                weight: 1,
-                max_budget: Some(8)
+                max_budget: Some(8),
+                ..AppSpec::weight(1)
             }
         ),
         Err(DiskConfigError::OutOfRange {

@@ -135,6 +135,9 @@ pub const FAIRWAY_BFQ: DiskSchedSpec = DiskSchedSpec::Bfq {
     t_wait_ms: 4,
     t_fifo_ms: 100,
     t_max_ms: Some(125),
+    // The kernel's default too.
+    low_latency: true,
+    inject: false,
 };
 /// fio priorities and the kernel weights they mean.
 const PRIOS: [u32; 2] = [0, 4];

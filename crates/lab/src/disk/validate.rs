@@ -88,6 +88,9 @@ pub const FCFS: DiskSchedSpec = DiskSchedSpec::Bfq {
     t_wait_ms: 0,
     t_fifo_ms: 0,
     t_max_ms: Some(0),
+    // The default; one application has nobody to be raised above.
+    low_latency: true,
+    inject: false,
 };
 
 /// The first-come-first-served scheduler used for replays ([`FCFS`]) with
