@@ -17,6 +17,8 @@
 
 pub mod drive;
 pub mod kernel_bfq;
+#[cfg(target_os = "linux")]
+pub mod s_bench;
 pub mod sequential;
 pub mod shares;
 pub mod streaming;
