@@ -14,4 +14,5 @@ mod policy_file_errors;
 mod policy_files;
 mod quiet_output;
 mod reproduce;
+mod s_bench;
 mod udp_bench_cli;

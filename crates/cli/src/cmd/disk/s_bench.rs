@@ -8,8 +8,8 @@ use crate::cmd::common::Table;
 use clap::Args;
 use fairway_eval::cost::chart::{ChartSpec, Series};
 use fairway_lab::disk::s_bench::{
-    self, trace, SBenchConfig, SBenchError, SReport, Trace, MAX_STARTUP_S, REGION_MIB, REPS,
-    WARMUP_S,
+    self, trace, Case, SBenchConfig, SBenchError, SReport, Trace, CASES, FAIRWAY,
+    KERNEL_SCHEDULERS, MAX_STARTUP_S, REGION_MIB, REPS, WARMUP_S,
 };
 use std::path::Path;
 use std::time::Duration;
@@ -47,6 +47,19 @@ pub struct SBenchArgs {
     /// A replay's time limit, seconds, 1..=600 (default 60, 20 with --quick).
     #[arg(long, value_name = "S")]
     max_startup_s: Option<u64>,
+    /// The workload cases (rows), comma separated, from: idle, 5r-seq,
+    /// 10r-seq, 5r5w-seq, 10r-rand (default all). Example: --cases idle,10r-seq
+    #[arg(long, value_name = "LIST")]
+    cases: Option<String>,
+    /// The schedulers (columns), comma separated, from: none, mq-deadline,
+    /// kyber, bfq, fairway-bfq (default all). Example: --schedulers none,bfq,fairway-bfq
+    #[arg(long, value_name = "LIST")]
+    schedulers: Option<String>,
+    /// Run the benchmark's threads (workers, replay, the engine's device
+    /// thread) under SCHED_RR priority 1, so other load on the machine
+    /// delays them less.
+    #[arg(long)]
+    realtime: bool,
     /// fairway's engine: transfers on the device at once, 1..=256.
     #[arg(long, default_value_t = 1)]
     in_flight: u32,
@@ -77,15 +90,81 @@ fn in_range<T: PartialOrd + Copy + std::fmt::Display>(
     }
 }
 
+/// The names of a comma-separated list, each one of `known`, none twice.
+fn names<T: Copy>(
+    flag: &'static str,
+    text: Option<&str>,
+    known: &[(&str, T)],
+    choices: &'static str,
+) -> Result<Vec<T>, FlagError> {
+    let Some(text) = text else {
+        return Ok(known.iter().map(|k| k.1).collect());
+    };
+    let unknown = |text: String| FlagError::UnknownEntry {
+        flag,
+        what: None,
+        text,
+        choices,
+    };
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for n in text.split(',').map(str::trim) {
+        let Some(k) = known.iter().find(|k| k.0 == n) else {
+            return Err(unknown(n.to_string()));
+        };
+        if seen.contains(&n) {
+            return Err(FlagError::ValueMust {
+                flag,
+                value: text.to_string(),
+                be: "a list naming each entry once",
+            });
+        }
+        seen.push(n);
+        out.push(k.1);
+    }
+    Ok(out)
+}
+
 /// The configuration the flags give.
 fn config(a: &SBenchArgs) -> Result<SBenchConfig, FlagError> {
     let q = a.quick;
+    let cases: Vec<(&str, Case)> = CASES.iter().map(|c| (c.name, *c)).collect();
+    let mut scheds: Vec<(&str, &str)> = KERNEL_SCHEDULERS.iter().map(|s| (*s, *s)).collect();
+    scheds.push((FAIRWAY, FAIRWAY));
     Ok(SBenchConfig {
-        region_mib: in_range("--region-mib", a.region_mib.unwrap_or(if q { 16 } else { 256 }), REGION_MIB)?,
+        cases: names(
+            "--cases",
+            a.cases.as_deref(),
+            &cases,
+            "idle, 5r-seq, 10r-seq, 5r5w-seq, 10r-rand",
+        )?,
+        schedulers: names(
+            "--schedulers",
+            a.schedulers.as_deref(),
+            &scheds,
+            "none, mq-deadline, kyber, bfq, fairway-bfq",
+        )?
+        .into_iter()
+        .map(String::from)
+        .collect(),
+        realtime: a.realtime,
+        region_mib: in_range(
+            "--region-mib",
+            a.region_mib.unwrap_or(if q { 16 } else { 256 }),
+            REGION_MIB,
+        )?,
         reps: in_range("--reps", a.reps.unwrap_or(if q { 1 } else { 3 }), REPS)?,
-        warmup_s: in_range("--warmup-s", a.warmup_s.unwrap_or(if q { 1 } else { 4 }), WARMUP_S)?,
+        warmup_s: in_range(
+            "--warmup-s",
+            a.warmup_s.unwrap_or(if q { 1 } else { 4 }),
+            WARMUP_S,
+        )?,
         pause: Duration::from_millis(if q { 300 } else { 1000 }),
-        max_startup_s: in_range("--max-startup-s", a.max_startup_s.unwrap_or(if q { 20 } else { 60 }), MAX_STARTUP_S)?,
+        max_startup_s: in_range(
+            "--max-startup-s",
+            a.max_startup_s.unwrap_or(if q { 20 } else { 60 }),
+            MAX_STARTUP_S,
+        )?,
         in_flight: in_range("--in-flight", a.in_flight, (1, 256))?,
     })
 }
@@ -96,7 +175,9 @@ fn load_trace(a: &SBenchArgs) -> Result<Trace, DiskCmdError> {
         (Some(t), _) => Path::new(t).to_path_buf(),
         (None, Some(dir)) => {
             let app = a.app.as_deref().unwrap_or("gnometerm");
-            Path::new(dir).join("comm_startup_lat").join(format!("{app}.trace"))
+            Path::new(dir)
+                .join("comm_startup_lat")
+                .join(format!("{app}.trace"))
         }
         (None, None) => return Ok(trace::synthetic()),
     };
@@ -167,8 +248,15 @@ fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
         let mut crow = vec![case.case.clone()];
         for c in &case.cells {
             row.push(secs(c, limit));
-            row.push(if case.readers + case.writers == 0 { "-".into() } else { format!("{:.1}", c.throughput_mb_s) });
-            crow.push(c.cpu_us_per_request.map_or("-".into(), |x| format!("{x:.1}")));
+            row.push(if case.readers + case.writers == 0 {
+                "-".into()
+            } else {
+                format!("{:.1}", c.throughput_mb_s)
+            });
+            crow.push(
+                c.cpu_us_per_request
+                    .map_or("-".into(), |x| format!("{x:.1}")),
+            );
         }
         t.row(row);
         cpu.row(crow);
@@ -181,13 +269,23 @@ fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
     for g in &r.targets {
         let ratio = g.ratio.map_or("-".into(), |x| format!("{x:.3}"));
         let op = if g.name.contains("MB/s") { ">=" } else { "<=" };
-        crate::outln!("target {}: {ratio} (want {op} {}): {}", g.name, g.limit, if g.met { "met" } else { "NOT met" });
+        crate::outln!(
+            "target {}: {ratio} (want {op} {}): {}",
+            g.name,
+            g.limit,
+            if g.met { "met" } else { "NOT met" }
+        );
     }
     Ok(())
 }
 
 fn chart_spec(r: &SReport) -> ChartSpec {
-    let names: Vec<String> = r.cases.iter().enumerate().map(|(i, c)| format!("{} {}", i + 1, c.case)).collect();
+    let names: Vec<String> = r
+        .cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{} {}", i + 1, c.case))
+        .collect();
     ChartSpec {
         title: format!("Replayed start-up of {} (x: {})", r.trace, names.join(", ")),
         x_label: "workload case".into(),

@@ -74,7 +74,14 @@ impl Aio {
         let mut list = [&mut cb as *mut Iocb];
         // SAFETY: the kernel copies the iocb during the call; the buffer's
         // validity is the caller's promise.
-        let r = unsafe { libc::syscall(libc::SYS_io_submit, self.ctx, 1 as libc::c_long, list.as_mut_ptr()) };
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_submit,
+                self.ctx,
+                1 as libc::c_long,
+                list.as_mut_ptr(),
+            )
+        };
         match r {
             1 => Ok(()),
             r if r < 0 => Err(io::Error::last_os_error()),

@@ -68,7 +68,8 @@ mod tests {
                 let t = std::time::Instant::now();
                 let first = thread_named("s-bench-cpu-t");
                 while t.elapsed() < Duration::from_secs(10) {
-                    if thread_named("s-bench-cpu-t").is_some_and(|c| c >= Duration::from_millis(5)) {
+                    if thread_named("s-bench-cpu-t").is_some_and(|c| c >= Duration::from_millis(5))
+                    {
                         break;
                     }
                 }
@@ -77,7 +78,10 @@ mod tests {
             .unwrap();
         let (first, last) = h.join().unwrap();
         let (first, last) = (first.expect("thread found"), last.expect("thread found"));
-        assert!(last >= Duration::from_millis(5) && last > first, "{first:?} {last:?}");
+        assert!(
+            last >= Duration::from_millis(5) && last > first,
+            "{first:?} {last:?}"
+        );
         assert!(thread_named("no-such-thread-xyz").is_none());
     }
 }

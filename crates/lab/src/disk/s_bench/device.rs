@@ -51,10 +51,13 @@ pub struct LoopDev {
 }
 
 fn sh(cmd: &str, args: &[&str]) -> Result<String, SBenchError> {
-    let out = Command::new(cmd).args(args).output().map_err(|e| SBenchError::Io {
-        what: cmd.to_string(),
-        source: e,
-    })?;
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .map_err(|e| SBenchError::Io {
+            what: cmd.to_string(),
+            source: e,
+        })?;
     if !out.status.success() {
         return Err(SBenchError::Command(format!(
             "{cmd} {}: {}",

@@ -6,8 +6,8 @@ use super::port::{Op, Port, Ports};
 use super::SBenchError;
 use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::engine::{
-    AlignedBuf, ClientId, ClientOptions, Completion, Engine, EngineConfig, EngineError,
-    IoRequest, TargetId, TargetOptions, MAX_BUF_LEN,
+    AlignedBuf, ClientId, ClientOptions, Completion, Engine, EngineConfig, EngineError, IoRequest,
+    TargetId, TargetOptions, MAX_BUF_LEN,
 };
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -110,7 +110,10 @@ impl EnginePort {
 
     /// Takes one completion: whether it was synchronous.
     fn take(&mut self) -> Result<bool, SBenchError> {
-        let c = self.rx.recv().map_err(|_| SBenchError::Engine(EngineError::Stopped))?;
+        let c = self
+            .rx
+            .recv()
+            .map_err(|_| SBenchError::Engine(EngineError::Stopped))?;
         let sync = c.sync;
         if !sync {
             self.pending -= 1;

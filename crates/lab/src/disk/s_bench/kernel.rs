@@ -58,12 +58,17 @@ impl Port for KernelPort {
     fn sync(&mut self, op: Op, offset: u64, len: u32) -> Result<(), SBenchError> {
         let len = len as usize;
         let done = match op {
-            Op::Read => self.file.read_at(&mut self.buf.as_mut_slice()[..len], offset),
+            Op::Read => self
+                .file
+                .read_at(&mut self.buf.as_mut_slice()[..len], offset),
             Op::Write => self.file.write_at(&self.buf.as_slice()[..len], offset),
         }
         .map_err(|e| io_err("O_DIRECT transfer", e))?;
         if done != len {
-            return Err(io_err("O_DIRECT transfer", std::io::Error::other("short transfer")));
+            return Err(io_err(
+                "O_DIRECT transfer",
+                std::io::Error::other("short transfer"),
+            ));
         }
         Ok(())
     }
@@ -80,8 +85,11 @@ impl Port for KernelPort {
         // SAFETY: the buffer moves into `pending` (its heap block does not
         // move) and stays there until `drain` has collected the read, or
         // until the context is destroyed (first, on drop).
-        unsafe { self.aio.read(self.file.as_raw_fd(), ptr, len as usize, offset) }
-            .map_err(|e| io_err("io_submit", e))?;
+        unsafe {
+            self.aio
+                .read(self.file.as_raw_fd(), ptr, len as usize, offset)
+        }
+        .map_err(|e| io_err("io_submit", e))?;
         self.pending.push(buf);
         Ok(())
     }

@@ -31,11 +31,36 @@ pub struct Case {
 
 /// The cases S's published start-up tables have.
 pub const CASES: [Case; 5] = [
-    Case { name: "idle", readers: 0, writers: 0, rand: false },
-    Case { name: "5r-seq", readers: 5, writers: 0, rand: false },
-    Case { name: "10r-seq", readers: 10, writers: 0, rand: false },
-    Case { name: "5r5w-seq", readers: 5, writers: 5, rand: false },
-    Case { name: "10r-rand", readers: 10, writers: 0, rand: true },
+    Case {
+        name: "idle",
+        readers: 0,
+        writers: 0,
+        rand: false,
+    },
+    Case {
+        name: "5r-seq",
+        readers: 5,
+        writers: 0,
+        rand: false,
+    },
+    Case {
+        name: "10r-seq",
+        readers: 10,
+        writers: 0,
+        rand: false,
+    },
+    Case {
+        name: "5r5w-seq",
+        readers: 5,
+        writers: 5,
+        rand: false,
+    },
+    Case {
+        name: "10r-rand",
+        readers: 10,
+        writers: 0,
+        rand: true,
+    },
 ];
 
 /// Most greedy workers of a case: each gets its own region.
@@ -89,9 +114,15 @@ impl Crew {
             }
             if let Some(i) = self.handles.iter().position(|h| h.is_finished()) {
                 let h = self.handles.swap_remove(i);
-                return Err(h.join().unwrap_or(Err(SBenchError::Panicked("worker"))).err().unwrap_or(SBenchError::Panicked("worker stopped")));
+                return Err(h
+                    .join()
+                    .unwrap_or(Err(SBenchError::Panicked("worker")))
+                    .err()
+                    .unwrap_or(SBenchError::Panicked("worker stopped")));
             }
-            std::thread::sleep(Duration::from_millis(20).min(end.saturating_duration_since(Instant::now())));
+            std::thread::sleep(
+                Duration::from_millis(20).min(end.saturating_duration_since(Instant::now())),
+            );
         }
         Ok(())
     }
@@ -118,15 +149,28 @@ pub fn measure<S: Ports>(
     scheduler: &str,
 ) -> Result<Cell, SBenchError> {
     let counters = Arc::new(Counters::default());
-    let mut crew = Crew { stop: Arc::default(), handles: Vec::new() };
+    let mut crew = Crew {
+        stop: Arc::default(),
+        handles: Vec::new(),
+    };
     for i in 0..case.readers + case.writers {
         let kind = match (i < case.readers, case.rand) {
             (false, _) => WorkerKind::SeqWriter,
             (true, true) => WorkerKind::RandReader,
             (true, false) => WorkerKind::SeqReader,
         };
-        let region = Region { base: plan.app_bytes + u64::from(i) * plan.region, len: plan.region };
-        let h = spawn(kind, ports.port()?, region, plan.seed + u64::from(i), crew.stop.clone(), counters.clone())?;
+        let region = Region {
+            base: plan.app_bytes + u64::from(i) * plan.region,
+            len: plan.region,
+        };
+        let h = spawn(
+            kind,
+            ports.port()?,
+            region,
+            plan.seed + u64::from(i),
+            crew.stop.clone(),
+            counters.clone(),
+        )?;
         crew.handles.push(h);
     }
     if !crew.handles.is_empty() {
@@ -137,7 +181,9 @@ pub fn measure<S: Ports>(
     let (mut bytes, mut secs, mut runs, mut timed_out) = (0u64, 0f64, Vec::new(), 0u32);
     for rep in 0..plan.reps {
         crew.sleep(plan.pause)?;
-        let app = (0..trace.threads.len()).map(|_| ports.port()).collect::<Result<Vec<_>, _>>()?;
+        let app = (0..trace.threads.len())
+            .map(|_| ports.port())
+            .collect::<Result<Vec<_>, _>>()?;
         let (b0, _) = counters.snapshot();
         let seed = plan.seed ^ (u64::from(rep) + 1).wrapping_mul(0x1234_5678_9abc);
         let r = replay(trace, app, 0, seed, plan.max_startup, &counters)?;
@@ -157,10 +203,16 @@ pub fn measure<S: Ports>(
         startup_s: (timed_out == 0 && !runs.is_empty()).then_some(mean),
         startup_runs_s: runs,
         timed_out,
-        throughput_mb_s: if secs > 0.0 { bytes as f64 / secs / 1e6 } else { 0.0 },
+        throughput_mb_s: if secs > 0.0 {
+            bytes as f64 / secs / 1e6
+        } else {
+            0.0
+        },
         requests,
         cpu_us_per_request: match (cpu0, cpu1) {
-            (Some(a), Some(b)) if requests > 0 => Some((b - a).as_secs_f64() * 1e6 / requests as f64),
+            (Some(a), Some(b)) if requests > 0 => {
+                Some((b - a).as_secs_f64() * 1e6 / requests as f64)
+            }
             _ => None,
         },
         cpu_source: source,

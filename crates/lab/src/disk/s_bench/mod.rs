@@ -89,6 +89,14 @@ pub enum SBenchError {
         /// The range.
         allowed: String,
     },
+    /// A name that is not one of the list.
+    #[error("unknown {what} `{name}`")]
+    Unknown {
+        /// What it names.
+        what: &'static str,
+        /// The name.
+        name: String,
+    },
     /// Ctrl-C.
     #[error("interrupted")]
     Interrupted,
@@ -130,8 +138,15 @@ pub fn interrupted() -> bool {
 }
 
 /// How the run is made.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SBenchConfig {
+    /// The rows: a subset of [`CASES`], in this order.
+    pub cases: Vec<Case>,
+    /// The columns: names of [`KERNEL_SCHEDULERS`] and [`FAIRWAY`].
+    pub schedulers: Vec<String>,
+    /// Run the benchmark's threads under `SCHED_RR` (priority 1), so that
+    /// other load on the machine delays them less.
+    pub realtime: bool,
     /// Each greedy worker's region, MiB, `16..=4096`.
     pub region_mib: u64,
     /// Replays per case and scheduler, `1..=100`.
@@ -150,15 +165,39 @@ fn check(name: &'static str, value: u64, (lo, hi): (u64, u64)) -> Result<(), SBe
     if (lo..=hi).contains(&value) {
         Ok(())
     } else {
-        Err(SBenchError::OutOfRange { name, value, allowed: format!("{lo}..={hi}") })
+        Err(SBenchError::OutOfRange {
+            name,
+            value,
+            allowed: format!("{lo}..={hi}"),
+        })
     }
 }
 
 impl SBenchConfig {
     /// Checks every value's range.
     pub fn validate(&self) -> Result<(), SBenchError> {
+        if let Some(s) = self
+            .schedulers
+            .iter()
+            .find(|s| !KERNEL_SCHEDULERS.contains(&s.as_str()) && *s != FAIRWAY)
+        {
+            return Err(SBenchError::Unknown {
+                what: "scheduler",
+                name: s.clone(),
+            });
+        }
+        check("cases", self.cases.len() as u64, (1, CASES.len() as u64))?;
+        check(
+            "schedulers",
+            self.schedulers.len() as u64,
+            (1, KERNEL_SCHEDULERS.len() as u64 + 1),
+        )?;
         check("region_mib", self.region_mib, REGION_MIB)?;
-        check("reps", u64::from(self.reps), (u64::from(REPS.0), u64::from(REPS.1)))?;
+        check(
+            "reps",
+            u64::from(self.reps),
+            (u64::from(REPS.0), u64::from(REPS.1)),
+        )?;
         check("warmup_s", self.warmup_s, WARMUP_S)?;
         check("max_startup_s", self.max_startup_s, MAX_STARTUP_S)?;
         check("in_flight", u64::from(self.in_flight), (1, 256))
@@ -208,8 +247,20 @@ pub fn run(
     let image = Image::create(config.image_mib(&trace) << 20)?;
     let dev = LoopDev::attach(&image)?;
     let offered = dev.schedulers();
-    if let Some(s) = KERNEL_SCHEDULERS.iter().find(|s| !offered.iter().any(|o| o == *s)) {
+    let wanted = config
+        .schedulers
+        .iter()
+        .map(|s| if s == FAIRWAY { "none" } else { s.as_str() });
+    if let Some(s) = wanted.into_iter().find(|s| !offered.iter().any(|o| o == s)) {
         return Err(SBenchError::NoScheduler(s.to_string()));
+    }
+    if config.realtime {
+        // Threads inherit the policy: the workers, the replay and the
+        // engine's device thread all run under it.
+        fairway_runtime::net::set_round_robin_priority(1).map_err(|e| SBenchError::Io {
+            what: "SCHED_RR".into(),
+            source: e,
+        })?;
     }
     let plan = Plan {
         app_bytes: app_bytes(&trace),
@@ -221,14 +272,17 @@ pub fn run(
         seed: 0x5eed,
     };
     let trace = Arc::new(trace);
-    let mut schedulers: Vec<String> = KERNEL_SCHEDULERS.iter().map(|s| s.to_string()).collect();
-    schedulers.push(FAIRWAY.into());
-    let total = CASES.len() * schedulers.len();
+    let schedulers = config.schedulers.clone();
+    let total = config.cases.len() * schedulers.len();
     let mut cases = Vec::new();
-    for (ci, case) in CASES.iter().enumerate() {
+    for (ci, case) in config.cases.iter().enumerate() {
         let mut cells = Vec::new();
         for (si, s) in schedulers.iter().enumerate() {
-            step(ci * schedulers.len() + si, total, &format!("{} under {s}", case.name));
+            step(
+                ci * schedulers.len() + si,
+                total,
+                &format!("{} under {s}", case.name),
+            );
             cells.push(cell(&dev, s, case, &plan, &trace, config.in_flight)?);
         }
         cases.push(CaseRow {
@@ -249,6 +303,7 @@ pub fn run(
         reps: config.reps,
         warmup_s: config.warmup_s as f64,
         in_flight: config.in_flight,
+        realtime: config.realtime,
         fairway_spec: FAIRWAY_BFQ.to_string(),
         schedulers,
         cases,
@@ -278,8 +333,18 @@ fn cell(
         c
     } else {
         dev.set_scheduler(scheduler)?;
-        let ports = kernel::KernelPorts { dev: dev.dev.clone() };
+        let ports = kernel::KernelPorts {
+            dev: dev.dev.clone(),
+        };
         let cpu = || Some(cpu::process_system());
-        measure(&ports, case, plan, trace, &cpu, "process system time", scheduler)
+        measure(
+            &ports,
+            case,
+            plan,
+            trace,
+            &cpu,
+            "process system time",
+            scheduler,
+        )
     }
 }

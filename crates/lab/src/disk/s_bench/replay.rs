@@ -46,14 +46,22 @@ pub fn replay<P: Port + 'static>(
     counters: &Arc<Counters>,
 ) -> Result<Replayed, SBenchError> {
     let turn = Arc::new((
-        Mutex::new(Turn { next: 0, started: false, abort: false }),
+        Mutex::new(Turn {
+            next: 0,
+            started: false,
+            abort: false,
+        }),
         Condvar::new(),
     ));
     let deadline = Arc::new(Mutex::new(None::<Instant>));
     let mut handles = Vec::new();
     for (me, mut port) in ports.into_iter().enumerate() {
-        let (trace, turn, counters, deadline) =
-            (trace.clone(), turn.clone(), counters.clone(), deadline.clone());
+        let (trace, turn, counters, deadline) = (
+            trace.clone(),
+            turn.clone(),
+            counters.clone(),
+            deadline.clone(),
+        );
         let region = base + me as u64 * APP_REGION;
         let run = move || -> Result<bool, SBenchError> {
             let mut rng = Rng::new(seed ^ (me as u64 + 1) << 32);
@@ -65,7 +73,8 @@ pub fn replay<P: Port + 'static>(
                     let mut t = lock.lock().unwrap_or_else(|e| e.into_inner());
                     while !t.abort
                         && (!t.started
-                            || (t.next < trace.requests.len() && trace.requests[t.next].thread != me))
+                            || (t.next < trace.requests.len()
+                                && trace.requests[t.next].thread != me))
                     {
                         t = cv.wait(t).unwrap_or_else(|e| e.into_inner());
                     }
@@ -100,7 +109,8 @@ pub fn replay<P: Port + 'static>(
                 let done = if r.asynchronous && i + 1 < trace.requests.len() {
                     port.read_async(region + at, len as u32)
                 } else {
-                    port.drain().and_then(|()| port.sync(Op::Read, region + at, len as u32))
+                    port.drain()
+                        .and_then(|()| port.sync(Op::Read, region + at, len as u32))
                 };
                 if let Err(e) = done {
                     lock.lock().unwrap_or_else(|e| e.into_inner()).abort = true;
@@ -115,9 +125,15 @@ pub fn replay<P: Port + 'static>(
             port.drain()?;
             Ok(timed_out)
         };
-        handles.push(std::thread::Builder::new().name("s-bench-replay".into()).spawn(run).map_err(
-            |e| SBenchError::Io { what: "spawning a replay thread".into(), source: e },
-        )?);
+        handles.push(
+            std::thread::Builder::new()
+                .name("s-bench-replay".into())
+                .spawn(run)
+                .map_err(|e| SBenchError::Io {
+                    what: "spawning a replay thread".into(),
+                    source: e,
+                })?,
+        );
     }
     let t0 = Instant::now();
     *deadline.lock().unwrap_or_else(|e| e.into_inner()) = Some(t0 + limit);

@@ -76,6 +76,8 @@ pub struct SReport {
     pub warmup_s: f64,
     /// fairway's engine: transfers in flight at once.
     pub in_flight: u32,
+    /// Whether the threads ran under `SCHED_RR`.
+    pub realtime: bool,
     /// fairway's BFQ spec.
     pub fairway_spec: String,
     /// The columns.
@@ -118,7 +120,12 @@ impl SReport {
                 self.cell("10r-seq", k)
                     .and_then(|c| c.startup_runs_s.iter().copied().reduce(f64::max))
             });
-            t.push((format!("fairway-bfq / {k} start-up, 10r-seq"), ratio(f, other), 0.2, false));
+            t.push((
+                format!("fairway-bfq / {k} start-up, 10r-seq"),
+                ratio(f, other),
+                0.2,
+                false,
+            ));
         }
         t.push((
             "fairway-bfq / kernel bfq readers' MB/s, 10r-seq".into(),

@@ -77,7 +77,9 @@ pub enum TraceError {
         source: std::io::Error,
     },
     /// The file is larger than [`MAX_TRACE_BYTES`].
-    #[error("{path}: {len} bytes is too large for a start-up trace (limit {MAX_TRACE_BYTES} bytes)")]
+    #[error(
+        "{path}: {len} bytes is too large for a start-up trace (limit {MAX_TRACE_BYTES} bytes)"
+    )]
     TooLarge {
         /// The file.
         path: String,
@@ -126,7 +128,10 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
 fn fields(line: &str) -> Vec<(usize, &str)> {
     let mut out = Vec::new();
     let mut start = None;
-    for (i, c) in line.char_indices().chain(std::iter::once((line.len(), ' '))) {
+    for (i, c) in line
+        .char_indices()
+        .chain(std::iter::once((line.len(), ' ')))
+    {
         match (c.is_whitespace(), start) {
             (false, None) => start = Some(i),
             (true, Some(s)) => {
@@ -164,15 +169,30 @@ pub fn parse(text: &str, path: &str, name: &str) -> Result<Trace, TraceError> {
             return Err(err(1, format!("{} fields: expected 4 (fairway's format: thread sectors seq|rand sync|async) or 10 (S's comm_startup_lat format)", f.len())));
         }
         if f.len() != w {
-            return Err(err(1, format!("{} fields where the trace's first line has {w}", f.len())));
+            return Err(err(
+                1,
+                format!("{} fields where the trace's first line has {w}", f.len()),
+            ));
         }
-        let (size, pat, act) = if w == 4 { (f[1], f[2], f[3]) } else { (f[2], f[4], f[7]) };
+        let (size, pat, act) = if w == 4 {
+            (f[1], f[2], f[3])
+        } else {
+            (f[2], f[4], f[7])
+        };
         let sectors = size
             .1
             .parse::<u32>()
             .ok()
             .filter(|s| (1..=MAX_SECTORS).contains(s))
-            .ok_or_else(|| err(size.0, format!("size `{}` is not a number of sectors in 1..={MAX_SECTORS}", size.1)))?;
+            .ok_or_else(|| {
+                err(
+                    size.0,
+                    format!(
+                        "size `{}` is not a number of sectors in 1..={MAX_SECTORS}",
+                        size.1
+                    ),
+                )
+            })?;
         let pattern = match (w, pat.1) {
             (4, "seq") | (10, "Seq") => Pattern::Seq,
             (4, "rand") | (10, "Rand") => Pattern::Rand,
@@ -184,7 +204,12 @@ pub fn parse(text: &str, path: &str, name: &str) -> Result<Trace, TraceError> {
             (4, "async") => true,
             (4, a) => return Err(err(act.0, format!("`{a}` is neither `sync` nor `async`"))),
             (_, a) if a.chars().all(|c| c.is_ascii_uppercase()) => a == "RA",
-            (_, a) => return Err(err(act.0, format!("`{a}` is not an action (RA, R, RM, WS, ...)"))),
+            (_, a) => {
+                return Err(err(
+                    act.0,
+                    format!("`{a}` is not an action (RA, R, RM, WS, ...)"),
+                ))
+            }
         };
         let thread = match trace.threads.iter().position(|t| t == f[0].1) {
             Some(t) => t,
@@ -192,7 +217,15 @@ pub fn parse(text: &str, path: &str, name: &str) -> Result<Trace, TraceError> {
                 trace.threads.push(f[0].1.to_string());
                 trace.threads.len() - 1
             }
-            None => return Err(err(1, format!("a {}th process: at most {MAX_THREADS}, each gets its own 20 MiB region", MAX_THREADS + 1))),
+            None => {
+                return Err(err(
+                    1,
+                    format!(
+                        "a {}th process: at most {MAX_THREADS}, each gets its own 20 MiB region",
+                        MAX_THREADS + 1
+                    ),
+                ))
+            }
         };
         trace.requests.push(TraceReq {
             thread,
@@ -281,7 +314,11 @@ pub fn render(trace: &Trace, header: &str) -> String {
             "{} {} {} {}",
             trace.threads[r.thread],
             r.sectors,
-            if r.pattern == Pattern::Seq { "seq" } else { "rand" },
+            if r.pattern == Pattern::Seq {
+                "seq"
+            } else {
+                "rand"
+            },
             if r.asynchronous { "async" } else { "sync" }
         );
     }
@@ -310,9 +347,24 @@ dbus-daemon-6794  .000219   256   369101824  Rand     -69008      0        WS   
         assert_eq!(
             t.requests,
             [
-                TraceReq { thread: 0, sectors: 8, pattern: Pattern::Seq, asynchronous: false },
-                TraceReq { thread: 0, sectors: 8, pattern: Pattern::Rand, asynchronous: true },
-                TraceReq { thread: 1, sectors: 256, pattern: Pattern::Rand, asynchronous: false },
+                TraceReq {
+                    thread: 0,
+                    sectors: 8,
+                    pattern: Pattern::Seq,
+                    asynchronous: false
+                },
+                TraceReq {
+                    thread: 0,
+                    sectors: 8,
+                    pattern: Pattern::Rand,
+                    asynchronous: true
+                },
+                TraceReq {
+                    thread: 1,
+                    sectors: 256,
+                    pattern: Pattern::Rand,
+                    asynchronous: false
+                },
             ]
         );
     }
@@ -340,28 +392,43 @@ dbus-daemon-6794  .000219   256   369101824  Rand     -69008      0        WS   
             msg("a 8 seq sync\na 257 seq sync\n").split(": ").next(),
             Some("t.trace:2:3")
         );
-        assert_eq!(msg("a 8 sideways sync\n"), "t.trace:1:5: `sideways` is neither `seq` nor `rand`");
-        assert_eq!(msg("a 8 seq later\n"), "t.trace:1:9: `later` is neither `sync` nor `async`");
+        assert_eq!(
+            msg("a 8 sideways sync\n"),
+            "t.trace:1:5: `sideways` is neither `seq` nor `rand`"
+        );
+        assert_eq!(
+            msg("a 8 seq later\n"),
+            "t.trace:1:9: `later` is neither `sync` nor `async`"
+        );
         assert!(msg("a 8 seq\n").starts_with("t.trace:1:1: 3 fields: expected 4"));
         assert!(msg("a 8 seq sync\na 8 seq sync x\n").starts_with("t.trace:2:1: 5 fields where"));
         let s = S_LINES.replace("  Seq  ", "  Sq  ");
         assert_eq!(msg(&s), "t.trace:1:50: `Sq` is neither `Seq` nor `Rand`");
         let s = S_LINES.replace("    R    ", "    r?    ");
         assert!(msg(&s).starts_with("t.trace:1:"), "{}", msg(&s));
-        assert_eq!(msg("# only a comment\n"), "t.trace: no request in the trace");
+        assert_eq!(
+            msg("# only a comment\n"),
+            "t.trace: no request in the trace"
+        );
     }
 
     #[test]
     fn refuses_too_many_threads() {
-        let text: String = (0..=MAX_THREADS).map(|i| format!("p{i} 8 seq sync\n")).collect();
+        let text: String = (0..=MAX_THREADS)
+            .map(|i| format!("p{i} 8 seq sync\n"))
+            .collect();
         assert!(msg(&text).starts_with("t.trace:65:1: a 65th process"));
-        let ok: String = (0..MAX_THREADS).map(|i| format!("p{i} 8 seq sync\n")).collect();
+        let ok: String = (0..MAX_THREADS)
+            .map(|i| format!("p{i} 8 seq sync\n"))
+            .collect();
         assert_eq!(parse(&ok, "t", "t").unwrap().threads.len(), MAX_THREADS);
     }
 
     #[test]
     fn load_refuses_missing_and_names_it() {
-        let e = load(Path::new("/nonexistent/x.trace")).unwrap_err().to_string();
+        let e = load(Path::new("/nonexistent/x.trace"))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("/nonexistent/x.trace: "), "{e}");
     }
 
@@ -371,6 +438,10 @@ dbus-daemon-6794  .000219   256   369101824  Rand     -69008      0        WS   
         assert_eq!(shipped, render(&synthetic(), SYNTHETIC_HEADER));
         let t = parse(shipped, "s", "synthetic").unwrap();
         assert_eq!(t.requests, synthetic().requests);
-        assert!((300..=1000).contains(&t.requests.len()), "{}", t.requests.len());
+        assert!(
+            (300..=1000).contains(&t.requests.len()),
+            "{}",
+            t.requests.len()
+        );
     }
 }

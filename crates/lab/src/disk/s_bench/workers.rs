@@ -73,12 +73,20 @@ pub fn spawn<P: Port + 'static>(
                 WorkerKind::SeqReader | WorkerKind::SeqWriter => {
                     let at = off;
                     off = (off + u64::from(SEQ_BYTES)) % region.len;
-                    let op = if kind == WorkerKind::SeqWriter { Op::Write } else { Op::Read };
+                    let op = if kind == WorkerKind::SeqWriter {
+                        Op::Write
+                    } else {
+                        Op::Read
+                    };
                     (op, at, SEQ_BYTES)
                 }
                 WorkerKind::RandReader => {
                     let pages = region.len / u64::from(RAND_BYTES);
-                    (Op::Read, rng.below(pages) * u64::from(RAND_BYTES), RAND_BYTES)
+                    (
+                        Op::Read,
+                        rng.below(pages) * u64::from(RAND_BYTES),
+                        RAND_BYTES,
+                    )
                 }
             };
             port.sync(op, region.base + at, len)?;
