@@ -45,6 +45,8 @@ use thiserror::Error;
 
 /// The kernel's schedulers compared, in the table's column order.
 pub const KERNEL_SCHEDULERS: [&str; 4] = ["none", "mq-deadline", "kyber", "bfq"];
+/// The name of the engine's device thread.
+const ENGINE_THREAD: &str = "fairway-engine";
 /// fairway's column.
 pub const FAIRWAY: &str = "fairway-bfq";
 /// Range of [`SBenchConfig::region_mib`].
@@ -215,7 +217,7 @@ fn free_mib(dir: &str) -> Option<u64> {
     let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
     (unsafe { libc::statvfs(c.as_ptr(), &mut s) } == 0)
-        .then(|| s.f_bavail as u64 * s.f_frsize as u64 >> 20)
+        .then(|| (s.f_bavail as u64 * s.f_frsize as u64) >> 20)
 }
 
 /// Checks what the run needs: root, `losetup`, the space for the image.
@@ -327,7 +329,13 @@ fn cell(
     if scheduler == FAIRWAY {
         dev.set_scheduler("none")?;
         let ports = engine::EnginePorts::start(&dev.dev, FAIRWAY_BFQ, in_flight)?;
-        let cpu = || cpu::thread_named("fairway-engine");
+        // The device thread names itself once it runs: wait for that, so
+        // the first reading of its clock finds it.
+        let named = std::time::Instant::now();
+        while cpu::thread_named(ENGINE_THREAD).is_none() && named.elapsed() < Duration::from_secs(1) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let cpu = || cpu::thread_named(ENGINE_THREAD);
         let c = measure(&ports, case, plan, trace, &cpu, "engine thread", scheduler);
         ports.shutdown();
         c
