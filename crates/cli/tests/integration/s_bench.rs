@@ -83,7 +83,7 @@ fn bad_flags_give_one_line_before_anything_runs() {
         "/nonexistent/comm_startup_lat/gnometerm.trace: ",
     );
     one_line_error(&sb(&["--chart", "/nonexistent/dir/c.svg"]), 1, "--chart");
-    one_line_error(&sb(&["--app", "xterm"]), 2, "--s-checkout");
+    one_line_error(&sb(&["--app", "xterm"]), 2, "required arguments");
     one_line_error(&sb(&["--s-checkout", "/x", "--app", "emacs"]), 2, "emacs");
     one_line_error(
         &sb(&["--trace", "a", "--s-checkout", "/x"]),

@@ -6,9 +6,10 @@ use super::common::{bar, chart, json_line};
 use super::error::{DiskCmdError, FlagError};
 use crate::cmd::common::Table;
 use clap::Args;
+use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_eval::cost::chart::{ChartSpec, Series};
 use fairway_lab::disk::s_bench::{
-    self, trace, Case, SBenchConfig, SBenchError, SReport, Trace, CASES, FAIRWAY,
+    self, trace, Case, SBenchConfig, SBenchError, SReport, Trace, CASES, FAIRWAY, FAIRWAY_BFQ,
     KERNEL_SCHEDULERS, MAX_STARTUP_S, REGION_MIB, REPS, WARMUP_S,
 };
 use std::path::Path;
@@ -63,6 +64,11 @@ pub struct SBenchArgs {
     /// fairway's engine: transfers on the device at once, 1..=256.
     #[arg(long, default_value_t = 1)]
     in_flight: u32,
+    /// fairway's scheduler in the engine, a catalogue spec (fairway disk
+    /// scheds; default bfq:t_max_ms=125, T_max as the kernel's
+    /// timeout_sync). Example: --spec bfq:t_max_ms=20
+    #[arg(long, value_name = "SPEC")]
+    spec: Option<String>,
     /// One JSON object instead of the tables.
     #[arg(long)]
     json: bool,
@@ -126,7 +132,7 @@ fn names<T: Copy>(
 }
 
 /// The configuration the flags give.
-fn config(a: &SBenchArgs) -> Result<SBenchConfig, FlagError> {
+fn config(a: &SBenchArgs) -> Result<SBenchConfig, DiskCmdError> {
     let q = a.quick;
     let cases: Vec<(&str, Case)> = CASES.iter().map(|c| (c.name, *c)).collect();
     let mut scheds: Vec<(&str, &str)> = KERNEL_SCHEDULERS.iter().map(|s| (*s, *s)).collect();
@@ -166,6 +172,10 @@ fn config(a: &SBenchArgs) -> Result<SBenchConfig, FlagError> {
             MAX_STARTUP_S,
         )?,
         in_flight: in_range("--in-flight", a.in_flight, (1, 256))?,
+        spec: match &a.spec {
+            None => FAIRWAY_BFQ,
+            Some(t) => DiskSchedSpec::parse(t)?,
+        },
     })
 }
 

@@ -13,10 +13,10 @@
 //! exit path.
 //!
 //! * [`trace`]: the start-up trace formats (S's and fairway's) and the
-//!   synthetic trace; [`replay`]: the replay, as S's replayer does it;
+//!   synthetic trace; [`mod@replay`]: the replay, as S's replayer does it;
 //! * [`workers`]: the greedy readers and writers; [`port`]: the path of
 //!   each thread's I/O, [`kernel`] (system calls, [`aio`]) or [`engine`];
-//! * [`measure`]: one case under one scheduler; [`cpu`]: CPU per request;
+//! * [`mod@measure`]: one case under one scheduler; [`cpu`]: CPU per request;
 //!   [`report`]: the table's data and the targets.
 
 pub mod aio;
@@ -35,8 +35,9 @@ pub use measure::{Case, CASES};
 pub use report::{CaseRow, Cell, SReport, TargetCheck};
 pub use trace::{Trace, TraceError};
 
-use super::kernel_bfq::FAIRWAY_BFQ;
+pub use super::kernel_bfq::FAIRWAY_BFQ;
 use device::{Image, LoopDev};
+use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::engine::EngineError;
 use measure::{app_bytes, measure, Plan, MAX_WORKERS};
 use std::sync::Arc;
@@ -161,6 +162,8 @@ pub struct SBenchConfig {
     pub max_startup_s: u64,
     /// The engine's transfers in flight, `1..=256`.
     pub in_flight: u32,
+    /// fairway's scheduler in the engine (default [`FAIRWAY_BFQ`]).
+    pub spec: DiskSchedSpec,
 }
 
 fn check(name: &'static str, value: u64, (lo, hi): (u64, u64)) -> Result<(), SBenchError> {
@@ -285,7 +288,7 @@ pub fn run(
                 total,
                 &format!("{} under {s}", case.name),
             );
-            cells.push(cell(&dev, s, case, &plan, &trace, config.in_flight)?);
+            cells.push(cell(&dev, s, case, &plan, &trace, config)?);
         }
         cases.push(CaseRow {
             case: case.name.into(),
@@ -306,7 +309,7 @@ pub fn run(
         warmup_s: config.warmup_s as f64,
         in_flight: config.in_flight,
         realtime: config.realtime,
-        fairway_spec: FAIRWAY_BFQ.to_string(),
+        fairway_spec: config.spec.to_string(),
         schedulers,
         cases,
         targets: Vec::new(),
@@ -324,15 +327,16 @@ fn cell(
     case: &Case,
     plan: &Plan,
     trace: &Arc<Trace>,
-    in_flight: u32,
+    config: &SBenchConfig,
 ) -> Result<Cell, SBenchError> {
     if scheduler == FAIRWAY {
         dev.set_scheduler("none")?;
-        let ports = engine::EnginePorts::start(&dev.dev, FAIRWAY_BFQ, in_flight)?;
+        let ports = engine::EnginePorts::start(&dev.dev, config.spec, config.in_flight)?;
         // The device thread names itself once it runs: wait for that, so
         // the first reading of its clock finds it.
         let named = std::time::Instant::now();
-        while cpu::thread_named(ENGINE_THREAD).is_none() && named.elapsed() < Duration::from_secs(1) {
+        while cpu::thread_named(ENGINE_THREAD).is_none() && named.elapsed() < Duration::from_secs(1)
+        {
             std::thread::sleep(Duration::from_millis(1));
         }
         let cpu = || cpu::thread_named(ENGINE_THREAD);
