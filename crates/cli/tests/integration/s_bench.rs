@@ -73,6 +73,11 @@ fn bad_flags_give_one_line_before_anything_runs() {
         "--schedulers: unknown `cfq`",
     );
     one_line_error(
+        &sb(&["--spec", "bfq:t_max_ms=x"]),
+        1,
+        "bad parameter 't_max_ms=x'",
+    );
+    one_line_error(
         &sb(&["--trace", "/nonexistent/app.trace"]),
         1,
         "/nonexistent/app.trace: ",
