@@ -191,7 +191,7 @@ fn load_trace(a: &SBenchArgs) -> Result<Trace, DiskCmdError> {
         }
         (None, None) => return Ok(trace::synthetic()),
     };
-    trace::load(&path).map_err(|e| DiskCmdError::Kernel(e.to_string()))
+    trace::load(&path).map_err(|e| failed(e.into()))
 }
 
 /// Runs `fairway disk s-bench`.
@@ -201,8 +201,12 @@ pub fn run(a: SBenchArgs) -> Result<(), DiskCmdError> {
         crate::cmd::outputs::check_chart_file("--chart", Path::new(p))?;
     }
     let trace = load_trace(&a)?;
-    fairway_runtime::net::install_interrupt_handler()
-        .map_err(|e| DiskCmdError::Kernel(format!("Ctrl-C handler: {e}")))?;
+    fairway_runtime::net::install_interrupt_handler().map_err(|e| {
+        failed(SBenchError::Io {
+            what: "Ctrl-C handler".into(),
+            source: e,
+        })
+    })?;
     let pb = bar(1, a.json);
     let result = s_bench::run(&cfg, trace, &mut |done, total, what| {
         pb.set_length(total as u64);
@@ -213,7 +217,7 @@ pub fn run(a: SBenchArgs) -> Result<(), DiskCmdError> {
     let report = match result {
         Ok(r) => r,
         Err(e) if e.is_skip() => skipped(&e)?,
-        Err(e) => return Err(DiskCmdError::Kernel(e.to_string())),
+        Err(e) => return Err(failed(e)),
     };
     if a.json {
         json_line(&report)?;
@@ -221,6 +225,11 @@ pub fn run(a: SBenchArgs) -> Result<(), DiskCmdError> {
         print_tables(&report, cfg.max_startup_s)?;
     }
     chart(&a.chart, chart_spec(&report), &series(&report))
+}
+
+/// The command's error for a run that failed (its message, one line).
+fn failed(e: SBenchError) -> DiskCmdError {
+    DiskCmdError::Kernel(e.to_string())
 }
 
 /// Says why and exits with [`EXIT_SKIPPED`].

@@ -100,6 +100,9 @@ pub enum SBenchError {
         /// The name.
         name: String,
     },
+    /// The start-up trace.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
     /// Ctrl-C.
     #[error("interrupted")]
     Interrupted,
