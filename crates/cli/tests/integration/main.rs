@@ -17,5 +17,6 @@ mod policy_files;
 mod policy_run_errors;
 mod quiet_output;
 mod reproduce;
+mod s_bench;
 mod shape_check;
 mod udp_bench_cli;

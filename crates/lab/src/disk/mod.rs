@@ -21,6 +21,8 @@ pub mod drive;
 pub mod kernel_bfq;
 pub mod kernel_error;
 pub mod run_error;
+#[cfg(target_os = "linux")]
+pub mod s_bench;
 pub mod sequential;
 pub mod shares;
 pub mod streaming;

@@ -44,6 +44,9 @@ pub enum DiskCmdError {
     Bench(CostError),
     /// The kernel comparison failed (rather than skipped).
     Kernel(KernelError),
+    /// The S-suite benchmark failed (rather than skipped).
+    #[cfg(target_os = "linux")]
+    SBench(fairway_lab::disk::s_bench::SBenchError),
 }
 
 impl fmt::Display for DiskCmdError {
@@ -64,6 +67,8 @@ impl fmt::Display for DiskCmdError {
             } => write!(f, "{path}: {experiment}: {error}"),
             Self::Bench(e) => write!(f, "{e}"),
             Self::Kernel(e) => write!(f, "{e}"),
+            #[cfg(target_os = "linux")]
+            Self::SBench(e) => write!(f, "{e}"),
         }
     }
 }

@@ -8,6 +8,7 @@ mod bench;
 mod common;
 pub(crate) mod error;
 mod kernel;
+mod s_bench;
 mod scheds;
 mod shares;
 mod streaming;
@@ -59,6 +60,13 @@ enum DiskCmd {
         after_help = "Examples:\n  fairway disk kernel\n  fairway disk kernel --seconds 10 --json\n  fairway disk kernel --backend io-uring --in-flight 1"
     )]
     Kernel(kernel::KernelArgs),
+    /// The S suite's start-up latency test: a replayed application start-up
+    /// under greedy readers/writers, kernel schedulers vs fairway's BFQ
+    /// (engine) on a loop device; needs root and losetup.
+    #[command(
+        after_help = "Exit status: 0 measured, 1 failed, 2 bad arguments, 3 skipped (the measurement could not run here: not root, no losetup, a scheduler or io_uring missing).\n\nExamples:\n  fairway disk s-bench\n  fairway disk s-bench --quick --json\n  fairway disk s-bench --s-checkout ~/S --app xterm --chart startup.svg"
+    )]
+    SBench(s_bench::SBenchArgs),
     /// Nanoseconds per add+dispatch of BFQ at 10 and 1000 applications.
     #[command(
         after_help = "Examples:\n  fairway disk bench\n  fairway disk bench --apps 10,100,1000,10000 --pairs 500000"
@@ -78,6 +86,7 @@ pub fn run(args: DiskArgs) -> Result<(), DiskCmdError> {
         DiskCmd::Streaming(a) => streaming::run(a),
         DiskCmd::Validate(a) => validate::run(a),
         DiskCmd::Kernel(a) => kernel::run(a),
+        DiskCmd::SBench(a) => s_bench::run(a),
         DiskCmd::Bench(a) => bench::run(a),
         DiskCmd::Scheds(a) => scheds::run(a),
     }

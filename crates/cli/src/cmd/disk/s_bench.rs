@@ -1,0 +1,333 @@
+//! `fairway disk s-bench`: the S suite's start-up latency method on a loop
+//! device, the kernel's schedulers beside fairway's BFQ in the engine, run
+//! by `fairway_lab::disk::s_bench`.
+
+use super::common::{bar, chart, json_line};
+use super::error::{DiskCmdError, FlagError};
+use crate::cmd::common::Table;
+use clap::Args;
+use fairway_disk::catalogue::DiskSchedSpec;
+use fairway_eval::cost::chart::{ChartSpec, Series};
+use fairway_lab::disk::s_bench::{
+    self, trace, Case, SBenchConfig, SBenchError, SReport, Trace, CASES, FAIRWAY, FAIRWAY_BFQ,
+    KERNEL_SCHEDULERS, MAX_STARTUP_S, REGION_MIB, REPS, WARMUP_S,
+};
+use std::path::Path;
+use std::time::Duration;
+
+/// The exit status of a run that could not measure here (not root, no
+/// loop device scheduler, no io_uring).
+pub const EXIT_SKIPPED: u8 = 3;
+
+/// Arguments of `fairway disk s-bench`.
+#[derive(Args)]
+pub struct SBenchArgs {
+    /// A start-up trace file, in S's format or fairway's (default: the
+    /// synthetic trace of examples/disk/startup-synthetic.trace).
+    /// Example: --trace my-app.trace
+    #[arg(long, value_name = "FILE", conflicts_with = "s_checkout")]
+    trace: Option<String>,
+    /// A checkout of the S suite (github.com/Algodev-github/S): replay its
+    /// recorded trace comm_startup_lat/APP.trace. Example: --s-checkout ~/S
+    #[arg(long, value_name = "DIR")]
+    s_checkout: Option<String>,
+    /// With --s-checkout: whose start-up to replay.
+    #[arg(long, value_name = "APP", requires = "s_checkout", value_parser = ["gnometerm", "xterm", "lowriter"])]
+    app: Option<String>,
+    /// Replays per case and scheduler, 1..=100 (default 3, 1 with --quick).
+    #[arg(long)]
+    reps: Option<u32>,
+    /// Each greedy worker's region of the device, MiB, 16..=4096 (default
+    /// 256, 16 with --quick); the image holds 10 of them.
+    #[arg(long, value_name = "MIB")]
+    region_mib: Option<u64>,
+    /// Seconds the greedy workers run before the first replay, 0..=600
+    /// (default 4, as S waits for weight raising to end; 1 with --quick).
+    #[arg(long, value_name = "S")]
+    warmup_s: Option<u64>,
+    /// A replay's time limit, seconds, 1..=600 (default 60, 20 with --quick).
+    #[arg(long, value_name = "S")]
+    max_startup_s: Option<u64>,
+    /// The workload cases (rows), comma separated, from: idle, 5r-seq,
+    /// 10r-seq, 5r5w-seq, 10r-rand (default all). Example: --cases idle,10r-seq
+    #[arg(long, value_name = "LIST")]
+    cases: Option<String>,
+    /// The schedulers (columns), comma separated, from: none, mq-deadline,
+    /// kyber, bfq, fairway-bfq (default all). Example: --schedulers none,bfq,fairway-bfq
+    #[arg(long, value_name = "LIST")]
+    schedulers: Option<String>,
+    /// Run the benchmark's threads (workers, replay, the engine's device
+    /// thread) under SCHED_RR priority 1, so other load on the machine
+    /// delays them less.
+    #[arg(long)]
+    realtime: bool,
+    /// fairway's engine: transfers on the device at once, 1..=256.
+    #[arg(long, default_value_t = 1)]
+    in_flight: u32,
+    /// fairway's scheduler in the engine, a catalogue spec (fairway disk
+    /// scheds; default bfq:t_max_ms=125, T_max as the kernel's
+    /// timeout_sync). Example: --spec bfq:t_max_ms=20
+    #[arg(long, value_name = "SPEC")]
+    spec: Option<String>,
+    /// One JSON object instead of the tables.
+    #[arg(long)]
+    json: bool,
+    /// Also write an SVG chart of the start-up times here.
+    #[arg(long, value_name = "PATH.svg")]
+    chart: Option<String>,
+    /// A short version (16 MiB regions, one replay per cell, 1 s warm-up).
+    #[arg(long)]
+    quick: bool,
+}
+
+fn in_range<T: PartialOrd + Copy + std::fmt::Display>(
+    flag: &'static str,
+    v: T,
+    (lo, hi): (T, T),
+) -> Result<T, FlagError> {
+    if v >= lo && v <= hi {
+        Ok(v)
+    } else {
+        Err(FlagError::ValueOutOfRange {
+            flag,
+            value: v.to_string(),
+            range: format!("{lo}..={hi}"),
+        })
+    }
+}
+
+/// The names of a comma-separated list, each one of `known`, none twice.
+fn names<T: Copy>(
+    flag: &'static str,
+    text: Option<&str>,
+    known: &[(&str, T)],
+    choices: &'static str,
+) -> Result<Vec<T>, FlagError> {
+    let Some(text) = text else {
+        return Ok(known.iter().map(|k| k.1).collect());
+    };
+    let unknown = |text: String| FlagError::UnknownEntry {
+        flag,
+        what: None,
+        text,
+        choices,
+    };
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for n in text.split(',').map(str::trim) {
+        let Some(k) = known.iter().find(|k| k.0 == n) else {
+            return Err(unknown(n.to_string()));
+        };
+        if seen.contains(&n) {
+            return Err(FlagError::ValueMust {
+                flag,
+                value: text.to_string(),
+                be: "a list naming each entry once",
+            });
+        }
+        seen.push(n);
+        out.push(k.1);
+    }
+    Ok(out)
+}
+
+/// The configuration the flags give.
+fn config(a: &SBenchArgs) -> Result<SBenchConfig, DiskCmdError> {
+    let q = a.quick;
+    let cases: Vec<(&str, Case)> = CASES.iter().map(|c| (c.name, *c)).collect();
+    let mut scheds: Vec<(&str, &str)> = KERNEL_SCHEDULERS.iter().map(|s| (*s, *s)).collect();
+    scheds.push((FAIRWAY, FAIRWAY));
+    Ok(SBenchConfig {
+        cases: names(
+            "--cases",
+            a.cases.as_deref(),
+            &cases,
+            "idle, 5r-seq, 10r-seq, 5r5w-seq, 10r-rand",
+        )?,
+        schedulers: names(
+            "--schedulers",
+            a.schedulers.as_deref(),
+            &scheds,
+            "none, mq-deadline, kyber, bfq, fairway-bfq",
+        )?
+        .into_iter()
+        .map(String::from)
+        .collect(),
+        realtime: a.realtime,
+        region_mib: in_range(
+            "--region-mib",
+            a.region_mib.unwrap_or(if q { 16 } else { 256 }),
+            REGION_MIB,
+        )?,
+        reps: in_range("--reps", a.reps.unwrap_or(if q { 1 } else { 3 }), REPS)?,
+        warmup_s: in_range(
+            "--warmup-s",
+            a.warmup_s.unwrap_or(if q { 1 } else { 4 }),
+            WARMUP_S,
+        )?,
+        pause: Duration::from_millis(if q { 300 } else { 1000 }),
+        max_startup_s: in_range(
+            "--max-startup-s",
+            a.max_startup_s.unwrap_or(if q { 20 } else { 60 }),
+            MAX_STARTUP_S,
+        )?,
+        in_flight: in_range("--in-flight", a.in_flight, (1, 256))?,
+        spec: match &a.spec {
+            None => FAIRWAY_BFQ,
+            Some(t) => DiskSchedSpec::parse(t)?,
+        },
+    })
+}
+
+/// The trace the flags name.
+fn load_trace(a: &SBenchArgs) -> Result<Trace, DiskCmdError> {
+    let path = match (&a.trace, &a.s_checkout) {
+        (Some(t), _) => Path::new(t).to_path_buf(),
+        (None, Some(dir)) => {
+            let app = a.app.as_deref().unwrap_or("gnometerm");
+            Path::new(dir)
+                .join("comm_startup_lat")
+                .join(format!("{app}.trace"))
+        }
+        (None, None) => return Ok(trace::synthetic()),
+    };
+    trace::load(&path).map_err(|e| failed(e.into()))
+}
+
+/// Runs `fairway disk s-bench`.
+pub fn run(a: SBenchArgs) -> Result<(), DiskCmdError> {
+    let cfg = config(&a)?;
+    if let Some(p) = &a.chart {
+        crate::cmd::outputs::check_chart_file("--chart", Path::new(p))?;
+    }
+    let trace = load_trace(&a)?;
+    fairway_runtime::net::install_interrupt_handler().map_err(|e| {
+        failed(SBenchError::Io {
+            what: "Ctrl-C handler".into(),
+            source: e,
+        })
+    })?;
+    let pb = bar(1, a.json);
+    let result = s_bench::run(&cfg, trace, &mut |done, total, what| {
+        pb.set_length(total as u64);
+        pb.set_position(done as u64);
+        pb.set_message(what.to_string());
+    });
+    pb.finish_and_clear();
+    let report = match result {
+        Ok(r) => r,
+        Err(e) if e.is_skip() => skipped(&e)?,
+        Err(e) => return Err(failed(e)),
+    };
+    if a.json {
+        json_line(&report)?;
+    } else {
+        print_tables(&report, cfg.max_startup_s)?;
+    }
+    chart(&a.chart, chart_spec(&report), &series(&report))
+}
+
+/// The command's error for a run that failed (its message, one line).
+fn failed(e: SBenchError) -> DiskCmdError {
+    DiskCmdError::SBench(e)
+}
+
+/// Says why and exits with [`EXIT_SKIPPED`].
+fn skipped(e: &SBenchError) -> Result<SReport, DiskCmdError> {
+    crate::errln!("fairway disk s-bench: {e}");
+    crate::cmd::stdout::flush()?;
+    std::process::exit(i32::from(EXIT_SKIPPED));
+}
+
+fn secs(c: &s_bench::Cell, limit: u64) -> String {
+    match c.startup_s {
+        Some(s) => format!("{s:.3}"),
+        None => format!(">{limit}"),
+    }
+}
+
+fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
+    crate::outln!(
+        "Replayed start-up of `{}` ({} reads, {} processes), {} replay(s) per cell; greedy workers: 128 KiB sequential or 4 KiB random O_DIRECT requests, {} MiB each; fairway: {} through the engine, {} in flight, kernel at none:",
+        r.trace, r.trace_requests, r.trace_threads, r.reps, r.region_mib, r.fairway_spec, r.in_flight
+    );
+    let mut header = vec!["workload".to_string()];
+    for s in &r.schedulers {
+        header.push(format!("{s} s"));
+        header.push(format!("{s} MB/s"));
+    }
+    let hdr: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = Table::new(&hdr);
+    let mut cpu_hdr = vec!["CPU µs/request".to_string()];
+    cpu_hdr.extend(r.schedulers.iter().cloned());
+    let cpu_h: Vec<&str> = cpu_hdr.iter().map(String::as_str).collect();
+    let mut cpu = Table::new(&cpu_h);
+    for case in &r.cases {
+        let mut row = vec![case.case.clone()];
+        let mut crow = vec![case.case.clone()];
+        for c in &case.cells {
+            row.push(secs(c, limit));
+            row.push(if case.readers + case.writers == 0 {
+                "-".into()
+            } else {
+                format!("{:.1}", c.throughput_mb_s)
+            });
+            crow.push(
+                c.cpu_us_per_request
+                    .map_or("-".into(), |x| format!("{x:.1}")),
+            );
+        }
+        t.row(row);
+        cpu.row(crow);
+    }
+    t.print()?;
+    crate::outln!();
+    crate::outln!("CPU per request (fairway-bfq: its engine thread; the kernel's: the process's system time, an approximation):");
+    cpu.print()?;
+    crate::outln!();
+    for g in &r.targets {
+        let ratio = g.ratio.map_or("-".into(), |x| format!("{x:.3}"));
+        let op = if g.name.contains("MB/s") { ">=" } else { "<=" };
+        crate::outln!(
+            "target {}: {ratio} (want {op} {}): {}",
+            g.name,
+            g.limit,
+            if g.met { "met" } else { "NOT met" }
+        );
+    }
+    Ok(())
+}
+
+fn chart_spec(r: &SReport) -> ChartSpec {
+    let names: Vec<String> = r
+        .cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{} {}", i + 1, c.case))
+        .collect();
+    ChartSpec {
+        title: format!("Replayed start-up of {} (x: {})", r.trace, names.join(", ")),
+        x_label: "workload case".into(),
+        y_label: "start-up time [s]".into(),
+        log_x: false,
+        log_y: false,
+    }
+}
+
+fn series(r: &SReport) -> Vec<Series> {
+    r.schedulers
+        .iter()
+        .enumerate()
+        .map(|(si, s)| Series {
+            name: s.clone(),
+            points: r
+                .cases
+                .iter()
+                .enumerate()
+                .filter_map(|(ci, c)| Some(((ci + 1) as f64, c.cells.get(si)?.startup_s?)))
+                .collect(),
+            dashed: false,
+            color: si,
+        })
+        .collect()
+}

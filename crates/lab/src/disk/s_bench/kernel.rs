@@ -1,0 +1,107 @@
+//! The kernel's side: every thread opens the loop device `O_DIRECT` and
+//! issues `pread`/`pwrite` itself (read-ahead through native AIO, as S's
+//! replayer does), so the kernel's scheduler on the loop device (`none`,
+//! `mq-deadline`, `kyber`, `bfq`) sees each thread's own I/O.
+
+use super::aio::{Aio, AIO_DEPTH};
+use super::port::{Op, Port, Ports};
+use super::SBenchError;
+use fairway_disk::engine::{AlignedBuf, MAX_BUF_LEN};
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+
+/// Ports on the loop device `dev`.
+pub struct KernelPorts {
+    /// The device path.
+    pub dev: String,
+}
+
+/// One thread's file descriptor, buffer and AIO context.
+pub struct KernelPort {
+    // Dropped first: destroying the context waits for the reads still
+    // using the buffers below.
+    aio: Aio,
+    file: File,
+    buf: AlignedBuf,
+    pending: Vec<AlignedBuf>,
+    spare: Vec<AlignedBuf>,
+}
+
+fn io_err(what: &str, source: std::io::Error) -> SBenchError {
+    SBenchError::Io {
+        what: what.to_string(),
+        source,
+    }
+}
+
+impl Ports for KernelPorts {
+    type P = KernelPort;
+    fn port(&self) -> Result<KernelPort, SBenchError> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&self.dev)
+            .map_err(|e| io_err(&self.dev, e))?;
+        Ok(KernelPort {
+            aio: Aio::new().map_err(|e| io_err("io_setup", e))?,
+            file,
+            buf: AlignedBuf::new(MAX_BUF_LEN).map_err(SBenchError::Engine)?,
+            pending: Vec::new(),
+            spare: Vec::new(),
+        })
+    }
+}
+
+impl Port for KernelPort {
+    fn sync(&mut self, op: Op, offset: u64, len: u32) -> Result<(), SBenchError> {
+        let len = len as usize;
+        let done = match op {
+            Op::Read => self
+                .file
+                .read_at(&mut self.buf.as_mut_slice()[..len], offset),
+            Op::Write => self.file.write_at(&self.buf.as_slice()[..len], offset),
+        }
+        .map_err(|e| io_err("O_DIRECT transfer", e))?;
+        if done != len {
+            return Err(io_err(
+                "O_DIRECT transfer",
+                std::io::Error::other("short transfer"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn read_async(&mut self, offset: u64, len: u32) -> Result<(), SBenchError> {
+        if self.pending.len() == AIO_DEPTH {
+            self.drain()?;
+        }
+        let mut buf = match self.spare.pop() {
+            Some(b) => b,
+            None => AlignedBuf::new(MAX_BUF_LEN).map_err(SBenchError::Engine)?,
+        };
+        let ptr = buf.as_mut_slice().as_mut_ptr();
+        // SAFETY: the buffer moves into `pending` (its heap block does not
+        // move) and stays there until `drain` has collected the read, or
+        // until the context is destroyed (first, on drop).
+        unsafe {
+            self.aio
+                .read(self.file.as_raw_fd(), ptr, len as usize, offset)
+        }
+        .map_err(|e| io_err("io_submit", e))?;
+        self.pending.push(buf);
+        Ok(())
+    }
+
+    fn drain(&mut self) -> Result<(), SBenchError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.aio
+            .wait(self.pending.len())
+            .map_err(|e| io_err("io_getevents", e))?;
+        self.spare.append(&mut self.pending);
+        Ok(())
+    }
+}

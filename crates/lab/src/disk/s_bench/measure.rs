@@ -1,0 +1,225 @@
+//! One cell of S's table: one workload case under one scheduler. The
+//! greedy workers start, run through a warm-up (S waits for the kernel
+//! BFQ's weight raising of new processes to end before it measures), then
+//! the start-up trace is replayed `reps` times, a pause before each, the
+//! workers running throughout; the workers' bytes are counted during the
+//! replays only.
+
+use super::port::{Counters, Ports};
+use super::replay::{replay, APP_REGION};
+use super::report::Cell;
+use super::trace::Trace;
+use super::workers::{spawn, Region, WorkerKind};
+use super::SBenchError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A workload case: a row of S's table.
+#[derive(Clone, Copy, Debug)]
+pub struct Case {
+    /// Its name in the report.
+    pub name: &'static str,
+    /// Greedy readers.
+    pub readers: u32,
+    /// Greedy writers.
+    pub writers: u32,
+    /// Random (else sequential) readers.
+    pub rand: bool,
+}
+
+/// The cases S's published start-up tables have.
+pub const CASES: [Case; 5] = [
+    Case {
+        name: "idle",
+        readers: 0,
+        writers: 0,
+        rand: false,
+    },
+    Case {
+        name: "5r-seq",
+        readers: 5,
+        writers: 0,
+        rand: false,
+    },
+    Case {
+        name: "10r-seq",
+        readers: 10,
+        writers: 0,
+        rand: false,
+    },
+    Case {
+        name: "5r5w-seq",
+        readers: 5,
+        writers: 5,
+        rand: false,
+    },
+    Case {
+        name: "10r-rand",
+        readers: 10,
+        writers: 0,
+        rand: true,
+    },
+];
+
+/// Most greedy workers of a case: each gets its own region.
+pub const MAX_WORKERS: u64 = 10;
+
+/// How each cell is measured.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    /// Bytes of the application's regions (before the workers').
+    pub app_bytes: u64,
+    /// Bytes of each worker's region.
+    pub region: u64,
+    /// Replays.
+    pub reps: u32,
+    /// Workers alone before the first replay.
+    pub warmup: Duration,
+    /// Workers alone before each replay.
+    pub pause: Duration,
+    /// A replay's time limit.
+    pub max_startup: Duration,
+    /// Seed of the random offsets.
+    pub seed: u64,
+}
+
+/// The running workers; stopped and joined on drop, whatever happened.
+struct Crew {
+    stop: Arc<AtomicBool>,
+    handles: Vec<JoinHandle<Result<(), SBenchError>>>,
+}
+
+impl Crew {
+    fn finish(mut self) -> Result<(), SBenchError> {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut first = Ok(());
+        for h in self.handles.drain(..) {
+            let r = h.join().unwrap_or(Err(SBenchError::Panicked("worker")));
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
+
+    /// Sleeps `d`, returning early with the error of a worker that failed
+    /// or at Ctrl-C.
+    fn sleep(&mut self, d: Duration) -> Result<(), SBenchError> {
+        let end = Instant::now() + d;
+        while Instant::now() < end {
+            if super::interrupted() {
+                return Err(SBenchError::Interrupted);
+            }
+            if let Some(i) = self.handles.iter().position(|h| h.is_finished()) {
+                let h = self.handles.swap_remove(i);
+                return Err(h
+                    .join()
+                    .unwrap_or(Err(SBenchError::Panicked("worker")))
+                    .err()
+                    .unwrap_or(SBenchError::Panicked("worker stopped")));
+            }
+            std::thread::sleep(
+                Duration::from_millis(20).min(end.saturating_duration_since(Instant::now())),
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Crew {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Measures `case` on `ports`; `cpu` reads the CPU clock of the side
+/// (`source` names it).
+pub fn measure<S: Ports>(
+    ports: &S,
+    case: &Case,
+    plan: &Plan,
+    trace: &Arc<Trace>,
+    cpu: &dyn Fn() -> Option<Duration>,
+    source: &'static str,
+    scheduler: &str,
+) -> Result<Cell, SBenchError> {
+    let counters = Arc::new(Counters::default());
+    let mut crew = Crew {
+        stop: Arc::default(),
+        handles: Vec::new(),
+    };
+    for i in 0..case.readers + case.writers {
+        let kind = match (i < case.readers, case.rand) {
+            (false, _) => WorkerKind::SeqWriter,
+            (true, true) => WorkerKind::RandReader,
+            (true, false) => WorkerKind::SeqReader,
+        };
+        let region = Region {
+            base: plan.app_bytes + u64::from(i) * plan.region,
+            len: plan.region,
+        };
+        let h = spawn(
+            kind,
+            ports.port()?,
+            region,
+            plan.seed + u64::from(i),
+            crew.stop.clone(),
+            counters.clone(),
+        )?;
+        crew.handles.push(h);
+    }
+    if !crew.handles.is_empty() {
+        crew.sleep(plan.warmup)?;
+    }
+    let cpu0 = cpu();
+    let (_, r0) = counters.snapshot();
+    let (mut bytes, mut secs, mut runs, mut timed_out) = (0u64, 0f64, Vec::new(), 0u32);
+    for rep in 0..plan.reps {
+        crew.sleep(plan.pause)?;
+        let app = (0..trace.threads.len())
+            .map(|_| ports.port())
+            .collect::<Result<Vec<_>, _>>()?;
+        let (b0, _) = counters.snapshot();
+        let seed = plan.seed ^ (u64::from(rep) + 1).wrapping_mul(0x1234_5678_9abc);
+        let r = replay(trace, app, 0, seed, plan.max_startup, &counters)?;
+        let (b1, _) = counters.snapshot();
+        bytes += b1 - b0;
+        secs += r.secs;
+        runs.push(r.secs);
+        timed_out += u32::from(r.timed_out);
+    }
+    let cpu1 = cpu();
+    let (_, r1) = counters.snapshot();
+    crew.finish()?;
+    let requests = r1 - r0;
+    let mean = runs.iter().sum::<f64>() / runs.len().max(1) as f64;
+    Ok(Cell {
+        scheduler: scheduler.to_string(),
+        startup_s: (timed_out == 0 && !runs.is_empty()).then_some(mean),
+        startup_runs_s: runs,
+        timed_out,
+        throughput_mb_s: if secs > 0.0 {
+            bytes as f64 / secs / 1e6
+        } else {
+            0.0
+        },
+        requests,
+        cpu_us_per_request: match (cpu0, cpu1) {
+            (Some(a), Some(b)) if requests > 0 => {
+                Some((b - a).as_secs_f64() * 1e6 / requests as f64)
+            }
+            _ => None,
+        },
+        cpu_source: source,
+    })
+}
+
+/// The application's regions: 20 MiB per process of the trace.
+pub fn app_bytes(trace: &Trace) -> u64 {
+    trace.threads.len() as u64 * APP_REGION
+}

@@ -1,0 +1,365 @@
+//! The S benchmark suite's start-up latency method (Paolo Valente's S,
+//! `comm_startup_lat`) on this machine, in one run: the recorded start-up
+//! I/O of an application is replayed while greedy sequential or random
+//! readers and writers keep the device busy, under the kernel's
+//! schedulers (`none`, `mq-deadline`, `kyber`, `bfq`) and under fairway's
+//! BFQ in the embeddable engine ([`fairway_disk::engine`], the kernel at
+//! `none`); the start-up time and the workers' throughput meanwhile are
+//! reported per case and scheduler, as S's tables do, with each side's
+//! CPU time per request.
+//!
+//! Linux and root only: the storage is a loop device over an image file in
+//! `/var/tmp` with direct I/O to the file ([`device`]), removed on every
+//! exit path.
+//!
+//! * [`trace`]: the start-up trace formats (S's and fairway's) and the
+//!   synthetic trace; [`mod@replay`]: the replay, as S's replayer does it;
+//! * [`workers`]: the greedy readers and writers; [`port`]: the path of
+//!   each thread's I/O, [`kernel`] (system calls, [`aio`]) or [`engine`];
+//! * [`mod@measure`]: one case under one scheduler; [`cpu`]: CPU per request;
+//!   [`report`]: the table's data and the targets.
+
+pub mod aio;
+pub mod cpu;
+pub mod device;
+pub mod engine;
+pub mod kernel;
+pub mod measure;
+pub mod port;
+pub mod replay;
+pub mod report;
+pub mod trace;
+pub mod workers;
+
+pub use measure::{Case, CASES};
+pub use report::{CaseRow, Cell, SReport, TargetCheck};
+pub use trace::{Trace, TraceError};
+
+pub use super::kernel_bfq::FAIRWAY_BFQ;
+use device::{Image, LoopDev};
+use fairway_disk::catalogue::DiskSchedSpec;
+use fairway_disk::engine::EngineError;
+use measure::{app_bytes, measure, Plan, MAX_WORKERS};
+use std::sync::Arc;
+use std::time::Duration;
+use thiserror::Error;
+
+/// The kernel's schedulers compared, in the table's column order.
+pub const KERNEL_SCHEDULERS: [&str; 4] = ["none", "mq-deadline", "kyber", "bfq"];
+/// The name of the engine's device thread.
+const ENGINE_THREAD: &str = "fairway-engine";
+/// fairway's column.
+pub const FAIRWAY: &str = "fairway-bfq";
+/// Range of [`SBenchConfig::region_mib`].
+pub const REGION_MIB: (u64, u64) = (16, 4096);
+/// Range of [`SBenchConfig::reps`].
+pub const REPS: (u32, u32) = (1, 100);
+/// Range of the warm-up, seconds.
+pub const WARMUP_S: (u64, u64) = (0, 600);
+/// Range of a replay's time limit, seconds.
+pub const MAX_STARTUP_S: (u64, u64) = (1, 600);
+
+/// Why `s-bench` did not produce its table.
+#[derive(Debug, Error)]
+pub enum SBenchError {
+    /// Not root.
+    #[error("skipped, needs root")]
+    NeedsRoot,
+    /// A tool is missing.
+    #[error("skipped, needs {0}")]
+    Missing(&'static str),
+    /// The kernel offers no such scheduler for loop devices.
+    #[error("skipped, the loop device offers no `{0}` scheduler")]
+    NoScheduler(String),
+    /// io_uring is unavailable.
+    #[error("skipped, io_uring unavailable: {0}")]
+    NoUring(String),
+    /// The image would not fit.
+    #[error("the image needs {need_mib} MiB and /var/tmp has {free_mib} MiB free")]
+    NoSpace {
+        /// Size of the image.
+        need_mib: u64,
+        /// Free space.
+        free_mib: u64,
+    },
+    /// A configuration value outside its range.
+    #[error("{name} = {value} is out of range (allowed: {allowed})")]
+    OutOfRange {
+        /// The value's name.
+        name: &'static str,
+        /// The value.
+        value: u64,
+        /// The range.
+        allowed: String,
+    },
+    /// A name that is not one of the list.
+    #[error("unknown {what} `{name}`")]
+    Unknown {
+        /// What it names.
+        what: &'static str,
+        /// The name.
+        name: String,
+    },
+    /// The start-up trace.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// Ctrl-C.
+    #[error("interrupted")]
+    Interrupted,
+    /// A system call or a file.
+    #[error("{what}: {source}")]
+    Io {
+        /// What failed.
+        what: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A command (`losetup`) failed.
+    #[error("{0}")]
+    Command(String),
+    /// The engine refused something.
+    #[error("fairway engine: {0}")]
+    Engine(#[from] EngineError),
+    /// A request of the engine failed.
+    #[error("fairway engine request: {0}")]
+    Submit(String),
+    /// A thread panicked.
+    #[error("a {0} thread panicked")]
+    Panicked(&'static str),
+}
+
+impl SBenchError {
+    /// Whether the measurement could not run here (as opposed to failing).
+    pub fn is_skip(&self) -> bool {
+        matches!(
+            self,
+            Self::NeedsRoot | Self::Missing(_) | Self::NoScheduler(_) | Self::NoUring(_)
+        )
+    }
+}
+
+/// True once Ctrl-C was pressed (after the CLI installed its handler).
+pub fn interrupted() -> bool {
+    fairway_runtime::net::interrupted()
+}
+
+/// How the run is made.
+#[derive(Clone, Debug)]
+pub struct SBenchConfig {
+    /// The rows: a subset of [`CASES`], in this order.
+    pub cases: Vec<Case>,
+    /// The columns: names of [`KERNEL_SCHEDULERS`] and [`FAIRWAY`].
+    pub schedulers: Vec<String>,
+    /// Run the benchmark's threads under `SCHED_RR` (priority 1), so that
+    /// other load on the machine delays them less.
+    pub realtime: bool,
+    /// Each greedy worker's region, MiB, `16..=4096`.
+    pub region_mib: u64,
+    /// Replays per case and scheduler, `1..=100`.
+    pub reps: u32,
+    /// Seconds the workers run before the first replay, `0..=600`.
+    pub warmup_s: u64,
+    /// Pause before each replay (the workers running).
+    pub pause: Duration,
+    /// A replay's time limit, seconds, `1..=600`.
+    pub max_startup_s: u64,
+    /// The engine's transfers in flight, `1..=256`.
+    pub in_flight: u32,
+    /// fairway's scheduler in the engine (default [`FAIRWAY_BFQ`]).
+    pub spec: DiskSchedSpec,
+}
+
+fn check(name: &'static str, value: u64, (lo, hi): (u64, u64)) -> Result<(), SBenchError> {
+    if (lo..=hi).contains(&value) {
+        Ok(())
+    } else {
+        Err(SBenchError::OutOfRange {
+            name,
+            value,
+            allowed: format!("{lo}..={hi}"),
+        })
+    }
+}
+
+impl SBenchConfig {
+    /// Checks every value's range.
+    pub fn validate(&self) -> Result<(), SBenchError> {
+        if let Some(s) = self
+            .schedulers
+            .iter()
+            .find(|s| !KERNEL_SCHEDULERS.contains(&s.as_str()) && *s != FAIRWAY)
+        {
+            return Err(SBenchError::Unknown {
+                what: "scheduler",
+                name: s.clone(),
+            });
+        }
+        check("cases", self.cases.len() as u64, (1, CASES.len() as u64))?;
+        check(
+            "schedulers",
+            self.schedulers.len() as u64,
+            (1, KERNEL_SCHEDULERS.len() as u64 + 1),
+        )?;
+        check("region_mib", self.region_mib, REGION_MIB)?;
+        check(
+            "reps",
+            u64::from(self.reps),
+            (u64::from(REPS.0), u64::from(REPS.1)),
+        )?;
+        check("warmup_s", self.warmup_s, WARMUP_S)?;
+        check("max_startup_s", self.max_startup_s, MAX_STARTUP_S)?;
+        check("in_flight", u64::from(self.in_flight), (1, 256))
+    }
+
+    /// The image's size for `trace`, MiB.
+    pub fn image_mib(&self, trace: &Trace) -> u64 {
+        (app_bytes(trace) >> 20) + MAX_WORKERS * self.region_mib
+    }
+}
+
+fn free_mib(dir: &str) -> Option<u64> {
+    let c = std::ffi::CString::new(dir).ok()?;
+    // SAFETY: statvfs fills the zeroed struct; `c` is a valid C string.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    (unsafe { libc::statvfs(c.as_ptr(), &mut s) } == 0)
+        .then(|| (s.f_bavail as u64 * s.f_frsize as u64) >> 20)
+}
+
+/// Checks what the run needs: root, `losetup`, the space for the image.
+fn preflight(config: &SBenchConfig, trace: &Trace) -> Result<(), SBenchError> {
+    config.validate()?;
+    if !device::is_root() {
+        return Err(SBenchError::NeedsRoot);
+    }
+    if !device::has("losetup") {
+        return Err(SBenchError::Missing("losetup"));
+    }
+    let need_mib = config.image_mib(trace);
+    let free_mib = free_mib("/var/tmp").unwrap_or(0);
+    // Keep 1 GiB for everyone else.
+    if need_mib + 1024 > free_mib {
+        return Err(SBenchError::NoSpace { need_mib, free_mib });
+    }
+    Ok(())
+}
+
+/// Runs every case under every scheduler; `step(done, total, what)` is
+/// called before each cell.
+pub fn run(
+    config: &SBenchConfig,
+    trace: Trace,
+    step: &mut dyn FnMut(usize, usize, &str),
+) -> Result<SReport, SBenchError> {
+    preflight(config, &trace)?;
+    let image = Image::create(config.image_mib(&trace) << 20)?;
+    let dev = LoopDev::attach(&image)?;
+    let offered = dev.schedulers();
+    let wanted = config
+        .schedulers
+        .iter()
+        .map(|s| if s == FAIRWAY { "none" } else { s.as_str() });
+    if let Some(s) = wanted.into_iter().find(|s| !offered.iter().any(|o| o == s)) {
+        return Err(SBenchError::NoScheduler(s.to_string()));
+    }
+    if config.realtime {
+        // Threads inherit the policy: the workers, the replay and the
+        // engine's device thread all run under it.
+        fairway_runtime::net::set_round_robin_priority(1).map_err(|e| SBenchError::Io {
+            what: "SCHED_RR".into(),
+            source: e,
+        })?;
+    }
+    let plan = Plan {
+        app_bytes: app_bytes(&trace),
+        region: config.region_mib << 20,
+        reps: config.reps,
+        warmup: Duration::from_secs(config.warmup_s),
+        pause: config.pause,
+        max_startup: Duration::from_secs(config.max_startup_s),
+        seed: 0x5eed,
+    };
+    let trace = Arc::new(trace);
+    let schedulers = config.schedulers.clone();
+    let total = config.cases.len() * schedulers.len();
+    let mut cases = Vec::new();
+    for (ci, case) in config.cases.iter().enumerate() {
+        let mut cells = Vec::new();
+        for (si, s) in schedulers.iter().enumerate() {
+            step(
+                ci * schedulers.len() + si,
+                total,
+                &format!("{} under {s}", case.name),
+            );
+            cells.push(cell(&dev, s, case, &plan, &trace, config)?);
+        }
+        cases.push(CaseRow {
+            case: case.name.into(),
+            readers: case.readers,
+            writers: case.writers,
+            pattern: if case.rand { "rand" } else { "seq" },
+            cells,
+        });
+    }
+    step(total, total, "done");
+    let mut report = SReport {
+        trace: trace.name.clone(),
+        trace_requests: trace.requests.len(),
+        trace_threads: trace.threads.len(),
+        image_mib: config.image_mib(&trace),
+        region_mib: config.region_mib,
+        reps: config.reps,
+        warmup_s: config.warmup_s as f64,
+        in_flight: config.in_flight,
+        realtime: config.realtime,
+        fairway_spec: config.spec.to_string(),
+        schedulers,
+        cases,
+        targets: Vec::new(),
+    };
+    report.check_targets();
+    drop(dev);
+    drop(image);
+    Ok(report)
+}
+
+/// One case under one scheduler.
+fn cell(
+    dev: &LoopDev,
+    scheduler: &str,
+    case: &Case,
+    plan: &Plan,
+    trace: &Arc<Trace>,
+    config: &SBenchConfig,
+) -> Result<Cell, SBenchError> {
+    if scheduler == FAIRWAY {
+        dev.set_scheduler("none")?;
+        let ports = engine::EnginePorts::start(&dev.dev, config.spec, config.in_flight)?;
+        // The device thread names itself once it runs: wait for that, so
+        // the first reading of its clock finds it.
+        let named = std::time::Instant::now();
+        while cpu::thread_named(ENGINE_THREAD).is_none() && named.elapsed() < Duration::from_secs(1)
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let cpu = || cpu::thread_named(ENGINE_THREAD);
+        let c = measure(&ports, case, plan, trace, &cpu, "engine thread", scheduler);
+        ports.shutdown();
+        c
+    } else {
+        dev.set_scheduler(scheduler)?;
+        let ports = kernel::KernelPorts {
+            dev: dev.dev.clone(),
+        };
+        let cpu = || Some(cpu::process_system());
+        measure(
+            &ports,
+            case,
+            plan,
+            trace,
+            &cpu,
+            "process system time",
+            scheduler,
+        )
+    }
+}

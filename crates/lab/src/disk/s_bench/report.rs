@@ -1,0 +1,146 @@
+//! What `s-bench` reports: for each workload case (a row of S's table)
+//! and each scheduler (a column), the replayed start-up time and the
+//! greedy workers' aggregate throughput meanwhile, with the CPU time per
+//! request; and the issue's targets, checked against the figures.
+
+use serde::Serialize;
+
+/// One scheduler's figures in one case.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cell {
+    /// `none`, `mq-deadline`, `kyber`, `bfq` (the kernel's) or
+    /// `fairway-bfq`.
+    pub scheduler: String,
+    /// Mean start-up time of the replays that finished, seconds (`None`
+    /// if every replay hit the time limit).
+    pub startup_s: Option<f64>,
+    /// Each replay's time, seconds (a timed-out one at the limit).
+    pub startup_runs_s: Vec<f64>,
+    /// Replays stopped at the time limit.
+    pub timed_out: u32,
+    /// The greedy workers' aggregate MB/s during the replays (0 idle).
+    pub throughput_mb_s: f64,
+    /// Requests completed over the measured phase (workers and replay).
+    pub requests: u64,
+    /// CPU microseconds per request (see `cpu_source`).
+    pub cpu_us_per_request: Option<f64>,
+    /// Where the CPU time comes from: `engine thread` (measured) or
+    /// `process system time` (the kernel's, an approximation).
+    pub cpu_source: &'static str,
+}
+
+/// One workload case: a row.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseRow {
+    /// `idle`, `5r-seq`, `10r-seq`, `5r5w-seq`, `10r-rand`.
+    pub case: String,
+    /// Greedy readers.
+    pub readers: u32,
+    /// Greedy writers.
+    pub writers: u32,
+    /// `seq` or `rand`.
+    pub pattern: &'static str,
+    /// One per scheduler, in [`SReport::schedulers`] order.
+    pub cells: Vec<Cell>,
+}
+
+/// A target of the issue, checked.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetCheck {
+    /// What is compared.
+    pub name: String,
+    /// The measured ratio.
+    pub ratio: Option<f64>,
+    /// The limit (`ratio <= limit`, or `>=` for throughput).
+    pub limit: f64,
+    /// Whether it holds.
+    pub met: bool,
+}
+
+/// The whole run.
+#[derive(Clone, Debug, Serialize)]
+pub struct SReport {
+    /// The replayed trace's name.
+    pub trace: String,
+    /// Its requests.
+    pub trace_requests: usize,
+    /// Its processes.
+    pub trace_threads: usize,
+    /// The image (and loop device) size, MiB.
+    pub image_mib: u64,
+    /// Each greedy worker's region, MiB.
+    pub region_mib: u64,
+    /// Replays per case and scheduler.
+    pub reps: u32,
+    /// Seconds the workers ran before the first replay.
+    pub warmup_s: f64,
+    /// fairway's engine: transfers in flight at once.
+    pub in_flight: u32,
+    /// Whether the threads ran under `SCHED_RR`.
+    pub realtime: bool,
+    /// fairway's BFQ spec.
+    pub fairway_spec: String,
+    /// The columns.
+    pub schedulers: Vec<String>,
+    /// The rows.
+    pub cases: Vec<CaseRow>,
+    /// The issue's targets.
+    pub targets: Vec<TargetCheck>,
+}
+
+impl SReport {
+    /// The cell of `case` and `scheduler`.
+    pub fn cell(&self, case: &str, scheduler: &str) -> Option<&Cell> {
+        self.cases
+            .iter()
+            .find(|c| c.case == case)?
+            .cells
+            .iter()
+            .find(|c| c.scheduler == scheduler)
+    }
+
+    /// Checks the targets: under 10 sequential readers, fairway's BFQ's
+    /// start-up at most 1.5 × its idle one and at most 1/5 of `none`'s
+    /// and `mq-deadline`'s; its readers' throughput at least 0.9 × the
+    /// kernel BFQ's.
+    pub fn check_targets(&mut self) {
+        let start = |case, s| self.cell(case, s).and_then(|c| c.startup_s);
+        let thr = |s| self.cell("10r-seq", s).map(|c| c.throughput_mb_s);
+        let f = start("10r-seq", "fairway-bfq");
+        let ratio = |a: Option<f64>, b: Option<f64>| Some(a? / b?);
+        let mut t = vec![(
+            "fairway-bfq start-up, 10r-seq / idle".to_string(),
+            ratio(f, start("idle", "fairway-bfq")),
+            1.5,
+            false,
+        )];
+        for k in ["none", "mq-deadline"] {
+            // A kernel replay that timed out took longer than the limit.
+            let other = start("10r-seq", k).or_else(|| {
+                self.cell("10r-seq", k)
+                    .and_then(|c| c.startup_runs_s.iter().copied().reduce(f64::max))
+            });
+            t.push((
+                format!("fairway-bfq / {k} start-up, 10r-seq"),
+                ratio(f, other),
+                0.2,
+                false,
+            ));
+        }
+        t.push((
+            "fairway-bfq / kernel bfq readers' MB/s, 10r-seq".into(),
+            ratio(thr("fairway-bfq"), thr("bfq")),
+            0.9,
+            true,
+        ));
+        self.targets = t
+            .into_iter()
+            .map(|(name, ratio, limit, at_least)| TargetCheck {
+                met: ratio.is_some_and(|r| if at_least { r >= limit } else { r <= limit }),
+                name,
+                ratio,
+                limit,
+            })
+            .collect();
+    }
+}
