@@ -27,6 +27,7 @@
 //! assert!(Summary::of(&checked).lines[0].starts_with("6 nodes, 8 circuits, 12 devices"));
 //! ```
 
+pub mod datapath;
 pub mod error;
 pub mod libreqos;
 pub mod limits;
