@@ -407,7 +407,10 @@ mod tests {
                 Some(f.len())
             }));
         }
-        assert!(e.receive(Dir::Download, 0, |_| Some(5000)));
+        assert!(e.receive(Dir::Download, 0, |b| {
+            b[..f.len()].copy_from_slice(&f);
+            Some(5000)
+        }));
         assert!(!e.receive(Dir::Download, 0, |_| None));
         let mut sent = 0;
         while let Some(out) = e.next(0) {
