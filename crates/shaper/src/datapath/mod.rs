@@ -17,9 +17,11 @@
 pub mod bucket;
 pub mod classify;
 pub mod engine;
+#[cfg(target_os = "linux")]
 pub mod frame_io;
 pub mod headers;
 pub mod pool;
+#[cfg(target_os = "linux")]
 pub mod run;
 pub mod stats;
 pub mod tree;
