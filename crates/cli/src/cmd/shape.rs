@@ -161,7 +161,9 @@ fn shape(checked: &fairway_shaper::validate::Checked, label: &str) -> Result<(),
     crate::out!("{}", outcome.report);
     for (interface, drops) in &outcome.kernel_drops {
         if *drops > 0 {
-            crate::outln!("{interface}: {drops} frames dropped by the kernel before the shaper read them");
+            crate::outln!(
+                "{interface}: {drops} frames dropped by the kernel before the shaper read them"
+            );
         }
     }
     Ok(())

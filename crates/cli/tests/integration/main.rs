@@ -15,4 +15,5 @@ mod policy_files;
 mod quiet_output;
 mod reproduce;
 mod shape_check;
+mod shape_datapath;
 mod udp_bench_cli;

@@ -73,10 +73,7 @@ fn range(net: &IpNet) -> (u128, u128) {
             mapped(&n.network().octets()),
             mapped(&n.broadcast().octets()),
         ),
-        IpNet::V6(n) => (
-            u128::from(n.network()),
-            u128::from(n.broadcast()),
-        ),
+        IpNet::V6(n) => (u128::from(n.network()), u128::from(n.broadcast())),
     }
 }
 
@@ -91,12 +88,15 @@ impl Rule {
         let m = &self.m;
         let in_prefix = |a: u128| self.prefix.is_some_and(|(lo, hi)| lo <= a && a <= hi);
         (self.prefix.is_none() || in_prefix(h.src) || in_prefix(h.dst))
-            && m.mac.map_or(true, |mac| mac.0 == h.src_mac || mac.0 == h.dst_mac)
+            && m.mac
+                .map_or(true, |mac| mac.0 == h.src_mac || mac.0 == h.dst_mac)
             && m.vlan.map_or(true, |v| h.vlan == Some(v))
             && m.protocol.map_or(true, |p| p == h.protocol)
             && m.dscp.map_or(true, |d| d == h.dscp)
-            && m.src_ports.map_or(true, |r| (r.lo..=r.hi).contains(&h.src_port))
-            && m.dst_ports.map_or(true, |r| (r.lo..=r.hi).contains(&h.dst_port))
+            && m.src_ports
+                .map_or(true, |r| (r.lo..=r.hi).contains(&h.src_port))
+            && m.dst_ports
+                .map_or(true, |r| (r.lo..=r.hi).contains(&h.dst_port))
     }
 }
 
@@ -171,8 +171,8 @@ impl Classifier {
 
 #[cfg(test)]
 mod tests {
-    use super::super::headers::tests::{tcp6, udp4};
     use super::super::headers::parse;
+    use super::super::headers::tests::{tcp6, udp4};
     use super::*;
     use crate::loc::Loc;
     use crate::plan::{Bandwidth, Circuit, DefaultClass, Device, Plan, Prefix, Rates, Rule};
@@ -186,8 +186,14 @@ mod tests {
     }
 
     fn rates() -> Rates {
-        let b = Bandwidth { min: None, max: 1_000_000 };
-        Rates { download: b, upload: b }
+        let b = Bandwidth {
+            min: None,
+            max: 1_000_000,
+        };
+        Rates {
+            download: b,
+            upload: b,
+        }
     }
 
     fn plan(default: bool) -> Checked {
@@ -206,7 +212,10 @@ mod tests {
             mac: mac.map(crate::mac::Mac),
             prefixes: nets
                 .iter()
-                .map(|n| Prefix { net: n.parse().unwrap(), at: at() })
+                .map(|n| Prefix {
+                    net: n.parse().unwrap(),
+                    at: at(),
+                })
                 .collect(),
             at: at(),
         };
@@ -267,7 +276,10 @@ mod tests {
         let down = Classifier::new(&checked, Dir::Download);
         let inside = (0x2001_0db8u128 << 96) | 5;
         assert_eq!(class(&down, &tcp6(1, inside, 1, 2)), Class::Circuit(1));
-        assert_eq!(class(&down, &tcp6(1, 0x2001_0db9 << 96, 1, 2)), Class::Unclaimed);
+        assert_eq!(
+            class(&down, &tcp6(1, 0x2001_0db9 << 96, 1, 2)),
+            Class::Unclaimed
+        );
         // The test frames' destination MAC is 02:00:00:00:00:02; b2's
         // MAC is another, then made the destination.
         let mut f = udp4([8, 8, 8, 8], [192, 0, 2, 1], 1, 2, None);

@@ -133,7 +133,12 @@ impl Engine {
                 fifo: VecDeque::with_capacity(POOL_SLOTS as usize),
             })
         };
-        let mut names: Vec<String> = c.plan.circuits.iter().map(|k| format!("circuit {}", k.id)).collect();
+        let mut names: Vec<String> = c
+            .plan
+            .circuits
+            .iter()
+            .map(|k| format!("circuit {}", k.id))
+            .collect();
         if c.plan.default_class.is_some() {
             names.push("default".into());
         }
@@ -220,7 +225,11 @@ impl Engine {
     pub fn next(&mut self, now_ns: u64) -> Option<Out> {
         for (d, dir) in Dir::BOTH.into_iter().enumerate() {
             if let Some(frame) = self.sides[d].fifo.pop_front() {
-                return Some(Out { dir, leaf: None, frame });
+                return Some(Out {
+                    dir,
+                    leaf: None,
+                    frame,
+                });
             }
         }
         for k in 0..2 {
@@ -420,7 +429,10 @@ mod tests {
         let r = e.report();
         assert_eq!(r.rows.len(), 1);
         let c = r.rows[0].counters;
-        assert_eq!((c.received.packets, c.too_large.packets, c.sent.packets), (11, 1, sent));
+        assert_eq!(
+            (c.received.packets, c.too_large.packets, c.sent.packets),
+            (11, 1, sent)
+        );
         assert_eq!(r.rows[0].queued.packets, 10 - sent);
         assert_eq!(sent, 4);
     }

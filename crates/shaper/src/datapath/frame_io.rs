@@ -38,7 +38,11 @@ pub struct PortError {
 
 impl fmt::Display for PortError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "interface {:?}: {}: {}", self.interface, self.what, self.source)
+        write!(
+            f,
+            "interface {:?}: {}: {}",
+            self.interface, self.what, self.source
+        )
     }
 }
 
@@ -81,7 +85,10 @@ impl Port {
             source,
         };
         let cname = CString::new(name).map_err(|_| {
-            err("name", io::Error::new(io::ErrorKind::InvalidInput, "holds a NUL byte"))
+            err(
+                "name",
+                io::Error::new(io::ErrorKind::InvalidInput, "holds a NUL byte"),
+            )
         })?;
         // SAFETY: a NUL-terminated string that outlives the call.
         let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
@@ -97,7 +104,10 @@ impl Port {
             )
         };
         if raw < 0 {
-            return Err(err("packet socket (needs CAP_NET_RAW)", io::Error::last_os_error()));
+            return Err(err(
+                "packet socket (needs CAP_NET_RAW)",
+                io::Error::last_os_error(),
+            ));
         }
         // SAFETY: `raw` is a fresh descriptor no one else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };

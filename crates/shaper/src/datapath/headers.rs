@@ -182,7 +182,10 @@ pub(crate) mod tests {
     fn ipv6_fields() {
         let h = parse(&tcp6(1, 0x2001_0db8 << 96, 80, 443)).unwrap();
         assert!(!h.v4);
-        assert_eq!((h.protocol, h.dscp, h.src_port, h.dst_port), (6, 10, 80, 443));
+        assert_eq!(
+            (h.protocol, h.dscp, h.src_port, h.dst_port),
+            (6, 10, 80, 443)
+        );
         assert_eq!(h.dst, 0x2001_0db8 << 96);
     }
 
@@ -204,8 +207,14 @@ pub(crate) mod tests {
             Headers { src_port: 6, ..h },
             Headers { dst_port: 8, ..h },
             Headers { protocol: 6, ..h },
-            Headers { src: h.src + 1, ..h },
-            Headers { dst: h.dst + 1, ..h },
+            Headers {
+                src: h.src + 1,
+                ..h
+            },
+            Headers {
+                dst: h.dst + 1,
+                ..h
+            },
         ] {
             assert_ne!(change.flow_hash(), base);
         }

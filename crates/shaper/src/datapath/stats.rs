@@ -141,12 +141,28 @@ impl Report {
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let width = self.rows.iter().map(|r| r.class.len()).max().unwrap_or(0).max(5);
+        let width = self
+            .rows
+            .iter()
+            .map(|r| r.class.len())
+            .max()
+            .unwrap_or(0)
+            .max(5);
         writeln!(
             f,
             "{:<8} {:<width$} {:>10} {:>12} {:>10} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
-            "dir", "class", "received", "bytes", "sent", "bytes", "codel", "overflow", "toolarge",
-            "noslot", "sendfail", "queued"
+            "dir",
+            "class",
+            "received",
+            "bytes",
+            "sent",
+            "bytes",
+            "codel",
+            "overflow",
+            "toolarge",
+            "noslot",
+            "sendfail",
+            "queued"
         )?;
         let (total, queued) = self.total();
         let all = Row {
@@ -155,7 +171,12 @@ impl fmt::Display for Report {
             counters: total,
             queued,
         };
-        for (dir, r) in self.rows.iter().map(|r| (r.dir.name(), r)).chain([("", &all)]) {
+        for (dir, r) in self
+            .rows
+            .iter()
+            .map(|r| (r.dir.name(), r))
+            .chain([("", &all)])
+        {
             let c = &r.counters;
             writeln!(
                 f,

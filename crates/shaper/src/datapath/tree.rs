@@ -170,18 +170,19 @@ impl<P: Packet> Tree<P> {
             kids[p] += 1;
             any_weight[p] |= s.weight.is_some();
         }
-        let node = |parent: u32, max: u64, min: Option<u64>, weight: u64, kids: usize, leaf: u32| Node {
-            parent,
-            max: Bucket::new(max, now_ns),
-            min: min.map(|m| Bucket::new(m, now_ns)),
-            weight,
-            pass: 0,
-            rem: 0,
-            vtime: 0,
-            active: Vec::with_capacity(kids),
-            pos: NIL,
-            leaf,
-        };
+        let node =
+            |parent: u32, max: u64, min: Option<u64>, weight: u64, kids: usize, leaf: u32| Node {
+                parent,
+                max: Bucket::new(max, now_ns),
+                min: min.map(|m| Bucket::new(m, now_ns)),
+                weight,
+                pass: 0,
+                rem: 0,
+                vtime: 0,
+                active: Vec::with_capacity(kids),
+                pos: NIL,
+                leaf,
+            };
         let mut nodes = Vec::with_capacity(n);
         nodes.push(node(NIL, link, None, 1, kids[0], NIL));
         let mut leaves = Vec::new();
@@ -194,7 +195,11 @@ impl<P: Packet> Tree<P> {
             };
             let b = s.rates.get(dir);
             let leaf = if s.leaf { leaves.len() as u32 } else { NIL };
-            let min = if s.leaf { b.min.filter(|&m| m > 0) } else { None };
+            let min = if s.leaf {
+                b.min.filter(|&m| m > 0)
+            } else {
+                None
+            };
             nodes.push(node(s.parent, b.max, min, weight, kids[i + 1], leaf));
             if s.leaf {
                 let cfg = FqCodelConfig {

@@ -164,5 +164,8 @@ fn an_idle_circuit_earns_no_credit() {
             sent[leaf as usize] += u64::from(len);
         }
     }
-    assert!(sent[0].abs_diff(sent[1]) <= 2 * u64::from(FRAME), "{sent:?}");
+    assert!(
+        sent[0].abs_diff(sent[1]) <= 2 * u64::from(FRAME),
+        "{sent:?}"
+    );
 }
