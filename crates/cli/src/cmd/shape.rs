@@ -30,8 +30,14 @@ pub struct ShapeArgs {
     /// The shaper file (TOML), e.g. examples/shaper/shaper.toml.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// LibreQoS's ShapedDevices.csv, read without a shaper file.
-    #[arg(long, value_name = "CSV", conflicts_with = "config")]
+    /// LibreQoS's ShapedDevices.csv, read without a shaper file (with
+    /// --check only: shaping needs the shaper file's interfaces).
+    #[arg(
+        long,
+        value_name = "CSV",
+        conflicts_with = "config",
+        requires = "check"
+    )]
     pub shaped_devices: Option<PathBuf>,
     /// LibreQoS's network.json; without it the network is flat.
     #[arg(

@@ -89,14 +89,14 @@ impl Rule {
         let in_prefix = |a: u128| self.prefix.is_some_and(|(lo, hi)| lo <= a && a <= hi);
         (self.prefix.is_none() || in_prefix(h.src) || in_prefix(h.dst))
             && m.mac
-                .map_or(true, |mac| mac.0 == h.src_mac || mac.0 == h.dst_mac)
-            && m.vlan.map_or(true, |v| h.vlan == Some(v))
-            && m.protocol.map_or(true, |p| p == h.protocol)
-            && m.dscp.map_or(true, |d| d == h.dscp)
+                .is_none_or(|mac| mac.0 == h.src_mac || mac.0 == h.dst_mac)
+            && m.vlan.is_none_or(|v| h.vlan == Some(v))
+            && m.protocol.is_none_or(|p| p == h.protocol)
+            && m.dscp.is_none_or(|d| d == h.dscp)
             && m.src_ports
-                .map_or(true, |r| (r.lo..=r.hi).contains(&h.src_port))
+                .is_none_or(|r| (r.lo..=r.hi).contains(&h.src_port))
             && m.dst_ports
-                .map_or(true, |r| (r.lo..=r.hi).contains(&h.dst_port))
+                .is_none_or(|r| (r.lo..=r.hi).contains(&h.dst_port))
     }
 }
 

@@ -341,7 +341,7 @@ impl<P: Packet> Tree<P> {
                 .active
                 .iter()
                 .map(|&c| (self.nodes[c as usize].pass, c))
-                .filter(|&k| after.map_or(true, |a| k > a))
+                .filter(|&k| after.is_none_or(|a| k > a))
                 .min()?;
             after = Some(next);
             let c = next.1 as usize;
