@@ -405,6 +405,25 @@ mod tests {
     }
 
     #[test]
+    fn queues_above_the_memory_limit_are_refused_before_allocating() {
+        // At 2^43 bit/s a circuit's limit is FQ-CoDel's 2^24 packets:
+        // 1.3 GB both ways, so four circuits exceed 4 GiB; three fit.
+        let top = 1u64 << 43;
+        let mut p = plan(top);
+        for id in ["a", "b", "c"] {
+            circuit(&mut p, id, None, None, top, None);
+        }
+        let fits = queue_bytes(&checked(p.clone()));
+        assert!(fits <= MAX_QUEUE_BYTES, "{fits}");
+        circuit(&mut p, "d", None, None, top, None);
+        match Engine::new(&checked(p), 0) {
+            Err(EngineError::Memory { bytes }) => assert!(bytes > MAX_QUEUE_BYTES),
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("four 8-Tbit/s circuits must be refused"),
+        }
+    }
+
+    #[test]
     fn the_counts_add_up_in_a_simple_case() {
         let mut e = engine();
         let mut f = udp4([8, 8, 8, 8], [10, 0, 0, 2], 1, 2, None);
