@@ -31,6 +31,18 @@ impl Drop for Netns {
     }
 }
 
+/// The shaper's process, stopped if the test fails before it does.
+struct Shaper(std::process::Child);
+
+impl Drop for Shaper {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 fn ip(args: &str) {
     let ok = Command::new("ip")
         .args(args.split_whitespace())
@@ -173,21 +185,23 @@ fn a_circuits_max_is_held_and_every_frame_accounted_for() {
     let ns = build(&tag.to_string());
     let config = std::env::temp_dir().join(format!("fairway-shape-test-{tag}.toml"));
     std::fs::write(&config, CONFIG).unwrap();
-    let mut shaper = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &ns.0[1],
-            env!("CARGO_BIN_EXE_fairway"),
-            "shape",
-            "--config",
-        ])
-        .arg(&config)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the shaper");
-    let mut out = BufReader::new(shaper.stdout.take().unwrap());
+    let mut shaper = Shaper(
+        Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &ns.0[1],
+                env!("CARGO_BIN_EXE_fairway"),
+                "shape",
+                "--config",
+            ])
+            .arg(&config)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the shaper"),
+    );
+    let mut out = BufReader::new(shaper.0.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
     assert!(line.contains("shaping fws-in -> fws-out"), "{line}");
@@ -211,13 +225,14 @@ fn a_circuits_max_is_held_and_every_frame_accounted_for() {
     stop.store(true, Ordering::SeqCst);
     let (got, window) = rx.join().unwrap();
     // SAFETY: the shaper's pid; SIGTERM asks it to stop.
-    unsafe { libc::kill(shaper.id() as i32, libc::SIGTERM) };
+    unsafe { libc::kill(shaper.0.id() as i32, libc::SIGTERM) };
     let mut rest = String::new();
     out.read_to_string(&mut rest).unwrap();
-    let status = shaper.wait().unwrap();
+    let status = shaper.0.wait().unwrap();
     let _ = std::fs::remove_file(&config);
     let mut err = String::new();
     shaper
+        .0
         .stderr
         .take()
         .unwrap()
