@@ -19,7 +19,7 @@ use std::path::PathBuf;
 #[command(
     group(ArgGroup::new("source").required(true).args(["config", "shaped_devices"])),
     after_help = "Examples:\n  fairway shape --check --config examples/shaper/shaper.toml\n  \
-fairway shape --config examples/shaper/shaper.toml   (as root: shapes until Ctrl-C)\n  \
+fairway shape --config shaper.toml   (root: shapes between its [interfaces] until Ctrl-C)\n  \
 fairway shape --check --shaped-devices examples/shaper/ShapedDevices.csv --network examples/shaper/network.json"
 )]
 pub struct ShapeArgs {
