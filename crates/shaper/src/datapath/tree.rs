@@ -28,7 +28,10 @@
 //!
 //! So a backlogged circuit gets at least its min (the check makes the
 //! mins fit in every parent), its share of the rest by weight, and never
-//! more than its max or any ancestor's max.
+//! more than its max or any ancestor's max. A node's own min is not a
+//! bucket: its subtree is guaranteed through its circuits' mins, and the
+//! node's min weighs its share of the excess when no sibling has a
+//! weight.
 //!
 //! Weights: a child's `weight` if every sibling group member has one or
 //! some do (those without count 1); if no sibling has a weight, each
