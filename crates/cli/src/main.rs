@@ -41,7 +41,7 @@ enum Command {
     Policy(cmd::policy::PolicyArgs),
     /// Reproduce the papers' tables and figures, check their claims, write a report.
     Reproduce(cmd::reproduce::ReproduceArgs),
-    /// Shaper for real subscribers: check its configuration (fairway's TOML or LibreQoS's files).
+    /// Shaper for real subscribers: run it between two interfaces, or check its configuration (fairway's TOML or LibreQoS's files).
     Shape(cmd::shape::ShapeArgs),
 }
 

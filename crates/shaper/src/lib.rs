@@ -1,12 +1,14 @@
-//! # The shaper's configuration
+//! # The shaper
 //!
-//! `fairway shape` will be a bump-in-the-wire shaper: frames classified
-//! into circuits (a subscriber's queues), queued in a tree of nodes (QFQ+
-//! by default, any scheduler of the registry per node), sent at the
-//! configured rates. This crate is its configuration: the in-memory
-//! [`Plan`], its readers and the check behind
-//! `fairway shape --check`.
+//! `fairway shape` is a bump-in-the-wire shaper: frames classified into
+//! circuits (a subscriber's queues), queued in a tree of nodes, sent at
+//! the configured rates. This crate is its configuration (the in-memory
+//! [`Plan`], its readers and the check behind `fairway shape --check`)
+//! and its data path:
 //!
+//! - [`datapath`]: frames in and out of the two interfaces, classified,
+//!   shaped (each circuit's guarantee and ceiling, FQ-CoDel inside) and
+//!   accounted for;
 //! - [`toml`]: fairway's shaper file (the policy file's tables extended);
 //! - [`libreqos`]: LibreQoS's `ShapedDevices.csv` and `network.json`, as
 //!   LibreQoS writes them;
@@ -27,6 +29,7 @@
 //! assert!(Summary::of(&checked).lines[0].starts_with("6 nodes, 8 circuits, 12 devices"));
 //! ```
 
+pub mod datapath;
 pub mod error;
 pub mod libreqos;
 pub mod limits;

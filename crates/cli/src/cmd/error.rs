@@ -7,7 +7,7 @@ use super::disk::error::DiskCmdError;
 use super::flag::FlagError;
 use super::json::JsonError;
 use super::outputs::OutputError;
-use super::shape::ShapeCheckFailed;
+use super::shape::{ShapeCheckFailed, ShapeRunFailed};
 use super::stdout::StdoutError;
 use fairway_core::SpecError;
 use fairway_eval::chart::ChartError;
@@ -85,6 +85,8 @@ pub enum CliError {
     Disk(DiskCmdError),
     /// A shaper configuration with problems (`fairway shape --check`).
     Shape(ShapeCheckFailed),
+    /// The shaper could not run (`fairway shape`).
+    ShapeRun(ShapeRunFailed),
     /// A command that needs what this machine or user lacks.
     Needs {
         /// The command.
@@ -134,6 +136,7 @@ impl fmt::Display for CliError {
             Self::Interrupted(e) => e.fmt(f),
             Self::Disk(e) => e.fmt(f),
             Self::Shape(e) => e.fmt(f),
+            Self::ShapeRun(e) => e.fmt(f),
             Self::Needs { command, what } => write!(f, "{command} needs {what}"),
             Self::ClaimsFailed {
                 failed,
@@ -180,6 +183,7 @@ from!(
     ArbiterBench(ArbiterBenchError),
     Disk(DiskCmdError),
     Shape(ShapeCheckFailed),
+    ShapeRun(ShapeRunFailed),
 );
 
 #[cfg(target_os = "linux")]

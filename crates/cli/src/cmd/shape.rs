@@ -1,9 +1,11 @@
 //! `fairway shape`: the shaper an operator runs in front of real
-//! subscribers. For now only its configuration exists, so `--check` is
-//! required: it reads a shaper file (`--config`) or LibreQoS's files
-//! directly (`--shaped-devices`, `--network`), checks them
-//! (`fairway_shaper::validate`) and prints a summary, or every problem on
-//! its own line `file:line[:col]: message` and exits 1.
+//! subscribers. It reads a shaper file (`--config`) or, with `--check`,
+//! LibreQoS's files directly (`--shaped-devices`, `--network`), and checks
+//! them (`fairway_shaper::validate`): problems are printed each on its own
+//! line `file:line[:col]: message` and it exits 1. With `--check` it
+//! prints a summary and stops; without, it shapes between the shaper
+//! file's two interfaces (`fairway_shaper::datapath`) until SIGINT or
+//! SIGTERM, then prints every class's totals and exits 0.
 
 use super::error::CliError;
 use clap::{ArgGroup, Args};
@@ -17,18 +19,25 @@ use std::path::PathBuf;
 #[command(
     group(ArgGroup::new("source").required(true).args(["config", "shaped_devices"])),
     after_help = "Examples:\n  fairway shape --check --config examples/shaper/shaper.toml\n  \
+fairway shape --config shaper.toml   (root: shapes between its [interfaces] until Ctrl-C)\n  \
 fairway shape --check --shaped-devices examples/shaper/ShapedDevices.csv --network examples/shaper/network.json"
 )]
 pub struct ShapeArgs {
-    /// Check the configuration and print a summary; required, since the
-    /// data path (frames in and out) is not built yet.
-    #[arg(long, required = true)]
+    /// Check the configuration, print a summary and stop; without it the
+    /// shaper runs (needs --config, a shaper file naming two interfaces).
+    #[arg(long)]
     pub check: bool,
     /// The shaper file (TOML), e.g. examples/shaper/shaper.toml.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// LibreQoS's ShapedDevices.csv, read without a shaper file.
-    #[arg(long, value_name = "CSV", conflicts_with = "config")]
+    /// LibreQoS's ShapedDevices.csv, read without a shaper file (with
+    /// --check only: shaping needs the shaper file's interfaces).
+    #[arg(
+        long,
+        value_name = "CSV",
+        conflicts_with = "config",
+        requires = "check"
+    )]
     pub shaped_devices: Option<PathBuf>,
     /// LibreQoS's network.json; without it the network is flat.
     #[arg(
@@ -90,12 +99,19 @@ pub fn run(args: ShapeArgs) -> Result<(), CliError> {
             })
         }
     };
+    if !args.check && !matches!(source, Source::ShaperFile(_)) {
+        return Err(CliError::Needs {
+            command: "fairway shape (without --check)",
+            what: "--config FILE, a shaper file whose [interfaces] names the two interfaces",
+        });
+    }
     match fairway_shaper::load(&source) {
-        Ok(checked) => {
+        Ok(checked) if args.check => {
             crate::outln!("{label}: ok");
             crate::out!("{}", Summary::of(&checked));
             Ok(())
         }
+        Ok(checked) => shape(&checked, &label),
         Err(problems) => {
             for p in &problems {
                 crate::errln!("{p}");
@@ -106,4 +122,55 @@ pub fn run(args: ShapeArgs) -> Result<(), CliError> {
             .into())
         }
     }
+}
+
+/// The shaper could not run.
+#[derive(Debug)]
+pub struct ShapeRunFailed(pub fairway_shaper::datapath::run::RunError);
+
+impl fmt::Display for ShapeRunFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for ShapeRunFailed {}
+
+/// Shapes until SIGINT or SIGTERM; prints the start line, then the
+/// totals (what was still queued included).
+fn shape(checked: &fairway_shaper::validate::Checked, label: &str) -> Result<(), CliError> {
+    use fairway_shaper::datapath::run;
+    let stop = run::stop_on_signals().map_err(ShapeRunFailed)?;
+    let Some(ifs) = checked.plan.interfaces.as_ref() else {
+        return Err(ShapeRunFailed(run::RunError::NoInterfaces).into());
+    };
+    let mut printed = Ok(());
+    let outcome = run::run(checked, &stop, || {
+        let line = format!(
+            "fairway shape: {label}: shaping {} -> {} (download {}), {} -> {} (upload {}), {} circuits; \
+             SIGINT or SIGTERM stops",
+            ifs.internet,
+            ifs.subscribers,
+            fairway_shaper::rate::show(ifs.download),
+            ifs.subscribers,
+            ifs.internet,
+            fairway_shaper::rate::show(ifs.upload),
+            checked.plan.circuits.len()
+        );
+        // Flushed at once: whoever started the shaper waits for this line.
+        printed = crate::cmd::stdout::write(format_args!("{line}\n"))
+            .and_then(|()| crate::cmd::stdout::flush());
+    })
+    .map_err(ShapeRunFailed)?;
+    printed?;
+    crate::outln!("fairway shape: stopped; totals per class (frames; queued: still queued at the stop, not sent):");
+    crate::out!("{}", outcome.report);
+    for (interface, drops) in &outcome.kernel_drops {
+        if *drops > 0 {
+            crate::outln!(
+                "{interface}: {drops} frames dropped by the kernel before the shaper read them"
+            );
+        }
+    }
+    Ok(())
 }

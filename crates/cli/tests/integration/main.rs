@@ -19,4 +19,5 @@ mod quiet_output;
 mod reproduce;
 mod s_bench;
 mod shape_check;
+mod shape_datapath;
 mod udp_bench_cli;

@@ -157,8 +157,9 @@ fn toml_problems_say_line_and_column() {
 #[test]
 fn check_and_a_configuration_are_required() {
     let toml = example("shaper.toml");
+    let csv = example("ShapedDevices.csv");
     for (args, says) in [
-        (vec!["shape", "--config", toml.as_str()], "--check"),
+        (vec!["shape", "--shaped-devices", csv.as_str()], "--check"),
         (vec!["shape", "--check"], "--config"),
         (
             vec![
@@ -197,4 +198,31 @@ fn a_missing_file_is_one_line_naming_it() {
         stderr.starts_with("/nonexistent/ShapedDevices.csv: cannot read: "),
         "{stderr}"
     );
+}
+
+#[test]
+fn shaping_without_interfaces_or_with_a_missing_one_is_one_line() {
+    let none = scratch(
+        "no-interfaces.toml",
+        "[[circuit]]\nid = \"c\"\nname = \"c\"\nrate = { download = \"1mbit\", upload = \"1mbit\" }\n",
+    );
+    let missing = scratch(
+        "missing-interface.toml",
+        "[interfaces]\ninternet = \"fw-absent0\"\nsubscribers = \"fw-absent1\"\n\
+         rate = { download = \"10mbit\", upload = \"10mbit\" }\n",
+    );
+    for (toml, says) in [
+        (none, "names no interfaces"),
+        (missing, "interface \"fw-absent0\": no such interface"),
+    ] {
+        let out = fairway(&["shape", "--config", &toml]);
+        assert_eq!(out.status.code(), Some(1), "{toml}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with("fairway: error: ") && stderr.contains(says),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty(), "nothing started");
+    }
 }

@@ -1,0 +1,32 @@
+//! # The data path of `fairway shape`
+//!
+//! A bump in the wire between two interfaces: frames arriving on the
+//! Internet side are shaped toward the subscribers (download), frames
+//! from the subscribers toward the Internet (upload). Per direction:
+//!
+//! - [`frame_io`]: AF_PACKET sockets, one per interface, frames received
+//!   straight into the [`pool`];
+//! - [`headers`] and [`classify`]: a frame's headers and its circuit;
+//! - [`tree`] (with [`bucket`]): the hierarchy of nodes and circuits,
+//!   each circuit's guarantee and ceiling, FQ-CoDel inside each circuit;
+//! - [`engine`]: classification, queueing and sending together, with the
+//!   clock passed in (so the tests drive it in simulated time), and every
+//!   frame accounted for ([`stats`]);
+//! - [`run`]: the loop over the sockets, the clock and the stop signals.
+
+pub mod bucket;
+pub mod classify;
+pub mod engine;
+#[cfg(target_os = "linux")]
+pub mod frame_io;
+pub mod headers;
+pub mod pool;
+#[cfg(target_os = "linux")]
+pub mod run;
+pub mod stats;
+pub mod tree;
+
+#[cfg(test)]
+mod test_plan;
+#[cfg(test)]
+mod tree_tests;

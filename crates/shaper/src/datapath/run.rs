@@ -1,0 +1,173 @@
+//! The shaper's loop: receive from both interfaces, shape, send, sleep
+//! until the next frame may go or a frame arrives; stop on SIGINT or
+//! SIGTERM (or when the caller's flag is set) and report every frame.
+//!
+//! One thread does everything: receiving drains each socket up to
+//! [`BATCH`] frames per turn, so neither direction starves the other;
+//! the sleep is a `ppoll` on both sockets with a nanosecond timeout up to
+//! the earliest time a queued frame may go (at most [`IDLE_NS`], so that
+//! a stop request is seen promptly).
+
+use super::engine::{Engine, EngineError};
+use super::frame_io::{Port, PortError};
+use super::stats::Report;
+use crate::plan::Dir;
+use crate::validate::Checked;
+use std::fmt;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Frames received from one socket before the loop turns to the other
+/// and to sending.
+pub const BATCH: usize = 64;
+/// The longest sleep, ns.
+pub const IDLE_NS: u64 = 100_000_000;
+
+/// Why the shaper could not run.
+#[derive(Debug)]
+pub enum RunError {
+    /// The configuration names no interfaces (`[interfaces]`).
+    NoInterfaces,
+    /// An interface could not be opened.
+    Port(PortError),
+    /// The queues could not be built.
+    Engine(EngineError),
+    /// A socket failed while shaping.
+    Io {
+        /// The interface.
+        interface: String,
+        /// The system's error.
+        source: io::Error,
+    },
+    /// The stop signals could not be handled.
+    Signals(io::Error),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::NoInterfaces => write!(
+                f,
+                "the configuration names no interfaces: shaping needs a shaper file with \
+                 [interfaces] (internet, subscribers, rate)"
+            ),
+            RunError::Port(e) => e.fmt(f),
+            RunError::Engine(e) => e.fmt(f),
+            RunError::Io { interface, source } => write!(f, "interface {interface:?}: {source}"),
+            RunError::Signals(e) => write!(f, "cannot handle SIGINT and SIGTERM: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// What a run did.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Every class's counters at the stop (frames still queued included).
+    pub report: Report,
+    /// Frames the kernel dropped before the shaper read them, per
+    /// interface (internet, subscribers).
+    pub kernel_drops: [(String, u64); 2],
+}
+
+/// A flag set by SIGINT and SIGTERM.
+pub fn stop_on_signals() -> Result<Arc<AtomicBool>, RunError> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for s in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(s, Arc::clone(&flag)).map_err(RunError::Signals)?;
+    }
+    Ok(flag)
+}
+
+/// CLOCK_MONOTONIC, ns.
+pub fn now_ns() -> u64 {
+    // SAFETY: all-zero is a valid timespec; clock_gettime writes it.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid clock id and a live timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Opens both interfaces and builds the queues; `started` is called once
+/// everything is ready, then the loop runs until `stop` is set.
+pub fn run(c: &Checked, stop: &AtomicBool, started: impl FnOnce()) -> Result<Outcome, RunError> {
+    let ifs = c.plan.interfaces.as_ref().ok_or(RunError::NoInterfaces)?;
+    let internet = Port::open(&ifs.internet).map_err(RunError::Port)?;
+    let subscribers = Port::open(&ifs.subscribers).map_err(RunError::Port)?;
+    let mut engine = Engine::new(c, now_ns()).map_err(RunError::Engine)?;
+    // Drops counted so far were before the shaper ran: reset.
+    internet.kernel_drops();
+    subscribers.kernel_drops();
+    started();
+    let mut kernel = [0u64; 2];
+    while !stop.load(Ordering::Relaxed) {
+        let mut got = 0;
+        for (port, dir) in [(&internet, Dir::Download), (&subscribers, Dir::Upload)] {
+            for _ in 0..BATCH {
+                let mut failed = None;
+                let now = now_ns();
+                let received = engine.receive(dir, now, |buf| match port.recv(buf) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        failed = Some(e);
+                        None
+                    }
+                });
+                if let Some(source) = failed {
+                    let interface = port.name().to_string();
+                    return Err(RunError::Io { interface, source });
+                }
+                if !received {
+                    break;
+                }
+                got += 1;
+            }
+        }
+        let now = now_ns();
+        while let Some(out) = engine.next(now) {
+            let port = match out.dir {
+                Dir::Download => &subscribers,
+                Dir::Upload => &internet,
+            };
+            let ok = port.send(engine.frame(out.frame)).is_ok();
+            engine.sent(out, ok);
+        }
+        kernel[0] += internet.kernel_drops();
+        kernel[1] += subscribers.kernel_drops();
+        if got > 0 {
+            continue;
+        }
+        let wait = engine
+            .ready_at()
+            .map_or(IDLE_NS, |t| t.saturating_sub(now))
+            .min(IDLE_NS);
+        if wait > 0 {
+            sleep_on(&[internet.raw_fd(), subscribers.raw_fd()], wait);
+        }
+    }
+    Ok(Outcome {
+        report: engine.report(),
+        kernel_drops: [
+            (internet.name().to_string(), kernel[0]),
+            (subscribers.name().to_string(), kernel[1]),
+        ],
+    })
+}
+
+/// Waits until a socket is readable, `ns` pass, or a signal arrives.
+fn sleep_on(fds: &[i32; 2], ns: u64) {
+    let mut p = fds.map(|fd| libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    });
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `p` holds two live pollfds; `ts` is live; no signal mask.
+    // An error (EINTR on a signal) just ends the sleep.
+    unsafe { libc::ppoll(p.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+}

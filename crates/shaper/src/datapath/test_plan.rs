@@ -1,0 +1,76 @@
+//! Plans for the data path's unit tests, built in code.
+
+use crate::loc::Loc;
+use crate::plan::{Bandwidth, Circuit, Interfaces, Node, Plan, Rates};
+use crate::validate::{check, Checked};
+
+/// A location for built plans.
+pub fn at() -> Loc {
+    Loc {
+        file: std::sync::Arc::from("test"),
+        line: None,
+        col: None,
+    }
+}
+
+/// The same min and max both ways, bit/s.
+pub fn rates(min: Option<u64>, max: u64) -> Rates {
+    let b = Bandwidth { min, max };
+    Rates {
+        download: b,
+        upload: b,
+    }
+}
+
+/// A plan with a link of `link` bit/s.
+pub fn plan(link: u64) -> Plan {
+    Plan {
+        interfaces: Some(Interfaces {
+            internet: "a".into(),
+            subscribers: "b".into(),
+            download: link,
+            upload: link,
+            at: at(),
+        }),
+        ..Plan::default()
+    }
+}
+
+/// Adds a node.
+pub fn node(p: &mut Plan, name: &str, parent: Option<&str>, max: u64, weight: Option<u32>) {
+    p.nodes.push(Node {
+        name: name.into(),
+        parent: parent.map(Into::into),
+        rates: rates(None, max),
+        weight,
+        scheduler: crate::plan::default_scheduler(),
+        at: at(),
+    });
+}
+
+/// Adds a circuit.
+pub fn circuit(
+    p: &mut Plan,
+    id: &str,
+    parent: Option<&str>,
+    min: Option<u64>,
+    max: u64,
+    weight: Option<u32>,
+) {
+    p.circuits.push(Circuit {
+        id: id.into(),
+        name: id.into(),
+        parent: parent.map(Into::into),
+        rates: rates(min, max),
+        weight,
+        at: at(),
+    });
+}
+
+/// The plan, checked (it must pass).
+pub fn checked(p: Plan) -> Checked {
+    match check(p) {
+        Ok(c) => c,
+        Err(e) => panic!("test plan refused: {}", e[0]),
+    }
+}

@@ -1,0 +1,171 @@
+//! The rate semantics of [`super::tree`] with a simulated clock: each
+//! circuit's max held, mins guaranteed under overload, the excess shared
+//! by weight, ceilings of inner nodes.
+
+use super::test_plan::{checked, circuit, node, plan};
+use super::tree::Tree;
+use crate::plan::{Dir, Plan};
+
+const MBIT: u64 = 1_000_000;
+const FRAME: u32 = 1000;
+const STEP_NS: u64 = 50_000;
+
+/// Offers each leaf `offered[leaf]` bit/s in 1000-byte frames over four
+/// flows for `secs` simulated seconds, dequeuing everything the tree
+/// lets out at every 50 µs step; the bit/s each leaf got after the first
+/// second (bursts and CoDel's start left out).
+fn run(p: Plan, offered: &[u64], secs: u64) -> Vec<u64> {
+    let c = checked(p);
+    let mut t: Tree<u32> = Tree::new(&c, Dir::Download, 0).unwrap();
+    assert_eq!(t.leaves(), offered.len());
+    let mut credit = vec![0u128; offered.len()];
+    let mut sent = vec![0u64; offered.len()];
+    let mut seq = 0u32;
+    let mut now = 0;
+    let warm = 1_000_000_000;
+    let end = secs * 1_000_000_000;
+    while now < end {
+        now += STEP_NS;
+        for (leaf, &rate) in offered.iter().enumerate() {
+            credit[leaf] += u128::from(rate) * u128::from(STEP_NS);
+            let cost = u128::from(FRAME) * 8 * 1_000_000_000;
+            while credit[leaf] >= cost {
+                credit[leaf] -= cost;
+                seq = seq.wrapping_add(1);
+                let hash = (seq % 4).wrapping_mul(0x4000_0000);
+                t.enqueue(leaf as u32, hash, FRAME, now).unwrap();
+            }
+        }
+        while let Some((leaf, len)) = t.dequeue(now, &mut |_, _| {}) {
+            if now > warm {
+                sent[leaf as usize] += u64::from(len) * 8;
+            }
+        }
+    }
+    let window = secs - 1;
+    sent.iter().map(|b| b / window).collect()
+}
+
+fn within(got: u64, want: u64, tolerance_pct: u64) -> bool {
+    got.abs_diff(want) * 100 <= want * tolerance_pct
+}
+
+#[test]
+fn each_circuits_max_is_held_within_one_percent() {
+    let mut p = plan(1000 * MBIT);
+    circuit(&mut p, "a", None, None, 10 * MBIT, None);
+    circuit(&mut p, "b", None, Some(5 * MBIT), 37 * MBIT, None);
+    circuit(&mut p, "c", None, None, 3 * MBIT, None);
+    let got = run(p, &[30 * MBIT, 100 * MBIT, 3 * MBIT / 2], 6);
+    assert!(within(got[0], 10 * MBIT, 1), "{got:?}");
+    assert!(within(got[1], 37 * MBIT, 1), "{got:?}");
+    // Under its max, c gets what it offers.
+    assert!(within(got[2], 3 * MBIT / 2, 1), "{got:?}");
+}
+
+#[test]
+fn the_link_rate_is_the_roots_ceiling() {
+    let mut p = plan(50 * MBIT);
+    circuit(&mut p, "a", None, None, 50 * MBIT, Some(1));
+    circuit(&mut p, "b", None, None, 50 * MBIT, Some(1));
+    let got = run(p, &[80 * MBIT, 80 * MBIT], 4);
+    assert!(within(got[0] + got[1], 50 * MBIT, 1), "{got:?}");
+    assert!(within(got[0], 25 * MBIT, 5), "{got:?}");
+}
+
+#[test]
+fn mins_are_guaranteed_under_overload_and_the_excess_shared_equally() {
+    // Mins 20 + 10 + 0 of 100: the excess 70 in equal thirds (explicit
+    // equal weights).
+    let mut p = plan(100 * MBIT);
+    circuit(&mut p, "a", None, Some(20 * MBIT), 100 * MBIT, Some(1));
+    circuit(&mut p, "b", None, Some(10 * MBIT), 100 * MBIT, Some(1));
+    circuit(&mut p, "c", None, None, 100 * MBIT, Some(1));
+    let got = run(p, &[200 * MBIT, 200 * MBIT, 200 * MBIT], 6);
+    let third = 70 * MBIT / 3;
+    assert!(within(got[0], 20 * MBIT + third, 5), "{got:?}");
+    assert!(within(got[1], 10 * MBIT + third, 5), "{got:?}");
+    assert!(within(got[2], third, 5), "{got:?}");
+    assert!(got[0] >= 20 * MBIT && got[1] >= 10 * MBIT, "{got:?}");
+}
+
+#[test]
+fn a_min_holds_against_a_heavy_weight() {
+    let mut p = plan(100 * MBIT);
+    circuit(&mut p, "a", None, Some(30 * MBIT), 100 * MBIT, Some(1));
+    circuit(&mut p, "b", None, None, 100 * MBIT, Some(1000));
+    let got = run(p, &[200 * MBIT, 200 * MBIT], 6);
+    // 30 guaranteed plus 70/1001 of the excess.
+    assert!(within(got[0], 30 * MBIT + 70 * MBIT / 1001, 2), "{got:?}");
+}
+
+#[test]
+fn weights_share_the_excess_within_five_percent() {
+    let mut p = plan(100 * MBIT);
+    circuit(&mut p, "a", None, None, 100 * MBIT, Some(1));
+    circuit(&mut p, "b", None, None, 100 * MBIT, Some(3));
+    circuit(&mut p, "c", None, None, 100 * MBIT, Some(4));
+    let got = run(p, &[150 * MBIT, 150 * MBIT, 150 * MBIT], 6);
+    assert!(within(got[0], 12_500_000, 5), "{got:?}");
+    assert!(within(got[1], 37_500_000, 5), "{got:?}");
+    assert!(within(got[2], 50 * MBIT, 5), "{got:?}");
+}
+
+#[test]
+fn without_weights_the_excess_goes_by_guarantee() {
+    let mut p = plan(90 * MBIT);
+    circuit(&mut p, "a", None, Some(10 * MBIT), 90 * MBIT, None);
+    circuit(&mut p, "b", None, Some(20 * MBIT), 90 * MBIT, None);
+    let got = run(p, &[150 * MBIT, 150 * MBIT], 6);
+    // 10 + 60/3 and 20 + 2·60/3.
+    assert!(within(got[0], 30 * MBIT, 5), "{got:?}");
+    assert!(within(got[1], 60 * MBIT, 5), "{got:?}");
+}
+
+#[test]
+fn an_inner_nodes_max_caps_its_subtree_and_the_rest_goes_elsewhere() {
+    let mut p = plan(100 * MBIT);
+    node(&mut p, "site", None, 40 * MBIT, Some(1));
+    circuit(&mut p, "a", Some("site"), None, 40 * MBIT, Some(1));
+    circuit(&mut p, "b", Some("site"), None, 40 * MBIT, Some(1));
+    circuit(&mut p, "c", None, None, 100 * MBIT, Some(1));
+    let got = run(p, &[100 * MBIT, 100 * MBIT, 100 * MBIT], 6);
+    assert!(within(got[0] + got[1], 40 * MBIT, 1), "{got:?}");
+    assert!(within(got[0], 20 * MBIT, 5), "{got:?}");
+    assert!(within(got[2], 60 * MBIT, 2), "{got:?}");
+}
+
+#[test]
+fn an_idle_circuit_earns_no_credit() {
+    // b idle for the first half: when it starts, a and b share at once
+    // (b's pass starts at the virtual time, not at 0).
+    let mut p = plan(20 * MBIT);
+    circuit(&mut p, "a", None, None, 20 * MBIT, Some(1));
+    circuit(&mut p, "b", None, None, 20 * MBIT, Some(1));
+    let c = checked(p);
+    let mut t: Tree<u32> = Tree::new(&c, Dir::Download, 0).unwrap();
+    let mut now = 0;
+    for _ in 0..2000 {
+        now += 1_000_000;
+        t.enqueue(0, 1, FRAME, now).unwrap();
+        t.enqueue(0, 2, FRAME, now).unwrap();
+        t.enqueue(0, 3, FRAME, now).unwrap();
+        while t.dequeue(now, &mut |_, _| {}).is_some() {}
+    }
+    let mut sent = [0u64; 2];
+    for _ in 0..50 {
+        now += 1_000_000;
+        for leaf in 0..2 {
+            for h in 0..3 {
+                t.enqueue(leaf, h, FRAME, now).unwrap();
+            }
+        }
+        while let Some((leaf, len)) = t.dequeue(now, &mut |_, _| {}) {
+            sent[leaf as usize] += u64::from(len);
+        }
+    }
+    assert!(
+        sent[0].abs_diff(sent[1]) <= 2 * u64::from(FRAME),
+        "{sent:?}"
+    );
+}
