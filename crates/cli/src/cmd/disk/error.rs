@@ -42,8 +42,11 @@ pub enum DiskCmdError {
     },
     /// The add+dispatch benchmark failed.
     Bench(CostError),
-    /// The kernel comparison failed (rather than skipped).
+    /// The kernel comparison failed once started.
     Kernel(KernelError),
+    /// The kernel comparison cannot run on this machine or as this user:
+    /// what it lacks (exit status 3).
+    CannotRun(String),
 }
 
 impl fmt::Display for DiskCmdError {
@@ -64,6 +67,7 @@ impl fmt::Display for DiskCmdError {
             } => write!(f, "{path}: {experiment}: {error}"),
             Self::Bench(e) => write!(f, "{e}"),
             Self::Kernel(e) => write!(f, "{e}"),
+            Self::CannotRun(why) => write!(f, "disk kernel cannot run here: {why}"),
         }
     }
 }
