@@ -42,8 +42,10 @@ pub struct BenchArgs {
     /// `none` adds the baseline's own row. Default: every registry scheduler.
     #[arg(long)]
     pub sched: Option<String>,
-    /// Flow set: a preset (1k-w1, 1k-wmix, 32k-w1, 32k-wmix, 1k-highw), a
-    /// comma-separated list of presets, or `WEIGHTxCOUNT[@MAXLEN]` groups.
+    /// Flow sets, the grammar of every `--flows`: a preset (1k-w1, 1k-wmix,
+    /// 32k-w1, 32k-wmix, 1k-highw) or `WEIGHTxCOUNT[@MAXLEN]` groups joined
+    /// by `,` into one set (`1x500,8x125@9000`); several sets separated by
+    /// `;` (`1x64;1x4096`) or a `,` list of presets (`1k-w1,32k-w1`).
     /// Default: 1k-w1 (the `m` sweep: the four QFQ+ paper §8 presets).
     #[arg(long)]
     pub flows: Option<String>,

@@ -8,6 +8,7 @@ mod cli;
 mod closed_output;
 mod disk;
 mod disk_errors;
+mod flow_lists;
 mod grammar;
 mod netsim;
 mod newcomer;

@@ -36,7 +36,10 @@ fn run(args: &[&str], path: &Path, as_nobody: bool) -> Output {
     } else {
         Command::new(env!("CARGO_BIN_EXE_fairway"))
     };
-    cmd.args(args).env("PATH", path).output().expect("run fairway")
+    cmd.args(args)
+        .env("PATH", path)
+        .output()
+        .expect("run fairway")
 }
 
 fn check_cannot_run(out: &Output, needles: &[&str]) {

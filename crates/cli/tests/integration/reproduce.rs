@@ -188,3 +188,40 @@ fn skipped_claims_are_listed_visibly_and_do_not_fail() {
     let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
     assert!(md.contains("| skipped: --no-net given |"), "{md}");
 }
+
+/// The number of claims the docs state, `lists N claims, T of them timing
+/// claims`, in `text`.
+fn stated_counts(text: &str) -> Option<(usize, usize)> {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let rest = flat.split_once("lists ")?.1;
+    let (n, rest) = rest.split_once(" claims, ")?;
+    let (t, _) = rest.split_once(" of them timing claims")?;
+    Some((n.parse().ok()?, t.parse().ok()?))
+}
+
+#[test]
+fn the_docs_state_the_number_of_claims_the_command_lists() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/reproduce.md")).expect("docs/reproduce.md");
+    let timing = CLAIMS.iter().filter(|id| is_timing_claim(id)).count();
+    assert_eq!(
+        stated_counts(&doc),
+        Some((CLAIMS.len(), timing)),
+        "docs/reproduce.md states another number of claims than `fairway reproduce all` lists"
+    );
+    // No other guide states a count that could drift from it.
+    for name in ["README.md", "docs/results/README.md", "docs/testing.md"] {
+        let text = std::fs::read_to_string(root.join(name)).expect(name);
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let states = flat.split(" claims").any(|before| {
+            before
+                .rsplit(' ')
+                .next()
+                .is_some_and(|w| w.parse::<usize>().is_ok())
+        });
+        assert!(
+            !states,
+            "{name} states a number of claims: state it in docs/reproduce.md only"
+        );
+    }
+}
