@@ -11,11 +11,26 @@ mod cmd;
 /// Fast, provably fair packet scheduling: compare schedulers, measure their
 /// guarantees and costs.
 #[derive(Parser)]
-#[command(name = "fairway", version, about, long_about = None)]
+#[command(name = "fairway", version, about, long_about = None, after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
 }
+
+/// What `fairway --help` prints under the commands: what a command needs
+/// beyond fairway, where files go, and the exit statuses.
+const AFTER_HELP: &str = "\
+Needs beyond fairway: `udp-bench` and `reproduce pspat` root and iproute2 (ip, tc);
+`disk kernel` root, fio and losetup (util-linux), a kernel with bfq; the rest nothing.
+
+Files: a command that writes files without being told where puts them under
+./fairway-results/ (or $FAIRWAY_RESULTS) and prints the path.
+
+Exit status:
+  0  done (every claim held)
+  1  an error, or a claim that does not hold
+  2  a usage error (a flag or its value)
+  3  a measurement asked for could not run here (not root, a tool missing); stderr names it";
 
 #[derive(Subcommand)]
 enum Command {
@@ -33,7 +48,7 @@ enum Command {
     Scheds(cmd::scheds::SchedsArgs),
     /// Network simulation of QFQ paper §6 (Fig. 8): end-to-end delays, Tables 2-3.
     Netsim(cmd::netsim::NetsimArgs),
-    /// Real UDP packets: none / tc (HTB) / fairway side by side (PSPAT paper §5.4-5.5).
+    /// Real UDP packets: none / tc (HTB) / fairway side by side (PSPAT paper §5.4-5.5); needs root and iproute2.
     UdpBench(cmd::udp_bench::UdpBenchArgs),
     /// BFQ disk scheduling on a simulated disk: the thesis' experiments (BFQ thesis §2.4).
     Disk(cmd::disk::DiskArgs),
@@ -140,7 +155,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // Not `eprintln!`: it panics when standard error is itself full.
             let _ = writeln!(std::io::stderr(), "fairway: error: {e}");
-            ExitCode::FAILURE
+            ExitCode::from(e.exit_code())
         }
     }
 }

@@ -132,8 +132,13 @@ pub enum FlowSetError {
         /// Why.
         why: GroupProblem,
     },
-    /// A preset named twice in a list of flow sets.
+    /// A flow set named twice in a list of flow sets.
     DuplicatePreset(String),
+    /// A list of several flow sets where one is expected.
+    NotOneSet {
+        /// The sets in the list.
+        sets: usize,
+    },
     /// More than [`MAX_FLOWS`] flows in all.
     TooManyFlows {
         /// The flows the groups add up to.
@@ -175,7 +180,7 @@ impl fmt::Display for GroupProblem {
             GroupProblem::Empty => write!(f, "empty group"),
             GroupProblem::Preset => write!(
                 f,
-                "a preset names a whole flow set; it cannot be combined with groups"
+                "a preset names a whole flow set; it cannot be combined with groups (separate flow sets with `;`)"
             ),
             GroupProblem::MissingX => write!(f, "missing 'x'"),
             GroupProblem::Field(e) => e.fmt(f),
@@ -197,6 +202,10 @@ impl fmt::Display for FlowSetError {
             FlowSetError::DuplicatePreset(p) => {
                 write!(f, "--flows: {p} is named twice (each flow set runs once)")
             }
+            FlowSetError::NotOneSet { sets } => write!(
+                f,
+                "--flows: {sets} flow sets given, this command runs one (`;` or a list of presets separates sets; `,` separates the groups of one set)"
+            ),
             FlowSetError::TooManyFlows { total } => {
                 write!(f, "{total} flows in all: too many (at most {MAX_FLOWS})")
             }
@@ -218,28 +227,50 @@ impl fmt::Display for FlowSetError {
 
 impl std::error::Error for FlowSetError {}
 
+/// Whether `name` is one of the [`PRESETS`].
+fn is_preset(name: &str) -> bool {
+    PRESETS.iter().any(|(n, _, _)| *n == name)
+}
+
 impl FlowSet {
-    /// A list of flow sets: `1k-w1,32k-wmix` (only presets, comma
-    /// separated, each once) is two sets; anything else is one spec, whose
-    /// groups are comma separated too (`1x500,2x250`).
+    /// A list of flow sets, the one grammar of every `--flows`: flow sets
+    /// are separated by `;`; within a set, `WEIGHTxCOUNT[@MAXLEN]` groups
+    /// are separated by `,` (`1x64,1x4096` is ONE set of 4160 flows,
+    /// `1x64;1x4096` two sets). A preset names a whole set, so a `,` list
+    /// of presets is a list of sets (`1k-w1,32k-w1` = `1k-w1;32k-w1`); a
+    /// preset among groups is refused. Each set at most once.
     pub fn parse_list(text: &str) -> Result<Vec<FlowSet>, FlowSetError> {
-        let pieces: Vec<&str> = text.split(',').map(str::trim).collect();
-        if pieces.len() > 1
-            && pieces
-                .iter()
-                .all(|p| PRESETS.iter().any(|(n, _, _)| n == p))
-        {
-            if let Some(p) = pieces
-                .iter()
-                .enumerate()
-                .find_map(|(i, p)| pieces[..i].contains(p).then_some(*p))
-            {
-                return Err(FlowSetError::DuplicatePreset(p.to_string()));
+        let mut sets: Vec<FlowSet> = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
+        for piece in text.split(';').map(str::trim) {
+            let names: Vec<&str> = piece.split(',').map(str::trim).collect();
+            let specs: Vec<&str> = if names.iter().all(|n| is_preset(n)) {
+                names
+            } else {
+                vec![piece]
+            };
+            for spec in specs {
+                let set = FlowSet::parse(spec)?;
+                let key = spec.split_whitespace().collect::<String>();
+                if seen.contains(&key) {
+                    return Err(FlowSetError::DuplicatePreset(spec.to_string()));
+                }
+                seen.push(key);
+                sets.push(set);
             }
-            pieces.iter().map(|p| FlowSet::parse(p)).collect()
-        } else {
-            Ok(vec![FlowSet::parse(text)?])
         }
+        Ok(sets)
+    }
+
+    /// One flow set: [`FlowSet::parse_list`] holding exactly one, so that a
+    /// command that runs a single set reads `--flows` with the same grammar
+    /// and refuses a list rather than merging it.
+    pub fn parse_one(text: &str) -> Result<FlowSet, FlowSetError> {
+        let mut sets = Self::parse_list(text)?;
+        if sets.len() != 1 {
+            return Err(FlowSetError::NotOneSet { sets: sets.len() });
+        }
+        Ok(sets.remove(0))
     }
 
     /// Parses a preset name or a `WEIGHTxCOUNT[@MAXLEN],...` list.
@@ -468,6 +499,22 @@ mod tests {
             .to_string();
         assert!(e.contains("too large"), "{e}");
         assert_eq!(FlowSet::parse_list("1k-w1,32k-w1").unwrap().len(), 2);
+        // `,` joins groups into one set, `;` separates sets.
+        let one = FlowSet::parse_list("1x64,1x4096").unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].len(), 64 + 4096);
+        let two = FlowSet::parse_list("1x64; 1x4096").unwrap();
+        assert_eq!(two.iter().map(FlowSet::len).collect::<Vec<_>>(), [64, 4096]);
+        let mixed = FlowSet::parse_list("1k-w1;2x10,1x5;32k-w1,1k-wmix").unwrap();
+        assert_eq!(mixed.len(), 4);
+        assert_eq!(mixed[1].len(), 15);
+        assert!(FlowSet::parse_list("1x64;1x64").is_err(), "a set twice");
+        assert!(FlowSet::parse_list("1x64;").is_err(), "an empty set");
+        assert_eq!(
+            FlowSet::parse_one("1x64;1x4096").unwrap_err(),
+            FlowSetError::NotOneSet { sets: 2 }
+        );
+        assert_eq!(FlowSet::parse_one("1x64,1x4096").unwrap().len(), 4160);
         let e = FlowSet::parse_list("1k-w1,32k-w1,1k-w1").unwrap_err();
         assert_eq!(e, FlowSetError::DuplicatePreset("1k-w1".into()));
         let e = PacketSizes::parse("uniform:99999999999")

@@ -35,15 +35,17 @@ pub enum SweepKind {
   fairway bench --sched fifo,drr,qfq,qfq+,wf2q+ --flows 32k-wmix --pattern smooth --repeat 5
   fairway bench --flows 1k-w1,32k-wmix --pattern smooth,bursty --json
   fairway bench --sched drr,qfq,wf2q+ --pattern alternate --flows 1x1024
-  fairway bench --sweep flows --sched drr,qfq,qfq+,wf2q+ --out target/fairway-bench
+  fairway bench --sweep flows --sched drr,qfq,qfq+,wf2q+ --out /tmp/fairway-bench
   fairway bench --sweep m")]
 pub struct BenchArgs {
     /// Schedulers, comma separated, with optional parameters (`qfq+:m=4`);
     /// `none` adds the baseline's own row. Default: every registry scheduler.
     #[arg(long)]
     pub sched: Option<String>,
-    /// Flow set: a preset (1k-w1, 1k-wmix, 32k-w1, 32k-wmix, 1k-highw), a
-    /// comma-separated list of presets, or `WEIGHTxCOUNT[@MAXLEN]` groups.
+    /// Flow sets, the grammar of every `--flows`: a preset (1k-w1, 1k-wmix,
+    /// 32k-w1, 32k-wmix, 1k-highw) or `WEIGHTxCOUNT[@MAXLEN]` groups joined
+    /// by `,` into one set (`1x500,8x125@9000`); several sets separated by
+    /// `;` (`1x64;1x4096`) or a `,` list of presets (`1k-w1,32k-w1`).
     /// Default: 1k-w1 (the `m` sweep: the four QFQ+ paper §8 presets).
     #[arg(long)]
     pub flows: Option<String>,
@@ -68,7 +70,8 @@ pub struct BenchArgs {
     #[arg(long, value_enum)]
     pub sweep: Option<SweepKind>,
     /// Directory for the sweeps' CSV and SVG files (only with --sweep);
-    /// default: target/fairway-bench. Example: --out target/sweep
+    /// default: fairway-results/bench (under $FAIRWAY_RESULTS if set).
+    /// Example: --out /tmp/sweep
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Untimed pairs each scheduler runs before its first timed run.
@@ -280,7 +283,7 @@ fn run_sweep(args: &BenchArgs, kind: SweepKind) -> Result<(), CliError> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from("target/fairway-bench"));
+        .unwrap_or_else(|| super::outputs::results_dir("bench"));
     super::outputs::check_out_dir("--out", &out)?;
     let opts = MeasureOptions {
         pairs: args.pairs.unwrap_or(1_000_000),

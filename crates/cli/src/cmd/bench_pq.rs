@@ -25,7 +25,7 @@ pub struct BenchPqArgs {
     /// queue's Mpps over ideal's in the same sweep.
     #[arg(
         long,
-        default_value = "cffs,gradient,approx,bucket-heap,binary-heap,timing-wheel,ideal"
+        default_value = "cffs,hffs,gradient,approx,bucket-heap,binary-heap,timing-wheel,ideal"
     )]
     pub queues: String,
     /// Bucket counts (priority levels), comma separated, each at least 2;

@@ -33,7 +33,7 @@ pub fn parse_scheds(text: &str) -> Result<Vec<SchedSpec>, CliError> {
 
 /// Parses `--flows`.
 pub fn parse_flows(text: &str) -> Result<FlowSet, CliError> {
-    Ok(FlowSet::parse(text)?)
+    Ok(FlowSet::parse_one(text)?)
 }
 
 /// A left-aligned first column, right-aligned numbers.

@@ -94,6 +94,16 @@ pub enum CliError {
         /// What it needs, and why.
         what: &'static str,
     },
+    /// A measurement the user asked for cannot run on this machine or as
+    /// this user (a missing tool, not root): exit status
+    /// [`EXIT_CANNOT_RUN`], not 1, so that a script can tell "not measured
+    /// here" from "measured and failed".
+    CannotRun {
+        /// The command.
+        command: &'static str,
+        /// What it lacks, naming the prerequisite.
+        why: String,
+    },
     /// Claims of the papers that do not hold (`fairway reproduce`).
     ClaimsFailed {
         /// Claims that failed.
@@ -138,6 +148,7 @@ impl fmt::Display for CliError {
             Self::Shape(e) => e.fmt(f),
             Self::ShapeRun(e) => e.fmt(f),
             Self::Needs { command, what } => write!(f, "{command} needs {what}"),
+            Self::CannotRun { command, why } => write!(f, "{command} cannot run here: {why}"),
             Self::ClaimsFailed {
                 failed,
                 total,
@@ -152,6 +163,20 @@ impl fmt::Display for CliError {
 }
 
 impl std::error::Error for CliError {}
+
+/// Exit status of a measurement that could not run here (see
+/// [`CliError::CannotRun`]); 1 is any other error, 2 a usage error.
+pub const EXIT_CANNOT_RUN: u8 = 3;
+
+impl CliError {
+    /// The process's exit status for this error.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::CannotRun { .. } | Self::Disk(DiskCmdError::CannotRun(_)) => EXIT_CANNOT_RUN,
+            _ => 1,
+        }
+    }
+}
 
 /// `From` for each wrapped error, so that `?` converts.
 macro_rules! from {

@@ -8,7 +8,7 @@ use super::progress::Progress;
 use clap::Args;
 use fairway_eval::guarantees::{run_guarantees, GuaranteeOptions, GuaranteeReport};
 use fairway_eval::traffic::Pattern;
-use fairway_eval::workload::PacketSizes;
+use fairway_eval::workload::{FlowSet, PacketSizes};
 
 /// Arguments of `fairway guarantees`.
 #[derive(Args)]
@@ -20,8 +20,11 @@ pub struct GuaranteesArgs {
     /// (e.g. `drr,wf2q+` or `fifo,drr:quantum=1500`).
     #[arg(long, default_value = "fifo,drr,wf2q+")]
     pub sched: String,
-    /// Flow set: a preset (1k-w1, 1k-wmix, 32k-w1, 32k-wmix, 1k-highw) or
-    /// `WEIGHTxCOUNT[@MAXLEN]` groups (e.g. `1x500,8x125@9000`).
+    /// Flow sets, the grammar of every `--flows`: a preset (1k-w1,
+    /// 1k-wmix, 32k-w1, 32k-wmix, 1k-highw) or `WEIGHTxCOUNT[@MAXLEN]`
+    /// groups joined by `,` into one set (`1x500,8x125@9000`); several sets
+    /// separated by `;` (`1x64;1x4096`) or a `,` list of presets
+    /// (`1k-w1,32k-w1`), each measured in turn.
     #[arg(long, default_value = "1k-highw")]
     pub flows: String,
     /// Packets the transmit queue holds besides the one on the wire
@@ -55,9 +58,8 @@ pub struct GuaranteesArgs {
     pub json: bool,
 }
 
-/// Builds the options shared by `guarantees` and `demo`.
-pub fn options(args: &GuaranteesArgs) -> Result<GuaranteeOptions, CliError> {
-    let flows = parse_flows(&args.flows)?;
+/// Builds the options shared by `guarantees` and `demo`, for one flow set.
+pub fn options(args: &GuaranteesArgs, flows: FlowSet) -> Result<GuaranteeOptions, CliError> {
     let mut o = GuaranteeOptions::paper(flows);
     o.queue_pkts = args.queue;
     if let Some(p) = args.packets {
@@ -101,10 +103,19 @@ pub fn options(args: &GuaranteesArgs) -> Result<GuaranteeOptions, CliError> {
     Ok(o)
 }
 
-/// Runs every scheduler and returns the reports in order.
+/// Runs every scheduler on the one flow set of `--flows` and returns the
+/// reports in order.
 pub fn measure(args: &GuaranteesArgs) -> Result<Vec<GuaranteeReport>, CliError> {
+    let o = options(args, parse_flows(&args.flows)?)?;
+    measure_set(args, &o)
+}
+
+/// Runs every scheduler with the options of one flow set.
+fn measure_set(
+    args: &GuaranteesArgs,
+    o: &GuaranteeOptions,
+) -> Result<Vec<GuaranteeReport>, CliError> {
     let specs = parse_scheds(&args.sched)?;
-    let o = options(args)?;
     // One step per scheduler; with 32k flows or millions of packets a step
     // takes minutes, so the display ticks between steps.
     let mut bar = Progress::counted(specs.len() as u64, "schedulers", args.json).ticking();
@@ -114,7 +125,7 @@ pub fn measure(args: &GuaranteesArgs) -> Result<Vec<GuaranteeReport>, CliError> 
             i as u64,
             &format!("{s}: {} flows, {} packets", o.flows.len(), o.packets),
         );
-        reports.push(run_guarantees(s, &o)?.0);
+        reports.push(run_guarantees(s, o)?.0);
     }
     bar.finish();
     Ok(reports)
@@ -159,13 +170,24 @@ pub fn print_table(reports: &[GuaranteeReport]) -> Result<(), crate::cmd::stdout
 
 /// Runs the measurement.
 pub fn run(args: GuaranteesArgs) -> Result<(), CliError> {
-    let reports = measure(&args)?;
-    if args.json {
-        for r in &reports {
-            super::json::print_line(r)?;
+    parse_scheds(&args.sched)?;
+    // Every set's options (ranges, memory) are checked before the first runs.
+    let all = FlowSet::parse_list(&args.flows)?
+        .into_iter()
+        .map(|set| options(&args, set))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (i, o) in all.iter().enumerate() {
+        let reports = measure_set(&args, o)?;
+        if args.json {
+            for r in &reports {
+                super::json::print_line(r)?;
+            }
+        } else {
+            if i > 0 {
+                crate::outln!();
+            }
+            print_table(&reports)?;
         }
-    } else {
-        print_table(&reports)?;
     }
     Ok(())
 }

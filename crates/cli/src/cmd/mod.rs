@@ -14,6 +14,7 @@ pub mod netsim;
 pub mod outputs;
 pub mod policy;
 pub mod policy_bench;
+pub mod prereq;
 pub mod progress;
 pub mod reproduce;
 pub mod scheds;

@@ -171,6 +171,20 @@ pub fn check_dir_to_create(flag: &'static str, dir: &Path) -> Result<(), OutputE
     probe_in(parent)
 }
 
+/// The environment variable that moves [`results_dir`].
+pub const RESULTS_ENV: &str = "FAIRWAY_RESULTS";
+
+/// Where a command writes files it was not told where to write:
+/// `$FAIRWAY_RESULTS/NAME`, or `./fairway-results/NAME` when the variable
+/// is unset or empty. Not `./target/`: an installed `fairway` runs in any
+/// directory, and a `target/` there would pass for a Cargo build directory.
+pub fn results_dir(name: &str) -> PathBuf {
+    match std::env::var_os(RESULTS_ENV) {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir).join(name),
+        _ => PathBuf::from("fairway-results").join(name),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -52,11 +52,18 @@ fn stderr_target() -> ProgressDrawTarget {
     }
 }
 
+/// How often a visible plain [`bar`] redraws itself between updates.
+pub const STEADY_TICK: Duration = Duration::from_millis(200);
+
 /// A plain indicatif bar (`total` steps, or a spinner if `None`) with this
 /// `template`, drawn at once under the rule above; for commands that drive
-/// indicatif directly.
+/// indicatif directly. Their steps can each take many seconds (a real-time
+/// disk replay, a kernel run, a paper's experiment), so a visible bar ticks
+/// from a background thread ([`STEADY_TICK`]): the spinner turns and the
+/// clock counts while a step runs, instead of the display standing still.
 pub fn bar(total: Option<u64>, template: &str, json: bool) -> ProgressBar {
-    let target = if visible_here(json) {
+    let visible = visible_here(json);
+    let target = if visible {
         stderr_target()
     } else {
         ProgressDrawTarget::hidden()
@@ -68,6 +75,9 @@ pub fn bar(total: Option<u64>, template: &str, json: bool) -> ProgressBar {
             None => ProgressStyle::default_spinner(),
         }),
     );
+    if visible {
+        b.enable_steady_tick(STEADY_TICK);
+    }
     b
 }
 

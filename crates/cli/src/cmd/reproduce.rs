@@ -22,7 +22,8 @@ use std::path::PathBuf;
 pub struct ReproduceArgs {
     /// Which paper: `all`, `qfq-plus` (the QFQ+ paper), `qfq` (the QFQ paper),
     /// `eiffel` (the Eiffel paper), `bfq` (the BFQ thesis' disk experiments)
-    /// or `pspat` (the PSPAT paper, real UDP packets; needs root), e.g.
+    /// or `pspat` (the PSPAT paper, real UDP packets; needs root and
+    /// iproute2, else exit status 3 unless `--no-net`), e.g.
     /// `fairway reproduce qfq`.
     #[arg(default_value = "all")]
     pub paper: String,
@@ -36,9 +37,10 @@ pub struct ReproduceArgs {
     #[arg(long)]
     pub no_net: bool,
     /// Directory for report.md, report.json and the SVG charts (created if
-    /// missing), e.g. `--out /tmp/repro`.
-    #[arg(long, default_value = "target/fairway-reproduce")]
-    pub out: PathBuf,
+    /// missing); default fairway-results/reproduce (under $FAIRWAY_RESULTS
+    /// if set), e.g. `--out /tmp/repro`.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// The report as JSON on stdout instead of the pass/fail list.
     #[arg(long)]
     pub json: bool,
@@ -47,12 +49,22 @@ pub struct ReproduceArgs {
 /// Runs the experiments, writes the report, prints the claims.
 pub fn run(args: ReproduceArgs) -> Result<(), CliError> {
     let papers = Paper::parse_list(&args.paper)?;
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| OutputError::new("--out", &args.out, OutputProblem::Io(e)))?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| super::outputs::results_dir("reproduce"));
+    std::fs::create_dir_all(&out)
+        .map_err(|e| OutputError::new("--out", &out, OutputProblem::Io(e)))?;
     let bar = super::progress::bar(Some(1), super::progress::COUNTED, args.json);
     let opts = RunOptions {
         quick: args.quick,
         no_net: args.no_net,
+    };
+    // The real packets were asked for (no `--no-net`) but cannot run here.
+    let cannot_run = if papers.contains(&Paper::Pspat) && !args.no_net {
+        fairway_lab::reproduce::pspat::unavailable(&opts)
+    } else {
+        None
     };
     let report = run_all(&papers, opts, &mut |p| {
         bar.set_length(p.total);
@@ -61,7 +73,7 @@ pub fn run(args: ReproduceArgs) -> Result<(), CliError> {
     });
     bar.finish_and_clear();
     let report = report?;
-    write(&args.out, &report)?;
+    write(&out, &report)?;
     if args.json {
         super::json::print_pretty(&report)?;
     } else {
@@ -83,14 +95,20 @@ pub fn run(args: ReproduceArgs) -> Result<(), CliError> {
             report.skipped,
             report.seconds,
             report.machine,
-            args.out.join("report.md").display()
+            out.join("report.md").display()
         );
     }
-    verdict(&report, &args.out)
+    verdict(&report, &out, cannot_run)
 }
 
-/// `Err` (hence a non-zero exit) when any claim fails.
-fn verdict(report: &Report, out: &std::path::Path) -> Result<(), CliError> {
+/// `Err` (hence a non-zero exit) when any claim fails (status 1), or else
+/// when the real-packet experiments were asked for and could not run here
+/// (status 3, `cannot_run` saying why; `--no-net` leaves them out).
+fn verdict(
+    report: &Report,
+    out: &std::path::Path,
+    cannot_run: Option<String>,
+) -> Result<(), CliError> {
     let failed = report.claims().filter(|c| c.failed()).count();
     if failed > 0 {
         return Err(CliError::ClaimsFailed {
@@ -99,7 +117,13 @@ fn verdict(report: &Report, out: &std::path::Path) -> Result<(), CliError> {
             report: out.join("report.md"),
         });
     }
-    Ok(())
+    match cannot_run {
+        Some(why) => Err(CliError::CannotRun {
+            command: "reproduce (the PSPAT paper's real packets; --no-net leaves them out)",
+            why,
+        }),
+        None => Ok(()),
+    }
 }
 
 fn write(dir: &std::path::Path, report: &Report) -> Result<(), CliError> {
@@ -148,10 +172,20 @@ mod tests {
 
     #[test]
     fn one_failed_claim_fails_the_command() {
-        assert!(verdict(&report(&[true, true]), Path::new("d")).is_ok());
-        let e = verdict(&report(&[true, false]), Path::new("d"))
+        assert!(verdict(&report(&[true, true]), Path::new("d"), None).is_ok());
+        let e = verdict(&report(&[true, false]), Path::new("d"), None)
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("1 of 3 claims do not hold"), "{e}");
+    }
+
+    #[test]
+    fn real_packets_that_could_not_run_exit_3_unless_a_claim_failed() {
+        let why = || Some("needs root (network namespaces)".to_string());
+        let e = verdict(&report(&[true, true]), Path::new("d"), why()).unwrap_err();
+        assert_eq!(e.exit_code(), 3);
+        assert!(e.to_string().contains("needs root"), "{e}");
+        let e = verdict(&report(&[false]), Path::new("d"), why()).unwrap_err();
+        assert_eq!(e.exit_code(), 1);
     }
 }

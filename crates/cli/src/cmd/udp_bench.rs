@@ -413,12 +413,11 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, Cl
 pub fn run(args: UdpBenchArgs) -> Result<(), CliError> {
     use fairway_lab::udp_bench::{report, run};
     let cfg = config(&args)?;
-    if !fairway_lab::testbed::is_root() {
-        return Err(CliError::Needs {
-            command: "udp-bench",
-            what: "root (CAP_NET_ADMIN) to create its network namespaces",
-        });
-    }
+    super::prereq::check(
+        "udp-bench",
+        Some("CAP_NET_ADMIN, to create its network namespaces"),
+        &super::prereq::IPROUTE2,
+    )?;
     fairway_runtime::net::install_interrupt_handler().map_err(CliError::Interrupt)?;
     let total = cfg.trials() as u64;
     let bar = super::progress::bar(
@@ -489,8 +488,8 @@ impl fmt::Display for Interrupted {
 /// Real packets need Linux (network namespaces, sendmmsg).
 #[cfg(not(target_os = "linux"))]
 pub fn run(_args: UdpBenchArgs) -> Result<(), CliError> {
-    Err(CliError::Needs {
+    Err(CliError::CannotRun {
         command: "udp-bench",
-        what: "Linux (network namespaces, sendmmsg)",
+        why: "needs Linux (network namespaces, sendmmsg)".into(),
     })
 }

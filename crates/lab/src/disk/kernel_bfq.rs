@@ -97,10 +97,9 @@ pub struct Comparison {
 /// Why the comparison could not run.
 #[derive(Debug)]
 pub enum Skip {
-    /// Not root.
-    NeedsRoot,
-    /// A tool is missing.
-    Missing(&'static str),
+    /// What this machine or user lacks, every item of it: `root`, or a
+    /// tool with the package that has it.
+    Lacks(Vec<&'static str>),
     /// The kernel has no BFQ for loop devices.
     NoBfq,
     /// The io_uring back-end was asked for and the kernel refuses io_uring.
@@ -112,10 +111,9 @@ pub enum Skip {
 impl std::fmt::Display for Skip {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Skip::NeedsRoot => write!(f, "skipped, needs root"),
-            Skip::Missing(t) => write!(f, "skipped, needs {t}"),
-            Skip::NoBfq => write!(f, "skipped, the kernel offers no bfq scheduler"),
-            Skip::NoUring(e) => write!(f, "skipped, io_uring unavailable: {e}"),
+            Skip::Lacks(what) => write!(f, "needs {}", what.join(" and ")),
+            Skip::NoBfq => write!(f, "needs a kernel with the bfq I/O scheduler"),
+            Skip::NoUring(e) => write!(f, "needs io_uring, which the kernel refuses: {e}"),
             Skip::Failed(e) => write!(f, "failed: {e}"),
         }
     }
@@ -185,12 +183,23 @@ fn image(error: std::io::Error) -> KernelError {
     }
 }
 
+/// Whether an executable file named `tool` is in a directory of `PATH`
+/// (looked up here rather than through a shell, which may itself be absent).
 fn has(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(tool))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
 }
+
+/// What the comparison needs: root, and each tool with its package.
+const TOOLS: [(&str, &str); 2] = [
+    ("fio", "fio (package fio)"),
+    ("losetup", "losetup (package util-linux)"),
+];
 
 struct Loop(String);
 
@@ -331,13 +340,13 @@ fn fairway_side(dev: &str, weights: &[u32], seconds: u64, backend: Backend) -> R
 /// Runs the comparison (see the module doc), `seconds` per side, fairway's
 /// side through `backend`.
 pub fn compare(seconds: u64, backend: Backend) -> Result<Comparison, Skip> {
+    let mut lacks: Vec<&'static str> = Vec::new();
     if !is_root() {
-        return Err(Skip::NeedsRoot);
+        lacks.push("root");
     }
-    for tool in ["fio", "losetup"] {
-        if !has(tool) {
-            return Err(Skip::Missing(tool));
-        }
+    lacks.extend(TOOLS.iter().filter(|(t, _)| !has(t)).map(|(_, what)| *what));
+    if !lacks.is_empty() {
+        return Err(Skip::Lacks(lacks));
     }
     // Real blocks, not a sparse file: reading holes costs no I/O.
     {

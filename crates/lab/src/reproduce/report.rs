@@ -22,8 +22,31 @@ pub struct Figure {
     pub paper_text: String,
     /// Our number.
     pub ours: f64,
-    /// `ours / paper`, where the paper gives a single non-zero number.
+    /// `ours / paper`, where the paper gives a single number and the ratio
+    /// means something ([`ratio_or_why_not`]).
     pub ratio: Option<f64>,
+    /// Why there is no ratio although the paper gives a single number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_ratio: Option<&'static str>,
+}
+
+/// A paper's figure this close to zero is no baseline to divide by.
+const NEAR_ZERO: f64 = 1e-9;
+
+/// `ours / paper`, or why that quotient would mean nothing: a paper's
+/// figure of (about) zero, or two figures of opposite signs (a negative
+/// lateness against a positive one is "earlier", not a fraction of it).
+pub fn ratio_or_why_not(paper: f64, ours: f64) -> Result<f64, &'static str> {
+    if !paper.is_finite() || !ours.is_finite() {
+        return Err("not a finite number");
+    }
+    if paper.abs() < NEAR_ZERO {
+        return Err("the paper's figure is 0");
+    }
+    if ours.abs() >= NEAR_ZERO && (ours < 0.0) != (paper < 0.0) {
+        return Err("opposite signs");
+    }
+    Ok(ours / paper)
 }
 
 impl Figure {
@@ -43,7 +66,8 @@ impl Figure {
                 }
             },
             ours,
-            ratio: (paper != 0.0).then(|| ours / paper),
+            ratio: ratio_or_why_not(paper, ours).ok(),
+            no_ratio: ratio_or_why_not(paper, ours).err(),
         }
     }
 
@@ -56,6 +80,7 @@ impl Figure {
             paper_text: paper_text.into(),
             ours,
             ratio: None,
+            no_ratio: None,
         }
     }
 }
@@ -266,7 +291,11 @@ pub fn to_markdown(r: &Report) -> String {
                 f.unit,
                 f.paper_text,
                 num(f.ours),
-                f.ratio.map_or("-".into(), num)
+                match (f.ratio, f.no_ratio) {
+                    (Some(r), _) => num(r),
+                    (None, Some(why)) => format!("n/a ({why})"),
+                    (None, None) => "-".into(),
+                }
             );
         }
         let _ = writeln!(s, "\n| claim | holds |\n|---|---|");
@@ -319,6 +348,39 @@ pub fn write_charts(dir: &Path, r: &Report) -> Result<Vec<std::path::PathBuf>, R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ratio_that_means_nothing_is_na_with_its_reason() {
+        assert_eq!(ratio_or_why_not(2.0, 1.0), Ok(0.5));
+        assert_eq!(ratio_or_why_not(-2.0, -1.0), Ok(0.5));
+        assert_eq!(ratio_or_why_not(2.0, 0.0), Ok(0.0));
+        assert_eq!(ratio_or_why_not(1.244, -0.746), Err("opposite signs"));
+        assert_eq!(ratio_or_why_not(0.0, 3.0), Err("the paper's figure is 0"));
+        let f = Figure::vs("T-WFI", "packets", 1.244, -0.746);
+        assert!(f.ratio.is_none());
+        let sec = Section {
+            paper: Paper::QfqPlus,
+            title: "t".into(),
+            command: "c".into(),
+            figures: vec![f],
+            claims: vec![],
+            charts: vec![],
+            seconds: 0.0,
+        };
+        let md = to_markdown(&Report {
+            machine: "m".into(),
+            date: "d".into(),
+            command: "c".into(),
+            quick: true,
+            debug_build: false,
+            seconds: 0.0,
+            passed: 0,
+            failed: 0,
+            skipped: 0,
+            sections: vec![sec],
+        });
+        assert!(md.contains("| -0.7460 | n/a (opposite signs) |"), "{md}");
+    }
 
     #[test]
     fn a_failed_claim_is_counted_and_marked() {

@@ -98,6 +98,8 @@ pub fn text(r: &Report) -> String {
     bound_lines(&mut out, r);
     sweep_table(&mut out, r);
     target_lines(&mut out, r);
+    let legend = legend(&out);
+    out.push_str(&legend);
     out
 }
 
@@ -369,59 +371,29 @@ fn sweep_table(out: &mut String, r: &Report) {
     }
 }
 
-/// The targets as ratios from this run.
+/// The targets as ratios from this run: only those of the experiments
+/// that ran (a line of an experiment not run would read as a result).
 fn target_lines(out: &mut String, r: &Report) {
     let t = &r.targets;
     let _ = writeln!(out, "\ntargets (ratios from this run)");
-    let _ = writeln!(
-        out,
-        "  fairway/none throughput, min over clients: {} (median of per-repeat ratios), {} (fast-regime rates) (target >= 0.9)",
-        opt(t.fairway_over_none_min, 2),
-        opt(t.fairway_over_none_fast_min, 2)
-    );
-    let _ = writeln!(
-        out,
-        "  fairway/tc throughput at the most clients: {} [{}] (median of per-repeat ratios), {} (fast-regime rates) (target >= 1.3)",
-        opt(t.fairway_over_tc_at_max_clients, 2),
-        t.fairway_over_tc_range
-            .map_or("-".into(), |(a, b)| format!("{a:.2}-{b:.2}")),
-        opt(t.fairway_over_tc_fast, 2)
-    );
-    let _ = writeln!(
-        out,
-        "  fairway-dispatch: /none min {}, /tc at the most clients {}",
-        opt(t.dispatch_over_none_min, 2),
-        opt(t.dispatch_over_tc_at_max_clients, 2)
-    );
-    let _ = writeln!(
-        out,
-        "  added median latency at light load (median [range] of per-round differences): fairway {} [{}] µs, of which {} µs before the sendmmsg call (target <= 2), fairway-dispatch {} [{}] µs, tc {} [{}] µs",
-        opt(t.added_median_us, 2),
-        range(t.added_median_range),
-        opt(t.added_call_median_us, 2),
-        opt(t.dispatch_added_median_us, 2),
-        range(t.dispatch_added_median_range),
-        opt(t.tc_added_median_us, 2),
-        range(t.tc_added_median_range)
-    );
-    let _ = writeln!(
-        out,
-        "  target's rate under load, received/due: fairway {} (target 1 ± 0.02), fairway-dispatch {}, tc {}, none {}",
-        opt(t.fairway_target_rate_ratio, 3),
-        opt(t.dispatch_target_rate_ratio, 3),
-        opt(t.tc_target_rate_ratio, 3),
-        opt(t.none_target_rate_ratio, 3)
-    );
-    let threshold = |p: Option<u64>| p.map_or("not reached".into(), |p| format!("{p} pps"));
-    let _ = writeln!(
-        out,
-        "  overload threshold: tc {}, fairway {}, fairway-dispatch {}; p98 < tc p98 at every rate from tc's threshold: fairway {}, fairway-dispatch {}",
-        threshold(t.tc_overload_pps),
-        threshold(t.fairway_overload_pps),
-        threshold(t.dispatch_overload_pps),
-        t.fairway_p98_below_tc_above_threshold.map_or("-".into(), |b| b.to_string()),
-        t.dispatch_p98_below_tc_above_threshold.map_or("-".into(), |b| b.to_string())
-    );
+    if !r.throughput.is_empty() {
+        throughput_targets(out, t);
+    }
+    if !r.light.is_empty() {
+        latency_targets(out, t);
+    }
+    if !r.sweep.is_empty() {
+        let threshold = |p: Option<u64>| p.map_or("not reached".into(), |p| format!("{p} pps"));
+        let _ = writeln!(
+            out,
+            "  overload threshold: tc {}, fairway {}, fairway-dispatch {}; p98 < tc p98 at every rate from tc's threshold: fairway {}, fairway-dispatch {}",
+            threshold(t.tc_overload_pps),
+            threshold(t.fairway_overload_pps),
+            threshold(t.dispatch_overload_pps),
+            t.fairway_p98_below_tc_above_threshold.map_or("-".into(), |b| b.to_string()),
+            t.dispatch_p98_below_tc_above_threshold.map_or("-".into(), |b| b.to_string())
+        );
+    }
     let _ = writeln!(
         out,
         "  every packet accounted for (sent = received + counted drops): {}",
@@ -442,6 +414,83 @@ fn target_lines(out: &mut String, r: &Report) {
             held(r.bound_dispatch_observed.as_ref().map(|o| &o.check))
         );
     }
+}
+
+/// The throughput experiment's target lines.
+fn throughput_targets(out: &mut String, t: &super::Targets) {
+    let _ = writeln!(
+        out,
+        "  fairway/none throughput, min over clients: {} (median of per-repeat ratios), {} (fast-regime rates) (target >= 0.9)",
+        opt(t.fairway_over_none_min, 2),
+        opt(t.fairway_over_none_fast_min, 2)
+    );
+    let _ = writeln!(
+        out,
+        "  fairway/tc throughput at the most clients: {} [{}] (median of per-repeat ratios), {} (fast-regime rates) (target >= 1.3)",
+        opt(t.fairway_over_tc_at_max_clients, 2),
+        t.fairway_over_tc_range
+            .map_or("-".into(), |(a, b)| format!("{a:.2}-{b:.2}")),
+        opt(t.fairway_over_tc_fast, 2)
+    );
+    let _ = writeln!(
+        out,
+        "  fairway-dispatch: /none min {}, /tc at the most clients {}",
+        opt(t.dispatch_over_none_min, 2),
+        opt(t.dispatch_over_tc_at_max_clients, 2)
+    );
+}
+
+/// The latency experiment's target lines.
+fn latency_targets(out: &mut String, t: &super::Targets) {
+    let _ = writeln!(
+        out,
+        "  added median latency at light load (median [range] of per-round differences): fairway {} [{}] µs, of which {} µs before the sendmmsg call (target <= 2), fairway-dispatch {} [{}] µs, tc {} [{}] µs",
+        opt(t.added_median_us, 2),
+        range(t.added_median_range),
+        opt(t.added_call_median_us, 2),
+        opt(t.dispatch_added_median_us, 2),
+        range(t.dispatch_added_median_range),
+        opt(t.tc_added_median_us, 2),
+        range(t.tc_added_median_range)
+    );
+    let _ = writeln!(
+        out,
+        "  target's rate under load, received/due: fairway {} (target 1 ± 0.02), fairway-dispatch {}, tc {}, none {}",
+        opt(t.fairway_target_rate_ratio, 3),
+        opt(t.dispatch_target_rate_ratio, 3),
+        opt(t.tc_target_rate_ratio, 3),
+        opt(t.none_target_rate_ratio, 3)
+    );
+}
+
+/// Each term the report above uses without defining it, with what it
+/// means; only the terms that appear in `text`.
+const LEGEND: [(&str, &str); 6] = [
+    ("fw-disp", "fw-disp, disp: fairway-dispatch, packets sent by the arbiter thread itself"),
+    ("Δ_A", "Δ_A: the longest the arbiter takes between two rounds (Eq. (1)'s arbiter term)"),
+    ("Δ_C", "Δ_C: the longest a client takes to send a packet once granted (Eq. (1)'s client term)"),
+    ("fast-regime", "fast-regime rate: the p90 of the delivered rate over the trial's 50 ms slices (the rate when the VM's CPU is not taken away)"),
+    ("p98", "pNN: the NN-th percentile of the one-way latency (due time -> receive timestamp) of the target's packets"),
+    ("Eq. (1)", "Eq. (1): the PSPAT paper's delay bound, the scheduler's T-WFI + Δ_A + (2 + k)·Δ_C"),
+];
+
+/// The legend: one line per term of [`LEGEND`] that `text` uses.
+fn legend(text: &str) -> String {
+    let lines: Vec<&str> = LEGEND
+        .iter()
+        .filter(|(term, _)| text.contains(term))
+        .map(|(_, line)| *line)
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nlegend\n");
+    for l in lines {
+        out.push_str("  ");
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
 }
 
 /// Writes `throughput.csv`, `latency.csv` (CDF points) and `sweep.csv` into
@@ -597,4 +646,92 @@ pub fn write_charts(r: &Report, prefix: &str) -> Result<Vec<String>, ReportError
         written.push(path);
     }
     Ok(written)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use crate::udp_bench::experiments::ThroughputPoint;
+    use crate::udp_bench::{ReceivePath, Targets, Transport};
+
+    /// A report of the throughput experiment alone.
+    fn throughput_only() -> Report {
+        let tp = |mode, pps| ThroughputPoint {
+            mode,
+            clients: 4,
+            tx_pps: pps,
+            delivered_pps: pps,
+            runs: vec![pps],
+            slice_pps: vec![vec![pps]],
+            packets_per_call: 32.0,
+            fast_pps: pps,
+            accounting_ok: true,
+        };
+        Report {
+            cpus: 2,
+            sched: "drr".into(),
+            transport: Transport::Udp,
+            seconds: 0.3,
+            cooldown_ms: 0,
+            rt_runtime_us: None,
+            receive: ReceivePath::Sockets,
+            qdisc_bypass: false,
+            idle_spin: false,
+            modes: Mode::ALL.to_vec(),
+            ratios: Vec::new(),
+            throughput: Mode::ALL.iter().map(|&m| tp(m, 300_000.0)).collect(),
+            light: Vec::new(),
+            light_rounds: Vec::new(),
+            loaded: Vec::new(),
+            transports: Vec::new(),
+            link_pps: 200_000,
+            sweep: Vec::new(),
+            bound: None,
+            bound_dispatch: None,
+            bound_observed: None,
+            bound_dispatch_observed: None,
+            targets: Targets {
+                fairway_over_none_min: Some(1.0),
+                accounting_ok: true,
+                ..Targets::default()
+            },
+        }
+    }
+
+    #[test]
+    fn only_the_experiments_that_ran_have_result_lines() {
+        let text = text(&throughput_only());
+        assert!(
+            text.contains("fairway/none throughput, min over clients: 1.00"),
+            "{text}"
+        );
+        for absent in [
+            "overload threshold",
+            "not reached",
+            "added median latency",
+            "under load",
+        ] {
+            assert!(!text.contains(absent), "{absent:?} printed:\n{text}");
+        }
+    }
+
+    #[test]
+    fn the_legend_explains_the_terms_the_report_uses() {
+        let text = text(&throughput_only());
+        let legend = text.split("\nlegend\n").nth(1).expect("a legend");
+        assert!(
+            legend.contains("fw-disp, disp: fairway-dispatch"),
+            "{legend}"
+        );
+        // Terms of experiments that did not run are not explained.
+        assert!(
+            !legend.contains("Δ_A") && !legend.contains("pNN"),
+            "{legend}"
+        );
+        let with_latency =
+            super::legend("p98 ... Δ_A + ... Δ_C ... Eq. (1) ... p90 of 50 ms slices");
+        for term in ["Δ_A:", "Δ_C:", "pNN:", "Eq. (1):"] {
+            assert!(with_latency.contains(term), "{term}: {with_latency}");
+        }
+    }
 }

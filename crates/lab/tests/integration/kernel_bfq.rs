@@ -11,7 +11,7 @@ fn run(seconds: u64, backend: Backend) -> Option<Comparison> {
         Ok(c) => Some(c),
         Err(Skip::Failed(e)) => panic!("{e}"),
         Err(skip) => {
-            eprintln!("kernel BFQ comparison {skip}");
+            eprintln!("kernel BFQ comparison skipped: {skip}");
             None
         }
     }

@@ -42,11 +42,14 @@ pub enum DiskCmdError {
     },
     /// The add+dispatch benchmark failed.
     Bench(CostError),
-    /// The kernel comparison failed (rather than skipped).
+    /// The kernel comparison failed once started.
     Kernel(KernelError),
     /// The S-suite benchmark failed (rather than skipped).
     #[cfg(target_os = "linux")]
     SBench(fairway_lab::disk::s_bench::SBenchError),
+    /// The kernel comparison cannot run on this machine or as this user:
+    /// what it lacks (exit status 3).
+    CannotRun(String),
 }
 
 impl fmt::Display for DiskCmdError {
@@ -69,6 +72,7 @@ impl fmt::Display for DiskCmdError {
             Self::Kernel(e) => write!(f, "{e}"),
             #[cfg(target_os = "linux")]
             Self::SBench(e) => write!(f, "{e}"),
+            Self::CannotRun(why) => write!(f, "disk kernel cannot run here: {why}"),
         }
     }
 }

@@ -67,11 +67,9 @@ pub fn run(a: KernelArgs) -> Result<(), DiskCmdError> {
     let c = match r {
         Ok(c) => c,
         Err(Skip::Failed(e)) => return Err(DiskCmdError::Kernel(e)),
-        Err(skip) => {
-            // Not an error: the environment lacks what the comparison needs.
-            crate::errln!("fairway disk kernel: {skip}");
-            return Ok(());
-        }
+        // The measurement asked for did not happen: a distinct exit status
+        // (3), so that a script does not take the silence for a result.
+        Err(skip) => return Err(DiskCmdError::CannotRun(skip.to_string())),
     };
     if a.json {
         return json_line(&c);

@@ -55,7 +55,8 @@ enum DiskCmd {
     )]
     Validate(validate::ValidateArgs),
     /// Share accuracy of the kernel's BFQ (fio) and fairway's (real reads)
-    /// on the same loop device; needs root, fio and losetup.
+    /// on the same loop device; needs root, fio, losetup (util-linux) and a
+    /// kernel with bfq (else exit status 3).
     #[command(
         after_help = "Examples:\n  fairway disk kernel\n  fairway disk kernel --seconds 10 --json\n  fairway disk kernel --backend io-uring --in-flight 1"
     )]
