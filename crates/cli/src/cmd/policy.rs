@@ -8,7 +8,8 @@ use super::common::{parse_flows, Table};
 use super::error::CliError;
 use super::flag::FlagError;
 use clap::{Args, Subcommand};
-use fairway_eval::policy::run::{run as run_policy, RunConfig};
+use fairway_eval::policy::run::{run as run_policy, RunConfig, RunError};
+use fairway_eval::policy::trace_csv::replay_csv;
 use fairway_eval::workload::PacketSizes;
 
 /// Arguments of `fairway policy`.
@@ -46,11 +47,22 @@ pub struct RunArgs {
     pub file: String,
     /// Workload flows, `WEIGHTxCOUNT[@MAXLEN]` groups or a preset, e.g.
     /// `1x3` or `1x500,2x250`; workload flow k feeds policy flow k mod N.
-    #[arg(long, default_value = "1x4")]
-    pub flows: String,
+    /// Default: one per policy flow (`1xN`).
+    #[arg(long, conflicts_with = "trace")]
+    pub flows: Option<String>,
     /// Packet sizes: `fixed` (each flow's MAXLEN) or `uniform:MIN`.
-    #[arg(long, default_value = "fixed")]
+    #[arg(long, default_value = "fixed", conflicts_with = "trace")]
     pub sizes: String,
+    /// Replay the arrivals of this CSV file instead of a generated
+    /// workload: header `time,flow,len`, time in integer ns
+    /// (non-decreasing), flow a flow name of the policy, len bytes.
+    /// Example: --trace examples/traces/hpfq-small.csv
+    #[arg(long, value_name = "ARRIVALS.csv")]
+    pub trace: Option<std::path::PathBuf>,
+    /// With --trace: write every departure to this CSV file,
+    /// `time,flow,len,queueing_delay` (ns, name, bytes, ns).
+    #[arg(long, value_name = "OUT.csv", requires = "trace")]
+    pub departures: Option<std::path::PathBuf>,
     /// Link rate in bit/s with K, M, G, T as tc writes it, or in bytes
     /// with `B/s`; a bare number is bit/s. It must come to whole bytes/s.
     /// Example: --link 100mbit, --link 10G, --link 12.5MB/s
@@ -60,11 +72,11 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1000)]
     pub duration_ms: u64,
     /// Offered load as a fraction of the link (0 = greedy sources), e.g. 0.8.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, conflicts_with = "trace")]
     pub load: f64,
     /// Packets each greedy source keeps queued (with --load 0), e.g. 16;
     /// all of them must fit the policy's max_packets.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, conflicts_with = "trace")]
     pub backlog: u64,
     /// Workload seed, e.g. 7.
     #[arg(long, default_value_t = 1)]
@@ -107,8 +119,13 @@ fn run_cmd(a: RunArgs) -> Result<(), CliError> {
         }
         .into());
     }
+    if let Some(trace) = &a.trace {
+        return trace_cmd(&a, &policy, trace);
+    }
+    let n = policy.spec.flows.len();
+    let flows = a.flows.clone().unwrap_or_else(|| format!("1x{n}"));
     let cfg = RunConfig {
-        flows: parse_flows(&a.flows)?,
+        flows: parse_flows(&flows)?,
         sizes: PacketSizes::parse(&a.sizes).map_err(|e| FlagError::Invalid {
             flag: "--sizes",
             error: e.into(),
@@ -133,6 +150,21 @@ fn run_cmd(a: RunArgs) -> Result<(), CliError> {
     let r = run_policy(&policy, &cfg);
     bar.finish();
     let r = r?;
+    let fed = cfg.flows.flows().len();
+    if fed < n {
+        let idle = &policy.flow_names[fed..];
+        let first: Vec<&str> = idle.iter().take(4).map(String::as_str).collect();
+        let more = if idle.len() > first.len() {
+            ", ..."
+        } else {
+            ""
+        };
+        crate::errln!(
+            "fairway: warning: {} of {n} policy flows get no traffic (--flows {flows} has {fed} workload flows): {}{more}",
+            idle.len(),
+            first.join(", ")
+        );
+    }
     if a.json {
         super::json::print_pretty(&r)?;
         return Ok(());
@@ -184,6 +216,47 @@ fn run_cmd(a: RunArgs) -> Result<(), CliError> {
         table("flows", &r.flows)?;
     } else {
         crate::outln!("\n({} flows: use --json for each)", r.flows.len());
+    }
+    Ok(())
+}
+
+/// `fairway policy run FILE --trace ARRIVALS.csv`: the replay's totals,
+/// departures to `--departures`.
+fn trace_cmd(
+    a: &RunArgs,
+    policy: &fairway_policy_file::PolicyFile,
+    trace: &std::path::Path,
+) -> Result<(), CliError> {
+    let s = replay_csv(policy, a.link, trace, a.departures.as_deref()).map_err(RunError::Trace)?;
+    if a.json {
+        super::json::print_pretty(&serde_json::json!({
+            "offered": s.offered,
+            "departed": s.departed,
+            "refused_full": s.refused_full,
+            "refused_rank": s.refused_rank,
+            "first_refused": s.first_refused,
+            "bytes_in": s.bytes_in,
+            "bytes_out": s.bytes_out,
+        }))?;
+    } else {
+        crate::outln!(
+            "{}: replayed {} at {} bit/s: offered {} packets, departed {} ({} bytes), refused {} (rank) + {} (full)",
+            a.file,
+            trace.display(),
+            a.link * 8,
+            s.offered,
+            s.departed,
+            s.bytes_out,
+            s.refused_rank,
+            s.refused_full
+        );
+    }
+    if let Some(i) = s.first_refused {
+        crate::errln!(
+            "fairway: warning: the tree refused {} of {} arrivals (first: arrival {i}, 0-based after the header)",
+            s.refused_full + s.refused_rank,
+            s.offered
+        );
     }
     Ok(())
 }

@@ -9,3 +9,4 @@ pub mod bench_check;
 pub mod run;
 pub mod run_check;
 pub mod trace;
+pub mod trace_csv;
