@@ -15,6 +15,7 @@ mod one_build;
 mod policy_file_errors;
 mod policy_files;
 mod policy_run_errors;
+mod policy_trace;
 mod quiet_output;
 mod reproduce;
 mod shape_check;
