@@ -69,7 +69,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "100Mbit/s", value_parser = super::units::byte_rate)]
     pub link: u64,
     /// Simulated time in ms, e.g. 1000.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, conflicts_with = "trace")]
     pub duration_ms: u64,
     /// Offered load as a fraction of the link (0 = greedy sources), e.g. 0.8.
     #[arg(long, default_value_t = 0.0, conflicts_with = "trace")]
@@ -79,7 +79,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 16, conflicts_with = "trace")]
     pub backlog: u64,
     /// Workload seed, e.g. 7.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, conflicts_with = "trace")]
     pub seed: u64,
     /// JSON instead of tables.
     #[arg(long)]

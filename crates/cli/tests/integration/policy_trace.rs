@@ -178,6 +178,8 @@ fn bad_traces_are_refused_at_their_line() {
         ["--load", "0.5"],
         ["--backlog", "2"],
         ["--sizes", "fixed"],
+        ["--seed", "1"],
+        ["--duration-ms", "10"],
     ] {
         refused(
             &["policy", "run", &p, "--trace", &t, flag[0], flag[1]],
