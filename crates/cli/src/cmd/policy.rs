@@ -9,7 +9,9 @@ use super::error::CliError;
 use super::flag::FlagError;
 use clap::{Args, Subcommand};
 use fairway_eval::policy::run::{run as run_policy, RunConfig, RunError};
+use fairway_eval::policy::trace::TraceSummary;
 use fairway_eval::policy::trace_csv::replay_csv;
+use fairway_eval::policy::trace_pcap::{replay_pcap, Classify};
 use fairway_eval::workload::PacketSizes;
 
 /// Arguments of `fairway policy`.
@@ -48,20 +50,32 @@ pub struct RunArgs {
     /// Workload flows, `WEIGHTxCOUNT[@MAXLEN]` groups or a preset, e.g.
     /// `1x3` or `1x500,2x250`; workload flow k feeds policy flow k mod N.
     /// Default: one per policy flow (`1xN`).
-    #[arg(long, conflicts_with = "trace")]
+    #[arg(long, conflicts_with_all = ["trace", "pcap"])]
     pub flows: Option<String>,
     /// Packet sizes: `fixed` (each flow's MAXLEN) or `uniform:MIN`.
-    #[arg(long, default_value = "fixed", conflicts_with = "trace")]
+    #[arg(long, default_value = "fixed", conflicts_with_all = ["trace", "pcap"])]
     pub sizes: String,
     /// Replay the arrivals of this CSV file instead of a generated
     /// workload: header `time,flow,len`, time in integer ns
     /// (non-decreasing), flow a flow name of the policy, len bytes.
     /// Example: --trace examples/traces/hpfq-small.csv
-    #[arg(long, value_name = "ARRIVALS.csv")]
+    #[arg(long, value_name = "ARRIVALS.csv", conflicts_with = "pcap")]
     pub trace: Option<std::path::PathBuf>,
+    /// Replay a classic pcap capture (Ethernet, IPv4/IPv6, TCP/UDP) like
+    /// --trace; flows by --classify and --map; unmatched packets are
+    /// counted and skipped. Example: --pcap cap.pcap --map 5001=a,5002=b
+    #[arg(long, value_name = "FILE.pcap", requires = "map")]
+    pub pcap: Option<std::path::PathBuf>,
+    /// With --pcap: the header field that picks a packet's flow.
+    #[arg(long, value_enum, default_value = "dst-port", requires = "pcap")]
+    pub classify: ClassifyArg,
+    /// With --pcap: PORT=FLOW pairs, comma-separated, FLOW a flow name of
+    /// the policy, e.g. 5001=a,5002=b.
+    #[arg(long, requires = "pcap")]
+    pub map: Option<String>,
     /// With --trace: write every departure to this CSV file,
     /// `time,flow,len,queueing_delay` (ns, name, bytes, ns).
-    #[arg(long, value_name = "OUT.csv", requires = "trace")]
+    #[arg(long, value_name = "OUT.csv")]
     pub departures: Option<std::path::PathBuf>,
     /// Link rate in bit/s with K, M, G, T as tc writes it, or in bytes
     /// with `B/s`; a bare number is bit/s. It must come to whole bytes/s.
@@ -69,21 +83,30 @@ pub struct RunArgs {
     #[arg(long, default_value = "100Mbit/s", value_parser = super::units::byte_rate)]
     pub link: u64,
     /// Simulated time in ms, e.g. 1000.
-    #[arg(long, default_value_t = 1000, conflicts_with = "trace")]
+    #[arg(long, default_value_t = 1000, conflicts_with_all = ["trace", "pcap"])]
     pub duration_ms: u64,
     /// Offered load as a fraction of the link (0 = greedy sources), e.g. 0.8.
-    #[arg(long, default_value_t = 0.0, conflicts_with = "trace")]
+    #[arg(long, default_value_t = 0.0, conflicts_with_all = ["trace", "pcap"])]
     pub load: f64,
     /// Packets each greedy source keeps queued (with --load 0), e.g. 16;
     /// all of them must fit the policy's max_packets.
-    #[arg(long, default_value_t = 16, conflicts_with = "trace")]
+    #[arg(long, default_value_t = 16, conflicts_with_all = ["trace", "pcap"])]
     pub backlog: u64,
     /// Workload seed, e.g. 7.
-    #[arg(long, default_value_t = 1, conflicts_with = "trace")]
+    #[arg(long, default_value_t = 1, conflicts_with_all = ["trace", "pcap"])]
     pub seed: u64,
     /// JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--classify`: the header field that picks a packet's flow.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ClassifyArg {
+    /// TCP/UDP destination port.
+    DstPort,
+    /// TCP/UDP source port.
+    SrcPort,
 }
 
 /// Runs `fairway policy`.
@@ -119,8 +142,27 @@ fn run_cmd(a: RunArgs) -> Result<(), CliError> {
         }
         .into());
     }
+    if a.departures.is_some() && a.trace.is_none() && a.pcap.is_none() {
+        return Err(FlagError::Must {
+            flag: "--departures",
+            be: "given with --trace or --pcap (a generated run reports aggregates)",
+        }
+        .into());
+    }
     if let Some(trace) = &a.trace {
-        return trace_cmd(&a, &policy, trace);
+        let s =
+            replay_csv(&policy, a.link, trace, a.departures.as_deref()).map_err(RunError::Trace)?;
+        return trace_report(&a, trace, s, 0);
+    }
+    if let Some(pcap) = &a.pcap {
+        let map = parse_map(&policy, a.map.as_deref().unwrap_or_default())?;
+        let c = match a.classify {
+            ClassifyArg::DstPort => Classify::DstPort,
+            ClassifyArg::SrcPort => Classify::SrcPort,
+        };
+        let s = replay_pcap(&policy, a.link, pcap, c, &map, a.departures.as_deref())
+            .map_err(RunError::Trace)?;
+        return trace_report(&a, pcap, s.replay, s.unclassified);
     }
     let n = policy.spec.flows.len();
     let flows = a.flows.clone().unwrap_or_else(|| format!("1x{n}"));
@@ -220,14 +262,39 @@ fn run_cmd(a: RunArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `fairway policy run FILE --trace ARRIVALS.csv`: the replay's totals,
-/// departures to `--departures`.
-fn trace_cmd(
-    a: &RunArgs,
+/// `--map PORT=FLOW,…`: ports to policy flow indices.
+fn parse_map(
     policy: &fairway_policy_file::PolicyFile,
+    text: &str,
+) -> Result<Vec<(u16, u32)>, CliError> {
+    let mut map: Vec<(u16, u32)> = Vec::new();
+    for entry in text.split(',') {
+        let bad = || FlagError::ValueOutOfRange {
+            flag: "--map",
+            value: entry.to_string(),
+            range: "PORT=FLOW, PORT 0..=65535 once each, FLOW a flow name of the policy".into(),
+        };
+        let (port, flow) = entry.split_once('=').ok_or_else(bad)?;
+        let port: u16 = port.trim().parse().map_err(|_| bad())?;
+        let flow = (policy.flow_names.iter())
+            .position(|n| n == flow.trim())
+            .ok_or_else(bad)?;
+        if map.iter().any(|m| m.0 == port) {
+            return Err(bad().into());
+        }
+        map.push((port, flow as u32));
+    }
+    Ok(map)
+}
+
+/// A replay's totals (`--trace`, `--pcap`); departures went to
+/// `--departures`.
+fn trace_report(
+    a: &RunArgs,
     trace: &std::path::Path,
+    s: TraceSummary,
+    unclassified: u64,
 ) -> Result<(), CliError> {
-    let s = replay_csv(policy, a.link, trace, a.departures.as_deref()).map_err(RunError::Trace)?;
     if a.json {
         super::json::print_pretty(&serde_json::json!({
             "offered": s.offered,
@@ -237,6 +304,7 @@ fn trace_cmd(
             "first_refused": s.first_refused,
             "bytes_in": s.bytes_in,
             "bytes_out": s.bytes_out,
+            "unclassified": unclassified,
         }))?;
     } else {
         crate::outln!(
@@ -249,6 +317,11 @@ fn trace_cmd(
             s.bytes_out,
             s.refused_rank,
             s.refused_full
+        );
+    }
+    if unclassified > 0 {
+        crate::errln!(
+            "fairway: warning: {unclassified} packets of the capture match no --map entry (not TCP/UDP, or another port): skipped"
         );
     }
     if let Some(i) = s.first_refused {

@@ -10,3 +10,4 @@ pub mod run;
 pub mod run_check;
 pub mod trace;
 pub mod trace_csv;
+pub mod trace_pcap;

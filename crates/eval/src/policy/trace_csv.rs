@@ -57,23 +57,7 @@ pub fn replay_csv(
     departures: Option<&Path>,
 ) -> Result<TraceSummary, TraceFileError> {
     let tname = trace.display().to_string();
-    let err = |path: &str, line, reason: String| TraceFileError {
-        path: path.to_string(),
-        line,
-        reason,
-    };
-    let file = File::open(trace).map_err(|e| err(&tname, 0, e.to_string()))?;
-    let mut out = match departures {
-        Some(p) => {
-            let name = p.display().to_string();
-            let f = File::create(p).map_err(|e| err(&name, 0, e.to_string()))?;
-            let mut w = BufWriter::new(f);
-            writeln!(w, "time,flow,len,queueing_delay")
-                .map_err(|e| err(&name, 0, e.to_string()))?;
-            Some((name, w))
-        }
-        None => None,
-    };
+    let file = File::open(trace).map_err(|e| file_error(&tname, e))?;
     let names: HashMap<&str, u32> = (policy.flow_names.iter().enumerate())
         .map(|(i, n)| (n.as_str(), i as u32))
         .collect();
@@ -86,25 +70,63 @@ pub fn replay_csv(
         max_len: policy.spec.max_packet_len,
         error: None,
     };
+    let result = replay_into(
+        policy,
+        link,
+        &tname,
+        std::iter::from_fn(|| reader.next()),
+        departures,
+    );
+    match reader.error {
+        Some(e) => Err(TraceFileError { path: tname, ..e }),
+        None => result,
+    }
+}
+
+/// An error about the whole file `path`.
+pub(super) fn file_error(path: &str, e: impl fmt::Display) -> TraceFileError {
+    TraceFileError {
+        path: path.to_string(),
+        line: 0,
+        reason: e.to_string(),
+    }
+}
+
+/// Replays `arrivals` (read from `tname`) and writes the departures to
+/// `departures` if given. A reader refuses what the replay would (order,
+/// flow, length) at its place, so a replay error left is about the link
+/// or the policy.
+pub(super) fn replay_into(
+    policy: &PolicyFile,
+    link: u64,
+    tname: &str,
+    arrivals: impl Iterator<Item = Arrival>,
+    departures: Option<&Path>,
+) -> Result<TraceSummary, TraceFileError> {
+    let mut out = match departures {
+        Some(p) => {
+            let name = p.display().to_string();
+            let f = File::create(p).map_err(|e| file_error(&name, e))?;
+            let mut w = BufWriter::new(f);
+            writeln!(w, "time,flow,len,queueing_delay").map_err(|e| file_error(&name, e))?;
+            Some((name, w))
+        }
+        None => None,
+    };
     let mut write_error = None;
-    let result = replay(policy, link, std::iter::from_fn(|| reader.next()), |d| {
+    let result = replay(policy, link, arrivals, |d| {
         if let (Some((_, w)), None) = (&mut out, &write_error) {
             if let Err(e) = write_departure(w, policy, d) {
-                write_error = Some(e.to_string());
+                write_error = Some(e);
             }
         }
     });
-    if let Some(e) = reader.error {
-        return Err(TraceFileError { path: tname, ..e });
-    }
-    // The reader refuses what the replay would (order, flow, length) at
-    // its line, so what is left is about the link or the policy.
-    let sum = result.map_err(|e: TraceError| err(&tname, 0, e.to_string()))?;
+    let sum = result.map_err(|e: TraceError| file_error(tname, e))?;
     if let Some((name, mut w)) = out {
         if let Some(e) = write_error {
-            return Err(err(&name, 0, e));
+            return Err(file_error(&name, e));
         }
-        w.flush().map_err(|e| err(&name, 0, e.to_string()))?;
+        w.flush().map_err(|e| file_error(&name, e))?;
     }
     Ok(sum)
 }
