@@ -8,7 +8,10 @@ use super::common::{parse_flows, Table};
 use super::error::CliError;
 use super::flag::FlagError;
 use clap::{Args, Subcommand};
-use fairway_eval::policy::run::{run as run_policy, RunConfig};
+use fairway_eval::policy::run::{run as run_policy, RunConfig, RunError};
+use fairway_eval::policy::trace::TraceSummary;
+use fairway_eval::policy::trace_csv::replay_csv;
+use fairway_eval::policy::trace_pcap::{replay_pcap, Classify};
 use fairway_eval::workload::PacketSizes;
 
 /// Arguments of `fairway policy`.
@@ -46,32 +49,64 @@ pub struct RunArgs {
     pub file: String,
     /// Workload flows, `WEIGHTxCOUNT[@MAXLEN]` groups or a preset, e.g.
     /// `1x3` or `1x500,2x250`; workload flow k feeds policy flow k mod N.
-    #[arg(long, default_value = "1x4")]
-    pub flows: String,
+    /// Default: one per policy flow (`1xN`).
+    #[arg(long, conflicts_with_all = ["trace", "pcap"])]
+    pub flows: Option<String>,
     /// Packet sizes: `fixed` (each flow's MAXLEN) or `uniform:MIN`.
-    #[arg(long, default_value = "fixed")]
+    #[arg(long, default_value = "fixed", conflicts_with_all = ["trace", "pcap"])]
     pub sizes: String,
+    /// Replay the arrivals of this CSV file instead of a generated
+    /// workload: header `time,flow,len`, time in integer ns
+    /// (non-decreasing), flow a flow name of the policy, len bytes.
+    /// Example: --trace examples/traces/hpfq-small.csv
+    #[arg(long, value_name = "ARRIVALS.csv", conflicts_with = "pcap")]
+    pub trace: Option<std::path::PathBuf>,
+    /// Replay a classic pcap capture (Ethernet, IPv4/IPv6, TCP/UDP) like
+    /// --trace; flows by --classify and --map; unmatched packets are
+    /// counted and skipped. Example: --pcap cap.pcap --map 5001=a,5002=b
+    #[arg(long, value_name = "FILE.pcap", requires = "map")]
+    pub pcap: Option<std::path::PathBuf>,
+    /// With --pcap: the header field that picks a packet's flow.
+    #[arg(long, value_enum, default_value = "dst-port", requires = "pcap")]
+    pub classify: ClassifyArg,
+    /// With --pcap: PORT=FLOW pairs, comma-separated, FLOW a flow name of
+    /// the policy, e.g. 5001=a,5002=b.
+    #[arg(long, requires = "pcap")]
+    pub map: Option<String>,
+    /// With --trace: write every departure to this CSV file,
+    /// `time,flow,len,queueing_delay` (ns, name, bytes, ns).
+    #[arg(long, value_name = "OUT.csv")]
+    pub departures: Option<std::path::PathBuf>,
     /// Link rate in bit/s with K, M, G, T as tc writes it, or in bytes
     /// with `B/s`; a bare number is bit/s. It must come to whole bytes/s.
     /// Example: --link 100mbit, --link 10G, --link 12.5MB/s
     #[arg(long, default_value = "100Mbit/s", value_parser = super::units::byte_rate)]
     pub link: u64,
     /// Simulated time in ms, e.g. 1000.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, conflicts_with_all = ["trace", "pcap"])]
     pub duration_ms: u64,
     /// Offered load as a fraction of the link (0 = greedy sources), e.g. 0.8.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, conflicts_with_all = ["trace", "pcap"])]
     pub load: f64,
     /// Packets each greedy source keeps queued (with --load 0), e.g. 16;
     /// all of them must fit the policy's max_packets.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, conflicts_with_all = ["trace", "pcap"])]
     pub backlog: u64,
     /// Workload seed, e.g. 7.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, conflicts_with_all = ["trace", "pcap"])]
     pub seed: u64,
     /// JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--classify`: the header field that picks a packet's flow.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ClassifyArg {
+    /// TCP/UDP destination port.
+    DstPort,
+    /// TCP/UDP source port.
+    SrcPort,
 }
 
 /// Runs `fairway policy`.
@@ -107,8 +142,32 @@ fn run_cmd(a: RunArgs) -> Result<(), CliError> {
         }
         .into());
     }
+    if a.departures.is_some() && a.trace.is_none() && a.pcap.is_none() {
+        return Err(FlagError::Must {
+            flag: "--departures",
+            be: "given with --trace or --pcap (a generated run reports aggregates)",
+        }
+        .into());
+    }
+    if let Some(trace) = &a.trace {
+        let s =
+            replay_csv(&policy, a.link, trace, a.departures.as_deref()).map_err(RunError::Trace)?;
+        return trace_report(&a, trace, s, 0);
+    }
+    if let Some(pcap) = &a.pcap {
+        let map = parse_map(&policy, a.map.as_deref().unwrap_or_default())?;
+        let c = match a.classify {
+            ClassifyArg::DstPort => Classify::DstPort,
+            ClassifyArg::SrcPort => Classify::SrcPort,
+        };
+        let s = replay_pcap(&policy, a.link, pcap, c, &map, a.departures.as_deref())
+            .map_err(RunError::Trace)?;
+        return trace_report(&a, pcap, s.replay, s.unclassified);
+    }
+    let n = policy.spec.flows.len();
+    let flows = a.flows.clone().unwrap_or_else(|| format!("1x{n}"));
     let cfg = RunConfig {
-        flows: parse_flows(&a.flows)?,
+        flows: parse_flows(&flows)?,
         sizes: PacketSizes::parse(&a.sizes).map_err(|e| FlagError::Invalid {
             flag: "--sizes",
             error: e.into(),
@@ -133,6 +192,21 @@ fn run_cmd(a: RunArgs) -> Result<(), CliError> {
     let r = run_policy(&policy, &cfg);
     bar.finish();
     let r = r?;
+    let fed = cfg.flows.flows().len();
+    if fed < n {
+        let idle = &policy.flow_names[fed..];
+        let first: Vec<&str> = idle.iter().take(4).map(String::as_str).collect();
+        let more = if idle.len() > first.len() {
+            ", ..."
+        } else {
+            ""
+        };
+        crate::errln!(
+            "fairway: warning: {} of {n} policy flows get no traffic (--flows {flows} has {fed} workload flows): {}{more}",
+            idle.len(),
+            first.join(", ")
+        );
+    }
     if a.json {
         super::json::print_pretty(&r)?;
         return Ok(());
@@ -184,6 +258,78 @@ fn run_cmd(a: RunArgs) -> Result<(), CliError> {
         table("flows", &r.flows)?;
     } else {
         crate::outln!("\n({} flows: use --json for each)", r.flows.len());
+    }
+    Ok(())
+}
+
+/// `--map PORT=FLOW,…`: ports to policy flow indices.
+fn parse_map(
+    policy: &fairway_policy_file::PolicyFile,
+    text: &str,
+) -> Result<Vec<(u16, u32)>, CliError> {
+    let mut map: Vec<(u16, u32)> = Vec::new();
+    for entry in text.split(',') {
+        let bad = || FlagError::ValueOutOfRange {
+            flag: "--map",
+            value: entry.to_string(),
+            range: "PORT=FLOW, PORT 0..=65535 once each, FLOW a flow name of the policy".into(),
+        };
+        let (port, flow) = entry.split_once('=').ok_or_else(bad)?;
+        let port: u16 = port.trim().parse().map_err(|_| bad())?;
+        let flow = (policy.flow_names.iter())
+            .position(|n| n == flow.trim())
+            .ok_or_else(bad)?;
+        if map.iter().any(|m| m.0 == port) {
+            return Err(bad().into());
+        }
+        map.push((port, flow as u32));
+    }
+    Ok(map)
+}
+
+/// A replay's totals (`--trace`, `--pcap`); departures went to
+/// `--departures`.
+fn trace_report(
+    a: &RunArgs,
+    trace: &std::path::Path,
+    s: TraceSummary,
+    unclassified: u64,
+) -> Result<(), CliError> {
+    if a.json {
+        super::json::print_pretty(&serde_json::json!({
+            "offered": s.offered,
+            "departed": s.departed,
+            "refused_full": s.refused_full,
+            "refused_rank": s.refused_rank,
+            "first_refused": s.first_refused,
+            "bytes_in": s.bytes_in,
+            "bytes_out": s.bytes_out,
+            "unclassified": unclassified,
+        }))?;
+    } else {
+        crate::outln!(
+            "{}: replayed {} at {} bit/s: offered {} packets, departed {} ({} bytes), refused {} (rank) + {} (full)",
+            a.file,
+            trace.display(),
+            a.link * 8,
+            s.offered,
+            s.departed,
+            s.bytes_out,
+            s.refused_rank,
+            s.refused_full
+        );
+    }
+    if unclassified > 0 {
+        crate::errln!(
+            "fairway: warning: {unclassified} packets of the capture match no --map entry (not TCP/UDP, or another port): skipped"
+        );
+    }
+    if let Some(i) = s.first_refused {
+        crate::errln!(
+            "fairway: warning: the tree refused {} of {} arrivals (first: arrival {i}, 0-based after the header)",
+            s.refused_full + s.refused_rank,
+            s.offered
+        );
     }
     Ok(())
 }

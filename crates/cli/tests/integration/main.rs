@@ -16,6 +16,7 @@ mod one_build;
 mod policy_file_errors;
 mod policy_files;
 mod policy_run_errors;
+mod policy_trace;
 mod prerequisites;
 mod quiet_output;
 mod reproduce;

@@ -163,6 +163,8 @@ pub enum RunError {
         /// The smallest packet, bytes.
         min_len: u32,
     },
+    /// A trace replay (`--trace`): its file, line and reason.
+    Trace(super::trace_csv::TraceFileError),
 }
 
 impl fmt::Display for RunError {
@@ -175,6 +177,7 @@ impl fmt::Display for RunError {
                 range,
                 why,
             } => write!(f, "{param} {value} outside {range} ({why})"),
+            RunError::Trace(e) => e.fmt(f),
             RunError::LoadOutOfRange(load) => {
                 write!(f, "load {load} outside 0..=10 (fraction of the link)")
             }
