@@ -14,16 +14,20 @@ use std::path::Path;
 /// Arguments of `fairway policy bench`.
 #[derive(Args)]
 #[command(
-    after_help = "Examples:\n  fairway policy bench --out target/policy-bench\n  \
+    after_help = "Examples:\n  fairway policy bench --out results/policy-bench\n  \
 fairway policy bench --quick --json\n  fairway policy bench --pfabric-flows 1000,10000,100000 --target-mpps 2"
 )]
 pub struct BenchArgs {
-    /// A few-second run (small sweeps), as CI runs it.
+    /// A few-second run (small sweeps), as CI runs it. Its sizes are too
+    /// small to test the targets: the ratios print beside them as "not
+    /// tested at --quick sizes".
     #[arg(long)]
     pub quick: bool,
-    /// Directory for policy-bench.csv and the SVG charts, e.g. target/pb.
-    #[arg(long, default_value = "target/policy-bench")]
-    pub out: String,
+    /// Directory for policy-bench.csv and the SVG charts, e.g. results/pb
+    /// [default: ./fairway-results/policy-bench, or
+    /// $FAIRWAY_RESULTS/policy-bench].
+    #[arg(long)]
+    pub out: Option<String>,
     /// pFabric flow counts, comma separated, e.g. 1000,16000,256000.
     #[arg(long)]
     pub pfabric_flows: Option<String>,
@@ -119,7 +123,11 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         }
     }
     let bar = super::progress::bar(None, "{spinner} [{elapsed_precise}] {msg}", a.json);
-    super::outputs::check_out_dir("--out", Path::new(&a.out))?;
+    let out_dir = a
+        .out
+        .as_ref()
+        .map_or_else(|| super::outputs::results_dir("policy-bench"), Into::into);
+    super::outputs::check_out_dir("--out", &out_dir)?;
     let rep = run_all(&cfg, &mut |m| {
         bar.set_message(m.to_string());
         bar.tick();
@@ -138,7 +146,7 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         value: e.value,
         range: e.range.to_string(),
     })?;
-    let out = Path::new(&a.out);
+    let out = out_dir.as_path();
     let out_error = |e| OutputError::new("--out", out, OutputProblem::Io(e));
     std::fs::create_dir_all(out).map_err(out_error)?;
     std::fs::write(out.join("policy-bench.csv"), rep.csv()).map_err(out_error)?;
@@ -147,15 +155,17 @@ pub fn run(a: BenchArgs) -> Result<(), CliError> {
         super::json::print_pretty(&rep)?;
         return Ok(());
     }
-    print(&rep)?;
+    print(&rep, a.quick)?;
     crate::outln!(
         "\nwrote {}/policy-bench.csv and policy-{{pfabric,pacing,hclock,fct}}.svg",
-        a.out
+        out.display()
     );
     Ok(())
 }
 
-fn print(rep: &BenchReport) -> Result<(), crate::cmd::stdout::StdoutError> {
+/// The table and the ratios; with `quick`, each target is marked as not
+/// tested, since quick sizes cannot meet or miss it meaningfully.
+fn print(rep: &BenchReport, quick: bool) -> Result<(), crate::cmd::stdout::StdoutError> {
     crate::outln!(
         "{:<12} {:<14} {:>10} {:<20} {:>12}",
         "experiment",
@@ -177,15 +187,23 @@ fn print(rep: &BenchReport) -> Result<(), crate::cmd::stdout::StdoutError> {
     crate::outln!("\nratios (same run):");
     for r in &rep.ratios {
         crate::outln!(
-            "  {:>8.2}  {}{}",
-            r.value,
-            r.what,
-            r.target
-                .as_ref()
-                .map_or(String::new(), |t| format!("   [target {t}]"))
+            "{}",
+            ratio_line(r.value, &r.what, r.target.as_deref(), quick)
         );
     }
     Ok(())
+}
+
+/// One ratio: its value, what it compares and its target, which quick sizes
+/// do not test.
+fn ratio_line(value: f64, what: &str, target: Option<&str>, quick: bool) -> String {
+    let untested = if quick {
+        ": not tested at --quick sizes"
+    } else {
+        ""
+    };
+    let target = target.map_or(String::new(), |t| format!("   [target {t}{untested}]"));
+    format!("  {value:>8.2}  {what}{target}")
 }
 
 fn charts(rep: &BenchReport, out: &Path) -> Result<(), ChartError> {
@@ -265,4 +283,21 @@ fn charts(rep: &BenchReport, out: &Path) -> Result<(), ChartError> {
         ],
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ratio_line;
+
+    #[test]
+    fn quick_runs_say_their_targets_are_not_tested() {
+        let full = ratio_line(3.5, "pfabric approx / exact", Some(">= 5"), false);
+        assert_eq!(full, "      3.50  pfabric approx / exact   [target >= 5]");
+        let quick = ratio_line(3.5, "pfabric approx / exact", Some(">= 5"), true);
+        assert!(
+            quick.ends_with("[target >= 5: not tested at --quick sizes]"),
+            "{quick}"
+        );
+        assert!(!ratio_line(1.0, "x", None, true).contains("target"));
+    }
 }
