@@ -7,8 +7,12 @@
 //! file's two interfaces (`fairway_shaper::datapath`) until SIGINT or
 //! SIGTERM, then prints every class's totals and exits 0.
 
+pub mod bench;
+pub mod reload;
+pub mod stats;
+
 use super::error::CliError;
-use clap::{ArgGroup, Args};
+use clap::{ArgGroup, Args, Subcommand};
 use fairway_shaper::summary::Summary;
 use fairway_shaper::Source;
 use std::fmt;
@@ -18,11 +22,17 @@ use std::path::PathBuf;
 #[derive(Args)]
 #[command(
     group(ArgGroup::new("source").required(true).args(["config", "shaped_devices"])),
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
     after_help = "Examples:\n  fairway shape --check --config examples/shaper/shaper.toml\n  \
 fairway shape --config shaper.toml   (root: shapes between its [interfaces] until Ctrl-C)\n  \
 fairway shape --check --shaped-devices examples/shaper/ShapedDevices.csv --network examples/shaper/network.json"
 )]
 pub struct ShapeArgs {
+    /// What to do to a running shaper, or a benchmark; without one, check
+    /// or run a configuration.
+    #[command(subcommand)]
+    pub command: Option<ShapeCommand>,
     /// Check the configuration, print a summary and stop; without it the
     /// shaper runs (needs --config, a shaper file naming two interfaces).
     #[arg(long)]
@@ -49,6 +59,17 @@ pub struct ShapeArgs {
     pub network: Option<PathBuf>,
 }
 
+/// `fairway shape SUBCOMMAND`.
+#[derive(Subcommand)]
+pub enum ShapeCommand {
+    /// Statistics of a running shaper, per node and circuit (like `tc -s class show`).
+    Stats(stats::StatsArgs),
+    /// Apply a changed configuration to a running shaper, without losing a frame.
+    Reload(reload::ReloadArgs),
+    /// The shaper side by side with the kernel's HTB on the same namespaces (root).
+    Bench(bench::BenchArgs),
+}
+
 /// A configuration with problems, each already printed on its own line.
 #[derive(Debug)]
 pub struct ShapeCheckFailed {
@@ -71,6 +92,12 @@ impl std::error::Error for ShapeCheckFailed {}
 
 /// Runs `fairway shape`.
 pub fn run(args: ShapeArgs) -> Result<(), CliError> {
+    match args.command {
+        Some(ShapeCommand::Stats(a)) => return stats::run(a),
+        Some(ShapeCommand::Reload(a)) => return reload::run(a),
+        Some(ShapeCommand::Bench(a)) => return bench::run(a),
+        None => {}
+    }
     let (source, label) = match (args.config, args.shaped_devices) {
         (Some(config), _) => {
             let label = config.display().to_string();
