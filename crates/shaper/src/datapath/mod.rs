@@ -12,7 +12,8 @@
 //! - [`engine`]: classification, queueing and sending together, with the
 //!   clock passed in (so the tests drive it in simulated time), and every
 //!   frame accounted for ([`stats`]);
-//! - [`run`]: the loop over the sockets, the clock and the stop signals.
+//! - [`run`]: the loop over the sockets, the clock and the stop signals;
+//! - [`reload_request`]: reload requests from the control socket to the loop.
 
 pub mod bucket;
 pub mod classify;
@@ -21,6 +22,7 @@ pub mod engine;
 pub mod frame_io;
 pub mod headers;
 pub mod pool;
+pub mod reload_request;
 #[cfg(target_os = "linux")]
 pub mod run;
 pub mod stats;
