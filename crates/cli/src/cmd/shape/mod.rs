@@ -5,9 +5,12 @@
 //! line `file:line[:col]: message` and it exits 1. With `--check` it
 //! prints a summary and stops; without, it shapes between the shaper
 //! file's two interfaces (`fairway_shaper::datapath`) until SIGINT or
-//! SIGTERM, then prints every class's totals and exits 0.
+//! SIGTERM, then prints every class's totals and exits 0. While it runs
+//! it answers on its control socket (`--control`, [`stats`], [`reload`])
+//! and, with `--metrics ADDR`, serves Prometheus scrapes.
 
 pub mod bench;
+pub mod control;
 pub mod reload;
 pub mod stats;
 
@@ -57,6 +60,13 @@ pub struct ShapeArgs {
         conflicts_with = "config"
     )]
     pub network: Option<PathBuf>,
+    /// The control socket `fairway shape stats` and `reload` talk to
+    /// (created mode 0660; refused if another shaper listens on it).
+    #[arg(long, value_name = "PATH", default_value = fairway_shaper::control::DEFAULT_SOCKET)]
+    pub control: PathBuf,
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9100).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// `fairway shape SUBCOMMAND`.
@@ -138,7 +148,7 @@ pub fn run(args: ShapeArgs) -> Result<(), CliError> {
             crate::out!("{}", Summary::of(&checked));
             Ok(())
         }
-        Ok(checked) => shape(&checked, &label),
+        Ok(checked) => shape(&checked, &label, &args.control, args.metrics),
         Err(problems) => {
             for p in &problems {
                 crate::errln!("{p}");
@@ -163,16 +173,36 @@ impl fmt::Display for ShapeRunFailed {
 
 impl std::error::Error for ShapeRunFailed {}
 
-/// Shapes until SIGINT or SIGTERM; prints the start line, then the
-/// totals (what was still queued included).
-fn shape(checked: &fairway_shaper::validate::Checked, label: &str) -> Result<(), CliError> {
-    use fairway_shaper::datapath::run;
+/// Shapes until SIGINT or SIGTERM, answering on the control socket (and
+/// the metrics endpoint); prints the start line, then the totals (what
+/// was still queued included).
+fn shape(
+    checked: &fairway_shaper::validate::Checked,
+    label: &str,
+    socket: &std::path::Path,
+    metrics: Option<std::net::SocketAddr>,
+) -> Result<(), CliError> {
+    use fairway_shaper::datapath::{hooks::Hooks, reload_request::ReloadRequests, run};
+    use std::sync::Arc;
     let stop = run::stop_on_signals().map_err(ShapeRunFailed)?;
     let Some(ifs) = checked.plan.interfaces.as_ref() else {
         return Err(ShapeRunFailed(run::RunError::NoInterfaces).into());
     };
+    let reloads = Arc::new(ReloadRequests::new());
+    let hooks = Arc::new(Hooks::new(reloads).map_err(control::ControlFailed::Wake)?);
+    // Both stop (and the socket file goes) when they are dropped, at the
+    // end of this function, however the run ends.
+    let _server = fairway_shaper::control::server::Server::start(socket, hooks.clone())
+        .map_err(control::ControlFailed::Server)?;
+    let _metrics = match metrics {
+        Some(addr) => Some(
+            fairway_shaper::metrics::MetricsServer::start(addr, hooks.clone())
+                .map_err(|source| control::ControlFailed::Metrics { addr, source })?,
+        ),
+        None => None,
+    };
     let mut printed = Ok(());
-    let outcome = run::run(checked, &stop, || {
+    let outcome = run::run(checked, &stop, Some(&hooks), || {
         let line = format!(
             "fairway shape: {label}: shaping {} -> {} (download {}), {} -> {} (upload {}), {} circuits; \
              SIGINT or SIGTERM stops",
