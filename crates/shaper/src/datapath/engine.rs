@@ -14,7 +14,7 @@
 use super::classify::{Class, Classifier};
 use super::headers::parse;
 use super::pool::{FrameRef, Pool, SLOT_BYTES};
-use super::snapshot::{Layout, SideView, Snapshot};
+use super::snapshot::{Layout, Raw, SideView, Snapshot};
 use super::stats::{Count, Counters, DropReason, Report, Row};
 use super::tree::{leaf_limit, Tree, LEAF_BUCKETS};
 use super::watch::{StatsTooLarge, Watch};
@@ -96,7 +96,7 @@ pub struct Engine {
     names: Vec<String>,
     /// Rates and delays ([`super::watch`]).
     watch: Watch,
-    layout: Layout,
+    layout: std::sync::Arc<Layout>,
     start_ns: u64,
     /// The time of the last [`Engine::next`]: a frame's send time.
     next_ns: u64,
@@ -161,7 +161,7 @@ impl Engine {
             turn: 0,
             names,
             watch,
-            layout: Layout::of(c),
+            layout: std::sync::Arc::new(Layout::of(c)),
             start_ns: now_ns,
             next_ns: now_ns,
         })
@@ -301,9 +301,9 @@ impl Engine {
         self.sides.iter().filter_map(|s| s.tree.ready_at()).min()
     }
 
-    /// The statistics at `now_ns` ([`super::snapshot`]): counters and
-    /// each class's last window copied, no histogram.
-    pub fn snapshot(&self, now_ns: u64) -> Snapshot {
+    /// The loop's part of the statistics at `now_ns`
+    /// ([`super::snapshot::raw`]): numbers only, no histogram, no name.
+    pub fn raw_stats(&self, now_ns: u64) -> Raw {
         let view = |s: &Side| {
             let fifo = Count {
                 packets: s.fifo.len() as u64,
@@ -330,7 +330,24 @@ impl Engine {
                 unshaped_backlog: uf,
             },
         ];
-        super::snapshot::build(&self.layout, &self.watch, sides, self.start_ns, now_ns)
+        super::snapshot::raw(&self.watch, sides, self.start_ns, now_ns)
+    }
+
+    /// The names of the rows of [`Self::raw_stats`].
+    pub fn layout(&self) -> &std::sync::Arc<Layout> {
+        &self.layout
+    }
+
+    /// The statistics at `now_ns`, named and summed
+    /// ([`super::snapshot::assemble`]).
+    pub fn snapshot(&self, now_ns: u64) -> Snapshot {
+        super::snapshot::assemble(&self.layout, &self.raw_stats(now_ns))
+    }
+
+    /// The loop's turn for the statistics: rolls the rate and delay
+    /// windows of a few classes ([`super::watch::Watch::sweep`]).
+    pub fn sweep_stats(&mut self, now_ns: u64) {
+        self.watch.sweep(now_ns, super::watch::SWEEP_PER_TURN);
     }
 
     /// The counters so far, a row per class and direction that saw a

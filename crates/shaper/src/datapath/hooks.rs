@@ -10,8 +10,8 @@
 
 use super::engine::Engine;
 use super::reload_request::{ReloadAnswer, ReloadRequests};
-use super::snapshot::Snapshot;
-use super::snapshot_request::SnapshotRequests;
+use super::snapshot::{assemble, Snapshot};
+use super::snapshot_request::{SnapshotRequests, Taken};
 use super::wake::Wake;
 use crate::control::Shaper;
 use std::io;
@@ -39,14 +39,19 @@ impl Hooks {
         })
     }
 
-    /// The loop's turn: clears the wake-up and answers the statistics
-    /// requests made so far with one snapshot.
-    pub fn serve_stats(&self, engine: &Engine, now_ns: u64) {
+    /// The loop's turn: clears the wake-up, rolls a few classes' windows,
+    /// and answers the statistics requests made so far with one copy of
+    /// the numbers (the askers' threads put names to them).
+    pub fn serve_stats(&self, engine: &mut Engine, now_ns: u64) {
         self.wake.clear();
+        engine.sweep_stats(now_ns);
         if self.snapshots.pending() {
             let ticket = self.snapshots.take();
-            self.snapshots
-                .complete(ticket, Arc::new(engine.snapshot(now_ns)));
+            let taken = Taken {
+                layout: Arc::clone(engine.layout()),
+                raw: engine.raw_stats(now_ns),
+            };
+            self.snapshots.complete(ticket, Arc::new(taken));
         }
     }
 }
@@ -55,7 +60,8 @@ impl Shaper for Hooks {
     fn snapshot(&self, timeout: Duration) -> Option<Arc<Snapshot>> {
         let t = self.snapshots.request();
         self.wake.wake();
-        self.snapshots.wait(t, timeout)
+        let taken = self.snapshots.wait(t, timeout)?;
+        Some(Arc::new(assemble(&taken.layout, &taken.raw)))
     }
 
     fn reload(&self, timeout: Duration) -> Option<ReloadAnswer> {

@@ -146,7 +146,7 @@ pub fn run(
         kernel[0] += internet.kernel_drops();
         kernel[1] += subscribers.kernel_drops();
         if let Some(h) = hooks {
-            h.serve_stats(&engine, now);
+            h.serve_stats(&mut engine, now);
         }
         if got > 0 {
             continue;

@@ -1,10 +1,10 @@
 //! A snapshot of a running shaper's statistics: every node, circuit, the
 //! default class and the unshaped frames, both directions. The loop
-//! builds it on request ([`build`], a copy of counters and of each
-//! class's last window, no histogram copied) and hands it to other
-//! threads (the control socket, the metrics endpoint), which serialise
-//! it: JSON for `fairway shape stats --json`, the Prometheus exposition
-//! for dashboards.
+//! copies the numbers on request ([`raw`]: counters, backlogs and each
+//! class's last window, no histogram, no name) and hands them to the
+//! thread that asked, which puts the names to them and sums the nodes
+//! ([`assemble`]) and serialises the result: JSON for `fairway shape
+//! stats --json`, the Prometheus exposition for dashboards.
 //!
 //! A node's counters and backlog are the sums of the circuits below it
 //! (at any depth), its rate the sum of their rates (all windows are
@@ -196,8 +196,9 @@ pub struct Snapshot {
     pub classes: Vec<ClassStats>,
 }
 
-/// The names of every row, fixed for a plan: built once, so that a
-/// snapshot only copies them.
+/// The names and places of every row, fixed for a plan: built once and
+/// shared, so that the loop copies only numbers ([`Raw`]) and the thread
+/// that asked puts names to them ([`assemble`]).
 #[derive(Clone, Debug)]
 pub struct Layout {
     /// `(kind, id, name, parent)` of the nodes, then the leaves in the
@@ -206,6 +207,10 @@ pub struct Layout {
     pub rows: Vec<(Kind, String, String, Option<String>)>,
     /// How many nodes come first.
     pub nodes: usize,
+    /// Each leaf's parent node (the unshaped frames: none).
+    pub leaf_parent: Vec<Option<usize>>,
+    /// Each node's parent node.
+    pub node_parent: Vec<Option<usize>>,
 }
 
 impl Layout {
@@ -223,19 +228,35 @@ impl Layout {
         rows.extend(
             circuits.map(|(k, &up)| (Kind::Circuit, k.id.clone(), k.name.clone(), parent(up))),
         );
+        let mut leaf_parent = c.circuit_parent.clone();
         if p.default_class.is_some() {
             let up = parent(c.default_parent);
             rows.push((Kind::Default, "default".into(), "default".into(), up));
+            leaf_parent.push(c.default_parent);
         }
         rows.push((Kind::Unshaped, "unshaped".into(), "unshaped".into(), None));
+        leaf_parent.push(None);
         Layout {
             rows,
             nodes: p.nodes.len(),
+            leaf_parent,
+            node_parent: c.node_parent.clone(),
         }
     }
 }
 
-/// One direction of the engine as the snapshot reads it.
+/// What the loop copies for a snapshot: numbers only.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Raw {
+    /// Time since the shaper started, ms.
+    pub uptime_ms: u64,
+    /// Every leaf (the unshaped frames last), download and upload.
+    pub leaves: Vec<[DirStats; 2]>,
+    /// Every node's delays, download and upload.
+    pub nodes: Vec<[Delay; 2]>,
+}
+
+/// One direction of the engine as the loop reads it.
 pub struct SideView<'a> {
     /// The leaves' counters (circuits, then the default class).
     pub leaves: &'a [Counters],
@@ -247,22 +268,35 @@ pub struct SideView<'a> {
     pub unshaped_backlog: Count,
 }
 
-fn dir_mut(c: &mut ClassStats, d: usize) -> &mut DirStats {
-    if d == 0 {
-        &mut c.download
-    } else {
-        &mut c.upload
+/// The loop's part of a snapshot at `now_ns` of a shaper started at
+/// `start_ns`: counters, backlogs and each class's last window.
+pub fn raw(watch: &Watch, sides: [SideView<'_>; 2], start_ns: u64, now_ns: u64) -> Raw {
+    let n = watch.unshaped() + 1;
+    let mut leaves = vec![[DirStats::default(); 2]; n];
+    for (d, view) in sides.iter().enumerate() {
+        for (l, c) in view.leaves.iter().enumerate() {
+            leaves[l][d] = DirStats::of(c, (view.backlog)(l as u32));
+        }
+        leaves[n - 1][d] = DirStats::of(&view.unshaped, view.unshaped_backlog);
+        for (l, row) in leaves.iter_mut().enumerate() {
+            let class = &watch.leaves[d][l];
+            row[d].rate_bps = class.rate(now_ns);
+            row[d].delay = class.delays(now_ns).into();
+        }
+    }
+    let nodes = (0..watch.nodes[0].len())
+        .map(|i| [0, 1].map(|d| watch.nodes[d][i].delays(now_ns).into()))
+        .collect();
+    Raw {
+        uptime_ms: now_ns.saturating_sub(start_ns) / 1_000_000,
+        leaves,
+        nodes,
     }
 }
 
-/// The snapshot at `now_ns` of a shaper started at `start_ns`.
-pub fn build(
-    layout: &Layout,
-    watch: &Watch,
-    sides: [SideView<'_>; 2],
-    start_ns: u64,
-    now_ns: u64,
-) -> Snapshot {
+/// The snapshot of `raw`: names put to its numbers, every node's
+/// counters, backlog and rate summed from the leaves below it.
+pub fn assemble(layout: &Layout, raw: &Raw) -> Snapshot {
     let mut classes: Vec<ClassStats> = layout
         .rows
         .iter()
@@ -275,35 +309,167 @@ pub fn build(
             upload: DirStats::default(),
         })
         .collect();
-    let first_leaf = layout.nodes;
-    for (d, view) in sides.iter().enumerate() {
-        let leaves = view
-            .leaves
-            .iter()
-            .enumerate()
-            .map(|(l, c)| (l, DirStats::of(c, (view.backlog)(l as u32))))
-            .chain([(
-                watch.unshaped(),
-                DirStats::of(&view.unshaped, view.unshaped_backlog),
-            )]);
-        for (l, mut s) in leaves {
-            s.rate_bps = watch.leaves[d][l].rate(now_ns);
-            s.delay = watch.leaves[d][l].delays(now_ns).into();
-            let mut up = watch.leaf_parent[l];
-            while let Some(n) = up {
-                dir_mut(&mut classes[n], d).add(&s);
-                up = watch.node_parent[n];
-            }
-            *dir_mut(&mut classes[first_leaf + l], d) = s;
-        }
-        for (n, class) in watch.nodes[d].iter().enumerate() {
-            dir_mut(&mut classes[n], d).delay = class.delays(now_ns).into();
+    for (l, both) in raw.leaves.iter().enumerate() {
+        let row = &mut classes[layout.nodes + l];
+        [row.download, row.upload] = *both;
+        let mut up = layout.leaf_parent.get(l).copied().flatten();
+        while let Some(n) = up {
+            classes[n].download.add(&both[0]);
+            classes[n].upload.add(&both[1]);
+            up = layout.node_parent[n];
         }
     }
+    for (n, [down, up]) in raw.nodes.iter().enumerate() {
+        classes[n].download.delay = *down;
+        classes[n].upload.delay = *up;
+    }
     Snapshot {
-        uptime_ms: now_ns.saturating_sub(start_ns) / 1_000_000,
+        uptime_ms: raw.uptime_ms,
         rate_window_ms: RATE_WINDOW_NS / 1_000_000,
         delay_window_ms: DELAY_WINDOW_NS / 1_000_000,
         classes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::engine::Engine;
+    use super::super::headers::tests::udp4;
+    use super::super::test_plan::{at, checked, circuit, node, plan};
+    use super::*;
+    use crate::plan::{Device, Prefix};
+
+    fn device(p: &mut crate::plan::Plan, circuit: &str, ip: &str) {
+        p.devices.push(Device {
+            id: ip.into(),
+            name: ip.into(),
+            circuit: circuit.into(),
+            mac: None,
+            prefixes: vec![Prefix {
+                net: ip.parse().unwrap(),
+                at: at(),
+            }],
+            at: at(),
+        });
+    }
+
+    /// Node `n` holds circuits `a` and `b` (10.0.0.2, 10.0.0.3); `c`
+    /// (10.0.0.4) hangs from the root.
+    fn engine() -> Engine {
+        let mut p = plan(100_000_000);
+        node(&mut p, "n", None, 50_000_000, None);
+        circuit(&mut p, "a", Some("n"), None, 10_000_000, None);
+        circuit(&mut p, "b", Some("n"), None, 10_000_000, None);
+        circuit(&mut p, "c", None, None, 10_000_000, None);
+        device(&mut p, "a", "10.0.0.2/32");
+        device(&mut p, "b", "10.0.0.3/32");
+        device(&mut p, "c", "10.0.0.4/32");
+        Engine::new(&checked(p), 0).unwrap()
+    }
+
+    fn send(e: &mut Engine, dst: u8, len: usize, now: u64) {
+        let mut f = udp4([8, 8, 8, 8], [10, 0, 0, dst], 1, 2, None);
+        f.resize(len, 0);
+        e.receive(Dir::Download, now, |b| {
+            let n = f.len().min(b.len());
+            b[..n].copy_from_slice(&f[..n]);
+            Some(f.len())
+        });
+    }
+
+    fn drain(e: &mut Engine, now: u64) {
+        while let Some(o) = e.next(now) {
+            e.sent(o, true);
+        }
+    }
+
+    fn row<'a>(s: &'a Snapshot, id: &str) -> &'a ClassStats {
+        s.classes.iter().find(|c| c.id == id).unwrap()
+    }
+
+    #[test]
+    fn a_node_sums_its_circuits_and_the_counters_are_the_reports() {
+        let mut e = engine();
+        // In the first second: 10 frames of 1000 bytes to a, 5 to b, 2 to
+        // c, all received at 0 and sent 1 ms later (the buckets' burst
+        // lets them all go).
+        for (dst, n) in [(2, 10), (3, 5), (4, 2)] {
+            for _ in 0..n {
+                send(&mut e, dst, 1000, 0);
+            }
+        }
+        drain(&mut e, 1_000_000);
+        // Queued, not sent: 3 frames to a at 1.5 s, looked at at once.
+        let s = e.snapshot(RATE_WINDOW_NS + RATE_WINDOW_NS / 2);
+        let (a, b, c, n) = (row(&s, "a"), row(&s, "b"), row(&s, "c"), row(&s, "n"));
+        assert_eq!((a.kind, n.kind), (Kind::Circuit, Kind::Node));
+        assert_eq!(a.parent.as_deref(), Some("n"));
+        assert_eq!(c.parent, None);
+        let sent = |x: &ClassStats| x.download.sent.packets;
+        assert_eq!((sent(a), sent(b), sent(c), sent(n)), (10, 5, 2, 15));
+        assert_eq!(n.download.sent.bytes, 15_000);
+        // 10,000 bytes in the first second: 80 kbit/s; the node, 120.
+        assert_eq!(a.download.rate_bps, 80_000);
+        assert_eq!(n.download.rate_bps, 120_000);
+        assert_eq!(n.upload, DirStats::default());
+        // The delay window (10 s) has not ended: no percentiles yet.
+        assert_eq!(a.download.delay.samples, 0);
+        let later = e.snapshot(DELAY_WINDOW_NS + 1);
+        let d = row(&later, "a").download.delay;
+        // 1 ms, as the histogram tells it (within 1 %, rounded up).
+        assert_eq!(d.samples, 10);
+        assert!(
+            (1000..=1010).contains(&d.p50_us) && d.max_us == d.p50_us,
+            "{d:?}"
+        );
+        assert_eq!(row(&later, "n").download.delay.samples, 15);
+        assert_eq!(row(&later, "a").download.rate_bps, 0);
+        // Every counter is the exit report's.
+        let report = e.report();
+        for r in &report.rows {
+            let id = r.class.strip_prefix("circuit ").unwrap();
+            let x = row(&later, id).get(r.dir);
+            assert_eq!((x.received, x.sent), (r.counters.received, r.counters.sent));
+            assert_eq!(x.backlog, r.queued);
+        }
+    }
+
+    #[test]
+    fn backlog_and_drops_add_up_in_a_node() {
+        let mut e = engine();
+        for _ in 0..200 {
+            send(&mut e, 2, 1500, 0);
+            send(&mut e, 3, 1500, 0);
+        }
+        send(&mut e, 3, 3000, 0);
+        let s = e.snapshot(0);
+        let (a, b, n) = (row(&s, "a"), row(&s, "b"), row(&s, "n"));
+        assert!(a.download.backlog.packets > 0);
+        assert_eq!(b.download.drops.too_large.packets, 1);
+        assert_eq!(
+            n.download.backlog.packets,
+            a.download.backlog.packets + b.download.backlog.packets
+        );
+        assert_eq!(
+            n.download.drops.overflow.packets,
+            a.download.drops.overflow.packets + b.download.drops.overflow.packets
+        );
+        assert!(n.download.drops.overflow.packets > 0);
+        assert_eq!(n.download.drops.too_large.packets, 1);
+        let u = row(&s, "unshaped");
+        assert_eq!(u.kind, Kind::Unshaped);
+    }
+
+    #[test]
+    fn the_snapshot_survives_json() {
+        let mut e = engine();
+        send(&mut e, 2, 500, 0);
+        drain(&mut e, 2_000);
+        let s = e.snapshot(DELAY_WINDOW_NS + 5);
+        let text = serde_json::to_string(&s).unwrap();
+        let back: Snapshot = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, s);
+        assert!(text.contains("\"kind\":\"circuit\""), "{text}");
+        assert_eq!(row(&back, "a").download.delay.p99_us, 2);
     }
 }

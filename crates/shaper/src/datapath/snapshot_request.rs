@@ -10,7 +10,7 @@
 //! arriving together share a snapshot, so a burst of scrapes costs the
 //! loop one.
 
-use super::snapshot::Snapshot;
+use super::snapshot::{Layout, Raw};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -30,8 +30,17 @@ pub struct Requests<T> {
     done: Condvar,
 }
 
+/// What the loop hands over: its numbers and the names to put to them.
+#[derive(Debug)]
+pub struct Taken {
+    /// The rows' names (shared, not copied).
+    pub layout: Arc<Layout>,
+    /// The numbers.
+    pub raw: Raw,
+}
+
 /// Requests for statistics.
-pub type SnapshotRequests = Requests<Arc<Snapshot>>;
+pub type SnapshotRequests = Requests<Arc<Taken>>;
 
 impl<T: Clone> Default for Requests<T> {
     fn default() -> Self {
