@@ -5,7 +5,10 @@
 
 use fairway_shaper::control::client::{self, ClientError};
 use fairway_shaper::control::protocol::{Request, Response};
-use fairway_shaper::control::server::ServerError;
+use fairway_shaper::control::server::{Server, ServerError};
+use fairway_shaper::datapath::hooks::Hooks;
+use fairway_shaper::metrics::MetricsServer;
+use std::sync::Arc;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
@@ -60,4 +63,32 @@ pub fn ask(socket: &Path, request: &Request, timeout: Duration) -> Result<Respon
         return Err(ControlFailed::Shaper(e));
     }
     Ok(r)
+}
+
+/// The control socket and the metrics endpoint of a running shaper; both
+/// stop, and the socket file goes, when this is dropped.
+#[derive(Debug)]
+pub struct Watching {
+    /// The control socket.
+    pub server: Server,
+    /// The metrics endpoint.
+    pub metrics: Option<MetricsServer>,
+}
+
+/// Starts the control socket at `socket` and, if asked, the metrics
+/// endpoint at `metrics`, both answered by the loop's `hooks`.
+pub fn start(
+    socket: &Path,
+    metrics: Option<SocketAddr>,
+    hooks: &Arc<Hooks>,
+) -> Result<Watching, ControlFailed> {
+    let server = Server::start(socket, hooks.clone()).map_err(ControlFailed::Server)?;
+    let metrics = match metrics {
+        Some(addr) => Some(
+            MetricsServer::start(addr, hooks.clone())
+                .map_err(|source| ControlFailed::Metrics { addr, source })?,
+        ),
+        None => None,
+    };
+    Ok(Watching { server, metrics })
 }

@@ -61,11 +61,12 @@ pub struct ShapeArgs {
     )]
     pub network: Option<PathBuf>,
     /// The control socket `fairway shape stats` and `reload` talk to
-    /// (created mode 0660; refused if another shaper listens on it).
-    #[arg(long, value_name = "PATH", default_value = fairway_shaper::control::DEFAULT_SOCKET)]
-    pub control: PathBuf,
+    /// (default /run/fairway/shape.sock; created mode 0660; refused if
+    /// another shaper listens on it).
+    #[arg(long, value_name = "PATH", conflicts_with = "check")]
+    pub control: Option<PathBuf>,
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9100).
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", conflicts_with = "check")]
     pub metrics: Option<std::net::SocketAddr>,
 }
 
@@ -148,7 +149,12 @@ pub fn run(args: ShapeArgs) -> Result<(), CliError> {
             crate::out!("{}", Summary::of(&checked));
             Ok(())
         }
-        Ok(checked) => shape(&checked, &label, &args.control, args.metrics),
+        Ok(checked) => {
+            let socket = args
+                .control
+                .unwrap_or_else(|| fairway_shaper::control::DEFAULT_SOCKET.into());
+            shape(&checked, &label, &socket, args.metrics)
+        }
         Err(problems) => {
             for p in &problems {
                 crate::errln!("{p}");
@@ -190,19 +196,23 @@ fn shape(
     };
     let reloads = Arc::new(ReloadRequests::new());
     let hooks = Arc::new(Hooks::new(reloads).map_err(control::ControlFailed::Wake)?);
-    // Both stop (and the socket file goes) when they are dropped, at the
-    // end of this function, however the run ends.
-    let _server = fairway_shaper::control::server::Server::start(socket, hooks.clone())
-        .map_err(control::ControlFailed::Server)?;
-    let _metrics = match metrics {
-        Some(addr) => Some(
-            fairway_shaper::metrics::MetricsServer::start(addr, hooks.clone())
-                .map_err(|source| control::ControlFailed::Metrics { addr, source })?,
-        ),
-        None => None,
-    };
+    // The socket and the endpoint start once the interfaces are open (an
+    // interface problem is reported first) and stop, the socket file
+    // removed, when `watching` is dropped at the end of this function,
+    // however the run ends. If they cannot start, the loop is stopped
+    // before its first turn.
+    let mut watching = None;
+    let mut failed = None;
     let mut printed = Ok(());
     let outcome = run::run(checked, &stop, Some(&hooks), || {
+        let w = match control::start(socket, metrics, &hooks) {
+            Ok(w) => w,
+            Err(e) => {
+                failed = Some(e);
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                return;
+            }
+        };
         let line = format!(
             "fairway shape: {label}: shaping {} -> {} (download {}), {} -> {} (upload {}), {} circuits; \
              SIGINT or SIGTERM stops",
@@ -214,11 +224,23 @@ fn shape(
             fairway_shaper::rate::show(ifs.upload),
             checked.plan.circuits.len()
         );
+        let metrics = match &w.metrics {
+            Some(m) => format!("; metrics at http://{}/metrics", m.addr()),
+            None => String::new(),
+        };
+        let watch = format!(
+            "fairway shape: control socket {} (fairway shape stats|reload --socket PATH){metrics}",
+            w.server.path().display()
+        );
+        watching = Some(w);
         // Flushed at once: whoever started the shaper waits for this line.
-        printed = crate::cmd::stdout::write(format_args!("{line}\n"))
+        printed = crate::cmd::stdout::write(format_args!("{line}\n{watch}\n"))
             .and_then(|()| crate::cmd::stdout::flush());
     })
     .map_err(ShapeRunFailed)?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
     printed?;
     crate::outln!("fairway shape: stopped; totals per class (frames; queued: still queued at the stop, not sent):");
     crate::out!("{}", outcome.report);
@@ -229,5 +251,7 @@ fn shape(
             );
         }
     }
+    // The socket file goes after the totals are out.
+    drop(watching);
     Ok(())
 }
