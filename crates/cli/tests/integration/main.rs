@@ -25,4 +25,5 @@ mod s_bench;
 mod shape_check;
 mod shape_datapath;
 mod shape_watch;
+mod shape_watch_live;
 mod udp_bench_cli;

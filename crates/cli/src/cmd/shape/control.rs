@@ -8,11 +8,11 @@ use fairway_shaper::control::protocol::{Request, Response};
 use fairway_shaper::control::server::{Server, ServerError};
 use fairway_shaper::datapath::hooks::Hooks;
 use fairway_shaper::metrics::MetricsServer;
-use std::sync::Arc;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Why talking to, or serving as, a running shaper failed.
