@@ -57,6 +57,10 @@ pub const DELAY_DIGITS: u8 = 2;
 /// idle loop, which turns at least ten times a second, still rolls
 /// 20,000 classes within a window.
 pub const SWEEP_PER_TURN: usize = 256;
+/// The shortest time between two sweeps: a busy loop turns far more
+/// often than needed (256 classes a millisecond roll 20,000 classes in
+/// under a tenth of a second).
+pub const SWEEP_EVERY_NS: u64 = 1_000_000;
 /// The most memory the statistics' histograms may take, bytes: the
 /// plan's maxima (100,000 circuits and 10,000 nodes) fit, and a machine
 /// shaping that many subscribers has it; a bound all the same, checked
@@ -112,6 +116,23 @@ pub fn quantiles(h: &Histogram<u32>) -> Quantiles {
     }
 }
 
+/// The windows a time falls in: computed once per frame for the
+/// circuit and all its ancestors.
+#[derive(Clone, Copy, Debug)]
+struct Epochs {
+    rate: u64,
+    delay: u64,
+}
+
+impl Epochs {
+    fn at(now_ns: u64) -> Self {
+        Epochs {
+            rate: now_ns / RATE_WINDOW_NS,
+            delay: now_ns / DELAY_WINDOW_NS,
+        }
+    }
+}
+
 /// One class's rate and delays in one direction.
 #[derive(Clone, Debug)]
 pub struct Class {
@@ -135,8 +156,8 @@ impl Class {
         }
     }
 
-    fn roll(&mut self, now_ns: u64) {
-        let e = now_ns / RATE_WINDOW_NS;
+    fn roll_at(&mut self, at: Epochs) {
+        let e = at.rate;
         if e != self.rate_epoch {
             self.rate_last = if e == self.rate_epoch + 1 {
                 self.rate_now
@@ -146,7 +167,7 @@ impl Class {
             self.rate_now = 0;
             self.rate_epoch = e;
         }
-        let e = now_ns / DELAY_WINDOW_NS;
+        let e = at.delay;
         if e != self.delay_epoch {
             self.delay_last = if e == self.delay_epoch + 1 {
                 quantiles(&self.delay)
@@ -161,15 +182,19 @@ impl Class {
     /// Counts a frame of `len` bytes sent at `now_ns` after `sojourn_ns`
     /// queued.
     pub fn sent(&mut self, now_ns: u64, len: u32, sojourn_ns: u64) {
-        self.roll(now_ns);
+        self.sent_at(Epochs::at(now_ns), len, sojourn_ns);
+    }
+
+    fn sent_at(&mut self, at: Epochs, len: u32, sojourn_ns: u64) {
+        self.roll_at(at);
         self.rate_now += u64::from(len);
         self.delay.saturating_record(sojourn_ns / 1000);
     }
 
     /// Only the delay of a frame sent (a node's, whose rate is its
     /// circuits' sum).
-    pub fn delayed(&mut self, now_ns: u64, sojourn_ns: u64) {
-        self.roll(now_ns);
+    fn delayed(&mut self, at: Epochs, sojourn_ns: u64) {
+        self.roll_at(at);
         self.delay.saturating_record(sojourn_ns / 1000);
     }
 
@@ -215,6 +240,8 @@ pub struct Watch {
     arrival: Vec<u64>,
     /// The sweep's position: direction, then leaves before nodes.
     cursor: usize,
+    /// No sweep before this time.
+    next_sweep_ns: u64,
 }
 
 /// Why the statistics cannot be kept.
@@ -267,12 +294,18 @@ impl Watch {
             leaf_parent,
             arrival: vec![0; slots as usize],
             cursor: 0,
+            next_sweep_ns: 0,
         })
     }
 
     /// Rolls the windows of up to `budget` classes, continuing where the
-    /// last sweep stopped.
+    /// last sweep stopped; at most once per [`SWEEP_EVERY_NS`].
     pub fn sweep(&mut self, now_ns: u64, budget: usize) {
+        if now_ns < self.next_sweep_ns {
+            return;
+        }
+        self.next_sweep_ns = now_ns + SWEEP_EVERY_NS;
+        let at = Epochs::at(now_ns);
         let per_dir = self.leaves[0].len() + self.nodes[0].len();
         let total = 2 * per_dir;
         for _ in 0..budget.min(total) {
@@ -283,7 +316,7 @@ impl Watch {
                 None => &mut self.leaves[d][k],
                 Some(n) => &mut self.nodes[d][n],
             };
-            class.roll(now_ns);
+            class.roll_at(at);
         }
     }
 
@@ -305,12 +338,13 @@ impl Watch {
         let since = self.arrival.get(slot as usize).copied().unwrap_or(now_ns);
         let sojourn = now_ns.saturating_sub(since);
         let d = side(dir);
+        let at = Epochs::at(now_ns);
         if let Some(c) = self.leaves[d].get_mut(leaf) {
-            c.sent(now_ns, len, sojourn);
+            c.sent_at(at, len, sojourn);
         }
         let mut up = self.leaf_parent.get(leaf).copied().flatten();
         while let Some(n) = up {
-            self.nodes[d][n].delayed(now_ns, sojourn);
+            self.nodes[d][n].delayed(at, sojourn);
             up = self.node_parent[n];
         }
     }
@@ -390,6 +424,37 @@ mod tests {
         assert_eq!(w.nodes[0][0].delays(later).samples, 1);
         assert_eq!(w.nodes[1][0].delays(later).samples, 0);
         assert!((3000..=3030).contains(&w.leaves[0][1].delays(later).p50));
+    }
+
+    #[test]
+    fn the_sweep_rolls_quiet_classes_a_few_at_a_time_and_not_too_often() {
+        use super::super::test_plan::{checked, circuit, plan};
+        let mut p = plan(10_000_000);
+        for k in 0..10 {
+            circuit(&mut p, &format!("c{k}"), None, None, 1_000_000, None);
+        }
+        let mut w = Watch::new(&checked(p), 4).unwrap();
+        for l in 0..10 {
+            w.sent(Dir::Download, l, 0, 100, 1_000);
+        }
+        let end = DELAY_WINDOW_NS;
+        let rolled = |w: &Watch| w.leaves[0].iter().filter(|c| c.delay_epoch == 1).count();
+        // 11 leaves (10 circuits, the unshaped class) per direction.
+        w.sweep(end, 4);
+        assert_eq!(rolled(&w), 4);
+        w.sweep(end + 1, 4);
+        assert_eq!(
+            rolled(&w),
+            4,
+            "a second sweep within a millisecond does nothing"
+        );
+        w.sweep(end + SWEEP_EVERY_NS, 8);
+        assert_eq!(rolled(&w), 11);
+        // What a snapshot reads is the same, rolled or not.
+        assert!(w.leaves[0]
+            .iter()
+            .take(10)
+            .all(|c| c.delays(end + 2 * SWEEP_EVERY_NS).samples == 1));
     }
 
     #[test]

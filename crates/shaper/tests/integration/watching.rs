@@ -328,7 +328,7 @@ fn thread_cpu() -> Duration {
 fn ten_thousand_circuits_snapshot_and_scrape_in_time() {
     use fairway_shaper::datapath::engine::Engine;
     use fairway_shaper::datapath::snapshot::assemble;
-    use fairway_shaper::datapath::watch::{DELAY_WINDOW_NS, SWEEP_PER_TURN};
+    use fairway_shaper::datapath::watch::{DELAY_WINDOW_NS, SWEEP_EVERY_NS, SWEEP_PER_TURN};
     use fairway_shaper::plan::Dir;
     use std::fmt::Write as _;
     let mut json = String::from("{\"Region\": {\"downloadBandwidthMbps\": 100000, \"uploadBandwidthMbps\": 100000, \"children\": {");
@@ -378,12 +378,13 @@ fn ten_thousand_circuits_snapshot_and_scrape_in_time() {
     // The loop's sweep rolls them a turn at a time; then a copy is only
     // numbers.
     let classes: usize = 2 * (10_002 + 100);
-    let turns: Vec<_> = (0..classes.div_ceil(SWEEP_PER_TURN))
-        .map(|_| timed(|| e.sweep_stats(end)).1)
+    let turns: Vec<_> = (0..classes.div_ceil(SWEEP_PER_TURN) as u64)
+        .map(|k| timed(|| e.sweep_stats(end + k * SWEEP_EVERY_NS)).1)
         .collect();
     let turn = turns.iter().max().unwrap();
-    let (steady, steady_t) = timed(|| e.raw_stats(end + 1));
-    assert_eq!(assemble(e.layout(), &steady), *snap);
+    let after = end + turns.len() as u64 * SWEEP_EVERY_NS;
+    let (steady, steady_t) = timed(|| e.raw_stats(after));
+    assert_eq!(assemble(e.layout(), &steady).classes, snap.classes);
     let (text, render_t) = timed(|| render(snap.clone()));
     let (j, json_t) = timed(|| serde_json::to_string(&*snap).unwrap());
     assert!(j.len() > 1_000_000);
