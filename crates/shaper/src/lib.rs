@@ -12,6 +12,8 @@
 //! - [`toml`]: fairway's shaper file (the policy file's tables extended);
 //! - [`libreqos`]: LibreQoS's `ShapedDevices.csv` and `network.json`, as
 //!   LibreQoS writes them;
+//! - `control` and `metrics` (Unix): the control socket (statistics
+//!   and reloads of a running shaper) and the Prometheus exposition;
 //! - [`validate`]: every rule a plan must meet, each violation one line
 //!   `file:line[:col]: message`, all of them collected;
 //! - [`mod@load`]: files to a checked plan, each file's size checked first
@@ -29,6 +31,8 @@
 //! assert!(Summary::of(&checked).lines[0].starts_with("6 nodes, 8 circuits, 12 devices"));
 //! ```
 
+#[cfg(unix)]
+pub mod control;
 pub mod datapath;
 pub mod error;
 pub mod libreqos;
@@ -36,6 +40,8 @@ pub mod limits;
 pub mod load;
 pub mod loc;
 pub mod mac;
+#[cfg(unix)]
+pub mod metrics;
 pub mod plan;
 pub mod rate;
 pub mod summary;

@@ -7,6 +7,7 @@ use super::disk::error::DiskCmdError;
 use super::flag::FlagError;
 use super::json::JsonError;
 use super::outputs::OutputError;
+use super::shape::control::ControlFailed;
 use super::shape::{ShapeCheckFailed, ShapeRunFailed};
 use super::stdout::StdoutError;
 use fairway_core::SpecError;
@@ -87,6 +88,8 @@ pub enum CliError {
     Shape(ShapeCheckFailed),
     /// The shaper could not run (`fairway shape`).
     ShapeRun(ShapeRunFailed),
+    /// A running shaper's control socket or metrics endpoint.
+    ShapeControl(ControlFailed),
     /// A command that needs what this machine or user lacks.
     Needs {
         /// The command.
@@ -147,6 +150,7 @@ impl fmt::Display for CliError {
             Self::Disk(e) => e.fmt(f),
             Self::Shape(e) => e.fmt(f),
             Self::ShapeRun(e) => e.fmt(f),
+            Self::ShapeControl(e) => e.fmt(f),
             Self::Needs { command, what } => write!(f, "{command} needs {what}"),
             Self::CannotRun { command, why } => write!(f, "{command} cannot run here: {why}"),
             Self::ClaimsFailed {
@@ -209,6 +213,7 @@ from!(
     Disk(DiskCmdError),
     Shape(ShapeCheckFailed),
     ShapeRun(ShapeRunFailed),
+    ShapeControl(ControlFailed),
 );
 
 #[cfg(target_os = "linux")]

@@ -14,8 +14,10 @@
 use super::classify::{Class, Classifier};
 use super::headers::parse;
 use super::pool::{FrameRef, Pool, SLOT_BYTES};
+use super::snapshot::{Layout, Raw, SideView, Snapshot};
 use super::stats::{Count, Counters, DropReason, Report, Row};
 use super::tree::{leaf_limit, Tree, LEAF_BUCKETS};
+use super::watch::{StatsTooLarge, Watch};
 use crate::plan::Dir;
 use crate::validate::Checked;
 use fairway_core::aqm::AqmConfigError;
@@ -46,6 +48,8 @@ pub enum EngineError {
     },
     /// A circuit's FQ-CoDel configuration was refused.
     Aqm(AqmConfigError),
+    /// The statistics would take too much memory.
+    Stats(StatsTooLarge),
 }
 
 impl fmt::Display for EngineError {
@@ -57,6 +61,7 @@ impl fmt::Display for EngineError {
                  (each circuit holds 100 ms of frames at its max rate, both directions)"
             ),
             EngineError::Aqm(e) => write!(f, "a circuit's FQ-CoDel: {e}"),
+            EngineError::Stats(e) => e.fmt(f),
         }
     }
 }
@@ -89,6 +94,12 @@ pub struct Engine {
     scratch: Vec<u8>,
     turn: usize,
     names: Vec<String>,
+    /// Rates and delays ([`super::watch`]).
+    watch: Watch,
+    layout: std::sync::Arc<Layout>,
+    start_ns: u64,
+    /// The time of the last [`Engine::next`]: a frame's send time.
+    next_ns: u64,
 }
 
 fn side(d: Dir) -> usize {
@@ -123,6 +134,7 @@ impl Engine {
         if bytes > MAX_QUEUE_BYTES {
             return Err(EngineError::Memory { bytes });
         }
+        let watch = Watch::new(c, POOL_SLOTS).map_err(EngineError::Stats)?;
         let make = |d: Dir| -> Result<Side, EngineError> {
             let tree = Tree::new(c, d, now_ns).map_err(EngineError::Aqm)?;
             Ok(Side {
@@ -148,6 +160,10 @@ impl Engine {
             scratch: vec![0; SLOT_BYTES],
             turn: 0,
             names,
+            watch,
+            layout: std::sync::Arc::new(Layout::of(c)),
+            start_ns: now_ns,
+            next_ns: now_ns,
         })
     }
 
@@ -202,6 +218,7 @@ impl Engine {
             slot: slot.unwrap_or_default(),
             len: len as u32,
         };
+        self.watch.arrived(frame.slot, now_ns);
         let Some(l) = leaf else {
             side.fifo.push_back(frame);
             return true;
@@ -223,6 +240,7 @@ impl Engine {
 
     /// The next frame to send at `now_ns`, if any may go.
     pub fn next(&mut self, now_ns: u64) -> Option<Out> {
+        self.next_ns = now_ns;
         for (d, dir) in Dir::BOTH.into_iter().enumerate() {
             if let Some(frame) = self.sides[d].fifo.pop_front() {
                 return Some(Out {
@@ -268,6 +286,9 @@ impl Engine {
         let len = out.frame.len as usize;
         if ok {
             c.sent.add(len);
+            let leaf = out.leaf.map_or(self.watch.unshaped(), |l| l as usize);
+            let (slot, len) = (out.frame.slot, out.frame.len);
+            self.watch.sent(out.dir, leaf, slot, len, self.next_ns);
         } else {
             c.drop(DropReason::SendFailed, len);
         }
@@ -278,6 +299,55 @@ impl Engine {
     /// trees; unshaped frames go at once).
     pub fn ready_at(&self) -> Option<u64> {
         self.sides.iter().filter_map(|s| s.tree.ready_at()).min()
+    }
+
+    /// The loop's part of the statistics at `now_ns`
+    /// ([`super::snapshot::raw`]): numbers only, no histogram, no name.
+    pub fn raw_stats(&self, now_ns: u64) -> Raw {
+        let view = |s: &Side| {
+            let fifo = Count {
+                packets: s.fifo.len() as u64,
+                bytes: s.fifo.iter().map(|f| u64::from(f.len)).sum(),
+            };
+            (s.unshaped, fifo)
+        };
+        let [down, up] = &self.sides;
+        let (dc, df) = view(down);
+        let (uc, uf) = view(up);
+        let db = |l: u32| backlog(&down.tree, l);
+        let ub = |l: u32| backlog(&up.tree, l);
+        let sides = [
+            SideView {
+                leaves: &down.leaf,
+                backlog: &db,
+                unshaped: dc,
+                unshaped_backlog: df,
+            },
+            SideView {
+                leaves: &up.leaf,
+                backlog: &ub,
+                unshaped: uc,
+                unshaped_backlog: uf,
+            },
+        ];
+        super::snapshot::raw(&self.watch, sides, self.start_ns, now_ns)
+    }
+
+    /// The names of the rows of [`Self::raw_stats`].
+    pub fn layout(&self) -> &std::sync::Arc<Layout> {
+        &self.layout
+    }
+
+    /// The statistics at `now_ns`, named and summed
+    /// ([`super::snapshot::assemble`]).
+    pub fn snapshot(&self, now_ns: u64) -> Snapshot {
+        super::snapshot::assemble(&self.layout, &self.raw_stats(now_ns))
+    }
+
+    /// The loop's turn for the statistics: rolls the rate and delay
+    /// windows of a few classes ([`super::watch::Watch::sweep`]).
+    pub fn sweep_stats(&mut self, now_ns: u64) {
+        self.watch.sweep(now_ns, super::watch::SWEEP_PER_TURN);
     }
 
     /// The counters so far, a row per class and direction that saw a
@@ -313,6 +383,14 @@ impl Engine {
             }
         }
         Report { rows }
+    }
+}
+
+fn backlog(t: &Tree<FrameRef>, leaf: u32) -> Count {
+    let b = t.backlog(leaf);
+    Count {
+        packets: b.packets,
+        bytes: b.bytes,
     }
 }
 

@@ -13,7 +13,10 @@
 //!   clock passed in (so the tests drive it in simulated time), and every
 //!   frame accounted for ([`stats`]);
 //! - [`run`]: the loop over the sockets, the clock and the stop signals;
-//! - [`reload_request`]: reload requests from the control socket to the loop.
+//! - [`reload_request`]: reload requests from the control socket to the loop;
+//! - [`watch`] and [`snapshot`]: rates, delay percentiles and the
+//!   statistics the loop hands to the control socket and the metrics
+//!   endpoint on request ([`snapshot_request`]).
 
 pub mod bucket;
 pub mod classify;
@@ -21,12 +24,19 @@ pub mod engine;
 #[cfg(target_os = "linux")]
 pub mod frame_io;
 pub mod headers;
+#[cfg(target_os = "linux")]
+pub mod hooks;
 pub mod pool;
 pub mod reload_request;
 #[cfg(target_os = "linux")]
 pub mod run;
+pub mod snapshot;
+pub mod snapshot_request;
 pub mod stats;
 pub mod tree;
+#[cfg(target_os = "linux")]
+pub mod wake;
+pub mod watch;
 
 #[cfg(test)]
 mod test_plan;

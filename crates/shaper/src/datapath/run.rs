@@ -6,10 +6,13 @@
 //! [`BATCH`] frames per turn, so neither direction starves the other;
 //! the sleep is a `ppoll` on both sockets with a nanosecond timeout up to
 //! the earliest time a queued frame may go (at most [`IDLE_NS`], so that
-//! a stop request is seen promptly).
+//! a stop request is seen promptly). With [`Hooks`] (the control socket
+//! and the metrics endpoint), the sleep also ends when another thread
+//! asks for statistics, which the loop answers at the end of its turn.
 
 use super::engine::{Engine, EngineError};
 use super::frame_io::{Port, PortError};
+use super::hooks::Hooks;
 use super::stats::Report;
 use crate::plan::Dir;
 use crate::validate::Checked;
@@ -91,8 +94,14 @@ pub fn now_ns() -> u64 {
 }
 
 /// Opens both interfaces and builds the queues; `started` is called once
-/// everything is ready, then the loop runs until `stop` is set.
-pub fn run(c: &Checked, stop: &AtomicBool, started: impl FnOnce()) -> Result<Outcome, RunError> {
+/// everything is ready, then the loop runs until `stop` is set, serving
+/// the statistics requests of `hooks`.
+pub fn run(
+    c: &Checked,
+    stop: &AtomicBool,
+    hooks: Option<&Hooks>,
+    started: impl FnOnce(),
+) -> Result<Outcome, RunError> {
     let ifs = c.plan.interfaces.as_ref().ok_or(RunError::NoInterfaces)?;
     let internet = Port::open(&ifs.internet).map_err(RunError::Port)?;
     let subscribers = Port::open(&ifs.subscribers).map_err(RunError::Port)?;
@@ -136,6 +145,9 @@ pub fn run(c: &Checked, stop: &AtomicBool, started: impl FnOnce()) -> Result<Out
         }
         kernel[0] += internet.kernel_drops();
         kernel[1] += subscribers.kernel_drops();
+        if let Some(h) = hooks {
+            h.serve_stats(&mut engine, now);
+        }
         if got > 0 {
             continue;
         }
@@ -144,7 +156,8 @@ pub fn run(c: &Checked, stop: &AtomicBool, started: impl FnOnce()) -> Result<Out
             .map_or(IDLE_NS, |t| t.saturating_sub(now))
             .min(IDLE_NS);
         if wait > 0 {
-            sleep_on(&[internet.raw_fd(), subscribers.raw_fd()], wait);
+            let woken = hooks.map_or(-1, |h| h.wake.raw_fd());
+            sleep_on(&[internet.raw_fd(), subscribers.raw_fd(), woken], wait);
         }
     }
     Ok(Outcome {
@@ -156,8 +169,9 @@ pub fn run(c: &Checked, stop: &AtomicBool, started: impl FnOnce()) -> Result<Out
     })
 }
 
-/// Waits until a socket is readable, `ns` pass, or a signal arrives.
-fn sleep_on(fds: &[i32; 2], ns: u64) {
+/// Waits until a descriptor is readable (negative ones are ignored), `ns`
+/// pass, or a signal arrives.
+fn sleep_on(fds: &[i32; 3], ns: u64) {
     let mut p = fds.map(|fd| libc::pollfd {
         fd,
         events: libc::POLLIN,
@@ -167,7 +181,7 @@ fn sleep_on(fds: &[i32; 2], ns: u64) {
         tv_sec: (ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,
     };
-    // SAFETY: `p` holds two live pollfds; `ts` is live; no signal mask.
-    // An error (EINTR on a signal) just ends the sleep.
-    unsafe { libc::ppoll(p.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+    // SAFETY: `p` holds three live pollfds; `ts` is live; no signal
+    // mask. An error (EINTR on a signal) just ends the sleep.
+    unsafe { libc::ppoll(p.as_mut_ptr(), 3, &ts, std::ptr::null()) };
 }

@@ -22,7 +22,7 @@ pub enum DropReason {
 }
 
 /// Packets and bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Count {
     /// Frames.
     pub packets: u64,

@@ -10,3 +10,4 @@ mod scale;
 mod shaper_toml;
 mod support;
 mod validation;
+mod watching;

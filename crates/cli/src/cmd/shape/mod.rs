@@ -5,9 +5,12 @@
 //! line `file:line[:col]: message` and it exits 1. With `--check` it
 //! prints a summary and stops; without, it shapes between the shaper
 //! file's two interfaces (`fairway_shaper::datapath`) until SIGINT or
-//! SIGTERM, then prints every class's totals and exits 0.
+//! SIGTERM, then prints every class's totals and exits 0. While it runs
+//! it answers on its control socket (`--control`, [`stats`], [`reload`])
+//! and, with `--metrics ADDR`, serves Prometheus scrapes.
 
 pub mod bench;
+pub mod control;
 pub mod reload;
 pub mod stats;
 
@@ -57,6 +60,14 @@ pub struct ShapeArgs {
         conflicts_with = "config"
     )]
     pub network: Option<PathBuf>,
+    /// The control socket `fairway shape stats` and `reload` talk to
+    /// (default /run/fairway/shape.sock; created mode 0660; refused if
+    /// another shaper listens on it).
+    #[arg(long, value_name = "PATH", conflicts_with = "check")]
+    pub control: Option<PathBuf>,
+    /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9100).
+    #[arg(long, value_name = "ADDR", conflicts_with = "check")]
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// `fairway shape SUBCOMMAND`.
@@ -138,7 +149,12 @@ pub fn run(args: ShapeArgs) -> Result<(), CliError> {
             crate::out!("{}", Summary::of(&checked));
             Ok(())
         }
-        Ok(checked) => shape(&checked, &label),
+        Ok(checked) => {
+            let socket = args
+                .control
+                .unwrap_or_else(|| fairway_shaper::control::DEFAULT_SOCKET.into());
+            shape(&checked, &label, &socket, args.metrics)
+        }
         Err(problems) => {
             for p in &problems {
                 crate::errln!("{p}");
@@ -163,16 +179,40 @@ impl fmt::Display for ShapeRunFailed {
 
 impl std::error::Error for ShapeRunFailed {}
 
-/// Shapes until SIGINT or SIGTERM; prints the start line, then the
-/// totals (what was still queued included).
-fn shape(checked: &fairway_shaper::validate::Checked, label: &str) -> Result<(), CliError> {
-    use fairway_shaper::datapath::run;
+/// Shapes until SIGINT or SIGTERM, answering on the control socket (and
+/// the metrics endpoint); prints the start line, then the totals (what
+/// was still queued included).
+fn shape(
+    checked: &fairway_shaper::validate::Checked,
+    label: &str,
+    socket: &std::path::Path,
+    metrics: Option<std::net::SocketAddr>,
+) -> Result<(), CliError> {
+    use fairway_shaper::datapath::{hooks::Hooks, reload_request::ReloadRequests, run};
+    use std::sync::Arc;
     let stop = run::stop_on_signals().map_err(ShapeRunFailed)?;
     let Some(ifs) = checked.plan.interfaces.as_ref() else {
         return Err(ShapeRunFailed(run::RunError::NoInterfaces).into());
     };
+    let reloads = Arc::new(ReloadRequests::new());
+    let hooks = Arc::new(Hooks::new(reloads).map_err(control::ControlFailed::Wake)?);
+    // The socket and the endpoint start once the interfaces are open (an
+    // interface problem is reported first) and stop, the socket file
+    // removed, when `watching` is dropped at the end of this function,
+    // however the run ends. If they cannot start, the loop is stopped
+    // before its first turn.
+    let mut watching = None;
+    let mut failed = None;
     let mut printed = Ok(());
-    let outcome = run::run(checked, &stop, || {
+    let outcome = run::run(checked, &stop, Some(&hooks), || {
+        let w = match control::start(socket, metrics, &hooks) {
+            Ok(w) => w,
+            Err(e) => {
+                failed = Some(e);
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                return;
+            }
+        };
         let line = format!(
             "fairway shape: {label}: shaping {} -> {} (download {}), {} -> {} (upload {}), {} circuits; \
              SIGINT or SIGTERM stops",
@@ -184,11 +224,23 @@ fn shape(checked: &fairway_shaper::validate::Checked, label: &str) -> Result<(),
             fairway_shaper::rate::show(ifs.upload),
             checked.plan.circuits.len()
         );
+        let metrics = match &w.metrics {
+            Some(m) => format!("; metrics at http://{}/metrics", m.addr()),
+            None => String::new(),
+        };
+        let watch = format!(
+            "fairway shape: control socket {} (fairway shape stats|reload --socket PATH){metrics}",
+            w.server.path().display()
+        );
+        watching = Some(w);
         // Flushed at once: whoever started the shaper waits for this line.
-        printed = crate::cmd::stdout::write(format_args!("{line}\n"))
+        printed = crate::cmd::stdout::write(format_args!("{line}\n{watch}\n"))
             .and_then(|()| crate::cmd::stdout::flush());
     })
     .map_err(ShapeRunFailed)?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
     printed?;
     crate::outln!("fairway shape: stopped; totals per class (frames; queued: still queued at the stop, not sent):");
     crate::out!("{}", outcome.report);
@@ -199,5 +251,7 @@ fn shape(checked: &fairway_shaper::validate::Checked, label: &str) -> Result<(),
             );
         }
     }
+    // The socket file goes after the totals are out.
+    drop(watching);
     Ok(())
 }
