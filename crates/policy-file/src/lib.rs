@@ -77,8 +77,10 @@ mod flow;
 mod limits;
 mod node;
 mod parse;
+pub mod place;
 mod queue;
-mod rate;
+pub mod rate;
+mod rate_field;
 mod read;
 mod schema;
 mod tree_shape;
@@ -89,4 +91,5 @@ pub use limits::{MAX_DEPTH, MAX_FLOWS, MAX_PACKETS, MAX_PACKET_LEN, MAX_TOTAL_BU
 pub use node::{default_queue, TreePolicy, TREE_POLICIES};
 pub use parse::{load, parse, PolicyFile};
 pub use rate::{parse_rate, RateError};
-pub use read::MAX_FILE_BYTES;
+pub use rate_field::{RateField, DIRECTIONS};
+pub use read::{read_limited, ReadError, MAX_FILE_BYTES};
