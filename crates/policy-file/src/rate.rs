@@ -82,9 +82,7 @@ pub enum RateError {
 impl fmt::Display for RateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Empty => {
-                f.write_str("rate is empty; write a number and a unit, e.g. \"10 Mbit/s\"")
-            }
+            Self::Empty => f.write_str("rate is empty; write a positive number"),
             Self::Malformed(t) => write!(
                 f,
                 "rate {t:?} is not a decimal number (digits with an optional fraction, e.g. 2.5)"
@@ -263,9 +261,7 @@ fn decimal(text: &str, num: &str, scale: u64) -> Result<u64, RateError> {
     let b = unsigned.as_bytes();
     let bad_sep = b.iter().enumerate().any(|(i, &c)| {
         c == b'_'
-            && !(i > 0
-                && b[i - 1].is_ascii_digit()
-                && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+            && !(i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit))
     });
     if bad_sep {
         return err(RateError::Malformed);

@@ -52,7 +52,11 @@ fn both_spellings_mean_the_same_rate() {
         ("512 kibit/s", "512kibit"),
         ("1 MB/s", "8mbit"),
     ] {
-        assert_eq!(parse_rate(policy).map(|b| b * 8), parse_tc_rate(tc), "{policy} {tc}");
+        assert_eq!(
+            parse_rate(policy).map(|b| b * 8),
+            parse_tc_rate(tc),
+            "{policy} {tc}"
+        );
         assert_eq!(parse_tc_rate(policy), parse_tc_rate(tc), "{policy} {tc}");
     }
 }
@@ -100,7 +104,10 @@ fn tc_rates_are_refused_with_the_reason() {
     ));
     assert!(matches!(parse_tc_rate("nan"), Err(RateError::NotFinite(_))));
     assert!(matches!(parse_tc_rate("inf"), Err(RateError::NotFinite(_))));
-    assert!(matches!(parse_tc_rate("-inf"), Err(RateError::NotFinite(_))));
+    assert!(matches!(
+        parse_tc_rate("-inf"),
+        Err(RateError::NotFinite(_))
+    ));
     assert!(matches!(
         parse_tc_rate("0.5bit"),
         Err(RateError::TooFine(_))

@@ -65,7 +65,8 @@ fn syntax_and_unknown_fields_are_one_line_at_their_place() {
         err(&one("stfq", "", "rate = { download = \"1mbit\", upload = \"1mbit\" }")),
         "8:8: rate: a { download, upload } table is the shaper file's (two links); a policy tree serves one link in one direction: write one rate, e.g. rate = \"10 Mbit/s\""
     );
-    assert!(err(&one("stfq", "", "rate = 5")).starts_with("8:8: invalid type: integer `5`, expected a rate string"));
+    assert!(err(&one("stfq", "", "rate = 5"))
+        .starts_with("8:8: invalid type: integer `5`, expected a rate string"));
 }
 
 #[test]

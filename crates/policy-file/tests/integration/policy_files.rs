@@ -53,7 +53,10 @@ fn errors_point_at_line_and_column() {
     );
     // tc's spelling is the same rate; the ambiguous `Mbps` is refused.
     let tc = FIG6.replace("\"7 Mbit/s\"", "\"7mbit\"");
-    assert_eq!(parse(&tc, "f.toml").unwrap().spec.flows[2].params.rate, Some(875_000));
+    assert_eq!(
+        parse(&tc, "f.toml").unwrap().spec.flows[2].params.rate,
+        Some(875_000)
+    );
     let bad = FIG6.replace("\"7 Mbit/s\"", "\"7 Mbps\"");
     let e = parse(&bad, "f.toml").unwrap_err();
     assert_eq!(e.line, 23, "{e}");
