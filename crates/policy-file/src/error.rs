@@ -3,7 +3,7 @@
 //! when the error concerns the file as a whole (it cannot be read, is too
 //! large, or lacks a table altogether).
 
-use crate::place::line_col;
+use crate::place::{line_col, one_line};
 use std::fmt;
 use std::ops::Range;
 
@@ -78,15 +78,4 @@ impl Locator<'_> {
     pub(crate) fn line(&self, span: Range<usize>) -> usize {
         line_col(self.text, span.start).0
     }
-}
-
-/// `message` with any line breaks (a parser's multi-line report) joined
-/// by "; ", so that every error is one line.
-fn one_line(message: &str) -> String {
-    let parts: Vec<&str> = message
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    parts.join("; ")
 }

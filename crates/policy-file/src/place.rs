@@ -2,7 +2,8 @@
 //! of a byte offset, one at a time ([`line_col`]) or many in one text
 //! ([`LineIndex`], O(log lines) each after one pass). Every fairway file
 //! reader (policy files, the shaper file, LibreQoS's network.json) turns
-//! its parser's byte spans into `FILE:LINE:COL` with these.
+//! its parser's byte spans into `FILE:LINE:COL` with these, and keeps
+//! every message on one line ([`one_line`]).
 
 /// 1-based line and column (in characters) of byte `offset` in `text`;
 /// an offset past the end is the end, one inside a character is that
@@ -53,6 +54,17 @@ impl<'t> LineIndex<'t> {
         let col = self.text[self.starts[line - 1]..offset].chars().count() + 1;
         (line, col)
     }
+}
+
+/// `message` with any line breaks (a parser's multi-line report) joined
+/// by "; ", so that every error is one line.
+pub fn one_line(message: &str) -> String {
+    let parts: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    parts.join("; ")
 }
 
 #[cfg(test)]

@@ -314,7 +314,7 @@ pub fn read(
         Ok(f) => f,
         Err(e) => {
             let at = Loc::at_offset(file, text, e.span().unwrap_or(0..0).start);
-            let msg = e.message().trim().to_string();
+            let msg = fairway_policy_file::place::one_line(e.message());
             errors.push(ConfigError::new(at, Problem::Syntax(msg)));
             return None;
         }
