@@ -38,6 +38,14 @@
 //! rate = "7 Mbit/s"
 //! ```
 //!
+//! Rates (`rate`, `reservation`) are one string read by [`rate`], the one
+//! rate parser of every fairway file: `10 Mbit/s` and tc's `10mbit` are
+//! the same rate, a plain number is bytes/s, `…bps` is refused as
+//! ambiguous. The shaper file (`fairway shape`) is this grammar extended:
+//! it reads its rates with the same parser, its rate fields as
+//! [`RateField`] (one string, or the `{ download, upload }` table this
+//! file refuses), and its text with [`read_limited`] and [`place`].
+//!
 //! A node's `policy` is one of the tree's own transactions
 //! ([`TREE_POLICIES`]) or any scheduler spec of
 //! [`fairway_core::registry`] with its parameters (`fifo`,
