@@ -122,18 +122,15 @@ fn name_of(path: &Path) -> Arc<str> {
 /// The file's text, if it is at most `limit` bytes of UTF-8: read as
 /// policy files are ([`read_limited`]).
 pub fn read_text(path: &Path, name: &Arc<str>, limit: u64) -> Result<String, ConfigError> {
-    read_limited(path, limit).map_err(|e| match e {
-        ReadError::Cannot(reason) => ConfigError::new(Loc::file(name), Problem::Read(reason)),
-        ReadError::TooLarge { size, limit } => {
-            ConfigError::new(Loc::file(name), Problem::FileTooLarge { size, limit })
-        }
-        ReadError::NotUtf8 { line, column } => {
-            let at = Loc {
+    read_limited(path, limit).map_err(|e| {
+        let at = match e {
+            ReadError::NotUtf8 { line, column } => Loc {
                 file: Arc::clone(name),
                 line: Some(u32::try_from(line).unwrap_or(u32::MAX)),
                 col: Some(u32::try_from(column).unwrap_or(u32::MAX)),
-            };
-            ConfigError::new(at, Problem::Syntax(e.to_string()))
-        }
+            },
+            _ => Loc::file(name),
+        };
+        ConfigError::new(at, Problem::File(e))
     })
 }

@@ -212,3 +212,37 @@ fn weights_outside_their_range_are_refused() {
         }
     }
 }
+
+#[test]
+fn a_file_is_read_as_policy_files_are() {
+    // Not UTF-8: the first bad byte's line and column.
+    let bad = scratch("latin1.toml", "");
+    std::fs::write(&bad, b"[[node]]\nname = \"caf\xe9\"\n").unwrap();
+    let e: Vec<String> = fairway_shaper::load(&fairway_shaper::Source::ShaperFile(bad))
+        .unwrap_err()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    only(
+        &e,
+        &format!("{}:2:12", path("latin1.toml")),
+        "not UTF-8 text (save the file as UTF-8)",
+    );
+    // Past the limit: refused before it is held, with the limit.
+    let limit = fairway_shaper::limits::MAX_TOML_BYTES;
+    let big = scratch("big.toml", &"#".repeat(limit as usize + 1));
+    let e: Vec<String> = fairway_shaper::load(&fairway_shaper::Source::ShaperFile(big.clone()))
+        .unwrap_err()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    only(
+        &e,
+        &path("big.toml"),
+        &format!(
+            "file is {} bytes, above the limit of {limit} bytes",
+            limit + 1
+        ),
+    );
+    std::fs::remove_file(big).ok();
+}
