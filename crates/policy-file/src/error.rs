@@ -3,6 +3,7 @@
 //! when the error concerns the file as a whole (it cannot be read, is too
 //! large, or lacks a table altogether).
 
+use crate::place::{line_col, one_line};
 use std::fmt;
 use std::ops::Range;
 
@@ -77,29 +78,4 @@ impl Locator<'_> {
     pub(crate) fn line(&self, span: Range<usize>) -> usize {
         line_col(self.text, span.start).0
     }
-}
-
-/// `message` with any line breaks (a parser's multi-line report) joined
-/// by "; ", so that every error is one line.
-fn one_line(message: &str) -> String {
-    let parts: Vec<&str> = message
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    parts.join("; ")
-}
-
-/// 1-based line and column (in characters) of byte `offset` in `text`.
-/// Spans come from the parser of this very text; one past its end (an
-/// error at the end of the file) is its last position.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let mut end = offset.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let before = &text[..end];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, col)
 }

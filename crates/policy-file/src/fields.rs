@@ -152,10 +152,10 @@ fn read_by_parent(
         ),
     ];
     // Both rates parse: they were checked when the node or flow was read.
-    let rate = c.rate.and_then(|r| parse_rate(r.get_ref()).ok());
+    let rate = c.rate.and_then(|r| parse_rate(r.get_ref().one()?).ok());
     let reservation = c
         .reservation
-        .and_then(|r| Some((parse_rate(r.get_ref()).ok()?, r.span())));
+        .and_then(|r| Some((parse_rate(r.get_ref().one()?).ok()?, r.span())));
     if let (Some(r), Some((v, span))) = (rate, reservation) {
         if v > r {
             return Err(at.error(

@@ -38,6 +38,14 @@
 //! rate = "7 Mbit/s"
 //! ```
 //!
+//! Rates (`rate`, `reservation`) are one string read by [`rate`], the one
+//! rate parser of every fairway file: `10 Mbit/s` and tc's `10mbit` are
+//! the same rate, a plain number is bytes/s, `…bps` is refused as
+//! ambiguous. The shaper file (`fairway shape`) is this grammar extended:
+//! it reads its rates with the same parser, its rate fields as
+//! [`RateField`] (one string, or the `{ download, upload }` table this
+//! file refuses), and its text with [`read_limited`] and [`place`].
+//!
 //! A node's `policy` is one of the tree's own transactions
 //! ([`TREE_POLICIES`]) or any scheduler spec of
 //! [`fairway_core::registry`] with its parameters (`fifo`,
@@ -77,8 +85,10 @@ mod flow;
 mod limits;
 mod node;
 mod parse;
+pub mod place;
 mod queue;
-mod rate;
+pub mod rate;
+mod rate_field;
 mod read;
 mod schema;
 mod tree_shape;
@@ -89,4 +99,5 @@ pub use limits::{MAX_DEPTH, MAX_FLOWS, MAX_PACKETS, MAX_PACKET_LEN, MAX_TOTAL_BU
 pub use node::{default_queue, TreePolicy, TREE_POLICIES};
 pub use parse::{load, parse, PolicyFile};
 pub use rate::{parse_rate, RateError};
-pub use read::MAX_FILE_BYTES;
+pub use rate_field::{RateField, DIRECTIONS};
+pub use read::{read_limited, ReadError, MAX_FILE_BYTES};

@@ -2,6 +2,7 @@
 //! knows, each value with its span so that an error points at it; unknown
 //! fields are refused.
 
+use crate::rate_field::RateField;
 use serde::Deserialize;
 use std::ops::Range;
 use toml::Spanned;
@@ -48,8 +49,8 @@ pub(crate) struct NodeToml {
     pub(crate) reservation_queue: Option<Spanned<QueueToml>>,
     pub(crate) weight: Option<Spanned<u32>>,
     pub(crate) priority: Option<Spanned<u64>>,
-    pub(crate) rate: Option<Spanned<String>>,
-    pub(crate) reservation: Option<Spanned<String>>,
+    pub(crate) rate: Option<Spanned<RateField>>,
+    pub(crate) reservation: Option<Spanned<RateField>>,
 }
 
 /// `[[flow]]`.
@@ -63,8 +64,8 @@ pub(crate) struct FlowToml {
     pub(crate) message_bytes: Option<Spanned<u64>>,
     pub(crate) weight: Option<Spanned<u32>>,
     pub(crate) priority: Option<Spanned<u64>>,
-    pub(crate) rate: Option<Spanned<String>>,
-    pub(crate) reservation: Option<Spanned<String>>,
+    pub(crate) rate: Option<Spanned<RateField>>,
+    pub(crate) reservation: Option<Spanned<RateField>>,
 }
 
 /// The fields a node or flow gives its parent.
@@ -72,8 +73,8 @@ pub(crate) struct FlowToml {
 pub(crate) struct ChildToml<'a> {
     pub(crate) weight: Option<&'a Spanned<u32>>,
     pub(crate) priority: Option<&'a Spanned<u64>>,
-    pub(crate) rate: Option<&'a Spanned<String>>,
-    pub(crate) reservation: Option<&'a Spanned<String>>,
+    pub(crate) rate: Option<&'a Spanned<RateField>>,
+    pub(crate) reservation: Option<&'a Spanned<RateField>>,
 }
 
 impl NodeToml {

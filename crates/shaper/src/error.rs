@@ -7,6 +7,7 @@ use crate::loc::Loc;
 use crate::mac::MacError;
 use crate::rate::RateError;
 use fairway_core::SpecError;
+use fairway_policy_file::ReadError;
 use std::fmt;
 
 /// One problem in a configuration.
@@ -32,15 +33,9 @@ impl ConfigError {
 /// What is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Problem {
-    /// The file could not be read.
-    Read(String),
-    /// The file is larger than its limit.
-    FileTooLarge {
-        /// Its size, bytes.
-        size: u64,
-        /// The limit, bytes.
-        limit: u64,
-    },
+    /// The file could not be read, is larger than its limit or is not
+    /// UTF-8 (read as policy files are).
+    File(ReadError),
     /// More elements than the limit.
     TooMany {
         /// What (`circuits`).
@@ -210,11 +205,7 @@ impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use crate::rate::show;
         match self {
-            Self::Read(e) => write!(f, "cannot read: {e}"),
-            Self::FileTooLarge { size, limit } => write!(
-                f,
-                "file is {size} bytes, above the limit of {limit} bytes (the whole file is held in memory)"
-            ),
+            Self::File(e) => e.fmt(f),
             Self::TooMany { what, limit } => write!(
                 f,
                 "more than {limit} {what}, the limit (it bounds the memory and queues a configuration may take)"

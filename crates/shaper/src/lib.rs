@@ -43,11 +43,13 @@ pub mod mac;
 #[cfg(unix)]
 pub mod metrics;
 pub mod plan;
-pub mod rate;
 pub mod summary;
 pub mod toml;
 pub mod validate;
 
 pub use error::{ConfigError, Problem};
+/// Rates: the one parser of every fairway file, policy files and the
+/// shaper's alike (tc's `100mbit`, `10 Mbit/s`, LibreQoS's Mbps).
+pub use fairway_policy_file::rate;
 pub use load::{load, Source};
 pub use plan::Plan;

@@ -9,7 +9,7 @@ use crate::limits::{MAX_CSV_BYTES, MAX_JSON_BYTES, MAX_TOML_BYTES};
 use crate::loc::Loc;
 use crate::plan::Plan;
 use crate::validate::{check, Checked};
-use std::io::Read;
+use fairway_policy_file::{read_limited, ReadError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -119,33 +119,18 @@ fn name_of(path: &Path) -> Arc<str> {
     Arc::from(path.display().to_string())
 }
 
-/// The file's text, if it is at most `limit` bytes of UTF-8.
+/// The file's text, if it is at most `limit` bytes of UTF-8: read as
+/// policy files are ([`read_limited`]).
 pub fn read_text(path: &Path, name: &Arc<str>, limit: u64) -> Result<String, ConfigError> {
-    let err = |p: Problem| ConfigError::new(Loc::file(name), p);
-    let file = std::fs::File::open(path).map_err(|e| err(Problem::Read(e.to_string())))?;
-    let size = file
-        .metadata()
-        .map_err(|e| err(Problem::Read(e.to_string())))?
-        .len();
-    if size > limit {
-        return Err(err(Problem::FileTooLarge { size, limit }));
-    }
-    let mut bytes = Vec::new();
-    // `take`: a file that grows while read still stops at the limit.
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| err(Problem::Read(e.to_string())))?;
-    if bytes.len() as u64 > limit {
-        let size = bytes.len() as u64;
-        return Err(err(Problem::FileTooLarge { size, limit }));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let valid = e.utf8_error().valid_up_to();
-        let text = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
-        let at = Loc::at_offset(name, &text, valid);
-        ConfigError::new(
-            at,
-            Problem::Syntax("not UTF-8 (save the file as UTF-8)".into()),
-        )
+    read_limited(path, limit).map_err(|e| {
+        let at = match e {
+            ReadError::NotUtf8 { line, column } => Loc {
+                file: Arc::clone(name),
+                line: Some(u32::try_from(line).unwrap_or(u32::MAX)),
+                col: Some(u32::try_from(column).unwrap_or(u32::MAX)),
+            },
+            _ => Loc::file(name),
+        };
+        ConfigError::new(at, Problem::File(e))
     })
 }

@@ -4,6 +4,7 @@
 //! problem found long after parsing (an overlap, a cycle, a sum) still
 //! names the lines to edit.
 
+use fairway_policy_file::place;
 use std::fmt;
 use std::sync::Arc;
 
@@ -48,42 +49,23 @@ impl Loc {
     }
 }
 
-/// Lines and columns of byte offsets in one text, each found in
-/// O(log lines) after one pass over the text (a large file has many
-/// elements, each placed).
-pub struct LineIndex<'t> {
-    text: &'t str,
-    /// Byte offset where each line starts.
-    starts: Vec<usize>,
-}
+/// Places of byte offsets in one text: the policy files' line index
+/// ([`fairway_policy_file::place`]), giving [`Loc`]s.
+pub struct LineIndex<'t>(place::LineIndex<'t>);
 
 impl<'t> LineIndex<'t> {
     /// The index of `text`.
     pub fn new(text: &'t str) -> Self {
-        let starts = std::iter::once(0)
-            .chain(
-                text.bytes()
-                    .enumerate()
-                    .filter(|&(_, b)| b == b'\n')
-                    .map(|(i, _)| i + 1),
-            )
-            .collect();
-        Self { text, starts }
+        Self(place::LineIndex::new(text))
     }
 
     /// The place of byte `offset` in `file` (this index's text).
     pub fn loc(&self, file: &Arc<str>, offset: usize) -> Loc {
-        let mut offset = offset.min(self.text.len());
-        while !self.text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let line = self.starts.partition_point(|&s| s <= offset).max(1);
-        let col = self.text[self.starts[line - 1]..offset].chars().count() + 1;
-        let c = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let (line, col) = self.0.line_col(offset);
         Loc {
             file: Arc::clone(file),
-            line: Some(c(line)),
-            col: Some(c(col)),
+            line: Some(u32_of(line)),
+            col: Some(u32_of(col)),
         }
     }
 }
@@ -91,16 +73,12 @@ impl<'t> LineIndex<'t> {
 /// 1-based line and column (in characters) of byte `offset` in `text`;
 /// an offset past the end is the end.
 pub fn line_col(text: &str, offset: usize) -> (u32, u32) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
-    let start = before.rfind('\n').map_or(0, |i| i + 1);
-    let col = before[start..].chars().count() + 1;
-    let c = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-    (c(line), c(col))
+    let (line, col) = place::line_col(text, offset);
+    (u32_of(line), u32_of(col))
+}
+
+fn u32_of(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 impl fmt::Display for Loc {

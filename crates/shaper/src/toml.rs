@@ -3,9 +3,13 @@
 //! `weight`, `rate` for the ceiling and `reservation` for the guarantee,
 //! here per direction), extended with the shaper's: `[interfaces]`, `[[circuit]]`,
 //! `[[device]]`, `[[rule]]`, `[default_class]` and `libreqos` (LibreQoS's
-//! files pulled in, paths relative to the shaper file). Rates are tc's
-//! units (`100mbit`); unknown keys are refused; every error names
-//! `file:line:column`.
+//! files pulled in, paths relative to the shaper file). Rates are the
+//! policy file's, one parser for both ([`crate::rate`]): tc's `100mbit`
+//! or `10 Mbit/s`, a unit required; a `rate` or `reservation` is one
+//! string (both directions alike) or a `{ download, upload }` table
+//! ([`RateField`]). A policy file's `[[flow]]` is refused with a pointer
+//! to `[[circuit]]`, the shaper's leaf. Unknown keys are refused; every
+//! error names `file:line:column`.
 //!
 //! ```toml
 //! libreqos = { shaped_devices = "ShapedDevices.csv", network = "network.json" }
@@ -52,6 +56,7 @@ use crate::rate::parse_tc_rate;
 use ::toml::Spanned;
 use fairway_core::policy::tree::MAX_WEIGHT;
 use fairway_core::SchedSpec;
+use fairway_policy_file::RateField;
 use serde::Deserialize;
 use std::ops::Range;
 use std::sync::Arc;
@@ -72,6 +77,9 @@ struct FileToml {
     device: Vec<Spanned<DeviceToml>>,
     #[serde(default)]
     rule: Vec<Spanned<RuleToml>>,
+    /// A policy file's leaf, refused with a pointer to `[[circuit]]`.
+    #[serde(default)]
+    flow: Vec<Spanned<::toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -79,26 +87,12 @@ struct FileToml {
 struct InterfacesToml {
     internet: S,
     subscribers: S,
-    rate: Spanned<RateToml>,
+    rate: Spanned<RateField>,
 }
 
-/// `rate = { download = "100mbit", upload = "50mbit" }`: the ceilings
-/// (a policy file's `rate`, per direction).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RateToml {
-    download: S,
-    upload: S,
-}
-
-/// `reservation = { download = "10mbit" }`: the guarantees (a policy
-/// file's `reservation`, per direction), each optional.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReservationToml {
-    download: Option<S>,
-    upload: Option<S>,
-}
+/// A `rate` (the ceilings, required) or `reservation` (the guarantees):
+/// one string for both directions or `{ download, upload }`.
+type RateToml = Spanned<RateField>;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -111,8 +105,8 @@ struct LibreqosToml {
 #[serde(deny_unknown_fields)]
 struct ClassToml {
     parent: Option<S>,
-    rate: Spanned<RateToml>,
-    reservation: Option<Spanned<ReservationToml>>,
+    rate: RateToml,
+    reservation: Option<RateToml>,
 }
 
 #[derive(Deserialize)]
@@ -122,8 +116,8 @@ struct NodeToml {
     parent: Option<S>,
     policy: Option<S>,
     weight: Option<Spanned<i64>>,
-    rate: Spanned<RateToml>,
-    reservation: Option<Spanned<ReservationToml>>,
+    rate: RateToml,
+    reservation: Option<RateToml>,
 }
 
 #[derive(Deserialize)]
@@ -133,8 +127,8 @@ struct CircuitToml {
     name: Option<String>,
     parent: Option<S>,
     weight: Option<Spanned<i64>>,
-    rate: Spanned<RateToml>,
-    reservation: Option<Spanned<ReservationToml>>,
+    rate: RateToml,
+    reservation: Option<RateToml>,
 }
 
 #[derive(Deserialize)]
@@ -209,29 +203,69 @@ impl Conv<'_> {
             .ok()
     }
 
-    fn rates(
+    /// Both directions of `v`: one string is both, a table gives each
+    /// (`required`: both must be there). `None` for a direction not
+    /// given; `Err` when anything written was refused (reported).
+    fn directions(
         &mut self,
-        rate: &RateToml,
-        reservation: &Option<Spanned<ReservationToml>>,
-    ) -> Option<Rates> {
-        let none = ReservationToml {
-            download: None,
-            upload: None,
+        v: &RateToml,
+        field: &str,
+        required: bool,
+    ) -> Result<[Option<u64>; 2], ()> {
+        match v.get_ref() {
+            RateField::One(text) => {
+                let bits = parse_tc_rate(text).map_err(|error| {
+                    let field = field.to_string();
+                    self.err(v.span(), Problem::Rate { field, error });
+                })?;
+                Ok([Some(bits); 2])
+            }
+            RateField::PerDirection { download, upload } => {
+                let mut out = [None; 2];
+                let mut ok = true;
+                for (i, (d, name)) in [(download, "download"), (upload, "upload")]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let sub = format!("{field}.{name}");
+                    match d {
+                        Some(s) => {
+                            out[i] = self.rate(s, &sub);
+                            ok &= out[i].is_some();
+                        }
+                        None if required => {
+                            self.err(v.span(), Problem::Missing(sub));
+                            ok = false;
+                        }
+                        None => {}
+                    }
+                }
+                if ok {
+                    Ok(out)
+                } else {
+                    Err(())
+                }
+            }
+        }
+    }
+
+    fn rates(&mut self, rate: &RateToml, reservation: &Option<RateToml>) -> Option<Rates> {
+        let max = self.directions(rate, "rate", true);
+        let min = match reservation {
+            Some(r) => self.directions(r, "reservation", false),
+            None => Ok([None; 2]),
         };
-        let res = reservation.as_ref().map_or(&none, |r| r.get_ref());
-        let mut opt = |s: &Option<S>, f: &str| s.as_ref().map(|s| self.rate(s, f).ok_or(()));
-        let dmin = opt(&res.download, "reservation.download").transpose();
-        let umin = opt(&res.upload, "reservation.upload").transpose();
-        let dmax = self.rate(&rate.download, "rate.download");
-        let umax = self.rate(&rate.upload, "rate.upload");
+        let ([Some(dmax), Some(umax)], [dmin, umin]) = (max.ok()?, min.ok()?) else {
+            return None;
+        };
         Some(Rates {
             download: Bandwidth {
-                min: dmin.ok()?,
-                max: dmax?,
+                min: dmin,
+                max: dmax,
             },
             upload: Bandwidth {
-                min: umin.ok()?,
-                max: umax?,
+                min: umin,
+                max: umax,
             },
         })
     }
@@ -280,7 +314,7 @@ pub fn read(
         Ok(f) => f,
         Err(e) => {
             let at = Loc::at_offset(file, text, e.span().unwrap_or(0..0).start);
-            let msg = e.message().trim().to_string();
+            let msg = fairway_policy_file::place::one_line(e.message());
             errors.push(ConfigError::new(at, Problem::Syntax(msg)));
             return None;
         }
@@ -313,6 +347,11 @@ pub fn read(
         .extend(f.device.iter().filter_map(|d| device(&mut c, d)));
     plan.rules
         .extend(f.rule.iter().filter_map(|r| rule(&mut c, r)));
+    for x in &f.flow {
+        let why = "a policy file's leaf; the shaper's leaf is [[circuit]] (id, parent, weight, rate, reservation), and inside a circuit flows are found per 5-tuple";
+        let field = "[[flow]]".to_string();
+        c.err(x.span(), Problem::Unsupported { field, why });
+    }
     f.libreqos.map(|l| LibreqosFiles {
         shaped_devices: l.get_ref().shaped_devices.get_ref().clone(),
         network: l.get_ref().network.as_ref().map(|n| n.get_ref().clone()),
@@ -346,14 +385,16 @@ fn interfaces(c: &mut Conv<'_>, i: &Spanned<InterfacesToml>) -> Option<Interface
         );
         ok = false;
     }
-    let download = c.rate(&r.rate.get_ref().download, "rate.download");
-    let upload = c.rate(&r.rate.get_ref().upload, "rate.upload");
+    let link = c.directions(&r.rate, "rate", true);
     ok.then_some(())?;
+    let [Some(download), Some(upload)] = link.ok()? else {
+        return None;
+    };
     Some(Interfaces {
         internet: r.internet.get_ref().clone(),
         subscribers: r.subscribers.get_ref().clone(),
-        download: download?,
-        upload: upload?,
+        download,
+        upload,
         at: c.loc(i.span()),
     })
 }
@@ -362,7 +403,7 @@ fn default_class(c: &mut Conv<'_>, d: &Spanned<ClassToml>) -> Option<DefaultClas
     let r = d.get_ref();
     Some(DefaultClass {
         parent: r.parent.as_ref().map(|p| p.get_ref().clone()),
-        rates: c.rates(r.rate.get_ref(), &r.reservation)?,
+        rates: c.rates(&r.rate, &r.reservation)?,
         at: c.loc(d.span()),
     })
 }
@@ -370,7 +411,7 @@ fn default_class(c: &mut Conv<'_>, d: &Spanned<ClassToml>) -> Option<DefaultClas
 fn node(c: &mut Conv<'_>, n: &Spanned<NodeToml>) -> Option<Node> {
     let r = n.get_ref();
     let name = c.name(&r.name, "name");
-    let rates = c.rates(r.rate.get_ref(), &r.reservation);
+    let rates = c.rates(&r.rate, &r.reservation);
     let weight = c.weight(&r.weight);
     let scheduler = match &r.policy {
         None => Some(default_scheduler()),
@@ -391,7 +432,7 @@ fn node(c: &mut Conv<'_>, n: &Spanned<NodeToml>) -> Option<Node> {
 fn circuit(c: &mut Conv<'_>, x: &Spanned<CircuitToml>) -> Option<Circuit> {
     let r = x.get_ref();
     let id = c.name(&r.id, "id");
-    let rates = c.rates(r.rate.get_ref(), &r.reservation);
+    let rates = c.rates(&r.rate, &r.reservation);
     let weight = c.weight(&r.weight);
     let id = id?;
     Some(Circuit {

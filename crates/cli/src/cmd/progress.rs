@@ -33,6 +33,10 @@ fn forced() -> bool {
 }
 
 fn visible_here(json: bool) -> bool {
+    #[cfg(test)]
+    if tests::recording() {
+        return !json;
+    }
     let env = std::env::var("FAIRWAY_PROGRESS").ok();
     visible(
         json,
@@ -43,6 +47,10 @@ fn visible_here(json: bool) -> bool {
 }
 
 fn stderr_target() -> ProgressDrawTarget {
+    #[cfg(test)]
+    if let Some(term) = tests::recorder() {
+        return ProgressDrawTarget::term_like_with_hz(Box::new(term), 20);
+    }
     if forced() {
         // indicatif hides itself on a non-terminal; a TermLike target
         // draws regardless.
@@ -194,17 +202,5 @@ impl Progress {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::visible;
-
-    #[test]
-    fn drawn_only_on_two_terminals_without_json() {
-        assert!(visible(false, true, true, None));
-        assert!(!visible(true, true, true, None), "--json");
-        assert!(!visible(false, false, true, None), "stdout piped");
-        assert!(!visible(false, true, false, None), "stderr piped");
-        assert!(!visible(false, true, true, Some("never")));
-        assert!(visible(false, false, false, Some("always")));
-        assert!(!visible(true, false, false, Some("always")), "--json wins");
-    }
-}
+#[path = "progress_tests.rs"]
+mod tests;

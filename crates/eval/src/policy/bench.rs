@@ -766,6 +766,11 @@ pub struct FctResult {
     pub small_p99: f64,
     /// Average over flows above 10 MB.
     pub large_avg: f64,
+    /// Flows of at most 100 kB (the small averages' sample).
+    pub small_flows: usize,
+    /// Flows above 10 MB (the large average's sample: few at `--quick`
+    /// sizes, about 5 % of the flows).
+    pub large_flows: usize,
     /// Packets the switch refused.
     pub refused: u64,
     /// Dequeues that served a flow whose rank was not in the lowest
@@ -1014,6 +1019,8 @@ impl FctSim {
             small_avg: avg(&small),
             small_p99: p99,
             large_avg: avg(&large),
+            small_flows: small.len(),
+            large_flows: large.len(),
             refused: self.refused,
             misorders: self.misorders,
         }
@@ -1035,22 +1042,34 @@ fn run_fct(cfg: &BenchConfig, rep: &mut BenchReport, progress: &mut dyn FnMut(&s
             rep.push("fct", name, x, "large_avg_norm", f.large_avg);
             rep.push("fct", name, x, "refused", f.refused as f64);
             rep.push("fct", name, x, "misordered_dequeues", f.misorders as f64);
+            rep.push("fct", name, x, "flows", f64::from(cfg.fct_flows));
+            rep.push("fct", name, x, "large_flows", f.large_flows as f64);
             r.push(f);
         }
         for (i, name) in [(1, "approx"), (2, "one-bucket (degraded)")] {
             let (a, e) = (r[i], r[0]);
             rep.ratios.push(Ratio {
-                what: format!(
-                    "pfabric FCT at {:.0} % load, {name} / exact: small avg {:.3}, small p99 {:.3}, large avg",
-                    load * 100.0,
-                    a.small_avg / e.small_avg.max(1e-12),
-                    a.small_p99 / e.small_p99.max(1e-12)
-                ),
+                what: fct_ratio_text(load, name, &a, &e),
                 value: a.large_avg / e.large_avg.max(1e-12),
                 target: None,
             });
         }
     }
+}
+
+/// What an FCT ratio compares, as one complete line: the figure it
+/// leads with is the large flows' average, `variant` over exact; the
+/// small flows' two ratios follow, each sample with its flow count, so
+/// that a quick run's few large flows are visible where they are used.
+pub fn fct_ratio_text(load: f64, variant: &str, a: &FctResult, exact: &FctResult) -> String {
+    format!(
+        "pfabric FCT at {:.0} % load, {variant} / exact: large-flow avg over {} flows > 10 MB; small flows (<= 100 kB, {}): avg {:.3}, p99 {:.3}",
+        load * 100.0,
+        exact.large_flows,
+        exact.small_flows,
+        a.small_avg / exact.small_avg.max(1e-12),
+        a.small_p99 / exact.small_p99.max(1e-12)
+    )
 }
 
 /// Runs all four benchmarks; `progress` is told what runs.
@@ -1110,6 +1129,33 @@ mod tests {
             assert_eq!(p.value, 0.0);
         }
         assert!(rep.csv().lines().count() > 10);
+    }
+
+    /// Each FCT ratio line is complete: it names the figure it leads
+    /// with and ends on a number, and gives the sample sizes, so a
+    /// quick run's few large flows are plain where they are used.
+    #[test]
+    fn fct_ratio_lines_are_complete_and_name_their_samples() {
+        let mut cfg = BenchConfig::quick();
+        cfg.fct_flows = 400;
+        let e = fct_run(fct_queue("exact").unwrap(), 0.6, &cfg);
+        let a = fct_run(fct_queue("one-bucket").unwrap(), 0.6, &cfg);
+        assert!(e.small_flows + e.large_flows <= 400);
+        assert!(e.large_flows > 0 && e.large_flows < 60, "{e:?}");
+        let t = fct_ratio_text(0.6, "one-bucket", &a, &e);
+        assert!(
+            t.contains(&format!(
+                "large-flow avg over {} flows > 10 MB",
+                e.large_flows
+            )),
+            "{t}"
+        );
+        assert!(
+            t.contains(&format!("(<= 100 kB, {})", e.small_flows)),
+            "{t}"
+        );
+        let last = t.rsplit(' ').next().unwrap_or_default();
+        assert!(last.parse::<f64>().is_ok(), "ends on {last:?}: {t}");
     }
 
     /// The FCT comparison discriminates: on the same flows, the degraded

@@ -7,3 +7,4 @@ mod guarantees;
 mod netsim_fig8;
 mod s_kps_bounds;
 mod s_kps_cost;
+mod trace_pifo_model;

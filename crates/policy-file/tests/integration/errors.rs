@@ -48,13 +48,25 @@ fn syntax_and_unknown_fields_are_one_line_at_their_place() {
         .starts_with("8:10: invalid value: integer `-1`, expected u32"));
     assert!(err(&one("stfq", "", "weight = 1.5"))
         .starts_with("8:10: invalid type: floating point `1.5`"));
-    assert!(err(&one("stfq", "", "rate = \"nan Mbit/s\""))
-        .starts_with("8:8: rate \"nan Mbit/s\": expected a number"));
-    assert!(err(&one("stfq", "", "rate = \"-5 Mbit/s\""))
-        .starts_with("8:8: rate \"-5 Mbit/s\": expected a number"));
-    assert!(
-        err(&one("stfq", "", "rate = \"inf\"")).starts_with("8:8: rate \"inf\": expected a number")
+    assert_eq!(
+        err(&one("stfq", "", "rate = \"nan Mbit/s\"")),
+        "8:8: rate \"nan Mbit/s\" is not a finite number; rates are > 0"
     );
+    assert_eq!(
+        err(&one("stfq", "", "rate = \"-5 Mbit/s\"")),
+        "8:8: rate \"-5 Mbit/s\" is negative; rates are > 0"
+    );
+    assert_eq!(
+        err(&one("stfq", "", "rate = \"inf\"")),
+        "8:8: rate \"inf\" is not a finite number; rates are > 0"
+    );
+    // The shaper's table of directions: one link here, so refused.
+    assert_eq!(
+        err(&one("stfq", "", "rate = { download = \"1mbit\", upload = \"1mbit\" }")),
+        "8:8: rate: a { download, upload } table is the shaper file's (two links); a policy tree serves one link in one direction: write one rate, e.g. rate = \"10 Mbit/s\""
+    );
+    assert!(err(&one("stfq", "", "rate = 5"))
+        .starts_with("8:8: invalid type: integer `5`, expected a rate string"));
 }
 
 #[test]

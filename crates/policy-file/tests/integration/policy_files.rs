@@ -51,14 +51,21 @@ fn errors_point_at_line_and_column() {
             .starts_with("f.toml:22:10: unknown node \"C\""),
         "{e}"
     );
-    let bad = FIG6.replace("\"7 Mbit/s\"", "\"7 Mbit\"");
+    // tc's spelling is the same rate; the ambiguous `Mbps` is refused.
+    let tc = FIG6.replace("\"7 Mbit/s\"", "\"7mbit\"");
+    assert_eq!(
+        parse(&tc, "f.toml").unwrap().spec.flows[2].params.rate,
+        Some(875_000)
+    );
+    let bad = FIG6.replace("\"7 Mbit/s\"", "\"7 Mbps\"");
     let e = parse(&bad, "f.toml").unwrap_err();
     assert_eq!(e.line, 23, "{e}");
+    assert!(e.message.contains("bytes/s to tc"), "{e}");
     let bad = FIG6.replace("\"7 Mbit/s\"", "\"0 Mbit/s\"");
     assert!(parse(&bad, "f.toml")
         .unwrap_err()
         .message
-        .contains("outside"));
+        .contains("is zero; rates are > 0"));
     let bad = FIG6.replace("policy = \"stfq\"\nweight", "policy = \"banana\"\nweight");
     let e = parse(&bad, "f.toml").unwrap_err();
     assert_eq!((e.line, e.column), (10, 10), "{e}");

@@ -41,12 +41,74 @@ fn libreqos_files_are_pulled_in_relative_to_the_shaper_file() {
 
 #[test]
 fn an_unknown_unit_is_refused_with_the_allowed_list() {
-    let text = NODE.replace("50mbit", "50mbps");
+    let text = NODE.replace("50mbit", "50 furlongs");
     let e = problems(shaper("unit", &text));
     only(
         &e,
         &format!("{}:3:41", path("unit.toml")),
-        "rate.upload: rate \"50mbps\": unknown unit \"mbps\" (allowed: bit, kbit, mbit, gbit, tbit (x1000), kibit, mibit, gibit, tibit (x1024))",
+        &format!(
+            "rate.upload: rate \"50 furlongs\": unknown unit \"furlongs\" (allowed: {})",
+            fairway_shaper::rate::UNITS
+        ),
+    );
+    // tc's bytes, LibreQoS's bits: refused rather than guessed.
+    let text = NODE.replace("50mbit", "50mbps");
+    let e = problems(shaper("mbps", &text));
+    only(
+        &e,
+        &format!("{}:3:41", path("mbps.toml")),
+        "rate.upload: rate \"50mbps\": unit \"mbps\" is bits/s to some and bytes/s to tc; write mbit (or Mbit/s) for bits, MB/s for bytes",
+    );
+}
+
+#[test]
+fn rates_are_the_policy_file_s_one_string_or_a_table_of_directions() {
+    // The policy file's spelling, and one string for both directions.
+    let text = "[[node]]\nname = \"n\"\nrate = \"100 Mbit/s\"\nreservation = \"2 MB/s\"\n";
+    let ck = shaper("one", text).unwrap();
+    let r = ck.plan.nodes[0].rates;
+    assert_eq!((r.download.max, r.upload.max), (100_000_000, 100_000_000));
+    assert_eq!(
+        (r.download.min, r.upload.min),
+        (Some(16_000_000), Some(16_000_000))
+    );
+    // A ceiling needs both directions; a bad one string names `rate`.
+    let text = "[[node]]\nname = \"n\"\nrate = { download = \"1mbit\" }\n\n[[node]]\nname = \"m\"\nrate = \"100\"\n";
+    let e = problems(shaper("dirs", text));
+    let f = path("dirs.toml");
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert_eq!(
+        e[0],
+        format!("{f}:3:8: rate.upload is required and may not be empty")
+    );
+    assert!(
+        e[1].starts_with(&format!("{f}:7:8: rate: rate \"100\" has no unit")),
+        "{e:#?}"
+    );
+    let e = problems(shaper(
+        "dkey",
+        "[[node]]\nname = \"n\"\nrate = { down = \"1mbit\" }\n",
+    ));
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(
+        e[0].contains("unknown field `down`, expected `download` or `upload`"),
+        "{e:#?}"
+    );
+}
+
+#[test]
+fn a_policy_file_s_flow_points_at_circuit() {
+    let e = problems(shaper(
+        "flow",
+        &format!("{NODE}\n[[flow]]\nparent = \"n\"\n"),
+    ));
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(
+        e[0].starts_with(&format!(
+            "{}:5:1: [[flow]]: a policy file's leaf; the shaper's leaf is [[circuit]]",
+            path("flow.toml")
+        )),
+        "{e:#?}"
     );
 }
 
@@ -149,4 +211,38 @@ fn weights_outside_their_range_are_refused() {
             );
         }
     }
+}
+
+#[test]
+fn a_file_is_read_as_policy_files_are() {
+    // Not UTF-8: the first bad byte's line and column.
+    let bad = scratch("latin1.toml", "");
+    std::fs::write(&bad, b"[[node]]\nname = \"caf\xe9\"\n").unwrap();
+    let e: Vec<String> = fairway_shaper::load(&fairway_shaper::Source::ShaperFile(bad))
+        .unwrap_err()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    only(
+        &e,
+        &format!("{}:2:12", path("latin1.toml")),
+        "not UTF-8 text (save the file as UTF-8)",
+    );
+    // Past the limit: refused before it is held, with the limit.
+    let limit = fairway_shaper::limits::MAX_TOML_BYTES;
+    let big = scratch("big.toml", &"#".repeat(limit as usize + 1));
+    let e: Vec<String> = fairway_shaper::load(&fairway_shaper::Source::ShaperFile(big.clone()))
+        .unwrap_err()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    only(
+        &e,
+        &path("big.toml"),
+        &format!(
+            "file is {} bytes, above the limit of {limit} bytes",
+            limit + 1
+        ),
+    );
+    std::fs::remove_file(big).ok();
 }
