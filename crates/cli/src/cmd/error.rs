@@ -87,6 +87,9 @@ pub enum CliError {
     Shape(ShapeCheckFailed),
     /// The shaper could not run (`fairway shape`).
     ShapeRun(ShapeRunFailed),
+    /// `fairway shape bench`.
+    #[cfg(target_os = "linux")]
+    ShapeBench(fairway_lab::shape_bench::BenchError),
     /// A command that needs what this machine or user lacks.
     Needs {
         /// The command.
@@ -147,6 +150,8 @@ impl fmt::Display for CliError {
             Self::Disk(e) => e.fmt(f),
             Self::Shape(e) => e.fmt(f),
             Self::ShapeRun(e) => e.fmt(f),
+            #[cfg(target_os = "linux")]
+            Self::ShapeBench(e) => e.fmt(f),
             Self::Needs { command, what } => write!(f, "{command} needs {what}"),
             Self::CannotRun { command, why } => write!(f, "{command} cannot run here: {why}"),
             Self::ClaimsFailed {
