@@ -44,7 +44,12 @@ impl Rig {
 
     /// Stops the shaper; its output with the exit table.
     fn stop(&mut self) -> String {
-        let text = self.shaper.take().expect("running").stop().expect("clean stop");
+        let text = self
+            .shaper
+            .take()
+            .expect("running")
+            .stop()
+            .expect("clean stop");
         println!("{text}");
         text
     }
@@ -57,10 +62,18 @@ fn rig(test: &str, plan: &Plan) -> Option<Rig> {
         return None;
     }
     let topo = Topology::create().expect("the namespaces");
-    let config = std::env::temp_dir().join(format!("fairway-shape-real-{test}-{}.toml", std::process::id()));
+    let config = std::env::temp_dir().join(format!(
+        "fairway-shape-real-{test}-{}.toml",
+        std::process::id()
+    ));
     write_atomically(&config, &plan.shaper_toml(IN_DEV, OUT_DEV)).expect("the shaper file");
-    let shaper = Shaper::start(Path::new(env!("CARGO_BIN_EXE_fairway")), &topo.middle, &config, &[])
-        .expect("the shaper starts");
+    let shaper = Shaper::start(
+        Path::new(env!("CARGO_BIN_EXE_fairway")),
+        &topo.middle,
+        &config,
+        &[],
+    )
+    .expect("the shaper starts");
     Some(Rig {
         topo,
         shaper: Some(shaper),
@@ -72,7 +85,9 @@ fn rig(test: &str, plan: &Plan) -> Option<Rig> {
 #[ignore = "slow tier: root, namespaces, 3 s of traffic"]
 fn a_circuits_max_is_held_and_mins_guaranteed_under_overload() {
     let plan = Plan::bench(20);
-    let Some(mut r) = rig("max_and_min", &plan) else { return };
+    let Some(mut r) = rig("max_and_min", &plan) else {
+        return;
+    };
     let rows = measure::rates(&r.topo, &plan, true).unwrap();
     r.stop();
     for row in &rows {
@@ -84,18 +99,26 @@ fn a_circuits_max_is_held_and_mins_guaranteed_under_overload() {
     assert!(cap.error_pct.abs() <= 3.0, "max not held: {cap:?}");
     for (row, i) in rows[1..].iter().zip(plan::SHARE) {
         let min = plan.circuits[i].min as f64 / 1e6;
-        assert!(row.measured_mbit >= min * 0.97, "min {min} Mbit/s not guaranteed: {row:?}");
+        assert!(
+            row.measured_mbit >= min * 0.97,
+            "min {min} Mbit/s not guaranteed: {row:?}"
+        );
     }
     let node: f64 = rows[1..].iter().map(|r| r.measured_mbit).sum();
     let max = plan::SHARED_NODE_MAX as f64 / 1e6;
-    assert!((node - max).abs() <= max * 0.03, "node max {max}: the two got {node}");
+    assert!(
+        (node - max).abs() <= max * 0.03,
+        "node max {max}: the two got {node}"
+    );
 }
 
 #[test]
 #[ignore = "slow tier: root, namespaces, 3 s of traffic"]
 fn b_weights_share_the_excess() {
     let plan = Plan::bench(20);
-    let Some(mut r) = rig("weights", &plan) else { return };
+    let Some(mut r) = rig("weights", &plan) else {
+        return;
+    };
     let rows = measure::rates(&r.topo, &plan, true).unwrap();
     r.stop();
     let [a, b] = plan::SHARE.map(|i| &plan.circuits[i]);
@@ -110,14 +133,19 @@ fn b_weights_share_the_excess() {
     for row in &rows[1..] {
         assert!(row.error_pct.abs() <= 5.0, "share off: {row:?}");
     }
-    assert!((ratio - want).abs() <= want * 0.1, "ratio {ratio:.3}, want {want}");
+    assert!(
+        (ratio - want).abs() <= want * 0.1,
+        "ratio {ratio:.3}, want {want}"
+    );
 }
 
 #[test]
 #[ignore = "slow tier: root, namespaces, 3 s of traffic"]
 fn c_every_frame_is_forwarded_or_counted() {
     let plan = Plan::bench(20);
-    let Some(mut r) = rig("accounting", &plan) else { return };
+    let Some(mut r) = rig("accounting", &plan) else {
+        return;
+    };
     let cap = &plan.circuits[plan::CAP];
     let flows = [Flow::at_bps(cap.addr(), measure::BULK_PAYLOAD, 3 * cap.max)];
     let timing = Timing {
@@ -131,7 +159,11 @@ fn c_every_frame_is_forwarded_or_counted() {
     println!("sent {}, received {}; shaper {t:?}", f.sent, f.received);
     assert!(t.dropped > 0, "three times the max must cause drops");
     assert_eq!(t.received, f.sent, "every datagram sent reached the shaper");
-    assert_eq!(t.received, t.sent + t.dropped + t.queued, "the shaper's own totals");
+    assert_eq!(
+        t.received,
+        t.sent + t.dropped + t.queued,
+        "the shaper's own totals"
+    );
     assert_eq!(t.sent, f.received, "every frame forwarded arrived");
 }
 
@@ -139,7 +171,9 @@ fn c_every_frame_is_forwarded_or_counted() {
 #[ignore = "slow tier: root, namespaces, 3 s of traffic; passes once SIGHUP reload is built in"]
 fn d_a_reload_under_load_loses_nothing_uncounted_and_reorders_nothing() {
     let plan = Plan::bench(fairway_lab::shape_bench::MIN_CIRCUITS);
-    let Some(mut r) = rig("reload", &plan) else { return };
+    let Some(mut r) = rig("reload", &plan) else {
+        return;
+    };
     assert!(
         r.shaper().catches_sighup(),
         "this fairway does not handle SIGHUP: live reload is not built in"
@@ -164,7 +198,11 @@ fn d_a_reload_under_load_loses_nothing_uncounted_and_reorders_nothing() {
         let index = u32::from(flow.dst) - u32::from(plan::BASE) - 1;
         let t = circuit_totals(&text, &format!("c{index}")).expect("the circuit's row");
         let lost = st.sent - st.received;
-        assert_eq!(lost, t.dropped + t.queued, "c{index}: lost {lost}, counted {t:?}");
+        assert_eq!(
+            lost,
+            t.dropped + t.queued,
+            "c{index}: lost {lost}, counted {t:?}"
+        );
         assert_eq!(st.reordered, 0, "c{index}: {} reordered", st.reordered);
     }
 }
@@ -173,7 +211,9 @@ fn d_a_reload_under_load_loses_nothing_uncounted_and_reorders_nothing() {
 #[ignore = "slow tier: root, namespaces, 3 s of traffic"]
 fn e_a_sparse_flows_delay_stays_low_beside_a_bulk_flow() {
     let plan = Plan::bench(20);
-    let Some(mut r) = rig("sparse", &plan) else { return };
+    let Some(mut r) = rig("sparse", &plan) else {
+        return;
+    };
     let row = measure::delay(&r.topo, &plan, true).unwrap();
     r.stop();
     println!("{row:?}");
@@ -181,7 +221,48 @@ fn e_a_sparse_flows_delay_stays_low_beside_a_bulk_flow() {
     // frame being sent (0.12 ms at 100 Mbit/s) plus the shaper's
     // wake-up; a shared FIFO of 1000 frames would make it 121 ms. 25 ms
     // leaves the wake-ups of a loaded machine room.
-    assert!(row.sparse_p99_ms <= 25.0, "sparse p99 {} ms", row.sparse_p99_ms);
-    assert!(row.bulk_mbit >= 95.0, "the bulk flow fills its circuit: {row:?}");
+    assert!(
+        row.sparse_p99_ms <= 25.0,
+        "sparse p99 {} ms",
+        row.sparse_p99_ms
+    );
+    assert!(
+        row.bulk_mbit >= 95.0,
+        "the bulk flow fills its circuit: {row:?}"
+    );
     assert_eq!(row.sparse_lost, 0, "the sparse flow loses nothing");
+}
+
+/// `fairway shape bench` checks `--circuits` before anything is built,
+/// and says it is skipped (exit 3) without root. Fast tier.
+#[test]
+fn shape_bench_checks_its_size_first_and_is_skipped_without_root() {
+    let bin = env!("CARGO_BIN_EXE_fairway");
+    for n in ["5", "50001"] {
+        let out = std::process::Command::new(bin)
+            .args(["shape", "bench", "--circuits", n])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("--circuits {n} outside 2200..=50000")), "{err}");
+    }
+    // As root, the check without root runs as nobody (setpriv, util-linux).
+    let mut cmd = if fairway_lab::testbed::is_root() {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin]);
+        c
+    } else {
+        std::process::Command::new(bin)
+    };
+    let dir = std::env::temp_dir().join(format!("fairway-shape-bench-noroot-{}", std::process::id()));
+    let Ok(out) = cmd.args(["shape", "bench", "--quick", "--out"]).arg(&dir).output() else {
+        println!("without root: skipped, setpriv not found");
+        return;
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("skipped, needs root"), "{err}");
+    assert!(!dir.exists(), "nothing written before the check");
 }

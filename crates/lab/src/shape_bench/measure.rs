@@ -19,7 +19,11 @@ const CHANGE_FLOWS: usize = 10;
 const CHANGE_FLOW_BPS: u64 = 2_000_000;
 
 fn timing(quick: bool, seconds: u64) -> Timing {
-    let secs = if quick { seconds.div_ceil(2).max(2) } else { seconds };
+    let secs = if quick {
+        seconds.div_ceil(2).max(2)
+    } else {
+        seconds
+    };
     Timing {
         seconds: Duration::from_secs(secs),
         warmup: Duration::from_secs(1),
@@ -43,9 +47,24 @@ pub fn rate_flows(plan: &Plan) -> Vec<(usize, Flow, String, f64)> {
     let share = |c: &plan::Circuit| c.min + excess * c.weight as u64 / wsum;
     let mbit = |x: u64| x as f64 / 1e6;
     vec![
-        (cap.index, Flow::at_bps(cap.addr(), BULK_PAYLOAD, 2 * cap.max), "max held".into(), mbit(cap.max)),
-        (a.index, Flow::at_bps(a.addr(), BULK_PAYLOAD, 80_000_000), format!("min {} + excess, weight {}", mbit(a.min), a.weight), mbit(share(a))),
-        (b.index, Flow::at_bps(b.addr(), BULK_PAYLOAD, 80_000_000), format!("min {} + excess, weight {}", mbit(b.min), b.weight), mbit(share(b))),
+        (
+            cap.index,
+            Flow::at_bps(cap.addr(), BULK_PAYLOAD, 2 * cap.max),
+            "max held".into(),
+            mbit(cap.max),
+        ),
+        (
+            a.index,
+            Flow::at_bps(a.addr(), BULK_PAYLOAD, 80_000_000),
+            format!("min {} + excess, weight {}", mbit(a.min), a.weight),
+            mbit(share(a)),
+        ),
+        (
+            b.index,
+            Flow::at_bps(b.addr(), BULK_PAYLOAD, 80_000_000),
+            format!("min {} + excess, weight {}", mbit(b.min), b.weight),
+            mbit(share(b)),
+        ),
     ]
 }
 
@@ -117,7 +136,11 @@ pub fn forwarding(
     let mut rows = Vec::new();
     for payload in [SMALL_PAYLOAD, BULK_PAYLOAD] {
         check_interrupt()?;
-        let flow = Flow { dst, payload, pps: 0.0 };
+        let flow = Flow {
+            dst,
+            payload,
+            pps: 0.0,
+        };
         let t = timing(quick, 4);
         let cpu0 = shaper_cpu();
         let out = traffic::run(topo, &[flow], t, true, || ())?;
@@ -220,15 +243,18 @@ pub fn fairway(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Side, BenchError> {
     progress("fairway: starting the shaper");
-    std::fs::create_dir_all(&cfg.work_dir)
-        .map_err(|e| BenchError::File {
-            path: cfg.work_dir.clone(),
-            error: e,
-        })?;
+    std::fs::create_dir_all(&cfg.work_dir).map_err(|e| BenchError::File {
+        path: cfg.work_dir.clone(),
+        error: e,
+    })?;
     let config = cfg.work_dir.join("shaper.toml");
     shaper::write_atomically(&config, &plan.shaper_toml(topology_in(), OUT_DEV))?;
     let metrics = shaper::supports(&cfg.shaper_exe, "--metrics");
-    let extra: &[&str] = if metrics { &["--metrics", METRICS_ADDR] } else { &[] };
+    let extra: &[&str] = if metrics {
+        &["--metrics", METRICS_ADDR]
+    } else {
+        &[]
+    };
     let mut sh = Shaper::start(&cfg.shaper_exe, &topo.middle, &config, extra)?;
     progress("fairway: rates");
     let rates = rates(topo, plan, cfg.quick)?;

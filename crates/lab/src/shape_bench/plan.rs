@@ -181,11 +181,10 @@ impl Plan {
                 c.node = Some(1 + (k + 1) % idle_nodes);
             }
         }
-        next.circuits
-            .extend((n..n + CHANGE.adds).map(|i| Circuit {
-                node: Some(1 + (i - ACTIVE) / PER_NODE % idle_nodes),
-                ..idle_circuit(i)
-            }));
+        next.circuits.extend((n..n + CHANGE.adds).map(|i| Circuit {
+            node: Some(1 + (i - ACTIVE) / PER_NODE % idle_nodes),
+            ..idle_circuit(i)
+        }));
         next
     }
 
@@ -198,7 +197,12 @@ impl Plan {
             both(LINK_BPS)
         );
         for n in &self.nodes {
-            let _ = write!(s, "\n[[node]]\nname = \"{}\"\nrate = {}\n", n.name, both(n.max));
+            let _ = write!(
+                s,
+                "\n[[node]]\nname = \"{}\"\nrate = {}\n",
+                n.name,
+                both(n.max)
+            );
         }
         for c in &self.circuits {
             let _ = write!(s, "\n[[circuit]]\nid = \"c{}\"\n", c.index);

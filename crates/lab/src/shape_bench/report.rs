@@ -146,38 +146,67 @@ pub struct Report {
     pub fairway: Side,
 }
 
+/// The value, or `n/a` (the reason is printed below the table).
 fn cell<T>(m: &Maybe<T>, f: impl Fn(&T) -> String) -> String {
-    match (&m.value, &m.not_available) {
-        (Some(v), _) => f(v),
-        (None, Some(why)) => format!("n/a ({why})"),
-        (None, None) => "n/a".into(),
-    }
+    m.value.as_ref().map_or_else(|| "n/a (below)".into(), f)
 }
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (k, w) = (&self.kernel, &self.fairway);
         let c = &self.change;
-        writeln!(f, "fairway shape bench: {} circuits{}", self.circuits, if self.quick { " (--quick)" } else { "" })?;
-        writeln!(f, "{:<44} {:>26} {:>26}", "", "kernel HTB (bridge)", "fairway shape")?;
+        writeln!(
+            f,
+            "fairway shape bench: {} circuits{}",
+            self.circuits,
+            if self.quick { " (--quick)" } else { "" }
+        )?;
+        writeln!(
+            f,
+            "{:<52} {:>28} {:>28}",
+            "", "kernel HTB (bridge)", "fairway shape"
+        )?;
         let row = |f: &mut fmt::Formatter<'_>, name: &str, a: String, b: String| {
-            writeln!(f, "{name:<44} {a:>26} {b:>26}")
+            writeln!(f, "{name:<52} {a:>28} {b:>28}")
         };
-        row(f, "build the tree, ms", format!("{:.0}", k.setup_ms), format!("{:.0}", w.setup_ms))?;
+        row(
+            f,
+            "build the tree, ms",
+            format!("{:.0}", k.setup_ms),
+            format!("{:.0}", w.setup_ms),
+        )?;
         for (a, b) in k.rates.iter().zip(&w.rates) {
-            let name = format!("{} {} (expect {:.2} Mbit/s)", a.circuit, a.check, a.expected_mbit);
+            let name = format!("{} {}: {:.2} Mbit/s", a.circuit, a.check, a.expected_mbit);
             let v = |r: &RateRow| format!("{:.2} ({:+.2} %)", r.measured_mbit, r.error_pct);
             row(f, &name, v(a), v(b))?;
         }
         let d = |r: &DelayRow| format!("{:.2} / {:.2}", r.sparse_p50_ms, r.sparse_p99_ms);
-        row(f, "sparse flow delay p50 / p99, ms", d(&k.delay), d(&w.delay))?;
+        row(
+            f,
+            "sparse flow delay p50 / p99, ms",
+            d(&k.delay),
+            d(&w.delay),
+        )?;
         let d = |r: &DelayRow| format!("{:.1} ms, {:.1} Mbit/s", r.bulk_p50_ms, r.bulk_mbit);
-        row(f, "  beside bulk: bulk p50, bulk rate", d(&k.delay), d(&w.delay))?;
+        row(
+            f,
+            "  beside bulk: bulk p50, bulk rate",
+            d(&k.delay),
+            d(&w.delay),
+        )?;
         for (a, b) in k.forwarding.iter().zip(&w.forwarding) {
             let v = |r: &ForwardRow| format!("{:.3} Mpps {:.2} Gbit/s", r.mpps, r.gbit);
-            row(f, &format!("forwarding {} B frames", a.frame_bytes), v(a), v(b))?;
+            row(
+                f,
+                &format!("forwarding {} B frames", a.frame_bytes),
+                v(a),
+                v(b),
+            )?;
             let v = |r: &ForwardRow| {
-                format!("{:.2}+{:.2}+{:.2}", r.sender_cores, r.shaper_cores, r.receiver_cores)
+                format!(
+                    "{:.2}+{:.2}+{:.2}",
+                    r.sender_cores, r.shaper_cores, r.receiver_cores
+                )
             };
             row(f, "  cores: sender+shaper+receiver", v(a), v(b))?;
         }
@@ -188,14 +217,36 @@ impl fmt::Display for Report {
         let v = |r: &ChangeRow| format!("{:.1} ms", r.apply_ms);
         row(f, &name, cell(&k.change, v), cell(&w.change, v))?;
         let v = |r: &ChangeRow| {
-            let u = r.unshaped.map_or(String::new(), |u| format!(", {u} unshaped"));
+            let u = r
+                .unshaped
+                .map_or(String::new(), |u| format!(", {u} unshaped"));
             format!("{}/{} lost, {} reord{u}", r.lost, r.sent, r.reordered)
         };
-        row(f, "  during it: lost/sent, reordered", cell(&k.change, v), cell(&w.change, v))?;
+        row(
+            f,
+            "  during it: lost/sent, reordered",
+            cell(&k.change, v),
+            cell(&w.change, v),
+        )?;
         let v = |r: &ScrapeRow| format!("{:.1} ms ({} kB)", r.ms, r.bytes / 1000);
-        row(f, "statistics of every circuit", cell(&k.scrape, v), cell(&w.scrape, v))?;
+        row(
+            f,
+            "statistics of every circuit",
+            cell(&k.scrape, v),
+            cell(&w.scrape, v),
+        )?;
         if let Some(r) = w.change.value.as_ref().and_then(|c| c.report.as_ref()) {
             writeln!(f, "fairway's reload line: {r}")?;
+        }
+        for side in [k, w] {
+            for (what, why) in [
+                ("change", &side.change.not_available),
+                ("statistics", &side.scrape.not_available),
+            ] {
+                if let Some(why) = why {
+                    writeln!(f, "{}: {what}: n/a ({why})", side.name)?;
+                }
+            }
         }
         Ok(())
     }

@@ -161,7 +161,10 @@ impl Shaper {
     pub fn stop(mut self) -> Result<String, BenchError> {
         // SAFETY: as in `reload`.
         unsafe { libc::kill(self.pid() as i32, libc::SIGTERM) };
-        let status = self.child.wait().map_err(|e| BenchError::Shaper(e.to_string()))?;
+        let status = self
+            .child
+            .wait()
+            .map_err(|e| BenchError::Shaper(e.to_string()))?;
         self.drain(Duration::from_millis(300));
         let text = self.output.join("\n");
         if !status.success() {

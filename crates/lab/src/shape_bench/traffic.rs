@@ -125,7 +125,10 @@ pub fn run<T: Send>(
     count_device: bool,
     action: impl FnOnce() -> T,
 ) -> Result<Outcome<T>, TestbedError> {
-    if let Some(f) = flows.iter().find(|f| !(HEADER..=MAX_PAYLOAD).contains(&f.payload)) {
+    if let Some(f) = flows
+        .iter()
+        .find(|f| !(HEADER..=MAX_PAYLOAD).contains(&f.payload))
+    {
         return Err(TestbedError::Command(
             "traffic".into(),
             format!("payload {} outside {HEADER}..={MAX_PAYLOAD}", f.payload),
@@ -135,13 +138,19 @@ pub fn run<T: Send>(
     let epoch = Instant::now();
     let stop = AtomicBool::new(false);
     let counters = if count_device {
-        Some(DeviceCounters::open(&topo.receiver, super::topology::RECEIVER_DEV)?)
+        Some(DeviceCounters::open(
+            &topo.receiver,
+            super::topology::RECEIVER_DEV,
+        )?)
     } else {
         None
     };
     let rx_sock = super::topology::Topology::in_ns(&topo.receiver, receiver_socket)??;
     let tx_socks = super::topology::Topology::in_ns(&topo.sender, || {
-        flows.iter().map(|_| sender_socket()).collect::<Result<Vec<_>, _>>()
+        flows
+            .iter()
+            .map(|_| sender_socket())
+            .collect::<Result<Vec<_>, _>>()
     })??;
     std::thread::scope(|s| {
         let rx = s.spawn(|| receive(&rx_sock, flows.len(), run, epoch, timing, &stop));
@@ -206,7 +215,9 @@ fn receiver_socket() -> std::io::Result<UdpSocket> {
 
 fn sender_socket() -> std::io::Result<UdpSocket> {
     let sock = UdpSocket::bind(SocketAddrV4::new(
-        super::topology::SENDER_IP.parse().unwrap_or(Ipv4Addr::UNSPECIFIED),
+        super::topology::SENDER_IP
+            .parse()
+            .unwrap_or(Ipv4Addr::UNSPECIFIED),
         0,
     ))?;
     set_int(&sock, libc::SO_NO_CHECK, 1)?;
@@ -238,7 +249,10 @@ fn send(
     let mut sent = vec![0u64; flows.len()];
     let mut seq = vec![0u32; flows.len()];
     let mut buf = vec![0u8; flows.iter().map(|f| f.payload).max().unwrap_or(HEADER)];
-    let dsts: Vec<SocketAddrV4> = flows.iter().map(|f| SocketAddrV4::new(f.dst, PORT)).collect();
+    let dsts: Vec<SocketAddrV4> = flows
+        .iter()
+        .map(|f| SocketAddrV4::new(f.dst, PORT))
+        .collect();
     let gaps: Vec<Option<Duration>> = flows
         .iter()
         .map(|f| (f.pps > 0.0).then(|| Duration::from_secs_f64(1.0 / f.pps)))
