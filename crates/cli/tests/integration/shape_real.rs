@@ -246,7 +246,10 @@ fn shape_bench_checks_its_size_first_and_is_skipped_without_root() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains(&format!("--circuits {n} outside 2200..=50000")), "{err}");
+        assert!(
+            err.contains(&format!("--circuits {n} outside 2200..=50000")),
+            "{err}"
+        );
     }
     // As root, the check without root runs as nobody (setpriv, util-linux).
     let mut cmd = if fairway_lab::testbed::is_root() {
@@ -256,8 +259,13 @@ fn shape_bench_checks_its_size_first_and_is_skipped_without_root() {
     } else {
         std::process::Command::new(bin)
     };
-    let dir = std::env::temp_dir().join(format!("fairway-shape-bench-noroot-{}", std::process::id()));
-    let Ok(out) = cmd.args(["shape", "bench", "--quick", "--out"]).arg(&dir).output() else {
+    let dir =
+        std::env::temp_dir().join(format!("fairway-shape-bench-noroot-{}", std::process::id()));
+    let Ok(out) = cmd
+        .args(["shape", "bench", "--quick", "--out"])
+        .arg(&dir)
+        .output()
+    else {
         println!("without root: skipped, setpriv not found");
         return;
     };
