@@ -8,7 +8,9 @@
 //! reload by whether the process catches SIGHUP (`SigCgt` in
 //! `/proc/PID/status`; SIGHUP would kill one that does not), the
 //! statistics endpoint by whether `fairway shape --help` lists
-//! `--metrics`.
+//! `--metrics`. Where it lists `--control`, the shaper gets its own
+//! control socket beside its file, so that a shaper already running on
+//! the machine (on the default socket) neither blocks nor meets it.
 
 use super::error::BenchError;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -59,13 +61,17 @@ impl Shaper {
     /// Starts `exe shape --config config [extra]` in namespace `ns` and
     /// waits for its start line.
     pub fn start(exe: &Path, ns: &str, config: &Path, extra: &[&str]) -> Result<Self, BenchError> {
-        let t0 = Instant::now();
-        let mut child = Command::new("ip")
-            .args(["netns", "exec", ns])
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", ns])
             .arg(exe)
             .args(["shape", "--config"])
             .arg(config)
-            .args(extra)
+            .args(extra);
+        if supports(exe, "--control") {
+            cmd.arg("--control").arg(config.with_extension("sock"));
+        }
+        let t0 = Instant::now();
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
