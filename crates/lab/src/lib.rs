@@ -17,6 +17,8 @@
 //!   receiver's ingress, removal on drop;
 //! * [`udp_bench`] (Linux): the PSPAT paper §5.4–§5.5 with real UDP packets on
 //!   the testbed, the kernel's HTB and fairway's arbiter side by side;
+//! * [`shape_bench`] (Linux): `fairway shape bench`, the shaper beside the
+//!   kernel's HTB on three namespaces, the same circuits and traffic;
 //! * [`disk`]: the BFQ thesis' experiments on the disk crate's simulator,
 //!   emulated device and real storage, with the thesis' numbers;
 //! * [`reproduce`]: `fairway reproduce`, the papers' tables and figures
@@ -25,6 +27,8 @@
 pub mod arbiter_bench;
 pub mod disk;
 pub mod reproduce;
+#[cfg(target_os = "linux")]
+pub mod shape_bench;
 #[cfg(target_os = "linux")]
 pub mod testbed;
 #[cfg(target_os = "linux")]

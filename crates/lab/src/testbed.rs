@@ -48,7 +48,7 @@ pub const SENDER_MAC: [u8; 6] = [0x02, 0x00, 0xc6, 0x12, 0x00, 0x01];
 /// The receiver's MAC address.
 pub const RECEIVER_MAC: [u8; 6] = [0x02, 0x00, 0xc6, 0x12, 0x00, 0x02];
 /// Prefix of every namespace a testbed creates.
-const NS_PREFIX: &str = "fwy";
+pub(crate) const NS_PREFIX: &str = "fwy";
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
@@ -156,7 +156,7 @@ pub struct Testbed {
     receiver_ns: String,
 }
 
-fn run(cmd: &str, args: &[&str]) -> Result<String, TestbedError> {
+pub(crate) fn run(cmd: &str, args: &[&str]) -> Result<String, TestbedError> {
     let out = Command::new(cmd)
         .args(args)
         .stdin(Stdio::null())
@@ -176,7 +176,7 @@ fn run(cmd: &str, args: &[&str]) -> Result<String, TestbedError> {
 
 /// Runs `f` on a new thread that has entered namespace `ns`: sockets it
 /// creates belong to `ns` for their whole life, whichever thread uses them.
-fn in_ns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> Result<T, TestbedError> {
+pub(crate) fn in_ns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> Result<T, TestbedError> {
     let file = File::open(format!("/run/netns/{ns}"))?;
     std::thread::scope(|s| {
         s.spawn(move || {
@@ -190,7 +190,7 @@ fn in_ns<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> Result<T, TestbedEr
 }
 
 /// Removes namespaces named by this module whose process is gone.
-fn remove_stale() {
+pub(crate) fn remove_stale() {
     let Ok(dir) = std::fs::read_dir("/run/netns") else {
         return;
     };
@@ -507,6 +507,18 @@ pub struct DeviceCounters {
 }
 
 impl DeviceCounters {
+    /// The counters of device `dev` of namespace `ns`.
+    pub fn open(ns: &str, dev: &str) -> Result<Self, TestbedError> {
+        let file = in_ns(ns, || File::open("/proc/thread-self/net/dev"))??;
+        let mut c = DeviceCounters {
+            file,
+            dev: dev.into(),
+            text: String::new(),
+        };
+        c.read()?;
+        Ok(c)
+    }
+
     /// The device's counters now.
     pub fn read(&mut self) -> io::Result<DeviceStats> {
         use std::io::{Read, Seek, SeekFrom};

@@ -90,6 +90,9 @@ pub enum CliError {
     ShapeRun(ShapeRunFailed),
     /// A running shaper's control socket or metrics endpoint.
     ShapeControl(ControlFailed),
+    /// `fairway shape bench`.
+    #[cfg(target_os = "linux")]
+    ShapeBench(fairway_lab::shape_bench::BenchError),
     /// A command that needs what this machine or user lacks.
     Needs {
         /// The command.
@@ -151,6 +154,8 @@ impl fmt::Display for CliError {
             Self::Shape(e) => e.fmt(f),
             Self::ShapeRun(e) => e.fmt(f),
             Self::ShapeControl(e) => e.fmt(f),
+            #[cfg(target_os = "linux")]
+            Self::ShapeBench(e) => e.fmt(f),
             Self::Needs { command, what } => write!(f, "{command} needs {what}"),
             Self::CannotRun { command, why } => write!(f, "{command} cannot run here: {why}"),
             Self::ClaimsFailed {

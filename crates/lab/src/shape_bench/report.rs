@@ -1,0 +1,253 @@
+//! The bench's results: one [`Side`] per forwarder, and the table that
+//! puts them side by side.
+
+use super::plan::ChangeSize;
+use serde::Serialize;
+use std::fmt;
+
+/// A measurement, or why it was not made.
+#[derive(Clone, Debug, Serialize)]
+pub struct Maybe<T> {
+    /// The result.
+    pub value: Option<T>,
+    /// Why there is none (`n/a (…)`).
+    pub not_available: Option<String>,
+}
+
+impl<T> Maybe<T> {
+    /// A result.
+    pub fn done(value: T) -> Self {
+        Maybe {
+            value: Some(value),
+            not_available: None,
+        }
+    }
+
+    /// No result, and why.
+    pub fn na(why: impl Into<String>) -> Self {
+        Maybe {
+            value: None,
+            not_available: Some(why.into()),
+        }
+    }
+}
+
+/// One circuit's rate under overload.
+#[derive(Clone, Debug, Serialize)]
+pub struct RateRow {
+    /// Circuit id.
+    pub circuit: String,
+    /// What is checked.
+    pub check: String,
+    /// Offered, Mbit/s of frames.
+    pub offered_mbit: f64,
+    /// What the configuration gives it, Mbit/s.
+    pub expected_mbit: f64,
+    /// Received, Mbit/s.
+    pub measured_mbit: f64,
+    /// (measured − expected) / expected, %.
+    pub error_pct: f64,
+}
+
+/// The sparse flow beside the bulk flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct DelayRow {
+    /// Sparse flow's delay, median, ms.
+    pub sparse_p50_ms: f64,
+    /// Sparse flow's delay, 99th percentile, ms.
+    pub sparse_p99_ms: f64,
+    /// Sparse datagrams lost.
+    pub sparse_lost: u64,
+    /// Bulk flow's delay, median, ms.
+    pub bulk_p50_ms: f64,
+    /// Bulk flow received, Mbit/s.
+    pub bulk_mbit: f64,
+}
+
+/// Forwarding flat out at one frame size.
+#[derive(Clone, Debug, Serialize)]
+pub struct ForwardRow {
+    /// Frame bytes (without FCS).
+    pub frame_bytes: usize,
+    /// Million frames per second at the receiver's device.
+    pub mpps: f64,
+    /// Gbit/s of frames at the receiver's device.
+    pub gbit: f64,
+    /// CPU of the sender thread, cores (the kernel forwards in it).
+    pub sender_cores: f64,
+    /// CPU of the shaper process, cores (0 for the kernel's side).
+    pub shaper_cores: f64,
+    /// CPU of the receiver thread, cores.
+    pub receiver_cores: f64,
+}
+
+/// The configuration change, applied under traffic.
+#[derive(Clone, Debug, Serialize)]
+pub struct ChangeRow {
+    /// How it was applied.
+    pub how: String,
+    /// Wall time until applied, ms.
+    pub apply_ms: f64,
+    /// Datagrams sent to the changed circuits during the phase.
+    pub sent: u64,
+    /// Of these, never received.
+    pub lost: u64,
+    /// Received out of order.
+    pub reordered: u64,
+    /// Frames sent unshaped during the change (HTB's direct queue), when
+    /// counted.
+    pub unshaped: Option<u64>,
+    /// The shaper's own report line, when it printed one.
+    pub report: Option<String>,
+}
+
+/// Reading every circuit's statistics once.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScrapeRow {
+    /// How.
+    pub how: String,
+    /// Wall time, ms.
+    pub ms: f64,
+    /// Bytes of the answer.
+    pub bytes: usize,
+}
+
+/// One forwarder's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct Side {
+    /// `kernel HTB` or `fairway`.
+    pub name: String,
+    /// Building the tree at `circuits` circuits, ms.
+    pub setup_ms: f64,
+    /// Rates under overload.
+    pub rates: Vec<RateRow>,
+    /// The sparse flow.
+    pub delay: DelayRow,
+    /// 64-byte and 1514-byte frames.
+    pub forwarding: Vec<ForwardRow>,
+    /// Statistics of every circuit.
+    pub scrape: Maybe<ScrapeRow>,
+    /// The change.
+    pub change: Maybe<ChangeRow>,
+}
+
+/// Both sides.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Circuits in the tree.
+    pub circuits: usize,
+    /// Short phases.
+    pub quick: bool,
+    /// What the change touches.
+    pub change: ChangeSize,
+    /// The kernel's HTB under a bridge.
+    pub kernel: Side,
+    /// `fairway shape`.
+    pub fairway: Side,
+}
+
+/// The value, or `n/a` (the reason is printed below the table).
+fn cell<T>(m: &Maybe<T>, f: impl Fn(&T) -> String) -> String {
+    m.value.as_ref().map_or_else(|| "n/a (below)".into(), f)
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (k, w) = (&self.kernel, &self.fairway);
+        let c = &self.change;
+        writeln!(
+            f,
+            "fairway shape bench: {} circuits{}",
+            self.circuits,
+            if self.quick { " (--quick)" } else { "" }
+        )?;
+        writeln!(
+            f,
+            "{:<52} {:>28} {:>28}",
+            "", "kernel HTB (bridge)", "fairway shape"
+        )?;
+        let row = |f: &mut fmt::Formatter<'_>, name: &str, a: String, b: String| {
+            writeln!(f, "{name:<52} {a:>28} {b:>28}")
+        };
+        row(
+            f,
+            "build the tree, ms",
+            format!("{:.0}", k.setup_ms),
+            format!("{:.0}", w.setup_ms),
+        )?;
+        for (a, b) in k.rates.iter().zip(&w.rates) {
+            let name = format!("{} {}: {:.2} Mbit/s", a.circuit, a.check, a.expected_mbit);
+            let v = |r: &RateRow| format!("{:.2} ({:+.2} %)", r.measured_mbit, r.error_pct);
+            row(f, &name, v(a), v(b))?;
+        }
+        let d = |r: &DelayRow| format!("{:.2} / {:.2}", r.sparse_p50_ms, r.sparse_p99_ms);
+        row(
+            f,
+            "sparse flow delay p50 / p99, ms",
+            d(&k.delay),
+            d(&w.delay),
+        )?;
+        let d = |r: &DelayRow| format!("{:.1} ms, {:.1} Mbit/s", r.bulk_p50_ms, r.bulk_mbit);
+        row(
+            f,
+            "  beside bulk: bulk p50, bulk rate",
+            d(&k.delay),
+            d(&w.delay),
+        )?;
+        for (a, b) in k.forwarding.iter().zip(&w.forwarding) {
+            let v = |r: &ForwardRow| format!("{:.3} Mpps {:.2} Gbit/s", r.mpps, r.gbit);
+            row(
+                f,
+                &format!("forwarding {} B frames", a.frame_bytes),
+                v(a),
+                v(b),
+            )?;
+            let v = |r: &ForwardRow| {
+                format!(
+                    "{:.2}+{:.2}+{:.2}",
+                    r.sender_cores, r.shaper_cores, r.receiver_cores
+                )
+            };
+            row(f, "  cores: sender+shaper+receiver", v(a), v(b))?;
+        }
+        let name = format!(
+            "change: {} rates, {} adds, {} removals, {} moves",
+            c.rates, c.adds, c.removals, c.moves
+        );
+        let v = |r: &ChangeRow| format!("{:.1} ms", r.apply_ms);
+        row(f, &name, cell(&k.change, v), cell(&w.change, v))?;
+        let v = |r: &ChangeRow| {
+            let u = r
+                .unshaped
+                .map_or(String::new(), |u| format!(", {u} unshaped"));
+            format!("{}/{} lost, {} reord{u}", r.lost, r.sent, r.reordered)
+        };
+        row(
+            f,
+            "  during it: lost/sent, reordered",
+            cell(&k.change, v),
+            cell(&w.change, v),
+        )?;
+        let v = |r: &ScrapeRow| format!("{:.1} ms ({} kB)", r.ms, r.bytes / 1000);
+        row(
+            f,
+            "statistics of every circuit",
+            cell(&k.scrape, v),
+            cell(&w.scrape, v),
+        )?;
+        if let Some(r) = w.change.value.as_ref().and_then(|c| c.report.as_ref()) {
+            writeln!(f, "fairway's reload line: {r}")?;
+        }
+        for side in [k, w] {
+            for (what, why) in [
+                ("change", &side.change.not_available),
+                ("statistics", &side.scrape.not_available),
+            ] {
+                if let Some(why) = why {
+                    writeln!(f, "{}: {what}: n/a ({why})", side.name)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
