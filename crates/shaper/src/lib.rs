@@ -30,6 +30,7 @@
 //! ```
 
 pub mod datapath;
+pub mod diff;
 pub mod error;
 pub mod libreqos;
 pub mod limits;

@@ -13,6 +13,8 @@
 //!   clock passed in (so the tests drive it in simulated time), and every
 //!   frame accounted for ([`stats`]);
 //! - [`run`]: the loop over the sockets, the clock and the stop signals;
+//! - [`reload`]: a new configuration applied to the running engine, its
+//!   queues and counters kept;
 //! - [`reload_request`]: reload requests from the control socket to the loop.
 
 pub mod bucket;
@@ -22,6 +24,7 @@ pub mod engine;
 pub mod frame_io;
 pub mod headers;
 pub mod pool;
+pub mod reload;
 pub mod reload_request;
 #[cfg(target_os = "linux")]
 pub mod run;
@@ -29,6 +32,6 @@ pub mod stats;
 pub mod tree;
 
 #[cfg(test)]
-mod test_plan;
+pub(crate) mod test_plan;
 #[cfg(test)]
 mod tree_tests;

@@ -71,6 +71,13 @@ pub const LEAF_BUCKETS: u32 = 64;
 pub const LEAF_QUEUE_NS: u64 = 100_000_000;
 /// The smallest packet limit of a circuit.
 pub const MIN_LEAF_LIMIT: u32 = 64;
+/// The queue a leaf holds until it takes over a running one: the
+/// smallest FQ-CoDel (within its ranges, so its construction cannot fail).
+const STAND_IN: FqCodelConfig = FqCodelConfig {
+    buckets: 1,
+    limit: 1,
+    ..FqCodelConfig::RFC8290
+};
 
 /// A leaf's FQ-CoDel packet limit for a max rate.
 pub fn leaf_limit(max_bps: u64) -> u32 {
@@ -101,6 +108,11 @@ struct Node {
 struct Leaf<P> {
     node: u32,
     fq: FqCodel<P>,
+    /// After a reload that changed the circuit's queue limit while it
+    /// held frames: the queue of the new limit, swapped in when `fq`
+    /// empties (frames are never moved between queues: that would lose
+    /// their flows' order and CoDel's state).
+    pending: Option<FqCodel<P>>,
     /// Position in the guaranteed list; `NIL`: not in it.
     gpos: u32,
 }
@@ -160,6 +172,20 @@ impl<P: Packet> Tree<P> {
     /// of `now_ns`. The root's rate is the link's (unlimited without
     /// `[interfaces]`).
     pub fn new(c: &Checked, dir: Dir, now_ns: u64) -> Result<Self, AqmConfigError> {
+        Self::build(c, dir, now_ns, |_| None)
+    }
+
+    /// As [`Self::new`], for a reload: a leaf for which `old_limit(leaf)`
+    /// gives the packet limit of the running queue it will take over
+    /// ([`Self::take_over`]) gets an empty one-packet stand-in, and, if
+    /// its own limit differs, its new queue waiting; so everything a
+    /// reload allocates is allocated here, before the swap.
+    pub fn build(
+        c: &Checked,
+        dir: Dir,
+        now_ns: u64,
+        old_limit: impl Fn(u32) -> Option<u32>,
+    ) -> Result<Self, AqmConfigError> {
         let link = c.plan.interfaces.as_ref().map_or(u64::MAX, |i| match dir {
             Dir::Download => i.download,
             Dir::Upload => i.upload,
@@ -205,17 +231,23 @@ impl<P: Packet> Tree<P> {
             };
             nodes.push(node(s.parent, b.max, min, weight, kids[i + 1], leaf));
             if s.leaf {
+                let limit = leaf_limit(b.max);
                 let cfg = FqCodelConfig {
                     buckets: LEAF_BUCKETS,
-                    limit: leaf_limit(b.max),
+                    limit,
                     ..FqCodelConfig::RFC8290
                 };
                 // Within FQ-CoDel's ranges by construction (64 buckets, a
                 // limit of 64..=2^24); its error is passed on all the same.
-                let fq = FqCodel::new(cfg)?;
+                let (fq, pending) = match old_limit(leaves.len() as u32) {
+                    None => (FqCodel::new(cfg)?, None),
+                    Some(l) if l == limit => (FqCodel::new(STAND_IN)?, None),
+                    Some(_) => (FqCodel::new(STAND_IN)?, Some(FqCodel::new(cfg)?)),
+                };
                 leaves.push(Leaf {
                     node: i as u32 + 1,
                     fq,
+                    pending,
                     gpos: NIL,
                 });
             }
@@ -396,15 +428,83 @@ impl<P: Packet> Tree<P> {
                 None if self.nodes[0].max.allows(now_ns) => (self.pick_excess(0, now_ns)?, true),
                 None => return None,
             };
-            let fq = &mut self.leaves[leaf as usize].fq;
-            let p = fq.dequeue_with(now_ns, |p| on_drop(leaf, p));
-            if fq.is_empty() {
+            let l = &mut self.leaves[leaf as usize];
+            let p = l.fq.dequeue_with(now_ns, |p| on_drop(leaf, p));
+            if l.fq.is_empty() {
+                if let Some(fresh) = l.pending.take() {
+                    l.fq = fresh;
+                }
                 self.deactivate(leaf);
             }
             if let Some(p) = p {
                 self.charge(leaf, p.len(), excess);
                 return Some((leaf, p));
             }
+        }
+    }
+
+    /// Takes over what carries on from `old`, the tree this one replaces,
+    /// as of `now_ns`: the token buckets of every node (`inner_from`: the
+    /// old index of each plan node, by name) and leaf (`leaf_from`) that
+    /// stays, and the queues of the leaves that stay, moved whole (their
+    /// frames, flows' order and CoDel state). Backlogged leaves are then
+    /// activated; virtual passes start afresh. The leaves of `old` not
+    /// taken keep their frames there, for [`Self::drain`]. O(nodes +
+    /// leaves), nothing allocated: this runs while the loop does not
+    /// serve.
+    pub fn take_over(
+        &mut self,
+        old: &mut Tree<P>,
+        inner_from: &[Option<usize>],
+        leaf_from: &[Option<u32>],
+        now_ns: u64,
+    ) {
+        let root = old.nodes[0].max;
+        self.nodes[0].max.carry(&root, now_ns);
+        for (i, from) in inner_from.iter().enumerate() {
+            if let Some(o) = from {
+                let old_max = old.nodes[o + 1].max;
+                self.nodes[i + 1].max.carry(&old_max, now_ns);
+            }
+        }
+        for (l, from) in leaf_from.iter().enumerate() {
+            let Some(o) = from else { continue };
+            let (n, on) = (self.leaves[l].node as usize, old.leaves[*o as usize].node as usize);
+            let (old_max, old_min) = (old.nodes[on].max, old.nodes[on].min);
+            let node = &mut self.nodes[n];
+            node.max.carry(&old_max, now_ns);
+            if let (Some(m), Some(om)) = (node.min.as_mut(), old_min) {
+                m.carry(&om, now_ns);
+            }
+            // The stand-in goes to the old tree, the running queue here.
+            let (new, was) = (&mut self.leaves[l], &mut old.leaves[*o as usize]);
+            std::mem::swap(&mut new.fq, &mut was.fq);
+            match new.pending.take() {
+                // Same limit: a queue still waiting from an earlier
+                // reload waits on.
+                None => std::mem::swap(&mut new.pending, &mut was.pending),
+                // A new limit, nothing queued: its queue at once.
+                Some(mut fresh) if new.fq.is_empty() => {
+                    std::mem::swap(&mut new.fq, &mut fresh);
+                    was.pending = Some(fresh);
+                }
+                // A new limit: its queue waits until the running one empties.
+                Some(fresh) => new.pending = Some(fresh),
+            }
+        }
+        for l in 0..self.leaves.len() as u32 {
+            if !self.leaves[l as usize].fq.is_empty() {
+                self.activate(l);
+            }
+        }
+    }
+
+    /// Takes every frame out of `leaf` (one not taken over by a new
+    /// tree), in order, to `on`.
+    pub fn drain(&mut self, leaf: u32, now_ns: u64, mut on: impl FnMut(P)) {
+        let fq = &mut self.leaves[leaf as usize].fq;
+        while let Some(p) = fq.dequeue_with(now_ns, &mut on) {
+            on(p);
         }
     }
 
