@@ -169,7 +169,8 @@ pub fn diff(old: &Checked, new: &Checked) -> Diff {
         |o, n| op.devices[o].circuit == np.devices[n].circuit,
         |o, n| {
             let (a, b) = (&op.devices[o], &np.devices[n]);
-            let nets = |d: &crate::plan::Device| d.prefixes.iter().map(|p| p.net).collect::<Vec<_>>();
+            let nets =
+                |d: &crate::plan::Device| d.prefixes.iter().map(|p| p.net).collect::<Vec<_>>();
             a.name == b.name && a.mac == b.mac && nets(a) == nets(b)
         },
     );
@@ -353,7 +354,10 @@ mod tests {
         assert_eq!(d.default_class, DefaultChange::Added);
         let with = checked(p.clone());
         p.default_class.as_mut().unwrap().parent = Some("n1".into());
-        assert_eq!(diff(&with, &checked(p.clone())).default_class, DefaultChange::Changed);
+        assert_eq!(
+            diff(&with, &checked(p.clone())).default_class,
+            DefaultChange::Changed
+        );
         p.interfaces.as_mut().unwrap().download = 200_000_000;
         let d = diff(&with, &checked(p.clone()));
         assert!(d.link_changed && !d.interfaces_changed);

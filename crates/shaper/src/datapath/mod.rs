@@ -32,6 +32,8 @@ pub mod stats;
 pub mod tree;
 
 #[cfg(test)]
+mod reload_tests;
+#[cfg(test)]
 pub(crate) mod test_plan;
 #[cfg(test)]
 mod tree_tests;

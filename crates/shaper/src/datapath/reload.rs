@@ -83,8 +83,12 @@ pub struct Prepared {
     /// The plan it was prepared against.
     base: Arc<Checked>,
     diff: Diff,
+    /// Each new tree node's old index (the same in both directions).
+    tree_from: Vec<Option<u32>>,
     /// Each new leaf's old index.
     leaf_from: Vec<Option<u32>>,
+    /// Each old leaf's new index.
+    leaf_to: Vec<Option<u32>>,
     /// The old leaves that go.
     removed: Vec<u32>,
     sides: [Side; 2],
@@ -103,7 +107,10 @@ impl Prepared {
 fn leaf_from(old: &Checked, new: &Checked, d: &Diff) -> Vec<Option<u32>> {
     let mut from: Vec<Option<u32>> = d.circuit_from.iter().map(|o| o.map(|i| i as u32)).collect();
     if new.plan.default_class.is_some() {
-        let kept = matches!(d.default_class, DefaultChange::Same | DefaultChange::Changed);
+        let kept = matches!(
+            d.default_class,
+            DefaultChange::Same | DefaultChange::Changed
+        );
         from.push(kept.then_some(old.plan.circuits.len() as u32));
     }
     from
@@ -134,11 +141,21 @@ pub fn prepare(old: &Arc<Checked>, new: Checked, now_ns: u64) -> Result<Prepared
     }
     let from = leaf_from(old, &new, &d);
     let old_leaves = old.plan.circuits.len() + usize::from(old.plan.default_class.is_some());
-    let mut kept = vec![false; old_leaves];
-    for o in from.iter().flatten() {
-        kept[*o as usize] = true;
+    let mut leaf_to = vec![None; old_leaves];
+    for (n, o) in from.iter().enumerate() {
+        if let Some(o) = o {
+            leaf_to[*o as usize] = Some(n as u32);
+        }
     }
-    let removed = (0..old_leaves as u32).filter(|&o| !kept[o as usize]).collect();
+    let removed = (0..old_leaves as u32)
+        .filter(|&o| leaf_to[o as usize].is_none())
+        .collect();
+    // A tree's nodes: the root, the plan's nodes, then its leaves.
+    let old_nodes = old.plan.nodes.len() as u32;
+    let tree_from = std::iter::once(Some(0))
+        .chain(d.node_from.iter().map(|o| o.map(|o| o as u32 + 1)))
+        .chain(from.iter().map(|o| o.map(|o| o + 1 + old_nodes)))
+        .collect();
     let side = |dir: Dir| -> Result<Side, ReloadError> {
         let old_limit = |l: u32| {
             let o = from.get(l as usize).copied().flatten()?;
@@ -161,7 +178,9 @@ pub fn prepare(old: &Arc<Checked>, new: Checked, now_ns: u64) -> Result<Prepared
         plan: Arc::new(new),
         base: Arc::clone(old),
         diff: d,
+        tree_from,
         leaf_from: from,
+        leaf_to,
         removed,
         sides,
     })
@@ -228,7 +247,9 @@ impl Engine {
         let Prepared {
             plan,
             diff,
+            tree_from,
             leaf_from,
+            leaf_to,
             removed,
             sides,
             names,
@@ -237,7 +258,8 @@ impl Engine {
         let mut sides = sides;
         for (d, new) in sides.iter_mut().enumerate() {
             let old = &mut self.sides[d];
-            new.tree.take_over(&mut old.tree, &diff.node_from, &leaf_from, now_ns);
+            new.tree
+                .take_over(&mut old.tree, &tree_from, &leaf_from, &leaf_to, now_ns);
             for (n, from) in leaf_from.iter().enumerate() {
                 if let Some(o) = from {
                     new.leaf[n] = old.leaf[*o as usize];

@@ -103,6 +103,9 @@ struct Node {
     pos: u32,
     /// The leaf's index, `NIL` for inner nodes.
     leaf: u32,
+    /// Only while a reload activates: the pass is the one this node had
+    /// while active under the same parent.
+    carried: bool,
 }
 
 struct Leaf<P> {
@@ -211,6 +214,7 @@ impl<P: Packet> Tree<P> {
                 active: Vec::with_capacity(kids),
                 pos: NIL,
                 leaf,
+                carried: false,
             };
         let mut nodes = Vec::with_capacity(n);
         nodes.push(node(NIL, link, None, 1, kids[0], NIL));
@@ -293,6 +297,9 @@ impl<P: Packet> Tree<P> {
         Ok(victim)
     }
 
+    /// Activates `leaf` and its inactive ancestors; a node that becomes
+    /// active starts at its parent's virtual time, unless `carried` (its
+    /// pass is the one it had while active in a tree this one took over).
     fn activate(&mut self, leaf: u32) {
         let l = &mut self.leaves[leaf as usize];
         let mut n = l.node as usize;
@@ -305,7 +312,9 @@ impl<P: Packet> Tree<P> {
             let vtime = self.nodes[p].vtime;
             let pos = self.nodes[p].active.len() as u32;
             let node = &mut self.nodes[n];
-            node.pass = node.pass.max(vtime);
+            if !node.carried {
+                node.pass = node.pass.max(vtime);
+            }
             node.pos = pos;
             self.nodes[p].active.push(n as u32);
             n = p;
@@ -444,38 +453,50 @@ impl<P: Packet> Tree<P> {
     }
 
     /// Takes over what carries on from `old`, the tree this one replaces,
-    /// as of `now_ns`: the token buckets of every node (`inner_from`: the
-    /// old index of each plan node, by name) and leaf (`leaf_from`) that
-    /// stays, and the queues of the leaves that stay, moved whole (their
-    /// frames, flows' order and CoDel state). Backlogged leaves are then
-    /// activated; virtual passes start afresh. The leaves of `old` not
-    /// taken keep their frames there, for [`Self::drain`]. O(nodes +
-    /// leaves), nothing allocated: this runs while the loop does not
-    /// serve.
+    /// as of `now_ns`. `tree_from` gives each node's index in `old` (the
+    /// root is 0; nodes and circuits matched by name), `leaf_from` each
+    /// leaf's, `leaf_to` the reverse. Every node that stays keeps its
+    /// token buckets and its children's virtual time, and its virtual
+    /// pass if it stays under the same parent (a moved one starts level
+    /// with its new siblings); every leaf that stays keeps its queue,
+    /// moved whole (frames, flows' order, CoDel state). Backlogged leaves
+    /// are then activated, the guaranteed ones in their old round-robin
+    /// order: a plan reloaded unchanged serves exactly as before. The
+    /// leaves of `old` not taken keep their frames, for [`Self::drain`].
+    /// O(nodes + leaves), nothing allocated.
     pub fn take_over(
         &mut self,
         old: &mut Tree<P>,
-        inner_from: &[Option<usize>],
+        tree_from: &[Option<u32>],
         leaf_from: &[Option<u32>],
+        leaf_to: &[Option<u32>],
         now_ns: u64,
     ) {
-        let root = old.nodes[0].max;
-        self.nodes[0].max.carry(&root, now_ns);
-        for (i, from) in inner_from.iter().enumerate() {
-            if let Some(o) = from {
-                let old_max = old.nodes[o + 1].max;
-                self.nodes[i + 1].max.carry(&old_max, now_ns);
-            }
-        }
-        for (l, from) in leaf_from.iter().enumerate() {
-            let Some(o) = from else { continue };
-            let (n, on) = (self.leaves[l].node as usize, old.leaves[*o as usize].node as usize);
-            let (old_max, old_min) = (old.nodes[on].max, old.nodes[on].min);
+        for (n, from) in tree_from.iter().enumerate().take(self.nodes.len()) {
+            let Some(o) = from.map(|o| o as usize) else {
+                continue;
+            };
+            let was = &old.nodes[o];
+            let same_parent = match self.nodes[n].parent {
+                NIL => true,
+                p => tree_from.get(p as usize).copied().flatten() == Some(was.parent),
+            };
+            let was_active = was.pos != NIL;
+            let (old_max, old_min, pass, rem, vtime) =
+                (was.max, was.min, was.pass, was.rem, was.vtime);
             let node = &mut self.nodes[n];
             node.max.carry(&old_max, now_ns);
             if let (Some(m), Some(om)) = (node.min.as_mut(), old_min) {
                 m.carry(&om, now_ns);
             }
+            node.vtime = vtime;
+            if same_parent {
+                (node.pass, node.rem) = (pass, rem);
+                node.carried = was_active;
+            }
+        }
+        for (l, from) in leaf_from.iter().enumerate() {
+            let Some(o) = from else { continue };
             // The stand-in goes to the old tree, the running queue here.
             let (new, was) = (&mut self.leaves[l], &mut old.leaves[*o as usize]);
             std::mem::swap(&mut new.fq, &mut was.fq);
@@ -492,10 +513,30 @@ impl<P: Packet> Tree<P> {
                 Some(fresh) => new.pending = Some(fresh),
             }
         }
-        for l in 0..self.leaves.len() as u32 {
-            if !self.leaves[l as usize].fq.is_empty() {
-                self.activate(l);
+        let gone = old
+            .guaranteed
+            .iter()
+            .take(old.rr)
+            .filter(|&&o| leaf_to[o as usize].is_none())
+            .count();
+        for &o in &old.guaranteed {
+            if let Some(l) = leaf_to[o as usize] {
+                self.activate_if_queued(l);
             }
+        }
+        self.rr = old.rr - gone;
+        for l in 0..self.leaves.len() as u32 {
+            self.activate_if_queued(l);
+        }
+        for node in &mut self.nodes {
+            node.carried = false;
+        }
+    }
+
+    fn activate_if_queued(&mut self, leaf: u32) {
+        let l = &self.leaves[leaf as usize];
+        if !l.fq.is_empty() && self.nodes[l.node as usize].pos == NIL {
+            self.activate(leaf);
         }
     }
 

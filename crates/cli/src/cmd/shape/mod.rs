@@ -138,7 +138,7 @@ pub fn run(args: ShapeArgs) -> Result<(), CliError> {
             crate::out!("{}", Summary::of(&checked));
             Ok(())
         }
-        Ok(checked) => shape(&checked, &label),
+        Ok(checked) => shape(&checked, &source, &label),
         Err(problems) => {
             for p in &problems {
                 crate::errln!("{p}");
@@ -163,16 +163,38 @@ impl fmt::Display for ShapeRunFailed {
 
 impl std::error::Error for ShapeRunFailed {}
 
-/// Shapes until SIGINT or SIGTERM; prints the start line, then the
-/// totals (what was still queued included).
-fn shape(checked: &fairway_shaper::validate::Checked, label: &str) -> Result<(), CliError> {
-    use fairway_shaper::datapath::run;
+/// Shapes until SIGINT or SIGTERM, reloading `source` on SIGHUP; prints
+/// the start line, a line per reload, then the totals (what was still
+/// queued included).
+fn shape(
+    checked: &fairway_shaper::validate::Checked,
+    source: &Source,
+    label: &str,
+) -> Result<(), CliError> {
+    use fairway_shaper::datapath::{reload_request::ReloadRequests, run};
     let stop = run::stop_on_signals().map_err(ShapeRunFailed)?;
+    // The control socket's `reload` verb shares these requests.
+    let requests = std::sync::Arc::new(ReloadRequests::new());
+    let mut reload_printed = Ok(());
+    let mut on_outcome = |a: &fairway_shaper::datapath::reload_request::ReloadAnswer| {
+        for line in a.text.lines() {
+            if reload_printed.is_ok() {
+                reload_printed =
+                    crate::cmd::stdout::write(format_args!("fairway shape: reload: {line}\n"))
+                        .and_then(|()| crate::cmd::stdout::flush());
+            }
+        }
+    };
+    let reload = run::Reload {
+        source: source.clone(),
+        requests,
+        on_outcome: &mut on_outcome,
+    };
     let Some(ifs) = checked.plan.interfaces.as_ref() else {
         return Err(ShapeRunFailed(run::RunError::NoInterfaces).into());
     };
     let mut printed = Ok(());
-    let outcome = run::run(checked, &stop, || {
+    let outcome = run::run(checked, &stop, Some(reload), || {
         let line = format!(
             "fairway shape: {label}: shaping {} -> {} (download {}), {} -> {} (upload {}), {} circuits; \
              SIGINT or SIGTERM stops",
@@ -190,6 +212,7 @@ fn shape(checked: &fairway_shaper::validate::Checked, label: &str) -> Result<(),
     })
     .map_err(ShapeRunFailed)?;
     printed?;
+    reload_printed?;
     crate::outln!("fairway shape: stopped; totals per class (frames; queued: still queued at the stop, not sent):");
     crate::out!("{}", outcome.report);
     for (interface, drops) in &outcome.kernel_drops {
