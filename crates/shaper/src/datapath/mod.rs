@@ -7,7 +7,7 @@
 //! - [`frame_io`]: AF_PACKET sockets, one per interface, frames received
 //!   straight into the [`pool`];
 //! - [`headers`] and [`classify`]: a frame's headers and its circuit;
-//! - [`tree`] (with [`bucket`]): the hierarchy of nodes and circuits,
+//! - [`tree`] (with [`bucket`] and [`heap`]): the hierarchy of nodes and circuits,
 //!   each circuit's guarantee and ceiling, FQ-CoDel inside each circuit;
 //! - [`engine`]: classification, queueing and sending together, with the
 //!   clock passed in (so the tests drive it in simulated time), and every
@@ -23,6 +23,7 @@ pub mod engine;
 #[cfg(target_os = "linux")]
 pub mod frame_io;
 pub mod headers;
+pub mod heap;
 pub mod pool;
 pub mod reload;
 pub mod reload_request;
@@ -35,5 +36,7 @@ pub mod tree;
 mod reload_tests;
 #[cfg(test)]
 pub(crate) mod test_plan;
+#[cfg(test)]
+mod tree_reference;
 #[cfg(test)]
 mod tree_tests;

@@ -87,8 +87,6 @@ pub struct Prepared {
     tree_from: Vec<Option<u32>>,
     /// Each new leaf's old index.
     leaf_from: Vec<Option<u32>>,
-    /// Each old leaf's new index.
-    leaf_to: Vec<Option<u32>>,
     /// The old leaves that go.
     removed: Vec<u32>,
     sides: [Side; 2],
@@ -180,7 +178,6 @@ pub fn prepare(old: &Arc<Checked>, new: Checked, now_ns: u64) -> Result<Prepared
         diff: d,
         tree_from,
         leaf_from: from,
-        leaf_to,
         removed,
         sides,
     })
@@ -249,7 +246,6 @@ impl Engine {
             diff,
             tree_from,
             leaf_from,
-            leaf_to,
             removed,
             sides,
             names,
@@ -259,7 +255,7 @@ impl Engine {
         for (d, new) in sides.iter_mut().enumerate() {
             let old = &mut self.sides[d];
             new.tree
-                .take_over(&mut old.tree, &tree_from, &leaf_from, &leaf_to, now_ns);
+                .take_over(&mut old.tree, &tree_from, &leaf_from, now_ns);
             for (n, from) in leaf_from.iter().enumerate() {
                 if let Some(o) = from {
                     new.leaf[n] = old.leaf[*o as usize];
