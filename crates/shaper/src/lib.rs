@@ -14,6 +14,7 @@
 //!   LibreQoS writes them;
 //! - [`validate`]: every rule a plan must meet, each violation one line
 //!   `file:line[:col]: message`, all of them collected;
+//! - [`diff`]: what changed between two checked plans (a live reload);
 //! - [`mod@load`]: files to a checked plan, each file's size checked first
 //!   ([`limits`]).
 //!

@@ -456,3 +456,21 @@ fn big_change(p: &Plan, n: u32) -> Plan {
     }
     q
 }
+
+#[test]
+fn a_plan_whose_queues_do_not_fit_is_refused_before_allocating() {
+    use super::engine::{EngineError, MAX_QUEUE_BYTES};
+    let e = Engine::new(&checked(base(2)), 0).unwrap();
+    // At 2^43 bit/s a circuit's queue limit is FQ-CoDel's 2^24 packets:
+    // four such circuits pass 4 GiB.
+    let top = 1u64 << 43;
+    let mut p = plan(top);
+    for k in 0..4 {
+        add(&mut p, k, None, None, top, None);
+    }
+    match prepare(e.plan(), checked(p), 0) {
+        Err(ReloadError::Engine(EngineError::Memory { bytes })) => assert!(bytes > MAX_QUEUE_BYTES),
+        Err(err) => panic!("{err}"),
+        Ok(_) => panic!("queues above the limit must be refused"),
+    }
+}
