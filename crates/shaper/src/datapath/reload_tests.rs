@@ -294,9 +294,8 @@ proptest! {
                     let (b, a) = (queued(&before), queued(&after));
                     let mut lost = 0;
                     for ((class, dir), n) in &b {
-                        if class.starts_with("circuit ") {
-                            let id = &class["circuit ".len()..];
-                            if q.circuits.iter().any(|c| &c.id == id) {
+                        if let Some(id) = class.strip_prefix("circuit ") {
+                            if q.circuits.iter().any(|c| c.id == id) {
                                 prop_assert_eq!(a.get(&(class.clone(), dir)), Some(n), "{}", class);
                             } else {
                                 lost += n;

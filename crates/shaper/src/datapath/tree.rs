@@ -56,7 +56,7 @@
 //! bucket charged into debt takes its node out of its parent's heaps
 //! and sets a timer at the exact time it allows again; timers that are
 //! due are handled at the start of each dequeue. So the selection is the
-//! linear scan's ([`super::tree_reference`] in the tests), found by
+//! linear scan's (`tree_reference.rs`, in the tests), found by
 //! descending from the root along heap tops.
 
 use super::bucket::Bucket;
