@@ -204,6 +204,7 @@ fn absorb(into: &mut Counters, c: &Counters) {
 pub struct Retired {
     _sides: [Side; 2],
     _plan: Arc<Checked>,
+    _names: Vec<String>,
 }
 
 /// What [`Engine::apply`] did.
@@ -276,7 +277,7 @@ impl Engine {
             }
             std::mem::swap(old, new);
         }
-        self.names = names;
+        let old_names = std::mem::replace(&mut self.names, names);
         let old_plan = std::mem::replace(&mut self.plan, plan);
         Ok(Applied {
             diff,
@@ -284,6 +285,7 @@ impl Engine {
             retired: Retired {
                 _sides: sides,
                 _plan: old_plan,
+                _names: old_names,
             },
         })
     }

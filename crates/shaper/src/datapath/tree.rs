@@ -123,12 +123,13 @@ struct Node {
 
 struct Leaf<P> {
     node: u32,
-    fq: FqCodel<P>,
+    /// Boxed, so that a reload moves a pointer, not the queue's state.
+    fq: Box<FqCodel<P>>,
     /// After a reload that changed the circuit's queue limit while it
     /// held frames: the queue of the new limit, swapped in when `fq`
     /// empties (frames are never moved between queues: that would lose
     /// their flows' order and CoDel's state).
-    pending: Option<FqCodel<P>>,
+    pending: Option<Box<FqCodel<P>>>,
 }
 
 /// One direction's tree; leaves `0..circuits` are the circuits, leaf
@@ -152,6 +153,10 @@ pub struct Tree<P> {
     npos: Vec<u32>,
     /// The next `gseq`.
     gclock: u64,
+}
+
+fn queue<P: Packet>(cfg: FqCodelConfig) -> Result<Box<FqCodel<P>>, AqmConfigError> {
+    FqCodel::new(cfg).map(Box::new)
 }
 
 /// A child of the tree, as the plan gives it.
@@ -269,9 +274,9 @@ impl<P: Packet> Tree<P> {
                 // Within FQ-CoDel's ranges by construction (64 buckets, a
                 // limit of 64..=2^24); its error is passed on all the same.
                 let (fq, pending) = match old_limit(leaves.len() as u32) {
-                    None => (FqCodel::new(cfg)?, None),
-                    Some(l) if l == limit => (FqCodel::new(STAND_IN)?, None),
-                    Some(_) => (FqCodel::new(STAND_IN)?, Some(FqCodel::new(cfg)?)),
+                    None => (queue(cfg)?, None),
+                    Some(l) if l == limit => (queue(STAND_IN)?, None),
+                    Some(_) => (queue(STAND_IN)?, Some(queue(cfg)?)),
                 };
                 leaves.push(Leaf {
                     node: i as u32 + 1,
@@ -587,6 +592,8 @@ impl<P: Packet> Tree<P> {
                 (node.pass, node.rem, node.gseq) = (pass, rem, gseq);
                 node.carried = busy > 0;
             }
+            // Only a bucket carried over can be in debt.
+            self.close_in_debt(n, now_ns);
         }
         for (l, from) in leaf_from.iter().enumerate() {
             let Some(o) = from else { continue };
@@ -606,7 +613,6 @@ impl<P: Packet> Tree<P> {
                 Some(fresh) => new.pending = Some(fresh),
             }
         }
-        self.close_in_debt(now_ns);
         for l in 0..self.leaves.len() as u32 {
             if !self.leaves[l as usize].fq.is_empty() {
                 self.activate(l);
@@ -617,22 +623,20 @@ impl<P: Packet> Tree<P> {
         }
     }
 
-    /// Closes every bucket in debt at `now_ns` (after buckets were
-    /// carried over), each with its timer.
-    fn close_in_debt(&mut self, now_ns: u64) {
-        for n in 0..self.nodes.len() {
-            let node = &mut self.nodes[n];
-            node.open = node.max.allows(now_ns);
-            if !node.open {
-                let at = u128::from(node.max.ready_at());
-                self.max_timers.set(n as u32, at, &mut self.mpos);
-            }
-            if let Some(m) = node.min.as_mut() {
-                node.min_open = m.allows(now_ns);
-                if !node.min_open {
-                    let at = u128::from(m.ready_at());
-                    self.min_timers.set(n as u32, at, &mut self.npos);
-                }
+    /// Closes `n`'s buckets if they are in debt at `now_ns` (after they
+    /// were carried over), each with its timer.
+    fn close_in_debt(&mut self, n: usize, now_ns: u64) {
+        let node = &mut self.nodes[n];
+        node.open = node.max.allows(now_ns);
+        if !node.open {
+            let at = u128::from(node.max.ready_at());
+            self.max_timers.set(n as u32, at, &mut self.mpos);
+        }
+        if let Some(m) = node.min.as_mut() {
+            node.min_open = m.allows(now_ns);
+            if !node.min_open {
+                let at = u128::from(m.ready_at());
+                self.min_timers.set(n as u32, at, &mut self.npos);
             }
         }
     }
