@@ -292,8 +292,9 @@ impl Engine {
         self.pool.give(out.frame.slot);
     }
 
-    /// When a queued frame may go next (`None`: nothing queued in the
-    /// trees; unshaped frames go at once).
+    /// When to look again for a queued frame to send (`None`: nothing
+    /// queued in the trees; unshaped frames go at once): no frame may go
+    /// before, though one may still have to wait then.
     pub fn ready_at(&self) -> Option<u64> {
         self.sides.iter().filter_map(|s| s.tree.ready_at()).min()
     }
