@@ -16,6 +16,7 @@
 //!   and reloads of a running shaper) and the Prometheus exposition;
 //! - [`validate`]: every rule a plan must meet, each violation one line
 //!   `file:line[:col]: message`, all of them collected;
+//! - [`diff`]: what changed between two checked plans (a live reload);
 //! - [`mod@load`]: files to a checked plan, each file's size checked first
 //!   ([`limits`]).
 //!
@@ -34,6 +35,7 @@
 #[cfg(unix)]
 pub mod control;
 pub mod datapath;
+pub mod diff;
 pub mod error;
 pub mod libreqos;
 pub mod limits;

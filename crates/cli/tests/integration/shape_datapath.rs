@@ -249,9 +249,9 @@ fn a_circuits_max_is_held_and_every_frame_accounted_for() {
         .map(|v| v.parse().unwrap())
         .collect();
     // received, bytes, sent, bytes, codel, overflow, toolarge, noslot,
-    // sendfail, queued
-    let (received, forwarded, queued) = (row[0], row[2], row[9]);
-    let dropped: u64 = row[4..9].iter().sum();
+    // sendfail, removed, queued
+    let (received, forwarded, queued) = (row[0], row[2], row[10]);
+    let dropped: u64 = row[4..10].iter().sum();
     // Frames 3..=got arrived in the window (the second opens it).
     let rate = got.saturating_sub(2) as f64 * FRAME as f64 * 8.0 / window.as_secs_f64();
     let error = (rate - MAX_BPS as f64) / MAX_BPS as f64 * 100.0;

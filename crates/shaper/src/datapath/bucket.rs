@@ -59,6 +59,16 @@ impl Bucket {
         self.rate
     }
 
+    /// Continues `old`'s tokens in this bucket (a new rate, maybe): what
+    /// `old` holds at `now_ns`, at most this bucket's burst; a debt is
+    /// kept, so a reload neither grants a fresh burst nor forgives one.
+    pub fn carry(&mut self, old: &Bucket, now_ns: u64) {
+        let mut o = *old;
+        o.refill(now_ns);
+        self.at_ns = o.at_ns.max(now_ns);
+        self.tokens = o.tokens.min(self.burst);
+    }
+
     /// Earns the tokens of the time since the last update (a clock that
     /// went back earns nothing).
     pub fn refill(&mut self, now_ns: u64) {
@@ -123,6 +133,25 @@ mod tests {
         // frame of debt at most.
         assert!(sent >= 125_000, "{sent}");
         assert!(sent <= 125_000 + 3028 + 1000, "{sent}");
+    }
+
+    #[test]
+    fn a_carried_bucket_keeps_its_tokens_within_the_new_burst() {
+        let mut old = Bucket::new(1_000_000, 0);
+        old.charge(2000); // 3028 - 2000 bytes left
+        let mut slower = Bucket::new(500_000, 0);
+        slower.carry(&old, 0);
+        assert_eq!(slower.tokens, 1028 * PER_BYTE);
+        // A debt is kept; a full bucket is cut to the smaller burst.
+        old.charge(5000);
+        slower.carry(&old, 0);
+        assert_eq!(slower.tokens, (3028 - 7000) * PER_BYTE);
+        let mut fast = Bucket::new(1_000_000_000, 0);
+        fast.carry(&Bucket::new(1_000_000, 0), 0);
+        assert_eq!(fast.tokens, 3028 * PER_BYTE);
+        let mut small = Bucket::new(1_000_000, 0);
+        small.carry(&Bucket::new(1_000_000_000, 0), 5);
+        assert_eq!((small.tokens, small.at_ns), (small.burst, 5));
     }
 
     #[test]

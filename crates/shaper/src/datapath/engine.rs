@@ -23,6 +23,7 @@ use crate::validate::Checked;
 use fairway_core::aqm::AqmConfigError;
 use std::collections::VecDeque;
 use std::fmt;
+use std::sync::Arc;
 
 /// Frames the pool holds: 32 MiB of slots, about 250 ms of a 1 Gbit/s
 /// link in full-size frames. When all are queued, new frames are dropped
@@ -79,24 +80,29 @@ pub struct Out {
     pub frame: FrameRef,
 }
 
-struct Side {
-    classifier: Classifier,
-    tree: Tree<FrameRef>,
-    leaf: Vec<Counters>,
-    unshaped: Counters,
-    fifo: VecDeque<FrameRef>,
+/// One direction (fields shared with [`super::reload`], which swaps them).
+pub(super) struct Side {
+    pub(super) classifier: Classifier,
+    pub(super) tree: Tree<FrameRef>,
+    pub(super) leaf: Vec<Counters>,
+    pub(super) unshaped: Counters,
+    pub(super) fifo: VecDeque<FrameRef>,
+    /// The counters of the circuits reloads removed, summed.
+    pub(super) removed: Counters,
 }
 
 /// Both directions, the pool, the counters.
 pub struct Engine {
-    sides: [Side; 2],
-    pool: Pool,
+    pub(super) sides: [Side; 2],
+    pub(super) pool: Pool,
     scratch: Vec<u8>,
     turn: usize,
-    names: Vec<String>,
+    pub(super) names: Vec<String>,
+    /// The plan running ([`super::reload`] diffs the next one against it).
+    pub(super) plan: Arc<Checked>,
     /// Rates and delays ([`super::watch`]).
-    watch: Watch,
-    layout: std::sync::Arc<Layout>,
+    pub(super) watch: Watch,
+    pub(super) layout: Arc<Layout>,
     start_ns: u64,
     /// The time of the last [`Engine::next`]: a frame's send time.
     next_ns: u64,
@@ -107,6 +113,20 @@ fn side(d: Dir) -> usize {
         Dir::Download => 0,
         Dir::Upload => 1,
     }
+}
+
+/// The names of a plan's leaves, as the report shows them.
+pub(super) fn leaf_names(c: &Checked) -> Vec<String> {
+    let mut names: Vec<String> = c
+        .plan
+        .circuits
+        .iter()
+        .map(|k| format!("circuit {}", k.id))
+        .collect();
+    if c.plan.default_class.is_some() {
+        names.push("default".into());
+    }
+    names
 }
 
 /// The memory the queues of a plan take, bytes.
@@ -143,28 +163,26 @@ impl Engine {
                 tree,
                 unshaped: Counters::default(),
                 fifo: VecDeque::with_capacity(POOL_SLOTS as usize),
+                removed: Counters::default(),
             })
         };
-        let mut names: Vec<String> = c
-            .plan
-            .circuits
-            .iter()
-            .map(|k| format!("circuit {}", k.id))
-            .collect();
-        if c.plan.default_class.is_some() {
-            names.push("default".into());
-        }
         Ok(Engine {
             sides: [make(Dir::Download)?, make(Dir::Upload)?],
             pool: Pool::new(POOL_SLOTS),
             scratch: vec![0; SLOT_BYTES],
             turn: 0,
-            names,
+            names: leaf_names(c),
+            plan: Arc::new(c.clone()),
             watch,
-            layout: std::sync::Arc::new(Layout::of(c)),
+            layout: Arc::new(Layout::of(c)),
             start_ns: now_ns,
             next_ns: now_ns,
         })
+    }
+
+    /// The plan running.
+    pub fn plan(&self) -> &Arc<Checked> {
+        &self.plan
     }
 
     /// Receives one frame of direction `dir` at `now_ns`: `recv` fills
@@ -295,8 +313,9 @@ impl Engine {
         self.pool.give(out.frame.slot);
     }
 
-    /// When a queued frame may go next (`None`: nothing queued in the
-    /// trees; unshaped frames go at once).
+    /// When to look again for a queued frame to send (`None`: nothing
+    /// queued in the trees; unshaped frames go at once): no frame may go
+    /// before, though one may still have to wait then.
     pub fn ready_at(&self) -> Option<u64> {
         self.sides.iter().filter_map(|s| s.tree.ready_at()).min()
     }
@@ -368,6 +387,14 @@ impl Engine {
                         },
                     });
                 }
+            }
+            if s.removed.received.packets > 0 {
+                rows.push(Row {
+                    dir,
+                    class: "removed circuits".into(),
+                    counters: s.removed,
+                    queued: Count::default(),
+                });
             }
             if s.unshaped.received.packets > 0 {
                 let queued = Count {

@@ -7,12 +7,14 @@
 //! - [`frame_io`]: AF_PACKET sockets, one per interface, frames received
 //!   straight into the [`pool`];
 //! - [`headers`] and [`classify`]: a frame's headers and its circuit;
-//! - [`tree`] (with [`bucket`]): the hierarchy of nodes and circuits,
+//! - [`tree`] (with [`bucket`] and [`heap`]): the hierarchy of nodes and circuits,
 //!   each circuit's guarantee and ceiling, FQ-CoDel inside each circuit;
 //! - [`engine`]: classification, queueing and sending together, with the
 //!   clock passed in (so the tests drive it in simulated time), and every
 //!   frame accounted for ([`stats`]);
 //! - [`run`]: the loop over the sockets, the clock and the stop signals;
+//! - [`reload`]: a new configuration applied to the running engine, its
+//!   queues, counters and statistics kept;
 //! - [`reload_request`]: reload requests from the control socket to the loop;
 //! - [`watch`] and [`snapshot`]: rates, delay percentiles and the
 //!   statistics the loop hands to the control socket and the metrics
@@ -24,9 +26,11 @@ pub mod engine;
 #[cfg(target_os = "linux")]
 pub mod frame_io;
 pub mod headers;
+pub mod heap;
 #[cfg(target_os = "linux")]
 pub mod hooks;
 pub mod pool;
+pub mod reload;
 pub mod reload_request;
 #[cfg(target_os = "linux")]
 pub mod run;
@@ -39,6 +43,10 @@ pub mod wake;
 pub mod watch;
 
 #[cfg(test)]
-mod test_plan;
+mod reload_tests;
+#[cfg(test)]
+pub(crate) mod test_plan;
+#[cfg(test)]
+mod tree_reference;
 #[cfg(test)]
 mod tree_tests;

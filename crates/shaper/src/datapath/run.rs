@@ -1,6 +1,7 @@
 //! The shaper's loop: receive from both interfaces, shape, send, sleep
 //! until the next frame may go or a frame arrives; stop on SIGINT or
-//! SIGTERM (or when the caller's flag is set) and report every frame.
+//! SIGTERM (or when the caller's flag is set) and report every frame;
+//! reload on SIGHUP or a [`ReloadRequests`] request ([`Reload`]).
 //!
 //! One thread does everything: receiving drains each socket up to
 //! [`BATCH`] frames per turn, so neither direction starves the other;
@@ -8,17 +9,29 @@
 //! the earliest time a queued frame may go (at most [`IDLE_NS`], so that
 //! a stop request is seen promptly). With [`Hooks`] (the control socket
 //! and the metrics endpoint), the sleep also ends when another thread
-//! asks for statistics, which the loop answers at the end of its turn.
+//! asks for statistics or a reload, which the loop serves at the end of
+//! its turn.
+//!
+//! A reload reads and prepares the new configuration on a thread of its
+//! own ([`super::reload::load_and_prepare`]) while the loop goes on
+//! shaping with the old one (its sleeps then at most [`RELOAD_POLL_NS`]);
+//! the loop applies it between two frames ([`Engine::apply`]) and hands
+//! the outcome to [`Reload::on_outcome`] and to the askers. Requests that
+//! arrive meanwhile are served by the next reload.
 
 use super::engine::{Engine, EngineError};
 use super::frame_io::{Port, PortError};
 use super::hooks::Hooks;
+use super::reload::{load_and_prepare, refused, Prepared, ReloadError};
+use super::reload_request::{ReloadAnswer, ReloadRequests};
 use super::stats::Report;
+use crate::load::Source;
 use crate::plan::Dir;
 use crate::validate::Checked;
 use std::fmt;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::sync::Arc;
 
 /// Frames received from one socket before the loop turns to the other
@@ -26,6 +39,21 @@ use std::sync::Arc;
 pub const BATCH: usize = 64;
 /// The longest sleep, ns.
 pub const IDLE_NS: u64 = 100_000_000;
+/// The longest sleep while a reload is being prepared, ns: the loop
+/// notices the prepared configuration this soon.
+pub const RELOAD_POLL_NS: u64 = 1_000_000;
+
+/// How a running shaper reloads: where from, who asks, who hears.
+pub struct Reload<'a> {
+    /// The configuration the shaper was started with, read again at
+    /// every reload.
+    pub source: Source,
+    /// Requests (the control socket's `reload` verb); SIGHUP counts as
+    /// one.
+    pub requests: Arc<ReloadRequests>,
+    /// Told every outcome, applied or refused (the CLI prints it).
+    pub on_outcome: &'a mut dyn FnMut(&ReloadAnswer),
+}
 
 /// Why the shaper could not run.
 #[derive(Debug)]
@@ -58,7 +86,7 @@ impl fmt::Display for RunError {
             RunError::Port(e) => e.fmt(f),
             RunError::Engine(e) => e.fmt(f),
             RunError::Io { interface, source } => write!(f, "interface {interface:?}: {source}"),
-            RunError::Signals(e) => write!(f, "cannot handle SIGINT and SIGTERM: {e}"),
+            RunError::Signals(e) => write!(f, "cannot handle SIGINT, SIGTERM and SIGHUP: {e}"),
         }
     }
 }
@@ -93,25 +121,132 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// A reload being prepared off the loop.
+struct Job {
+    ticket: u64,
+    started_ns: u64,
+    prepared: Receiver<Result<Prepared, ReloadError>>,
+}
+
+/// The loop's side of reloads: SIGHUP's flag, the requests, the job.
+struct Reloader<'a> {
+    hooks: Reload<'a>,
+    hup: Arc<AtomicBool>,
+    job: Option<Job>,
+}
+
+impl<'a> Reloader<'a> {
+    fn new(hooks: Reload<'a>) -> Result<Self, RunError> {
+        let hup = Arc::new(AtomicBool::new(false));
+        signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hup))
+            .map_err(RunError::Signals)?;
+        Ok(Reloader {
+            hooks,
+            hup,
+            job: None,
+        })
+    }
+
+    /// Starts a reload if one is asked for and none runs; applies a
+    /// prepared one.
+    fn turn(&mut self, engine: &mut Engine) {
+        if self.job.is_none()
+            && (self.hup.swap(false, Ordering::Relaxed) || self.hooks.requests.pending())
+        {
+            let ticket = self.hooks.requests.take();
+            let (tx, rx) = mpsc::channel();
+            let (source, old, now) = (
+                self.hooks.source.clone(),
+                Arc::clone(engine.plan()),
+                now_ns(),
+            );
+            let spawned = std::thread::Builder::new()
+                .name("fairway-reload".into())
+                .spawn(move || {
+                    // The loop may have stopped: no one to tell.
+                    let _ = tx.send(load_and_prepare(&source, &old, now));
+                });
+            match spawned {
+                Ok(_) => {
+                    self.job = Some(Job {
+                        ticket,
+                        started_ns: now,
+                        prepared: rx,
+                    })
+                }
+                Err(e) => self.answer(
+                    ticket,
+                    refused(&format!("cannot start the reload's thread: {e}")),
+                ),
+            }
+        }
+        let Some(job) = &self.job else { return };
+        let answer = match job.prepared.try_recv() {
+            Err(TryRecvError::Empty) => return,
+            Err(TryRecvError::Disconnected) => {
+                refused(&"the reload's thread ended without an answer")
+            }
+            Ok(Err(e)) => refused(&e),
+            Ok(Ok(prepared)) => {
+                let t0 = now_ns();
+                let applied = engine.apply(prepared, t0);
+                let t1 = now_ns();
+                match applied {
+                    Ok(a) => {
+                        let answer = a.answer(t1 - t0, t1.saturating_sub(job.started_ns));
+                        let retired = a.retired;
+                        // Freed off the loop; if no thread can start, here.
+                        let _ = std::thread::Builder::new().spawn(move || drop(retired));
+                        answer
+                    }
+                    Err(stale) => refused(&stale),
+                }
+            }
+        };
+        let ticket = job.ticket;
+        self.job = None;
+        self.answer(ticket, answer);
+    }
+
+    fn answer(&mut self, ticket: u64, answer: ReloadAnswer) {
+        (self.hooks.on_outcome)(&answer);
+        self.hooks.requests.complete(ticket, answer);
+    }
+
+    /// The loop stops: a reload still being prepared is not applied.
+    fn stop(&mut self) {
+        if let Some(job) = self.job.take() {
+            let answer = refused(&"the shaper stopped before the reload could be applied");
+            self.answer(job.ticket, answer);
+        }
+    }
+}
+
 /// Opens both interfaces and builds the queues; `started` is called once
 /// everything is ready, then the loop runs until `stop` is set, serving
-/// the statistics requests of `hooks`.
+/// the statistics requests of `hooks`. With `reload`, SIGHUP and its
+/// requests reload the configuration.
 pub fn run(
     c: &Checked,
     stop: &AtomicBool,
     hooks: Option<&Hooks>,
+    reload: Option<Reload<'_>>,
     started: impl FnOnce(),
 ) -> Result<Outcome, RunError> {
     let ifs = c.plan.interfaces.as_ref().ok_or(RunError::NoInterfaces)?;
     let internet = Port::open(&ifs.internet).map_err(RunError::Port)?;
     let subscribers = Port::open(&ifs.subscribers).map_err(RunError::Port)?;
     let mut engine = Engine::new(c, now_ns()).map_err(RunError::Engine)?;
+    let mut reloader = reload.map(Reloader::new).transpose()?;
     // Drops counted so far were before the shaper ran: reset.
     internet.kernel_drops();
     subscribers.kernel_drops();
     started();
     let mut kernel = [0u64; 2];
     while !stop.load(Ordering::Relaxed) {
+        if let Some(r) = reloader.as_mut() {
+            r.turn(&mut engine);
+        }
         let mut got = 0;
         for (port, dir) in [(&internet, Dir::Download), (&subscribers, Dir::Upload)] {
             for _ in 0..BATCH {
@@ -126,6 +261,9 @@ pub fn run(
                 });
                 if let Some(source) = failed {
                     let interface = port.name().to_string();
+                    if let Some(r) = reloader.as_mut() {
+                        r.stop();
+                    }
                     return Err(RunError::Io { interface, source });
                 }
                 if !received {
@@ -151,14 +289,21 @@ pub fn run(
         if got > 0 {
             continue;
         }
+        let longest = match &reloader {
+            Some(r) if r.job.is_some() => RELOAD_POLL_NS,
+            _ => IDLE_NS,
+        };
         let wait = engine
             .ready_at()
-            .map_or(IDLE_NS, |t| t.saturating_sub(now))
-            .min(IDLE_NS);
+            .map_or(longest, |t| t.saturating_sub(now))
+            .min(longest);
         if wait > 0 {
             let woken = hooks.map_or(-1, |h| h.wake.raw_fd());
             sleep_on(&[internet.raw_fd(), subscribers.raw_fd(), woken], wait);
         }
+    }
+    if let Some(r) = reloader.as_mut() {
+        r.stop();
     }
     Ok(Outcome {
         report: engine.report(),

@@ -19,6 +19,8 @@ pub enum DropReason {
     NoSlot,
     /// The send system call failed (the interface refused it).
     SendFailed,
+    /// Queued in a circuit a reload removed.
+    Removed,
 }
 
 /// Packets and bytes.
@@ -55,6 +57,8 @@ pub struct Counters {
     pub no_slot: Count,
     /// Dropped because the send failed.
     pub send_failed: Count,
+    /// Dropped because a reload removed the circuit.
+    pub removed: Count,
 }
 
 impl Counters {
@@ -66,6 +70,7 @@ impl Counters {
             DropReason::TooLarge => self.too_large.add(len),
             DropReason::NoSlot => self.no_slot.add(len),
             DropReason::SendFailed => self.send_failed.add(len),
+            DropReason::Removed => self.removed.add(len),
         }
     }
 
@@ -77,6 +82,7 @@ impl Counters {
             self.too_large,
             self.no_slot,
             self.send_failed,
+            self.removed,
         ]
         .iter()
         .map(|c| c.packets)
@@ -129,6 +135,7 @@ impl Report {
                 (&mut t.too_large, c.too_large),
                 (&mut t.no_slot, c.no_slot),
                 (&mut t.send_failed, c.send_failed),
+                (&mut t.removed, c.removed),
                 (&mut q, r.queued),
             ] {
                 sum.packets += x.packets;
@@ -150,7 +157,7 @@ impl fmt::Display for Report {
             .max(5);
         writeln!(
             f,
-            "{:<8} {:<width$} {:>10} {:>12} {:>10} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+            "{:<8} {:<width$} {:>10} {:>12} {:>10} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
             "dir",
             "class",
             "received",
@@ -162,6 +169,7 @@ impl fmt::Display for Report {
             "toolarge",
             "noslot",
             "sendfail",
+            "removed",
             "queued"
         )?;
         let (total, queued) = self.total();
@@ -180,7 +188,7 @@ impl fmt::Display for Report {
             let c = &r.counters;
             writeln!(
                 f,
-                "{:<8} {:<width$} {:>10} {:>12} {:>10} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+                "{:<8} {:<width$} {:>10} {:>12} {:>10} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
                 dir,
                 r.class,
                 c.received.packets,
@@ -192,6 +200,7 @@ impl fmt::Display for Report {
                 c.too_large.packets,
                 c.no_slot.packets,
                 c.send_failed.packets,
+                c.removed.packets,
                 r.queued.packets
             )?;
         }

@@ -13,9 +13,10 @@
 //!   max buckets of all its ancestors up to the root allow. Every frame
 //!   sent is charged to all of them.
 //! - **Guarantee first.** At each dequeue, the backlogged leaves whose
-//!   min bucket allows (they are under their guarantee) are served first,
-//!   round robin, a frame each. Only these sends are charged to the min
-//!   bucket.
+//!   min bucket allows (they are under their guarantee) and whose path
+//!   allows are served first, round robin, a frame each: the one served
+//!   least recently (or backlogged longest ago) goes first. Only these
+//!   sends are charged to the min bucket.
 //! - **Excess by weight.** Otherwise the capacity left is shared by
 //!   weight, hierarchically: from the root down, among the children with
 //!   backlog whose max bucket allows, the one with the smallest virtual
@@ -46,19 +47,27 @@
 //! A node's `policy` (its children's scheduler in the plan) is not used
 //! here yet: children share by weight as above.
 //!
-//! Costs: nothing is allocated per frame (every active list is sized at
-//! build). A dequeue scans the guaranteed leaves with backlog and, per
-//! level, the active children: O(active) per frame, fine for hundreds of
-//! circuits; a heap per level is the step for tens of thousands.
+//! Costs: O(depth · log children) per frame, whatever the number of
+//! busy circuits, and nothing allocated per frame (every heap is sized
+//! at build). Each node keeps two heaps ([`super::heap`]) of its
+//! *eligible* children, those whose max bucket allows and that have an
+//! eligible leaf below: one by (pass, index) for the excess, one by the
+//! least recently served guaranteed leaf below for the guarantees. A
+//! bucket charged into debt takes its node out of its parent's heaps
+//! and sets a timer at the exact time it allows again; timers that are
+//! due are handled at the start of each dequeue. So the selection is the
+//! linear scan's (`tree_reference.rs`, in the tests), found by
+//! descending from the root along heap tops.
 
 use super::bucket::Bucket;
+use super::heap::Heap;
 use crate::plan::{Dir, Rates};
 use crate::validate::Checked;
 use fairway_core::aqm::{AqmConfigError, FqCodel, FqCodelConfig};
 use fairway_core::{Backlog, EnqueueError, Packet};
 
 /// "None" in index fields.
-const NIL: u32 = u32::MAX;
+const NIL: u32 = super::heap::NIL;
 /// The pass scale: one byte at weight 1 advances a pass by 2⁴⁰.
 const STRIDE: u128 = 1 << 40;
 /// FQ-CoDel buckets per circuit: a subscriber has tens of flows, not
@@ -71,6 +80,13 @@ pub const LEAF_BUCKETS: u32 = 64;
 pub const LEAF_QUEUE_NS: u64 = 100_000_000;
 /// The smallest packet limit of a circuit.
 pub const MIN_LEAF_LIMIT: u32 = 64;
+/// The queue a leaf holds until it takes over a running one: the
+/// smallest FQ-CoDel (within its ranges, so its construction cannot fail).
+const STAND_IN: FqCodelConfig = FqCodelConfig {
+    buckets: 1,
+    limit: 1,
+    ..FqCodelConfig::RFC8290
+};
 
 /// A leaf's FQ-CoDel packet limit for a max rate.
 pub fn leaf_limit(max_bps: u64) -> u32 {
@@ -90,19 +106,30 @@ struct Node {
     rem: u64,
     /// Virtual time of its children: the pass of the last one served.
     vtime: u128,
-    /// Children with backlog below them (capacity: all children).
-    active: Vec<u32>,
-    /// Position in the parent's `active`; `NIL`: not active.
-    pos: u32,
+    /// Backlogged leaves below (a leaf: 1 while it has frames).
+    busy: u32,
+    /// The max bucket allows (false: a timer waits for it).
+    open: bool,
+    /// A leaf's min bucket allows (false: a timer waits for it).
+    min_open: bool,
+    /// A leaf's: when last served from its guarantee (or backlogged).
+    gseq: u64,
     /// The leaf's index, `NIL` for inner nodes.
     leaf: u32,
+    /// Only while a reload activates: the pass (and a leaf's `gseq`) is
+    /// the one this node had while busy under the same parent.
+    carried: bool,
 }
 
 struct Leaf<P> {
     node: u32,
-    fq: FqCodel<P>,
-    /// Position in the guaranteed list; `NIL`: not in it.
-    gpos: u32,
+    /// Boxed, so that a reload moves a pointer, not the queue's state.
+    fq: Box<FqCodel<P>>,
+    /// After a reload that changed the circuit's queue limit while it
+    /// held frames: the queue of the new limit, swapped in when `fq`
+    /// empties (frames are never moved between queues: that would lose
+    /// their flows' order and CoDel's state).
+    pending: Option<Box<FqCodel<P>>>,
 }
 
 /// One direction's tree; leaves `0..circuits` are the circuits, leaf
@@ -110,9 +137,26 @@ struct Leaf<P> {
 pub struct Tree<P> {
     nodes: Vec<Node>,
     leaves: Vec<Leaf<P>>,
-    /// Backlogged leaves with a guarantee.
-    guaranteed: Vec<u32>,
-    rr: usize,
+    /// Per node, its eligible children by (pass, index).
+    excess: Vec<Heap>,
+    /// Per node, its children with an eligible guaranteed leaf below, by
+    /// that leaf's `gseq`.
+    guaranteed: Vec<Heap>,
+    /// Each node's position in its parent's heaps.
+    xpos: Vec<u32>,
+    gpos: Vec<u32>,
+    /// Nodes whose max bucket is in debt, by when it allows again.
+    max_timers: Heap,
+    mpos: Vec<u32>,
+    /// Leaves' nodes whose min bucket is in debt, likewise.
+    min_timers: Heap,
+    npos: Vec<u32>,
+    /// The next `gseq`.
+    gclock: u64,
+}
+
+fn queue<P: Packet>(cfg: FqCodelConfig) -> Result<Box<FqCodel<P>>, AqmConfigError> {
+    FqCodel::new(cfg).map(Box::new)
 }
 
 /// A child of the tree, as the plan gives it.
@@ -160,6 +204,20 @@ impl<P: Packet> Tree<P> {
     /// of `now_ns`. The root's rate is the link's (unlimited without
     /// `[interfaces]`).
     pub fn new(c: &Checked, dir: Dir, now_ns: u64) -> Result<Self, AqmConfigError> {
+        Self::build(c, dir, now_ns, |_| None)
+    }
+
+    /// As [`Self::new`], for a reload: a leaf for which `old_limit(leaf)`
+    /// gives the packet limit of the running queue it will take over
+    /// ([`Self::take_over`]) gets an empty one-packet stand-in, and, if
+    /// its own limit differs, its new queue waiting; so everything a
+    /// reload allocates is allocated here, before the swap.
+    pub fn build(
+        c: &Checked,
+        dir: Dir,
+        now_ns: u64,
+        old_limit: impl Fn(u32) -> Option<u32>,
+    ) -> Result<Self, AqmConfigError> {
         let link = c.plan.interfaces.as_ref().map_or(u64::MAX, |i| match dir {
             Dir::Download => i.download,
             Dir::Upload => i.upload,
@@ -173,21 +231,23 @@ impl<P: Packet> Tree<P> {
             kids[p] += 1;
             any_weight[p] |= s.weight.is_some();
         }
-        let node =
-            |parent: u32, max: u64, min: Option<u64>, weight: u64, kids: usize, leaf: u32| Node {
-                parent,
-                max: Bucket::new(max, now_ns),
-                min: min.map(|m| Bucket::new(m, now_ns)),
-                weight,
-                pass: 0,
-                rem: 0,
-                vtime: 0,
-                active: Vec::with_capacity(kids),
-                pos: NIL,
-                leaf,
-            };
+        let node = |parent: u32, max: u64, min: Option<u64>, weight: u64, leaf: u32| Node {
+            parent,
+            max: Bucket::new(max, now_ns),
+            min: min.map(|m| Bucket::new(m, now_ns)),
+            weight,
+            pass: 0,
+            rem: 0,
+            vtime: 0,
+            busy: 0,
+            open: true,
+            min_open: true,
+            gseq: 0,
+            leaf,
+            carried: false,
+        };
         let mut nodes = Vec::with_capacity(n);
-        nodes.push(node(NIL, link, None, 1, kids[0], NIL));
+        nodes.push(node(NIL, link, None, 1, NIL));
         let mut leaves = Vec::new();
         for (i, s) in specs.iter().enumerate() {
             let p = s.parent as usize;
@@ -203,29 +263,41 @@ impl<P: Packet> Tree<P> {
             } else {
                 None
             };
-            nodes.push(node(s.parent, b.max, min, weight, kids[i + 1], leaf));
+            nodes.push(node(s.parent, b.max, min, weight, leaf));
             if s.leaf {
+                let limit = leaf_limit(b.max);
                 let cfg = FqCodelConfig {
                     buckets: LEAF_BUCKETS,
-                    limit: leaf_limit(b.max),
+                    limit,
                     ..FqCodelConfig::RFC8290
                 };
                 // Within FQ-CoDel's ranges by construction (64 buckets, a
                 // limit of 64..=2^24); its error is passed on all the same.
-                let fq = FqCodel::new(cfg)?;
+                let (fq, pending) = match old_limit(leaves.len() as u32) {
+                    None => (queue(cfg)?, None),
+                    Some(l) if l == limit => (queue(STAND_IN)?, None),
+                    Some(_) => (queue(STAND_IN)?, Some(queue(cfg)?)),
+                };
                 leaves.push(Leaf {
                     node: i as u32 + 1,
                     fq,
-                    gpos: NIL,
+                    pending,
                 });
             }
         }
-        let guaranteed = Vec::with_capacity(leaves.len());
+        let heaps = || kids.iter().map(|&k| Heap::with_capacity(k)).collect();
         Ok(Tree {
+            excess: heaps(),
+            guaranteed: heaps(),
+            xpos: vec![NIL; n],
+            gpos: vec![NIL; n],
+            max_timers: Heap::with_capacity(n),
+            mpos: vec![NIL; n],
+            min_timers: Heap::with_capacity(leaves.len()),
+            npos: vec![NIL; n],
+            gclock: 0,
             nodes,
             leaves,
-            guaranteed,
-            rr: 0,
         })
     }
 
@@ -255,120 +327,160 @@ impl<P: Packet> Tree<P> {
     ) -> Result<Option<P>, EnqueueError<P>> {
         let l = &mut self.leaves[leaf as usize];
         let victim = l.fq.enqueue(hash, p, now_ns)?;
-        if !l.fq.is_empty() && self.nodes[l.node as usize].pos == NIL {
+        if !l.fq.is_empty() && self.nodes[l.node as usize].busy == 0 {
             self.activate(leaf);
         }
         Ok(victim)
     }
 
+    /// `leaf` has frames again: it and every ancestor that was idle
+    /// become busy; a node that becomes busy starts at its parent's
+    /// virtual time (idleness earns no credit), a guaranteed leaf goes
+    /// last in the round robin; unless `carried` by a reload.
     fn activate(&mut self, leaf: u32) {
-        let l = &mut self.leaves[leaf as usize];
-        let mut n = l.node as usize;
-        if self.nodes[n].min.is_some() {
-            l.gpos = self.guaranteed.len() as u32;
-            self.guaranteed.push(leaf);
+        let ln = self.leaves[leaf as usize].node as usize;
+        let node = &mut self.nodes[ln];
+        if node.min.is_some() && !node.carried {
+            node.gseq = self.gclock;
+            self.gclock += 1;
         }
-        while n != 0 && self.nodes[n].pos == NIL {
-            let p = self.nodes[n].parent as usize;
-            let vtime = self.nodes[p].vtime;
-            let pos = self.nodes[p].active.len() as u32;
-            let node = &mut self.nodes[n];
-            node.pass = node.pass.max(vtime);
-            node.pos = pos;
-            self.nodes[p].active.push(n as u32);
-            n = p;
-        }
-    }
-
-    fn deactivate(&mut self, leaf: u32) {
-        let l = &mut self.leaves[leaf as usize];
-        let gpos = std::mem::replace(&mut l.gpos, NIL);
-        let mut n = l.node as usize;
-        if gpos != NIL {
-            self.guaranteed.swap_remove(gpos as usize);
-            if let Some(&moved) = self.guaranteed.get(gpos as usize) {
-                self.leaves[moved as usize].gpos = gpos;
-            }
-        }
-        while n != 0 {
-            let p = self.nodes[n].parent as usize;
-            let pos = std::mem::replace(&mut self.nodes[n].pos, NIL) as usize;
-            self.nodes[p].active.swap_remove(pos);
-            if let Some(&moved) = self.nodes[p].active.get(pos) {
-                self.nodes[moved as usize].pos = pos as u32;
-            }
-            if !self.nodes[p].active.is_empty() {
+        let mut n = ln;
+        loop {
+            let was = self.nodes[n].busy;
+            self.nodes[n].busy += 1;
+            if n == 0 {
                 break;
             }
+            let p = self.nodes[n].parent as usize;
+            let vtime = self.nodes[p].vtime;
+            let node = &mut self.nodes[n];
+            if was == 0 && !node.carried {
+                node.pass = node.pass.max(vtime);
+            }
             n = p;
         }
+        self.refresh(ln);
     }
 
-    /// True if `n`'s max bucket and all its ancestors' allow at `now`.
-    fn path_allows(&mut self, mut n: usize, now_ns: u64) -> bool {
+    /// `leaf` has no frames left.
+    fn deactivate(&mut self, leaf: u32) {
+        let ln = self.leaves[leaf as usize].node as usize;
+        let mut n = ln;
         loop {
-            if !self.nodes[n].max.allows(now_ns) {
-                return false;
-            }
+            self.nodes[n].busy -= 1;
             if n == 0 {
-                return true;
+                break;
             }
             n = self.nodes[n].parent as usize;
         }
+        self.refresh(ln);
     }
 
-    fn pick_guaranteed(&mut self, now_ns: u64) -> Option<u32> {
-        let len = self.guaranteed.len();
-        for k in 0..len {
-            let i = (self.rr + k) % len;
-            let leaf = self.guaranteed[i];
-            let n = self.leaves[leaf as usize].node as usize;
-            let under_min = self.nodes[n].min.as_mut().is_some_and(|m| m.allows(now_ns));
-            if under_min && self.path_allows(n, now_ns) {
-                self.rr = i + 1;
-                return Some(leaf);
+    /// Brings `n`'s place in its parent's heaps up to date, and so on up
+    /// to the root.
+    fn refresh(&mut self, mut n: usize) {
+        while n != 0 {
+            let node = &self.nodes[n];
+            let p = node.parent as usize;
+            let leaf = node.leaf != NIL;
+            let excess = node.open && node.busy > 0 && (leaf || !self.excess[n].is_empty());
+            let (guaranteed, gkey) = if leaf {
+                let g = node.open && node.busy > 0 && node.min.is_some() && node.min_open;
+                (g, u128::from(node.gseq))
+            } else {
+                let top = self.guaranteed[n].top();
+                (node.open && top.is_some(), top.map_or(0, |t| t.0))
+            };
+            let pass = node.pass;
+            if excess {
+                self.excess[p].set(n as u32, pass, &mut self.xpos);
+            } else {
+                self.excess[p].remove(n as u32, &mut self.xpos);
             }
+            if guaranteed {
+                self.guaranteed[p].set(n as u32, gkey, &mut self.gpos);
+            } else {
+                self.guaranteed[p].remove(n as u32, &mut self.gpos);
+            }
+            n = p;
         }
-        None
     }
 
-    /// The leaf below `n` (whose max allows) the excess goes to.
-    fn pick_excess(&mut self, n: usize, now_ns: u64) -> Option<u32> {
-        if self.nodes[n].leaf != NIL {
-            return Some(self.nodes[n].leaf);
+    /// Opens the buckets whose time has come.
+    fn fire(&mut self, now_ns: u64) {
+        while let Some((at, n)) = self.max_timers.top() {
+            if at > u128::from(now_ns) {
+                break;
+            }
+            self.max_timers.pop(&mut self.mpos);
+            let node = &mut self.nodes[n as usize];
+            node.open = node.max.allows(now_ns);
+            if !node.open {
+                let at = u128::from(node.max.ready_at());
+                self.max_timers.set(n, at, &mut self.mpos);
+            }
+            self.refresh(n as usize);
         }
-        // Children by (pass, index), each tried once.
-        let mut after: Option<(u128, u32)> = None;
+        while let Some((at, n)) = self.min_timers.top() {
+            if at > u128::from(now_ns) {
+                break;
+            }
+            self.min_timers.pop(&mut self.npos);
+            let node = &mut self.nodes[n as usize];
+            let min = node.min.as_mut();
+            node.min_open = min.is_none_or(|m| m.allows(now_ns));
+            if !node.min_open {
+                let at = u128::from(node.min.map_or(0, |m| m.ready_at()));
+                self.min_timers.set(n, at, &mut self.npos);
+            }
+            self.refresh(n as usize);
+        }
+    }
+
+    /// The leaf at the end of the path of heap tops from the root.
+    fn descend(heaps: &[Heap], nodes: &[Node]) -> Option<u32> {
+        let mut n = 0usize;
         loop {
-            let next = self.nodes[n]
-                .active
-                .iter()
-                .map(|&c| (self.nodes[c as usize].pass, c))
-                .filter(|&k| after.is_none_or(|a| k > a))
-                .min()?;
-            after = Some(next);
-            let c = next.1 as usize;
-            if self.nodes[c].max.allows(now_ns) {
-                if let Some(leaf) = self.pick_excess(c, now_ns) {
-                    return Some(leaf);
+            if nodes[n].leaf != NIL {
+                return Some(nodes[n].leaf);
+            }
+            n = heaps[n].top()?.1 as usize;
+        }
+    }
+
+    /// Charges a frame of `len` sent by `leaf` at `now_ns` (`excess`:
+    /// from the excess, else from its guarantee) to its buckets and its
+    /// ancestors'; closes each bucket taken into debt until it allows
+    /// again.
+    fn charge(&mut self, leaf: u32, len: u32, excess: bool, now_ns: u64) {
+        let ln = self.leaves[leaf as usize].node as usize;
+        if !excess {
+            let node = &mut self.nodes[ln];
+            node.gseq = self.gclock;
+            self.gclock += 1;
+            if let Some(m) = node.min.as_mut() {
+                m.refill(now_ns);
+                m.charge(len);
+                if !m.allows(now_ns) {
+                    node.min_open = false;
+                    let at = u128::from(m.ready_at());
+                    self.min_timers.set(ln as u32, at, &mut self.npos);
                 }
             }
         }
-    }
-
-    fn charge(&mut self, leaf: u32, len: u32, excess: bool) {
-        let mut n = self.leaves[leaf as usize].node as usize;
-        if !excess {
-            if let Some(m) = self.nodes[n].min.as_mut() {
-                m.charge(len);
-            }
-        }
+        let mut n = ln;
         loop {
             let parent = self.nodes[n].parent;
             let node = &mut self.nodes[n];
+            node.max.refill(now_ns);
             node.max.charge(len);
+            if !node.max.allows(now_ns) {
+                node.open = false;
+                let at = u128::from(node.max.ready_at());
+                self.max_timers.set(n as u32, at, &mut self.mpos);
+            }
             if parent == NIL {
-                return;
+                break;
             }
             if excess {
                 let served = node.pass;
@@ -384,51 +496,148 @@ impl<P: Packet> Tree<P> {
             }
             n = parent as usize;
         }
+        self.refresh(ln);
     }
 
     /// The next frame to send at `now_ns` and its leaf; frames CoDel
     /// drops on the way go to `on_drop` with their leaf. `None`: nothing
-    /// may be sent now ([`Self::ready_at`] says when).
+    /// may be sent now ([`Self::ready_at`] says when to look again).
     pub fn dequeue(&mut self, now_ns: u64, on_drop: &mut impl FnMut(u32, P)) -> Option<(u32, P)> {
+        self.fire(now_ns);
         loop {
-            let (leaf, excess) = match self.pick_guaranteed(now_ns) {
+            if self.nodes[0].busy == 0 || !self.nodes[0].open {
+                return None;
+            }
+            let (leaf, excess) = match Self::descend(&self.guaranteed, &self.nodes) {
                 Some(l) => (l, false),
-                None if self.nodes[0].max.allows(now_ns) => (self.pick_excess(0, now_ns)?, true),
-                None => return None,
+                None => (Self::descend(&self.excess, &self.nodes)?, true),
             };
-            let fq = &mut self.leaves[leaf as usize].fq;
-            let p = fq.dequeue_with(now_ns, |p| on_drop(leaf, p));
-            if fq.is_empty() {
+            let l = &mut self.leaves[leaf as usize];
+            let p = l.fq.dequeue_with(now_ns, |p| on_drop(leaf, p));
+            if l.fq.is_empty() {
+                if let Some(fresh) = l.pending.take() {
+                    l.fq = fresh;
+                }
                 self.deactivate(leaf);
             }
             if let Some(p) = p {
-                self.charge(leaf, p.len(), excess);
+                self.charge(leaf, p.len(), excess, now_ns);
                 return Some((leaf, p));
             }
         }
     }
 
-    /// The earliest time a backlogged leaf's path allows again (`None`:
-    /// nothing queued).
+    /// When to look again for a frame to send (`None`: nothing queued):
+    /// the earliest time a bucket in debt allows again. Nothing may be
+    /// sendable then still (another bucket on its path may be in debt),
+    /// but nothing becomes sendable before.
     pub fn ready_at(&self) -> Option<u64> {
-        if self.nodes[0].active.is_empty() {
+        if self.nodes[0].busy == 0 {
             return None;
         }
-        Some(self.earliest(0))
+        let at = self.max_timers.top().map_or(0, |t| t.0);
+        Some(u64::try_from(at).unwrap_or(u64::MAX))
     }
 
-    fn earliest(&self, n: usize) -> u64 {
-        let node = &self.nodes[n];
-        let own = node.max.ready_at();
-        if node.leaf != NIL {
-            return own;
+    /// Takes every frame out of `leaf` (one not taken over by a new
+    /// tree), in order, to `on`.
+    pub fn drain(&mut self, leaf: u32, now_ns: u64, mut on: impl FnMut(P)) {
+        let fq = &mut self.leaves[leaf as usize].fq;
+        while let Some(p) = fq.dequeue_with(now_ns, &mut on) {
+            on(p);
         }
-        let below = node
-            .active
-            .iter()
-            .map(|&c| self.earliest(c as usize))
-            .min()
-            .unwrap_or(u64::MAX);
-        own.max(below)
+    }
+}
+
+impl<P: Packet> Tree<P> {
+    /// Takes over what carries on from `old`, the tree this one replaces,
+    /// as of `now_ns`. `tree_from` gives each node's index in `old` (the
+    /// root is 0; nodes and circuits matched by name), `leaf_from` each
+    /// leaf's. Every node that stays keeps its token buckets and its
+    /// children's virtual time, and, if it stays under the same parent,
+    /// its virtual pass (a moved one starts level with its new siblings)
+    /// and a leaf its place in the guarantees' round robin; every leaf
+    /// that stays keeps its queue, moved whole (frames, flows' order,
+    /// CoDel state). Backlogged leaves are then activated: a plan
+    /// reloaded unchanged serves exactly as before. The leaves of `old`
+    /// not taken keep their frames, for [`Self::drain`]. O((nodes +
+    /// leaves) · log), nothing allocated.
+    pub fn take_over(
+        &mut self,
+        old: &mut Tree<P>,
+        tree_from: &[Option<u32>],
+        leaf_from: &[Option<u32>],
+        now_ns: u64,
+    ) {
+        self.gclock = old.gclock;
+        for (n, from) in tree_from.iter().enumerate().take(self.nodes.len()) {
+            let Some(o) = from.map(|o| o as usize) else {
+                continue;
+            };
+            let was = &old.nodes[o];
+            let same_parent = match self.nodes[n].parent {
+                NIL => true,
+                p => tree_from.get(p as usize).copied().flatten() == Some(was.parent),
+            };
+            let (max, min, pass, rem, vtime, gseq, busy) = (
+                was.max, was.min, was.pass, was.rem, was.vtime, was.gseq, was.busy,
+            );
+            let node = &mut self.nodes[n];
+            node.max.carry(&max, now_ns);
+            if let (Some(m), Some(om)) = (node.min.as_mut(), min) {
+                m.carry(&om, now_ns);
+            }
+            node.vtime = vtime;
+            if same_parent {
+                (node.pass, node.rem, node.gseq) = (pass, rem, gseq);
+                node.carried = busy > 0;
+            }
+            // Only a bucket carried over can be in debt.
+            self.close_in_debt(n, now_ns);
+        }
+        for (l, from) in leaf_from.iter().enumerate() {
+            let Some(o) = from else { continue };
+            // The stand-in goes to the old tree, the running queue here.
+            let (new, was) = (&mut self.leaves[l], &mut old.leaves[*o as usize]);
+            std::mem::swap(&mut new.fq, &mut was.fq);
+            match new.pending.take() {
+                // Same limit: a queue still waiting from an earlier
+                // reload waits on.
+                None => std::mem::swap(&mut new.pending, &mut was.pending),
+                // A new limit, nothing queued: its queue at once.
+                Some(mut fresh) if new.fq.is_empty() => {
+                    std::mem::swap(&mut new.fq, &mut fresh);
+                    was.pending = Some(fresh);
+                }
+                // A new limit: its queue waits until the running one empties.
+                Some(fresh) => new.pending = Some(fresh),
+            }
+        }
+        for l in 0..self.leaves.len() as u32 {
+            if !self.leaves[l as usize].fq.is_empty() {
+                self.activate(l);
+            }
+        }
+        for node in &mut self.nodes {
+            node.carried = false;
+        }
+    }
+
+    /// Closes `n`'s buckets if they are in debt at `now_ns` (after they
+    /// were carried over), each with its timer.
+    fn close_in_debt(&mut self, n: usize, now_ns: u64) {
+        let node = &mut self.nodes[n];
+        node.open = node.max.allows(now_ns);
+        if !node.open {
+            let at = u128::from(node.max.ready_at());
+            self.max_timers.set(n as u32, at, &mut self.mpos);
+        }
+        if let Some(m) = node.min.as_mut() {
+            node.min_open = m.allows(now_ns);
+            if !node.min_open {
+                let at = u128::from(m.ready_at());
+                self.min_timers.set(n as u32, at, &mut self.npos);
+            }
+        }
     }
 }

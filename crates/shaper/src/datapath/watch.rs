@@ -298,6 +298,43 @@ impl Watch {
         })
     }
 
+    /// Takes over the classes of `old` that stay in a reloaded plan, and
+    /// its arrival times (the frames in the pool stay): `leaf_from` gives
+    /// each leaf of this plan (circuits, then the default class) its
+    /// leaf in `old`, `node_from` each node its node in `old`. A class
+    /// that stays keeps its rate window and delay histogram; a new one
+    /// starts empty; `old` keeps what goes, to be freed off the loop.
+    /// Moves, allocates nothing: O(classes).
+    pub fn take_over(
+        &mut self,
+        old: &mut Watch,
+        leaf_from: &[Option<u32>],
+        node_from: &[Option<usize>],
+    ) {
+        for d in 0..2 {
+            for (n, from) in leaf_from.iter().enumerate() {
+                if let (Some(o), true) = (from, n < self.leaves[d].len()) {
+                    if let Some(c) = old.leaves[d].get_mut(*o as usize) {
+                        std::mem::swap(&mut self.leaves[d][n], c);
+                    }
+                }
+            }
+            for (n, from) in node_from.iter().enumerate() {
+                if let (Some(o), true) = (from, n < self.nodes[d].len()) {
+                    if let Some(c) = old.nodes[d].get_mut(*o) {
+                        std::mem::swap(&mut self.nodes[d][n], c);
+                    }
+                }
+            }
+            // The unshaped frames' class is always the last.
+            let (new_u, old_u) = (self.unshaped(), old.unshaped());
+            std::mem::swap(&mut self.leaves[d][new_u], &mut old.leaves[d][old_u]);
+        }
+        std::mem::swap(&mut self.arrival, &mut old.arrival);
+        self.cursor = 0;
+        self.next_sweep_ns = old.next_sweep_ns;
+    }
+
     /// Rolls the windows of up to `budget` classes, continuing where the
     /// last sweep stopped; at most once per [`SWEEP_EVERY_NS`].
     pub fn sweep(&mut self, now_ns: u64, budget: usize) {

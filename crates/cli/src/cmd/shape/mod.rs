@@ -153,7 +153,7 @@ pub fn run(args: ShapeArgs) -> Result<(), CliError> {
             let socket = args
                 .control
                 .unwrap_or_else(|| fairway_shaper::control::DEFAULT_SOCKET.into());
-            shape(&checked, &label, &socket, args.metrics)
+            shape(&checked, &source, &label, &socket, args.metrics)
         }
         Err(problems) => {
             for p in &problems {
@@ -180,10 +180,12 @@ impl fmt::Display for ShapeRunFailed {
 impl std::error::Error for ShapeRunFailed {}
 
 /// Shapes until SIGINT or SIGTERM, answering on the control socket (and
-/// the metrics endpoint); prints the start line, then the totals (what
-/// was still queued included).
+/// the metrics endpoint) and reloading `source` on SIGHUP or the socket's
+/// `reload`; prints the start lines, a line per reload, then the totals
+/// (what was still queued included).
 fn shape(
     checked: &fairway_shaper::validate::Checked,
+    source: &Source,
     label: &str,
     socket: &std::path::Path,
     metrics: Option<std::net::SocketAddr>,
@@ -191,11 +193,27 @@ fn shape(
     use fairway_shaper::datapath::{hooks::Hooks, reload_request::ReloadRequests, run};
     use std::sync::Arc;
     let stop = run::stop_on_signals().map_err(ShapeRunFailed)?;
+    // SIGHUP and the control socket's `reload` verb share these requests.
+    let requests = Arc::new(ReloadRequests::new());
+    let mut reload_printed = Ok(());
+    let mut on_outcome = |a: &fairway_shaper::datapath::reload_request::ReloadAnswer| {
+        for line in a.text.lines() {
+            if reload_printed.is_ok() {
+                reload_printed =
+                    crate::cmd::stdout::write(format_args!("fairway shape: reload: {line}\n"))
+                        .and_then(|()| crate::cmd::stdout::flush());
+            }
+        }
+    };
+    let reload = run::Reload {
+        source: source.clone(),
+        requests: Arc::clone(&requests),
+        on_outcome: &mut on_outcome,
+    };
     let Some(ifs) = checked.plan.interfaces.as_ref() else {
         return Err(ShapeRunFailed(run::RunError::NoInterfaces).into());
     };
-    let reloads = Arc::new(ReloadRequests::new());
-    let hooks = Arc::new(Hooks::new(reloads).map_err(control::ControlFailed::Wake)?);
+    let hooks = Arc::new(Hooks::new(requests).map_err(control::ControlFailed::Wake)?);
     // The socket and the endpoint start once the interfaces are open (an
     // interface problem is reported first) and stop, the socket file
     // removed, when `watching` is dropped at the end of this function,
@@ -204,7 +222,7 @@ fn shape(
     let mut watching = None;
     let mut failed = None;
     let mut printed = Ok(());
-    let outcome = run::run(checked, &stop, Some(&hooks), || {
+    let outcome = run::run(checked, &stop, Some(&hooks), Some(reload), || {
         let w = match control::start(socket, metrics, &hooks) {
             Ok(w) => w,
             Err(e) => {
@@ -242,6 +260,7 @@ fn shape(
         return Err(e.into());
     }
     printed?;
+    reload_printed?;
     crate::outln!("fairway shape: stopped; totals per class (frames; queued: still queued at the stop, not sent):");
     crate::out!("{}", outcome.report);
     for (interface, drops) in &outcome.kernel_drops {
