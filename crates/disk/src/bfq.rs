@@ -147,6 +147,12 @@ pub const INJECT_MAX_LIMIT: u32 = 8;
 /// best-effort application thinking between requests is not interleaved
 /// with (and its sequential access broken by) idle-class work.
 pub const IDLE_GRACE: Nanos = 200 * MS;
+/// A request starting farther than this from where its application's
+/// previous request ended is a seek (sectors; the kernel BFQ's threshold).
+pub const SEEK_DISTANCE: u64 = 800;
+/// An application is *seeky* when more than this many of its last 32
+/// requests were seeks (the kernel BFQ's 1/8).
+pub const SEEKY_MIN: u32 = 4;
 
 /// How T_max is set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -346,6 +352,11 @@ struct AppState {
     max_budget: u32,
     budget: u32,
     queue: RequestQueue,
+    /// One bit per request, newest lowest: it started more than
+    /// [`SEEK_DISTANCE`] from where the application's previous one ended.
+    seek_history: u32,
+    /// The sector after the application's previous request.
+    last_end: u64,
 }
 
 /// Event counters.
@@ -412,6 +423,8 @@ pub struct Bfq {
     /// Service time (arrival to completion) of the active application's
     /// last request served without injection (0: none yet).
     base_service: Nanos,
+    /// The device has no seek cost (flash): see [`Bfq::worth_idling`].
+    nonrot: bool,
     stats: BfqStats,
     #[cfg(feature = "test-support")]
     fault: BfqFault,
@@ -441,6 +454,7 @@ impl Bfq {
             injected_in_flight: Vec::new(),
             inject_limit: 1,
             base_service: 0,
+            nonrot: false,
             stats: BfqStats::default(),
             #[cfg(feature = "test-support")]
             fault: BfqFault::None,
@@ -490,6 +504,13 @@ impl Bfq {
     #[cfg(not(feature = "test-support"))]
     fn never_idles(&self) -> bool {
         false
+    }
+
+    /// Declares the device non-rotational (no seek cost) or not (the
+    /// default, the thesis' rotating disk): BFQ then does not idle for
+    /// seeky applications (see [`Bfq::worth_idling`]).
+    pub fn set_nonrotational(&mut self, nonrot: bool) {
+        self.nonrot = nonrot;
     }
 
     /// The configuration.
@@ -794,6 +815,48 @@ impl Bfq {
         self.deactivate(served, served);
     }
 
+    /// Whether to keep the disk idle for the active application `app`,
+    /// whose queue has just emptied on a synchronous request, until its
+    /// next request (the kernel BFQ's rule, `bfq_better_to_idle`, in this
+    /// BFQ's terms). Idling is worth it when it raises throughput or is
+    /// needed for a service guarantee:
+    ///
+    /// * **throughput**: on a rotating disk (the thesis' model), or when
+    ///   the application is sequential (not [`seeky`]), its next request is
+    ///   cheaper than another application's; on a device without seek
+    ///   cost ([`Bfq::set_nonrotational`]) a seeky application's is not,
+    ///   and holding the device for it only delays the others. Even where
+    ///   it would gain throughput, BFQ does not idle for that while
+    ///   another application's *raised* weight has requests waiting: they
+    ///   are an interactive task's, whose latency is what raising is for.
+    /// * **guarantees**: the application's own weight is raised (its
+    ///   start-up latency depends on keeping the device), or nobody else
+    ///   has requests queued (idling delays nobody), or another priority
+    ///   class has (skipping the idling would hand the device across
+    ///   classes out of turn).
+    ///
+    /// Weights that differ within a class are not looked at: BFQ charges
+    /// every application its sectors whether or not it idled, so a seeky
+    /// application served without idling still gets its share of sectors.
+    fn worth_idling(&self, app: u32) -> bool {
+        let st = &self.apps[app as usize];
+        if st.cur_weight > st.weight || self.queued == 0 {
+            return true;
+        }
+        let class = st.class;
+        let other_class =
+            (0..self.engines.len()).any(|c| c != class && !self.engines[c].is_empty());
+        if other_class {
+            return true;
+        }
+        let raised_waiting = self
+            .raised
+            .iter()
+            .any(|&r| r != app && !self.apps[r as usize].queue.is_empty());
+        let throughput = !self.nonrot || !seeky(st);
+        throughput && !raised_waiting
+    }
+
     /// T_max exceeded (§2.1.1): deactivated, and overcharged B_i,max if it
     /// is *seeky*, i.e. it consumed less than 2/3 of its budget in T_max
     /// (the criterion Linux's BFQ uses). An application that merely reads a
@@ -814,9 +877,27 @@ impl Bfq {
     }
 }
 
+/// Records in `st`'s seek history whether `req` starts more than
+/// [`SEEK_DISTANCE`] from where the application's previous request ended.
+fn note_position(st: &mut AppState, req: &Request) {
+    let far = req.sector.abs_diff(st.last_end) > SEEK_DISTANCE;
+    st.seek_history = (st.seek_history << 1) | u32::from(far);
+    st.last_end = req.end();
+}
+
+/// Whether more than [`SEEKY_MIN`] of the application's last 32 requests
+/// were seeks.
+fn seeky(st: &AppState) -> bool {
+    st.seek_history.count_ones() > SEEKY_MIN
+}
+
 impl DiskScheduler for Bfq {
     fn name(&self) -> &'static str {
         "bfq"
+    }
+
+    fn set_nonrotational(&mut self, nonrot: bool) {
+        Bfq::set_nonrotational(self, nonrot);
     }
 
     fn add_app(&mut self, app: AppId, spec: AppSpec) -> Result<(), DiskConfigError> {
@@ -865,6 +946,8 @@ impl DiskScheduler for Bfq {
             max_budget,
             budget: self.cfg.default_budget.min(max_budget),
             queue: RequestQueue::new(),
+            seek_history: 0,
+            last_end: 0,
         };
         Ok(())
     }
@@ -919,6 +1002,7 @@ impl DiskScheduler for Bfq {
         let i = req.app.0;
         self.queued += 1;
         let st = &mut self.apps[i as usize];
+        note_position(st, &req);
         st.queue.push(req);
         if !was_empty {
             return Ok(());
@@ -1006,6 +1090,8 @@ impl DiskScheduler for Bfq {
                     // completion to issue the next one: idling would only
                     // hold the disk (the kernel idles for sync queues only).
                     self.stats.async_expired += 1;
+                    self.expire_idle_counted(false);
+                } else if empty && !self.worth_idling(a.app) {
                     self.expire_idle_counted(false);
                 }
                 return Dispatch::Serve(req);
