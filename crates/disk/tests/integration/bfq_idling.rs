@@ -43,7 +43,8 @@ fn bfq_idles(c: Case) -> bool {
     // 3 s later, comes after 2 s of idleness); without a completion B's
     // first request is never raised.
     if c.b_raised {
-        b.add_request(0, Request::read(AppId(1), 1 << 30, 8)).unwrap();
+        b.add_request(0, Request::read(AppId(1), 1 << 30, 8))
+            .unwrap();
         let r = serve(&mut b, 0);
         b.complete(MS, &r);
     }
@@ -54,7 +55,8 @@ fn bfq_idles(c: Case) -> bool {
     // After B's idling (T_wait = 4 ms from its completion) has run out.
     let mut t = 6 * MS;
     for k in 0..8 {
-        b.add_request(t, Request::read(AppId(0), sector(k), 8)).unwrap();
+        b.add_request(t, Request::read(AppId(0), sector(k), 8))
+            .unwrap();
         let r = serve(&mut b, t);
         assert_eq!(r.app, AppId(0), "{c:?}");
         t += MS;
@@ -69,7 +71,8 @@ fn bfq_idles(c: Case) -> bool {
     }
     // A's last two reads; the first makes A the active application.
     for k in [8, 9] {
-        b.add_request(t, Request::read(AppId(0), sector(k), 8)).unwrap();
+        b.add_request(t, Request::read(AppId(0), sector(k), 8))
+            .unwrap();
     }
     let r = serve(&mut b, t);
     assert_eq!(r.app, AppId(0), "{c:?}");
@@ -77,7 +80,8 @@ fn bfq_idles(c: Case) -> bool {
         t += wait;
     }
     if c.b_waiting {
-        b.add_request(t, Request::read(AppId(1), 1 << 31, 8)).unwrap();
+        b.add_request(t, Request::read(AppId(1), 1 << 31, 8))
+            .unwrap();
     }
     assert_eq!(b.raised_until(AppId(0)).is_some(), c.a_raised, "{c:?}");
     assert_eq!(b.raised_until(AppId(1)).is_some(), c.b_raised, "{c:?}");
@@ -128,5 +132,8 @@ fn seeky_readers_on_flash_are_not_idled_for() {
     };
     assert!(!bfq_idles(c));
     assert!(bfq_idles(Case { nonrot: false, ..c }));
-    assert!(bfq_idles(Case { a_seeky: false, ..c }));
+    assert!(bfq_idles(Case {
+        a_seeky: false,
+        ..c
+    }));
 }
