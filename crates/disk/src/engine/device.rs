@@ -266,7 +266,7 @@ impl Device {
     fn command(&mut self, cmd: Cmd) {
         match cmd {
             Cmd::Shutdown => {}
-            Cmd::Submit(p) => self.accept(*p),
+            Cmd::Submit(p) => self.accept(p),
             Cmd::AddClient { slot, spec, reply } => {
                 let _ = reply.send(self.sched.add_app(AppId(slot), spec));
             }
@@ -364,7 +364,7 @@ impl Device {
         rest.extend(self.held.drain().flat_map(|(_, q)| q));
         for cmd in unread.into_iter().chain(rx.try_iter()) {
             match cmd {
-                Cmd::Submit(p) => rest.push(*p),
+                Cmd::Submit(p) => rest.push(p),
                 // Dropping a reply answers its caller: the engine stopped.
                 Cmd::AddClient { .. }
                 | Cmd::RemoveClient { .. }

@@ -384,7 +384,7 @@ impl Engine {
             route,
             submitted: Instant::now(),
         };
-        if let Err(Cmd::Submit(p)) = st.send(Cmd::Submit(Box::new(p))) {
+        if let Err(Cmd::Submit(p)) = st.send(Cmd::Submit(p)) {
             return refuse(SubmitErrorKind::Stopped, p.req);
         }
         st.next_id += 1;

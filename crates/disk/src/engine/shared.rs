@@ -38,7 +38,9 @@ pub(crate) struct Pending {
 
 /// A command for the device thread.
 pub(crate) enum Cmd {
-    Submit(Box<Pending>),
+    /// Not boxed: the channel stores commands in blocks of its own, so a
+    /// box would be one more allocation per request.
+    Submit(Pending),
     AddClient {
         slot: u32,
         spec: AppSpec,

@@ -22,7 +22,8 @@ struct Case {
 /// throughput (not for a seeky application on a non-rotational device)
 /// and no raised application waits.
 fn model_idles(c: Case) -> bool {
-    c.a_raised || !c.b_waiting || (!(c.nonrot && c.a_seeky) && !c.b_raised)
+    let gains_throughput = !(c.nonrot && c.a_seeky);
+    c.a_raised || !c.b_waiting || (gains_throughput && !c.b_raised)
 }
 
 fn serve(b: &mut Bfq, t: u64) -> Request {
