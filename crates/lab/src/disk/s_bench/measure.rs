@@ -224,8 +224,7 @@ pub fn measure<S: Ports>(
 
 /// How long the application's clients have been idle when a replay
 /// starts, at least: BFQ's `WR_MIN_IDLE` and a margin.
-const APP_IDLE: Duration =
-    Duration::from_nanos(fairway_disk::bfq::WR_MIN_IDLE + 200_000_000);
+const APP_IDLE: Duration = Duration::from_nanos(fairway_disk::bfq::WR_MIN_IDLE + 200_000_000);
 
 /// One replay's ports, one per process of the trace, each having read
 /// 4 KiB of its region. fairway's BFQ raises the weight of a client that
