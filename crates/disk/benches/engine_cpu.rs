@@ -8,6 +8,10 @@
 //!   refused), whose transfers take real time, as a device's do: what the
 //!   engine does while a transfer is in flight shows here.
 //!
+//! First, BFQ alone (no engine, no threads): eight applications, each with
+//! one synchronous request queued at a time, added, dispatched and
+//! completed in a loop — the scheduler's own CPU per request.
+//!
 //! `cargo bench -p fairway-disk --bench engine_cpu [-- SECONDS]`
 //! (default 2 s per line; nothing else should run meanwhile, as wake-ups
 //! cost more CPU on a busy machine).
@@ -23,6 +27,7 @@
 use fairway_disk::engine::{
     AlignedBuf, ClientOptions, Completion, Engine, EngineConfig, IoRequest, TargetOptions,
 };
+use fairway_disk::{AppId, AppSpec, Bfq, BfqConfig, DiskScheduler, Dispatch, Request};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -131,13 +136,57 @@ fn run(
     Ok(())
 }
 
+/// BFQ alone: 8 applications reading sequentially, one request each
+/// queued at a time; the CPU time per request added, dispatched and
+/// completed (the thread's clock, `getrusage`).
+fn scheduler_alone(secs: f64) -> Result<(), Box<dyn std::error::Error>> {
+    let mut b = Bfq::new(BfqConfig::simplified(4096)?)?;
+    for a in 0..8 {
+        b.add_app(AppId(a), AppSpec::weight(1 + a % 2))?;
+    }
+    let mut next = [0u64; 8];
+    let mut now = 0u64;
+    for a in 0..8u32 {
+        b.add_request(now, Request::read(AppId(a), u64::from(a) << 30, 8))
+            .map_err(|e| format!("{e:?}"))?;
+        next[a as usize] = (u64::from(a) << 30) + 8;
+    }
+    let (cpu0, t0) = (process_cpu(), Instant::now());
+    let mut n = 0u64;
+    while t0.elapsed().as_secs_f64() < secs {
+        for _ in 0..1000 {
+            now += 20_000;
+            let req = match b.dispatch(now) {
+                Dispatch::Serve(r) => r,
+                d => return Err(format!("nothing served: {d:?}").into()),
+            };
+            now += 20_000;
+            b.complete(now, &req);
+            let a = req.app.index();
+            b.add_request(now, Request::read(req.app, next[a], 8))
+                .map_err(|e| format!("{e:?}"))?;
+            next[a] += 8;
+            n += 1;
+        }
+    }
+    let cpu = process_cpu() - cpu0;
+    println!(
+        "BFQ alone, 8 applications: {n} requests; {:.3} us/request",
+        cpu.as_nanos() as f64 / 1000.0 / n as f64
+    );
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let secs: f64 = match std::env::args().skip(1).find(|a| !a.starts_with('-')) {
         Some(a) => a
             .parse()
-            .map_err(|_| format!("SECONDS: {a:?} is not a number"))?,
+            .ok()
+            .filter(|s: &f64| (0.1..=600.0).contains(s))
+            .ok_or_else(|| format!("SECONDS {a:?} is out of range (allowed: 0.1..=600)"))?,
         None => 2.0,
     };
+    scheduler_alone(secs)?;
     for clients in [1, 8] {
         run(
             Path::new("/dev/zero"),

@@ -507,8 +507,12 @@ impl Bfq {
     }
 
     /// Declares the device non-rotational (no seek cost) or not (the
-    /// default, the thesis' rotating disk): BFQ then does not idle for
-    /// seeky applications (see [`Bfq::worth_idling`]).
+    /// default, the thesis' rotating disk). On a non-rotational device BFQ
+    /// does not idle for a *seeky* application (more than [`SEEKY_MIN`] of
+    /// its last 32 requests start over [`SEEK_DISTANCE`] sectors from
+    /// where its previous one ended) unless its weight is raised or idling
+    /// is needed for a guarantee (nobody else waiting, or another
+    /// priority class waiting), as the kernel's BFQ decides.
     pub fn set_nonrotational(&mut self, nonrot: bool) {
         self.nonrot = nonrot;
     }
@@ -818,43 +822,45 @@ impl Bfq {
     /// Whether to keep the disk idle for the active application `app`,
     /// whose queue has just emptied on a synchronous request, until its
     /// next request (the kernel BFQ's rule, `bfq_better_to_idle`, in this
-    /// BFQ's terms). Idling is worth it when it raises throughput or is
-    /// needed for a service guarantee:
+    /// BFQ's terms). Idling is worth it when nobody else has requests
+    /// queued (it delays nobody), or another priority class has (skipping
+    /// it would hand the device across classes out of turn), and
+    /// otherwise:
     ///
-    /// * **throughput**: on a rotating disk (the thesis' model), or when
-    ///   the application is sequential (not [`seeky`]), its next request is
-    ///   cheaper than another application's; on a device without seek
-    ///   cost ([`Bfq::set_nonrotational`]) a seeky application's is not,
-    ///   and holding the device for it only delays the others. Even where
-    ///   it would gain throughput, BFQ does not idle for that while
-    ///   another application's *raised* weight has requests waiting: they
-    ///   are an interactive task's, whose latency is what raising is for.
-    /// * **guarantees**: the application's own weight is raised (its
-    ///   start-up latency depends on keeping the device), or nobody else
-    ///   has requests queued (idling delays nobody), or another priority
-    ///   class has (skipping the idling would hand the device across
-    ///   classes out of turn).
+    /// * for a *raised* application, when some application waiting is not
+    ///   raised: idling keeps the device from it, which is what raising
+    ///   (an interactive task's latency) is for. When all those waiting are
+    ///   raised too — typically the other processes of the same starting
+    ///   task — idling would only make them wait.
+    /// * for any other, when it raises throughput and no raised
+    ///   application waits (whose latency would pay for it). It raises
+    ///   throughput on a rotating disk (the thesis' model), or when the
+    ///   application is sequential (not [`seeky`]): its next request is
+    ///   cheaper than another's. On a device without seek cost
+    ///   ([`Bfq::set_nonrotational`]) a seeky application's is not.
     ///
     /// Weights that differ within a class are not looked at: BFQ charges
     /// every application its sectors whether or not it idled, so a seeky
     /// application served without idling still gets its share of sectors.
     fn worth_idling(&self, app: u32) -> bool {
         let st = &self.apps[app as usize];
-        if st.cur_weight > st.weight || self.queued == 0 {
-            return true;
-        }
         let class = st.class;
         let other_class =
             (0..self.engines.len()).any(|c| c != class && !self.engines[c].is_empty());
-        if other_class {
+        if self.queued == 0 || other_class {
             return true;
         }
+        // Every application waiting is in `class`'s B-WF2Q+.
         let raised_waiting = self
             .raised
             .iter()
-            .any(|&r| r != app && !self.apps[r as usize].queue.is_empty());
+            .filter(|&&r| r != app && !self.apps[r as usize].queue.is_empty())
+            .count();
+        if st.cur_weight > st.weight {
+            return self.engines[class].len() > raised_waiting;
+        }
         let throughput = !self.nonrot || !seeky(st);
-        throughput && !raised_waiting
+        throughput && raised_waiting == 0
     }
 
     /// T_max exceeded (§2.1.1): deactivated, and overcharged B_i,max if it

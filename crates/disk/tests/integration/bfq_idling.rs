@@ -17,13 +17,19 @@ struct Case {
     b_raised: bool,
 }
 
-/// The rule, written from its statement: idle for a raised application,
-/// or when nobody else waits; otherwise only where idling gains
-/// throughput (not for a seeky application on a non-rotational device)
-/// and no raised application waits.
+/// The rule, written from its statement: idle when nobody else waits;
+/// for a raised application, when the one waiting is not raised; for
+/// another, only where idling gains throughput (not for a seeky
+/// application on a non-rotational device) and no raised one waits.
 fn model_idles(c: Case) -> bool {
     let gains_throughput = !(c.nonrot && c.a_seeky);
-    c.a_raised || !c.b_waiting || (gains_throughput && !c.b_raised)
+    if !c.b_waiting {
+        true
+    } else if c.a_raised {
+        !c.b_raised
+    } else {
+        gains_throughput && !c.b_raised
+    }
 }
 
 fn serve(b: &mut Bfq, t: u64) -> Request {
