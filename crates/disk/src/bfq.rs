@@ -147,6 +147,12 @@ pub const INJECT_MAX_LIMIT: u32 = 8;
 /// best-effort application thinking between requests is not interleaved
 /// with (and its sequential access broken by) idle-class work.
 pub const IDLE_GRACE: Nanos = 200 * MS;
+/// A request starting farther than this from where its application's
+/// previous request ended is a seek (sectors; the kernel BFQ's threshold).
+pub const SEEK_DISTANCE: u64 = 800;
+/// An application is *seeky* when more than this many of its last 32
+/// requests were seeks (the kernel BFQ's 1/8).
+pub const SEEKY_MIN: u32 = 4;
 
 /// How T_max is set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -346,6 +352,11 @@ struct AppState {
     max_budget: u32,
     budget: u32,
     queue: RequestQueue,
+    /// One bit per request, newest lowest: it started more than
+    /// [`SEEK_DISTANCE`] from where the application's previous one ended.
+    seek_history: u32,
+    /// The sector after the application's previous request.
+    last_end: u64,
 }
 
 /// Event counters.
@@ -412,6 +423,8 @@ pub struct Bfq {
     /// Service time (arrival to completion) of the active application's
     /// last request served without injection (0: none yet).
     base_service: Nanos,
+    /// The device has no seek cost (flash): see [`Bfq::worth_idling`].
+    nonrot: bool,
     stats: BfqStats,
     #[cfg(feature = "test-support")]
     fault: BfqFault,
@@ -441,6 +454,7 @@ impl Bfq {
             injected_in_flight: Vec::new(),
             inject_limit: 1,
             base_service: 0,
+            nonrot: false,
             stats: BfqStats::default(),
             #[cfg(feature = "test-support")]
             fault: BfqFault::None,
@@ -490,6 +504,17 @@ impl Bfq {
     #[cfg(not(feature = "test-support"))]
     fn never_idles(&self) -> bool {
         false
+    }
+
+    /// Declares the device non-rotational (no seek cost) or not (the
+    /// default, the thesis' rotating disk). On a non-rotational device BFQ
+    /// does not idle for a *seeky* application (more than [`SEEKY_MIN`] of
+    /// its last 32 requests start over [`SEEK_DISTANCE`] sectors from
+    /// where its previous one ended) unless its weight is raised or idling
+    /// is needed for a guarantee (nobody else waiting, or another
+    /// priority class waiting), as the kernel's BFQ decides.
+    pub fn set_nonrotational(&mut self, nonrot: bool) {
+        self.nonrot = nonrot;
     }
 
     /// The configuration.
@@ -794,6 +819,50 @@ impl Bfq {
         self.deactivate(served, served);
     }
 
+    /// Whether to keep the disk idle for the active application `app`,
+    /// whose queue has just emptied on a synchronous request, until its
+    /// next request (the kernel BFQ's rule, `bfq_better_to_idle`, in this
+    /// BFQ's terms). Idling is worth it when nobody else has requests
+    /// queued (it delays nobody), or another priority class has (skipping
+    /// it would hand the device across classes out of turn), and
+    /// otherwise:
+    ///
+    /// * for a *raised* application, when some application waiting is not
+    ///   raised: idling keeps the device from it, which is what raising
+    ///   (an interactive task's latency) is for. When all those waiting are
+    ///   raised too — typically the other processes of the same starting
+    ///   task — idling would only make them wait.
+    /// * for any other, when it raises throughput and no raised
+    ///   application waits (whose latency would pay for it). It raises
+    ///   throughput on a rotating disk (the thesis' model), or when the
+    ///   application is sequential (not [`seeky`]): its next request is
+    ///   cheaper than another's. On a device without seek cost
+    ///   ([`Bfq::set_nonrotational`]) a seeky application's is not.
+    ///
+    /// Weights that differ within a class are not looked at: BFQ charges
+    /// every application its sectors whether or not it idled, so a seeky
+    /// application served without idling still gets its share of sectors.
+    fn worth_idling(&self, app: u32) -> bool {
+        let st = &self.apps[app as usize];
+        let class = st.class;
+        let other_class =
+            (0..self.engines.len()).any(|c| c != class && !self.engines[c].is_empty());
+        if self.queued == 0 || other_class {
+            return true;
+        }
+        // Every application waiting is in `class`'s B-WF2Q+.
+        let raised_waiting = self
+            .raised
+            .iter()
+            .filter(|&&r| r != app && !self.apps[r as usize].queue.is_empty())
+            .count();
+        if st.cur_weight > st.weight {
+            return self.engines[class].len() > raised_waiting;
+        }
+        let throughput = !self.nonrot || !seeky(st);
+        throughput && raised_waiting == 0
+    }
+
     /// T_max exceeded (§2.1.1): deactivated, and overcharged B_i,max if it
     /// is *seeky*, i.e. it consumed less than 2/3 of its budget in T_max
     /// (the criterion Linux's BFQ uses). An application that merely reads a
@@ -814,9 +883,27 @@ impl Bfq {
     }
 }
 
+/// Records in `st`'s seek history whether `req` starts more than
+/// [`SEEK_DISTANCE`] from where the application's previous request ended.
+fn note_position(st: &mut AppState, req: &Request) {
+    let far = req.sector.abs_diff(st.last_end) > SEEK_DISTANCE;
+    st.seek_history = (st.seek_history << 1) | u32::from(far);
+    st.last_end = req.end();
+}
+
+/// Whether more than [`SEEKY_MIN`] of the application's last 32 requests
+/// were seeks.
+fn seeky(st: &AppState) -> bool {
+    st.seek_history.count_ones() > SEEKY_MIN
+}
+
 impl DiskScheduler for Bfq {
     fn name(&self) -> &'static str {
         "bfq"
+    }
+
+    fn set_nonrotational(&mut self, nonrot: bool) {
+        Bfq::set_nonrotational(self, nonrot);
     }
 
     fn add_app(&mut self, app: AppId, spec: AppSpec) -> Result<(), DiskConfigError> {
@@ -865,6 +952,8 @@ impl DiskScheduler for Bfq {
             max_budget,
             budget: self.cfg.default_budget.min(max_budget),
             queue: RequestQueue::new(),
+            seek_history: 0,
+            last_end: 0,
         };
         Ok(())
     }
@@ -919,6 +1008,7 @@ impl DiskScheduler for Bfq {
         let i = req.app.0;
         self.queued += 1;
         let st = &mut self.apps[i as usize];
+        note_position(st, &req);
         st.queue.push(req);
         if !was_empty {
             return Ok(());
@@ -1006,6 +1096,8 @@ impl DiskScheduler for Bfq {
                     // completion to issue the next one: idling would only
                     // hold the disk (the kernel idles for sync queues only).
                     self.stats.async_expired += 1;
+                    self.expire_idle_counted(false);
+                } else if empty && !self.worth_idling(a.app) {
                     self.expire_idle_counted(false);
                 }
                 return Dispatch::Serve(req);

@@ -120,6 +120,10 @@ pub trait DiskScheduler {
     fn queued(&self) -> usize;
     /// Removes and returns every queued request (nothing is lost on shutdown).
     fn drain(&mut self) -> Vec<Request>;
+    /// Tells the scheduler whether the device is non-rotational (no seek
+    /// cost). BFQ stops idling for seeky applications there; the others
+    /// ignore it.
+    fn set_nonrotational(&mut self, _nonrot: bool) {}
 }
 
 impl<T: DiskScheduler + ?Sized> DiskScheduler for Box<T> {
@@ -146,5 +150,8 @@ impl<T: DiskScheduler + ?Sized> DiskScheduler for Box<T> {
     }
     fn drain(&mut self) -> Vec<Request> {
         (**self).drain()
+    }
+    fn set_nonrotational(&mut self, nonrot: bool) {
+        (**self).set_nonrotational(nonrot)
     }
 }

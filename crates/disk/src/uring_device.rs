@@ -30,16 +30,17 @@
 // reaped, and the device never exits with transfers in flight.
 #![allow(unsafe_code)]
 
+use crate::engine::ring::Ring;
+use crate::engine::wait::{receive, Wait};
 use crate::file_device::{
     Cmd, FileCompletion, FileDeviceReport, FileIoError, FileSubmitter, ALIGN,
 };
 use crate::request::{AddError, Direction, Nanos, Request, SECTOR_BYTES};
 use crate::scheduler::{DiskScheduler, Dispatch};
-use io_uring::{opcode, types, IoUring};
 use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::io::AsRawFd;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -48,9 +49,6 @@ pub const POLL: Nanos = 100_000;
 
 /// Largest `max_in_flight` accepted (ring entries).
 pub const MAX_IN_FLIGHT: u32 = 256;
-
-/// Linux's `ETIME`: an io_uring wait that timed out.
-const ETIME: i32 = 62;
 
 /// Why the device could not start.
 #[derive(Debug)]
@@ -93,14 +91,7 @@ impl UringDevice {
         if !(1..=MAX_IN_FLIGHT).contains(&max_in_flight) {
             return Err(UringError::InFlight(max_in_flight));
         }
-        let ring =
-            IoUring::new(max_in_flight.next_power_of_two()).map_err(UringError::Unavailable)?;
-        if !ring.params().is_feature_ext_arg() {
-            return Err(UringError::Unavailable(std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "no timed waits (IORING_FEAT_EXT_ARG, Linux 5.11)",
-            )));
-        }
+        let ring = Ring::new(max_in_flight, false).map_err(UringError::Unavailable)?;
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("fairway-uring".into())
@@ -159,7 +150,7 @@ struct InFlight {
 struct Device<S> {
     sched: S,
     file: File,
-    ring: IoUring,
+    ring: Ring,
     max_in_flight: usize,
     epoch: Instant,
     waiting: HashMap<u64, Pending>,
@@ -234,33 +225,24 @@ impl<S: DiskScheduler> Device<S> {
                 raw[at..at + bytes].copy_from_slice(&p.data);
             }
         }
-        let fd = types::Fd(self.file.as_raw_fd());
+        let fd = self.file.as_raw_fd();
         let ptr = raw[at..].as_mut_ptr();
         let offset = req.sector * SECTOR_BYTES;
-        let entry = match req.dir {
-            Direction::Read => opcode::Read::new(fd, ptr, bytes as u32)
-                .offset(offset)
-                .build(),
-            Direction::Write => opcode::Write::new(fd, ptr, bytes as u32)
-                .offset(offset)
-                .build(),
-        }
-        .user_data(req.tag);
         // SAFETY: `raw` is moved into `in_flight` below and stays there,
         // its heap block unmoved and alive, until the completion carrying
         // `req.tag` is reaped in `reap`; the device drains every transfer
-        // before it exits, and `max_in_flight` ≤ ring entries keeps the
-        // submission queue from overflowing (a full queue is an error here,
-        // not a lost request).
-        let pushed = unsafe { self.ring.submission().push(&entry) };
+        // before it exits. A failed push completes the request at once.
+        let pushed = unsafe {
+            self.ring
+                .push(fd, req.dir, ptr, bytes as u32, offset, req.tag)
+        };
         let flight = InFlight {
             req,
             pending,
             raw,
             at,
         };
-        if pushed.is_err() {
-            let e = std::io::Error::other("io_uring submission queue full");
+        if let Err(e) = pushed {
             return self.finish(flight, Err(FileIoError::Io(e)));
         }
         self.in_flight.insert(req.tag, flight);
@@ -293,11 +275,8 @@ impl<S: DiskScheduler> Device<S> {
 
     /// Takes every completion the kernel has posted.
     fn reap(&mut self) {
-        let done: Vec<(u64, i32)> = self
-            .ring
-            .completion()
-            .map(|c| (c.user_data(), c.result()))
-            .collect();
+        let mut done = Vec::new();
+        self.ring.reap(&mut done);
         for (tag, res) in done {
             let Some(f) = self.in_flight.remove(&tag) else {
                 continue;
@@ -317,31 +296,12 @@ impl<S: DiskScheduler> Device<S> {
             self.finish(f, result);
         }
     }
-
-    /// Submits what was pushed and waits up to `wait` for one completion.
-    fn submit_and_wait(&mut self, wait: Option<Duration>) -> std::io::Result<()> {
-        let want = usize::from(!self.in_flight.is_empty());
-        let r = match wait {
-            Some(d) => {
-                let ts = types::Timespec::from(d);
-                let args = types::SubmitArgs::new().timespec(&ts);
-                self.ring.submitter().submit_with_args(want, &args)
-            }
-            None => self.ring.submitter().submit_and_wait(want),
-        };
-        match r {
-            Ok(_) => Ok(()),
-            Err(e) if e.raw_os_error() == Some(ETIME) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ok(()),
-            Err(e) => Err(e),
-        }
-    }
 }
 
 fn run<S: DiskScheduler>(
     sched: S,
     file: File,
-    ring: IoUring,
+    ring: Ring,
     max_in_flight: usize,
     rx: Receiver<Cmd>,
 ) -> FileDeviceReport {
@@ -361,30 +321,13 @@ fn run<S: DiskScheduler>(
     loop {
         // Wait for a submission only when no transfer is in flight (with
         // transfers in flight the ring wait below paces the loop).
-        let first = if stopping || !d.in_flight.is_empty() {
-            None
+        let wait = if stopping {
+            Wait::None
         } else {
-            match wake {
-                Some(w) => {
-                    let t = d.now();
-                    if w <= t {
-                        None
-                    } else {
-                        match rx.recv_timeout(Duration::from_nanos(w - t)) {
-                            Ok(c) => Some(c),
-                            Err(RecvTimeoutError::Timeout) => None,
-                            Err(RecvTimeoutError::Disconnected) => Some(Cmd::Shutdown),
-                        }
-                    }
-                }
-                None if d.sched.queued() == 0 => Some(rx.recv().unwrap_or(Cmd::Shutdown)),
-                None => None,
-            }
+            Wait::for_commands(!d.in_flight.is_empty(), wake, d.now(), d.sched.queued())
         };
-        let mut cmds: Vec<Cmd> = first.into_iter().collect();
-        while let Ok(c) = rx.try_recv() {
-            cmds.push(c);
-        }
+        let mut cmds = Vec::new();
+        receive(&rx, wait, &mut cmds, || Cmd::Shutdown);
         for cmd in cmds {
             match cmd {
                 Cmd::Shutdown => stopping = true,
@@ -414,7 +357,7 @@ fn run<S: DiskScheduler>(
             None => Duration::from_nanos(POLL),
         };
         if !d.in_flight.is_empty() {
-            if d.submit_and_wait(Some(wait)).is_err() {
+            if d.ring.submit_and_wait(1, Some(wait)).is_err() {
                 // The ring itself failed: stop; what it holds is answered
                 // below, what is queued gets ShutDown.
                 break;
@@ -424,7 +367,7 @@ fn run<S: DiskScheduler>(
     }
     // Every buffer the kernel holds must come back before they are freed.
     while !d.in_flight.is_empty() {
-        if d.submit_and_wait(None).is_err() {
+        if d.ring.submit_and_wait(1, None).is_err() {
             // Without a working ring the kernel cannot be writing into the
             // buffers any more than it already has: keep them (leak) rather
             // than free memory that might still be a transfer's target.

@@ -3,12 +3,16 @@
 //! whenever fewer than `max_in_flight` transfers are in flight, issues it
 //! on io_uring and delivers each completion (queue, callback or future).
 //!
-//! The loop is the io_uring back-end's ([`crate::uring_device`]): with
-//! nothing in flight it blocks on the channel (until the scheduler's
-//! idling deadline, if any); with transfers in flight it waits on the ring
-//! at most [`POLL`] at a time, so arrivals are time-stamped within
-//! [`POLL`] of the real instant, which BFQ's idling and back-shifted
-//! timestamps are computed from.
+//! With nothing in flight it blocks on the channel (until the scheduler's
+//! idling deadline, if any; [`super::wait`]); with transfers in flight it
+//! sleeps on the ring until a completion, the idling deadline or a
+//! command, which rings the ring's doorbell ([`super::ring::Doorbell`]).
+//! Either way an arrival is taken, and time-stamped, when it happens
+//! (BFQ's idling and back-shifted timestamps are computed from these
+//! stamps), and the thread wakes only when there is something to do: no
+//! periodic polling. Every command and completion already there is taken
+//! in one pass, and the buffers of these passes are reused, so a busy
+//! device allocates nothing per pass.
 
 // Issuing a transfer is `unsafe` (see `Ring::push`); the one call below
 // keeps its buffer and file in `in_flight` until the completion is reaped.
@@ -17,14 +21,15 @@
 use super::client::ClientStats;
 use super::error::IoError;
 use super::request::{Completion, RequestId};
-use super::ring::{Ring, POLL};
+use super::ring::Ring;
 use super::shared::{Cmd, Pending, Route, Shared};
+use super::wait::{receive, Wait};
 use super::Callback;
 use crate::request::{AddErrorKind, AppId, Nanos, Request, SECTOR_BYTES};
 use crate::scheduler::{DiskScheduler, Dispatch};
 use std::collections::{HashMap, VecDeque};
 use std::os::unix::io::AsRawFd;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -68,6 +73,8 @@ pub(crate) struct Device {
     /// Per client slot: the id of its synchronous request in the scheduler.
     pub(crate) sync_in_sched: HashMap<u32, u64>,
     in_flight: HashMap<u64, InFlight>,
+    /// The completions of one reap (kept to reuse its memory).
+    reaped: Vec<(u64, i32)>,
 }
 
 impl Device {
@@ -89,6 +96,7 @@ impl Device {
             held: HashMap::new(),
             sync_in_sched: HashMap::new(),
             in_flight: HashMap::new(),
+            reaped: Vec::new(),
         }
     }
 
@@ -215,7 +223,9 @@ impl Device {
 
     /// Delivers every completion the kernel has posted.
     fn reap(&mut self) {
-        for (id, res) in self.ring.reap() {
+        let mut reaped = std::mem::take(&mut self.reaped);
+        self.ring.reap(&mut reaped);
+        for (id, res) in reaped.drain(..) {
             let Some(f) = self.in_flight.remove(&id) else {
                 continue;
             };
@@ -233,6 +243,7 @@ impl Device {
             };
             self.deliver(f.pending, result);
         }
+        self.reaped = reaped;
     }
 
     /// Removes a client from the scheduler: its queued and held requests
@@ -251,11 +262,11 @@ impl Device {
         }
     }
 
-    /// Runs one command; `true` for shutdown.
-    fn command(&mut self, cmd: Cmd) -> bool {
+    /// Runs one command (a shutdown is [`Device::run`]'s).
+    fn command(&mut self, cmd: Cmd) {
         match cmd {
-            Cmd::Shutdown => return true,
-            Cmd::Submit(p) => self.accept(*p),
+            Cmd::Shutdown => {}
+            Cmd::Submit(p) => self.accept(p),
             Cmd::AddClient { slot, spec, reply } => {
                 let _ = reply.send(self.sched.add_app(AppId(slot), spec));
             }
@@ -263,38 +274,8 @@ impl Device {
                 self.remove_client(slot);
                 let _ = reply.send(());
             }
+            Cmd::NonRotational(nonrot) => self.sched.set_nonrotational(nonrot),
         }
-        false
-    }
-
-    /// Waits for the first command (see the module doc) and returns it with
-    /// every other command already sent.
-    fn receive(&self, rx: &Receiver<Cmd>, wake: Option<Nanos>) -> Vec<Cmd> {
-        let first = if !self.in_flight.is_empty() {
-            None
-        } else {
-            match wake {
-                Some(w) => {
-                    let t = self.now();
-                    if w <= t {
-                        None
-                    } else {
-                        match rx.recv_timeout(Duration::from_nanos(w - t)) {
-                            Ok(c) => Some(c),
-                            Err(RecvTimeoutError::Timeout) => None,
-                            Err(RecvTimeoutError::Disconnected) => Some(Cmd::Shutdown),
-                        }
-                    }
-                }
-                None if self.sched.queued() == 0 => Some(rx.recv().unwrap_or(Cmd::Shutdown)),
-                None => None,
-            }
-        };
-        let mut cmds: Vec<Cmd> = first.into_iter().collect();
-        while let Ok(c) = rx.try_recv() {
-            cmds.push(c);
-        }
-        cmds
     }
 
     /// Fills the ring up to `max_in_flight`; the scheduler's idling
@@ -314,31 +295,48 @@ impl Device {
     /// every request is answered.
     pub(crate) fn run(mut self, rx: Receiver<Cmd>) {
         let mut wake: Option<Nanos> = None;
-        'run: loop {
-            for cmd in self.receive(&rx, wake) {
-                if self.command(cmd) {
-                    break 'run;
-                }
+        let mut cmds: Vec<Cmd> = Vec::new();
+        loop {
+            let busy = !self.in_flight.is_empty();
+            let wait = Wait::for_commands(busy, wake, self.now(), self.sched.queued());
+            receive(&rx, wait, &mut cmds, || Cmd::Shutdown);
+            if self.commands(&mut cmds) {
+                break;
             }
             self.reap();
             wake = self.dispatch();
             if !self.in_flight.is_empty() {
-                let wait = match wake {
-                    Some(w) => Duration::from_nanos(w.saturating_sub(self.now()).clamp(1, POLL)),
-                    None => Duration::from_nanos(POLL),
+                let wait = wake.map(|w| Duration::from_nanos(w.saturating_sub(self.now()).max(1)));
+                let came = || match rx.try_recv() {
+                    Ok(c) => {
+                        cmds.push(c);
+                        true
+                    }
+                    Err(_) => false,
                 };
-                if self.ring.submit_and_wait(1, Some(wait)).is_err() {
+                if self.ring.sleep(wait, came).is_err() {
                     break;
                 }
                 self.reap();
             }
         }
-        self.stop(&rx);
+        self.stop(&rx, cmds);
+    }
+
+    /// Runs the commands in `cmds` up to a shutdown, if there is one:
+    /// then `true`, the shutdown and what follows it left in `cmds` for
+    /// [`Device::stop`].
+    fn commands(&mut self, cmds: &mut Vec<Cmd>) -> bool {
+        let stop = cmds.iter().position(|c| matches!(c, Cmd::Shutdown));
+        for cmd in cmds.drain(..stop.unwrap_or(cmds.len())) {
+            self.command(cmd);
+        }
+        stop.is_some()
     }
 
     /// Answers everything: transfers in flight complete, then whatever is
     /// queued, held or still in the channel is answered as shut down.
-    fn stop(mut self, rx: &Receiver<Cmd>) {
+    fn stop(mut self, rx: &Receiver<Cmd>, unread: Vec<Cmd>) {
         // Nothing more is accepted from here on.
         self.shared.lock().tx = None;
         while !self.in_flight.is_empty() {
@@ -364,9 +362,14 @@ impl Device {
             .filter_map(|r| self.waiting.remove(&r.tag))
             .collect();
         rest.extend(self.held.drain().flat_map(|(_, q)| q));
-        while let Ok(cmd) = rx.try_recv() {
-            if let Cmd::Submit(p) = cmd {
-                rest.push(*p);
+        for cmd in unread.into_iter().chain(rx.try_iter()) {
+            match cmd {
+                Cmd::Submit(p) => rest.push(p),
+                // Dropping a reply answers its caller: the engine stopped.
+                Cmd::AddClient { .. }
+                | Cmd::RemoveClient { .. }
+                | Cmd::NonRotational(_)
+                | Cmd::Shutdown => {}
             }
         }
         rest.sort_by_key(|p| p.id);

@@ -34,9 +34,10 @@
 //! Driven by the caller, all of these would depend on how often the
 //! application happens to call in, and an application blocked elsewhere
 //! would stall every other client's I/O. The device thread blocks on the
-//! channel when nothing is in flight and on the ring (at most
-//! [`crate::uring_device::POLL`] at a time) when something is, the loop of
-//! [`crate::uring_device`]; it costs one thread per device.
+//! channel when nothing is in flight and on the ring when something is;
+//! a command sent while it sleeps on the ring rings the ring's doorbell (an
+//! eventfd the ring polls), so it wakes only for work, never to poll. It
+//! costs one thread per device.
 //!
 //! # Requests and completions
 //!
@@ -56,9 +57,10 @@ mod device;
 mod error;
 mod future;
 mod request;
-mod ring;
+pub(crate) mod ring;
 mod shared;
 mod target;
+pub(crate) mod wait;
 
 pub use buf::{AlignedBuf, BUF_ALIGN, MAX_BUF_LEN};
 pub use client::{ClientId, ClientOptions, ClientStats, GroupId, IoClass};
@@ -121,9 +123,9 @@ impl Engine {
     fn start(config: EngineConfig, callback: Option<Callback>) -> Result<Self, EngineError> {
         config.validate()?;
         let sched = config.scheduler.build(config.max_clients)?;
-        let ring = ring::Ring::new(config.max_in_flight).map_err(EngineError::Unavailable)?;
+        let ring = ring::Ring::new(config.max_in_flight, true).map_err(EngineError::Unavailable)?;
         let (tx, rx) = mpsc::channel();
-        let shared = Arc::new(Shared::new(tx));
+        let shared = Arc::new(Shared::new(tx, ring.doorbell()));
         let device = Device::new(
             sched,
             ring,
@@ -170,6 +172,7 @@ impl Engine {
         options: TargetOptions,
     ) -> Result<TargetId, EngineError> {
         options.validate()?;
+        let nonrot = target::nonrotational(&file);
         let mut st = self.shared.lock();
         if st.tx.is_none() {
             return Err(EngineError::Stopped);
@@ -191,7 +194,13 @@ impl Engine {
             slot: slot as u32,
             generation: t.generation,
         };
-        t.target = Some(Arc::new(Target { id, file, options }));
+        t.target = Some(Arc::new(Target {
+            id,
+            file,
+            options,
+            nonrot,
+        }));
+        st.update_nonrot();
         Ok(id)
     }
 
@@ -203,6 +212,7 @@ impl Engine {
             return Err(EngineError::UnknownTarget(target));
         }
         st.targets[target.slot as usize].target = None;
+        st.update_nonrot();
         Ok(())
     }
 
@@ -239,11 +249,7 @@ impl Engine {
                 spec,
                 reply,
             };
-            let sent = match &st.tx {
-                Some(tx) => tx.send(cmd).is_ok(),
-                None => false,
-            };
-            if !sent {
+            if st.send(cmd).is_err() {
                 st.clients[slot].state = SlotState::Free;
                 return Err(EngineError::Stopped);
             }
@@ -305,9 +311,7 @@ impl Engine {
                 slot: client.slot,
                 reply,
             };
-            if let Some(tx) = &st.tx {
-                let _ = tx.send(cmd);
-            }
+            let _ = st.send(cmd);
         }
         // A stopped engine answers every request itself.
         let _ = answer.recv();
@@ -339,9 +343,9 @@ impl Engine {
     fn enqueue(&self, req: IoRequest, route: Route) -> Result<RequestId, SubmitError> {
         let refuse = |kind, req: IoRequest| Err(SubmitError { kind, buf: req.buf });
         let mut st = self.shared.lock();
-        let Some(tx) = st.tx.clone() else {
+        if st.tx.is_none() {
             return refuse(SubmitErrorKind::Stopped, req);
-        };
+        }
         if !st
             .client(req.client)
             .is_some_and(|s| s.state == SlotState::Active)
@@ -380,7 +384,7 @@ impl Engine {
             route,
             submitted: Instant::now(),
         };
-        if let Err(mpsc::SendError(Cmd::Submit(p))) = tx.send(Cmd::Submit(Box::new(p))) {
+        if let Err(Cmd::Submit(p)) = st.send(Cmd::Submit(p)) {
             return refuse(SubmitErrorKind::Stopped, p.req);
         }
         st.next_id += 1;
@@ -452,9 +456,7 @@ impl Engine {
     }
 
     fn stop(&mut self) {
-        if let Some(tx) = &self.shared.lock().tx {
-            let _ = tx.send(Cmd::Shutdown);
-        }
+        let _ = self.shared.lock().send(Cmd::Shutdown);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

@@ -10,6 +10,7 @@
 use super::client::{ClientId, ClientStats};
 use super::future::FutureSlot;
 use super::request::{Completion, IoRequest};
+use super::ring::Doorbell;
 use super::target::{Target, TargetId};
 use crate::request::DiskConfigError;
 use crate::scheduler::AppSpec;
@@ -37,7 +38,9 @@ pub(crate) struct Pending {
 
 /// A command for the device thread.
 pub(crate) enum Cmd {
-    Submit(Box<Pending>),
+    /// Not boxed: the channel stores commands in blocks of its own, so a
+    /// box would be one more allocation per request.
+    Submit(Pending),
     AddClient {
         slot: u32,
         spec: AppSpec,
@@ -47,6 +50,8 @@ pub(crate) enum Cmd {
         slot: u32,
         reply: Sender<()>,
     },
+    /// Every open target is on non-rotational storage, or not.
+    NonRotational(bool),
     Shutdown,
 }
 
@@ -85,6 +90,10 @@ pub(crate) struct State {
     pub(crate) next_id: u64,
     /// `None` once the engine stops: nothing more is accepted.
     pub(crate) tx: Option<Sender<Cmd>>,
+    /// Wakes the device thread when it sleeps on its ring.
+    pub(crate) doorbell: Option<Arc<Doorbell>>,
+    /// What the scheduler was last told: every open target non-rotational.
+    pub(crate) nonrot: bool,
 }
 
 impl State {
@@ -94,6 +103,33 @@ impl State {
             s.generation == id.generation
                 && matches!(s.state, SlotState::Active | SlotState::Removed)
         })
+    }
+
+    /// Sends the device thread `cmd` (and wakes it); the command back if
+    /// the engine has stopped.
+    pub(crate) fn send(&self, cmd: Cmd) -> Result<(), Cmd> {
+        let Some(tx) = &self.tx else {
+            return Err(cmd);
+        };
+        tx.send(cmd).map_err(|e| e.0)?;
+        if let Some(bell) = &self.doorbell {
+            bell.ring();
+        }
+        Ok(())
+    }
+
+    /// Tells the scheduler whether every open target is on non-rotational
+    /// storage (none open: rotational, the default), when that changed.
+    pub(crate) fn update_nonrot(&mut self) {
+        let mut open = self
+            .targets
+            .iter()
+            .filter_map(|t| t.target.as_ref())
+            .peekable();
+        let nonrot = open.peek().is_some() && open.all(|t| t.nonrot);
+        if nonrot != self.nonrot && self.send(Cmd::NonRotational(nonrot)).is_ok() {
+            self.nonrot = nonrot;
+        }
     }
 
     /// The open target of this id.
@@ -112,7 +148,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(tx: Sender<Cmd>) -> Self {
+    pub(crate) fn new(tx: Sender<Cmd>, doorbell: Option<Arc<Doorbell>>) -> Self {
         Self {
             state: Mutex::new(State {
                 clients: Vec::new(),
@@ -122,6 +158,8 @@ impl Shared {
                 queue: VecDeque::new(),
                 next_id: 0,
                 tx: Some(tx),
+                doorbell,
+                nonrot: false,
             }),
             cv: Condvar::new(),
         }

@@ -101,6 +101,30 @@ pub(crate) struct Target {
     pub(crate) id: TargetId,
     pub(crate) file: File,
     pub(crate) options: TargetOptions,
+    /// Its storage is non-rotational ([`nonrotational`]).
+    pub(crate) nonrot: bool,
+}
+
+/// Whether the storage under `file` is non-rotational (flash, memory):
+/// `queue/rotational` in sysfs of its block device, or of the device
+/// holding its file system (a partition's is its disk's). `false` where
+/// sysfs does not say (a file system without a block device, such as
+/// tmpfs, or no sysfs): the scheduler then keeps its rotating-disk rules.
+pub(crate) fn nonrotational(file: &File) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Ok(m) = file.metadata() else {
+        return false;
+    };
+    let dev = if m.file_type().is_block_device() {
+        m.rdev()
+    } else {
+        m.dev()
+    };
+    let base = format!("/sys/dev/block/{}:{}", libc::major(dev), libc::minor(dev));
+    ["queue/rotational", "../queue/rotational"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(format!("{base}/{p}")).ok())
+        .is_some_and(|s| s.trim() == "0")
 }
 
 /// Opens `path` as `options` say.

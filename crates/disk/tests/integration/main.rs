@@ -4,6 +4,7 @@
 //! runs one file's tests.
 
 mod bfq_ext;
+mod bfq_idling;
 mod emulator;
 mod engine;
 mod file_device;

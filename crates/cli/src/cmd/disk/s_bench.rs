@@ -9,8 +9,8 @@ use clap::Args;
 use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_eval::cost::chart::{ChartSpec, Series};
 use fairway_lab::disk::s_bench::{
-    self, trace, Case, SBenchConfig, SBenchError, SReport, Trace, CASES, FAIRWAY, FAIRWAY_BFQ,
-    KERNEL_SCHEDULERS, MAX_STARTUP_S, REGION_MIB, REPS, WARMUP_S,
+    self, trace, Case, SBenchConfig, SBenchError, SReport, Trace, CASES, FAIRWAY,
+    KERNEL_SCHEDULERS, MAX_STARTUP_S, REGION_MIB, REPS, S_BENCH_BFQ, WARMUP_S,
 };
 use std::path::Path;
 use std::time::Duration;
@@ -65,8 +65,9 @@ pub struct SBenchArgs {
     #[arg(long, default_value_t = 1)]
     in_flight: u32,
     /// fairway's scheduler in the engine, a catalogue spec (fairway disk
-    /// scheds; default bfq:t_max_ms=125, T_max as the kernel's
-    /// timeout_sync). Example: --spec bfq:t_max_ms=20
+    /// scheds; default bfq:t_max_ms=125,inject=1: T_max as the kernel's
+    /// timeout_sync, I/O injection as the kernel does). Example: --spec
+    /// bfq:t_max_ms=20
     #[arg(long, value_name = "SPEC")]
     spec: Option<String>,
     /// One JSON object instead of the tables.
@@ -173,7 +174,7 @@ fn config(a: &SBenchArgs) -> Result<SBenchConfig, DiskCmdError> {
         )?,
         in_flight: in_range("--in-flight", a.in_flight, (1, 256))?,
         spec: match &a.spec {
-            None => FAIRWAY_BFQ,
+            None => S_BENCH_BFQ,
             Some(t) => DiskSchedSpec::parse(t)?,
         },
     })

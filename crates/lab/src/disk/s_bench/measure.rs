@@ -5,7 +5,7 @@
 //! workers running throughout; the workers' bytes are counted during the
 //! replays only.
 
-use super::port::{Counters, Ports};
+use super::port::{Counters, Op, Port, Ports};
 use super::replay::{replay, APP_REGION};
 use super::report::Cell;
 use super::trace::Trace;
@@ -149,6 +149,11 @@ pub fn measure<S: Ports>(
     scheduler: &str,
 ) -> Result<Cell, SBenchError> {
     let counters = Arc::new(Counters::default());
+    let mut apps = Vec::new();
+    for _ in 0..plan.reps {
+        apps.push(touched_app(ports, trace)?);
+    }
+    let touched = Instant::now();
     let mut crew = Crew {
         stop: Arc::default(),
         handles: Vec::new(),
@@ -179,11 +184,9 @@ pub fn measure<S: Ports>(
     let cpu0 = cpu();
     let (_, r0) = counters.snapshot();
     let (mut bytes, mut secs, mut runs, mut timed_out) = (0u64, 0f64, Vec::new(), 0u32);
-    for rep in 0..plan.reps {
+    for (rep, app) in (0..plan.reps).zip(apps) {
         crew.sleep(plan.pause)?;
-        let app = (0..trace.threads.len())
-            .map(|_| ports.port())
-            .collect::<Result<Vec<_>, _>>()?;
+        crew.sleep(APP_IDLE.saturating_sub(touched.elapsed()))?;
         let (b0, _) = counters.snapshot();
         let seed = plan.seed ^ (u64::from(rep) + 1).wrapping_mul(0x1234_5678_9abc);
         let r = replay(trace, app, 0, seed, plan.max_startup, &counters)?;
@@ -217,6 +220,30 @@ pub fn measure<S: Ports>(
         },
         cpu_source: source,
     })
+}
+
+/// How long the application's clients have been idle when a replay
+/// starts, at least: BFQ's `WR_MIN_IDLE` and a margin.
+const APP_IDLE: Duration = Duration::from_nanos(fairway_disk::bfq::WR_MIN_IDLE + 200_000_000);
+
+/// One replay's ports, one per process of the trace, each having read
+/// 4 KiB of its region. fairway's BFQ raises the weight of a client that
+/// issues after `WR_MIN_IDLE` of idleness following a completion, and a
+/// client that never completed anything does not count as idle; the
+/// kernel's BFQ counts a new process as idle for long. Registering the
+/// replay's clients early, touching the device once, and replaying at
+/// least [`APP_IDLE`] later gives fairway's BFQ what the kernel's knows:
+/// the application is a task starting after idleness. (The kernel ties a
+/// queue to the issuing thread, so the touch, issued from this one, does
+/// not change what it sees.)
+fn touched_app<S: Ports>(ports: &S, trace: &Trace) -> Result<Vec<S::P>, SBenchError> {
+    (0..trace.threads.len())
+        .map(|i| {
+            let mut p = ports.port()?;
+            p.sync(Op::Read, i as u64 * APP_REGION, 4096)?;
+            Ok(p)
+        })
+        .collect()
 }
 
 /// The application's regions: 20 MiB per process of the trace.

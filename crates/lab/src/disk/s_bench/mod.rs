@@ -36,6 +36,31 @@ pub use report::{CaseRow, Cell, SReport, TargetCheck};
 pub use trace::{Trace, TraceError};
 
 pub use super::kernel_bfq::FAIRWAY_BFQ;
+
+/// fairway's BFQ in the engine by default: [`FAIRWAY_BFQ`] (T_max as the
+/// kernel's `timeout_sync`) with I/O injection, which the kernel's BFQ
+/// always does: while BFQ idles for the application's process that has
+/// just been served, the greedy workers' requests keep the device busy
+/// (the application's processes hand control to each other, so that
+/// idling is often for a process whose turn has passed).
+pub const S_BENCH_BFQ: DiskSchedSpec = match FAIRWAY_BFQ {
+    DiskSchedSpec::Bfq {
+        b_max,
+        t_wait_ms,
+        t_fifo_ms,
+        t_max_ms,
+        low_latency,
+        ..
+    } => DiskSchedSpec::Bfq {
+        b_max,
+        t_wait_ms,
+        t_fifo_ms,
+        t_max_ms,
+        low_latency,
+        inject: true,
+    },
+    spec => spec,
+};
 use device::{Image, LoopDev};
 use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::engine::EngineError;
@@ -165,7 +190,7 @@ pub struct SBenchConfig {
     pub max_startup_s: u64,
     /// The engine's transfers in flight, `1..=256`.
     pub in_flight: u32,
-    /// fairway's scheduler in the engine (default [`FAIRWAY_BFQ`]).
+    /// fairway's scheduler in the engine (default [`S_BENCH_BFQ`]).
     pub spec: DiskSchedSpec,
 }
 
