@@ -47,9 +47,11 @@ pub mod bwf2q;
 pub mod catalogue;
 pub mod check;
 pub mod cost;
+pub mod dmclock;
 pub mod emulator;
 pub mod engine;
 pub mod file_device;
+pub mod hier;
 pub mod model;
 pub mod queue;
 pub mod readahead;
@@ -65,4 +67,4 @@ pub use queue::RequestQueue;
 pub use request::{
     AddError, AddErrorKind, AppId, Direction, DiskConfigError, Nanos, Request, MS, SECTOR_BYTES,
 };
-pub use scheduler::{AppSpec, DiskScheduler, Dispatch, IoClass, MAX_WEIGHT, MAX_WEIGHT_SUM};
+pub use scheduler::{AppSpec, DiskScheduler, Dispatch, IoClass, Rate, MAX_WEIGHT, MAX_WEIGHT_SUM};
