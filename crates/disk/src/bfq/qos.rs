@@ -17,7 +17,10 @@
 //! * **Limit: eligibility.** An application whose limit tag is in the
 //!   future is not in B-WF2Q+ (it is *parked*) until the tag is reached;
 //!   an active one that reaches it ends its turn, charged what it
-//!   consumed. BFQ's idling, budgets and weight raising are unchanged for
+//!   consumed; when the tag is reached it re-enters B-WF2Q+ and ends the
+//!   turn of a serving application of its class, so B-WF2Q+ chooses
+//!   between them (a limited application is paced at its limit, not at
+//!   one request per round of the others' budgets). BFQ's idling, budgets and weight raising are unchanged for
 //!   the applications within their limits, and nothing else is served
 //!   while every backlogged application is at its limit: the device
 //!   waits, and `dispatch` answers [`Dispatch::Idle`] with the instant the
@@ -26,7 +29,7 @@
 //! The reservation phase scans the applications with a reservation and
 //! unparking scans the parked ones: O(reserved + parked) per dispatch.
 
-use super::Bfq;
+use super::{Bfq, Idling};
 use crate::request::{Nanos, Request};
 use crate::scheduler::Dispatch;
 
@@ -69,8 +72,26 @@ impl Bfq {
             let st = &self.apps[app as usize];
             let (budget, w, class) = (st.budget, st.cur_weight, st.class);
             self.engines[class].insert_arrival(app, budget, w);
-            self.preempt_lower(class);
+            self.preempt_for_unparked(class);
         }
+    }
+
+    /// An application of `class` back from its limit ends the turn of an
+    /// active application of a lower class, or of its own class unless
+    /// that one idles: B-WF2Q+ then chooses between them. Without this a
+    /// limited application would get one request per turn of the others
+    /// (a whole budget each) instead of one per limit interval. The
+    /// preempted application is charged what it consumed and re-inserted
+    /// back-shifted, so it loses nothing of its share.
+    fn preempt_for_unparked(&mut self, class: usize) {
+        let Some(a) = self.active else { return };
+        let st = &self.apps[a.app as usize];
+        if st.class < class || (st.class == class && a.idling != Idling::No) {
+            return;
+        }
+        let (served, budget) = (st.budget - a.remaining, st.budget);
+        self.stats.preempted += 1;
+        self.deactivate(served, budget);
     }
 
     /// The active application reached its limit: its turn ends, charged

@@ -7,6 +7,7 @@ mod bfq_ext;
 mod emulator;
 mod engine;
 mod file_device;
+mod groups_qos;
 mod guarantees;
 mod schedulers;
 mod uring_device;
