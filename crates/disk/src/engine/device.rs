@@ -263,6 +263,7 @@ impl Device {
                 self.remove_client(slot);
                 let _ = reply.send(());
             }
+            Cmd::Configure(f) => f(self.sched.as_mut()),
         }
         false
     }

@@ -47,6 +47,8 @@ pub(crate) enum Cmd {
         slot: u32,
         reply: Sender<()>,
     },
+    /// Runs on the scheduler (groups), answering through its own channel.
+    Configure(Box<dyn FnOnce(&mut dyn crate::scheduler::DiskScheduler) + Send>),
     Shutdown,
 }
 
