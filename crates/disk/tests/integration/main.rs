@@ -6,6 +6,7 @@
 mod bfq_ext;
 mod emulator;
 mod engine;
+mod engine_qos;
 mod file_device;
 mod groups_qos;
 mod guarantees;
