@@ -727,7 +727,7 @@ impl Bfq {
         self.head = req.end();
         self.note_dispatch(class, now);
         self.engines[class].add_service(j, req.len);
-        self.apps[j as usize].dm.dispatched(req.len);
+        self.apps[j as usize].dm.dispatched(req.len, now);
         self.stats.dispatched += 1;
         self.stats.injected += 1;
         self.injected_in_flight.push((j, req.sector));
@@ -962,7 +962,13 @@ impl DiskScheduler for Bfq {
         if !was_empty {
             return Ok(());
         }
-        st.dm.backlogged(now);
+        if st.in_service == 0 {
+            // Idle (nothing queued, nothing in service): no credit for
+            // the time it did not ask for service. A request joining while
+            // the previous one is in service (the engine hands a client's
+            // synchronous requests over one at a time) keeps the tags.
+            st.dm.backlogged(now);
+        }
         self.clock = now;
         match &mut self.active {
             Some(a) if a.app == i => {
@@ -1078,7 +1084,7 @@ impl Bfq {
                 let class = self.apps[a.app as usize].class;
                 self.note_dispatch(class, now);
                 self.engines[class].add_service(a.app, req.len);
-                self.apps[a.app as usize].dm.dispatched(req.len);
+                self.apps[a.app as usize].dm.dispatched(req.len, now);
                 self.stats.dispatched += 1;
                 if let Some(a) = &mut self.active {
                     a.remaining -= req.len;

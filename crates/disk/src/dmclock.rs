@@ -5,8 +5,10 @@
 //! *limit* l (a maximum), each in requests per second or bytes per second.
 //! Its tags are real times: the next request is *due* for its reservation
 //! at `R` and may be dispatched no earlier than `L`. Every dispatch of one
-//! of its requests, whatever chose it, advances `R` by `cost/r` and `L` by
-//! `cost/l` (cost: one request, or its bytes); when it becomes backlogged
+//! of its requests at `t`, whatever chose it, advances `R` by `cost/r` and
+//! sets `L = max(L + cost/l, t)` (cost: one request, or its bytes), so a
+//! limit is never exceeded by more than one request's catching up; when
+//! it becomes backlogged
 //! after having nothing queued, its tags are brought up to now
 //! (`R = max(R, now)`: idle time earns no credit), which is mClock's
 //! `R_k = max(R_{k−1} + 1/r, arrival)`. Counting weight-based dispatches in
@@ -157,13 +159,20 @@ impl DmTags {
         self.l_next = self.l_next.max(n);
     }
 
-    /// One of its requests of `sectors` was dispatched.
-    pub fn dispatched(&mut self, sectors: u32) {
+    /// One of its requests of `sectors` was dispatched at `now`. The next
+    /// limit tag is `max(L + cost/l, now)`: a request served late by less
+    /// than one interval (the device was busy with another's request) is
+    /// made up for, so the long-run rate reaches the limit, but lateness
+    /// beyond that is not credited, so the client never bursts more than
+    /// two requests above its limit. The reservation tag keeps all its
+    /// credit (mClock's rule): service owed while backlogged is still
+    /// owed.
+    pub fn dispatched(&mut self, sectors: u32, now: Nanos) {
         if let Some(r) = self.reservation {
             self.r_next += r.cost(sectors);
         }
         if let Some(l) = self.limit {
-            self.l_next += l.cost(sectors);
+            self.l_next = (self.l_next + l.cost(sectors)).max(scaled(now));
         }
     }
 
@@ -198,14 +207,21 @@ mod tests {
         let mut t = DmTags::new(Some(Rate::Iops(1000)), Some(Rate::Iops(2000)));
         t.backlogged(5_000);
         assert_eq!(t.due_at(), Some(5_000));
-        t.dispatched(8);
+        t.dispatched(8, 5_000);
         assert_eq!(t.due_at(), Some(1_005_000));
         assert_eq!(t.allowed_at(), Some(505_000));
-        assert!(!t.allows(505_000 - 1) && t.allows(505_000));
-        t.backlogged(3_000_000);
-        assert_eq!(t.due_at(), Some(3_000_000));
+        // Served late by less than an interval: made up for.
+        t.dispatched(8, 900_000);
+        assert_eq!(t.allowed_at(), Some(1_005_000));
+        assert_eq!(t.due_at(), Some(2_005_000));
+        assert!(!t.allows(1_005_000 - 1) && t.allows(1_005_000));
+        // Later than that: not credited beyond now.
+        t.dispatched(8, 2_500_000);
+        assert_eq!(t.allowed_at(), Some(2_500_000));
+        t.backlogged(4_000_000);
+        assert_eq!(t.due_at(), Some(4_000_000));
         let mut b = DmTags::new(Some(Rate::BytesPerSec(1 << 20)), None);
-        b.dispatched(2048); // 1 MiB
+        b.dispatched(2048, 0); // 1 MiB
         assert_eq!(b.due_at(), Some(1_000_000_000));
         assert!(b.allows(0));
     }

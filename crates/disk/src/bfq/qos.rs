@@ -125,7 +125,7 @@ impl Bfq {
         let req = st.queue.pop_next_within(head, now, t_fifo, u32::MAX).ok()?;
         st.injected = st.injected.saturating_add(req.len);
         st.in_service += 1;
-        st.dm.dispatched(req.len);
+        st.dm.dispatched(req.len, now);
         let (class, empty) = (st.class, st.queue.is_empty());
         self.queued -= 1;
         self.head = req.end();
