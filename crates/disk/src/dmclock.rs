@@ -6,8 +6,9 @@
 //! Its tags are real times: the next request is *due* for its reservation
 //! at `R` and may be dispatched no earlier than `L`. Every dispatch of one
 //! of its requests at `t`, whatever chose it, advances `R` by `cost/r` and
-//! sets `L = max(L + cost/l, t)` (cost: one request, or its bytes), so a
-//! limit is never exceeded by more than one request's catching up; when
+//! sets `L = max(L + cost/l, t − 20 ms)` (cost: one request, or its
+//! bytes), so late service is made up for but a limit is never exceeded
+//! by more than 20 ms of catching up; when
 //! it becomes backlogged
 //! after having nothing queued, its tags are brought up to now
 //! (`R = max(R, now)`: idle time earns no credit), which is mClock's
@@ -38,6 +39,13 @@ pub const MIN_BYTES_PER_SEC: u64 = SECTOR_BYTES;
 pub const MAX_BYTES_PER_SEC: u64 = 1 << 40;
 
 const SHIFT: u32 = 16;
+
+/// Lateness of a limited client's service that is still made up for:
+/// 20 ms, a few requests of other clients plus a loaded host's delay in
+/// running the device thread. Beyond it, time spent below the limit is
+/// not credited, so a client never bursts above its limit by more than
+/// this much of its rate (plus one request).
+pub const LIMIT_CREDIT: Nanos = 20_000_000;
 
 /// A rate: a reservation or a limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,19 +168,20 @@ impl DmTags {
     }
 
     /// One of its requests of `sectors` was dispatched at `now`. The next
-    /// limit tag is `max(L + cost/l, now)`: a request served late by less
-    /// than one interval (the device was busy with another's request) is
-    /// made up for, so the long-run rate reaches the limit, but lateness
-    /// beyond that is not credited, so the client never bursts more than
-    /// two requests above its limit. The reservation tag keeps all its
-    /// credit (mClock's rule): service owed while backlogged is still
-    /// owed.
+    /// limit tag is `max(L + cost/l, now − LIMIT_CREDIT)`: a request served
+    /// late (the device was busy with others' requests, the host slow to
+    /// run the device thread) is made up for, so the long-run rate reaches
+    /// the limit, but lateness beyond [`LIMIT_CREDIT`] is not credited, so
+    /// a client never bursts above its limit by more than that. The
+    /// reservation tag keeps all its credit (mClock's rule): service owed
+    /// while backlogged is still owed.
     pub fn dispatched(&mut self, sectors: u32, now: Nanos) {
         if let Some(r) = self.reservation {
             self.r_next += r.cost(sectors);
         }
         if let Some(l) = self.limit {
-            self.l_next = (self.l_next + l.cost(sectors)).max(scaled(now));
+            let floor = scaled(now.saturating_sub(LIMIT_CREDIT));
+            self.l_next = (self.l_next + l.cost(sectors)).max(floor);
         }
     }
 
@@ -215,11 +224,11 @@ mod tests {
         assert_eq!(t.allowed_at(), Some(1_005_000));
         assert_eq!(t.due_at(), Some(2_005_000));
         assert!(!t.allows(1_005_000 - 1) && t.allows(1_005_000));
-        // Later than that: not credited beyond now.
-        t.dispatched(8, 2_500_000);
-        assert_eq!(t.allowed_at(), Some(2_500_000));
-        t.backlogged(4_000_000);
-        assert_eq!(t.due_at(), Some(4_000_000));
+        // Later than the credit: not made up for beyond it.
+        t.dispatched(8, 30_000_000);
+        assert_eq!(t.allowed_at(), Some(10_000_000));
+        t.backlogged(40_000_000);
+        assert_eq!(t.due_at(), Some(40_000_000));
         let mut b = DmTags::new(Some(Rate::BytesPerSec(1 << 20)), None);
         b.dispatched(2048, 0); // 1 MiB
         assert_eq!(b.due_at(), Some(1_000_000_000));

@@ -29,7 +29,7 @@
 //! The reservation phase scans the applications with a reservation and
 //! unparking scans the parked ones: O(reserved + parked) per dispatch.
 
-use super::{Bfq, Idling};
+use super::Bfq;
 use crate::request::{Nanos, Request};
 use crate::scheduler::Dispatch;
 
@@ -77,16 +77,18 @@ impl Bfq {
     }
 
     /// An application of `class` back from its limit ends the turn of an
-    /// active application of a lower class, or of its own class unless
-    /// that one idles: B-WF2Q+ then chooses between them. Without this a
-    /// limited application would get one request per turn of the others
-    /// (a whole budget each) instead of one per limit interval. The
-    /// preempted application is charged what it consumed and re-inserted
-    /// back-shifted, so it loses nothing of its share.
+    /// active application of its class or a lower one, idling or not:
+    /// B-WF2Q+ then chooses between them. Without this a limited
+    /// application would get one request per turn of the others (a whole
+    /// budget, and an idling wait, each) instead of one per limit
+    /// interval, and fall short of its limit. The preempted application
+    /// is charged what it consumed and, if backlogged, re-inserted
+    /// back-shifted, so it loses nothing of its share; one that was idling
+    /// re-enters as a new arrival when its next request comes.
     fn preempt_for_unparked(&mut self, class: usize) {
         let Some(a) = self.active else { return };
         let st = &self.apps[a.app as usize];
-        if st.class < class || (st.class == class && a.idling != Idling::No) {
+        if st.class < class {
             return;
         }
         let (served, budget) = (st.budget - a.remaining, st.budget);
