@@ -60,6 +60,14 @@
 //!   backlogged, a newly backlogged application preempts an active one of
 //!   a lower class, and the IDLE class waits [`IDLE_GRACE`] after the last
 //!   real-time or best-effort request.
+//! * **Groups** ([`crate::hier`], [`DiskScheduler::add_group`]): each
+//!   class's B-WF2Q+ is hierarchical, a tree per group, so groups share
+//!   by their weights and their members share each group's share, as the
+//!   kernel's BFQ schedules cgroups; everything above applies to the
+//!   active application inside its group.
+//! * **Reservations and limits** ([`crate::dmclock`], the `qos` part of
+//!   this module): a reservation phase in front of BFQ's choice, and
+//!   limits as eligibility for B-WF2Q+.
 //! * **T_max** (§2.1.1). An application still active T_max after its
 //!   activation is deactivated and *overcharged* B_i,max, so a seeky
 //!   application cannot hold the disk for long at a low rate. With
@@ -766,8 +774,8 @@ impl Bfq {
         let st = &mut self.apps[a.app as usize];
         st.budget = next_budget;
         let (w, backlogged) = (st.cur_weight, !st.queue.is_empty());
-        let requeue = (backlogged && !self.over_limit(a.app))
-            .then_some((next_budget, !skip_backshift));
+        let requeue =
+            (backlogged && !self.over_limit(a.app)).then_some((next_budget, !skip_backshift));
         self.engine(a.app).deactivate(a.app, charge, w, requeue);
         if backlogged && requeue.is_none() {
             self.park(a.app);
@@ -1161,5 +1169,4 @@ impl Bfq {
             }
         }
     }
-
 }

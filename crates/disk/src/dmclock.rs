@@ -83,7 +83,7 @@ impl Rate {
             Rate::Iops(r) => (1u128, r),
             Rate::BytesPerSec(r) => (u128::from(sectors) * u128::from(SECTOR_BYTES), r),
         };
-        (units * 1_000_000_000 << SHIFT) / u128::from(rate)
+        ((units * 1_000_000_000) << SHIFT) / u128::from(rate)
     }
 
     fn value(self) -> (u64, bool) {

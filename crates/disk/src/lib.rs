@@ -9,6 +9,8 @@
 //! * [`DiskScheduler`] is the trait every disk scheduler implements:
 //!   `add_request` / `dispatch` / `complete`, time passed in by the caller.
 //! * [`bfq`]: BFQ (§2.1), [`bwf2q`]: its B-WF2Q+ engine (§2.1.4),
+//!   [`hier`]: B-WF2Q+ over groups of applications (hierarchical shares),
+//!   [`dmclock`]: reservations and limits (dmClock's tags),
 //!   [`queue`]: per-application C-LOOK/FIFO request queues.
 //! * [`baseline`]: C-LOOK, AS, CFQ-like, SCAN-EDF, YFQ (§2.3–2.4).
 //! * [`catalogue`]: every scheduler by name, its parameters and their

@@ -35,6 +35,9 @@ pub(crate) struct Pending {
     pub(crate) submitted: Instant,
 }
 
+/// A change of the scheduler's configuration, run on the device thread.
+pub(crate) type Configure = dyn FnOnce(&mut dyn crate::scheduler::DiskScheduler) + Send;
+
 /// A command for the device thread.
 pub(crate) enum Cmd {
     Submit(Box<Pending>),
@@ -48,7 +51,7 @@ pub(crate) enum Cmd {
         reply: Sender<()>,
     },
     /// Runs on the scheduler (groups), answering through its own channel.
-    Configure(Box<dyn FnOnce(&mut dyn crate::scheduler::DiskScheduler) + Send>),
+    Configure(Box<Configure>),
     Shutdown,
 }
 

@@ -62,7 +62,9 @@ impl Loop {
             eprintln!("losetup failed: test skipped");
             return None;
         }
-        Some(Self(String::from_utf8_lossy(&out.stdout).trim().to_string()))
+        Some(Self(
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        ))
     }
 }
 
@@ -103,8 +105,13 @@ fn greedy(
     let submit = |k: usize, next: &mut Vec<u64>| {
         let off = region * k as u64 + next[k];
         next[k] = (next[k] + u64::from(REQ)) % region;
-        let r = IoRequest::read(clients[k], target, off, AlignedBuf::new(REQ as usize).unwrap())
-            .with_user_data(k as u64);
+        let r = IoRequest::read(
+            clients[k],
+            target,
+            off,
+            AlignedBuf::new(REQ as usize).unwrap(),
+        )
+        .with_user_data(k as u64);
         engine.submit(r).unwrap();
     };
     for k in 0..clients.len() {
@@ -152,7 +159,15 @@ fn nested_group_clients_complete_and_a_lone_limited_client_is_paced() {
     let a = e.add_client(ClientOptions::weight(1).in_group(g1)).unwrap();
     let b = e.add_client(ClientOptions::weight(1).in_group(g2)).unwrap();
     let c = e.add_client(ClientOptions::weight(1)).unwrap();
-    let (done, _) = greedy(&e, t, &[a, b, c], 2, 2 << 20, Duration::ZERO, Duration::from_millis(200));
+    let (done, _) = greedy(
+        &e,
+        t,
+        &[a, b, c],
+        2,
+        2 << 20,
+        Duration::ZERO,
+        Duration::from_millis(200),
+    );
     assert!(done.iter().all(|&d| d > 0), "{done:?}");
     for k in [a, b, c] {
         let s = e.client_stats(k).unwrap();
@@ -172,7 +187,10 @@ fn nested_group_clients_complete_and_a_lone_limited_client_is_paced() {
     let took = start.elapsed();
     assert_eq!(out.len(), 101, "the limited client stalled");
     // 101 requests at 1000/s: the last may not start before 100 ms.
-    assert!(took >= Duration::from_millis(100), "limit exceeded: {took:?}");
+    assert!(
+        took >= Duration::from_millis(100),
+        "limit exceeded: {took:?}"
+    );
     // Removing groups: only once empty.
     assert!(e.remove_group(g2).is_err());
     e.remove_client(b).unwrap();

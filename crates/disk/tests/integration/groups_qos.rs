@@ -223,7 +223,9 @@ fn a_reservation_is_met_under_ten_greedy_competitors() {
     // In a group, and in bytes per second, it is met too.
     let mut grouped = vec![sync(AppSpec::weight(1).in_group(1)); 10];
     let bytes = Rate::BytesPerSec(1500 * u64::from(LEN) * 512);
-    grouped.push(sync(AppSpec::weight(1).in_group(2).with_rates(Some(bytes), None)));
+    grouped.push(sync(
+        AppSpec::weight(1).in_group(2).with_rates(Some(bytes), None),
+    ));
     let r = run(&[(1, 0, 10), (2, 0, 1)], &grouped, 20 * SEC);
     within_2pc(rate(&r, 10), 1500.0).unwrap();
     // Without the reservation the check fails.
@@ -345,7 +347,8 @@ fn idling_and_weight_raising_work_inside_a_group() {
     let Dispatch::Serve(r) = b.dispatch(0) else {
         panic!("not served")
     };
-    b.add_request(0, Request::read(AppId(1), 1 << 20, 8)).unwrap();
+    b.add_request(0, Request::read(AppId(1), 1 << 20, 8))
+        .unwrap();
     b.complete(MS, &r);
     // Idles for app 0, two levels down, rather than serving app 1.
     assert_eq!(b.dispatch(MS), Dispatch::Idle(Some(5 * MS)));
@@ -355,6 +358,7 @@ fn idling_and_weight_raising_work_inside_a_group() {
     assert_eq!(r1.app, AppId(1));
     b.complete(6 * MS, &r1);
     // After 2 s of idleness app 0 is raised, inside its group.
-    b.add_request(3 * SEC, Request::read(AppId(0), 8, 8)).unwrap();
+    b.add_request(3 * SEC, Request::read(AppId(0), 8, 8))
+        .unwrap();
     assert!(b.raised_until(AppId(0)).is_some());
 }
