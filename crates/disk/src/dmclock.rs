@@ -5,10 +5,10 @@
 //! *limit* l (a maximum), each in requests per second or bytes per second.
 //! Its tags are real times: the next request is *due* for its reservation
 //! at `R` and may be dispatched no earlier than `L`. Every dispatch of one
-//! of its requests at `t`, whatever chose it, advances `R` by `cost/r` and
-//! sets `L = max(L + cost/l, t − 20 ms)` (cost: one request, or its
-//! bytes), so late service is made up for but a limit is never exceeded
-//! by more than 20 ms of catching up; when
+//! of its requests at `t`, whatever chose it, sets `R = max(R + cost/r,
+//! t − 20 ms)` and `L = max(L + cost/l, t − 20 ms)` (cost: one request, or
+//! its bytes), so late service is made up for, but never by a burst of
+//! more than 20 ms worth; when
 //! it becomes backlogged
 //! after having nothing queued, its tags are brought up to now
 //! (`R = max(R, now)`: idle time earns no credit), which is mClock's
@@ -40,12 +40,13 @@ pub const MAX_BYTES_PER_SEC: u64 = 1 << 40;
 
 const SHIFT: u32 = 16;
 
-/// Lateness of a limited client's service that is still made up for:
-/// 20 ms, a few requests of other clients plus a loaded host's delay in
-/// running the device thread. Beyond it, time spent below the limit is
-/// not credited, so a client never bursts above its limit by more than
-/// this much of its rate (plus one request).
-pub const LIMIT_CREDIT: Nanos = 20_000_000;
+/// Lateness of a client's service that is still made up for: 20 ms, a
+/// few requests of other clients plus a loaded host's delay in running
+/// the device thread. Beyond it, the time is not credited, so a client
+/// never bursts above its limit, nor catches up on its reservation at the
+/// others' expense, by more than this much of its rate (plus one
+/// request).
+pub const LATE_CREDIT: Nanos = 20_000_000;
 
 /// A rate: a reservation or a limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,20 +168,19 @@ impl DmTags {
         self.l_next = self.l_next.max(n);
     }
 
-    /// One of its requests of `sectors` was dispatched at `now`. The next
-    /// limit tag is `max(L + cost/l, now − LIMIT_CREDIT)`: a request served
-    /// late (the device was busy with others' requests, the host slow to
-    /// run the device thread) is made up for, so the long-run rate reaches
-    /// the limit, but lateness beyond [`LIMIT_CREDIT`] is not credited, so
-    /// a client never bursts above its limit by more than that. The
-    /// reservation tag keeps all its credit (mClock's rule): service owed
-    /// while backlogged is still owed.
+    /// One of its requests of `sectors` was dispatched at `now`. Each tag
+    /// moves to `max(tag + cost/rate, now − LATE_CREDIT)`: service that
+    /// came late (the device was busy with others' requests, the host
+    /// slow to run the device thread) is made up for, so the long-run
+    /// rates reach the reservation and the limit, but lateness beyond
+    /// [`LATE_CREDIT`] is not credited, so a burst above the limit, or of
+    /// owed reservation, is bounded.
     pub fn dispatched(&mut self, sectors: u32, now: Nanos) {
+        let floor = scaled(now.saturating_sub(LATE_CREDIT));
         if let Some(r) = self.reservation {
-            self.r_next += r.cost(sectors);
+            self.r_next = (self.r_next + r.cost(sectors)).max(floor);
         }
         if let Some(l) = self.limit {
-            let floor = scaled(now.saturating_sub(LIMIT_CREDIT));
             self.l_next = (self.l_next + l.cost(sectors)).max(floor);
         }
     }
@@ -227,6 +227,7 @@ mod tests {
         // Later than the credit: not made up for beyond it.
         t.dispatched(8, 30_000_000);
         assert_eq!(t.allowed_at(), Some(10_000_000));
+        assert_eq!(t.due_at(), Some(10_000_000));
         t.backlogged(40_000_000);
         assert_eq!(t.due_at(), Some(40_000_000));
         let mut b = DmTags::new(Some(Rate::BytesPerSec(1 << 20)), None);

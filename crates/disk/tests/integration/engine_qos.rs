@@ -197,13 +197,46 @@ fn nested_group_clients_complete_and_a_lone_limited_client_is_paced() {
     e.remove_group(g2).unwrap();
 }
 
-fn loop_engine(image: &Image) -> Option<(Loop, Engine, TargetId)> {
+/// Runs the calling thread, and so the engine's device thread it starts
+/// (which inherits the policy), under `SCHED_RR` priority 1, as `fairway
+/// disk s-bench --realtime` does: the rates measured are the scheduler's,
+/// not how often a loaded host runs the two threads. Said on stderr when
+/// `chrt` is missing or refuses; whether it worked.
+fn realtime() -> bool {
+    let tid = std::fs::read_link("/proc/thread-self")
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let ok = tid.is_some_and(|tid| {
+        Command::new("chrt")
+            .args(["-r", "-p", "1", &tid])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !ok {
+        eprintln!("chrt -r failed: measuring at the normal priority, with looser bounds");
+    }
+    ok
+}
+
+/// The relative tolerance of a measured target: the targets' 2 % where
+/// the threads run under `SCHED_RR`, else what a loaded host's late
+/// wake-ups may cost on top (`loose`).
+fn tolerance(rt: bool, loose: f64) -> f64 {
+    if rt {
+        0.02
+    } else {
+        loose
+    }
+}
+
+fn loop_engine(image: &Image) -> Option<(Loop, Engine, TargetId, f64)> {
     let dev = Loop::attach(image)?;
+    let rt = realtime();
     // T_max off: on a loop device the wall clock would cut budgets by the
     // host cache's speed.
     let e = engine("bfq:b_max=1024,t_max_ms=0,low_latency=0")?;
     let t = open(&e, &dev.0);
-    Some((dev, e, t))
+    Some((dev, e, t, tolerance(rt, 0.15)))
 }
 
 const WARM: Duration = Duration::from_millis(500);
@@ -214,7 +247,7 @@ const REGION: u64 = 16 << 20;
 #[ignore = "slow tier: root, a loop device, 7 s of real I/O"]
 fn loop_device_two_to_one_as_clients_and_as_groups() {
     let image = Image::new("w", 12 * REGION);
-    let Some((_dev, e, t)) = loop_engine(&image) else {
+    let Some((_dev, e, t, tol)) = loop_engine(&image) else {
         return;
     };
     let clients = [
@@ -224,7 +257,10 @@ fn loop_device_two_to_one_as_clients_and_as_groups() {
     let (d, _) = greedy(&e, t, &clients, 1, REGION, WARM, RUN);
     let share = d[0] as f64 / (d[0] + d[1]) as f64;
     eprintln!("weights 2:1 as clients: requests {d:?}, share {share:.4} (target 2/3 within 2 %)");
-    assert!((share - 2.0 / 3.0).abs() < 0.05, "share {share}");
+    assert!(
+        (share - 2.0 / 3.0).abs() <= tol * 2.0 / 3.0,
+        "share {share}"
+    );
     for c in clients {
         e.remove_client(c).unwrap();
     }
@@ -238,14 +274,17 @@ fn loop_device_two_to_one_as_clients_and_as_groups() {
     let (d, _) = greedy(&e, t, &clients, 1, REGION, WARM, RUN);
     let share = (d[0] + d[1]) as f64 / d.iter().sum::<u64>() as f64;
     eprintln!("groups 2:1 (two readers : one): requests {d:?}, group share {share:.4}");
-    assert!((share - 2.0 / 3.0).abs() < 0.05, "group share {share}");
+    assert!(
+        (share - 2.0 / 3.0).abs() <= tol * 2.0 / 3.0,
+        "group share {share}"
+    );
 }
 
 #[test]
 #[ignore = "slow tier: root, a loop device, 4 s of real I/O"]
 fn loop_device_reservation_under_ten_greedy_competitors() {
     let image = Image::new("r", 12 * REGION);
-    let Some((_dev, e, t)) = loop_engine(&image) else {
+    let Some((_dev, e, t, tol)) = loop_engine(&image) else {
         return;
     };
     let mut clients: Vec<ClientId> = (0..10)
@@ -260,17 +299,15 @@ fn loop_device_reservation_under_ten_greedy_competitors() {
     let got = d[10] as f64 / secs;
     let total = d.iter().sum::<u64>() as f64 / secs;
     eprintln!("reservation {want}/s under 10 greedy: got {got:.1}/s (total {total:.0}/s)");
-    // At least the reservation but for what a loaded host's late wake-ups of
-    // the device thread and of this test's thread cost; never far above it
-    // (its weighted share is far below).
-    assert!(got >= 0.85 * want && got <= 1.1 * want, "got {got}");
+    // Its weighted share is far below: it gets the reservation, no more.
+    assert!((got - want).abs() <= tol * want, "got {got}");
 }
 
 #[test]
 #[ignore = "slow tier: root, a loop device, 4 s of real I/O"]
 fn loop_device_limit_under_overload() {
     let image = Image::new("l", 12 * REGION);
-    let Some((_dev, e, t)) = loop_engine(&image) else {
+    let Some((_dev, e, t, tol)) = loop_engine(&image) else {
         return;
     };
     let want = 300.0;
@@ -283,9 +320,11 @@ fn loop_device_limit_under_overload() {
     let got = d[0] as f64 / secs;
     let other = d[1] as f64 / secs;
     eprintln!("limit {want}/s under overload: got {got:.1}/s (the other client {other:.0}/s)");
-    // Never above the limit; below it only by what a loaded host's late
-    // wake-ups cost (a tag reached more than one interval before the
-    // device thread runs is not made up for).
+    // Never above the limit; below it only by what late wake-ups of the
+    // device thread cost beyond the 20 ms that are made up for.
     assert!(got <= 1.02 * want, "limit exceeded: {got}");
-    assert!(got >= 0.5 * want, "limited client starved: {got}");
+    assert!(
+        got >= (1.0 - tol) * want,
+        "limited client held below: {got}"
+    );
 }
