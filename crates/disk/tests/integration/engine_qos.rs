@@ -50,7 +50,7 @@ impl Loop {
         use std::os::unix::fs::MetadataExt;
         // /proc/self belongs to the process's effective user.
         if std::fs::metadata("/proc/self").map_or(true, |m| m.uid() != 0) {
-            eprintln!("not root: loop-device test skipped");
+            eprintln!("loop-device test skipped, needs root");
             return None;
         }
         let out = Command::new("losetup")

@@ -362,3 +362,20 @@ fn idling_and_weight_raising_work_inside_a_group() {
         .unwrap();
     assert!(b.raised_until(AppId(0)).is_some());
 }
+
+#[test]
+fn the_number_of_groups_is_bounded_by_their_trees_memory() {
+    // With 2^18 possible applications a group's tree has 2^18 + 1025
+    // slots: 2^24 slots hold the root's and 62 groups' trees.
+    let cfg = BfqConfig {
+        max_apps: 1 << 18,
+        ..BfqConfig::simplified(4096).unwrap()
+    };
+    let mut b = Bfq::new(cfg).unwrap();
+    for g in 1..=62 {
+        b.add_group(g, 0, 1).unwrap();
+    }
+    let e = b.add_group(63, 0, 1).unwrap_err().to_string();
+    assert!(e.starts_with("groups = 63 is out of range"), "{e}");
+    assert!(e.contains("a slot per possible member"), "{e}");
+}
