@@ -60,6 +60,14 @@
 //!   backlogged, a newly backlogged application preempts an active one of
 //!   a lower class, and the IDLE class waits [`IDLE_GRACE`] after the last
 //!   real-time or best-effort request.
+//! * **Groups** ([`crate::hier`], [`DiskScheduler::add_group`]): each
+//!   class's B-WF2Q+ is hierarchical, a tree per group, so groups share
+//!   by their weights and their members share each group's share, as the
+//!   kernel's BFQ schedules cgroups; everything above applies to the
+//!   active application inside its group.
+//! * **Reservations and limits** ([`crate::dmclock`], the `qos` part of
+//!   this module): a reservation phase in front of BFQ's choice, and
+//!   limits as eligibility for B-WF2Q+.
 //! * **T_max** (§2.1.1). An application still active T_max after its
 //!   activation is deactivated and *overcharged* B_i,max, so a seeky
 //!   application cannot hold the disk for long at a low rate. With
@@ -95,7 +103,11 @@
 //! Cost: O(log N) per dispatch for N queued applications (two heaps) plus
 //! O(log n) for the application's own queue of n requests.
 
-use crate::bwf2q::BudgetWf2q;
+mod groups;
+mod qos;
+
+use crate::dmclock::DmTags;
+use crate::hier::HierWf2q;
 use crate::queue::RequestQueue;
 use crate::request::{
     check_range, AddError, AddErrorKind, AppId, DiskConfigError, Nanos, Request, MS,
@@ -357,6 +369,10 @@ struct AppState {
     seek_history: u32,
     /// The sector after the application's previous request.
     last_end: u64,
+    /// Its group (0: the root).
+    group: u32,
+    /// dmClock reservation, limit and tags.
+    dm: DmTags,
 }
 
 /// Event counters.
@@ -387,17 +403,29 @@ pub struct BfqStats {
     /// Weight raisings not started because the raised weight would take
     /// the weight sum beyond [`MAX_WEIGHT_SUM`].
     pub wr_skipped: u64,
+    /// Requests dispatched in dmClock's reservation phase.
+    pub reserved: u64,
+    /// Turns ended, or applications held back, by their dmClock limit.
+    pub limited: u64,
 }
 
 /// The BFQ scheduler.
 pub struct Bfq {
     cfg: BfqConfig,
     apps: Vec<AppState>,
-    /// One B-WF2Q+ per priority class (RT, BE, IDLE), each with its own
-    /// virtual time and weight sum, as the kernel's per-class trees.
-    engines: [BudgetWf2q; 3],
-    /// Σ of the weights B-WF2Q+ uses, per class.
-    class_sum: [u64; 3],
+    /// One hierarchical B-WF2Q+ per priority class (RT, BE, IDLE), each
+    /// with its own virtual times and weight sums, as the kernel's
+    /// per-class trees; the groups are the same in all three.
+    engines: [HierWf2q; 3],
+    /// The declared groups (index 0, the root, always).
+    groups: Vec<groups::GroupState>,
+    /// Applications with a reservation.
+    reserved: Vec<u32>,
+    /// The latest instant a call passed in (for the limit check of a
+    /// deactivation).
+    clock: Nanos,
+    /// Backlogged applications held back by their limit, out of B-WF2Q+.
+    parked: Vec<u32>,
     /// Last dispatch or completion of a real-time or best-effort request.
     hi_last: Nanos,
     /// Real-time and best-effort requests in service.
@@ -439,8 +467,11 @@ impl Bfq {
         Ok(Self {
             cfg,
             apps,
-            engines: [0; 3].map(|_| BudgetWf2q::new(cfg.max_apps)),
-            class_sum: [0; 3],
+            engines: [0; 3].map(|_| HierWf2q::new(cfg.max_apps)),
+            groups: groups::GroupState::root(),
+            reserved: Vec::new(),
+            clock: 0,
+            parked: Vec::new(),
             hi_last: 0,
             hi_in_flight: 0,
             active: None,
@@ -614,7 +645,7 @@ impl Bfq {
         let (class, old) = (st.class, st.cur_weight);
         st.cur_weight = raised as u32;
         st.wr_until = until;
-        self.reweigh(class, old, raised as u32);
+        self.reweigh(app, class, old, raised as u32);
         self.wr_next_end = self.wr_next_end.min(until);
         self.stats.wr_started += 1;
     }
@@ -632,7 +663,7 @@ impl Bfq {
             if st.wr_until <= now {
                 let (class, old, w) = (st.class, st.cur_weight, st.weight);
                 st.cur_weight = w;
-                self.reweigh(class, old, w);
+                self.reweigh(app as u32, class, old, w);
                 self.raised.swap_remove(i);
             } else {
                 next = next.min(st.wr_until);
@@ -642,16 +673,15 @@ impl Bfq {
         self.wr_next_end = next;
     }
 
-    /// An application of `class` goes from weight `old` to `new` in the
-    /// weight sums (0: not admitted).
-    fn reweigh(&mut self, class: usize, old: u32, new: u32) {
+    /// Application `app` of `class` goes from weight `old` to `new` in the
+    /// weight sums (raising and its end).
+    fn reweigh(&mut self, app: u32, class: usize, old: u32, new: u32) {
         self.weight_sum = self.weight_sum - u64::from(old) + u64::from(new);
-        self.class_sum[class] = self.class_sum[class] - u64::from(old) + u64::from(new);
-        self.engines[class].set_weight_sum(self.class_sum[class]);
+        self.engines[class].reweigh(app, old, new);
     }
 
     /// The B-WF2Q+ of `app`'s class.
-    fn engine(&mut self, app: u32) -> &mut BudgetWf2q {
+    fn engine(&mut self, app: u32) -> &mut HierWf2q {
         &mut self.engines[self.apps[app as usize].class]
     }
 
@@ -729,7 +759,8 @@ impl Bfq {
         self.queued -= 1;
         self.head = req.end();
         self.note_dispatch(class, now);
-        self.engines[class].add_service(req.len);
+        self.engines[class].add_service(j, req.len);
+        self.apps[j as usize].dm.dispatched(req.len, now);
         self.stats.dispatched += 1;
         self.stats.injected += 1;
         self.injected_in_flight.push((j, req.sector));
@@ -768,14 +799,11 @@ impl Bfq {
         let st = &mut self.apps[a.app as usize];
         st.budget = next_budget;
         let (w, backlogged) = (st.cur_weight, !st.queue.is_empty());
-        let engine = self.engine(a.app);
-        engine.charge(a.app, charge, w);
-        if backlogged {
-            if skip_backshift {
-                engine.insert_arrival(a.app, next_budget, w);
-            } else {
-                engine.insert_backshifted(a.app, next_budget, w);
-            }
+        let requeue =
+            (backlogged && !self.over_limit(a.app)).then_some((next_budget, !skip_backshift));
+        self.engine(a.app).deactivate(a.app, charge, w, requeue);
+        if backlogged && requeue.is_none() {
+            self.park(a.app);
         }
     }
 
@@ -906,6 +934,14 @@ impl DiskScheduler for Bfq {
         Bfq::set_nonrotational(self, nonrot);
     }
 
+    fn add_group(&mut self, group: u32, parent: u32, weight: u32) -> Result<(), DiskConfigError> {
+        self.declare_group(group, parent, weight)
+    }
+
+    fn remove_group(&mut self, group: u32) -> Result<(), DiskConfigError> {
+        self.forget_group(group)
+    }
+
     fn add_app(&mut self, app: AppId, spec: AppSpec) -> Result<(), DiskConfigError> {
         let max_apps = self.cfg.max_apps;
         let st = self
@@ -916,6 +952,8 @@ impl DiskScheduler for Bfq {
             return Err(DiskConfigError::AppExists(app));
         }
         check_range("weight", spec.weight, 1, MAX_WEIGHT, "1..=65536")?;
+        self.check_group(spec.group)?;
+        crate::dmclock::validate(spec.reservation, spec.limit)?;
         let max_budget = match spec.max_budget {
             None => self.cfg.max_budget,
             Some(b) => check_range(
@@ -937,9 +975,13 @@ impl DiskScheduler for Bfq {
             });
         }
         self.base_weight_sum = sum;
+        self.weight_sum += u64::from(spec.weight);
         let class = spec.class.index();
-        self.reweigh(class, 0, spec.weight);
-        self.engines[class].reset(app.0);
+        self.engines[class].admit(app.0, spec.group, spec.weight);
+        self.groups[spec.group as usize].members += 1;
+        if spec.reservation.is_some() {
+            self.reserved.push(app.0);
+        }
         self.apps[app.index()] = AppState {
             configured: true,
             weight: spec.weight,
@@ -954,6 +996,8 @@ impl DiskScheduler for Bfq {
             queue: RequestQueue::new(),
             seek_history: 0,
             last_end: 0,
+            group: spec.group,
+            dm: DmTags::new(spec.reservation, spec.limit),
         };
         Ok(())
     }
@@ -963,13 +1007,16 @@ impl DiskScheduler for Bfq {
         if self.active.is_some_and(|a| a.app == app.0) {
             self.expire_idle();
         }
-        self.engine(app.0).remove(app.0);
         let st = &mut self.apps[app.index()];
         let reqs = st.queue.drain();
         st.configured = false;
         st.injected = 0;
-        let (class, cur, w) = (st.class, st.cur_weight, st.weight);
-        self.reweigh(class, cur, 0);
+        let (class, cur, w, group) = (st.class, st.cur_weight, st.weight, st.group);
+        self.engines[class].leave(app.0, cur);
+        self.weight_sum -= u64::from(cur);
+        self.groups[group as usize].members -= 1;
+        self.reserved.retain(|&a| a != app.0);
+        self.parked.retain(|&a| a != app.0);
         self.base_weight_sum -= u64::from(w);
         self.raised.retain(|&a| a != app.0);
         self.queued -= reqs.len();
@@ -1013,6 +1060,14 @@ impl DiskScheduler for Bfq {
         if !was_empty {
             return Ok(());
         }
+        if st.in_service == 0 {
+            // Idle (nothing queued, nothing in service): no credit for
+            // the time it did not ask for service. A request joining while
+            // the previous one is in service (the engine hands a client's
+            // synchronous requests over one at a time) keeps the tags.
+            st.dm.backlogged(now);
+        }
+        self.clock = now;
         match &mut self.active {
             Some(a) if a.app == i => {
                 if matches!(a.idling, Idling::Until(_)) {
@@ -1022,7 +1077,9 @@ impl DiskScheduler for Bfq {
                 a.with_injection = !self.injected_in_flight.is_empty();
             }
             _ => {
-                if !self.engine(i).contains(i) {
+                if self.over_limit_at(i, now) {
+                    self.park(i);
+                } else if !self.engine(i).contains(i) {
                     let st = &mut self.apps[i as usize];
                     st.budget = st.budget.max(req.len);
                     self.maybe_raise(i, now);
@@ -1038,6 +1095,43 @@ impl DiskScheduler for Bfq {
 
     fn dispatch(&mut self, now: Nanos) -> Dispatch {
         self.end_raisings(now);
+        self.clock = now;
+        self.unpark(now);
+        if let Some(req) = self.reservation_phase(now) {
+            return Dispatch::Serve(req);
+        }
+        let d = self.dispatch_bfq(now);
+        self.with_qos_wake(d, now)
+    }
+
+    fn complete(&mut self, now: Nanos, req: &Request) {
+        self.clock = now;
+        self.complete_bfq(now, req);
+    }
+
+    fn queued(&self) -> usize {
+        self.queued
+    }
+
+    fn drain(&mut self) -> Vec<Request> {
+        let mut out = Vec::with_capacity(self.queued);
+        for st in &mut self.apps {
+            out.extend(st.queue.drain());
+            st.injected = 0;
+        }
+        self.queued = 0;
+        self.active = None;
+        self.parked.clear();
+        for e in &mut self.engines {
+            e.clear();
+        }
+        out
+    }
+}
+
+impl Bfq {
+    /// BFQ's own choice (Fig. 3), after the reservation phase.
+    fn dispatch_bfq(&mut self, now: Nanos) -> Dispatch {
         loop {
             if let Some(a) = self.active {
                 match a.idling {
@@ -1059,6 +1153,10 @@ impl DiskScheduler for Bfq {
                     .is_some_and(|t| now.saturating_sub(a.since) > t)
                 {
                     self.expire_timeout();
+                    continue;
+                }
+                if self.over_limit_at(a.app, now) {
+                    self.expire_limited();
                     continue;
                 }
                 let head = self.head;
@@ -1083,7 +1181,8 @@ impl DiskScheduler for Bfq {
                 self.head = req.end();
                 let class = self.apps[a.app as usize].class;
                 self.note_dispatch(class, now);
-                self.engines[class].add_service(req.len);
+                self.engines[class].add_service(a.app, req.len);
+                self.apps[a.app as usize].dm.dispatched(req.len, now);
                 self.stats.dispatched += 1;
                 if let Some(a) = &mut self.active {
                     a.remaining -= req.len;
@@ -1111,17 +1210,25 @@ impl DiskScheduler for Bfq {
             };
             let st = &mut self.apps[app as usize];
             let pre = std::mem::take(&mut st.injected);
+            let budget = st.budget;
+            // Served ahead of its turn (injection, the reservation phase)
+            // beyond a whole budget: charged that budget now and the rest
+            // carried, so its weighted share counts everything it got.
+            st.injected = pre.saturating_sub(budget);
             self.active = Some(Active {
                 app,
-                remaining: st.budget.saturating_sub(pre),
+                remaining: budget.saturating_sub(pre),
                 since: now,
                 idling: Idling::No,
                 with_injection: false,
             });
+            if pre >= budget {
+                self.deactivate(budget, budget);
+            }
         }
     }
 
-    fn complete(&mut self, now: Nanos, req: &Request) {
+    fn complete_bfq(&mut self, now: Nanos, req: &Request) {
         let never_idles = self.never_idles();
         let t_wait = self.cfg.t_wait;
         if let Some(st) = self.apps.get_mut(req.app.index()) {
@@ -1153,26 +1260,5 @@ impl DiskScheduler for Bfq {
                 }
             }
         }
-    }
-
-    fn queued(&self) -> usize {
-        self.queued
-    }
-
-    fn drain(&mut self) -> Vec<Request> {
-        let mut out = Vec::with_capacity(self.queued);
-        for st in &mut self.apps {
-            out.extend(st.queue.drain());
-            st.injected = 0;
-        }
-        self.queued = 0;
-        self.active = None;
-        let ids: Vec<u32> = (0..self.apps.len() as u32).collect();
-        for i in ids {
-            for e in &mut self.engines {
-                e.remove(i);
-            }
-        }
-        out
     }
 }

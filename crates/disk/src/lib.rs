@@ -9,6 +9,8 @@
 //! * [`DiskScheduler`] is the trait every disk scheduler implements:
 //!   `add_request` / `dispatch` / `complete`, time passed in by the caller.
 //! * [`bfq`]: BFQ (§2.1), [`bwf2q`]: its B-WF2Q+ engine (§2.1.4),
+//!   [`hier`]: B-WF2Q+ over groups of applications (hierarchical shares),
+//!   [`dmclock`]: reservations and limits (dmClock's tags),
 //!   [`queue`]: per-application C-LOOK/FIFO request queues.
 //! * [`baseline`]: C-LOOK, AS, CFQ-like, SCAN-EDF, YFQ (§2.3–2.4).
 //! * [`catalogue`]: every scheduler by name, its parameters and their
@@ -47,9 +49,11 @@ pub mod bwf2q;
 pub mod catalogue;
 pub mod check;
 pub mod cost;
+pub mod dmclock;
 pub mod emulator;
 pub mod engine;
 pub mod file_device;
+pub mod hier;
 pub mod model;
 pub mod queue;
 pub mod readahead;
@@ -65,4 +69,4 @@ pub use queue::RequestQueue;
 pub use request::{
     AddError, AddErrorKind, AppId, Direction, DiskConfigError, Nanos, Request, MS, SECTOR_BYTES,
 };
-pub use scheduler::{AppSpec, DiskScheduler, Dispatch, IoClass, MAX_WEIGHT, MAX_WEIGHT_SUM};
+pub use scheduler::{AppSpec, DiskScheduler, Dispatch, IoClass, Rate, MAX_WEIGHT, MAX_WEIGHT_SUM};

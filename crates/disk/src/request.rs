@@ -140,6 +140,12 @@ pub enum DiskConfigError {
         /// The admissible total.
         max: u64,
     },
+    /// The group is not declared.
+    UnknownGroup(u32),
+    /// The group is already declared.
+    GroupExists(u32),
+    /// The group still has members (applications or groups).
+    GroupNotEmpty(u32),
 }
 
 impl fmt::Display for DiskConfigError {
@@ -159,6 +165,9 @@ impl fmt::Display for DiskConfigError {
             Self::WeightSumTooLarge { sum, max } => {
                 write!(f, "sum of weights {sum} exceeds the admissible total {max}")
             }
+            Self::UnknownGroup(g) => write!(f, "group {g} is not declared"),
+            Self::GroupExists(g) => write!(f, "group {g} is already declared"),
+            Self::GroupNotEmpty(g) => write!(f, "group {g} still has members"),
         }
     }
 }

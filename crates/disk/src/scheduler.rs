@@ -8,6 +8,7 @@
 //! expressed by [`Dispatch::Idle`]: the caller must call `dispatch` again at
 //! the returned instant, or earlier when a request arrives or completes.
 
+pub use crate::dmclock::Rate;
 use crate::request::{AddError, AppId, DiskConfigError, Nanos, Request};
 
 /// An application's I/O priority class, as the kernel's (`ioprio`): a
@@ -47,6 +48,13 @@ pub struct AppSpec {
     /// Priority class (BFQ only; the other schedulers refuse any class but
     /// best effort rather than ignore it).
     pub class: IoClass,
+    /// The group the application belongs to ([`DiskScheduler::add_group`];
+    /// 0, the default, is the root). BFQ only.
+    pub group: u32,
+    /// dmClock reservation: a minimum rate ([`crate::dmclock`]). BFQ only.
+    pub reservation: Option<Rate>,
+    /// dmClock limit: a maximum rate. BFQ only.
+    pub limit: Option<Rate>,
 }
 
 impl AppSpec {
@@ -56,6 +64,9 @@ impl AppSpec {
             weight,
             max_budget: None,
             class: IoClass::Be,
+            group: 0,
+            reservation: None,
+            limit: None,
         }
     }
 
@@ -64,16 +75,34 @@ impl AppSpec {
         Self { class, ..self }
     }
 
-    /// Refuses a class other than best effort, for a scheduler without
-    /// priority classes.
-    pub fn best_effort_only(&self) -> Result<(), DiskConfigError> {
-        if self.class == IoClass::Be {
-            Ok(())
-        } else {
-            Err(DiskConfigError::Inconsistent {
-                rule: "priority classes other than best effort need the bfq scheduler",
-            })
+    /// The same spec in group `group`.
+    pub fn in_group(self, group: u32) -> Self {
+        Self { group, ..self }
+    }
+
+    /// The same spec with a dmClock reservation and limit.
+    pub fn with_rates(self, reservation: Option<Rate>, limit: Option<Rate>) -> Self {
+        Self {
+            reservation,
+            limit,
+            ..self
         }
+    }
+
+    /// Refuses what only BFQ provides (a class other than best effort, a
+    /// group, a reservation or a limit), for the other schedulers, rather
+    /// than ignore it.
+    pub fn best_effort_only(&self) -> Result<(), DiskConfigError> {
+        let rule = if self.class != IoClass::Be {
+            "priority classes other than best effort need the bfq scheduler"
+        } else if self.group != 0 {
+            "groups need the bfq scheduler"
+        } else if self.reservation.is_some() || self.limit.is_some() {
+            "reservations and limits need the bfq scheduler"
+        } else {
+            return Ok(());
+        };
+        Err(DiskConfigError::Inconsistent { rule })
     }
 }
 
@@ -108,6 +137,19 @@ pub trait DiskScheduler {
     fn name(&self) -> &'static str;
     /// Admits an application.
     fn add_app(&mut self, app: AppId, spec: AppSpec) -> Result<(), DiskConfigError>;
+    /// Declares group `group` (`1..=1024`) with weight `weight` under
+    /// `parent` (0: the root): its members share its parent's share by
+    /// their weights. Only BFQ has groups; the others refuse.
+    fn add_group(&mut self, group: u32, parent: u32, weight: u32) -> Result<(), DiskConfigError> {
+        let _ = (group, parent, weight);
+        Err(DiskConfigError::Inconsistent {
+            rule: "groups need the bfq scheduler",
+        })
+    }
+    /// Removes an empty group.
+    fn remove_group(&mut self, group: u32) -> Result<(), DiskConfigError> {
+        Err(DiskConfigError::UnknownGroup(group))
+    }
     /// Removes an application, handing back its queued requests.
     fn remove_app(&mut self, app: AppId) -> Result<Vec<Request>, DiskConfigError>;
     /// Queues a request issued at `now` (its `arrival` is set to `now`).
@@ -132,6 +174,12 @@ impl<T: DiskScheduler + ?Sized> DiskScheduler for Box<T> {
     }
     fn add_app(&mut self, app: AppId, spec: AppSpec) -> Result<(), DiskConfigError> {
         (**self).add_app(app, spec)
+    }
+    fn add_group(&mut self, group: u32, parent: u32, weight: u32) -> Result<(), DiskConfigError> {
+        (**self).add_group(group, parent, weight)
+    }
+    fn remove_group(&mut self, group: u32) -> Result<(), DiskConfigError> {
+        (**self).remove_group(group)
     }
     fn remove_app(&mut self, app: AppId) -> Result<Vec<Request>, DiskConfigError> {
         (**self).remove_app(app)

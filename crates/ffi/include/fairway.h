@@ -45,6 +45,12 @@
 // block size `O_DIRECT` needs).
 #define FAIRWAY_IO_BUF_ALIGN 4096
 
+// `FairwayIoClientOptions::rate_unit`: requests per second.
+#define FAIRWAY_IO_RATE_IOPS 0
+
+// `FairwayIoClientOptions::rate_unit`: bytes per second.
+#define FAIRWAY_IO_RATE_BYTES 1
+
 // Largest `buckets_per_half` [`fairway_pq_create`] accepts (2^20).
 #define FAIRWAY_PQ_MAX_BUCKETS_PER_HALF (1 << 20)
 
@@ -159,6 +165,22 @@ typedef struct FairwayPq FairwayPq;
 // A scheduler created by [`fairway_sched_create`]. Opaque: C code only
 // holds pointers to it.
 typedef struct FairwayScheduler FairwayScheduler;
+
+// How [`fairway_io_add_client_ex`] registers a client.
+typedef struct FairwayIoClientOptions {
+  // Weight, `1..=65536` (within its group).
+  uint32_t weight;
+  // Unit of `reservation` and `limit`: `FAIRWAY_IO_RATE_IOPS` or
+  // `FAIRWAY_IO_RATE_BYTES`.
+  uint32_t rate_unit;
+  // Its group (from `fairway_io_add_group`), 0 for the root.
+  uint64_t group;
+  // Minimum rate while it has requests waiting (0: none); IOPS
+  // `1..=10^7`, bytes/s `512..=2^40`.
+  uint64_t reservation;
+  // Maximum rate (0: none), in the same ranges; at least `reservation`.
+  uint64_t limit;
+} FairwayIoClientOptions;
 
 // What happened to a client's requests. Every accepted request ends in
 // exactly one of `completed`, `failed` and `cancelled`:
@@ -361,6 +383,33 @@ uint8_t *fairway_io_buf_data(struct FairwayIoBuf *b);
 // # Safety
 // As for [`fairway_io_buf_data`].
 size_t fairway_io_buf_len(struct FairwayIoBuf *b);
+
+// Declares a group of weight `weight` (`1..=65536`) under `parent` (0:
+// the root; at most 8 levels, 1024 groups) and writes its id to `*group`.
+//
+// # Safety
+// As for [`fairway_io_destroy`](super::fairway_io_destroy); `group` must be null or writable.
+enum FairwayStatus fairway_io_add_group(struct FairwayIoEngine *e,
+                                        uint32_t weight,
+                                        uint64_t parent,
+                                        uint64_t *group);
+
+// Removes an empty group (no client, no group left in it). Its id is
+// never valid again.
+//
+// # Safety
+// As for [`fairway_io_destroy`](super::fairway_io_destroy).
+enum FairwayStatus fairway_io_remove_group(struct FairwayIoEngine *e, uint64_t group);
+
+// Registers a client as `*options` says (weight, group, reservation,
+// limit) and writes its id to `*client`.
+//
+// # Safety
+// As for [`fairway_io_destroy`](super::fairway_io_destroy); `options` must be null or point
+// to a `FairwayIoClientOptions`; `client` must be null or writable.
+enum FairwayStatus fairway_io_add_client_ex(struct FairwayIoEngine *e,
+                                            const struct FairwayIoClientOptions *options,
+                                            uint64_t *client);
 
 // Creates an I/O engine: the disk scheduler `spec` (`"bfq"`,
 // `"bfq:t_max_ms=125"`, `"c-look"`, ... as `fairway disk list` names

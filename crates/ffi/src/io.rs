@@ -30,6 +30,7 @@
 //! device thread runs the scheduler in the background either way.
 
 pub mod buf;
+pub mod groups;
 
 use crate::handle::{self, check_out, Failure, Handle, Kind, OpResult};
 use crate::status::FairwayStatus;
@@ -38,7 +39,7 @@ use fairway_disk::engine::{
     ClientId, ClientStats, Completion, Engine, EngineError, IoError, IoRequest, SubmitError,
     SubmitErrorKind, TargetId, TargetOptions,
 };
-use fairway_disk::DiskSpecError;
+use fairway_disk::{DiskConfigError, DiskSpecError};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{c_char, CStr};
 use std::time::Duration;
@@ -171,7 +172,9 @@ struct IoState {
     engine: Option<Engine>,
     clients: HashMap<u64, ClientId>,
     targets: HashMap<u64, TargetId>,
-    /// The last id handed out (clients and targets share the counter).
+    groups: HashMap<u64, fairway_disk::engine::GroupId>,
+    /// The last id handed out (clients, targets and groups share the
+    /// counter).
     last_id: u64,
     /// By request id.
     accepted: HashMap<u64, Accepted>,
@@ -196,18 +199,22 @@ impl Drop for IoState {
 
 fn engine_status(e: &EngineError) -> FairwayStatus {
     match e {
-        EngineError::OutOfRange { .. } | EngineError::Scheduler(_) => {
+        EngineError::OutOfRange { .. }
+        | EngineError::Scheduler(_)
+        | EngineError::Group(DiskConfigError::OutOfRange { .. })
+        | EngineError::Group(DiskConfigError::WeightSumTooLarge { .. }) => {
             FairwayStatus::FairwayErrOutOfRange
         }
+        EngineError::Group(_) => FairwayStatus::FairwayErrInvalidArgument,
         EngineError::Spec(DiskSpecError::OutOfRange { .. }) => FairwayStatus::FairwayErrOutOfRange,
         EngineError::Spec(_) | EngineError::Unsupported(_) => {
             FairwayStatus::FairwayErrInvalidArgument
         }
         EngineError::Unavailable(_) => FairwayStatus::FairwayErrUnavailable,
         EngineError::Open { .. } => FairwayStatus::FairwayErrOs,
-        EngineError::TooManyClients { .. } | EngineError::TooManyTargets { .. } => {
-            FairwayStatus::FairwayErrFull
-        }
+        EngineError::TooManyClients { .. }
+        | EngineError::TooManyTargets { .. }
+        | EngineError::TooManyGroups { .. } => FairwayStatus::FairwayErrFull,
         EngineError::UnknownClient(_) => FairwayStatus::FairwayErrUnknownClient,
         EngineError::UnknownTarget(_) => FairwayStatus::FairwayErrUnknownTarget,
         EngineError::Stopped => FairwayStatus::FairwayErrStopped,

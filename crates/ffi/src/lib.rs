@@ -64,6 +64,10 @@ pub use io::buf::{
     fairway_io_buf_alloc, fairway_io_buf_data, fairway_io_buf_free, fairway_io_buf_len,
     FairwayIoBuf, FAIRWAY_IO_BUF_ALIGN, FAIRWAY_IO_MAX_BUF_LEN,
 };
+pub use io::groups::{
+    fairway_io_add_client_ex, fairway_io_add_group, fairway_io_remove_group,
+    FairwayIoClientOptions, FAIRWAY_IO_RATE_BYTES, FAIRWAY_IO_RATE_IOPS,
+};
 pub use io::{
     fairway_io_add_client, fairway_io_client_stats, fairway_io_close, fairway_io_create,
     fairway_io_destroy, fairway_io_last_error, fairway_io_open, fairway_io_outstanding,

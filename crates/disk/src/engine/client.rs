@@ -7,7 +7,7 @@
 //! A [`ClientId`] names a slot and its generation: after a client is
 //! removed its id stays invalid, even once the slot is reused.
 
-pub use crate::scheduler::IoClass;
+pub use crate::scheduler::{IoClass, Rate};
 use std::fmt;
 use std::time::Duration;
 
@@ -24,8 +24,8 @@ impl fmt::Display for ClientId {
     }
 }
 
-/// A group of clients (for hierarchical scheduling, which the engine does
-/// not provide yet: see [`ClientOptions::group`]).
+/// A group of clients ([`super::Engine::add_group`]): its clients and child
+/// groups share its share of the device by their weights.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GroupId(pub u32);
 
@@ -35,11 +35,15 @@ pub struct ClientOptions {
     /// Weight, `1..=65536`; the sum over the registered clients at most
     /// 2^24 ([`crate::MAX_WEIGHT_SUM`]). Default 1.
     pub weight: u32,
-    /// Group the client belongs to. Hierarchical scheduling (groups sharing
-    /// the device by their own weights, as Linux's BFQ does with cgroups) is
-    /// not implemented: `Some` is refused with
-    /// [`super::EngineError::Unsupported`] rather than ignored.
+    /// Group the client belongs to (`None`: the root). Its weight then
+    /// shares its group's share with the group's other members (BFQ only).
     pub group: Option<GroupId>,
+    /// dmClock reservation: the rate the client gets at least while it has
+    /// requests waiting, requests or bytes per second (BFQ only).
+    pub reservation: Option<Rate>,
+    /// dmClock limit: the rate it never exceeds, even on an idle device
+    /// (BFQ only). At least the reservation, in the same unit.
+    pub limit: Option<Rate>,
     /// Priority class: real-time clients are served before best-effort
     /// ones, idle-class clients only once the device has had no other work
     /// for 200 ms (BFQ; the other schedulers refuse any class but best
@@ -54,12 +58,38 @@ impl ClientOptions {
             weight,
             group: None,
             class: IoClass::Be,
+            reservation: None,
+            limit: None,
         }
     }
 
     /// The same options in priority class `class`.
     pub fn with_class(self, class: IoClass) -> Self {
         Self { class, ..self }
+    }
+
+    /// The same options in group `group`.
+    pub fn in_group(self, group: GroupId) -> Self {
+        Self {
+            group: Some(group),
+            ..self
+        }
+    }
+
+    /// The same options with a reservation.
+    pub fn with_reservation(self, rate: Rate) -> Self {
+        Self {
+            reservation: Some(rate),
+            ..self
+        }
+    }
+
+    /// The same options with a limit.
+    pub fn with_limit(self, rate: Rate) -> Self {
+        Self {
+            limit: Some(rate),
+            ..self
+        }
     }
 }
 

@@ -275,6 +275,7 @@ impl Device {
                 let _ = reply.send(());
             }
             Cmd::NonRotational(nonrot) => self.sched.set_nonrotational(nonrot),
+            Cmd::Configure(f) => f(self.sched.as_mut()),
         }
     }
 
@@ -369,6 +370,7 @@ impl Device {
                 Cmd::AddClient { .. }
                 | Cmd::RemoveClient { .. }
                 | Cmd::NonRotational(_)
+                | Cmd::Configure(_)
                 | Cmd::Shutdown => {}
             }
         }

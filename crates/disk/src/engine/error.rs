@@ -28,6 +28,14 @@ pub enum EngineError {
     Spec(DiskSpecError),
     /// The scheduler refused the client (e.g. the sum of the weights).
     Scheduler(DiskConfigError),
+    /// The scheduler refused the group (unknown parent, too deep, the sum
+    /// of the weights; or groups with a scheduler other than BFQ).
+    Group(DiskConfigError),
+    /// More groups declared at once than [`crate::hier::MAX_GROUPS`].
+    TooManyGroups {
+        /// The limit.
+        max: u32,
+    },
     /// A feature the API has room for but the engine does not provide yet.
     Unsupported(&'static str),
     /// io_uring is unavailable (old kernel, disabled, or filtered by a
@@ -69,6 +77,8 @@ impl fmt::Display for EngineError {
             } => write!(f, "{name} = {value} is out of range (allowed: {allowed})"),
             Self::Spec(e) => write!(f, "scheduler: {e}"),
             Self::Scheduler(e) => write!(f, "scheduler refused the client: {e}"),
+            Self::Group(e) => write!(f, "scheduler refused the group: {e}"),
+            Self::TooManyGroups { max } => write!(f, "too many groups ({max} declared at once)"),
             Self::Unsupported(what) => write!(f, "not supported: {what}"),
             Self::Unavailable(e) => write!(f, "io_uring unavailable: {e}"),
             Self::Open { path, source } => write!(f, "cannot open {path}: {source}"),

@@ -56,6 +56,7 @@ mod config;
 mod device;
 mod error;
 mod future;
+mod group;
 mod request;
 pub(crate) mod ring;
 mod shared;
@@ -63,10 +64,11 @@ mod target;
 pub(crate) mod wait;
 
 pub use buf::{AlignedBuf, BUF_ALIGN, MAX_BUF_LEN};
-pub use client::{ClientId, ClientOptions, ClientStats, GroupId, IoClass};
+pub use client::{ClientId, ClientOptions, ClientStats, GroupId, IoClass, Rate};
 pub use config::{EngineConfig, MAX_CLIENTS, MAX_IN_FLIGHT, MAX_QUEUED};
 pub use error::{EngineError, IoError, SubmitError, SubmitErrorKind};
 pub use future::IoFuture;
+pub use group::GroupOptions;
 pub use request::{Completion, IoRequest, RequestId};
 pub use target::{TargetId, TargetOptions};
 
@@ -95,6 +97,7 @@ pub type Callback = Box<dyn FnMut(Completion) + Send>;
 pub struct Engine {
     shared: Arc<Shared>,
     config: EngineConfig,
+    groups: std::sync::Mutex<group::GroupIds>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -140,6 +143,7 @@ impl Engine {
         Ok(Self {
             shared,
             config,
+            groups: Default::default(),
             thread: Some(thread),
         })
     }
@@ -219,11 +223,6 @@ impl Engine {
     /// Registers a client. Waits for the device thread (the scheduler
     /// checks the weight sum).
     pub fn add_client(&self, options: ClientOptions) -> Result<ClientId, EngineError> {
-        if options.group.is_some() {
-            return Err(EngineError::Unsupported(
-                "client groups (hierarchical scheduling); register with group = None",
-            ));
-        }
         if !(1..=MAX_WEIGHT).contains(&options.weight) {
             return Err(EngineError::OutOfRange {
                 name: "weight",
@@ -243,7 +242,10 @@ impl Engine {
                 slot: slot as u32,
                 generation: s.generation,
             };
-            let spec = AppSpec::weight(options.weight).with_class(options.class);
+            let spec = AppSpec::weight(options.weight)
+                .with_class(options.class)
+                .in_group(options.group.map_or(0, |g| g.0))
+                .with_rates(options.reservation, options.limit);
             let cmd = Cmd::AddClient {
                 slot: id.slot,
                 spec,

@@ -36,6 +36,9 @@ pub(crate) struct Pending {
     pub(crate) submitted: Instant,
 }
 
+/// A change of the scheduler's configuration, run on the device thread.
+pub(crate) type Configure = dyn FnOnce(&mut dyn crate::scheduler::DiskScheduler) + Send;
+
 /// A command for the device thread.
 pub(crate) enum Cmd {
     /// Not boxed: the channel stores commands in blocks of its own, so a
@@ -52,6 +55,8 @@ pub(crate) enum Cmd {
     },
     /// Every open target is on non-rotational storage, or not.
     NonRotational(bool),
+    /// Runs on the scheduler (groups), answering through its own channel.
+    Configure(Box<Configure>),
     Shutdown,
 }
 

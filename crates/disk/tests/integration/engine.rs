@@ -382,7 +382,7 @@ fn configuration_values_are_checked_and_named() {
                 group: Some(GroupId(1)),
                 ..ClientOptions::weight(1)
             },
-            "not supported: client groups",
+            "scheduler refused the client: group 1 is not declared",
         ),
     ] {
         let e = engine.add_client(opts).unwrap_err();

@@ -55,6 +55,7 @@ fn build(
         engine: Some(engine),
         clients: HashMap::new(),
         targets: HashMap::new(),
+        groups: HashMap::new(),
         last_id: 0,
         accepted: HashMap::new(),
         ready: VecDeque::new(),

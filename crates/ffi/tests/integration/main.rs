@@ -7,6 +7,7 @@ mod c_build;
 
 mod abi_batch;
 mod abi_io;
+mod abi_io_groups;
 mod abi_pq;
 mod abi_sched;
 mod c_example;
