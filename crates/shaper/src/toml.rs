@@ -45,7 +45,7 @@ use crate::libreqos::shaped_devices::parse_prefix;
 use crate::loc::{LineIndex, Loc};
 use crate::mac::Mac;
 use crate::plan::{
-    default_scheduler, Bandwidth, Circuit, DefaultClass, Device, Interfaces, Match, Node, Plan,
+    default_scheduler, Bandwidth, Circuit, DefaultClass, Device, FrameIo, Interfaces, Match, Node, Plan,
     PortRange, Prefix, Rates, Rule,
 };
 use crate::rate::parse_tc_rate;
@@ -80,6 +80,7 @@ struct InterfacesToml {
     internet: S,
     subscribers: S,
     rate: Spanned<RateToml>,
+    io: Option<S>,
 }
 
 /// `rate = { download = "100mbit", upload = "50mbit" }`: the ceilings
@@ -348,12 +349,21 @@ fn interfaces(c: &mut Conv<'_>, i: &Spanned<InterfacesToml>) -> Option<Interface
     }
     let download = c.rate(&r.rate.get_ref().download, "rate.download");
     let upload = c.rate(&r.rate.get_ref().upload, "rate.upload");
+    let io = match &r.io {
+        None => FrameIo::default(),
+        Some(s) => FrameIo::parse(s.get_ref()).unwrap_or_else(|| {
+            c.value(s.span(), "io", format!("{:?}", s.get_ref()), FrameIo::ALLOWED);
+            ok = false;
+            FrameIo::default()
+        }),
+    };
     ok.then_some(())?;
     Some(Interfaces {
         internet: r.internet.get_ref().clone(),
         subscribers: r.subscribers.get_ref().clone(),
         download: download?,
         upload: upload?,
+        io,
         at: c.loc(i.span()),
     })
 }
