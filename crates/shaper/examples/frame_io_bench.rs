@@ -1,0 +1,279 @@
+//! Forwarding speed of the shaper's frame I/O back-ends next to the
+//! kernel's own forwarding, on one veth path, in one run:
+//!
+//! ```text
+//! sudo cargo run --release -p fairway-shaper --example frame_io_bench -- [SECONDS] [ROUNDS]
+//! ```
+//!
+//! Namespaces sender — middle — receiver joined by two veth pairs
+//! (prefix `fwr-`). A sender thread blasts UDP frames (64 flows) of 64
+//! and of 1514 bytes (1500-byte IP packets) from an AF_PACKET socket with
+//! `sendmmsg`, as fast as it can, for SECONDS (default 3); the receiver's
+//! veth counts what arrives. In the middle, in turn:
+//!
+//! - `kernel`: a bridge of the two veths with an HTB root on the
+//!   outgoing one (one class at 10 Gbit/s, its default pfifo leaf);
+//! - `frame` and `ring`: the shaper's data path (`datapath::run::run`,
+//!   what `fairway shape` runs) with `[interfaces] io` set so, all
+//!   frames in one circuit of max 10 Gbit/s (so shaping is not the
+//!   limit).
+//!
+//! Cores: the sender's thread, on whichever core the scheduler gives it,
+//! also runs the kernel's forwarding in `kernel` (veth hands frames over
+//! in the sender's softirq); with the shaper, its one thread forwards on
+//! a core of its own. Each row: frames and rates the receiver saw, and
+//! what the sender offered. Needs root and iproute2.
+
+use fairway_shaper::datapath::run;
+use fairway_shaper::load::{load, Source};
+use std::os::fd::AsRawFd;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const NS: [&str; 3] = ["fwr-s", "fwr-x", "fwr-r"];
+const FLOWS: usize = 64;
+
+fn sh(args: &str) -> bool {
+    Command::new("ip")
+        .args(args.split_whitespace())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+fn must(args: &str) {
+    assert!(sh(args), "ip {args}");
+}
+
+fn tc(args: &str) {
+    let ok = Command::new("ip")
+        .args(["netns", "exec", NS[1], "tc"])
+        .args(args.split_whitespace())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "tc {args}");
+}
+
+struct Topology;
+
+impl Drop for Topology {
+    fn drop(&mut self) {
+        for n in NS {
+            let _ = sh(&format!("netns del {n}"));
+        }
+    }
+}
+
+fn build() -> Topology {
+    for n in NS {
+        let _ = sh(&format!("netns del {n}"));
+    }
+    for n in NS {
+        must(&format!("netns add {n}"));
+    }
+    let t = Topology;
+    must("link add fwr-s0 netns fwr-s type veth peer name fwr-in netns fwr-x");
+    must("link add fwr-r0 netns fwr-r type veth peer name fwr-out netns fwr-x");
+    for (n, dev) in [
+        ("fwr-s", "fwr-s0"),
+        ("fwr-x", "fwr-in"),
+        ("fwr-x", "fwr-out"),
+        ("fwr-r", "fwr-r0"),
+    ] {
+        let _ = Command::new("ip")
+            .args(["netns", "exec", n, "sysctl", "-qw"])
+            .arg(format!("net.ipv6.conf.{dev}.disable_ipv6=1"))
+            .status();
+        must(&format!("-n {n} link set {dev} up"));
+    }
+    t
+}
+
+/// Moves this thread into namespace `name`.
+fn enter(name: &str) {
+    let f = std::fs::File::open(format!("/var/run/netns/{name}")).expect("namespace file");
+    // SAFETY: a valid namespace descriptor; affects this thread only.
+    let rc = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
+    assert_eq!(rc, 0, "setns {name}");
+}
+
+/// Frames of `len` bytes, one per flow: to a MAC no one has, so the
+/// receiver counts and drops them.
+fn frames(len: usize) -> Vec<Vec<u8>> {
+    (0..FLOWS)
+        .map(|k| {
+            let mut f = vec![0u8; len];
+            f[..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
+            f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
+            f[12..14].copy_from_slice(&[8, 0]);
+            let ip_len = (len - 14) as u16;
+            let ip = &mut f[14..34];
+            ip[0] = 0x45;
+            ip[2..4].copy_from_slice(&ip_len.to_be_bytes());
+            ip[8] = 64;
+            ip[9] = 17;
+            ip[12..16].copy_from_slice(&[10, 78, 0, 1]);
+            ip[16..20].copy_from_slice(&[10, 78, 0, 2]);
+            let mut sum: u32 = ip
+                .chunks(2)
+                .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+                .sum();
+            sum = (sum & 0xffff) + (sum >> 16);
+            sum = (sum & 0xffff) + (sum >> 16);
+            ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+            let udp = &mut f[34..42];
+            udp[0..2].copy_from_slice(&(10_000 + k as u16).to_be_bytes());
+            udp[2..4].copy_from_slice(&9u16.to_be_bytes());
+            udp[4..6].copy_from_slice(&(ip_len - 20).to_be_bytes());
+            f
+        })
+        .collect()
+}
+
+/// Sends `len`-byte frames from the sender's namespace until `stop`:
+/// frames sent.
+fn blast(len: usize, stop: Arc<AtomicBool>) -> u64 {
+    enter(NS[0]);
+    let frames = frames(len);
+    // SAFETY: plain system calls on a fresh descriptor closed below.
+    let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0) };
+    assert!(fd >= 0, "packet socket");
+    // SAFETY: all-zero is a valid sockaddr_ll.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    // SAFETY: a NUL-terminated name.
+    sll.sll_ifindex = unsafe { libc::if_nametoindex(c"fwr-s0".as_ptr()) } as i32;
+    // SAFETY: bind reads exactly size_of::<sockaddr_ll>() bytes.
+    let rc = unsafe {
+        libc::bind(
+            fd,
+            (&sll as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        )
+    };
+    assert_eq!(rc, 0, "bind");
+    let mut iov: Vec<libc::iovec> = frames
+        .iter()
+        .map(|f| libc::iovec {
+            iov_base: f.as_ptr() as *mut _,
+            iov_len: f.len(),
+        })
+        .collect();
+    let mut msgs: Vec<libc::mmsghdr> = iov
+        .iter_mut()
+        .map(|v| {
+            // SAFETY: all-zero is a valid mmsghdr.
+            let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            m.msg_hdr.msg_iov = v;
+            m.msg_hdr.msg_iovlen = 1;
+            m
+        })
+        .collect();
+    let mut sent = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        // SAFETY: `msgs` point to `iov`, which point to `frames`, all live.
+        let n = unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), FLOWS as u32, 0) };
+        if n > 0 {
+            sent += n as u64;
+        }
+    }
+    // SAFETY: our descriptor, closed once.
+    unsafe { libc::close(fd) };
+    sent
+}
+
+fn rx_packets() -> u64 {
+    let out = Command::new("ip")
+        .args(["-n", NS[2], "-s", "-j", "link", "show", "dev", "fwr-r0"])
+        .output()
+        .expect("ip -s link");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("ip -j");
+    v[0]["stats64"]["rx"]["packets"]
+        .as_u64()
+        .expect("rx packets")
+}
+
+fn shaper_config(io: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("fwr-bench-{io}.toml"));
+    let text = format!(
+        "[interfaces]\ninternet = \"fwr-in\"\nsubscribers = \"fwr-out\"\n\
+         rate = {{ download = \"10gbit\", upload = \"10gbit\" }}\nio = \"{io}\"\n\n\
+         [[circuit]]\nid = \"all\"\nrate = {{ download = \"10gbit\", upload = \"10gbit\" }}\n\n\
+         [[rule]]\ncircuit = \"all\"\nprefix = \"10.78.0.0/16\"\n"
+    );
+    std::fs::write(&path, text).expect("writing the shaper file");
+    path
+}
+
+/// One trial: frames the receiver saw and the sender sent.
+fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64) {
+    let shaper_stop = Arc::new(AtomicBool::new(false));
+    let shaper = (path != "kernel").then(|| {
+        let file = shaper_config(path);
+        let checked = load(&Source::ShaperFile(file.clone())).expect("shaper file");
+        let _ = std::fs::remove_file(file);
+        let stop = Arc::clone(&shaper_stop);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let h = std::thread::spawn(move || {
+            enter(NS[1]);
+            run::run(&checked, &stop, || tx.send(()).unwrap_or(())).map(|o| o.kernel_drops)
+        });
+        rx.recv_timeout(Duration::from_secs(10)).expect("shaper started");
+        h
+    });
+    if path == "kernel" {
+        must("-n fwr-x link add fwr-br type bridge");
+        must("-n fwr-x link set fwr-in master fwr-br");
+        must("-n fwr-x link set fwr-out master fwr-br");
+        must("-n fwr-x link set fwr-br up");
+        tc("qdisc add dev fwr-out root handle 1: htb default 10");
+        tc("class add dev fwr-out parent 1: classid 1:10 htb rate 10gbit ceil 10gbit");
+    }
+    let before = rx_packets();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = Arc::clone(&stop);
+    let sender = std::thread::spawn(move || blast(len, s));
+    let t0 = Instant::now();
+    std::thread::sleep(Duration::from_secs(seconds));
+    let after = rx_packets();
+    let elapsed = t0.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    let sent = sender.join().expect("sender");
+    shaper_stop.store(true, Ordering::Relaxed);
+    if let Some(h) = shaper {
+        h.join().expect("shaper thread").expect("shaper run");
+    }
+    if path == "kernel" {
+        tc("qdisc del dev fwr-out root");
+        must("-n fwr-x link del fwr-br");
+    }
+    let got = after - before;
+    (
+        (got as f64 / elapsed) as u64,
+        (sent as f64 / elapsed) as u64,
+    )
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let seconds: u64 = args.next().map_or(3, |a| a.parse().expect("SECONDS"));
+    let rounds: u32 = args.next().map_or(1, |a| a.parse().expect("ROUNDS"));
+    let _t = build();
+    println!("path     frame B   round     Mpps   Gbit/s  offered Mpps");
+    for len in [64usize, 1514] {
+        for r in 0..rounds {
+            for path in ["kernel", "frame", "ring"] {
+                let (pps, offered) = trial(path, len, seconds);
+                println!(
+                    "{path:<8} {len:>7} {r:>7} {:>8.3} {:>8.3} {:>13.3}",
+                    pps as f64 / 1e6,
+                    pps as f64 * len as f64 * 8.0 / 1e9,
+                    offered as f64 / 1e6
+                );
+            }
+        }
+    }
+}
