@@ -69,7 +69,10 @@ impl Drop for Topology {
 
 fn build() -> Topology {
     for n in NS {
-        let _ = sh(&format!("netns del {n}"));
+        let _ = Command::new("ip")
+            .args(["netns", "del", n])
+            .stderr(std::process::Stdio::null())
+            .status();
     }
     for n in NS {
         must(&format!("netns add {n}"));
@@ -230,7 +233,7 @@ fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64) {
         must("-n fwr-x link set fwr-out master fwr-br");
         must("-n fwr-x link set fwr-br up");
         tc("qdisc add dev fwr-out root handle 1: htb default 10");
-        tc("class add dev fwr-out parent 1: classid 1:10 htb rate 10gbit ceil 10gbit");
+        tc("class add dev fwr-out parent 1: classid 1:10 htb rate 10gbit ceil 10gbit quantum 200000");
     }
     let before = rx_packets();
     let stop = Arc::new(AtomicBool::new(false));

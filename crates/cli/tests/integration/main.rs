@@ -24,4 +24,5 @@ mod results_dir;
 mod s_bench;
 mod shape_check;
 mod shape_datapath;
+mod shape_frame_io;
 mod udp_bench_cli;

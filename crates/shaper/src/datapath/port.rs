@@ -22,8 +22,9 @@ use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-/// A way in and out of one interface.
-pub trait Port {
+/// A way in and out of one interface; it may move to the thread that
+/// runs the loop.
+pub trait Port: Send {
     /// The interface's name.
     fn name(&self) -> &str;
     /// A descriptor that polls readable when frames wait.
@@ -239,43 +240,69 @@ fn read_mtu(fd: RawFd, name: &str) -> io::Result<u32> {
     u32::try_from(mtu).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "negative MTU"))
 }
 
-/// Sends `frames` with as few `sendmmsg` calls as the kernel allows: a
-/// call stops at the first frame refused, which is marked failed, and
-/// the rest go in the next call. `iov` and `msgs` are scratch space, as
-/// long as `frames` at least.
-pub fn sendmmsg_all(
-    fd: RawFd,
-    frames: &[&[u8]],
-    ok: &mut [bool],
-    iov: &mut [libc::iovec],
-    msgs: &mut [libc::mmsghdr],
-) {
-    let mut i = 0;
-    while i < frames.len() {
-        let n = frames.len() - i;
-        for k in 0..n {
-            iov[k] = libc::iovec {
-                iov_base: frames[i + k].as_ptr() as *mut libc::c_void,
-                iov_len: frames[i + k].len(),
-            };
-            // SAFETY: all-zero is a valid msghdr (no name, no control).
-            msgs[k].msg_hdr = unsafe { std::mem::zeroed() };
-            msgs[k].msg_hdr.msg_iov = &mut iov[k];
-            msgs[k].msg_hdr.msg_iovlen = 1;
-            msgs[k].msg_len = 0;
+/// Batched sends: `sendmmsg`'s scratch space, for up to a batch of
+/// frames a call.
+pub struct SendBatch {
+    iov: Vec<libc::iovec>,
+    msgs: Vec<libc::mmsghdr>,
+}
+
+// SAFETY: the pointers inside are rewritten before each call and point
+// to the caller's frames only during it; nothing is shared.
+unsafe impl Send for SendBatch {}
+
+impl SendBatch {
+    /// Room for `n` frames a call.
+    pub fn new(n: usize) -> Self {
+        let iov = libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        };
+        SendBatch {
+            iov: vec![iov; n],
+            // SAFETY: all-zero is a valid mmsghdr (filled before use).
+            msgs: (0..n).map(|_| unsafe { std::mem::zeroed() }).collect(),
         }
-        // SAFETY: `msgs[..n]` point to `iov[..n]`, which point to frames
-        // that outlive the call; the kernel only reads the frames.
-        let r = unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), n as libc::c_uint, 0) };
-        if r > 0 {
-            let r = r as usize;
-            ok[i..i + r].fill(true);
-            i += r;
-        } else if r < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-            continue;
-        } else {
-            ok[i] = false;
-            i += 1;
+    }
+
+    /// Sends `frames` on `fd` with as few `sendmmsg` calls as the
+    /// kernel allows: a call stops at the first frame refused, which is
+    /// marked failed, and the rest go in the next call.
+    pub fn send(&mut self, fd: RawFd, frames: &[&[u8]], ok: &mut [bool]) {
+        for (f, k) in frames.chunks(self.iov.len()).zip(ok.chunks_mut(self.iov.len())) {
+            self.send_chunk(fd, f, k);
+        }
+    }
+
+    fn send_chunk(&mut self, fd: RawFd, frames: &[&[u8]], ok: &mut [bool]) {
+        let (iov, msgs) = (&mut self.iov, &mut self.msgs);
+        let mut i = 0;
+        while i < frames.len() {
+            let n = frames.len() - i;
+            for k in 0..n {
+                iov[k] = libc::iovec {
+                    iov_base: frames[i + k].as_ptr() as *mut libc::c_void,
+                    iov_len: frames[i + k].len(),
+                };
+                // SAFETY: all-zero is a valid msghdr (no name, no control).
+                msgs[k].msg_hdr = unsafe { std::mem::zeroed() };
+                msgs[k].msg_hdr.msg_iov = &mut iov[k];
+                msgs[k].msg_hdr.msg_iovlen = 1;
+                msgs[k].msg_len = 0;
+            }
+            // SAFETY: `msgs[..n]` point to `iov[..n]`, which point to
+            // frames that outlive the call; the kernel only reads them.
+            let r = unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), n as libc::c_uint, 0) };
+            if r > 0 {
+                let r = r as usize;
+                ok[i..i + r].fill(true);
+                i += r;
+            } else if r < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            } else {
+                ok[i] = false;
+                i += 1;
+            }
         }
     }
 }

@@ -29,7 +29,7 @@
 //!   interface; a frame the kernel refuses is counted as a failed send
 //!   and the rest go on.
 
-use super::port::{sendmmsg_all, setsockopt, Port, PortError, Socket};
+use super::port::{setsockopt, Port, PortError, SendBatch, Socket};
 use super::run::BATCH;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -163,6 +163,10 @@ struct Ring {
     blocks: usize,
 }
 
+// SAFETY: the mapping belongs to this `Ring` alone (no other handle to
+// it exists), so moving it to another thread moves its only user.
+unsafe impl Send for Ring {}
+
 impl Drop for Ring {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `RingPort::open`, unmapped once.
@@ -204,8 +208,7 @@ pub struct RingPort {
     /// and the frames left (`None`: wait for block `block`).
     block: usize,
     cursor: Option<(usize, u32)>,
-    iov: Vec<libc::iovec>,
-    msgs: Vec<libc::mmsghdr>,
+    tx: SendBatch,
 }
 
 impl RingPort {
@@ -251,22 +254,12 @@ impl RingPort {
             blocks: blocks as usize,
         };
         sock.bind()?;
-        // SAFETY: all-zero is a valid mmsghdr (filled before each use).
-        let msgs = (0..BATCH).map(|_| unsafe { std::mem::zeroed() }).collect();
-        let iov = vec![
-            libc::iovec {
-                iov_base: std::ptr::null_mut(),
-                iov_len: 0
-            };
-            BATCH
-        ];
         Ok(RingPort {
             sock,
             ring,
             block: 0,
             cursor: None,
-            iov,
-            msgs,
+            tx: SendBatch::new(BATCH),
         })
     }
 }
@@ -313,9 +306,8 @@ impl Port for RingPort {
     }
 
     fn send(&mut self, frames: &[&[u8]], ok: &mut [bool]) {
-        for (f, k) in frames.chunks(BATCH).zip(ok.chunks_mut(BATCH)) {
-            sendmmsg_all(self.raw_fd(), f, k, &mut self.iov, &mut self.msgs);
-        }
+        let fd = self.sock.fd.as_raw_fd();
+        self.tx.send(fd, frames, ok);
     }
 
     fn kernel_drops(&mut self) -> u64 {
