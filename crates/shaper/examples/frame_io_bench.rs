@@ -21,8 +21,11 @@
 //! Cores: the sender's thread, on whichever core the scheduler gives it,
 //! also runs the kernel's forwarding in `kernel` (veth hands frames over
 //! in the sender's softirq); with the shaper, its one thread forwards on
-//! a core of its own. Each row: frames and rates the receiver saw, and
-//! what the sender offered. Needs root and iproute2.
+//! a core of its own. Each row: frames and rates the receiver saw, what
+//! the sender offered, and for the shaper its thread's CPU time per
+//! frame forwarded and the rate one core of it would forward at that
+//! cost (its capacity when the sender, not the shaper, is the limit).
+//! Needs root and iproute2.
 
 use fairway_shaper::datapath::run;
 use fairway_shaper::load::{load, Source};
@@ -211,8 +214,18 @@ fn shaper_config(io: &str) -> std::path::PathBuf {
     path
 }
 
-/// One trial: frames the receiver saw and the sender sent.
-fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64) {
+/// CPU time of the calling thread, ns.
+fn thread_cpu_ns() -> u64 {
+    // SAFETY: all-zero is a valid timespec; clock_gettime writes it.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid clock id and a live timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// One trial: frames per second the receiver saw and the sender sent,
+/// and the shaper thread's CPU ns per frame forwarded.
+fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64, Option<f64>) {
     let shaper_stop = Arc::new(AtomicBool::new(false));
     let shaper = (path != "kernel").then(|| {
         let file = shaper_config(path);
@@ -222,9 +235,16 @@ fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64) {
         let (tx, rx) = std::sync::mpsc::channel();
         let h = std::thread::spawn(move || {
             enter(NS[1]);
-            run::run(&checked, &stop, || tx.send(()).unwrap_or(())).map(|o| o.kernel_drops)
+            let mut cpu = 0;
+            let r = run::run(&checked, &stop, || {
+                cpu = thread_cpu_ns();
+                tx.send(()).unwrap_or(())
+            });
+            r.expect("shaper run");
+            thread_cpu_ns() - cpu
         });
-        rx.recv_timeout(Duration::from_secs(10)).expect("shaper started");
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("shaper started");
         h
     });
     if path == "kernel" {
@@ -245,10 +265,12 @@ fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64) {
     let elapsed = t0.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
     let sent = sender.join().expect("sender");
+    // The frames still in flight reach the receiver before the shaper
+    // stops, so that its CPU time is over the frames counted.
+    std::thread::sleep(Duration::from_millis(200));
+    let total = rx_packets() - before;
     shaper_stop.store(true, Ordering::Relaxed);
-    if let Some(h) = shaper {
-        h.join().expect("shaper thread").expect("shaper run");
-    }
+    let cpu = shaper.map(|h| h.join().expect("shaper thread") as f64 / total.max(1) as f64);
     if path == "kernel" {
         tc("qdisc del dev fwr-out root");
         must("-n fwr-x link del fwr-br");
@@ -257,6 +279,7 @@ fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64) {
     (
         (got as f64 / elapsed) as u64,
         (sent as f64 / elapsed) as u64,
+        cpu,
     )
 }
 
@@ -265,13 +288,16 @@ fn main() {
     let seconds: u64 = args.next().map_or(3, |a| a.parse().expect("SECONDS"));
     let rounds: u32 = args.next().map_or(1, |a| a.parse().expect("ROUNDS"));
     let _t = build();
-    println!("path     frame B   round     Mpps   Gbit/s  offered Mpps");
+    println!("path     frame B   round     Mpps   Gbit/s  offered Mpps  shaper ns/frame  Mpps/shaper core");
     for len in [64usize, 1514] {
         for r in 0..rounds {
             for path in ["kernel", "frame", "ring"] {
-                let (pps, offered) = trial(path, len, seconds);
+                let (pps, offered, cpu) = trial(path, len, seconds);
+                let (ns, core) = cpu.map_or(("-".to_string(), "-".to_string()), |ns| {
+                    (format!("{ns:.0}"), format!("{:.3}", 1e3 / ns))
+                });
                 println!(
-                    "{path:<8} {len:>7} {r:>7} {:>8.3} {:>8.3} {:>13.3}",
+                    "{path:<8} {len:>7} {r:>7} {:>8.3} {:>8.3} {:>13.3} {ns:>16} {core:>17}",
                     pps as f64 / 1e6,
                     pps as f64 * len as f64 * 8.0 / 1e9,
                     offered as f64 / 1e6

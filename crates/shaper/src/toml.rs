@@ -45,8 +45,8 @@ use crate::libreqos::shaped_devices::parse_prefix;
 use crate::loc::{LineIndex, Loc};
 use crate::mac::Mac;
 use crate::plan::{
-    default_scheduler, Bandwidth, Circuit, DefaultClass, Device, FrameIo, Interfaces, Match, Node, Plan,
-    PortRange, Prefix, Rates, Rule,
+    default_scheduler, Bandwidth, Circuit, DefaultClass, Device, FrameIo, Interfaces, Match, Node,
+    Plan, PortRange, Prefix, Rates, Rule,
 };
 use crate::rate::parse_tc_rate;
 use ::toml::Spanned;
@@ -352,7 +352,12 @@ fn interfaces(c: &mut Conv<'_>, i: &Spanned<InterfacesToml>) -> Option<Interface
     let io = match &r.io {
         None => FrameIo::default(),
         Some(s) => FrameIo::parse(s.get_ref()).unwrap_or_else(|| {
-            c.value(s.span(), "io", format!("{:?}", s.get_ref()), FrameIo::ALLOWED);
+            c.value(
+                s.span(),
+                "io",
+                format!("{:?}", s.get_ref()),
+                FrameIo::ALLOWED,
+            );
             ok = false;
             FrameIo::default()
         }),

@@ -91,7 +91,9 @@ fn frames() -> Vec<Vec<u8>> {
         }
         f.extend([8, 0]);
         let ip_len = (len - f.len()) as u16;
-        let mut ip = vec![0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0, 10, 79, 0, 1, 10, 79, 0, 2];
+        let mut ip = vec![
+            0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0, 10, 79, 0, 1, 10, 79, 0, 2,
+        ];
         ip[2..4].copy_from_slice(&ip_len.to_be_bytes());
         f.extend(ip);
         f.extend(9000u16.to_be_bytes());
@@ -201,7 +203,9 @@ fn tagged_and_jumbo_frames_leave_as_they_came_with_both_back_ends() {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     if !root || Command::new("ip").arg("-V").output().is_err() {
-        println!("tagged_and_jumbo_frames_leave_as_they_came_with_both_back_ends: skipped, needs root");
+        println!(
+            "tagged_and_jumbo_frames_leave_as_they_came_with_both_back_ends: skipped, needs root"
+        );
         return;
     }
     let _ns = build();

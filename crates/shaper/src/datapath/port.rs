@@ -269,7 +269,10 @@ impl SendBatch {
     /// kernel allows: a call stops at the first frame refused, which is
     /// marked failed, and the rest go in the next call.
     pub fn send(&mut self, fd: RawFd, frames: &[&[u8]], ok: &mut [bool]) {
-        for (f, k) in frames.chunks(self.iov.len()).zip(ok.chunks_mut(self.iov.len())) {
+        for (f, k) in frames
+            .chunks(self.iov.len())
+            .zip(ok.chunks_mut(self.iov.len()))
+        {
             self.send_chunk(fd, f, k);
         }
     }

@@ -179,7 +179,12 @@ impl Ring {
         // SAFETY: the block's status word lies inside the mapping, is
         // 4-aligned (blocks are page-aligned) and is shared with the
         // kernel, so it is only accessed atomically.
-        unsafe { &*self.base.add(block * self.block_bytes + BLOCK_STATUS).cast::<AtomicU32>() }
+        unsafe {
+            &*self
+                .base
+                .add(block * self.block_bytes + BLOCK_STATUS)
+                .cast::<AtomicU32>()
+        }
     }
 
     /// Block `block`'s bytes if the kernel handed it over.
@@ -196,7 +201,8 @@ impl Ring {
     }
 
     fn release(&self, block: usize) {
-        self.status(block).store(TP_STATUS_KERNEL, Ordering::Release);
+        self.status(block)
+            .store(TP_STATUS_KERNEL, Ordering::Release);
     }
 }
 
@@ -321,7 +327,10 @@ mod tests {
 
     /// A block as the kernel writes it: frames `(bytes, vlan, pkttype)`
     /// one after the other, 16-byte aligned.
-    fn block(frames: &[(&[u8], Option<(u16, u16)>, u8)]) -> Vec<u8> {
+    /// A frame written into a test block: bytes, stripped tag, packet type.
+    type Written<'a> = (&'a [u8], Option<(u16, u16)>, u8);
+
+    fn block(frames: &[Written<'_>]) -> Vec<u8> {
         let mut b = vec![0u8; 4096];
         let first = 48usize;
         b[BLOCK_STATUS..BLOCK_STATUS + 4].copy_from_slice(&TP_STATUS_USER.to_ne_bytes());
@@ -331,7 +340,11 @@ mod tests {
         for (k, (bytes, vlan, pkttype)) in frames.iter().enumerate() {
             let mac = 80u16;
             let size = (usize::from(mac) + bytes.len()).div_ceil(16) * 16;
-            let next = if k + 1 == frames.len() { 0 } else { size as u32 };
+            let next = if k + 1 == frames.len() {
+                0
+            } else {
+                size as u32
+            };
             let put = |b: &mut Vec<u8>, off: usize, v: &[u8]| {
                 b[at + off..at + off + v.len()].copy_from_slice(v)
             };

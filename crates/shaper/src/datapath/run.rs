@@ -138,7 +138,11 @@ pub fn run(c: &Checked, stop: &AtomicBool, started: impl FnOnce()) -> Result<Out
             let k = usize::from(out.dir == Dir::Upload);
             outs[k].push(out);
             if outs[k].len() == BATCH {
-                let port = if k == 0 { &mut subscribers } else { &mut internet };
+                let port = if k == 0 {
+                    &mut subscribers
+                } else {
+                    &mut internet
+                };
                 send(&mut engine, port.as_mut(), &mut outs[k]);
             }
         }

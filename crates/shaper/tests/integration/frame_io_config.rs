@@ -28,7 +28,10 @@ fn io_is_ring_unless_given_and_unknown_values_are_refused() {
         assert_eq!(e.len(), 1, "{e:#?}");
         let want = format!("{f}:5:6: io = \"{bad}\": allowed \"ring\" (TPACKET_V3 receive ring");
         assert!(e[0].starts_with(&want), "{e:#?}");
-        assert!(e[0].contains("or \"frame\" (one system call per frame)"), "{e:#?}");
+        assert!(
+            e[0].contains("or \"frame\" (one system call per frame)"),
+            "{e:#?}"
+        );
     }
 }
 
