@@ -192,8 +192,12 @@ fn blast(len: usize, stop: Arc<AtomicBool>) -> u64 {
 }
 
 fn rx_packets() -> u64 {
+    rx_of(NS[2], "fwr-r0")
+}
+
+fn rx_of(ns: &str, dev: &str) -> u64 {
     let out = Command::new("ip")
-        .args(["-n", NS[2], "-s", "-j", "link", "show", "dev", "fwr-r0"])
+        .args(["-n", ns, "-s", "-j", "link", "show", "dev", dev])
         .output()
         .expect("ip -s link");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("ip -j");
@@ -283,6 +287,126 @@ fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64, Option<f64>) {
     )
 }
 
+/// Sends `len`-byte frames through a TPACKET_V2 TX ring until `stop`:
+/// frames sent. Up to [`FLOWS`] frames are queued, then one `send` hands
+/// them all to the kernel.
+fn blast_tx_ring(len: usize, stop: Arc<AtomicBool>) -> u64 {
+    const FRAME: usize = 2048;
+    const FRAMES: usize = 1024;
+    const DATA: usize = 32; // TPACKET2_HDRLEN - sizeof(sockaddr_ll)
+    enter(NS[0]);
+    let frames = frames(len);
+    // SAFETY: plain system calls on a fresh descriptor closed below.
+    let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0) };
+    assert!(fd >= 0, "packet socket");
+    let v2: libc::c_int = 1;
+    // SAFETY: live values of the sizes passed.
+    let rc = unsafe {
+        libc::setsockopt(fd, libc::SOL_PACKET, libc::PACKET_VERSION, (&v2 as *const i32).cast(), 4)
+    };
+    assert_eq!(rc, 0, "TPACKET_V2");
+    let req = libc::tpacket_req {
+        tp_block_size: (FRAME * 32) as u32,
+        tp_block_nr: (FRAMES / 32) as u32,
+        tp_frame_size: FRAME as u32,
+        tp_frame_nr: FRAMES as u32,
+    };
+    // SAFETY: as above.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_TX_RING,
+            (&req as *const libc::tpacket_req).cast(),
+            std::mem::size_of::<libc::tpacket_req>() as u32,
+        )
+    };
+    assert_eq!(rc, 0, "PACKET_TX_RING");
+    // SAFETY: maps the ring of this socket; unmapped below.
+    let ring = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            FRAME * FRAMES,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    assert!(ring != libc::MAP_FAILED, "mmap");
+    let ring = ring.cast::<u8>();
+    // SAFETY: all-zero is a valid sockaddr_ll.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    // SAFETY: a NUL-terminated name.
+    sll.sll_ifindex = unsafe { libc::if_nametoindex(c"fwr-s0".as_ptr()) } as i32;
+    // SAFETY: bind reads exactly size_of::<sockaddr_ll>() bytes.
+    let rc = unsafe {
+        libc::bind(
+            fd,
+            (&sll as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        )
+    };
+    assert_eq!(rc, 0, "bind");
+    let status = |i: usize| {
+        // SAFETY: a frame's status word, inside the mapping, 4-aligned,
+        // shared with the kernel and so accessed atomically.
+        unsafe { &*ring.add(i * FRAME).cast::<std::sync::atomic::AtomicU32>() }
+    };
+    let (mut sent, mut i, mut queued) = (0u64, 0usize, 0usize);
+    while !stop.load(Ordering::Relaxed) {
+        let free = status(i).load(Ordering::Acquire) & !libc::TP_STATUS_WRONG_FORMAT == 0;
+        if free && queued < FLOWS {
+            let f = &frames[i % FLOWS];
+            // SAFETY: the frame is the user's while its status is
+            // available; the data fits the 2048-byte frame.
+            unsafe {
+                std::ptr::copy_nonoverlapping(f.as_ptr(), ring.add(i * FRAME + DATA), f.len());
+                ring.add(i * FRAME + 4).cast::<u32>().write(f.len() as u32);
+            }
+            status(i).store(libc::TP_STATUS_SEND_REQUEST, Ordering::Release);
+            i = (i + 1) % FRAMES;
+            queued += 1;
+            continue;
+        }
+        // SAFETY: a live socket; no data (the ring holds it).
+        let n = unsafe { libc::send(fd, std::ptr::null(), 0, 0) };
+        if n > 0 {
+            sent += n as u64 / len as u64;
+        }
+        queued = 0;
+    }
+    // SAFETY: the mapping and descriptor made above, released once.
+    unsafe {
+        libc::munmap(ring.cast(), FRAME * FRAMES);
+        libc::close(fd);
+    }
+    sent
+}
+
+/// The sender alone into the middle's veth, by `sendmmsg` or by a TX
+/// ring: frames per second the veth saw.
+fn sender_alone(tx_ring: bool, len: usize, seconds: u64) -> u64 {
+    let before = rx_of(NS[1], "fwr-in");
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = Arc::clone(&stop);
+    let sender = std::thread::spawn(move || {
+        if tx_ring {
+            blast_tx_ring(len, s)
+        } else {
+            blast(len, s)
+        }
+    });
+    let t0 = Instant::now();
+    std::thread::sleep(Duration::from_secs(seconds));
+    let got = rx_of(NS[1], "fwr-in") - before;
+    let elapsed = t0.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    sender.join().expect("sender");
+    (got as f64 / elapsed) as u64
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let seconds: u64 = args.next().map_or(3, |a| a.parse().expect("SECONDS"));
@@ -302,6 +426,15 @@ fn main() {
                     pps as f64 * len as f64 * 8.0 / 1e9,
                     offered as f64 / 1e6
                 );
+            }
+        }
+    }
+    println!("\nsending alone into a veth   frame B   round     Mpps");
+    for len in [64usize, 1514] {
+        for r in 0..rounds {
+            for (name, tx_ring) in [("sendmmsg, 64 a call", false), ("TPACKET TX ring", true)] {
+                let pps = sender_alone(tx_ring, len, seconds);
+                println!("{name:<27} {len:>7} {r:>7} {:>8.3}", pps as f64 / 1e6);
             }
         }
     }
