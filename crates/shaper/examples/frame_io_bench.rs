@@ -237,7 +237,7 @@ fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64, Option<f64>) {
         let _ = std::fs::remove_file(file);
         let stop = Arc::clone(&shaper_stop);
         let (tx, rx) = std::sync::mpsc::channel();
-        let h = std::thread::spawn(move || {
+        let h = std::thread::Builder::new().name("shaper".into()).spawn(move || {
             enter(NS[1]);
             let mut cpu = 0;
             let r = run::run(&checked, &stop, || {
@@ -247,6 +247,7 @@ fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64, Option<f64>) {
             r.expect("shaper run");
             thread_cpu_ns() - cpu
         });
+        let h = h.expect("shaper thread");
         rx.recv_timeout(Duration::from_secs(10))
             .expect("shaper started");
         h
