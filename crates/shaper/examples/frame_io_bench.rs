@@ -22,10 +22,15 @@
 //! also runs the kernel's forwarding in `kernel` (veth hands frames over
 //! in the sender's softirq); with the shaper, its one thread forwards on
 //! a core of its own. Each row: frames and rates the receiver saw, what
-//! the sender offered, and for the shaper its thread's CPU time per
-//! frame forwarded and the rate one core of it would forward at that
-//! cost (its capacity when the sender, not the shaper, is the limit).
-//! Needs root and iproute2.
+//! the sender offered, the sender thread's CPU time per frame (with the
+//! kernel's forwarding in `kernel`), and for the shaper its thread's CPU
+//! time per frame forwarded and the rate one core of it would forward at
+//! that cost (its capacity when the sender, not the shaper, is the
+//! limit).
+//!
+//! A second table sends alone into the middle's veth, with `sendmmsg`
+//! (what the ring back-end does) and with a TPACKET_V2 TX ring, to choose
+//! between the two. Needs root and iproute2.
 
 use fairway_shaper::datapath::run;
 use fairway_shaper::load::{load, Source};
@@ -140,8 +145,8 @@ fn frames(len: usize) -> Vec<Vec<u8>> {
 }
 
 /// Sends `len`-byte frames from the sender's namespace until `stop`:
-/// frames sent.
-fn blast(len: usize, stop: Arc<AtomicBool>) -> u64 {
+/// frames sent and the thread's CPU time, ns.
+fn blast(len: usize, stop: Arc<AtomicBool>) -> (u64, u64) {
     enter(NS[0]);
     let frames = frames(len);
     // SAFETY: plain system calls on a fresh descriptor closed below.
@@ -179,6 +184,7 @@ fn blast(len: usize, stop: Arc<AtomicBool>) -> u64 {
         })
         .collect();
     let mut sent = 0u64;
+    let cpu = thread_cpu_ns();
     while !stop.load(Ordering::Relaxed) {
         // SAFETY: `msgs` point to `iov`, which point to `frames`, all live.
         let n = unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), FLOWS as u32, 0) };
@@ -186,9 +192,10 @@ fn blast(len: usize, stop: Arc<AtomicBool>) -> u64 {
             sent += n as u64;
         }
     }
+    let cpu = thread_cpu_ns() - cpu;
     // SAFETY: our descriptor, closed once.
     unsafe { libc::close(fd) };
-    sent
+    (sent, cpu)
 }
 
 fn rx_packets() -> u64 {
@@ -227,9 +234,20 @@ fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// One trial: frames per second the receiver saw and the sender sent,
-/// and the shaper thread's CPU ns per frame forwarded.
-fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64, Option<f64>) {
+/// What one trial measured.
+struct Trial {
+    /// Frames per second the receiver saw.
+    pps: u64,
+    /// Frames per second the sender sent.
+    offered: u64,
+    /// The sender's CPU ns per frame sent.
+    sender_ns: f64,
+    /// The shaper thread's CPU ns per frame forwarded.
+    shaper_ns: Option<f64>,
+}
+
+/// One trial of `path` with `len`-byte frames.
+fn trial(path: &str, len: usize, seconds: u64) -> Trial {
     let shaper_stop = Arc::new(AtomicBool::new(false));
     let shaper = (path != "kernel").then(|| {
         let file = shaper_config(path);
@@ -237,16 +255,18 @@ fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64, Option<f64>) {
         let _ = std::fs::remove_file(file);
         let stop = Arc::clone(&shaper_stop);
         let (tx, rx) = std::sync::mpsc::channel();
-        let h = std::thread::Builder::new().name("shaper".into()).spawn(move || {
-            enter(NS[1]);
-            let mut cpu = 0;
-            let r = run::run(&checked, &stop, || {
-                cpu = thread_cpu_ns();
-                tx.send(()).unwrap_or(())
+        let h = std::thread::Builder::new()
+            .name("shaper".into())
+            .spawn(move || {
+                enter(NS[1]);
+                let mut cpu = 0;
+                let r = run::run(&checked, &stop, || {
+                    cpu = thread_cpu_ns();
+                    tx.send(()).unwrap_or(())
+                });
+                r.expect("shaper run");
+                thread_cpu_ns() - cpu
             });
-            r.expect("shaper run");
-            thread_cpu_ns() - cpu
-        });
         let h = h.expect("shaper thread");
         rx.recv_timeout(Duration::from_secs(10))
             .expect("shaper started");
@@ -269,7 +289,7 @@ fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64, Option<f64>) {
     let after = rx_packets();
     let elapsed = t0.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
-    let sent = sender.join().expect("sender");
+    let (sent, sender_cpu) = sender.join().expect("sender");
     // The frames still in flight reach the receiver before the shaper
     // stops, so that its CPU time is over the frames counted.
     std::thread::sleep(Duration::from_millis(200));
@@ -281,17 +301,18 @@ fn trial(path: &str, len: usize, seconds: u64) -> (u64, u64, Option<f64>) {
         must("-n fwr-x link del fwr-br");
     }
     let got = after - before;
-    (
-        (got as f64 / elapsed) as u64,
-        (sent as f64 / elapsed) as u64,
-        cpu,
-    )
+    Trial {
+        pps: (got as f64 / elapsed) as u64,
+        offered: (sent as f64 / elapsed) as u64,
+        sender_ns: sender_cpu as f64 / sent.max(1) as f64,
+        shaper_ns: cpu,
+    }
 }
 
 /// Sends `len`-byte frames through a TPACKET_V2 TX ring until `stop`:
 /// frames sent. Up to [`FLOWS`] frames are queued, then one `send` hands
 /// them all to the kernel.
-fn blast_tx_ring(len: usize, stop: Arc<AtomicBool>) -> u64 {
+fn blast_tx_ring(len: usize, stop: Arc<AtomicBool>) -> (u64, u64) {
     const FRAME: usize = 2048;
     const FRAMES: usize = 1024;
     const DATA: usize = 32; // TPACKET2_HDRLEN - sizeof(sockaddr_ll)
@@ -303,7 +324,13 @@ fn blast_tx_ring(len: usize, stop: Arc<AtomicBool>) -> u64 {
     let v2: libc::c_int = 1;
     // SAFETY: live values of the sizes passed.
     let rc = unsafe {
-        libc::setsockopt(fd, libc::SOL_PACKET, libc::PACKET_VERSION, (&v2 as *const i32).cast(), 4)
+        libc::setsockopt(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_VERSION,
+            (&v2 as *const i32).cast(),
+            4,
+        )
     };
     assert_eq!(rc, 0, "TPACKET_V2");
     let req = libc::tpacket_req {
@@ -356,6 +383,7 @@ fn blast_tx_ring(len: usize, stop: Arc<AtomicBool>) -> u64 {
         unsafe { &*ring.add(i * FRAME).cast::<std::sync::atomic::AtomicU32>() }
     };
     let (mut sent, mut i, mut queued) = (0u64, 0usize, 0usize);
+    let cpu = thread_cpu_ns();
     while !stop.load(Ordering::Relaxed) {
         let free = status(i).load(Ordering::Acquire) & !libc::TP_STATUS_WRONG_FORMAT == 0;
         if free && queued < FLOWS {
@@ -378,17 +406,18 @@ fn blast_tx_ring(len: usize, stop: Arc<AtomicBool>) -> u64 {
         }
         queued = 0;
     }
+    let cpu = thread_cpu_ns() - cpu;
     // SAFETY: the mapping and descriptor made above, released once.
     unsafe {
         libc::munmap(ring.cast(), FRAME * FRAMES);
         libc::close(fd);
     }
-    sent
+    (sent, cpu)
 }
 
 /// The sender alone into the middle's veth, by `sendmmsg` or by a TX
-/// ring: frames per second the veth saw.
-fn sender_alone(tx_ring: bool, len: usize, seconds: u64) -> u64 {
+/// ring: frames per second the veth saw, the sender's CPU ns per frame.
+fn sender_alone(tx_ring: bool, len: usize, seconds: u64) -> (u64, f64) {
     let before = rx_of(NS[1], "fwr-in");
     let stop = Arc::new(AtomicBool::new(false));
     let s = Arc::clone(&stop);
@@ -404,8 +433,11 @@ fn sender_alone(tx_ring: bool, len: usize, seconds: u64) -> u64 {
     let got = rx_of(NS[1], "fwr-in") - before;
     let elapsed = t0.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
-    sender.join().expect("sender");
-    (got as f64 / elapsed) as u64
+    let (sent, cpu) = sender.join().expect("sender");
+    (
+        (got as f64 / elapsed) as u64,
+        cpu as f64 / sent.max(1) as f64,
+    )
 }
 
 fn main() {
@@ -413,29 +445,36 @@ fn main() {
     let seconds: u64 = args.next().map_or(3, |a| a.parse().expect("SECONDS"));
     let rounds: u32 = args.next().map_or(1, |a| a.parse().expect("ROUNDS"));
     let _t = build();
-    println!("path     frame B   round     Mpps   Gbit/s  offered Mpps  shaper ns/frame  Mpps/shaper core");
+    println!(
+        "path     frame B   round     Mpps   Gbit/s  offered Mpps  sender ns/frame  \
+         shaper ns/frame  Mpps/shaper core"
+    );
     for len in [64usize, 1514] {
         for r in 0..rounds {
             for path in ["kernel", "frame", "ring"] {
-                let (pps, offered, cpu) = trial(path, len, seconds);
-                let (ns, core) = cpu.map_or(("-".to_string(), "-".to_string()), |ns| {
+                let t = trial(path, len, seconds);
+                let (ns, core) = t.shaper_ns.map_or(("-".into(), "-".into()), |ns| {
                     (format!("{ns:.0}"), format!("{:.3}", 1e3 / ns))
                 });
                 println!(
-                    "{path:<8} {len:>7} {r:>7} {:>8.3} {:>8.3} {:>13.3} {ns:>16} {core:>17}",
-                    pps as f64 / 1e6,
-                    pps as f64 * len as f64 * 8.0 / 1e9,
-                    offered as f64 / 1e6
+                    "{path:<8} {len:>7} {r:>7} {:>8.3} {:>8.3} {:>13.3} {:>16.0} {ns:>16} {core:>17}",
+                    t.pps as f64 / 1e6,
+                    t.pps as f64 * len as f64 * 8.0 / 1e9,
+                    t.offered as f64 / 1e6,
+                    t.sender_ns,
                 );
             }
         }
     }
-    println!("\nsending alone into a veth   frame B   round     Mpps");
+    println!("\nsending alone into a veth   frame B   round     Mpps  sender ns/frame");
     for len in [64usize, 1514] {
         for r in 0..rounds {
             for (name, tx_ring) in [("sendmmsg, 64 a call", false), ("TPACKET TX ring", true)] {
-                let pps = sender_alone(tx_ring, len, seconds);
-                println!("{name:<27} {len:>7} {r:>7} {:>8.3}", pps as f64 / 1e6);
+                let (pps, ns) = sender_alone(tx_ring, len, seconds);
+                println!(
+                    "{name:<27} {len:>7} {r:>7} {:>8.3} {ns:>16.0}",
+                    pps as f64 / 1e6
+                );
             }
         }
     }
