@@ -111,9 +111,11 @@ pub fn run(c: &Checked, stop: &AtomicBool, started: impl FnOnce()) -> Result<Out
             (&mut internet, Dir::Download),
             (&mut subscribers, Dir::Upload),
         ] {
+            // One clock reading per batch: a batch is read in
+            // microseconds, far below CoDel's 5 ms target.
+            let now = now_ns();
             for _ in 0..BATCH {
                 let mut failed = None;
-                let now = now_ns();
                 let received = engine.receive(dir, now, |buf| match port.recv(buf) {
                     Ok(n) => n,
                     Err(e) => {
