@@ -2,7 +2,8 @@
 //! back-ends (`io = "ring"` and `io = "frame"`): a VLAN-tagged frame
 //! leaves with its tag (the kernel strips it on the way in, the shaper
 //! puts it back), and on interfaces of MTU 9000 a 9014-byte frame is
-//! shaped, not dropped as too large. Namespaces sender — shaper —
+//! shaped, not dropped as too large; at an MTU of 65535 the frame pool
+//! is refused in one line before it is allocated. Namespaces sender — shaper —
 //! receiver over veth (prefix `fwr-t`); frames sent and read with packet
 //! sockets. Slow tier: root, iproute2.
 
@@ -212,4 +213,29 @@ fn tagged_and_jumbo_frames_leave_as_they_came_with_both_back_ends() {
     for io in ["ring", "frame"] {
         through(io);
     }
+    too_large_a_pool();
+}
+
+/// At an MTU of 65535 the pool (16,384 slots of 65,600 bytes) passes its
+/// 1 GiB limit: one line, exit 1, before anything is allocated.
+fn too_large_a_pool() {
+    ip("-n fwr-tx link set fwr-tin mtu 65535");
+    let config = std::env::temp_dir().join("fwr-t-mtu.toml");
+    let text = "[interfaces]\ninternet = \"fwr-tin\"\nsubscribers = \"fwr-tout\"\n\
+                rate = { download = \"1gbit\", upload = \"1gbit\" }\n";
+    std::fs::write(&config, text).unwrap();
+    let out = Command::new("ip")
+        .args(["netns", "exec", NS[1], env!("CARGO_BIN_EXE_fairway")])
+        .args(["shape", "--config"])
+        .arg(&config)
+        .output()
+        .expect("run the shaper");
+    let _ = std::fs::remove_file(&config);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("fairway: error: the frame pool would take 1074790400 bytes (16384 slots of 65600 bytes for an MTU of 65535), above the limit of 1073741824 bytes"),
+        "{err}"
+    );
 }
