@@ -22,7 +22,7 @@ use fairway_core::aqm::AqmConfigError;
 use std::collections::VecDeque;
 use std::fmt;
 
-/// Frames the pool holds: 32 MiB of slots, about 250 ms of a 1 Gbit/s
+/// Frames the pool holds (24 MiB of slots at an MTU of 1500), about 250 ms of a 1 Gbit/s
 /// link in full-size frames. When all are queued, new frames are dropped
 /// (counted as no slot).
 pub const POOL_SLOTS: u32 = 16_384;
