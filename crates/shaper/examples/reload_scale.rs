@@ -74,6 +74,7 @@ fn plan() -> Plan {
             subscribers: "b".into(),
             download: 100_000 * MBIT,
             upload: 100_000 * MBIT,
+            io: Default::default(),
             at: at(),
         }),
         ..Plan::default()

@@ -67,8 +67,9 @@ pub struct Diff {
     pub default_class: DefaultChange,
     /// The link's rates differ.
     pub link_changed: bool,
-    /// The interfaces' names differ (or one plan has `[interfaces]` and
-    /// the other not): a running shaper cannot follow that.
+    /// The interfaces' names or frame I/O differ (or one plan has
+    /// `[interfaces]` and the other not): a running shaper cannot follow
+    /// that, its sockets are open.
     pub interfaces_changed: bool,
     /// For each circuit of the new plan, its index in the old one.
     pub circuit_from: Vec<Option<usize>>,
@@ -191,7 +192,7 @@ pub fn diff(old: &Checked, new: &Checked) -> Diff {
     let (link_changed, interfaces_changed) = match (&op.interfaces, &np.interfaces) {
         (Some(a), Some(b)) => (
             (a.download, a.upload) != (b.download, b.upload),
-            (&a.internet, &a.subscribers) != (&b.internet, &b.subscribers),
+            (&a.internet, &a.subscribers, a.io) != (&b.internet, &b.subscribers, b.io),
         ),
         (None, None) => (false, false),
         _ => (true, true),

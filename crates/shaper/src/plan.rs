@@ -78,8 +78,35 @@ pub struct Interfaces {
     pub download: u64,
     /// The link's rate toward the Internet, bit/s.
     pub upload: u64,
+    /// How frames are read and sent (`io`).
+    pub io: FrameIo,
     /// Where `[interfaces]` is.
     pub at: Loc,
+}
+
+/// The data path's frame I/O back-end (`[interfaces] io`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FrameIo {
+    /// `ring`: a TPACKET_V3 memory-mapped receive ring, batched sends.
+    #[default]
+    Ring,
+    /// `frame`: one `recvmsg`/`send` system call per frame.
+    Frame,
+}
+
+impl FrameIo {
+    /// The values `io` takes, for errors.
+    pub const ALLOWED: &'static str = "\"ring\" (TPACKET_V3 receive ring, batched sends; \
+        the default) or \"frame\" (one system call per frame)";
+
+    /// The back-end named `s`.
+    pub fn parse(s: &str) -> Option<FrameIo> {
+        match s {
+            "ring" => Some(FrameIo::Ring),
+            "frame" => Some(FrameIo::Frame),
+            _ => None,
+        }
+    }
 }
 
 /// The default scheduler of a node's children: QFQ+ (the QFQ+ paper).

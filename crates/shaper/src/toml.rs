@@ -49,8 +49,8 @@ use crate::libreqos::shaped_devices::parse_prefix;
 use crate::loc::{LineIndex, Loc};
 use crate::mac::Mac;
 use crate::plan::{
-    default_scheduler, Bandwidth, Circuit, DefaultClass, Device, Interfaces, Match, Node, Plan,
-    PortRange, Prefix, Rates, Rule,
+    default_scheduler, Bandwidth, Circuit, DefaultClass, Device, FrameIo, Interfaces, Match, Node,
+    Plan, PortRange, Prefix, Rates, Rule,
 };
 use crate::rate::parse_tc_rate;
 use ::toml::Spanned;
@@ -88,6 +88,7 @@ struct InterfacesToml {
     internet: S,
     subscribers: S,
     rate: Spanned<RateField>,
+    io: Option<S>,
 }
 
 /// A `rate` (the ceilings, required) or `reservation` (the guarantees):
@@ -386,6 +387,19 @@ fn interfaces(c: &mut Conv<'_>, i: &Spanned<InterfacesToml>) -> Option<Interface
         ok = false;
     }
     let link = c.directions(&r.rate, "rate", true);
+    let io = match &r.io {
+        None => FrameIo::default(),
+        Some(s) => FrameIo::parse(s.get_ref()).unwrap_or_else(|| {
+            c.value(
+                s.span(),
+                "io",
+                format!("{:?}", s.get_ref()),
+                FrameIo::ALLOWED,
+            );
+            ok = false;
+            FrameIo::default()
+        }),
+    };
     ok.then_some(())?;
     let [Some(download), Some(upload)] = link.ok()? else {
         return None;
@@ -395,6 +409,7 @@ fn interfaces(c: &mut Conv<'_>, i: &Spanned<InterfacesToml>) -> Option<Interface
         subscribers: r.subscribers.get_ref().clone(),
         download,
         upload,
+        io,
         at: c.loc(i.span()),
     })
 }

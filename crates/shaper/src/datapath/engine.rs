@@ -13,7 +13,7 @@
 
 use super::classify::{Class, Classifier};
 use super::headers::parse;
-use super::pool::{FrameRef, Pool, SLOT_BYTES};
+use super::pool::{FrameRef, Pool, PoolError, DEFAULT_MTU};
 use super::snapshot::{Layout, Raw, SideView, Snapshot};
 use super::stats::{Count, Counters, DropReason, Report, Row};
 use super::tree::{leaf_limit, Tree, LEAF_BUCKETS};
@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
-/// Frames the pool holds: 32 MiB of slots, about 250 ms of a 1 Gbit/s
+/// Frames the pool holds (24 MiB of slots at an MTU of 1500), about 250 ms of a 1 Gbit/s
 /// link in full-size frames. When all are queued, new frames are dropped
 /// (counted as no slot).
 pub const POOL_SLOTS: u32 = 16_384;
@@ -51,6 +51,8 @@ pub enum EngineError {
     Aqm(AqmConfigError),
     /// The statistics would take too much memory.
     Stats(StatsTooLarge),
+    /// The frame pool would take more than its limit.
+    Pool(PoolError),
 }
 
 impl fmt::Display for EngineError {
@@ -63,6 +65,7 @@ impl fmt::Display for EngineError {
             ),
             EngineError::Aqm(e) => write!(f, "a circuit's FQ-CoDel: {e}"),
             EngineError::Stats(e) => e.fmt(f),
+            EngineError::Pool(e) => e.fmt(f),
         }
     }
 }
@@ -148,8 +151,16 @@ pub fn queue_bytes(c: &Checked) -> u64 {
 }
 
 impl Engine {
-    /// The engine of a checked plan, as of `now_ns`.
+    /// The engine of a checked plan, as of `now_ns`, its pool sized for
+    /// Ethernet's MTU.
     pub fn new(c: &Checked, now_ns: u64) -> Result<Self, EngineError> {
+        let pool = Pool::new(POOL_SLOTS, DEFAULT_MTU).map_err(EngineError::Pool)?;
+        Self::with_pool(c, now_ns, pool)
+    }
+
+    /// The engine of a checked plan with the frame pool `pool` (sized for
+    /// the interfaces' MTU, see [`Pool::new`]).
+    pub fn with_pool(c: &Checked, now_ns: u64, pool: Pool) -> Result<Self, EngineError> {
         let bytes = queue_bytes(c);
         if bytes > MAX_QUEUE_BYTES {
             return Err(EngineError::Memory { bytes });
@@ -168,8 +179,8 @@ impl Engine {
         };
         Ok(Engine {
             sides: [make(Dir::Download)?, make(Dir::Upload)?],
-            pool: Pool::new(POOL_SLOTS),
-            scratch: vec![0; SLOT_BYTES],
+            scratch: vec![0; pool.slot_bytes()],
+            pool,
             turn: 0,
             names: leaf_names(c),
             plan: Arc::new(c.clone()),
@@ -196,6 +207,7 @@ impl Engine {
         recv: impl FnOnce(&mut [u8]) -> Option<usize>,
     ) -> bool {
         let slot = self.pool.take();
+        let max_frame = self.pool.max_frame();
         let buf = match slot {
             Some(s) => self.pool.slot_mut(s),
             None => &mut self.scratch[..],
@@ -206,7 +218,7 @@ impl Engine {
             }
             return false;
         };
-        let seen = &buf[..len.min(SLOT_BYTES)];
+        let seen = &buf[..len.min(max_frame)];
         let headers = parse(seen);
         let side = &mut self.sides[side(dir)];
         let class = side.classifier.classify(headers.as_ref());
@@ -221,7 +233,7 @@ impl Engine {
         };
         counters.received.add(len);
         let refuse = match slot {
-            _ if len > SLOT_BYTES || len == 0 => Some(DropReason::TooLarge),
+            _ if len > max_frame || len == 0 => Some(DropReason::TooLarge),
             None => Some(DropReason::NoSlot),
             Some(_) => None,
         };

@@ -4,8 +4,10 @@
 //! Internet side are shaped toward the subscribers (download), frames
 //! from the subscribers toward the Internet (upload). Per direction:
 //!
-//! - [`frame_io`]: AF_PACKET sockets, one per interface, frames received
-//!   straight into the [`pool`];
+//! - [`port`]: the frame I/O back-ends behind one trait, one socket per
+//!   interface: [`ring`] (a TPACKET_V3 receive ring, batched sends, the
+//!   default) and [`frame_io`] (one system call per frame); frames are
+//!   received into the [`pool`], its slots sized for the interfaces' MTU;
 //! - [`headers`] and [`classify`]: a frame's headers and its circuit;
 //! - [`tree`] (with [`bucket`] and [`heap`]): the hierarchy of nodes and circuits,
 //!   each circuit's guarantee and ceiling, FQ-CoDel inside each circuit;
@@ -30,8 +32,12 @@ pub mod heap;
 #[cfg(target_os = "linux")]
 pub mod hooks;
 pub mod pool;
+#[cfg(target_os = "linux")]
+pub mod port;
 pub mod reload;
 pub mod reload_request;
+#[cfg(target_os = "linux")]
+pub mod ring;
 #[cfg(target_os = "linux")]
 pub mod run;
 pub mod snapshot;

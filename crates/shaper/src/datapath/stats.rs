@@ -13,7 +13,7 @@ pub enum DropReason {
     Codel,
     /// The circuit's FQ-CoDel was full (its fattest flow's head dropped).
     Overflow,
-    /// Longer than a pool slot ([`super::pool::SLOT_BYTES`]).
+    /// Longer than the interfaces' MTU allows ([`super::pool::Pool::max_frame`]).
     TooLarge,
     /// No free slot in the frame pool.
     NoSlot,

@@ -30,6 +30,7 @@ pub fn plan(link: u64) -> Plan {
             subscribers: "b".into(),
             download: link,
             upload: link,
+            io: Default::default(),
             at: at(),
         }),
         ..Plan::default()

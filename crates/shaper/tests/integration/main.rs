@@ -3,6 +3,7 @@
 //! the line it reports, the shipped examples, a 10,000-circuit file.
 
 mod examples;
+mod frame_io_config;
 mod libreqos_csv;
 mod libreqos_json;
 mod mutations;
