@@ -413,10 +413,12 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, Cl
 pub fn run(args: UdpBenchArgs) -> Result<(), CliError> {
     use fairway_lab::udp_bench::{report, run};
     let cfg = config(&args)?;
-    super::prereq::check(
+    let ingress = cfg.receive == fairway_lab::udp_bench::ReceivePath::IngressDrop;
+    super::prereq::check_with_ebpf(
         "udp-bench",
         Some("CAP_NET_ADMIN, to create its network namespaces"),
         &super::prereq::IPROUTE2,
+        ingress.then_some("--receive ingress-drop, the default; --receive sockets needs none"),
     )?;
     fairway_runtime::net::install_interrupt_handler().map_err(CliError::Interrupt)?;
     let total = cfg.trials() as u64;
