@@ -39,8 +39,31 @@ pub struct Outcome {
     pub offered: u64,
     /// Frames the sink received.
     pub forwarded: u64,
+    /// CPU time of the forwarder's thread in the interval, in seconds.
+    pub forwarder_cpu: f64,
     /// The forwarder's and its sockets' drop counters over the whole run.
     pub drops: String,
+}
+
+/// The CPU time a running thread has used, in seconds.
+fn thread_cpu(thread: &std::thread::JoinHandle<io::Result<String>>) -> io::Result<f64> {
+    use std::os::unix::thread::JoinHandleExt;
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: the thread is running (it is joined later), `clock` is
+    // writable.
+    let r = unsafe { libc::pthread_getcpuclockid(thread.as_pthread_t(), &mut clock) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a writable timespec.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
 }
 
 /// The frame: to a locally administered address, of an ethertype no
@@ -97,14 +120,23 @@ fn forward_packet(stop: &AtomicBool, ready: mpsc::Sender<()>) -> io::Result<Stri
     Ok(format!("socket drops {}, send refused {refused}", st[1]))
 }
 
+/// The AF_XDP sockets' sizes: 8192 frames waiting in the RX ring hold
+/// about as many 64-byte frames as the AF_PACKET socket's 8 MiB receive
+/// buffer, so that both ride out the same scheduling delays.
+const RINGS: XskConfig = XskConfig {
+    frame_size: 2048,
+    ring_size: 8192,
+    frames: 16384,
+};
+
 /// AF_XDP: receive a batch from the input socket, copy each frame into
 /// the output socket's TX ring, publish, repeat.
 fn forward_xdp(stop: &AtomicBool, ready: mpsc::Sender<()>) -> io::Result<String> {
     let e = |e: fairway_bpf::BpfError| io::Error::other(e.to_string());
     let mut xdp = XdpRedirect::attach(FWD_IN, XdpMode::Native).map_err(e)?;
-    let mut rx = XskSocket::bind(FWD_IN, 0, XskConfig::default()).map_err(e)?;
+    let mut rx = XskSocket::bind(FWD_IN, 0, RINGS).map_err(e)?;
     xdp.register(0, &rx).map_err(e)?;
-    let mut tx = XskSocket::bind(FWD_OUT, 0, XskConfig::default()).map_err(e)?;
+    let mut tx = XskSocket::bind(FWD_OUT, 0, RINGS).map_err(e)?;
     let _ = ready.send(());
     while !stop.load(Ordering::Relaxed) {
         poll_in(rx.as_raw_fd());
@@ -124,6 +156,10 @@ fn forward_xdp(stop: &AtomicBool, ready: mpsc::Sender<()>) -> io::Result<String>
         "rx ring full {}, rx dropped {}, tx full {}",
         k.rx_ring_full, k.rx_dropped, c.tx_full
     ))
+}
+
+fn joined<T>(r: std::thread::Result<io::Result<T>>) -> io::Result<T> {
+    r.unwrap_or_else(|_| Err(io::Error::other("a thread panicked")))
 }
 
 /// Builds the path, runs generator and forwarder, measures `seconds`
@@ -169,22 +205,22 @@ pub fn run_path(path: Path, seconds: u64) -> io::Result<Outcome> {
         topo.sink_received()?,
         Instant::now(),
     );
+    let c0 = thread_cpu(&fwd)?;
     std::thread::sleep(Duration::from_secs(seconds));
     let (s1, r1, t1) = (
         sent.load(Ordering::Relaxed),
         topo.sink_received()?,
         Instant::now(),
     );
+    let c1 = thread_cpu(&fwd)?;
     stop.store(true, Ordering::Relaxed);
-    let joined = |r: std::thread::Result<io::Result<_>>| {
-        r.unwrap_or_else(|_| Err(io::Error::other("a thread panicked")))
-    };
     joined(gen.join())?;
     let drops = joined(fwd.join())?;
     Ok(Outcome {
         seconds: (t1 - t0).as_secs_f64(),
         offered: s1 - s0,
         forwarded: r1 - r0,
+        forwarder_cpu: c1 - c0,
         drops,
     })
 }

@@ -116,6 +116,12 @@ impl<T: Copy> Ring<T> {
         unsafe { self.slot(self.local.wrapping_add(i)).write_volatile(value) }
     }
 
+    /// Published entries the kernel has not consumed yet.
+    pub(crate) fn unconsumed(&mut self) -> u32 {
+        self.seen = self.consumer().load(Ordering::Acquire);
+        self.local.wrapping_sub(self.seen)
+    }
+
     /// Publishes `n` written entries.
     pub(crate) fn submit(&mut self, n: u32) {
         self.local = self.local.wrapping_add(n);

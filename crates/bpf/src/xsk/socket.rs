@@ -52,6 +52,7 @@ pub struct XskSocket {
     fd: OwnedFd,
     umem: Umem,
     frame_size: u32,
+    ring_size: u32,
     /// TX frames (UMEM offsets) free to be written.
     tx_free: Vec<u64>,
     /// TX descriptors written but not yet published.
@@ -180,6 +181,7 @@ impl XskSocket {
             fd,
             umem,
             frame_size: config.frame_size,
+            ring_size: n,
             tx_free: (u64::from(n)..u64::from(config.frames))
                 .map(|i| i * size)
                 .collect(),
@@ -324,7 +326,19 @@ impl XskSocket {
             self.tx.submit(self.tx_queued);
             self.tx_queued = 0;
         }
-        if self.tx.needs_wakeup() {
+        if self.tx.unconsumed() > 0 && self.tx.needs_wakeup() {
+            self.kick_tx()?;
+        }
+        self.reclaim();
+        Ok(())
+    }
+
+    /// Wakes the kernel to send the published frames. In copy mode one
+    /// wake-up sends at most 32 of them and answers EAGAIN while more
+    /// wait, so it is repeated, at most as often as a full ring needs.
+    fn kick_tx(&mut self) -> Result<(), BpfError> {
+        let kicks = self.ring_size / 32 + 1;
+        for _ in 0..kicks {
             // SAFETY: a zero-length send that only wakes the kernel.
             let r = unsafe {
                 libc::sendto(
@@ -336,20 +350,18 @@ impl XskSocket {
                     0,
                 )
             };
-            if r < 0 {
-                let e = io::Error::last_os_error();
-                // Busy or out of buffers: the frames stay in the ring
-                // and leave at the next wake-up.
-                let transient = matches!(
-                    e.raw_os_error(),
-                    Some(libc::EAGAIN | libc::EBUSY | libc::ENOBUFS | libc::ENETDOWN)
-                );
-                if !transient {
-                    return Err(sys("waking the kernel to send")(e));
-                }
+            if r >= 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EAGAIN | libc::EINTR) => continue,
+                // Busy or out of buffers: the frames stay in the ring and
+                // leave at the next wake-up.
+                Some(libc::EBUSY | libc::ENOBUFS | libc::ENETDOWN) => return Ok(()),
+                _ => return Err(sys("waking the kernel to send")(e)),
             }
         }
-        self.reclaim();
         Ok(())
     }
 
