@@ -98,6 +98,8 @@ fn received_in_order_then_sent() {
     let mut xdp = XdpRedirect::attach(B, XdpMode::Native).unwrap();
     let mut sock = XskSocket::bind(B, 0, XskConfig::default()).unwrap();
     xdp.register(0, &sock).unwrap();
+    let e = xdp.register(64, &sock).unwrap_err().to_string();
+    assert!(e.starts_with("receive queue 64 is outside 0..=63"), "{e}");
     // In chunks that fit the veth's and the sockets' queues: none may be
     // lost, so every loss is a defect.
     let tx = packet_socket(A, false);
