@@ -235,9 +235,10 @@ impl XskSocket {
         }
         let size = u64::from(self.frame_size);
         // At most `ring_size` frames circulate between the fill and RX
-        // rings, so the `n` taken from RX always fit back into fill.
+        // rings, so the `n` taken from RX always fit back into fill; a
+        // frame that did not would stay out of circulation, never
+        // overwrite a slot the kernel owns.
         let free = self.fill.free(n);
-        debug_assert_eq!(free, n);
         for i in 0..n {
             let d = self.rx.read(i);
             match self.umem.get(d.addr, d.len) {
@@ -247,10 +248,12 @@ impl XskSocket {
                 }
                 None => self.counters.rx_invalid += 1,
             }
-            self.fill.write(i, d.addr - d.addr % size);
+            if i < free {
+                self.fill.write(i, d.addr - d.addr % size);
+            }
         }
         self.rx.release(n);
-        self.fill.submit(n.min(free));
+        self.fill.submit(free);
         if self.fill.needs_wakeup() {
             self.wake_rx();
         }
