@@ -63,6 +63,9 @@ pub enum TestbedError {
     Command(String, String),
     /// Entering a namespace or another system call failed.
     Io(io::Error),
+    /// The ingress classifier could not be loaded or attached, or this
+    /// build has none ([`fairway_bpf::BpfError::NotBuilt`]).
+    Bpf(fairway_bpf::BpfError),
 }
 
 impl std::fmt::Display for TestbedError {
@@ -75,6 +78,7 @@ impl std::fmt::Display for TestbedError {
             TestbedError::MissingTool(t) => write!(f, "`{t}` not found (install iproute2)"),
             TestbedError::Command(cmd, err) => write!(f, "`{cmd}` failed: {}", err.trim()),
             TestbedError::Io(e) => write!(f, "testbed: {e}"),
+            TestbedError::Bpf(e) => write!(f, "testbed: {e}"),
         }
     }
 }
@@ -414,23 +418,8 @@ impl Testbed {
     /// ([`KernelDrops::ingress`]; see [`ingress`]). The sending CPU
     /// then no longer runs the receive stack for the flows nobody reads.
     pub fn drop_at_ingress(&self, keep: Option<u16>) -> Result<(), TestbedError> {
-        run(
-            "tc",
-            &[
-                "-n",
-                &self.receiver_ns,
-                "qdisc",
-                "add",
-                "dev",
-                RECEIVER_DEV,
-                "clsact",
-            ],
-        )?;
-        self.in_receiver_ns(|| -> io::Result<()> {
-            let ix = nix::net::if_::if_nametoindex(RECEIVER_DEV).map_err(io::Error::from)?;
-            ingress::attach_drop_filter(ix, keep)
-        })??;
-        Ok(())
+        self.in_receiver_ns(|| ingress::attach_drop_filter(RECEIVER_DEV, keep))?
+            .map_err(TestbedError::Bpf)
     }
 
     /// Reads the drop counters along the path.

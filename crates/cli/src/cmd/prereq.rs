@@ -43,6 +43,17 @@ pub fn check(
     root_why: Option<&str>,
     tools: &[Tool],
 ) -> Result<(), CliError> {
+    check_with_ebpf(command, root_why, tools, None)
+}
+
+/// As [`check`], and the eBPF programs too when `ebpf_why` says what
+/// needs them: a build without the `ebpf` feature lacks them.
+pub fn check_with_ebpf(
+    command: &'static str,
+    root_why: Option<&str>,
+    tools: &[Tool],
+    ebpf_why: Option<&str>,
+) -> Result<(), CliError> {
     let mut lacks: Vec<String> = Vec::new();
     if let Some(why) = root_why {
         if !fairway_lab::testbed::is_root() {
@@ -55,6 +66,14 @@ pub fn check(
             .filter(|t| !on_path(t.name))
             .map(|t| format!("`{}` (package {})", t.name, t.package)),
     );
+    if let Some(why) = ebpf_why {
+        if !fairway_bpf::AVAILABLE {
+            lacks.push(format!(
+                "eBPF programs, for {why} ({})",
+                fairway_bpf::NOT_BUILT
+            ));
+        }
+    }
     if lacks.is_empty() {
         return Ok(());
     }

@@ -413,11 +413,17 @@ fn config(args: &UdpBenchArgs) -> Result<fairway_lab::udp_bench::BenchConfig, Cl
 pub fn run(args: UdpBenchArgs) -> Result<(), CliError> {
     use fairway_lab::udp_bench::{report, run};
     let cfg = config(&args)?;
-    super::prereq::check(
-        "udp-bench",
-        Some("CAP_NET_ADMIN, to create its network namespaces"),
-        &super::prereq::IPROUTE2,
-    )?;
+    let root_why = Some("CAP_NET_ADMIN, to create its network namespaces");
+    if cfg.receive == fairway_lab::udp_bench::ReceivePath::IngressDrop {
+        super::prereq::check_with_ebpf(
+            "udp-bench",
+            root_why,
+            &super::prereq::IPROUTE2,
+            Some("--receive ingress-drop, the default; --receive sockets needs none"),
+        )?;
+    } else {
+        super::prereq::check("udp-bench", root_why, &super::prereq::IPROUTE2)?;
+    }
     fairway_runtime::net::install_interrupt_handler().map_err(CliError::Interrupt)?;
     let total = cfg.trials() as u64;
     let bar = super::progress::bar(

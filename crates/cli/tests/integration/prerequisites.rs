@@ -109,3 +109,33 @@ fn help_documents_exit_status_3() {
         "{help}"
     );
 }
+
+#[test]
+fn udp_bench_ingress_drop_without_ebpf_exits_3_naming_the_feature() {
+    let path = empty_dir("prereq-empty-path-ebpf");
+    let out = run(&["udp-bench", "--quick"], &path, false);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if cfg!(feature = "ebpf") {
+        // Built with the programs: only iproute2 (and root) are missing.
+        assert!(!stderr.contains("eBPF"), "{stderr}");
+        return;
+    }
+    check_cannot_run(
+        &out,
+        &[
+            "--receive ingress-drop",
+            "built without eBPF programs",
+            "--features ebpf",
+            "clang",
+        ],
+    );
+    // The receive path that needs no program does not ask for them.
+    let out = run(
+        &["udp-bench", "--quick", "--receive", "sockets"],
+        &path,
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("eBPF"), "{stderr}");
+}
