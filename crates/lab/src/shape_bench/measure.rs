@@ -118,6 +118,7 @@ pub fn delay(topo: &Topology, plan: &Plan, quick: bool) -> Result<DelayRow, Benc
         sparse_p50_ms: ms(&sparse.delay_us, 0.5),
         sparse_p99_ms: ms(&sparse.delay_us, 0.99),
         sparse_lost: sparse.sent.saturating_sub(sparse.received),
+        sparse_sent: sparse.sent,
         bulk_p50_ms: ms(&bulk.delay_us, 0.5),
         bulk_mbit: bulk.bps(&flows[0], t.window()) / 1e6,
     })

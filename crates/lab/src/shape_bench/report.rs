@@ -58,6 +58,8 @@ pub struct DelayRow {
     pub sparse_p99_ms: f64,
     /// Sparse datagrams lost.
     pub sparse_lost: u64,
+    /// Sparse datagrams sent.
+    pub sparse_sent: u64,
     /// Bulk flow's delay, median, ms.
     pub bulk_p50_ms: f64,
     /// Bulk flow received, Mbit/s.
@@ -180,7 +182,15 @@ impl fmt::Display for Report {
             let v = |r: &RateRow| format!("{:.2} ({:+.2} %)", r.measured_mbit, r.error_pct);
             row(f, &name, v(a), v(b))?;
         }
-        let d = |r: &DelayRow| format!("{:.2} / {:.2}", r.sparse_p50_ms, r.sparse_p99_ms);
+        // The percentiles of no datagram would read 0: say they were lost.
+        let d = |r: &DelayRow| match r.sparse_lost {
+            lost if lost == r.sparse_sent => format!("all {lost} datagrams lost"),
+            0 => format!("{:.2} / {:.2}", r.sparse_p50_ms, r.sparse_p99_ms),
+            lost => format!(
+                "{:.2} / {:.2}, {lost}/{} lost",
+                r.sparse_p50_ms, r.sparse_p99_ms, r.sparse_sent
+            ),
+        };
         row(
             f,
             "sparse flow delay p50 / p99, ms",

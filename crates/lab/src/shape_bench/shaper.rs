@@ -146,14 +146,19 @@ impl Shaper {
         })
     }
 
-    /// Sends SIGHUP and waits for a line that mentions the reload: how
-    /// long that took, and the line (`None`: no such line in
-    /// [`RELOAD_TIMEOUT`]).
+    /// Sends SIGHUP and waits for the shaper's line that ends a reload
+    /// (`fairway shape: reload: …` with its pause, or its refusal; not the
+    /// start line, which names `fairway shape stats|reload`): how long that
+    /// took, and the line (`None`: no such line in [`RELOAD_TIMEOUT`]).
     pub fn reload(&mut self) -> Option<(Duration, String)> {
         let t0 = Instant::now();
         // SAFETY: the shaper's pid, a child of ours not yet waited for.
         unsafe { libc::kill(self.pid() as i32, libc::SIGHUP) };
-        let at = self.wait_line(|l| l.to_lowercase().contains("reload"), RELOAD_TIMEOUT)?;
+        let ends_reload = |l: &str| {
+            l.starts_with("fairway shape: reload:")
+                && (l.contains("pause") || l.contains("reload refused"))
+        };
+        let at = self.wait_line(ends_reload, RELOAD_TIMEOUT)?;
         let line = self.output.last().cloned().unwrap_or_default();
         Some((at.saturating_duration_since(t0), line))
     }

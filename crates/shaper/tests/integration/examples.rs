@@ -42,3 +42,16 @@ fn the_shaper_file_example_checks() {
     );
     assert!(p.interfaces.is_some() && p.default_class.is_some());
 }
+
+#[test]
+fn the_walk_through_example_checks_and_names_the_readmes_interfaces() {
+    let path = format!("{}/namespaces.toml", dir());
+    let ck = load(&Source::ShaperFile(path.into())).unwrap();
+    let ifs = ck.plan.interfaces.as_ref().unwrap();
+    assert_eq!(
+        (ifs.internet.as_str(), ifs.subscribers.as_str()),
+        ("in0", "out0")
+    );
+    assert_eq!(ck.plan.circuits.len(), 1);
+    assert!(ck.plan.default_class.is_some());
+}
