@@ -68,6 +68,44 @@ pub fn rate_flows(plan: &Plan) -> Vec<(usize, Flow, String, f64)> {
     ]
 }
 
+/// The flows of the high-rate phase: the 100 Mbit/s and the 1 Gbit/s
+/// circuits, each offered 1.5 × its max in 1514-byte frames.
+pub fn high_rate_flows(plan: &Plan) -> Vec<(usize, Flow, String, f64)> {
+    [plan::DELAY, plan::GIGABIT]
+        .iter()
+        .filter_map(|&i| plan.circuit(i))
+        .map(|c| {
+            (
+                c.index,
+                Flow::at_bps(c.addr(), BULK_PAYLOAD, c.max * 3 / 2),
+                "max held".to_string(),
+                c.max as f64 / 1e6,
+            )
+        })
+        .collect()
+}
+
+/// Each max held at 100 Mbit/s and 1 Gbit/s, over 10 s (5 s with
+/// `quick`), one circuit at a time so neither takes the other's sender.
+pub fn high_rates(topo: &Topology, plan: &Plan, quick: bool) -> Result<Vec<RateRow>, BenchError> {
+    let mut rows = Vec::new();
+    for (i, flow, check, expected) in high_rate_flows(plan) {
+        check_interrupt()?;
+        let t = timing(quick, 10);
+        let out = traffic::run(topo, &[flow], t, false, || ())?;
+        let measured = out.flows[0].bps(&flow, t.window()) / 1e6;
+        rows.push(RateRow {
+            circuit: format!("c{i}"),
+            check,
+            offered_mbit: flow.pps * flow.frame() as f64 * 8.0 / 1e6,
+            expected_mbit: expected,
+            measured_mbit: measured,
+            error_pct: (measured - expected) / expected * 100.0,
+        });
+    }
+    Ok(rows)
+}
+
 /// Rates under overload.
 pub fn rates(topo: &Topology, plan: &Plan, quick: bool) -> Result<Vec<RateRow>, BenchError> {
     check_interrupt()?;
@@ -203,7 +241,8 @@ pub fn kernel(
     progress("kernel HTB: building the tree");
     let setup = topo.kernel_side(&plan.htb_setup(OUT_DEV))?;
     progress("kernel HTB: rates");
-    let rates = rates(topo, plan, cfg.quick)?;
+    let mut rates = rates(topo, plan, cfg.quick)?;
+    rates.extend(high_rates(topo, plan, cfg.quick)?);
     progress("kernel HTB: sparse-flow delay");
     let delay = delay(topo, plan, cfg.quick)?;
     progress("kernel HTB: forwarding");
@@ -258,7 +297,8 @@ pub fn fairway(
     };
     let mut sh = Shaper::start(&cfg.shaper_exe, &topo.middle, &config, extra)?;
     progress("fairway: rates");
-    let rates = rates(topo, plan, cfg.quick)?;
+    let mut rates = rates(topo, plan, cfg.quick)?;
+    rates.extend(high_rates(topo, plan, cfg.quick)?);
     progress("fairway: sparse-flow delay");
     let delay = delay(topo, plan, cfg.quick)?;
     progress("fairway: forwarding");

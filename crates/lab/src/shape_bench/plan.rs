@@ -2,7 +2,7 @@
 //! as an HTB tree built by `tc -batch`, plus the configuration change the
 //! two are timed on.
 //!
-//! Five circuits carry traffic; the others only make the tree as large as
+//! Six circuits carry traffic; the others only make the tree as large as
 //! an operator's (`--circuits`), a hundred per node, as LibreQoS hangs
 //! subscribers under access points:
 //!
@@ -13,7 +13,8 @@
 //! | 2 | share, weight 3 | node `shared` | 5 Mbit/s | 60 Mbit/s | 3 |
 //! | 3 | sparse beside bulk | root | 10 Mbit/s | 100 Mbit/s | 1 |
 //! | 4 | forwarding | root | 100 Mbit/s | the link | 1 |
-//! | 5.. | idle | node `n<k>` (max 1 Gbit/s) | 100 kbit/s | 10 Mbit/s | 1 |
+//! | 5 | max held at 1 Gbit/s | root | 100 Mbit/s | 1 Gbit/s | 1 |
+//! | 6.. | idle | node `n<k>` (max 1 Gbit/s) | 100 kbit/s | 10 Mbit/s | 1 |
 //!
 //! Circuit `i` owns address 10.78.0.0 + i + 1 (download: the destination).
 //! HTB finds it by a u32 filter in a 256-bucket hash table keyed on the
@@ -27,7 +28,7 @@ use std::net::Ipv4Addr;
 /// The link's rate, both ways (a veth has none of its own).
 pub const LINK_BPS: u64 = 10_000_000_000;
 /// Circuits that carry traffic (indices 0..ACTIVE).
-pub const ACTIVE: usize = 5;
+pub const ACTIVE: usize = 6;
 /// Circuit index of the one whose max is checked.
 pub const CAP: usize = 0;
 /// Circuit indices of the two that share their node's excess.
@@ -36,6 +37,8 @@ pub const SHARE: [usize; 2] = [1, 2];
 pub const DELAY: usize = 3;
 /// Circuit index of the forwarding measurement.
 pub const FORWARD: usize = 4;
+/// Circuit index of the max held at 1 Gbit/s.
+pub const GIGABIT: usize = 5;
 /// The max of the node holding [`SHARE`].
 pub const SHARED_NODE_MAX: u64 = 60_000_000;
 /// Idle circuits per node.
@@ -149,6 +152,7 @@ impl Plan {
             c(SHARE[1], Some(0), 5_000_000, SHARED_NODE_MAX, 3),
             c(DELAY, None, 10_000_000, 100_000_000, 1),
             c(FORWARD, None, 100_000_000, LINK_BPS, 1),
+            c(GIGABIT, None, 100_000_000, 1_000_000_000, 1),
         ];
         list.truncate(circuits);
         list.extend((ACTIVE..circuits).map(idle_circuit));
