@@ -281,11 +281,13 @@ fn rate_and_weights(check_utilisation: bool) {
             .unwrap()
         })
         .collect();
+    // The link's clock starts when the arbiter does: time from before the
+    // spawn, or the grants made while it starts exceed the bound.
+    let start = Instant::now();
     let arb = b
         .spawn_send(|c, l| Box::new(Wf2qPlus::<u32>::with_limits(c, l)))
         .unwrap();
     let run = Duration::from_millis(400);
-    let start = Instant::now();
     let mut tx = [CountingBackend::default(), CountingBackend::default()];
     while start.elapsed() < run {
         for (c, t) in cs.iter_mut().zip(tx.iter_mut()) {
