@@ -17,9 +17,11 @@
 //! [`XskSocket::kernel_counters`]).
 
 mod config;
+mod queues;
 mod ring;
 mod socket;
 mod umem;
 
-pub use config::{XskConfig, MAX_FRAMES};
+pub use config::{XskConfig, MAX_FRAMES, RX_HEADROOM};
+pub use queues::rx_queues;
 pub use socket::{KernelCounters, XskCounters, XskSocket};
