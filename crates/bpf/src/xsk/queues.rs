@@ -29,7 +29,7 @@ const SIOCETHTOOL: libc::c_ulong = 0x8946;
 /// counts (`ETHTOOL_GCHANNELS`). A driver that does not report its
 /// channels has one queue.
 pub fn rx_queues(interface: &str) -> Result<u32, BpfError> {
-    let sys = |what| move |source| BpfError::Socket { what, source };
+    let sys = |what: &'static str| move |source| BpfError::Socket { what, source };
     if interface.is_empty() || interface.len() > 15 || interface.contains('\0') {
         return Err(sys("interface name")(io::Error::from(
             io::ErrorKind::InvalidInput,
@@ -64,4 +64,18 @@ pub fn rx_queues(interface: &str) -> Result<u32, BpfError> {
         };
     }
     Ok((ch.rx_count + ch.combined_count).max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interface_without_channels_has_one_queue_and_a_missing_one_is_an_error() {
+        assert_eq!(rx_queues("lo").unwrap(), 1);
+        let e = rx_queues("fwb-no-such0").unwrap_err().to_string();
+        assert!(e.starts_with("AF_XDP socket: no such interface"), "{e}");
+        assert!(rx_queues("").is_err());
+        assert!(rx_queues("sixteen-bytes-nm").is_err());
+    }
 }

@@ -40,19 +40,20 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 /// program's socket map (each queue takes a socket and its UMEM).
 pub const MAX_QUEUES: u32 = fairway_bpf::xdp::MAX_QUEUES;
 
-/// Entries of each ring of a socket: 2048 frames waiting to be read hold
-/// a few milliseconds of a 1 Gbit/s link's smallest frames.
-const RING: u32 = 2048;
+/// Entries of each ring of a socket: 4096 frames waiting to be read
+/// hold 3 ms of a 1 Gbit/s link's smallest frames; with as many more
+/// to send from, a socket's UMEM is 16 MiB (32 MiB of 4096-byte frames),
+/// what the ring back-end maps per interface.
+const RING: u32 = 4096;
 
 /// The longest frame each UMEM frame size receives.
 const SIZES: [u32; 2] = [2048, 4096];
 
 /// The sockets' sizes for an interface of `mtu`, or why it cannot be
-/// carried. The sending socket (`sends`) has a ring's worth of frames
-/// more, to send from.
-pub fn config(mtu: u32, sends: bool) -> Result<XskConfig, String> {
+/// carried.
+pub fn config(mtu: u32) -> Result<XskConfig, String> {
     let need = max_frame(mtu);
-    let frames = if sends { 4 * RING } else { 2 * RING };
+    let frames = 2 * RING;
     for frame_size in SIZES {
         let c = XskConfig {
             frame_size,
@@ -117,7 +118,7 @@ impl XdpPort {
             what,
             source: io::Error::new(io::ErrorKind::InvalidInput, text),
         };
-        config(mtu, true).map_err(|t| refused("AF_XDP frame size", t))?;
+        let c = config(mtu).map_err(|t| refused("AF_XDP frame size", t))?;
         let queues = xsk::rx_queues(name).map_err(bpf_err(name, "receive queues"))?;
         if queues > MAX_QUEUES {
             let text = format!(
@@ -129,8 +130,7 @@ impl XdpPort {
         }
         let mut socks = Vec::with_capacity(queues as usize);
         for q in 0..queues {
-            let c = config(mtu, q == 0).map_err(|t| refused("AF_XDP frame size", t))?;
-            let s = XskSocket::bind(name, q, c).map_err(bpf_err(name, "AF_XDP socket"))?;
+                        let s = XskSocket::bind(name, q, c).map_err(bpf_err(name, "AF_XDP socket"))?;
             socks.push(s);
         }
         let mut program = XdpRedirect::attach(name, XdpMode::Native)
@@ -224,7 +224,7 @@ impl Port for XdpPort {
         for k in 0..n {
             let q = (self.next + k) % n;
             let mut len = None;
-            self.socks[q].receive(1, |f| {
+            self.socks[q].receive_one(|f| {
                 let fit = f.len().min(buf.len());
                 buf[..fit].copy_from_slice(&f[..fit]);
                 len = Some(f.len());
@@ -263,19 +263,19 @@ mod tests {
 
     #[test]
     fn frames_are_sized_for_the_mtu_and_a_larger_one_is_refused_naming_the_limit() {
-        assert_eq!(config(1500, false).unwrap().frame_size, 2048);
-        assert_eq!(config(1770, false).unwrap().frame_size, 2048);
-        assert_eq!(config(1771, false).unwrap().frame_size, 4096);
-        assert_eq!(config(3818, true).unwrap().frame_size, 4096);
-        for c in [config(1500, true).unwrap(), config(3818, false).unwrap()] {
+        assert_eq!(config(1500).unwrap().frame_size, 2048);
+        assert_eq!(config(1770).unwrap().frame_size, 2048);
+        assert_eq!(config(1771).unwrap().frame_size, 4096);
+        assert_eq!(config(3818).unwrap().frame_size, 4096);
+        for c in [config(1500).unwrap(), config(3818).unwrap()] {
             assert!(c.check().is_ok(), "{c:?}");
         }
-        let e = config(3819, false).unwrap_err();
+        let e = config(3819).unwrap_err();
         assert!(
             e.starts_with("MTU 3819 needs frames of 3841 bytes") && e.contains("above the 3840"),
             "{e}"
         );
         assert!(e.contains("io = \"ring\"") && e.ends_with("lower the MTU to 3818"), "{e}");
-        assert!(config(9000, true).is_err());
+        assert!(config(9000).is_err());
     }
 }
