@@ -60,7 +60,9 @@ pub fn rx_queues(interface: &str) -> Result<u32, BpfError> {
         return match e.raw_os_error() {
             Some(libc::EOPNOTSUPP) => Ok(1),
             Some(libc::ENODEV) => Err(sys("no such interface")(e)),
-            _ => Err(sys("reading the interface's channels (ETHTOOL_GCHANNELS)")(e)),
+            _ => Err(sys("reading the interface's channels (ETHTOOL_GCHANNELS)")(
+                e,
+            )),
         };
     }
     Ok((ch.rx_count + ch.combined_count).max(1))

@@ -279,28 +279,25 @@ impl XskSocket {
     /// indices, which the kernel's CPU writes too, are touched once per
     /// batch rather than once per frame. Does not block.
     pub fn receive_one(&mut self, each: impl FnOnce(&[u8])) -> bool {
-        if self.rx_held == self.rx_taken {
-            self.recycle();
-            self.rx_taken = self.rx.available(RX_BATCH);
-            if self.rx_taken == 0 {
-                if self.fill.needs_wakeup() {
-                    self.wake_rx();
+        loop {
+            if self.rx_held == self.rx_taken {
+                self.recycle();
+                self.rx_taken = self.rx.available(RX_BATCH);
+                if self.rx_taken == 0 {
+                    if self.fill.needs_wakeup() {
+                        self.wake_rx();
+                    }
+                    return false;
                 }
-                return false;
             }
-        }
-        let d = self.rx.read(self.rx_held);
-        self.rx_held += 1;
-        match self.umem.get(d.addr, d.len) {
-            Some(frame) => {
+            let d = self.rx.read(self.rx_held);
+            self.rx_held += 1;
+            if let Some(frame) = self.umem.get(d.addr, d.len) {
                 each(frame);
                 self.counters.received += 1;
-                true
+                return true;
             }
-            None => {
-                self.counters.rx_invalid += 1;
-                self.receive_one(each)
-            }
+            self.counters.rx_invalid += 1;
         }
     }
 

@@ -31,7 +31,11 @@ fn without_ebpf_the_check_refuses_io_xdp_saying_how_to_build() {
         ),
         "{err}"
     );
-    assert_eq!(err.lines().count(), 2, "the problem and the summary line: {err}");
+    assert_eq!(
+        err.lines().count(),
+        2,
+        "the problem and the summary line: {err}"
+    );
 }
 
 #[cfg(feature = "ebpf")]
@@ -226,6 +230,9 @@ mod namespaces {
             let _ = shaper.0.stderr.take().unwrap().read_to_string(&mut err);
         }
         assert!(line.contains("shaping sx-in -> sx-out"), "{line}{err}");
+        for dev in ["sx-in", "sx-out"] {
+            assert!(attached(dev), "no XDP program on {dev}");
+        }
         let down = frames(1, 2);
         let up = frames(2, 1);
         let wait = Duration::from_secs(10);
@@ -251,7 +258,11 @@ mod namespaces {
             got.sort();
             sent.sort();
             for (g, s) in got.iter().zip(&sent) {
-                assert!(g == s, "{way}: a frame changed: {:02x?}", &g[..g.len().min(24)]);
+                assert!(
+                    g == s,
+                    "{way}: a frame changed: {:02x?}",
+                    &g[..g.len().min(24)]
+                );
             }
         }
         rest
@@ -283,7 +294,9 @@ mod namespaces {
         };
         let want = 2 * (BULK as u64 + 3);
         assert!(col("received") >= want, "{rest}");
-        let reasons = ["codel", "overflow", "toolarge", "noslot", "sendfail", "removed"];
+        let reasons = [
+            "codel", "overflow", "toolarge", "noslot", "sendfail", "removed",
+        ];
         let dropped: u64 = reasons.iter().map(|r| col(r)).sum();
         assert_eq!(
             col("received"),
@@ -317,12 +330,17 @@ mod namespaces {
             ),
             "{err}"
         );
-        let xdp = Command::new("ip")
-            .args(["-n", NS[1], "link", "show", "sx-in"])
+        assert!(!attached("sx-in"), "a program left attached");
+    }
+
+    /// Whether an XDP program is attached to `dev` of the shaper's
+    /// namespace.
+    fn attached(dev: &str) -> bool {
+        let out = Command::new("ip")
+            .args(["-n", NS[1], "link", "show", dev])
             .output()
             .unwrap();
-        let shown = String::from_utf8_lossy(&xdp.stdout);
-        assert!(!shown.contains("xdp"), "a program left attached: {shown}");
+        String::from_utf8_lossy(&out.stdout).contains(" xdp")
     }
 
     #[test]
@@ -331,15 +349,15 @@ mod namespaces {
         // SAFETY: geteuid has no preconditions.
         let root = unsafe { libc::geteuid() } == 0;
         if !root || Command::new("ip").arg("-V").output().is_err() {
-            println!(
-                "frames_cross_io_xdp_both_ways_tagged_and_all_accounted: skipped, needs root"
-            );
+            println!("frames_cross_io_xdp_both_ways_tagged_and_all_accounted: skipped, needs root");
             return;
         }
         let _ns = build();
         let rest = both_ways();
         println!("io = xdp:\n{rest}");
         every_frame_accounted(&rest);
+        // The shaper detached its programs when it stopped.
+        assert!(!attached("sx-in") && !attached("sx-out"));
         too_large_an_mtu();
     }
 }

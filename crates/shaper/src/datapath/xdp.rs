@@ -130,7 +130,7 @@ impl XdpPort {
         }
         let mut socks = Vec::with_capacity(queues as usize);
         for q in 0..queues {
-                        let s = XskSocket::bind(name, q, c).map_err(bpf_err(name, "AF_XDP socket"))?;
+            let s = XskSocket::bind(name, q, c).map_err(bpf_err(name, "AF_XDP socket"))?;
             socks.push(s);
         }
         let mut program = XdpRedirect::attach(name, XdpMode::Native)
@@ -275,7 +275,10 @@ mod tests {
             e.starts_with("MTU 3819 needs frames of 3841 bytes") && e.contains("above the 3840"),
             "{e}"
         );
-        assert!(e.contains("io = \"ring\"") && e.ends_with("lower the MTU to 3818"), "{e}");
+        assert!(
+            e.contains("io = \"ring\"") && e.ends_with("lower the MTU to 3818"),
+            "{e}"
+        );
         assert!(config(9000).is_err());
     }
 }
