@@ -31,7 +31,10 @@ fn io_is_ring_unless_given_and_unknown_values_are_refused() {
         let want = format!("{f}:5:6: io = \"{bad}\": allowed \"ring\" (TPACKET_V3 receive ring");
         assert!(e[0].starts_with(&want), "{e:#?}");
         assert!(
-            e[0].contains("or \"frame\" (one system call per frame)"),
+            e[0].ends_with(
+                "\"frame\" (one system call per frame) or \"xdp\" (AF_XDP sockets, in a \
+                 build with eBPF support)"
+            ),
             "{e:#?}"
         );
     }
