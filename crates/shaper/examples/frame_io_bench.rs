@@ -2,8 +2,12 @@
 //! kernel's own forwarding, on one veth path, in one run:
 //!
 //! ```text
-//! sudo cargo run --release -p fairway-shaper --example frame_io_bench -- [SECONDS] [ROUNDS]
+//! sudo cargo run --release -p fairway-shaper --example frame_io_bench -- [SECONDS] [ROUNDS] [PATHS]
+//! sudo cargo run --release -p fairway-shaper --features ebpf --example frame_io_bench -- 3 2 ring,xdp
 //! ```
+//!
+//! PATHS, comma-separated, picks the middles below (default: all this
+//! build has; `xdp` needs the `ebpf` feature).
 //!
 //! Namespaces sender — middle — receiver joined by two veth pairs
 //! (prefix `fwr-`). A sender thread blasts UDP frames (64 flows) of 64
@@ -13,7 +17,7 @@
 //!
 //! - `kernel`: a bridge of the two veths with an HTB root on the
 //!   outgoing one (one class at 10 Gbit/s, its default pfifo leaf);
-//! - `frame` and `ring`: the shaper's data path (`datapath::run::run`,
+//! - `frame`, `ring` and `xdp`: the shaper's data path (`datapath::run::run`,
 //!   what `fairway shape` runs) with `[interfaces] io` set so, all
 //!   frames in one circuit of max 10 Gbit/s (so shaping is not the
 //!   limit).
@@ -244,6 +248,8 @@ struct Trial {
     sender_ns: f64,
     /// The shaper thread's CPU ns per frame forwarded.
     shaper_ns: Option<f64>,
+    /// The shaper's drops by reason, over the whole trial.
+    drops: Option<String>,
 }
 
 /// One trial of `path` with `len`-byte frames.
@@ -264,8 +270,15 @@ fn trial(path: &str, len: usize, seconds: u64) -> Trial {
                     cpu = thread_cpu_ns();
                     tx.send(()).unwrap_or(())
                 });
-                r.expect("shaper run");
-                thread_cpu_ns() - cpu
+                let out = r.expect("shaper run");
+                let cpu = thread_cpu_ns() - cpu;
+                let (t, _) = out.report.total();
+                let kernel: u64 = out.kernel_drops.iter().map(|(_, n)| n).sum();
+                let drops = format!(
+                    "kernel {kernel}, send failed {}, queue full {}, codel {}",
+                    t.send_failed.packets, t.overflow.packets, t.codel.packets
+                );
+                (cpu, drops)
             });
         let h = h.expect("shaper thread");
         rx.recv_timeout(Duration::from_secs(10))
@@ -295,7 +308,9 @@ fn trial(path: &str, len: usize, seconds: u64) -> Trial {
     std::thread::sleep(Duration::from_millis(200));
     let total = rx_packets() - before;
     shaper_stop.store(true, Ordering::Relaxed);
-    let cpu = shaper.map(|h| h.join().expect("shaper thread") as f64 / total.max(1) as f64);
+    let joined = shaper.map(|h| h.join().expect("shaper thread"));
+    let drops = joined.as_ref().map(|(_, d)| d.clone());
+    let cpu = joined.map(|(c, _)| c as f64 / total.max(1) as f64);
     if path == "kernel" {
         tc("qdisc del dev fwr-out root");
         must("-n fwr-x link del fwr-br");
@@ -306,6 +321,7 @@ fn trial(path: &str, len: usize, seconds: u64) -> Trial {
         offered: (sent as f64 / elapsed) as u64,
         sender_ns: sender_cpu as f64 / sent.max(1) as f64,
         shaper_ns: cpu,
+        drops,
     }
 }
 
@@ -444,24 +460,40 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let seconds: u64 = args.next().map_or(3, |a| a.parse().expect("SECONDS"));
     let rounds: u32 = args.next().map_or(1, |a| a.parse().expect("ROUNDS"));
+    let built: &[&str] = if cfg!(feature = "ebpf") {
+        &["kernel", "frame", "ring", "xdp"]
+    } else {
+        &["kernel", "frame", "ring"]
+    };
+    let paths: Vec<String> = match args.next() {
+        None => built.iter().map(|p| p.to_string()).collect(),
+        Some(a) => a.split(',').map(str::to_string).collect(),
+    };
+    for p in &paths {
+        assert!(
+            built.contains(&p.as_str()),
+            "PATHS: {p:?} is not one of {built:?} (xdp needs --features ebpf)"
+        );
+    }
     let _t = build();
     println!(
         "path     frame B   round     Mpps   Gbit/s  offered Mpps  sender ns/frame  \
-         shaper ns/frame  Mpps/shaper core"
+         shaper ns/frame  Mpps/shaper core  shaper drops"
     );
     for len in [64usize, 1514] {
         for r in 0..rounds {
-            for path in ["kernel", "frame", "ring"] {
+            for path in &paths {
                 let t = trial(path, len, seconds);
                 let (ns, core) = t.shaper_ns.map_or(("-".into(), "-".into()), |ns| {
                     (format!("{ns:.0}"), format!("{:.3}", 1e3 / ns))
                 });
                 println!(
-                    "{path:<8} {len:>7} {r:>7} {:>8.3} {:>8.3} {:>13.3} {:>16.0} {ns:>16} {core:>17}",
+                    "{path:<8} {len:>7} {r:>7} {:>8.3} {:>8.3} {:>13.3} {:>16.0} {ns:>16} {core:>17}  {}",
                     t.pps as f64 / 1e6,
                     t.pps as f64 * len as f64 * 8.0 / 1e9,
                     t.offered as f64 / 1e6,
                     t.sender_ns,
+                    t.drops.as_deref().unwrap_or("-"),
                 );
             }
         }

@@ -92,18 +92,33 @@ pub enum FrameIo {
     Ring,
     /// `frame`: one `recvmsg`/`send` system call per frame.
     Frame,
+    /// `xdp`: AF_XDP sockets fed by an XDP redirect program (builds with
+    /// the `ebpf` feature only).
+    Xdp,
 }
 
 impl FrameIo {
     /// The values `io` takes, for errors.
     pub const ALLOWED: &'static str = "\"ring\" (TPACKET_V3 receive ring, batched sends; \
-        the default) or \"frame\" (one system call per frame)";
+        the default), \"frame\" (one system call per frame) or \"xdp\" (AF_XDP sockets, \
+        in a build with eBPF support)";
+
+    /// Why `io = "xdp"` is refused by a build without the `ebpf` feature.
+    pub const XDP_NOT_BUILT: &'static str = "\"ring\" or \"frame\": this fairway was built \
+        without eBPF support, which io = \"xdp\" (AF_XDP) needs: build with --features ebpf \
+        (needs clang)";
+
+    /// Whether this build can run back-end `self`.
+    pub fn built(self) -> bool {
+        self != FrameIo::Xdp || cfg!(feature = "ebpf")
+    }
 
     /// The back-end named `s`.
     pub fn parse(s: &str) -> Option<FrameIo> {
         match s {
             "ring" => Some(FrameIo::Ring),
             "frame" => Some(FrameIo::Frame),
+            "xdp" => Some(FrameIo::Xdp),
             _ => None,
         }
     }

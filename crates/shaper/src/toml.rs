@@ -389,16 +389,18 @@ fn interfaces(c: &mut Conv<'_>, i: &Spanned<InterfacesToml>) -> Option<Interface
     let link = c.directions(&r.rate, "rate", true);
     let io = match &r.io {
         None => FrameIo::default(),
-        Some(s) => FrameIo::parse(s.get_ref()).unwrap_or_else(|| {
-            c.value(
-                s.span(),
-                "io",
-                format!("{:?}", s.get_ref()),
-                FrameIo::ALLOWED,
-            );
-            ok = false;
-            FrameIo::default()
-        }),
+        Some(s) => match FrameIo::parse(s.get_ref()) {
+            Some(io) if io.built() => io,
+            parsed => {
+                let allowed = match parsed {
+                    Some(_) => FrameIo::XDP_NOT_BUILT,
+                    None => FrameIo::ALLOWED,
+                };
+                c.value(s.span(), "io", format!("{:?}", s.get_ref()), allowed);
+                ok = false;
+                FrameIo::default()
+            }
+        },
     };
     ok.then_some(())?;
     let [Some(download), Some(upload)] = link.ok()? else {

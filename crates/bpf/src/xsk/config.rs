@@ -29,6 +29,10 @@ impl Default for XskConfig {
     }
 }
 
+/// Bytes the kernel keeps free before each received frame in a UMEM
+/// frame (`XDP_PACKET_HEADROOM`), for XDP programs that grow headers.
+pub const RX_HEADROOM: u32 = 256;
+
 /// The most frames a UMEM may have: 2^18 of 4096 bytes is 1 GiB of
 /// memory the kernel pins.
 pub const MAX_FRAMES: u32 = 1 << 18;
@@ -70,8 +74,16 @@ impl XskConfig {
         Ok(())
     }
 
+    /// The longest frame a socket of this configuration receives, bytes:
+    /// a UMEM frame less the kernel's headroom. Longer frames are dropped
+    /// by the kernel (counted in its `rx_dropped`); one UMEM frame holds
+    /// one received frame, since the sockets do not use multi-buffer.
+    pub fn max_rx_frame(&self) -> u32 {
+        self.frame_size.saturating_sub(RX_HEADROOM)
+    }
+
     /// The UMEM's length in bytes.
-    pub(crate) fn umem_len(&self) -> usize {
+    pub fn umem_len(&self) -> usize {
         self.frames as usize * self.frame_size as usize
     }
 }

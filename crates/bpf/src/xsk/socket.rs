@@ -41,6 +41,10 @@ pub struct KernelCounters {
     pub tx_invalid_descs: u64,
 }
 
+/// The most frames [`XskSocket::receive_one`] takes from the RX ring at
+/// once.
+pub const RX_BATCH: u32 = 64;
+
 /// An AF_XDP socket bound to one receive queue of one interface.
 pub struct XskSocket {
     // Declared first, dropped first: the rings are unmapped and the socket
@@ -57,6 +61,11 @@ pub struct XskSocket {
     tx_free: Vec<u64>,
     /// TX descriptors written but not yet published.
     tx_queued: u32,
+    /// Received descriptors published by the kernel and taken for
+    /// [`XskSocket::receive_one`] ...
+    rx_taken: u32,
+    /// ... and how many of them were handed out, not yet given back.
+    rx_held: u32,
     counters: XskCounters,
 }
 
@@ -186,6 +195,8 @@ impl XskSocket {
                 .map(|i| i * size)
                 .collect(),
             tx_queued: 0,
+            rx_taken: 0,
+            rx_held: 0,
             counters: XskCounters::default(),
         };
         // The first `ring_size` frames fill the fill ring.
@@ -226,6 +237,7 @@ impl XskSocket {
     /// Returns how many. Does not block: wait for the socket to be
     /// readable (`poll`) first.
     pub fn receive(&mut self, max: u32, mut each: impl FnMut(&[u8])) -> u32 {
+        self.recycle();
         let n = self.rx.available(max);
         if n == 0 {
             if self.fill.needs_wakeup() {
@@ -258,6 +270,58 @@ impl XskSocket {
             self.wake_rx();
         }
         n
+    }
+
+    /// Hands the next received frame to `each` (copy what must outlive
+    /// the call); `false` if none is waiting. Its memory goes back to the
+    /// kernel with the others taken in the same batch of up to
+    /// [`RX_BATCH`], when the batch has been read, so that the rings'
+    /// indices, which the kernel's CPU writes too, are touched once per
+    /// batch rather than once per frame. Does not block.
+    pub fn receive_one(&mut self, each: impl FnOnce(&[u8])) -> bool {
+        loop {
+            if self.rx_held == self.rx_taken {
+                self.recycle();
+                self.rx_taken = self.rx.available(RX_BATCH);
+                if self.rx_taken == 0 {
+                    if self.fill.needs_wakeup() {
+                        self.wake_rx();
+                    }
+                    return false;
+                }
+            }
+            let d = self.rx.read(self.rx_held);
+            self.rx_held += 1;
+            if let Some(frame) = self.umem.get(d.addr, d.len) {
+                each(frame);
+                self.counters.received += 1;
+                return true;
+            }
+            self.counters.rx_invalid += 1;
+        }
+    }
+
+    /// Gives the frames [`Self::receive_one`] handed out back to the
+    /// kernel: the RX ring's entries released, their memory to the fill
+    /// ring (which always has room for them: see [`Self::receive`]).
+    fn recycle(&mut self) {
+        let n = self.rx_held;
+        if n == 0 {
+            return;
+        }
+        let size = u64::from(self.frame_size);
+        let free = self.fill.free(n);
+        for i in 0..free {
+            let d = self.rx.read(i);
+            self.fill.write(i, d.addr - d.addr % size);
+        }
+        self.rx.release(n);
+        self.fill.submit(free);
+        if self.fill.needs_wakeup() {
+            self.wake_rx();
+        }
+        self.rx_held = 0;
+        self.rx_taken = 0;
     }
 
     fn wake_rx(&self) {

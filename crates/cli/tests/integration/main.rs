@@ -28,4 +28,5 @@ mod shape_frame_io;
 mod shape_real;
 mod shape_watch;
 mod shape_watch_live;
+mod shape_xdp_io;
 mod udp_bench_cli;

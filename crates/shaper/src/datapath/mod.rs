@@ -6,7 +6,8 @@
 //!
 //! - [`port`]: the frame I/O back-ends behind one trait, one socket per
 //!   interface: [`ring`] (a TPACKET_V3 receive ring, batched sends, the
-//!   default) and [`frame_io`] (one system call per frame); frames are
+//!   default), [`frame_io`] (one system call per frame) and, with the
+//!   `ebpf` feature, `xdp` (AF_XDP sockets); frames are
 //!   received into the [`pool`], its slots sized for the interfaces' MTU;
 //! - [`headers`] and [`classify`]: a frame's headers and its circuit;
 //! - [`tree`] (with [`bucket`] and [`heap`]): the hierarchy of nodes and circuits,
@@ -47,6 +48,8 @@ pub mod tree;
 #[cfg(target_os = "linux")]
 pub mod wake;
 pub mod watch;
+#[cfg(all(target_os = "linux", feature = "ebpf"))]
+pub mod xdp;
 
 #[cfg(test)]
 mod reload_tests;

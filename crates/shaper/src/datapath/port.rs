@@ -1,15 +1,18 @@
 //! The shaper's ports: how frames get in and out of an interface, behind
 //! one trait so that the loop ([`super::run`]) does not depend on the
-//! back-end. Two AF_PACKET back-ends exist, chosen by `[interfaces] io`:
+//! back-end, chosen by `[interfaces] io`:
 //!
 //! - `ring` ([`super::ring::RingPort`], the default): a TPACKET_V3
 //!   memory-mapped receive ring, sends batched with `sendmmsg`;
 //! - `frame` ([`super::frame_io::FramePort`]): one `recvmsg`/`send` per
 //!   frame.
 //!
-//! An AF_XDP back-end implements the same trait: frames received one at
-//! a time into the caller's pool slot, sent in batches with a result per
-//! frame, the kernel's drops on request, a descriptor to poll.
+//! - `xdp` ([`super::xdp::XdpPort`], in a build with the `ebpf` feature):
+//!   AF_XDP sockets fed by an XDP redirect program.
+//!
+//! Each receives one frame at a time into the caller's pool slot, sends
+//! in batches with a result per frame, gives the kernel's drops on
+//! request and a descriptor to poll.
 //!
 //! What both AF_PACKET back-ends share lives here: the socket (bound to
 //! one interface, promiscuous, nonblocking, blind to frames sent on its
@@ -49,7 +52,49 @@ pub fn open(name: &str, io: FrameIo) -> Result<Box<dyn Port>, PortError> {
     Ok(match io {
         FrameIo::Ring => Box::new(super::ring::RingPort::open(name)?),
         FrameIo::Frame => Box::new(super::frame_io::FramePort::open(name)?),
+        #[cfg(feature = "ebpf")]
+        FrameIo::Xdp => Box::new(super::xdp::XdpPort::open(name)?),
+        // The check refuses it in such a build; a plan made without the
+        // check is refused here.
+        #[cfg(not(feature = "ebpf"))]
+        FrameIo::Xdp => {
+            return Err(err(
+                name,
+                "io = \"xdp\"",
+                io::Error::new(io::ErrorKind::Unsupported, xdp_not_built()),
+            ))
+        }
     })
+}
+
+#[cfg(not(feature = "ebpf"))]
+fn xdp_not_built() -> &'static str {
+    "this fairway was built without eBPF support (AF_XDP): build with --features ebpf \
+     (needs clang)"
+}
+
+/// The MTU of interface `name`, without opening a packet socket (a
+/// datagram socket serves the ioctl).
+pub fn interface_mtu(name: &str) -> Result<u32, PortError> {
+    let cname = CString::new(name).map_err(|_| {
+        err(
+            name,
+            "name",
+            io::Error::new(io::ErrorKind::InvalidInput, "holds a NUL byte"),
+        )
+    })?;
+    // SAFETY: a NUL-terminated string that outlives the call.
+    if unsafe { libc::if_nametoindex(cname.as_ptr()) } == 0 {
+        return Err(err(name, "no such interface", io::Error::last_os_error()));
+    }
+    // SAFETY: plain system call; the descriptor is owned at once.
+    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(err(name, "reading the MTU", io::Error::last_os_error()));
+    }
+    // SAFETY: `raw` is a fresh descriptor no one else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    read_mtu(fd.as_raw_fd(), name).map_err(|e| err(name, "reading the MTU", e))
 }
 
 /// Why an interface cannot be used.

@@ -1,5 +1,7 @@
 //! `[interfaces] io`: the data path's frame I/O back-end, `ring` unless
-//! given, anything else refused at its value with the allowed list.
+//! given, anything else refused at its value with the allowed list;
+//! `xdp` only in a build with the `ebpf` feature, refused by the others
+//! in one line saying how to build it.
 
 use crate::support::{path, problems, shaper};
 use fairway_shaper::datapath::engine::Engine;
@@ -22,17 +24,40 @@ fn io_is_ring_unless_given_and_unknown_values_are_refused() {
         let ck = shaper("io", &interfaces(line)).unwrap();
         assert_eq!(ck.plan.interfaces.unwrap().io, want, "{line}");
     }
-    for bad in ["xdp", "Ring", ""] {
+    for bad in ["XDP", "Ring", ""] {
         let e = problems(shaper("io_bad", &interfaces(&format!("io = \"{bad}\"\n"))));
         let f = path("io_bad.toml");
         assert_eq!(e.len(), 1, "{e:#?}");
         let want = format!("{f}:5:6: io = \"{bad}\": allowed \"ring\" (TPACKET_V3 receive ring");
         assert!(e[0].starts_with(&want), "{e:#?}");
         assert!(
-            e[0].contains("or \"frame\" (one system call per frame)"),
+            e[0].ends_with(
+                "\"frame\" (one system call per frame) or \"xdp\" (AF_XDP sockets, in a \
+                 build with eBPF support)"
+            ),
             "{e:#?}"
         );
     }
+}
+
+#[test]
+fn io_xdp_is_taken_with_ebpf_and_refused_without_saying_how_to_build() {
+    let got = shaper("io_xdp", &interfaces("io = \"xdp\"\n"));
+    if cfg!(feature = "ebpf") {
+        assert_eq!(got.unwrap().plan.interfaces.unwrap().io, FrameIo::Xdp);
+        return;
+    }
+    let e = problems(got);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    let f = path("io_xdp.toml");
+    assert_eq!(
+        e[0],
+        format!(
+            "{f}:5:6: io = \"xdp\": allowed \"ring\" or \"frame\": this fairway was built \
+             without eBPF support, which io = \"xdp\" (AF_XDP) needs: build with --features \
+             ebpf (needs clang)"
+        )
+    );
 }
 
 /// Frames of `lens` bytes (not IP: they pass unshaped) through an engine
