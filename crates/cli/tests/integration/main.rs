@@ -25,6 +25,7 @@ mod s_bench;
 mod shape_check;
 mod shape_datapath;
 mod shape_frame_io;
+mod shape_netns;
 mod shape_real;
 mod shape_watch;
 mod shape_watch_live;

@@ -3,83 +3,18 @@
 //! leaves with its tag (the kernel strips it on the way in, the shaper
 //! puts it back), and on interfaces of MTU 9000 a 9014-byte frame is
 //! shaped, not dropped as too large; at an MTU of 65535 the frame pool
-//! is refused in one line before it is allocated. Namespaces sender — shaper —
-//! receiver over veth (prefix `fwr-t`); frames sent and read with packet
-//! sockets. Slow tier: root, iproute2.
+//! is refused in one line before it is allocated. Namespaces sender —
+//! shaper — receiver over veth (`shape_netns`, prefix `fwr-t`); frames
+//! sent and read with packet sockets. Slow tier: root, iproute2.
 
+use super::shape_netns::{enter, ip, root_or_skip, Netns, Shaper};
 use fairway_shaper::datapath::port;
 use fairway_shaper::plan::FrameIo;
-use std::io::{BufRead, BufReader, Read};
-use std::os::fd::AsRawFd;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-const NS: [&str; 3] = ["fwr-ts", "fwr-tx", "fwr-tr"];
-
-struct Netns;
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        for n in NS {
-            let _ = Command::new("ip").args(["netns", "del", n]).status();
-        }
-    }
-}
-
-struct Shaper(std::process::Child);
-
-impl Drop for Shaper {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-fn ip(args: &str) {
-    let ok = Command::new("ip")
-        .args(args.split_whitespace())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    assert!(ok, "ip {args}");
-}
-
-fn enter(name: &str) {
-    let f = std::fs::File::open(format!("/var/run/netns/{name}")).expect("namespace file");
-    // SAFETY: a valid namespace descriptor; affects this thread only.
-    let rc = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-    assert_eq!(rc, 0, "setns {name}");
-}
-
-fn build() -> Netns {
-    for n in NS {
-        let _ = Command::new("ip")
-            .args(["netns", "del", n])
-            .stderr(Stdio::null())
-            .status();
-    }
-    for n in NS {
-        ip(&format!("netns add {n}"));
-    }
-    let ns = Netns;
-    ip("link add fwr-ts0 netns fwr-ts type veth peer name fwr-tin netns fwr-tx");
-    ip("link add fwr-tr0 netns fwr-tr type veth peer name fwr-tout netns fwr-tx");
-    for (n, dev) in [
-        ("fwr-ts", "fwr-ts0"),
-        ("fwr-tx", "fwr-tin"),
-        ("fwr-tx", "fwr-tout"),
-        ("fwr-tr", "fwr-tr0"),
-    ] {
-        let _ = Command::new("ip")
-            .args(["netns", "exec", n, "sysctl", "-qw"])
-            .arg(format!("net.ipv6.conf.{dev}.disable_ipv6=1"))
-            .status();
-        ip(&format!("-n {n} link set {dev} mtu 9000 up"));
-    }
-    ns
-}
+/// The namespaces `Netns::build("fwr-t", …)` makes.
+const NS: [&str; 3] = ["fwr-t-s", "fwr-t-x", "fwr-t-r"];
 
 /// The frames sent, by length: a tagged UDP frame (VLAN 100, priority
 /// 1), an 802.1ad-tagged frame with an inner 802.1Q tag, a 9014-byte UDP
@@ -113,7 +48,7 @@ fn frames() -> Vec<Vec<u8>> {
 
 fn send(frames: &[Vec<u8>]) {
     enter(NS[0]);
-    let mut p = port::open("fwr-ts0", FrameIo::Frame).expect("sender's port");
+    let mut p = port::open("fwr-t-s0", FrameIo::Frame).expect("sender's port");
     let refs: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
     let mut ok = vec![false; refs.len()];
     p.send(&refs, &mut ok);
@@ -123,7 +58,7 @@ fn send(frames: &[Vec<u8>]) {
 /// What the receiver reads within `wait`, tags put back.
 fn receive(n: usize, wait: Duration) -> Vec<Vec<u8>> {
     enter(NS[2]);
-    let mut p = port::open("fwr-tr0", FrameIo::Frame).expect("receiver's port");
+    let mut p = port::open("fwr-t-r0", FrameIo::Frame).expect("receiver's port");
     let mut got = Vec::new();
     let end = Instant::now() + wait;
     let mut buf = vec![0u8; 16_384];
@@ -139,26 +74,18 @@ fn receive(n: usize, wait: Duration) -> Vec<Vec<u8>> {
 fn through(io: &str) {
     let config = std::env::temp_dir().join(format!("fwr-t-{io}.toml"));
     let text = format!(
-        "[interfaces]\ninternet = \"fwr-tin\"\nsubscribers = \"fwr-tout\"\n\
+        "[interfaces]\ninternet = \"fwr-t-in\"\nsubscribers = \"fwr-t-out\"\n\
          rate = {{ download = \"1gbit\", upload = \"1gbit\" }}\nio = \"{io}\"\n\n\
          [[circuit]]\nid = \"c\"\nrate = {{ download = \"100mbit\", upload = \"100mbit\" }}\n\n\
          [[device]]\nid = \"d\"\ncircuit = \"c\"\nipv4 = [\"10.79.0.2\"]\n"
     );
     std::fs::write(&config, text).unwrap();
-    let mut shaper = Shaper(
-        Command::new("ip")
-            .args(["netns", "exec", NS[1], env!("CARGO_BIN_EXE_fairway")])
-            .args(["shape", "--config"])
-            .arg(&config)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start the shaper"),
+    let mut shaper = Shaper::start(NS[1], &config, &[]);
+    let line = shaper.line();
+    assert!(
+        line.contains("shaping fwr-t-in -> fwr-t-out"),
+        "{io}: {line}"
     );
-    let mut out = BufReader::new(shaper.0.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    assert!(line.contains("shaping fwr-tin -> fwr-tout"), "{io}: {line}");
     let sent = frames();
     let receiver = std::thread::spawn(|| receive(3, Duration::from_secs(5)));
     // The receiver's socket is bound before anything is sent.
@@ -166,14 +93,8 @@ fn through(io: &str) {
     let s = sent.clone();
     std::thread::spawn(move || send(&s)).join().unwrap();
     let mut got = receiver.join().unwrap();
-    // SAFETY: the shaper's pid; SIGTERM asks it to stop.
-    unsafe { libc::kill(shaper.0.id() as i32, libc::SIGTERM) };
-    let mut rest = String::new();
-    out.read_to_string(&mut rest).unwrap();
-    let status = shaper.0.wait().unwrap();
+    let (status, rest, err) = shaper.stop();
     let _ = std::fs::remove_file(&config);
-    let mut err = String::new();
-    let _ = shaper.0.stderr.take().unwrap().read_to_string(&mut err);
     assert!(status.success(), "{io}: {status}: {err}\n{rest}");
     println!("io = {io}:\n{line}{rest}");
     assert_eq!(got.len(), sent.len(), "{io}: frames received\n{rest}");
@@ -201,15 +122,10 @@ fn through(io: &str) {
 #[test]
 #[ignore = "slow tier: root, namespaces"]
 fn tagged_and_jumbo_frames_leave_as_they_came_with_both_back_ends() {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root || Command::new("ip").arg("-V").output().is_err() {
-        println!(
-            "tagged_and_jumbo_frames_leave_as_they_came_with_both_back_ends: skipped, needs root"
-        );
+    if !root_or_skip("tagged_and_jumbo_frames_leave_as_they_came_with_both_back_ends") {
         return;
     }
-    let _ns = build();
+    let _ns = Netns::build("fwr-t", Some(9000), None);
     for io in ["ring", "frame"] {
         through(io);
     }
@@ -219,9 +135,9 @@ fn tagged_and_jumbo_frames_leave_as_they_came_with_both_back_ends() {
 /// At an MTU of 65535 the pool (16,384 slots of 65,600 bytes) passes its
 /// 1 GiB limit: one line, exit 1, before anything is allocated.
 fn too_large_a_pool() {
-    ip("-n fwr-tx link set fwr-tin mtu 65535");
+    ip("-n fwr-t-x link set fwr-t-in mtu 65535");
     let config = std::env::temp_dir().join("fwr-t-mtu.toml");
-    let text = "[interfaces]\ninternet = \"fwr-tin\"\nsubscribers = \"fwr-tout\"\n\
+    let text = "[interfaces]\ninternet = \"fwr-t-in\"\nsubscribers = \"fwr-t-out\"\n\
                 rate = { download = \"1gbit\", upload = \"1gbit\" }\n";
     std::fs::write(&config, text).unwrap();
     let out = Command::new("ip")

@@ -6,78 +6,13 @@
 //! on the same socket is refused; SIGTERM removes the socket. Slow tier:
 //! root, iproute2.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::UdpSocket;
-use std::os::fd::AsRawFd;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use super::shape_netns::{enter, root_or_skip, send_udp, Netns, Shaper};
+use std::io::{Read, Write};
+use std::process::Command;
+use std::time::Duration;
 
 const MAX_BPS: u64 = 10_000_000;
 const PAYLOAD: usize = 1000;
-const FRAME: u64 = PAYLOAD as u64 + 42;
-
-struct Netns(Vec<String>);
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        for n in &self.0 {
-            let _ = Command::new("ip").args(["netns", "del", n]).status();
-        }
-    }
-}
-
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-fn ip(args: &str) {
-    let ok = Command::new("ip")
-        .args(args.split_whitespace())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(ok, "ip {args}");
-}
-
-fn enter(name: &str) {
-    let f = std::fs::File::open(format!("/var/run/netns/{name}")).expect("namespace file");
-    // SAFETY: a valid namespace descriptor; affects this thread only.
-    let rc = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-    assert_eq!(rc, 0, "setns {name}");
-}
-
-fn build(tag: &str) -> Netns {
-    let (s, x, r) = (
-        format!("fwst-s{tag}"),
-        format!("fwst-x{tag}"),
-        format!("fwst-r{tag}"),
-    );
-    let ns = Netns(vec![s.clone(), x.clone(), r.clone()]);
-    for n in &ns.0 {
-        ip(&format!("netns add {n}"));
-    }
-    ip(&format!(
-        "link add fwst-s{tag} netns {s} type veth peer name fwst-in netns {x}"
-    ));
-    ip(&format!(
-        "link add fwst-r{tag} netns {r} type veth peer name fwst-out netns {x}"
-    ));
-    ip(&format!("-n {s} addr add 10.78.0.1/24 dev fwst-s{tag}"));
-    ip(&format!("-n {r} addr add 10.78.0.2/24 dev fwst-r{tag}"));
-    for (n, l) in [(&s, format!("fwst-s{tag}")), (&r, format!("fwst-r{tag}"))] {
-        ip(&format!("-n {n} link set {l} up"));
-    }
-    for l in ["fwst-in", "fwst-out", "lo"] {
-        ip(&format!("-n {x} link set {l} up"));
-    }
-    ns
-}
 
 const CONFIG: &str = r#"
 [interfaces]
@@ -96,37 +31,6 @@ circuit = "sub1"
 ipv4 = ["10.78.0.2"]
 "#;
 
-/// Sends datagrams at `bps` for `secs` (UDP checksums off, as in
-/// `shape_datapath`).
-fn sender(ns: String, bps: u64, secs: u64) {
-    enter(&ns);
-    let sock = UdpSocket::bind("10.78.0.1:0").expect("bind sender");
-    let one: libc::c_int = 1;
-    // SAFETY: a live socket and a c_int option of the size passed.
-    unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_NO_CHECK,
-            (&one as *const libc::c_int).cast(),
-            4,
-        )
-    };
-    let payload = [0x5au8; PAYLOAD];
-    let _ = sock.send_to(&payload, "10.78.0.2:9000");
-    std::thread::sleep(Duration::from_millis(300));
-    let gap = Duration::from_nanos(FRAME * 8 * 1_000_000_000 / bps);
-    let start = Instant::now();
-    let mut next = start;
-    while start.elapsed() < Duration::from_secs(secs) {
-        while Instant::now() >= next {
-            let _ = sock.send_to(&payload, "10.78.0.2:9000");
-            next += gap;
-        }
-        std::thread::sleep(Duration::from_micros(500));
-    }
-}
-
 fn fairway(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_fairway"))
         .args(args)
@@ -137,41 +41,22 @@ fn fairway(args: &[&str]) -> std::process::Output {
 #[test]
 #[ignore = "slow tier: root, namespaces, 13 s of traffic"]
 fn a_running_shaper_is_watched_over_its_socket_and_metrics() {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root || Command::new("ip").arg("-V").output().is_err() {
-        println!("a_running_shaper_is_watched_over_its_socket_and_metrics: skipped, needs root");
+    if !root_or_skip("a_running_shaper_is_watched_over_its_socket_and_metrics") {
         return;
     }
-    let tag = (std::process::id() % 100_000).to_string();
-    let ns = build(&tag);
+    let tag = std::process::id();
+    let ns = Netns::build("fwst", None, Some("10.78.0"));
     let dir = std::env::temp_dir();
     let config = dir.join(format!("fwst-{tag}.toml"));
     std::fs::write(&config, CONFIG).unwrap();
     let socket = dir.join(format!("fwst-{tag}.sock"));
     let sock = socket.to_str().unwrap();
-    let exec = |extra: &[&str]| {
-        let mut c = Command::new("ip");
-        c.args([
-            "netns",
-            "exec",
-            &ns.0[1],
-            env!("CARGO_BIN_EXE_fairway"),
-            "shape",
-            "--config",
-        ])
-        .arg(&config)
-        .args(["--control", sock])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-        c
-    };
-    let mut shaper = Child(exec(&["--metrics", "127.0.0.1:0"]).spawn().unwrap());
-    let mut out = BufReader::new(shaper.0.stdout.take().unwrap());
-    let (mut first, mut second) = (String::new(), String::new());
-    out.read_line(&mut first).unwrap();
-    out.read_line(&mut second).unwrap();
+    let mut shaper = Shaper::start(
+        ns.middle(),
+        &config,
+        &["--control", sock, "--metrics", "127.0.0.1:0"],
+    );
+    let (first, second) = (shaper.line(), shaper.line());
     assert!(first.contains("shaping fwst-in -> fwst-out"), "{first}");
     assert!(
         second.contains(&format!("control socket {sock}")),
@@ -184,14 +69,22 @@ fn a_running_shaper_is_watched_over_its_socket_and_metrics() {
         .unwrap_or_else(|| panic!("{second}"))
         .to_string();
     // A second shaper on the same socket is refused, and the first keeps it.
-    let other = exec(&[]).output().unwrap();
+    let other = Command::new("ip")
+        .args(["netns", "exec", ns.middle(), env!("CARGO_BIN_EXE_fairway")])
+        .args(["shape", "--config"])
+        .arg(&config)
+        .args(["--control", sock])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&other.stderr);
     assert_eq!(other.status.code(), Some(1), "{err}");
     assert!(err.contains("another shaper is running"), "{err}");
     assert!(socket.exists());
     let tx = {
-        let ns = ns.0[0].clone();
-        std::thread::spawn(move || sender(ns, 3 * MAX_BPS, 13))
+        let ns = ns.sender().to_string();
+        std::thread::spawn(move || {
+            send_udp(&ns, "10.78.0.1", "10.78.0.2:9000", PAYLOAD, 3 * MAX_BPS, 13)
+        })
     };
     // After 11.5 s of overload the last complete 10 s window has some.
     std::thread::sleep(Duration::from_millis(11_800));
@@ -205,7 +98,7 @@ fn a_running_shaper_is_watched_over_its_socket_and_metrics() {
     let text = fairway(&["shape", "stats", "--socket", sock]);
     let text = String::from_utf8_lossy(&text.stdout).to_string();
     let page = {
-        let (ns, addr) = (ns.0[1].clone(), metrics.clone());
+        let (ns, addr) = (ns.middle().to_string(), metrics.clone());
         std::thread::spawn(move || {
             enter(&ns);
             let mut s = std::net::TcpStream::connect(addr).unwrap();
@@ -218,11 +111,7 @@ fn a_running_shaper_is_watched_over_its_socket_and_metrics() {
         .unwrap()
     };
     tx.join().unwrap();
-    // SAFETY: the shaper's pid; SIGTERM asks it to stop.
-    unsafe { libc::kill(shaper.0.id() as i32, libc::SIGTERM) };
-    let mut rest = String::new();
-    out.read_to_string(&mut rest).unwrap();
-    let status = shaper.0.wait().unwrap();
+    let (status, rest, _) = shaper.stop();
     let _ = std::fs::remove_file(&config);
     println!("{text}{rest}");
     assert!(status.success(), "{status}");

@@ -4,9 +4,9 @@
 //! accounts for every frame: each one the shaper received was sent or
 //! counted dropped with a reason, and the receivers got every one sent.
 //! An interface whose MTU AF_XDP cannot carry is refused in one line at
-//! start. Namespaces sender — shaper — receiver over veth (prefix `sx`);
-//! frames sent and read with packet sockets. Without the `ebpf` feature,
-//! the check refuses `io = "xdp"` in one line saying how to build it.
+//! start. Namespaces sender — shaper — receiver over veth (`shape_netns`,
+//! prefix `sx`); frames sent and read with packet sockets. Without the
+//! `ebpf` feature, the check refuses `io = "xdp"` in one line saying how to build it.
 
 #[cfg(not(feature = "ebpf"))]
 #[test]
@@ -40,81 +40,16 @@ fn without_ebpf_the_check_refuses_io_xdp_saying_how_to_build() {
 
 #[cfg(feature = "ebpf")]
 mod namespaces {
+    use super::super::shape_netns::{enter, ip, root_or_skip, Netns, Shaper};
     use fairway_shaper::datapath::port;
     use fairway_shaper::plan::FrameIo;
-    use std::io::{BufRead, BufReader, Read};
-    use std::os::fd::AsRawFd;
-    use std::process::{Command, Stdio};
+    use std::process::Command;
     use std::time::{Duration, Instant};
 
+    /// The namespaces `Netns::build("sx", …)` makes.
     const NS: [&str; 3] = ["sx-s", "sx-x", "sx-r"];
     /// Small frames sent each way besides the three below.
     const BULK: usize = 500;
-
-    struct Netns;
-
-    impl Drop for Netns {
-        fn drop(&mut self) {
-            for n in NS {
-                let _ = Command::new("ip").args(["netns", "del", n]).status();
-            }
-        }
-    }
-
-    struct Shaper(std::process::Child);
-
-    impl Drop for Shaper {
-        fn drop(&mut self) {
-            if let Ok(None) = self.0.try_wait() {
-                let _ = self.0.kill();
-                let _ = self.0.wait();
-            }
-        }
-    }
-
-    fn ip(args: &str) {
-        let ok = Command::new("ip")
-            .args(args.split_whitespace())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        assert!(ok, "ip {args}");
-    }
-
-    fn enter(name: &str) {
-        let f = std::fs::File::open(format!("/var/run/netns/{name}")).expect("namespace file");
-        // SAFETY: a valid namespace descriptor; affects this thread only.
-        let rc = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-        assert_eq!(rc, 0, "setns {name}");
-    }
-
-    fn build() -> Netns {
-        for n in NS {
-            let _ = Command::new("ip")
-                .args(["netns", "del", n])
-                .stderr(Stdio::null())
-                .status();
-        }
-        for n in NS {
-            ip(&format!("netns add {n}"));
-        }
-        let ns = Netns;
-        ip("link add sx-s0 netns sx-s type veth peer name sx-in netns sx-x");
-        ip("link add sx-r0 netns sx-r type veth peer name sx-out netns sx-x");
-        for (n, dev) in [
-            ("sx-s", "sx-s0"),
-            ("sx-x", "sx-in"),
-            ("sx-x", "sx-out"),
-            ("sx-r", "sx-r0"),
-        ] {
-            let _ = Command::new("ip")
-                .args(["netns", "exec", n, "sysctl", "-qw"])
-                .arg(format!("net.ipv6.conf.{dev}.disable_ipv6=1"))
-                .status();
-            ip(&format!("-n {n} link set {dev} up"));
-        }
-        ns
-    }
 
     /// A UDP frame of `len` bytes with `tags`, from `src` to `dst`
     /// (last bytes of 10.80.0.x), its payload marked with `mark`.
@@ -212,24 +147,12 @@ mod namespaces {
     /// Both directions through the shaper; its exit output.
     fn both_ways() -> String {
         let config = config("both");
-        let mut shaper = Shaper(
-            Command::new("ip")
-                .args(["netns", "exec", NS[1], env!("CARGO_BIN_EXE_fairway")])
-                .args(["shape", "--config"])
-                .arg(&config)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("start the shaper"),
-        );
-        let mut out = BufReader::new(shaper.0.stdout.take().unwrap());
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        let mut err = String::new();
+        let mut shaper = Shaper::start(NS[1], &config, &[]);
+        let line = shaper.line();
         if line.is_empty() {
-            let _ = shaper.0.stderr.take().unwrap().read_to_string(&mut err);
+            panic!("the shaper did not start: {}", shaper.stderr());
         }
-        assert!(line.contains("shaping sx-in -> sx-out"), "{line}{err}");
+        assert!(line.contains("shaping sx-in -> sx-out"), "{line}");
         for dev in ["sx-in", "sx-out"] {
             assert!(attached(dev), "no XDP program on {dev}");
         }
@@ -244,13 +167,8 @@ mod namespaces {
         send(NS[2], "sx-r0", up.clone());
         let got_down = at_receiver.join().unwrap();
         let got_up = at_sender.join().unwrap();
-        // SAFETY: the shaper's pid; SIGTERM asks it to stop.
-        unsafe { libc::kill(shaper.0.id() as i32, libc::SIGTERM) };
-        let mut rest = String::new();
-        out.read_to_string(&mut rest).unwrap();
-        let status = shaper.0.wait().unwrap();
+        let (status, rest, err) = shaper.stop();
         let _ = std::fs::remove_file(&config);
-        let _ = shaper.0.stderr.take().unwrap().read_to_string(&mut err);
         assert!(status.success(), "{status}: {err}\n{rest}");
         for (way, mut got, mut sent) in [("download", got_down, down), ("upload", got_up, up)] {
             assert_eq!(got.len(), sent.len(), "{way}: frames received\n{rest}");
@@ -346,13 +264,10 @@ mod namespaces {
     #[test]
     #[ignore = "slow tier: root, namespaces, a build with the ebpf feature"]
     fn frames_cross_io_xdp_both_ways_tagged_and_all_accounted() {
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
-        if !root || Command::new("ip").arg("-V").output().is_err() {
-            println!("frames_cross_io_xdp_both_ways_tagged_and_all_accounted: skipped, needs root");
+        if !root_or_skip("frames_cross_io_xdp_both_ways_tagged_and_all_accounted") {
             return;
         }
-        let _ns = build();
+        let _ns = Netns::build("sx", None, None);
         let rest = both_ways();
         println!("io = xdp:\n{rest}");
         every_frame_accounted(&rest);
