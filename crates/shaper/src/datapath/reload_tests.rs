@@ -491,11 +491,15 @@ fn a_reload_keeps_the_statistics_of_what_stays() {
     let later = super::watch::RATE_WINDOW_NS + 1;
     let before = e.watch.leaves[0][1].rate(later);
     assert_eq!(before, 4 * 1000 * 8);
-    // Circuit c0 goes: c1 becomes leaf 0, and keeps its rate window.
+    // Circuit c0 goes: c1 keeps its slot (leaf 1) and its rate window,
+    // c3 moves down into the gap (leaf 0).
     p.circuits.remove(0);
     p.devices.retain(|d| d.circuit != "c0");
     let applied = reload(&mut e, checked(p), 0);
     assert_eq!(applied.diff.circuits.removed, ["c0"]);
-    assert_eq!(e.watch.leaves[0][0].rate(later), before);
+    let ids: Vec<&str> = e.plan().plan.circuits.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["c3", "c1", "c2"]);
+    assert_eq!(e.watch.leaves[0][1].rate(later), before);
+    assert_eq!(e.watch.leaves[0][0].rate(later), 0);
     assert_eq!(e.watch.leaves[0].len(), e.layout.leaf_parent.len());
 }

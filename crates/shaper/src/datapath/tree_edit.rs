@@ -401,3 +401,7 @@ fn fresh(parent: u32, max: Bucket, min: Option<Bucket>, weight: u64, leaf: u32) 
         carried: false,
     }
 }
+
+#[cfg(test)]
+#[path = "tree_edit_tests.rs"]
+mod tests;
