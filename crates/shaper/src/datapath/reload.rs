@@ -137,24 +137,41 @@ pub fn prepare(old: &Arc<Checked>, new: Checked, _now_ns: u64) -> Result<Prepare
         TreeEdit::new(old, &new, &node_from, &from, dir)
             .map_err(|e| ReloadError::Engine(EngineError::Aqm(e)))
     };
-    let edits = [edit(Dir::Download)?, edit(Dir::Upload)?];
-    // The statistics' leaves end with the unshaped frames' class.
-    let old_leaves = from_len(old);
-    let mut watch_from = from.clone();
-    watch_from.push(Some(old_leaves as u32));
-    let watch = WatchEdit::new(
-        &new,
-        Rearrange::of(&watch_from, old_leaves + 1),
-        Rearrange::of(&node_from, old.plan.nodes.len()),
-    )
-    .map_err(|e| ReloadError::Engine(EngineError::Stats(e)))?;
+    let watch = || {
+        // The statistics' leaves end with the unshaped frames' class.
+        let old_leaves = from_len(old);
+        let mut watch_from = from.clone();
+        watch_from.push(Some(old_leaves as u32));
+        WatchEdit::new(
+            &new,
+            Rearrange::of(&watch_from, old_leaves + 1),
+            Rearrange::of(&node_from, old.plan.nodes.len()),
+        )
+        .map_err(|e| ReloadError::Engine(EngineError::Stats(e)))
+    };
+    // The upload side and the statistics on a second thread: most of
+    // the preparation is allocating queues and histograms, which scales
+    // with the cores (one thread does it all if none can start).
+    let ((down, classifiers), (up, watch)) = std::thread::scope(|s| {
+        let other = || (edit(Dir::Upload), watch());
+        let helper = std::thread::Builder::new().spawn_scoped(s, other);
+        let here = (
+            edit(Dir::Download),
+            [
+                Classifier::new(&new, Dir::Download),
+                Classifier::new(&new, Dir::Upload),
+            ],
+        );
+        let there = match helper {
+            Ok(h) => h.join().unwrap_or_else(|_| other()),
+            Err(_) => other(),
+        };
+        (here, there)
+    });
     Ok(Prepared {
-        edits,
-        classifiers: [
-            Classifier::new(&new, Dir::Download),
-            Classifier::new(&new, Dir::Upload),
-        ],
-        watch,
+        edits: [down?, up?],
+        classifiers,
+        watch: watch?,
         layout: Arc::new(Layout::of(&new)),
         names: leaf_names(&new),
         plan: Arc::new(new),
