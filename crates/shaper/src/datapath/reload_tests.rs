@@ -497,7 +497,13 @@ fn a_reload_keeps_the_statistics_of_what_stays() {
     p.devices.retain(|d| d.circuit != "c0");
     let applied = reload(&mut e, checked(p), 0);
     assert_eq!(applied.diff.circuits.removed, ["c0"]);
-    let ids: Vec<&str> = e.plan().plan.circuits.iter().map(|c| c.id.as_str()).collect();
+    let ids: Vec<&str> = e
+        .plan()
+        .plan
+        .circuits
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
     assert_eq!(ids, ["c3", "c1", "c2"]);
     assert_eq!(e.watch.leaves[0][1].rate(later), before);
     assert_eq!(e.watch.leaves[0][0].rate(later), 0);

@@ -124,7 +124,11 @@ impl<P: Packet> TreeEdit<P> {
                 let oi = if leaf { o as usize + on } else { o as usize };
                 let was = &os[oi];
                 let ob = was.rates.get(dir);
-                let omin = if leaf { ob.min.filter(|&m| m > 0) } else { None };
+                let omin = if leaf {
+                    ob.min.filter(|&m| m > 0)
+                } else {
+                    None
+                };
                 item.moved = old_parent(s.parent) != Some(was.parent);
                 let same = ob.max == b.max && omin == min && ow[oi] == nw[i];
                 if same && !item.moved {
@@ -275,7 +279,12 @@ impl<P: Packet> Tree<P> {
         self.nodes.push(fresh(NIL, Bucket::new(0, 0), None, 1, NIL));
         self.excess.push(Heap::default());
         self.guaranteed.push(Heap::default());
-        for pos in [&mut self.xpos, &mut self.gpos, &mut self.mpos, &mut self.npos] {
+        for pos in [
+            &mut self.xpos,
+            &mut self.gpos,
+            &mut self.mpos,
+            &mut self.npos,
+        ] {
             pos.push(NIL);
         }
         t

@@ -5,10 +5,10 @@
 //! drained as removed, each flow's frames leave in order, and an edited
 //! idle tree shares as a tree built fresh from the new plan.
 
-use crate::datapath::test_plan::{at, checked, circuit, node, plan, rates};
-use crate::datapath::tree::Tree;
 use super::TreeEdit;
 use crate::datapath::slots::arrange;
+use crate::datapath::test_plan::{at, checked, circuit, node, plan, rates};
+use crate::datapath::tree::Tree;
 use crate::diff::{diff, DefaultChange};
 use crate::plan::{DefaultClass, Dir, Plan};
 use crate::validate::Checked;
@@ -80,7 +80,14 @@ fn random_plan(seed: u64) -> Plan {
         // parent's virtual time, and then which of two ties goes first
         // decides a share for long (see the idle test below).
         let weight = Some([1, 3][rnd(2) as usize]);
-        circuit(&mut p, &format!("c{k}"), parent.as_deref(), min, max, weight);
+        circuit(
+            &mut p,
+            &format!("c{k}"),
+            parent.as_deref(),
+            min,
+            max,
+            weight,
+        );
     }
     if rnd(2) == 0 {
         p.default_class = Some(DefaultClass {
@@ -157,13 +164,21 @@ fn consistent(t: &Tree<Pk>) {
         assert_eq!(node.busy, busy[i], "node {i}'s busy count");
         let leaf = node.leaf != NIL;
         let excess = node.open && node.busy > 0 && (leaf || !t.excess[i].is_empty());
-        assert_eq!(t.xpos[i] != NIL, excess, "node {i} in its parent's excess heap");
+        assert_eq!(
+            t.xpos[i] != NIL,
+            excess,
+            "node {i} in its parent's excess heap"
+        );
         let guaranteed = if leaf {
             node.open && node.busy > 0 && node.min.is_some() && node.min_open
         } else {
             node.open && !t.guaranteed[i].is_empty()
         };
-        assert_eq!(t.gpos[i] != NIL, guaranteed, "node {i} in its parent's guarantees");
+        assert_eq!(
+            t.gpos[i] != NIL,
+            guaranteed,
+            "node {i} in its parent's guarantees"
+        );
         let p = node.parent as usize;
         members[p].0 += usize::from(excess);
         members[p].1 += usize::from(guaranteed);
@@ -291,4 +306,3 @@ proptest! {
         }
     }
 }
-

@@ -36,9 +36,9 @@
 //! 185 MB. [`stats_bytes`] computes it for a plan, and the engine refuses
 //! a plan above [`MAX_STATS_BYTES`] before allocating any of it.
 
+use super::slots::Rearrange;
 use crate::plan::Dir;
 use crate::validate::Checked;
-use super::slots::Rearrange;
 use hdrhistogram::Histogram;
 
 /// The rate's window, ns.
@@ -368,7 +368,11 @@ impl Watch {
             node_parent,
         } = e;
         let mut take = |add: Option<u32>| {
-            let pool = if add.is_some() { &mut *fresh } else { &mut *stand_ins };
+            let pool = if add.is_some() {
+                &mut *fresh
+            } else {
+                &mut *stand_ins
+            };
             pool.pop().unwrap_or_else(Class::stand_in)
         };
         for d in 0..2 {
