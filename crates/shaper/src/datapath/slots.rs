@@ -152,7 +152,7 @@ fn place<T>(v: Vec<T>, slot: &[usize]) -> Vec<T> {
 pub fn arrange(new: Checked, d: &mut Diff) -> Checked {
     let ns = slots(&d.node_from);
     let cs = slots(&d.circuit_from);
-    if ns.iter().any(|&s| s == usize::MAX) || cs.iter().any(|&s| s == usize::MAX) {
+    if ns.contains(&usize::MAX) || cs.contains(&usize::MAX) {
         return new;
     }
     let node = |p: Option<usize>| p.map(|i| ns[i]);

@@ -61,10 +61,13 @@ pub struct TreeEdit<P> {
     items: Vec<Item>,
     /// Queues for the new leaves and for those whose limit changed.
     queues: Vec<(u32, Box<FqCodel<P>>)>,
-    /// Stand-ins for [`Rearrange::apply`].
+    /// Stand-ins for [`Rearrange::apply`] (boxed, as the leaves hold
+    /// their queues: the pause moves pointers, not queues).
+    #[allow(clippy::vec_box)]
     stand_ins: Vec<Box<FqCodel<P>>>,
     /// What leaves the tree: dropped away from the loop.
     retired_leaves: Vec<Leaf<P>>,
+    #[allow(clippy::vec_box)]
     retired_queues: Vec<Box<FqCodel<P>>>,
 }
 

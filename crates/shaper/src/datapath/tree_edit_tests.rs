@@ -300,8 +300,7 @@ proptest! {
                 }
             }
         }
-        for l in 0..t.leaves() {
-            let (x, y) = (got[0][l], got[1][l]);
+        for (l, (&x, &y)) in got[0].iter().zip(&got[1]).enumerate() {
             prop_assert!(x.abs_diff(y) <= 8 * 1514 + y / 50, "leaf {}: {} against {} bytes", l, x, y);
         }
     }
