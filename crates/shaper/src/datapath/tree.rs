@@ -80,8 +80,9 @@ pub const LEAF_BUCKETS: u32 = 64;
 pub const LEAF_QUEUE_NS: u64 = 100_000_000;
 /// The smallest packet limit of a circuit.
 pub const MIN_LEAF_LIMIT: u32 = 64;
-/// The queue a leaf holds until it takes over a running one: the
-/// smallest FQ-CoDel (within its ranges, so its construction cannot fail).
+/// The queue that holds a leaf's place for a moment during a reload's
+/// edit ([`TreeEdit`]): the smallest FQ-CoDel (within its ranges, so its
+/// construction cannot fail).
 const STAND_IN: FqCodelConfig = FqCodelConfig {
     buckets: 1,
     limit: 1,

@@ -186,9 +186,11 @@ impl<P: Packet> Tree<P> {
     /// the tree stays in `e`, to be dropped off the loop.
     pub fn edit(&mut self, e: &mut TreeEdit<P>, now_ns: u64, mut removed: impl FnMut(u32, P)) {
         for &o in &e.leaves.removed {
-            self.drain(o, now_ns, |p| removed(o, p));
             let ln = self.leaves[o as usize].node;
+            // Only a busy leaf has frames: an idle one's queue is not
+            // touched (the pause stays O(changes), not O(queues read)).
             if self.nodes[ln as usize].busy > 0 {
+                self.drain(o, now_ns, |p| removed(o, p));
                 self.deactivate(o);
             }
             self.release(ln);
@@ -223,7 +225,8 @@ impl<P: Packet> Tree<P> {
         }
         for (slot, q) in e.queues.drain(..) {
             let l = &mut self.leaves[slot as usize];
-            let old = if l.node == NIL || l.fq.is_empty() {
+            let idle = l.node == NIL || self.nodes[l.node as usize].busy == 0;
+            let old = if idle {
                 std::mem::replace(&mut l.fq, q)
             } else {
                 match l.pending.replace(q) {
@@ -311,6 +314,8 @@ impl<P: Packet> Tree<P> {
         } else {
             self.inner[it.slot as usize]
         };
+        let state = |n: &Node| (n.open, n.min_open, n.min.is_some());
+        let was = state(&self.nodes[t as usize]);
         let node = &mut self.nodes[t as usize];
         let mut max = Bucket::new(it.max, now_ns);
         max.carry(&node.max, now_ns);
@@ -324,10 +329,15 @@ impl<P: Packet> Tree<P> {
         });
         node.weight = it.weight;
         self.reopen(t, now_ns);
+        // The heaps hold open, busy children by pass and turn: only a
+        // move, a bucket that opened or closed, or a guarantee that came
+        // or went changes them.
         if it.moved {
             self.relink(t, parent);
+            self.refresh(t as usize);
+        } else if was != state(&self.nodes[t as usize]) {
+            self.refresh(t as usize);
         }
-        self.refresh(t as usize);
     }
 
     /// Sets `t`'s open flags from its buckets at `now_ns`, each closed

@@ -222,6 +222,16 @@ proptest! {
         let chunk = arrivals.len() / seeds.len() + 1;
         for (k, part) in arrivals.chunks(chunk).enumerate() {
             if k > 0 {
+                // A frame in every leaf, none sent yet: the edit meets
+                // busy leaves with open buckets (in the heaps).
+                now += 50_000_000;
+                for leaf in 0..t.leaves() as u32 {
+                    id += 1;
+                    let p = Pk { len: 100, id, flow: leaf * 4 };
+                    if let Ok(Some(v)) = t.enqueue(leaf, 0, p, now) {
+                        fate.insert(v.id, "overflow");
+                    }
+                }
                 let (mut e, next) = edit(&c, random_plan(seeds[k]));
                 t.edit(&mut e, now, |_, p| {
                     fate.insert(p.id, "removed");
