@@ -19,7 +19,14 @@
 //!
 //! and `fairway_shape_uptime_seconds`. The delays are gauges with a
 //! `quantile` label, as a summary's would be (the encoding crate has no
-//! summary type); 0 when no frame was sent in the window.
+//! summary type).
+//!
+//! Two kinds of series are left out while they say nothing, which keeps
+//! a scrape of 10,000 circuits to about half the text: a drop reason's
+//! series appears once a frame was dropped for it (as a labelled
+//! counter of a client library appears on its first increment; read a
+//! missing one as 0), and a class's delay quantiles only for a window in
+//! which it sent a frame (no frame, no delay to tell).
 //!
 //! # The HTTP side
 //!
@@ -118,6 +125,9 @@ impl Collector for Collect {
         for (c, d, x) in rows(s) {
             let [a, b, k] = labels(c, d);
             for (reason, n) in x.drops.by_reason() {
+                if n.packets == 0 {
+                    continue;
+                }
                 let l = [a, b, k, ("reason", reason)];
                 ConstCounter::new(n.packets).encode(m.encode_family(&l)?)?;
             }
@@ -132,8 +142,11 @@ impl Collector for Collect {
         let help = "Queueing delay of the frames sent in the last complete 10 s window, by quantile (1: the largest).";
         let mut m = enc.encode_descriptor(name, help, None, MetricType::Gauge)?;
         for (c, d, x) in rows(s) {
-            let [a, b, k] = labels(c, d);
             let q = &x.delay;
+            if q.samples == 0 {
+                continue;
+            }
+            let [a, b, k] = labels(c, d);
             for (quantile, us) in [
                 ("0.5", q.p50_us),
                 ("0.9", q.p90_us),

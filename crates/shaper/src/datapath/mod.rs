@@ -18,6 +18,7 @@
 //! - [`run`]: the loop over the sockets, the clock and the stop signals;
 //! - [`reload`]: a new configuration applied to the running engine, its
 //!   queues, counters and statistics kept;
+//! - [`slots`]: the running indices a reloaded plan keeps;
 //! - [`reload_request`]: reload requests from the control socket to the loop;
 //! - [`watch`] and [`snapshot`]: rates, delay percentiles and the
 //!   statistics the loop hands to the control socket and the metrics
@@ -41,6 +42,7 @@ pub mod reload_request;
 pub mod ring;
 #[cfg(target_os = "linux")]
 pub mod run;
+pub mod slots;
 pub mod snapshot;
 pub mod snapshot_request;
 pub mod stats;

@@ -3,44 +3,47 @@
 //!
 //! 1. [`prepare`] (on any thread, the engine untouched): the difference
 //!    from the running plan ([`crate::diff`]), refused if the interfaces
-//!    changed or the queues would not fit [`MAX_QUEUE_BYTES`]; then the
-//!    new classifiers and trees, with queues allocated for the circuits
-//!    that are new (or whose queue limit changed) and stand-ins for the
-//!    ones that stay. Everything that costs is done here.
-//! 2. [`Engine::apply`] (on the loop's thread, between two frames): for
-//!    each direction the new tree takes over, by index, the queues and
-//!    token buckets of every node and circuit that stays (moved to
-//!    another parent or not), the counters of the circuits that stay
-//!    continue, the queued frames of the circuits removed are dropped and
-//!    counted ([`DropReason::Removed`]; their counters are summed into the
-//!    direction's "removed circuits" row), and the new classifier takes
-//!    effect. O(nodes + circuits + frames of removed circuits), nothing
-//!    allocated: the loop does not serve for this long (the *pause*).
+//!    changed or the queues would not fit [`MAX_QUEUE_BYTES`]; the new
+//!    plan arranged so that every node and circuit that stays keeps its
+//!    index ([`super::slots`]); then per direction the tree's edit
+//!    ([`TreeEdit`]: only what changed, with the queues of new circuits
+//!    and of those whose queue limit changed), the new classifiers, the
+//!    statistics' edit ([`WatchEdit`]: histograms for the new classes
+//!    only), names and layout. Everything that costs is done here.
+//! 2. [`Engine::apply`] (on the loop's thread, between two frames): the
+//!    trees and statistics are edited in place, touching only what
+//!    changed; the queued frames of the circuits removed are dropped and
+//!    counted ([`DropReason::Removed`]; their counters are summed into
+//!    the direction's "removed circuits" row); the classifiers, names,
+//!    layout and plan are swapped for the prepared ones. O(changes +
+//!    frames of removed circuits), nothing large allocated or freed: the
+//!    loop does not serve for this long (the *pause*).
 //!
 //! What a circuit that stays keeps: its FQ-CoDel queues (frames, their
 //! flows' order, CoDel's state), its token buckets (what a bucket holds
 //! carries over at the new rate, at most the new burst; a debt stays a
-//! debt), its counters. A changed max rate changes the queue's packet
-//! limit only once the running queue has emptied (frames are never moved
-//! between queues). What starts afresh: the virtual passes of weighted
-//! sharing (every backlogged child starts level with its siblings) and
-//! the round robin among guarantees.
+//! debt), its place in the weighted sharing and the guarantees' round
+//! robin (a moved one starts level with its new siblings and last in the
+//! round robin), its counters and statistics. A changed max rate changes
+//! the queue's packet limit only once the running queue has emptied
+//! (frames are never moved between queues).
 //!
 //! The old state ([`Applied::retired`]) is best dropped away from the
 //! loop: freeing thousands of queues takes time too.
 
 use super::classify::Classifier;
-use super::engine::{leaf_names, queue_bytes, Engine, EngineError, Side, MAX_QUEUE_BYTES};
+use super::engine::{leaf_names, queue_bytes, Engine, EngineError, MAX_QUEUE_BYTES};
+use super::pool::FrameRef;
 use super::reload_request::ReloadAnswer;
+use super::slots::{arrange, Rearrange};
 use super::snapshot::Layout;
 use super::stats::{Count, Counters, DropReason};
-use super::tree::{leaf_limit, Tree};
-use super::watch::Watch;
+use super::tree::TreeEdit;
+use super::watch::WatchEdit;
 use crate::diff::{diff, DefaultChange, Diff};
 use crate::error::ConfigError;
 use crate::plan::Dir;
 use crate::validate::Checked;
-use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
@@ -85,16 +88,11 @@ pub struct Prepared {
     /// The plan it was prepared against.
     base: Arc<Checked>,
     diff: Diff,
-    /// Each new tree node's old index (the same in both directions).
-    tree_from: Vec<Option<u32>>,
-    /// Each new leaf's old index.
-    leaf_from: Vec<Option<u32>>,
-    /// The old leaves that go.
-    removed: Vec<u32>,
-    sides: [Side; 2],
+    /// Per direction.
+    edits: [TreeEdit<FrameRef>; 2],
+    classifiers: [Classifier; 2],
     names: Vec<String>,
-    /// The new plan's statistics, filled from the old at the swap.
-    watch: Watch,
+    watch: WatchEdit,
     layout: Arc<Layout>,
 }
 
@@ -105,8 +103,8 @@ impl Prepared {
     }
 }
 
-/// The old index of each leaf of `new` (circuits by id, then the default
-/// class).
+/// The old slot of each leaf of `new` (circuits, then the default
+/// class), `d` arranged like `new`.
 fn leaf_from(old: &Checked, new: &Checked, d: &Diff) -> Vec<Option<u32>> {
     let mut from: Vec<Option<u32>> = d.circuit_from.iter().map(|o| o.map(|i| i as u32)).collect();
     if new.plan.default_class.is_some() {
@@ -119,22 +117,12 @@ fn leaf_from(old: &Checked, new: &Checked, d: &Diff) -> Vec<Option<u32>> {
     from
 }
 
-/// A leaf's max rate in `dir` (`leaf`: a circuit's index, or the default
-/// class after the circuits).
-fn leaf_max(c: &Checked, leaf: u32, dir: Dir) -> u64 {
-    let plan = &c.plan;
-    let rates = match plan.circuits.get(leaf as usize) {
-        Some(k) => Some(k.rates),
-        None => plan.default_class.as_ref().map(|d| d.rates),
-    };
-    rates.map_or(0, |r| r.get(dir).max)
-}
-
-/// Prepares `new` to replace `old` (the running plan, [`Engine::plan`]),
-/// as of `now_ns`: the step of a reload that allocates and may take
-/// milliseconds; the engine is not touched.
-pub fn prepare(old: &Arc<Checked>, new: Checked, now_ns: u64) -> Result<Prepared, ReloadError> {
-    let d = diff(old, &new);
+/// Prepares `new` to replace `old` (the running plan, [`Engine::plan`]):
+/// the step of a reload that allocates and may take milliseconds; the
+/// engine is not touched. (`_now_ns` is kept for the callers: nothing
+/// prepared depends on the time, the edit takes it at the swap.)
+pub fn prepare(old: &Arc<Checked>, new: Checked, _now_ns: u64) -> Result<Prepared, ReloadError> {
+    let mut d = diff(old, &new);
     if d.interfaces_changed {
         return Err(ReloadError::Interfaces);
     }
@@ -142,54 +130,59 @@ pub fn prepare(old: &Arc<Checked>, new: Checked, now_ns: u64) -> Result<Prepared
     if bytes > MAX_QUEUE_BYTES {
         return Err(ReloadError::Engine(EngineError::Memory { bytes }));
     }
+    let new = arrange(new, &mut d);
+    let node_from: Vec<Option<u32>> = d.node_from.iter().map(|o| o.map(|i| i as u32)).collect();
     let from = leaf_from(old, &new, &d);
-    let old_leaves = old.plan.circuits.len() + usize::from(old.plan.default_class.is_some());
-    let mut leaf_to = vec![None; old_leaves];
-    for (n, o) in from.iter().enumerate() {
-        if let Some(o) = o {
-            leaf_to[*o as usize] = Some(n as u32);
-        }
-    }
-    let removed = (0..old_leaves as u32)
-        .filter(|&o| leaf_to[o as usize].is_none())
-        .collect();
-    // A tree's nodes: the root, the plan's nodes, then its leaves.
-    let old_nodes = old.plan.nodes.len() as u32;
-    let tree_from = std::iter::once(Some(0))
-        .chain(d.node_from.iter().map(|o| o.map(|o| o as u32 + 1)))
-        .chain(from.iter().map(|o| o.map(|o| o + 1 + old_nodes)))
-        .collect();
-    let side = |dir: Dir| -> Result<Side, ReloadError> {
-        let old_limit = |l: u32| {
-            let o = from.get(l as usize).copied().flatten()?;
-            Some(leaf_limit(leaf_max(old, o, dir)))
-        };
-        let tree = Tree::build(&new, dir, now_ns, old_limit)
-            .map_err(|e| ReloadError::Engine(EngineError::Aqm(e)))?;
-        Ok(Side {
-            classifier: Classifier::new(&new, dir),
-            leaf: vec![Counters::default(); tree.leaves()],
-            tree,
-            unshaped: Counters::default(),
-            fifo: VecDeque::new(),
-            removed: Counters::default(),
-        })
+    let edit = |dir: Dir| {
+        TreeEdit::new(old, &new, &node_from, &from, dir)
+            .map_err(|e| ReloadError::Engine(EngineError::Aqm(e)))
     };
-    let sides = [side(Dir::Download)?, side(Dir::Upload)?];
-    // No arrival times: the swap moves the running ones over.
-    let watch = Watch::new(&new, 0).map_err(|e| ReloadError::Engine(EngineError::Stats(e)))?;
+    let watch = || {
+        // The statistics' leaves end with the unshaped frames' class.
+        let old_leaves = from_len(old);
+        let mut watch_from = from.clone();
+        watch_from.push(Some(old_leaves as u32));
+        WatchEdit::new(
+            &new,
+            Rearrange::of(&watch_from, old_leaves + 1),
+            Rearrange::of(&node_from, old.plan.nodes.len()),
+        )
+        .map_err(|e| ReloadError::Engine(EngineError::Stats(e)))
+    };
+    // The upload side and the statistics on a second thread: most of
+    // the preparation is allocating queues and histograms, which scales
+    // with the cores (one thread does it all if none can start).
+    let ((down, classifiers), (up, watch)) = std::thread::scope(|s| {
+        let other = || (edit(Dir::Upload), watch());
+        let helper = std::thread::Builder::new().spawn_scoped(s, other);
+        let here = (
+            edit(Dir::Download),
+            [
+                Classifier::new(&new, Dir::Download),
+                Classifier::new(&new, Dir::Upload),
+            ],
+        );
+        let there = match helper {
+            Ok(h) => h.join().unwrap_or_else(|_| other()),
+            Err(_) => other(),
+        };
+        (here, there)
+    });
     Ok(Prepared {
-        watch,
+        edits: [down?, up?],
+        classifiers,
+        watch: watch?,
         layout: Arc::new(Layout::of(&new)),
         names: leaf_names(&new),
         plan: Arc::new(new),
         base: Arc::clone(old),
         diff: d,
-        tree_from,
-        leaf_from: from,
-        removed,
-        sides,
     })
+}
+
+/// A plan's leaves: its circuits and the default class.
+fn from_len(c: &Checked) -> usize {
+    c.plan.circuits.len() + usize::from(c.plan.default_class.is_some())
 }
 
 /// Adds `c` to `into`, counter by counter.
@@ -211,10 +204,12 @@ fn absorb(into: &mut Counters, c: &Counters) {
 
 /// The state a reload replaced: drop it where a pause does not matter.
 pub struct Retired {
-    _sides: [Side; 2],
+    _edits: [TreeEdit<FrameRef>; 2],
+    _classifiers: [Classifier; 2],
     _plan: Arc<Checked>,
     _names: Vec<String>,
-    _watch: Watch,
+    _watch: WatchEdit,
+    _layout: Arc<Layout>,
 }
 
 /// What [`Engine::apply`] did.
@@ -255,53 +250,42 @@ impl Engine {
         let Prepared {
             plan,
             diff,
-            tree_from,
-            leaf_from,
-            removed,
-            sides,
+            mut edits,
+            mut classifiers,
             names,
             mut watch,
             layout,
             ..
         } = p;
-        let mut sides = sides;
-        for (d, new) in sides.iter_mut().enumerate() {
-            let old = &mut self.sides[d];
-            new.tree
-                .take_over(&mut old.tree, &tree_from, &leaf_from, now_ns);
-            for (n, from) in leaf_from.iter().enumerate() {
-                if let Some(o) = from {
-                    new.leaf[n] = old.leaf[*o as usize];
-                }
+        for (d, e) in edits.iter_mut().enumerate() {
+            let side = &mut self.sides[d];
+            let (pool, leaf) = (&mut self.pool, &mut side.leaf);
+            side.tree.edit(e, now_ns, |o, f| {
+                leaf[o as usize].drop(DropReason::Removed, f.len as usize);
+                dropped.add(f.len as usize);
+                pool.give(f.slot);
+            });
+            for &o in &e.leaves.removed {
+                absorb(&mut side.removed, &side.leaf[o as usize]);
             }
-            std::mem::swap(&mut new.fifo, &mut old.fifo);
-            new.unshaped = old.unshaped;
-            new.removed = old.removed;
-            let pool = &mut self.pool;
-            for &o in &removed {
-                let counters = &mut old.leaf[o as usize];
-                old.tree.drain(o, now_ns, |f| {
-                    counters.drop(DropReason::Removed, f.len as usize);
-                    dropped.add(f.len as usize);
-                    pool.give(f.slot);
-                });
-                absorb(&mut new.removed, counters);
-            }
-            std::mem::swap(old, new);
+            e.leaves
+                .apply(&mut side.leaf, |_| Counters::default(), |_| {});
+            std::mem::swap(&mut side.classifier, &mut classifiers[d]);
         }
-        watch.take_over(&mut self.watch, &leaf_from, &diff.node_from);
-        let old_watch = std::mem::replace(&mut self.watch, watch);
-        self.layout = layout;
+        self.watch.edit(&mut watch);
+        let old_layout = std::mem::replace(&mut self.layout, layout);
         let old_names = std::mem::replace(&mut self.names, names);
         let old_plan = std::mem::replace(&mut self.plan, plan);
         Ok(Applied {
             diff,
             dropped,
             retired: Retired {
-                _sides: sides,
+                _edits: edits,
+                _classifiers: classifiers,
                 _plan: old_plan,
                 _names: old_names,
-                _watch: old_watch,
+                _watch: watch,
+                _layout: old_layout,
             },
         })
     }

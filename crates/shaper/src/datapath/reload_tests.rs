@@ -491,11 +491,85 @@ fn a_reload_keeps_the_statistics_of_what_stays() {
     let later = super::watch::RATE_WINDOW_NS + 1;
     let before = e.watch.leaves[0][1].rate(later);
     assert_eq!(before, 4 * 1000 * 8);
-    // Circuit c0 goes: c1 becomes leaf 0, and keeps its rate window.
+    // Circuit c0 goes: c1 keeps its slot (leaf 1) and its rate window,
+    // c3 moves down into the gap (leaf 0).
     p.circuits.remove(0);
     p.devices.retain(|d| d.circuit != "c0");
     let applied = reload(&mut e, checked(p), 0);
     assert_eq!(applied.diff.circuits.removed, ["c0"]);
-    assert_eq!(e.watch.leaves[0][0].rate(later), before);
+    let ids: Vec<&str> = e
+        .plan()
+        .plan
+        .circuits
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(ids, ["c3", "c1", "c2"]);
+    assert_eq!(e.watch.leaves[0][1].rate(later), before);
+    assert_eq!(e.watch.leaves[0][0].rate(later), 0);
     assert_eq!(e.watch.leaves[0].len(), e.layout.leaf_parent.len());
+}
+
+/// Nodes added and removed, circuits removed so that the default class
+/// moves to another index, its frames queued: the default class keeps
+/// its frames and counters, the statistics follow, nothing is lost.
+#[test]
+fn the_default_class_and_nodes_follow_a_reload() {
+    let mut p = base(6);
+    node(&mut p, "n2", Some("n0"), 20 * MBIT, None);
+    p.default_class = Some(crate::plan::DefaultClass {
+        parent: Some("n2".into()),
+        rates: rates(None, MBIT),
+        at: at(),
+    });
+    let mut e = Engine::new(&checked(p.clone()), 0).unwrap();
+    // Unclaimed frames (no device has 10.9.9.9) queue in the default
+    // class beyond its 1 Mbit/s burst.
+    for s in 0..40 {
+        let mut f = udp4([8, 8, 8, 8], [10, 9, 9, 9], 1, 2, None);
+        f.resize(1000, s as u8);
+        rx(&mut e, Dir::Download, 0, &f);
+    }
+    drain(&mut e, 0);
+    let before = balanced(&e);
+    let row = |r: &Report| {
+        let d = r.rows.iter().find(|r| r.class == "default").unwrap();
+        (d.counters, d.queued)
+    };
+    let (counters, queued) = row(&before);
+    assert!(
+        queued.packets > 0,
+        "frames must be queued in the default class"
+    );
+    // n1 goes (its circuits move to n0 or go), n3 comes under n2 and
+    // takes the default class; two circuits go.
+    let mut q = p.clone();
+    q.nodes.retain(|n| n.name != "n1");
+    node(&mut q, "n3", Some("n2"), 10 * MBIT, None);
+    q.circuits.retain(|c| c.id != "c0" && c.id != "c1");
+    q.devices.retain(|d| d.circuit != "c0" && d.circuit != "c1");
+    for c in &mut q.circuits {
+        c.parent = Some("n0".into());
+    }
+    if let Some(d) = q.default_class.as_mut() {
+        d.parent = Some("n3".into());
+    }
+    let applied = reload(&mut e, checked(q), 1);
+    assert_eq!(applied.diff.nodes.added, ["n3"]);
+    assert_eq!(applied.diff.nodes.removed, ["n1"]);
+    let after = balanced(&e);
+    assert_eq!(row(&after), (counters, queued));
+    let leaves = e.plan().plan.circuits.len() + 1;
+    assert_eq!(e.sides[0].leaf.len(), leaves);
+    assert_eq!(e.watch.leaves[0].len(), leaves + 1);
+    assert_eq!(e.watch.nodes[1].len(), 3);
+    assert_eq!(e.layout.rows.len(), 3 + leaves + 1);
+    // The default class's frames still go (or CoDel drops them).
+    for t in 1..=40u64 {
+        drain(&mut e, t * 100_000_000);
+    }
+    let (end, left) = row(&balanced(&e));
+    assert_eq!(left.packets, 0);
+    let gone = |c: &super::stats::Counters| c.sent.packets + c.codel.packets;
+    assert_eq!(gone(&end), gone(&counters) + queued.packets);
 }

@@ -80,8 +80,9 @@ pub const LEAF_BUCKETS: u32 = 64;
 pub const LEAF_QUEUE_NS: u64 = 100_000_000;
 /// The smallest packet limit of a circuit.
 pub const MIN_LEAF_LIMIT: u32 = 64;
-/// The queue a leaf holds until it takes over a running one: the
-/// smallest FQ-CoDel (within its ranges, so its construction cannot fail).
+/// The queue that holds a leaf's place for a moment during a reload's
+/// edit ([`TreeEdit`]): the smallest FQ-CoDel (within its ranges, so its
+/// construction cannot fail).
 const STAND_IN: FqCodelConfig = FqCodelConfig {
     buckets: 1,
     limit: 1,
@@ -153,7 +154,16 @@ pub struct Tree<P> {
     npos: Vec<u32>,
     /// The next `gseq`.
     gclock: u64,
+    /// Each plan node's tree node (a fresh tree: node `i` is `i + 1`;
+    /// reloads keep them, see [`edit`]).
+    inner: Vec<u32>,
+    /// Tree nodes freed by reloads, for the next ones to reuse.
+    free: Vec<u32>,
 }
+
+#[path = "tree_edit.rs"]
+mod edit;
+pub use edit::TreeEdit;
 
 fn queue<P: Packet>(cfg: FqCodelConfig) -> Result<Box<FqCodel<P>>, AqmConfigError> {
     FqCodel::new(cfg).map(Box::new)
@@ -199,25 +209,27 @@ fn specs(c: &Checked, dir: Dir) -> Vec<Spec> {
     nodes.chain(circuits).chain(default).collect()
 }
 
+/// Each spec's weight among its siblings: its `weight` if any sibling
+/// has one (those without count 1), else its guarantee in bit/s (at
+/// least 1).
+fn weights(specs: &[Spec]) -> Vec<u64> {
+    let mut any_weight = vec![false; specs.len() + 1];
+    for s in specs {
+        any_weight[s.parent as usize] |= s.weight.is_some();
+    }
+    let weight = |s: &Spec| match s.weight {
+        Some(w) => u64::from(w),
+        None if any_weight[s.parent as usize] => 1,
+        None => s.guarantee.max(1),
+    };
+    specs.iter().map(weight).collect()
+}
+
 impl<P: Packet> Tree<P> {
     /// The tree of direction `dir` of a checked plan, its buckets full as
     /// of `now_ns`. The root's rate is the link's (unlimited without
     /// `[interfaces]`).
     pub fn new(c: &Checked, dir: Dir, now_ns: u64) -> Result<Self, AqmConfigError> {
-        Self::build(c, dir, now_ns, |_| None)
-    }
-
-    /// As [`Self::new`], for a reload: a leaf for which `old_limit(leaf)`
-    /// gives the packet limit of the running queue it will take over
-    /// ([`Self::take_over`]) gets an empty one-packet stand-in, and, if
-    /// its own limit differs, its new queue waiting; so everything a
-    /// reload allocates is allocated here, before the swap.
-    pub fn build(
-        c: &Checked,
-        dir: Dir,
-        now_ns: u64,
-        old_limit: impl Fn(u32) -> Option<u32>,
-    ) -> Result<Self, AqmConfigError> {
         let link = c.plan.interfaces.as_ref().map_or(u64::MAX, |i| match dir {
             Dir::Download => i.download,
             Dir::Upload => i.upload,
@@ -225,12 +237,10 @@ impl<P: Packet> Tree<P> {
         let specs = specs(c, dir);
         let n = specs.len() + 1;
         let mut kids = vec![0usize; n];
-        let mut any_weight = vec![false; n];
         for s in &specs {
-            let p = s.parent as usize;
-            kids[p] += 1;
-            any_weight[p] |= s.weight.is_some();
+            kids[s.parent as usize] += 1;
         }
+        let weights = weights(&specs);
         let node = |parent: u32, max: u64, min: Option<u64>, weight: u64, leaf: u32| Node {
             parent,
             max: Bucket::new(max, now_ns),
@@ -250,12 +260,7 @@ impl<P: Packet> Tree<P> {
         nodes.push(node(NIL, link, None, 1, NIL));
         let mut leaves = Vec::new();
         for (i, s) in specs.iter().enumerate() {
-            let p = s.parent as usize;
-            let weight = match s.weight {
-                Some(w) => u64::from(w),
-                None if any_weight[p] => 1,
-                None => s.guarantee.max(1),
-            };
+            let weight = weights[i];
             let b = s.rates.get(dir);
             let leaf = if s.leaf { leaves.len() as u32 } else { NIL };
             let min = if s.leaf {
@@ -273,15 +278,10 @@ impl<P: Packet> Tree<P> {
                 };
                 // Within FQ-CoDel's ranges by construction (64 buckets, a
                 // limit of 64..=2^24); its error is passed on all the same.
-                let (fq, pending) = match old_limit(leaves.len() as u32) {
-                    None => (queue(cfg)?, None),
-                    Some(l) if l == limit => (queue(STAND_IN)?, None),
-                    Some(_) => (queue(STAND_IN)?, Some(queue(cfg)?)),
-                };
                 leaves.push(Leaf {
                     node: i as u32 + 1,
-                    fq,
-                    pending,
+                    fq: queue(cfg)?,
+                    pending: None,
                 });
             }
         }
@@ -296,6 +296,8 @@ impl<P: Packet> Tree<P> {
             min_timers: Heap::with_capacity(leaves.len()),
             npos: vec![NIL; n],
             gclock: 0,
+            inner: (1..=c.plan.nodes.len() as u32).collect(),
+            free: Vec::new(),
             nodes,
             leaves,
         })
@@ -539,105 +541,12 @@ impl<P: Packet> Tree<P> {
         Some(u64::try_from(at).unwrap_or(u64::MAX))
     }
 
-    /// Takes every frame out of `leaf` (one not taken over by a new
-    /// tree), in order, to `on`.
+    /// Takes every frame out of `leaf` (a removed one), in order, to
+    /// `on`.
     pub fn drain(&mut self, leaf: u32, now_ns: u64, mut on: impl FnMut(P)) {
         let fq = &mut self.leaves[leaf as usize].fq;
         while let Some(p) = fq.dequeue_with(now_ns, &mut on) {
             on(p);
-        }
-    }
-}
-
-impl<P: Packet> Tree<P> {
-    /// Takes over what carries on from `old`, the tree this one replaces,
-    /// as of `now_ns`. `tree_from` gives each node's index in `old` (the
-    /// root is 0; nodes and circuits matched by name), `leaf_from` each
-    /// leaf's. Every node that stays keeps its token buckets and its
-    /// children's virtual time, and, if it stays under the same parent,
-    /// its virtual pass (a moved one starts level with its new siblings)
-    /// and a leaf its place in the guarantees' round robin; every leaf
-    /// that stays keeps its queue, moved whole (frames, flows' order,
-    /// CoDel state). Backlogged leaves are then activated: a plan
-    /// reloaded unchanged serves exactly as before. The leaves of `old`
-    /// not taken keep their frames, for [`Self::drain`]. O((nodes +
-    /// leaves) · log), nothing allocated.
-    pub fn take_over(
-        &mut self,
-        old: &mut Tree<P>,
-        tree_from: &[Option<u32>],
-        leaf_from: &[Option<u32>],
-        now_ns: u64,
-    ) {
-        self.gclock = old.gclock;
-        for (n, from) in tree_from.iter().enumerate().take(self.nodes.len()) {
-            let Some(o) = from.map(|o| o as usize) else {
-                continue;
-            };
-            let was = &old.nodes[o];
-            let same_parent = match self.nodes[n].parent {
-                NIL => true,
-                p => tree_from.get(p as usize).copied().flatten() == Some(was.parent),
-            };
-            let (max, min, pass, rem, vtime, gseq, busy) = (
-                was.max, was.min, was.pass, was.rem, was.vtime, was.gseq, was.busy,
-            );
-            let node = &mut self.nodes[n];
-            node.max.carry(&max, now_ns);
-            if let (Some(m), Some(om)) = (node.min.as_mut(), min) {
-                m.carry(&om, now_ns);
-            }
-            node.vtime = vtime;
-            if same_parent {
-                (node.pass, node.rem, node.gseq) = (pass, rem, gseq);
-                node.carried = busy > 0;
-            }
-            // Only a bucket carried over can be in debt.
-            self.close_in_debt(n, now_ns);
-        }
-        for (l, from) in leaf_from.iter().enumerate() {
-            let Some(o) = from else { continue };
-            // The stand-in goes to the old tree, the running queue here.
-            let (new, was) = (&mut self.leaves[l], &mut old.leaves[*o as usize]);
-            std::mem::swap(&mut new.fq, &mut was.fq);
-            match new.pending.take() {
-                // Same limit: a queue still waiting from an earlier
-                // reload waits on.
-                None => std::mem::swap(&mut new.pending, &mut was.pending),
-                // A new limit, nothing queued: its queue at once.
-                Some(mut fresh) if new.fq.is_empty() => {
-                    std::mem::swap(&mut new.fq, &mut fresh);
-                    was.pending = Some(fresh);
-                }
-                // A new limit: its queue waits until the running one empties.
-                Some(fresh) => new.pending = Some(fresh),
-            }
-        }
-        for l in 0..self.leaves.len() as u32 {
-            if !self.leaves[l as usize].fq.is_empty() {
-                self.activate(l);
-            }
-        }
-        for node in &mut self.nodes {
-            node.carried = false;
-        }
-    }
-
-    /// Closes `n`'s buckets if they are in debt at `now_ns` (after they
-    /// were carried over), each with its timer.
-    fn close_in_debt(&mut self, n: usize, now_ns: u64) {
-        let node = &mut self.nodes[n];
-        node.open = node.max.allows(now_ns);
-        if !node.open {
-            let at = u128::from(node.max.ready_at());
-            self.max_timers.set(n as u32, at, &mut self.mpos);
-        }
-        if let Some(m) = node.min.as_mut() {
-            node.min_open = m.allows(now_ns);
-            if !node.min_open {
-                let at = u128::from(m.ready_at());
-                self.min_timers.set(n as u32, at, &mut self.npos);
-            }
         }
     }
 }

@@ -36,6 +36,7 @@
 //! 185 MB. [`stats_bytes`] computes it for a plan, and the engine refuses
 //! a plan above [`MAX_STATS_BYTES`] before allocating any of it.
 
+use super::slots::Rearrange;
 use crate::plan::Dir;
 use crate::validate::Checked;
 use hdrhistogram::Histogram;
@@ -146,14 +147,24 @@ pub struct Class {
 
 impl Class {
     fn new() -> Self {
+        Self::with(histogram())
+    }
+
+    fn with(delay: Histogram<u32>) -> Self {
         Class {
             rate_epoch: 0,
             rate_now: 0,
             rate_last: 0,
             delay_epoch: 0,
-            delay: histogram(),
+            delay,
             delay_last: Quantiles::default(),
         }
+    }
+
+    /// A class that only holds a place for a moment during a reload
+    /// (its histogram as small as one can be).
+    fn stand_in() -> Self {
+        Self::with(Histogram::new_with_bounds(1, 2, 0).unwrap_or_else(|_| histogram()))
     }
 
     fn roll_at(&mut self, at: Epochs) {
@@ -272,6 +283,50 @@ fn side(d: Dir) -> usize {
     }
 }
 
+/// A reload's change to the statistics, prepared off the loop: the
+/// slots that change ([`Rearrange`]; the leaves' includes the unshaped
+/// frames' class, always the last) and the classes they need, with
+/// histograms only for the new classes.
+#[derive(Debug)]
+pub struct WatchEdit {
+    leaves: Rearrange,
+    nodes: Rearrange,
+    fresh: Vec<Class>,
+    stand_ins: Vec<Class>,
+    retired: Vec<Class>,
+    leaf_parent: Vec<Option<usize>>,
+    node_parent: Vec<Option<usize>>,
+}
+
+impl WatchEdit {
+    /// The change to the statistics of plan `c` (arranged by slot):
+    /// `leaves` (circuits, the default class, the unshaped frames) and
+    /// `nodes` say which slots change; refused above
+    /// [`MAX_STATS_BYTES`], before allocating.
+    pub fn new(c: &Checked, leaves: Rearrange, nodes: Rearrange) -> Result<Self, StatsTooLarge> {
+        let bytes = stats_bytes(c);
+        if bytes > MAX_STATS_BYTES {
+            return Err(StatsTooLarge { bytes });
+        }
+        let adds = 2 * (leaves.adds.len() + nodes.adds.len());
+        let all = 2 * (leaves.fresh_count() + nodes.fresh_count());
+        let mut leaf_parent = c.circuit_parent.clone();
+        if c.plan.default_class.is_some() {
+            leaf_parent.push(c.default_parent);
+        }
+        leaf_parent.push(None);
+        Ok(WatchEdit {
+            fresh: (0..adds).map(|_| Class::new()).collect(),
+            stand_ins: (0..all - adds).map(|_| Class::stand_in()).collect(),
+            retired: Vec::with_capacity(all + 2 * (leaves.removed.len() + nodes.removed.len())),
+            leaves,
+            nodes,
+            leaf_parent,
+            node_parent: c.node_parent.clone(),
+        })
+    }
+}
+
 impl Watch {
     /// The statistics of a plan whose engine's pool has `slots` slots;
     /// refused above [`MAX_STATS_BYTES`], before allocating.
@@ -298,41 +353,38 @@ impl Watch {
         })
     }
 
-    /// Takes over the classes of `old` that stay in a reloaded plan, and
-    /// its arrival times (the frames in the pool stay): `leaf_from` gives
-    /// each leaf of this plan (circuits, then the default class) its
-    /// leaf in `old`, `node_from` each node its node in `old`. A class
-    /// that stays keeps its rate window and delay histogram; a new one
-    /// starts empty; `old` keeps what goes, to be freed off the loop.
-    /// Moves, allocates nothing: O(classes).
-    pub fn take_over(
-        &mut self,
-        old: &mut Watch,
-        leaf_from: &[Option<u32>],
-        node_from: &[Option<usize>],
-    ) {
+    /// Applies a reload's change (see [`WatchEdit`]): the classes that
+    /// stay keep their slots, windows and histograms; new ones start
+    /// empty; what goes stays in `e`, to be freed off the loop. The
+    /// arrival times stay (the frames in the pool stay). O(changes).
+    pub fn edit(&mut self, e: &mut WatchEdit) {
+        let WatchEdit {
+            leaves,
+            nodes,
+            fresh,
+            stand_ins,
+            retired,
+            leaf_parent,
+            node_parent,
+        } = e;
+        let mut take = |add: Option<u32>| {
+            let pool = if add.is_some() {
+                &mut *fresh
+            } else {
+                &mut *stand_ins
+            };
+            pool.pop().unwrap_or_else(Class::stand_in)
+        };
         for d in 0..2 {
-            for (n, from) in leaf_from.iter().enumerate() {
-                if let (Some(o), true) = (from, n < self.leaves[d].len()) {
-                    if let Some(c) = old.leaves[d].get_mut(*o as usize) {
-                        std::mem::swap(&mut self.leaves[d][n], c);
-                    }
-                }
-            }
-            for (n, from) in node_from.iter().enumerate() {
-                if let (Some(o), true) = (from, n < self.nodes[d].len()) {
-                    if let Some(c) = old.nodes[d].get_mut(*o) {
-                        std::mem::swap(&mut self.nodes[d][n], c);
-                    }
-                }
-            }
-            // The unshaped frames' class is always the last.
-            let (new_u, old_u) = (self.unshaped(), old.unshaped());
-            std::mem::swap(&mut self.leaves[d][new_u], &mut old.leaves[d][old_u]);
+            leaves.apply(&mut self.leaves[d], &mut take, |c| retired.push(c));
+            nodes.apply(&mut self.nodes[d], &mut take, |c| retired.push(c));
         }
-        std::mem::swap(&mut self.arrival, &mut old.arrival);
-        self.cursor = 0;
-        self.next_sweep_ns = old.next_sweep_ns;
+        std::mem::swap(&mut self.leaf_parent, leaf_parent);
+        std::mem::swap(&mut self.node_parent, node_parent);
+        let per_dir = self.leaves[0].len() + self.nodes[0].len();
+        if self.cursor >= 2 * per_dir {
+            self.cursor = 0;
+        }
     }
 
     /// Rolls the windows of up to `budget` classes, continuing where the

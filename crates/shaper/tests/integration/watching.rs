@@ -248,13 +248,9 @@ fn the_exposition_reads_back() {
         get("fairway_shape_dropped_packets_total", ",reason=\"codel\""),
         1.0
     );
-    assert_eq!(
-        get(
-            "fairway_shape_dropped_packets_total",
-            ",reason=\"overflow\""
-        ),
-        0.0
-    );
+    // A reason that dropped nothing, a window without frames: no series.
+    let overflow = format!("fairway_shape_dropped_packets_total{{{c},reason=\"overflow\"}}");
+    assert!(!m.contains_key(&overflow), "{text}");
     assert_eq!(get("fairway_shape_backlog_bytes", ""), 1000.0);
     assert_eq!(get("fairway_shape_rate_bits_per_second", ""), 80_000.0);
     assert_eq!(
@@ -263,9 +259,12 @@ fn the_exposition_reads_back() {
     );
     assert_eq!(get("fairway_shape_delay_seconds", ",quantile=\"1\""), 0.007);
     assert_eq!(m["fairway_shape_uptime_seconds"], 12.345);
-    // 2 classes × 2 directions × (4 counters + 5 drop reasons + 3 gauges
-    // + 4 quantiles), and the uptime.
-    assert_eq!(m.len(), 2 * 2 * 16 + 1);
+    let up = r#"direction="upload",kind="circuit",class="c\"1""#;
+    let quiet = format!("fairway_shape_delay_seconds{{{up},quantile=\"1\"}}");
+    assert!(!m.contains_key(&quiet), "{text}");
+    // 2 classes: downloads with 4 counters, 1 drop reason, 3 gauges and
+    // 4 quantiles, uploads with 4 counters and 3 gauges; the uptime.
+    assert_eq!(m.len(), 2 * (12 + 7) + 1);
 }
 
 fn http(addr: std::net::SocketAddr, target: &str) -> String {

@@ -1,0 +1,226 @@
+//! Slots: the running data path indexes its nodes and circuits by their
+//! place in the running plan (queues, counters, statistics, names), so
+//! a reload that renumbered them would have to move everything. Instead
+//! the new plan is *arranged* before anything is built from it
+//! ([`arrange`]): a node or circuit that stays keeps its index, a new
+//! one takes the index of one that went (or comes after the others),
+//! and only when fewer come than go do the last ones move down into the
+//! gaps. A vector indexed by slot then follows the change with
+//! [`Rearrange::apply`], which touches only the slots that change.
+//!
+//! A consequence an operator sees: after a reload the statistics list
+//! the circuits (and nodes) in slot order, not in the file's order.
+
+use crate::diff::Diff;
+use crate::validate::Checked;
+
+/// How a vector indexed by slot becomes the new plan's: the slots that
+/// change, nothing about the ones that stay.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rearrange {
+    /// Length before.
+    pub old_len: usize,
+    /// Length after.
+    pub new_len: usize,
+    /// `(old slot, new slot)` of the items that stay at another slot.
+    pub moves: Vec<(u32, u32)>,
+    /// The new slots of the new items, ascending.
+    pub adds: Vec<u32>,
+    /// The old slots of the items that go, ascending.
+    pub removed: Vec<u32>,
+}
+
+impl Rearrange {
+    /// From each new slot's old slot (`None`: a new item) and the old
+    /// length.
+    pub fn of(from: &[Option<u32>], old_len: usize) -> Self {
+        let mut kept = vec![false; old_len];
+        let mut moves = Vec::new();
+        let mut adds = Vec::new();
+        for (s, f) in from.iter().enumerate() {
+            match *f {
+                Some(o) => {
+                    if let Some(k) = kept.get_mut(o as usize) {
+                        *k = true;
+                    }
+                    if o as usize != s {
+                        moves.push((o, s as u32));
+                    }
+                }
+                None => adds.push(s as u32),
+            }
+        }
+        let removed = (0..old_len)
+            .filter(|&o| !kept[o])
+            .map(|o| o as u32)
+            .collect();
+        Rearrange {
+            old_len,
+            new_len: from.len(),
+            moves,
+            adds,
+            removed,
+        }
+    }
+
+    /// Nothing changes.
+    pub fn is_identity(&self) -> bool {
+        self.old_len == self.new_len && self.moves.is_empty() && self.adds.is_empty()
+    }
+
+    /// How many times [`Self::apply`] calls its `fresh`.
+    pub fn fresh_count(&self) -> usize {
+        let below = self.adds.iter().filter(|&&s| (s as usize) < self.old_len);
+        self.moves.len() + self.new_len.saturating_sub(self.old_len) + below.count()
+    }
+
+    /// Turns `a` (`old_len` long, indexed by old slot) into the vector
+    /// indexed by new slot: the items that stay where they are are not
+    /// touched; `fresh(Some(slot))` gives a new item's entry,
+    /// `fresh(None)` a stand-in that leaves again before the end; every
+    /// entry that leaves `a` (those of the removed items and the
+    /// stand-ins) goes to `retire`. O(changes).
+    pub fn apply<T>(
+        &self,
+        a: &mut Vec<T>,
+        mut fresh: impl FnMut(Option<u32>) -> T,
+        mut retire: impl FnMut(T),
+    ) {
+        let mut parked = Vec::with_capacity(self.moves.len());
+        for &(o, _) in &self.moves {
+            if let Some(x) = a.get_mut(o as usize) {
+                parked.push(std::mem::replace(x, fresh(None)));
+            }
+        }
+        if self.new_len < a.len() {
+            for x in a.drain(self.new_len..) {
+                retire(x);
+            }
+        } else {
+            a.reserve(self.new_len - a.len());
+            for s in a.len()..self.new_len {
+                let add = self.adds.binary_search(&(s as u32)).is_ok();
+                a.push(fresh(add.then_some(s as u32)));
+            }
+        }
+        for &s in &self.adds {
+            if (s as usize) < self.old_len {
+                retire(std::mem::replace(&mut a[s as usize], fresh(Some(s))));
+            }
+        }
+        for (&(_, s), x) in self.moves.iter().zip(parked) {
+            retire(std::mem::replace(&mut a[s as usize], x));
+        }
+    }
+}
+
+/// Each new item's slot: an item that stays keeps its old index if it
+/// is within the new length; the others (new ones, and those that stay
+/// beyond the new length) fill the free slots in order.
+fn slots(from: &[Option<usize>]) -> Vec<usize> {
+    let n = from.len();
+    let mut taken = vec![false; n];
+    let mut slot = vec![usize::MAX; n];
+    for (i, f) in from.iter().enumerate() {
+        if let Some(o) = *f {
+            if o < n {
+                slot[i] = o;
+                taken[o] = true;
+            }
+        }
+    }
+    let mut free = (0..n).filter(|&s| !taken[s]);
+    for s in slot.iter_mut().filter(|s| **s == usize::MAX) {
+        // As many free slots as items without one.
+        *s = free.next().unwrap_or(usize::MAX);
+    }
+    slot
+}
+
+/// Puts item `i` of `v` at `slot[i]`.
+fn place<T>(v: Vec<T>, slot: &[usize]) -> Vec<T> {
+    let mut out: Vec<Option<T>> = (0..v.len()).map(|_| None).collect();
+    for (i, x) in v.into_iter().enumerate() {
+        out[slot[i]] = Some(x);
+    }
+    out.into_iter().flatten().collect()
+}
+
+/// `new` arranged against the running plan (`d`: their difference,
+/// whose `node_from` and `circuit_from` are rearranged alike): the same
+/// plan, every node and circuit at its slot, every index in it mapped.
+pub fn arrange(new: Checked, d: &mut Diff) -> Checked {
+    let ns = slots(&d.node_from);
+    let cs = slots(&d.circuit_from);
+    if ns.contains(&usize::MAX) || cs.contains(&usize::MAX) {
+        return new;
+    }
+    let node = |p: Option<usize>| p.map(|i| ns[i]);
+    let Checked {
+        mut plan,
+        node_parent,
+        node_depth,
+        circuit_parent,
+        device_circuit,
+        rule_circuit,
+        default_parent,
+        node_min,
+    } = new;
+    plan.nodes = place(std::mem::take(&mut plan.nodes), &ns);
+    plan.circuits = place(std::mem::take(&mut plan.circuits), &cs);
+    d.node_from = place(std::mem::take(&mut d.node_from), &ns);
+    d.circuit_from = place(std::mem::take(&mut d.circuit_from), &cs);
+    Checked {
+        plan,
+        node_parent: place(node_parent.into_iter().map(node).collect(), &ns),
+        node_depth: place(node_depth, &ns),
+        circuit_parent: place(circuit_parent.into_iter().map(node).collect(), &cs),
+        device_circuit: device_circuit.into_iter().map(|c| cs[c]).collect(),
+        rule_circuit: rule_circuit.into_iter().map(|c| cs[c]).collect(),
+        default_parent: node(default_parent),
+        node_min: place(node_min, &ns),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Applied to a vector of old slots' items, the rearrangement
+        /// gives each new slot its old item or a new one, and retires
+        /// exactly the removed items and the stand-ins.
+        #[test]
+        fn a_rearranged_vector_is_the_new_one(keep in proptest::collection::vec(any::<bool>(), 0..40), adds in 0usize..20, seed: u64) {
+            let old: Vec<i64> = (0..keep.len() as i64).collect();
+            let mut from: Vec<Option<usize>> = keep.iter().enumerate().filter(|(_, k)| **k).map(|(o, _)| Some(o)).collect();
+            from.extend(std::iter::repeat_n(None, adds));
+            // Shuffle the new order.
+            let mut x = seed | 1;
+            for i in (1..from.len()).rev() {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                from.swap(i, (x % (i as u64 + 1)) as usize);
+            }
+            let slot = slots(&from);
+            let by_slot = place(from.clone(), &slot);
+            for (s, f) in by_slot.iter().enumerate() {
+                if let Some(o) = f {
+                    if *o < by_slot.len() {
+                        prop_assert_eq!(*o, s, "an item that stays within the length keeps its slot");
+                    }
+                }
+            }
+            let r = Rearrange::of(&by_slot.iter().map(|f| f.map(|o| o as u32)).collect::<Vec<_>>(), old.len());
+            let mut a = old.clone();
+            let (mut fresh, mut retired) = (0, Vec::new());
+            r.apply(&mut a, |add| { fresh += 1; add.map_or(-1, |s| 1000 + i64::from(s)) }, |x| retired.push(x));
+            prop_assert_eq!(fresh, r.fresh_count());
+            let want: Vec<i64> = by_slot.iter().enumerate().map(|(s, f)| f.map_or(1000 + s as i64, |o| o as i64)).collect();
+            prop_assert_eq!(&a, &want);
+            let mut gone: Vec<i64> = retired.into_iter().filter(|&x| x >= 0).collect();
+            gone.sort_unstable();
+            prop_assert_eq!(gone, r.removed.iter().map(|&o| i64::from(o)).collect::<Vec<_>>());
+        }
+    }
+}
