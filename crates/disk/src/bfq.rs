@@ -103,10 +103,11 @@
 //! Cost: O(log N) per dispatch for N queued applications (two heaps) plus
 //! O(log n) for the application's own queue of n requests.
 
+mod group_rates;
 mod groups;
 mod qos;
 
-use crate::dmclock::DmTags;
+use crate::dmclock::{DmTags, Rate};
 use crate::hier::HierWf2q;
 use crate::queue::RequestQueue;
 use crate::request::{
@@ -421,6 +422,10 @@ pub struct Bfq {
     groups: Vec<groups::GroupState>,
     /// Applications with a reservation.
     reserved: Vec<u32>,
+    /// Groups with a reservation.
+    reserved_groups: Vec<u32>,
+    /// Groups with a limit.
+    limited_groups: Vec<u32>,
     /// The latest instant a call passed in (for the limit check of a
     /// deactivation).
     clock: Nanos,
@@ -470,6 +475,8 @@ impl Bfq {
             engines: [0; 3].map(|_| HierWf2q::new(cfg.max_apps)),
             groups: groups::GroupState::root(),
             reserved: Vec::new(),
+            reserved_groups: Vec::new(),
+            limited_groups: Vec::new(),
             clock: 0,
             parked: Vec::new(),
             hi_last: 0,
@@ -760,7 +767,7 @@ impl Bfq {
         self.head = req.end();
         self.note_dispatch(class, now);
         self.engines[class].add_service(j, req.len);
-        self.apps[j as usize].dm.dispatched(req.len, now);
+        self.charge_tags(j, req.len, now);
         self.stats.dispatched += 1;
         self.stats.injected += 1;
         self.injected_in_flight.push((j, req.sector));
@@ -942,6 +949,15 @@ impl DiskScheduler for Bfq {
         self.forget_group(group)
     }
 
+    fn set_group_rates(
+        &mut self,
+        group: u32,
+        reservation: Option<Rate>,
+        limit: Option<Rate>,
+    ) -> Result<(), DiskConfigError> {
+        self.set_rates_of_group(group, reservation, limit)
+    }
+
     fn add_app(&mut self, app: AppId, spec: AppSpec) -> Result<(), DiskConfigError> {
         let max_apps = self.cfg.max_apps;
         let st = self
@@ -1065,7 +1081,7 @@ impl DiskScheduler for Bfq {
             // the time it did not ask for service. A request joining while
             // the previous one is in service (the engine hands a client's
             // synchronous requests over one at a time) keeps the tags.
-            st.dm.backlogged(now);
+            self.note_backlogged(i, now);
         }
         self.clock = now;
         match &mut self.active {
@@ -1182,7 +1198,7 @@ impl Bfq {
                 let class = self.apps[a.app as usize].class;
                 self.note_dispatch(class, now);
                 self.engines[class].add_service(a.app, req.len);
-                self.apps[a.app as usize].dm.dispatched(req.len, now);
+                self.charge_tags(a.app, req.len, now);
                 self.stats.dispatched += 1;
                 if let Some(a) = &mut self.active {
                     a.remaining -= req.len;
