@@ -362,6 +362,12 @@ struct AppState {
     /// Sectors injected ahead of the application's turn, deducted from its
     /// next budget.
     injected: u32,
+    /// While it is active: most requests in flight (its own and injected
+    /// ones) with injection, `1..=INJECT_MAX_LIMIT` (0 until admitted).
+    inject_limit: u32,
+    /// Service time (arrival to completion) of its last request served
+    /// without injection in flight (0: none yet).
+    base_service: Nanos,
     max_budget: u32,
     budget: u32,
     queue: RequestQueue,
@@ -451,11 +457,6 @@ pub struct Bfq {
     wr_next_end: Nanos,
     /// Injected requests in flight: (application, first sector).
     injected_in_flight: Vec<(u32, u64)>,
-    /// Most injected requests in flight, `1..=INJECT_MAX_LIMIT`.
-    inject_limit: u32,
-    /// Service time (arrival to completion) of the active application's
-    /// last request served without injection (0: none yet).
-    base_service: Nanos,
     /// The device has no seek cost (flash): see [`Bfq::worth_idling`].
     nonrot: bool,
     stats: BfqStats,
@@ -490,8 +491,6 @@ impl Bfq {
             raised: Vec::new(),
             wr_next_end: Nanos::MAX,
             injected_in_flight: Vec::new(),
-            inject_limit: 1,
-            base_service: 0,
             nonrot: false,
             stats: BfqStats::default(),
             #[cfg(feature = "test-support")]
@@ -741,18 +740,31 @@ impl Bfq {
         }
     }
 
-    /// The current injection limit.
+    /// The injection limit of the active application (1 when there is
+    /// none).
     pub fn inject_limit(&self) -> u32 {
-        self.inject_limit
+        self.active
+            .map_or(1, |a| self.apps[a.app as usize].inject_limit.max(1))
     }
 
     /// I/O injection (the kernel's, while idling): the next request of the
-    /// application B-WF2Q+ would serve next, if injection is on, fewer than
-    /// the limit are in flight and it fits what is left of that
+    /// application B-WF2Q+ would serve next, if injection is on, the
+    /// requests in flight — the active application's and the injected
+    /// ones, as the kernel counts those in the drive — are fewer than the
+    /// active application's limit, and it fits what is left of that
     /// application's budget; its sectors are deducted from that budget
     /// when its turn comes, so its share is unchanged.
+    ///
+    /// It is tried while the active application idles for its next
+    /// request and, as in the kernel, while its last request is still in
+    /// flight with the device able to take more (limit 2 or more): on a
+    /// device that serves several requests at once, that is where the
+    /// other applications' throughput comes from.
     fn inject(&mut self, now: Nanos) -> Option<Request> {
-        if !self.cfg.inject || self.injected_in_flight.len() >= self.inject_limit as usize {
+        let a = self.active?;
+        let act = &self.apps[a.app as usize];
+        let in_flight = self.injected_in_flight.len() + act.in_service as usize;
+        if !self.cfg.inject || in_flight >= act.inject_limit.max(1) as usize {
             return None;
         }
         let (_, j) = self.peek_class(now).ok()?;
@@ -771,23 +783,31 @@ impl Bfq {
         self.stats.dispatched += 1;
         self.stats.injected += 1;
         self.injected_in_flight.push((j, req.sector));
+        if let Some(a) = &mut self.active {
+            // Its request in flight now shares the device.
+            a.with_injection |= a.idling == Idling::AwaitCompletion;
+        }
         Some(req)
     }
 
     /// Adapts the injection limit from the service time (arrival to
     /// completion) of the active application's request, as the kernel's
-    /// BFQ does: a request served without injection in flight sets the
-    /// base; one served with injection lowers the limit if it took more
-    /// than 3/2 of the base (injection delayed it) and raises it if it
-    /// took no longer than the base.
+    /// BFQ does, per application: a request served without injection in
+    /// flight sets its base; one served with injection lowers its limit if
+    /// it took at least 3/2 of the base (injection delayed it too much) and
+    /// raises it otherwise. The idling application's service time so
+    /// stays within 3/2 of what it is alone, give or take one step of the
+    /// limit.
     fn adapt_inject_limit(&mut self, service: Nanos) {
         let Some(a) = self.active else { return };
-        if !a.with_injection || self.base_service == 0 {
-            self.base_service = service;
-        } else if service.saturating_mul(2) > self.base_service.saturating_mul(3) {
-            self.inject_limit = (self.inject_limit - 1).max(1);
-        } else if service <= self.base_service {
-            self.inject_limit = (self.inject_limit + 1).min(INJECT_MAX_LIMIT);
+        let st = &mut self.apps[a.app as usize];
+        let limit = st.inject_limit.max(1);
+        if !a.with_injection || st.base_service == 0 {
+            st.base_service = service;
+        } else if service.saturating_mul(2) >= st.base_service.saturating_mul(3) {
+            st.inject_limit = (limit - 1).max(1);
+        } else {
+            st.inject_limit = (limit + 1).min(INJECT_MAX_LIMIT);
         }
     }
 
@@ -1006,6 +1026,8 @@ impl DiskScheduler for Bfq {
             last_completion: None,
             in_service: 0,
             injected: 0,
+            inject_limit: 1,
+            base_service: 0,
             class: spec.class.index(),
             max_budget,
             budget: self.cfg.default_budget.min(max_budget),
@@ -1161,7 +1183,12 @@ impl Bfq {
                         self.expire_idle();
                         continue;
                     }
-                    Idling::AwaitCompletion => return Dispatch::Idle(None),
+                    Idling::AwaitCompletion => {
+                        return match self.inject(now) {
+                            Some(req) => Dispatch::Serve(req),
+                            None => Dispatch::Idle(None),
+                        }
+                    }
                     Idling::No => {}
                 }
                 if self

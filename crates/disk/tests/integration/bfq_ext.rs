@@ -375,3 +375,80 @@ fn classes_are_refused_where_unsupported() {
         .is_err());
     assert!(c.add_app(AppId(0), AppSpec::weight(1)).is_ok());
 }
+
+/// Injection beside the active application's request in flight, on a
+/// device that takes several at once (the engine with `max_in_flight` >
+/// 1): allowed once the limit counting every request in flight is 2 or
+/// more, which the limit reaches only after the active application's
+/// request served with an injected one took less than 3/2 of its base;
+/// one that took longer brings the limit back down, and with it the
+/// injection beside its requests.
+#[test]
+fn injection_beside_a_request_in_flight_follows_the_adaptive_limit() {
+    let cfg = BfqConfig {
+        inject: true,
+        ..BfqConfig::simplified(4096).unwrap()
+    };
+    let mut b = Bfq::new(cfg).unwrap();
+    for a in 0..2 {
+        b.add_app(AppId(a), AppSpec::weight(1)).unwrap();
+    }
+    for k in 0..20u64 {
+        b.add_request(0, Request::read(AppId(1), (1 << 30) + k * 8, 8))
+            .unwrap();
+    }
+    let serve = |b: &mut Bfq, t: u64| match b.dispatch(t) {
+        Dispatch::Serve(r) => r,
+        d => panic!("nothing served at {t}: {d:?}"),
+    };
+    // App 0 comes first and becomes active; app 1 waits.
+    b.add_request(0, Request::read(AppId(0), 0, 8)).unwrap();
+    let mut sector = 0;
+    let mut own = |b: &mut Bfq, t: u64| {
+        sector += 8;
+        b.add_request(t, Request::read(AppId(0), sector, 8))
+            .unwrap();
+    };
+    let r0 = serve(&mut b, 0);
+    assert_eq!(r0.app, AppId(0));
+    // Limit 1: nothing beside its request in flight.
+    assert_eq!(b.inject_limit(), 1);
+    assert_eq!(b.dispatch(MS / 10), Dispatch::Idle(None));
+    b.complete(MS, &r0); // base service: 1 ms
+                         // Idling: one of app 1's requests is injected; app 0's next request
+                         // arrives meanwhile and is served beside it, within 3/2 of its base.
+    let inj = serve(&mut b, MS);
+    assert_eq!(inj.app, AppId(1));
+    own(&mut b, MS + MS / 10);
+    let r1 = serve(&mut b, MS + MS / 10);
+    assert_eq!(r1.app, AppId(0));
+    b.complete(2 * MS, &inj);
+    b.complete(2 * MS + MS / 10, &r1); // 1 ms with injection: limit 2
+    assert_eq!(b.inject_limit(), 2);
+    // Now app 1's request goes beside app 0's in flight, and no more.
+    own(&mut b, 3 * MS);
+    let r2 = serve(&mut b, 3 * MS);
+    assert_eq!(r2.app, AppId(0));
+    let inj = serve(&mut b, 3 * MS);
+    assert_eq!(inj.app, AppId(1));
+    assert_eq!(b.dispatch(3 * MS), Dispatch::Idle(None));
+    b.complete(4 * MS, &inj);
+    // App 0's request took 2 ms with injection, 2× its base: limit 1.
+    b.complete(5 * MS, &r2);
+    assert_eq!(b.inject_limit(), 1);
+    own(&mut b, 5 * MS + MS / 10);
+    let r3 = serve(&mut b, 5 * MS + MS / 10);
+    assert_eq!(r3.app, AppId(0));
+    assert_eq!(b.dispatch(5 * MS + MS / 5), Dispatch::Idle(None));
+    // Without injection, nothing goes beside its request, whatever the
+    // limit would say.
+    let mut off = Bfq::new(BfqConfig::simplified(4096).unwrap()).unwrap();
+    for a in 0..2 {
+        off.add_app(AppId(a), AppSpec::weight(1)).unwrap();
+    }
+    off.add_request(0, Request::read(AppId(1), 1 << 30, 8))
+        .unwrap();
+    off.add_request(0, Request::read(AppId(0), 0, 8)).unwrap();
+    assert_eq!(serve(&mut off, 0).app, AppId(0));
+    assert_eq!(off.dispatch(MS / 10), Dispatch::Idle(None));
+}
