@@ -404,8 +404,9 @@ pub struct BfqStats {
     pub injected: u64,
     /// Weight raisings started (low latency).
     pub wr_started: u64,
-    /// Active applications expired because a higher class became
-    /// backlogged.
+    /// Active applications expired because a higher class, or a raised
+    /// application of their class, became backlogged (or a limited one
+    /// came back).
     pub preempted: u64,
     /// Weight raisings not started because the raised weight would take
     /// the weight sum beyond [`MAX_WEIGHT_SUM`].
@@ -727,6 +728,25 @@ impl Bfq {
         }
         let served = st.budget - a.remaining;
         let budget = st.budget;
+        self.stats.preempted += 1;
+        self.deactivate(served, budget);
+    }
+
+    /// A newly backlogged application `app` whose weight is raised ends
+    /// the turn of an active application of its class that is not raised
+    /// (the kernel's BFQ preempts for a queue of higher weight becoming
+    /// busy): an interactive task starting does not wait for a greedy
+    /// application's whole budget. The preempted application is charged
+    /// what it consumed and, if backlogged, re-inserted back-shifted
+    /// (`S = F`), so it loses nothing of its share; B-WF2Q+ then chooses,
+    /// and the raised weight puts the newcomer first.
+    fn preempt_for_raised(&mut self, app: u32) {
+        let Some(a) = self.active else { return };
+        let (new, cur) = (&self.apps[app as usize], &self.apps[a.app as usize]);
+        if new.cur_weight == new.weight || cur.cur_weight > cur.weight || new.class != cur.class {
+            return;
+        }
+        let (served, budget) = (cur.budget - a.remaining, cur.budget);
         self.stats.preempted += 1;
         self.deactivate(served, budget);
     }
@@ -1125,6 +1145,7 @@ impl DiskScheduler for Bfq {
                     let (budget, w, class) = (st.budget, st.cur_weight, st.class);
                     self.engines[class].insert_arrival(i, budget, w);
                     self.preempt_lower(class);
+                    self.preempt_for_raised(i);
                 }
             }
         }

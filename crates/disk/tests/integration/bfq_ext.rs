@@ -452,3 +452,50 @@ fn injection_beside_a_request_in_flight_follows_the_adaptive_limit() {
     assert_eq!(serve(&mut off, 0).app, AppId(0));
     assert_eq!(off.dispatch(MS / 10), Dispatch::Idle(None));
 }
+
+/// An application starting after 2 s of idleness (raised) ends the turn
+/// of a greedy application in the middle of its budget and is served
+/// next, as the kernel's BFQ preempts for a queue of higher weight; the
+/// greedy one keeps its backlog and resumes after. Without low latency
+/// (no raising) the greedy one finishes its budget first.
+#[test]
+fn a_raised_application_preempts_a_greedy_one_mid_budget() {
+    for low_latency in [true, false] {
+        let cfg = BfqConfig {
+            low_latency,
+            ..BfqConfig::simplified(4096).unwrap()
+        };
+        let mut b = Bfq::new(cfg).unwrap();
+        for a in 0..2 {
+            b.add_app(AppId(a), AppSpec::weight(1)).unwrap();
+        }
+        // App 1 completes one request, then idles 3 s.
+        b.add_request(0, Request::read(AppId(1), 1 << 30, 8))
+            .unwrap();
+        let Dispatch::Serve(r) = b.dispatch(0) else {
+            panic!("app 1 not served")
+        };
+        b.complete(MS, &r);
+        // App 0 is greedy: 64 requests of 64 sectors queued (a budget of
+        // 512 sectors covers 8 of them).
+        let t0 = 3_000 * MS;
+        for k in 0..64u64 {
+            b.add_request(t0, Request::read(AppId(0), k * 64, 64))
+                .unwrap();
+        }
+        let Dispatch::Serve(first) = b.dispatch(t0) else {
+            panic!("app 0 not served")
+        };
+        assert_eq!(first.app, AppId(0));
+        b.complete(t0 + MS, &first);
+        // App 1 issues after 3 s of idleness.
+        b.add_request(t0 + MS, Request::read(AppId(1), (1 << 30) + 8, 8))
+            .unwrap();
+        let Dispatch::Serve(next) = b.dispatch(t0 + MS) else {
+            panic!("nothing served")
+        };
+        let want = if low_latency { AppId(1) } else { AppId(0) };
+        assert_eq!(next.app, want, "low_latency {low_latency}");
+        assert_eq!(b.stats().preempted, u64::from(low_latency));
+    }
+}
