@@ -154,6 +154,15 @@ pub const WR_MAX_DURATION: Nanos = 25_000 * MS;
 /// requests in parallel (an SSD) overlap a few, while the idling
 /// application's next request still waits behind at most 8.
 pub const INJECT_MAX_LIMIT: u32 = 8;
+/// While a raised application is *warm* (requests queued or in flight,
+/// or its last completion less than T_wait ago), an active application
+/// that is not raised has at most this many requests in flight (on a
+/// device that takes several at once): the raised application's next
+/// request, coming after a thread's round trip, then finds the device
+/// shallow rather than full of the greedy application's transfers. The
+/// kernel's BFQ idles for a raised queue once the drive holds 4 requests
+/// beyond its own for the same reason.
+pub const WR_SHALLOW_DEPTH: u32 = 2;
 /// An IDLE-class application is served only once no real-time or
 /// best-effort request has been dispatched or completed for this long:
 /// 200 ms, the kernel's `BFQ_CL_IDLE_TIMEOUT`, long enough that a
@@ -751,6 +760,27 @@ impl Bfq {
         self.deactivate(served, budget);
     }
 
+    /// Whether the active application `app`, not raised, must wait for one
+    /// of its [`WR_SHALLOW_DEPTH`] requests in flight to complete before
+    /// the next, because a raised application of its class or a higher
+    /// one is warm at `now`.
+    fn shallow_for_raised(&self, app: u32, now: Nanos) -> bool {
+        let st = &self.apps[app as usize];
+        if st.cur_weight > st.weight || st.in_service < WR_SHALLOW_DEPTH {
+            return false;
+        }
+        let t_wait = self.cfg.t_wait;
+        self.raised.iter().any(|&r| {
+            let w = &self.apps[r as usize];
+            r != app
+                && w.class <= st.class
+                && (!w.queue.is_empty()
+                    || w.in_service > 0
+                    || w.last_completion
+                        .is_some_and(|c| now.saturating_sub(c) < t_wait))
+        })
+    }
+
     /// Bookkeeping of a dispatch from `class` at `now`, for the IDLE
     /// class's grace period.
     fn note_dispatch(&mut self, class: usize, now: Nanos) {
@@ -1222,6 +1252,9 @@ impl Bfq {
                 if self.over_limit_at(a.app, now) {
                     self.expire_limited();
                     continue;
+                }
+                if self.shallow_for_raised(a.app, now) {
+                    return Dispatch::Idle(None);
                 }
                 let head = self.head;
                 let t_fifo = Some(self.cfg.t_fifo);

@@ -499,3 +499,56 @@ fn a_raised_application_preempts_a_greedy_one_mid_budget() {
         assert_eq!(b.stats().preempted, u64::from(low_latency));
     }
 }
+
+/// While a raised application is warm, a greedy active application that
+/// is not raised keeps at most `WR_SHALLOW_DEPTH` requests in flight (on
+/// a device taking several at once); once the raised one has been quiet
+/// for T_wait, the greedy one fills the device again.
+#[test]
+fn a_warm_raised_application_keeps_the_device_shallow() {
+    use fairway_disk::bfq::WR_SHALLOW_DEPTH;
+    let mut b = Bfq::new(BfqConfig::simplified(4096).unwrap()).unwrap();
+    for a in 0..2 {
+        b.add_app(AppId(a), AppSpec::weight(1)).unwrap();
+    }
+    // App 1 is raised: one request done at 1 ms, the next 3 s later.
+    b.add_request(0, Request::read(AppId(1), 1 << 30, 8))
+        .unwrap();
+    let Dispatch::Serve(r) = b.dispatch(0) else {
+        panic!("app 1 not served")
+    };
+    b.complete(MS, &r);
+    assert_eq!(b.dispatch(10 * MS), Dispatch::Empty); // its idling ends
+    let t0 = 3_000 * MS;
+    // Its next request is asynchronous (read-ahead): served, and its turn
+    // ends at once (nobody waits for it), while it is still in flight.
+    let ahead = Request::read(AppId(1), (1 << 30) + 8, 8).asynchronous();
+    b.add_request(t0, ahead).unwrap();
+    let Dispatch::Serve(r) = b.dispatch(t0) else {
+        panic!("app 1 not served")
+    };
+    assert!(b.raised_until(AppId(1)).is_some());
+    // App 0, greedy and asynchronous, becomes active: two in flight, no
+    // more, while app 1 is warm.
+    for k in 0..16u64 {
+        b.add_request(t0, Request::read(AppId(0), k * 8, 8).asynchronous())
+            .unwrap();
+    }
+    let mut in_flight = Vec::new();
+    while let Dispatch::Serve(q) = b.dispatch(t0) {
+        in_flight.push(q);
+    }
+    assert_eq!(b.dispatch(t0), Dispatch::Idle(None));
+    assert_eq!(in_flight.len() as u32, WR_SHALLOW_DEPTH);
+    assert!(in_flight.iter().all(|q| q.app == AppId(0)));
+    // Its read-ahead done at t0 + 1 ms: warm until T_wait later.
+    b.complete(t0 + MS, &r);
+    assert_eq!(b.dispatch(t0 + 2 * MS), Dispatch::Idle(None));
+    let later = t0 + 6 * MS;
+    let mut more = 0;
+    while let Dispatch::Serve(q) = b.dispatch(later) {
+        assert_eq!(q.app, AppId(0));
+        more += 1;
+    }
+    assert!(more > 2, "app 0 not let go once app 1 was quiet: {more}");
+}

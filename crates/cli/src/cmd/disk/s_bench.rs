@@ -61,8 +61,10 @@ pub struct SBenchArgs {
     /// delays them less.
     #[arg(long)]
     realtime: bool,
-    /// fairway's engine: transfers on the device at once, 1..=256.
-    #[arg(long, default_value_t = 1)]
+    /// fairway's engine: transfers on the device at once, 1..=256 (default
+    /// 8, the most BFQ's injection puts beside a request in flight: the
+    /// kernel's schedulers may fill the loop device's queue of 128).
+    #[arg(long, default_value_t = 8)]
     in_flight: u32,
     /// Reads each sequential reader keeps in the device at once, 1..=64:
     /// batches of this many 128 KiB reads issued asynchronously, as the
