@@ -67,7 +67,6 @@ pub struct Region {
 /// Starts a worker on `port` until `stop` is set; a sequential reader
 /// reads `depth` requests at a time (`1..=MAX_READER_DEPTH`, 1:
 /// synchronously, one by one).
-#[allow(clippy::too_many_arguments)]
 pub fn spawn<P: Port + 'static>(
     kind: WorkerKind,
     depth: u32,
