@@ -150,8 +150,7 @@ impl Bfq {
         let mut best: Option<(u128, u32)> = None;
         for &g in &self.reserved_groups {
             let dm = &self.groups[g as usize].dm;
-            if dm.due_at().is_none_or(|t| t > now)
-                || best.is_some_and(|(tag, _)| tag <= dm.r_tag())
+            if dm.due_at().is_none_or(|t| t > now) || best.is_some_and(|(tag, _)| tag <= dm.r_tag())
             {
                 continue;
             }
