@@ -103,10 +103,11 @@
 //! Cost: O(log N) per dispatch for N queued applications (two heaps) plus
 //! O(log n) for the application's own queue of n requests.
 
+mod group_rates;
 mod groups;
 mod qos;
 
-use crate::dmclock::DmTags;
+use crate::dmclock::{DmTags, Rate};
 use crate::hier::HierWf2q;
 use crate::queue::RequestQueue;
 use crate::request::{
@@ -153,6 +154,15 @@ pub const WR_MAX_DURATION: Nanos = 25_000 * MS;
 /// requests in parallel (an SSD) overlap a few, while the idling
 /// application's next request still waits behind at most 8.
 pub const INJECT_MAX_LIMIT: u32 = 8;
+/// While a raised application is *warm* (requests queued or in flight,
+/// or its last completion less than T_wait ago), an active application
+/// that is not raised has at most this many requests in flight (on a
+/// device that takes several at once): the raised application's next
+/// request, coming after a thread's round trip, then finds the device
+/// shallow rather than full of the greedy application's transfers. The
+/// kernel's BFQ idles for a raised queue once the drive holds 4 requests
+/// beyond its own for the same reason.
+pub const WR_SHALLOW_DEPTH: u32 = 2;
 /// An IDLE-class application is served only once no real-time or
 /// best-effort request has been dispatched or completed for this long:
 /// 200 ms, the kernel's `BFQ_CL_IDLE_TIMEOUT`, long enough that a
@@ -361,6 +371,12 @@ struct AppState {
     /// Sectors injected ahead of the application's turn, deducted from its
     /// next budget.
     injected: u32,
+    /// While it is active: most requests in flight (its own and injected
+    /// ones) with injection, `1..=INJECT_MAX_LIMIT` (0 until admitted).
+    inject_limit: u32,
+    /// Service time (arrival to completion) of its last request served
+    /// without injection in flight (0: none yet).
+    base_service: Nanos,
     max_budget: u32,
     budget: u32,
     queue: RequestQueue,
@@ -397,8 +413,9 @@ pub struct BfqStats {
     pub injected: u64,
     /// Weight raisings started (low latency).
     pub wr_started: u64,
-    /// Active applications expired because a higher class became
-    /// backlogged.
+    /// Active applications expired because a higher class, or a raised
+    /// application of their class, became backlogged (or a limited one
+    /// came back).
     pub preempted: u64,
     /// Weight raisings not started because the raised weight would take
     /// the weight sum beyond [`MAX_WEIGHT_SUM`].
@@ -421,6 +438,10 @@ pub struct Bfq {
     groups: Vec<groups::GroupState>,
     /// Applications with a reservation.
     reserved: Vec<u32>,
+    /// Groups with a reservation.
+    reserved_groups: Vec<u32>,
+    /// Groups with a limit.
+    limited_groups: Vec<u32>,
     /// The latest instant a call passed in (for the limit check of a
     /// deactivation).
     clock: Nanos,
@@ -446,11 +467,6 @@ pub struct Bfq {
     wr_next_end: Nanos,
     /// Injected requests in flight: (application, first sector).
     injected_in_flight: Vec<(u32, u64)>,
-    /// Most injected requests in flight, `1..=INJECT_MAX_LIMIT`.
-    inject_limit: u32,
-    /// Service time (arrival to completion) of the active application's
-    /// last request served without injection (0: none yet).
-    base_service: Nanos,
     /// The device has no seek cost (flash): see [`Bfq::worth_idling`].
     nonrot: bool,
     stats: BfqStats,
@@ -470,6 +486,8 @@ impl Bfq {
             engines: [0; 3].map(|_| HierWf2q::new(cfg.max_apps)),
             groups: groups::GroupState::root(),
             reserved: Vec::new(),
+            reserved_groups: Vec::new(),
+            limited_groups: Vec::new(),
             clock: 0,
             parked: Vec::new(),
             hi_last: 0,
@@ -483,8 +501,6 @@ impl Bfq {
             raised: Vec::new(),
             wr_next_end: Nanos::MAX,
             injected_in_flight: Vec::new(),
-            inject_limit: 1,
-            base_service: 0,
             nonrot: false,
             stats: BfqStats::default(),
             #[cfg(feature = "test-support")]
@@ -725,6 +741,46 @@ impl Bfq {
         self.deactivate(served, budget);
     }
 
+    /// A newly backlogged application `app` whose weight is raised ends
+    /// the turn of an active application of its class that is not raised
+    /// (the kernel's BFQ preempts for a queue of higher weight becoming
+    /// busy): an interactive task starting does not wait for a greedy
+    /// application's whole budget. The preempted application is charged
+    /// what it consumed and, if backlogged, re-inserted back-shifted
+    /// (`S = F`), so it loses nothing of its share; B-WF2Q+ then chooses,
+    /// and the raised weight puts the newcomer first.
+    fn preempt_for_raised(&mut self, app: u32) {
+        let Some(a) = self.active else { return };
+        let (new, cur) = (&self.apps[app as usize], &self.apps[a.app as usize]);
+        if new.cur_weight == new.weight || cur.cur_weight > cur.weight || new.class != cur.class {
+            return;
+        }
+        let (served, budget) = (cur.budget - a.remaining, cur.budget);
+        self.stats.preempted += 1;
+        self.deactivate(served, budget);
+    }
+
+    /// Whether the active application `app`, not raised, must wait for one
+    /// of its [`WR_SHALLOW_DEPTH`] requests in flight to complete before
+    /// the next, because a raised application of its class or a higher
+    /// one is warm at `now`.
+    fn shallow_for_raised(&self, app: u32, now: Nanos) -> bool {
+        let st = &self.apps[app as usize];
+        if st.cur_weight > st.weight || st.in_service < WR_SHALLOW_DEPTH {
+            return false;
+        }
+        let t_wait = self.cfg.t_wait;
+        self.raised.iter().any(|&r| {
+            let w = &self.apps[r as usize];
+            r != app
+                && w.class <= st.class
+                && (!w.queue.is_empty()
+                    || w.in_service > 0
+                    || w.last_completion
+                        .is_some_and(|c| now.saturating_sub(c) < t_wait))
+        })
+    }
+
     /// Bookkeeping of a dispatch from `class` at `now`, for the IDLE
     /// class's grace period.
     fn note_dispatch(&mut self, class: usize, now: Nanos) {
@@ -734,18 +790,31 @@ impl Bfq {
         }
     }
 
-    /// The current injection limit.
+    /// The injection limit of the active application (1 when there is
+    /// none).
     pub fn inject_limit(&self) -> u32 {
-        self.inject_limit
+        self.active
+            .map_or(1, |a| self.apps[a.app as usize].inject_limit.max(1))
     }
 
     /// I/O injection (the kernel's, while idling): the next request of the
-    /// application B-WF2Q+ would serve next, if injection is on, fewer than
-    /// the limit are in flight and it fits what is left of that
+    /// application B-WF2Q+ would serve next, if injection is on, the
+    /// requests in flight — the active application's and the injected
+    /// ones, as the kernel counts those in the drive — are fewer than the
+    /// active application's limit, and it fits what is left of that
     /// application's budget; its sectors are deducted from that budget
     /// when its turn comes, so its share is unchanged.
+    ///
+    /// It is tried while the active application idles for its next
+    /// request and, as in the kernel, while its last request is still in
+    /// flight with the device able to take more (limit 2 or more): on a
+    /// device that serves several requests at once, that is where the
+    /// other applications' throughput comes from.
     fn inject(&mut self, now: Nanos) -> Option<Request> {
-        if !self.cfg.inject || self.injected_in_flight.len() >= self.inject_limit as usize {
+        let a = self.active?;
+        let act = &self.apps[a.app as usize];
+        let in_flight = self.injected_in_flight.len() + act.in_service as usize;
+        if !self.cfg.inject || in_flight >= act.inject_limit.max(1) as usize {
             return None;
         }
         let (_, j) = self.peek_class(now).ok()?;
@@ -760,27 +829,35 @@ impl Bfq {
         self.head = req.end();
         self.note_dispatch(class, now);
         self.engines[class].add_service(j, req.len);
-        self.apps[j as usize].dm.dispatched(req.len, now);
+        self.charge_tags(j, req.len, now);
         self.stats.dispatched += 1;
         self.stats.injected += 1;
         self.injected_in_flight.push((j, req.sector));
+        if let Some(a) = &mut self.active {
+            // Its request in flight now shares the device.
+            a.with_injection |= a.idling == Idling::AwaitCompletion;
+        }
         Some(req)
     }
 
     /// Adapts the injection limit from the service time (arrival to
     /// completion) of the active application's request, as the kernel's
-    /// BFQ does: a request served without injection in flight sets the
-    /// base; one served with injection lowers the limit if it took more
-    /// than 3/2 of the base (injection delayed it) and raises it if it
-    /// took no longer than the base.
+    /// BFQ does, per application: a request served without injection in
+    /// flight sets its base; one served with injection lowers its limit if
+    /// it took at least 3/2 of the base (injection delayed it too much) and
+    /// raises it otherwise. The idling application's service time so
+    /// stays within 3/2 of what it is alone, give or take one step of the
+    /// limit.
     fn adapt_inject_limit(&mut self, service: Nanos) {
         let Some(a) = self.active else { return };
-        if !a.with_injection || self.base_service == 0 {
-            self.base_service = service;
-        } else if service.saturating_mul(2) > self.base_service.saturating_mul(3) {
-            self.inject_limit = (self.inject_limit - 1).max(1);
-        } else if service <= self.base_service {
-            self.inject_limit = (self.inject_limit + 1).min(INJECT_MAX_LIMIT);
+        let st = &mut self.apps[a.app as usize];
+        let limit = st.inject_limit.max(1);
+        if !a.with_injection || st.base_service == 0 {
+            st.base_service = service;
+        } else if service.saturating_mul(2) >= st.base_service.saturating_mul(3) {
+            st.inject_limit = (limit - 1).max(1);
+        } else {
+            st.inject_limit = (limit + 1).min(INJECT_MAX_LIMIT);
         }
     }
 
@@ -942,6 +1019,15 @@ impl DiskScheduler for Bfq {
         self.forget_group(group)
     }
 
+    fn set_group_rates(
+        &mut self,
+        group: u32,
+        reservation: Option<Rate>,
+        limit: Option<Rate>,
+    ) -> Result<(), DiskConfigError> {
+        self.set_rates_of_group(group, reservation, limit)
+    }
+
     fn add_app(&mut self, app: AppId, spec: AppSpec) -> Result<(), DiskConfigError> {
         let max_apps = self.cfg.max_apps;
         let st = self
@@ -990,6 +1076,8 @@ impl DiskScheduler for Bfq {
             last_completion: None,
             in_service: 0,
             injected: 0,
+            inject_limit: 1,
+            base_service: 0,
             class: spec.class.index(),
             max_budget,
             budget: self.cfg.default_budget.min(max_budget),
@@ -1065,7 +1153,7 @@ impl DiskScheduler for Bfq {
             // the time it did not ask for service. A request joining while
             // the previous one is in service (the engine hands a client's
             // synchronous requests over one at a time) keeps the tags.
-            st.dm.backlogged(now);
+            self.note_backlogged(i, now);
         }
         self.clock = now;
         match &mut self.active {
@@ -1087,6 +1175,7 @@ impl DiskScheduler for Bfq {
                     let (budget, w, class) = (st.budget, st.cur_weight, st.class);
                     self.engines[class].insert_arrival(i, budget, w);
                     self.preempt_lower(class);
+                    self.preempt_for_raised(i);
                 }
             }
         }
@@ -1145,7 +1234,12 @@ impl Bfq {
                         self.expire_idle();
                         continue;
                     }
-                    Idling::AwaitCompletion => return Dispatch::Idle(None),
+                    Idling::AwaitCompletion => {
+                        return match self.inject(now) {
+                            Some(req) => Dispatch::Serve(req),
+                            None => Dispatch::Idle(None),
+                        }
+                    }
                     Idling::No => {}
                 }
                 if self
@@ -1158,6 +1252,9 @@ impl Bfq {
                 if self.over_limit_at(a.app, now) {
                     self.expire_limited();
                     continue;
+                }
+                if self.shallow_for_raised(a.app, now) {
+                    return Dispatch::Idle(None);
                 }
                 let head = self.head;
                 let t_fifo = Some(self.cfg.t_fifo);
@@ -1182,7 +1279,7 @@ impl Bfq {
                 let class = self.apps[a.app as usize].class;
                 self.note_dispatch(class, now);
                 self.engines[class].add_service(a.app, req.len);
-                self.apps[a.app as usize].dm.dispatched(req.len, now);
+                self.charge_tags(a.app, req.len, now);
                 self.stats.dispatched += 1;
                 if let Some(a) = &mut self.active {
                     a.remaining -= req.len;

@@ -150,6 +150,20 @@ pub trait DiskScheduler {
     fn remove_group(&mut self, group: u32) -> Result<(), DiskConfigError> {
         Err(DiskConfigError::UnknownGroup(group))
     }
+    /// Gives declared group `group` a dmClock reservation and limit for
+    /// the group as a whole (`None`: none; both `None` removes them). Only
+    /// BFQ has groups; the others refuse.
+    fn set_group_rates(
+        &mut self,
+        group: u32,
+        reservation: Option<Rate>,
+        limit: Option<Rate>,
+    ) -> Result<(), DiskConfigError> {
+        let _ = (group, reservation, limit);
+        Err(DiskConfigError::Inconsistent {
+            rule: "groups need the bfq scheduler",
+        })
+    }
     /// Removes an application, handing back its queued requests.
     fn remove_app(&mut self, app: AppId) -> Result<Vec<Request>, DiskConfigError>;
     /// Queues a request issued at `now` (its `arrival` is set to `now`).
@@ -180,6 +194,14 @@ impl<T: DiskScheduler + ?Sized> DiskScheduler for Box<T> {
     }
     fn remove_group(&mut self, group: u32) -> Result<(), DiskConfigError> {
         (**self).remove_group(group)
+    }
+    fn set_group_rates(
+        &mut self,
+        group: u32,
+        reservation: Option<Rate>,
+        limit: Option<Rate>,
+    ) -> Result<(), DiskConfigError> {
+        (**self).set_group_rates(group, reservation, limit)
     }
     fn remove_app(&mut self, app: AppId) -> Result<Vec<Request>, DiskConfigError> {
         (**self).remove_app(app)

@@ -182,6 +182,23 @@ typedef struct FairwayIoClientOptions {
   uint64_t limit;
 } FairwayIoClientOptions;
 
+// How [`fairway_io_add_group_ex`] declares a group.
+typedef struct FairwayIoGroupOptions {
+  // Weight in its parent, `1..=65536`.
+  uint32_t weight;
+  // Unit of `reservation` and `limit`: `FAIRWAY_IO_RATE_IOPS` or
+  // `FAIRWAY_IO_RATE_BYTES`.
+  uint32_t rate_unit;
+  // Its parent group, 0 for the root.
+  uint64_t parent;
+  // Minimum rate of the group's members together while one of them has
+  // requests waiting (0: none); IOPS `1..=10^7`, bytes/s `512..=2^40`.
+  uint64_t reservation;
+  // Maximum rate of the group's members together (0: none), in the
+  // same ranges; at least `reservation`.
+  uint64_t limit;
+} FairwayIoGroupOptions;
+
 // What happened to a client's requests. Every accepted request ends in
 // exactly one of `completed`, `failed` and `cancelled`:
 // `submitted = completed + failed + cancelled + outstanding`.
@@ -410,6 +427,16 @@ enum FairwayStatus fairway_io_remove_group(struct FairwayIoEngine *e, uint64_t g
 enum FairwayStatus fairway_io_add_client_ex(struct FairwayIoEngine *e,
                                             const struct FairwayIoClientOptions *options,
                                             uint64_t *client);
+
+// Declares a group as `*options` says (weight, parent, the group's
+// reservation and limit as a whole) and writes its id to `*group`.
+//
+// # Safety
+// As for [`fairway_io_destroy`](super::fairway_io_destroy); `options` must be null or point
+// to a `FairwayIoGroupOptions`; `group` must be null or writable.
+enum FairwayStatus fairway_io_add_group_ex(struct FairwayIoEngine *e,
+                                           const struct FairwayIoGroupOptions *options,
+                                           uint64_t *group);
 
 // Creates an I/O engine: the disk scheduler `spec` (`"bfq"`,
 // `"bfq:t_max_ms=125"`, `"c-look"`, ... as `fairway disk list` names

@@ -65,8 +65,9 @@ pub use io::buf::{
     FairwayIoBuf, FAIRWAY_IO_BUF_ALIGN, FAIRWAY_IO_MAX_BUF_LEN,
 };
 pub use io::groups::{
-    fairway_io_add_client_ex, fairway_io_add_group, fairway_io_remove_group,
-    FairwayIoClientOptions, FAIRWAY_IO_RATE_BYTES, FAIRWAY_IO_RATE_IOPS,
+    fairway_io_add_client_ex, fairway_io_add_group, fairway_io_add_group_ex,
+    fairway_io_remove_group, FairwayIoClientOptions, FairwayIoGroupOptions, FAIRWAY_IO_RATE_BYTES,
+    FAIRWAY_IO_RATE_IOPS,
 };
 pub use io::{
     fairway_io_add_client, fairway_io_client_stats, fairway_io_close, fairway_io_create,

@@ -61,6 +61,13 @@ fn bad_flags_give_one_line_before_anything_runs() {
         1,
         "--in-flight 257 must be in 1..=256",
     );
+    for depth in ["0", "65"] {
+        one_line_error(
+            &sb(&["--reader-depth", depth]),
+            1,
+            &format!("--reader-depth {depth} must be in 1..=64"),
+        );
+    }
     one_line_error(&sb(&["--cases", "idle,busy"]), 1, "--cases: unknown `busy`");
     one_line_error(
         &sb(&["--cases", "idle,idle"]),

@@ -6,6 +6,7 @@
 //! naming itself as its parent is refused as one.
 
 use super::Bfq;
+use crate::dmclock::DmTags;
 use crate::hier::{HierWf2q, MAX_DEPTH, MAX_GROUPS, MAX_TREE_SLOTS, ROOT};
 use crate::request::{check_range, DiskConfigError};
 use crate::scheduler::{MAX_WEIGHT, MAX_WEIGHT_SUM};
@@ -20,6 +21,9 @@ pub(super) struct GroupState {
     pub(super) members: u32,
     /// 0 for the root, 1 for its children, ...
     pub(super) depth: u32,
+    /// dmClock reservation, limit and tags of the group as a whole
+    /// ([`super::group_rates`]).
+    pub(super) dm: DmTags,
 }
 
 impl GroupState {
@@ -88,6 +92,7 @@ impl Bfq {
             weight,
             members: 0,
             depth,
+            dm: DmTags::default(),
         };
         Ok(())
     }
@@ -111,6 +116,8 @@ impl Bfq {
         self.weight_sum -= u64::from(g.weight);
         self.groups[g.parent as usize].members -= 1;
         self.groups[group as usize] = GroupState::default();
+        self.reserved_groups.retain(|&r| r != group);
+        self.limited_groups.retain(|&r| r != group);
         Ok(())
     }
 }

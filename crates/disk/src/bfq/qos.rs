@@ -35,8 +35,9 @@ use crate::scheduler::Dispatch;
 
 impl Bfq {
     /// Whether `app`'s limit forbids serving it at `now`.
+    /// Its own limit or one of its groups' ([`super::group_rates`]).
     pub(super) fn over_limit_at(&self, app: u32, now: Nanos) -> bool {
-        !self.apps[app as usize].dm.allows(now)
+        !self.apps[app as usize].dm.allows(now) || !self.groups_allow(app, now)
     }
 
     /// Whether `app`'s limit forbids serving it at the latest instant a
@@ -106,13 +107,14 @@ impl Bfq {
 
     /// The reservation phase: one request of the backlogged application,
     /// not the active one, whose reservation tag is the earliest and due
-    /// at `now` (and whose limit allows it).
+    /// at `now` (and whose limits allow it), or of a member of the reserved
+    /// group whose tag is ([`super::group_rates`]).
     pub(super) fn reservation_phase(&mut self, now: Nanos) -> Option<Request> {
         let active = self.active.map(|a| a.app);
         let mut best: Option<(u128, u32)> = None;
         for &i in &self.reserved {
             let st = &self.apps[i as usize];
-            if Some(i) == active || st.queue.is_empty() || !st.dm.allows(now) {
+            if Some(i) == active || st.queue.is_empty() || self.over_limit_at(i, now) {
                 continue;
             }
             if st.dm.due_at().is_some_and(|t| t <= now)
@@ -121,14 +123,21 @@ impl Bfq {
                 best = Some((st.dm.r_tag(), i));
             }
         }
+        if !self.reserved_groups.is_empty() {
+            if let Some((tag, m)) = self.group_reservation(now, active) {
+                if best.is_none_or(|(t, _)| tag < t) {
+                    best = Some((tag, m));
+                }
+            }
+        }
         let (_, i) = best?;
         let (head, t_fifo) = (self.head, Some(self.cfg.t_fifo));
         let st = &mut self.apps[i as usize];
         let req = st.queue.pop_next_within(head, now, t_fifo, u32::MAX).ok()?;
         st.injected = st.injected.saturating_add(req.len);
         st.in_service += 1;
-        st.dm.dispatched(req.len, now);
         let (class, empty) = (st.class, st.queue.is_empty());
+        self.charge_tags(i, req.len, now);
         self.queued -= 1;
         self.head = req.end();
         self.note_dispatch(class, now);
@@ -153,19 +162,21 @@ impl Bfq {
                 return None;
             }
             let due = st.dm.due_at()?;
-            Some(due.max(st.dm.allowed_at().unwrap_or(0)))
+            Some(due.max(self.allowed_at(i).unwrap_or(0)))
         });
-        let parked = self
-            .parked
-            .iter()
-            .filter_map(|&i| self.apps[i as usize].dm.allowed_at());
-        reserved.chain(parked).filter(|&t| t > now).min()
+        let parked = self.parked.iter().filter_map(|&i| self.allowed_at(i));
+        let groups = self.group_reservation_wake(now);
+        reserved
+            .chain(parked)
+            .filter(|&t| t > now)
+            .chain(groups)
+            .min()
     }
 
     /// BFQ's answer `d`, brought forward to the next reservation or limit
     /// instant when it would leave the device idle longer.
     pub(super) fn with_qos_wake(&self, d: Dispatch, now: Nanos) -> Dispatch {
-        if self.reserved.is_empty() && self.parked.is_empty() {
+        if self.reserved.is_empty() && self.parked.is_empty() && self.reserved_groups.is_empty() {
             return d;
         }
         let Some(w) = self.qos_wake(now) else {

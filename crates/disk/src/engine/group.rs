@@ -4,6 +4,12 @@
 //! their own weights. Only BFQ schedules groups; the other schedulers
 //! refuse them.
 //!
+//! A group may also have a dmClock reservation and limit for the group as
+//! a whole (BFQ only): its reservation is served in BFQ's reservation
+//! phase to its members, deducted from their later budgets, and its limit
+//! holds every member back while the group is at it
+//! ([`crate::DiskScheduler::set_group_rates`]).
+//!
 //! The engine hands out the ids (`1..=1024`); a group is declared with its
 //! parent already declared and never changes parent, so groups cannot form
 //! a cycle. A group can be removed once nothing is in it.
@@ -14,7 +20,7 @@ use super::shared::Cmd;
 use super::Engine;
 use crate::hier::MAX_GROUPS;
 use crate::request::DiskConfigError;
-use crate::scheduler::{DiskScheduler, MAX_WEIGHT};
+use crate::scheduler::{DiskScheduler, Rate, MAX_WEIGHT};
 use std::sync::mpsc;
 
 /// How a group is declared.
@@ -25,6 +31,14 @@ pub struct GroupOptions {
     pub weight: u32,
     /// Its parent (`None`: the root).
     pub parent: Option<GroupId>,
+    /// dmClock reservation of the group as a whole: the rate its members
+    /// get together at least while one of them has requests waiting (BFQ
+    /// only). IOPS `1..=10^7` or bytes/s `512..=2^40`.
+    pub reservation: Option<Rate>,
+    /// dmClock limit of the group as a whole: the rate its members never
+    /// exceed together (BFQ only). At least the reservation, in the same
+    /// unit.
+    pub limit: Option<Rate>,
 }
 
 impl GroupOptions {
@@ -33,6 +47,24 @@ impl GroupOptions {
         Self {
             weight,
             parent: None,
+            reservation: None,
+            limit: None,
+        }
+    }
+
+    /// The same group with a reservation.
+    pub fn with_reservation(self, rate: Rate) -> Self {
+        Self {
+            reservation: Some(rate),
+            ..self
+        }
+    }
+
+    /// The same group with a limit.
+    pub fn with_limit(self, rate: Rate) -> Self {
+        Self {
+            limit: Some(rate),
+            ..self
         }
     }
 
@@ -82,8 +114,17 @@ impl Engine {
             id
         };
         let parent = options.parent.map_or(0, |p| p.0);
-        let weight = options.weight;
-        let result = self.configure(Box::new(move |s| s.add_group(id, parent, weight)));
+        let (weight, reservation, limit) = (options.weight, options.reservation, options.limit);
+        let result = self.configure(Box::new(move |s| {
+            s.add_group(id, parent, weight)?;
+            if reservation.is_none() && limit.is_none() {
+                return Ok(());
+            }
+            // Refused rates leave no group behind.
+            s.set_group_rates(id, reservation, limit).inspect_err(|_| {
+                let _ = s.remove_group(id);
+            })
+        }));
         if result.is_err() {
             self.group_ids().used[id as usize] = false;
         }

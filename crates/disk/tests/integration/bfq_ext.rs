@@ -375,3 +375,180 @@ fn classes_are_refused_where_unsupported() {
         .is_err());
     assert!(c.add_app(AppId(0), AppSpec::weight(1)).is_ok());
 }
+
+/// Injection beside the active application's request in flight, on a
+/// device that takes several at once (the engine with `max_in_flight` >
+/// 1): allowed once the limit counting every request in flight is 2 or
+/// more, which the limit reaches only after the active application's
+/// request served with an injected one took less than 3/2 of its base;
+/// one that took longer brings the limit back down, and with it the
+/// injection beside its requests.
+#[test]
+fn injection_beside_a_request_in_flight_follows_the_adaptive_limit() {
+    let cfg = BfqConfig {
+        inject: true,
+        ..BfqConfig::simplified(4096).unwrap()
+    };
+    let mut b = Bfq::new(cfg).unwrap();
+    for a in 0..2 {
+        b.add_app(AppId(a), AppSpec::weight(1)).unwrap();
+    }
+    for k in 0..20u64 {
+        b.add_request(0, Request::read(AppId(1), (1 << 30) + k * 8, 8))
+            .unwrap();
+    }
+    let serve = |b: &mut Bfq, t: u64| match b.dispatch(t) {
+        Dispatch::Serve(r) => r,
+        d => panic!("nothing served at {t}: {d:?}"),
+    };
+    // App 0 comes first and becomes active; app 1 waits.
+    b.add_request(0, Request::read(AppId(0), 0, 8)).unwrap();
+    let mut sector = 0;
+    let mut own = |b: &mut Bfq, t: u64| {
+        sector += 8;
+        b.add_request(t, Request::read(AppId(0), sector, 8))
+            .unwrap();
+    };
+    let r0 = serve(&mut b, 0);
+    assert_eq!(r0.app, AppId(0));
+    // Limit 1: nothing beside its request in flight.
+    assert_eq!(b.inject_limit(), 1);
+    assert_eq!(b.dispatch(MS / 10), Dispatch::Idle(None));
+    b.complete(MS, &r0); // base service: 1 ms
+                         // Idling: one of app 1's requests is injected; app 0's next request
+                         // arrives meanwhile and is served beside it, within 3/2 of its base.
+    let inj = serve(&mut b, MS);
+    assert_eq!(inj.app, AppId(1));
+    own(&mut b, MS + MS / 10);
+    let r1 = serve(&mut b, MS + MS / 10);
+    assert_eq!(r1.app, AppId(0));
+    b.complete(2 * MS, &inj);
+    b.complete(2 * MS + MS / 10, &r1); // 1 ms with injection: limit 2
+    assert_eq!(b.inject_limit(), 2);
+    // Now app 1's request goes beside app 0's in flight, and no more.
+    own(&mut b, 3 * MS);
+    let r2 = serve(&mut b, 3 * MS);
+    assert_eq!(r2.app, AppId(0));
+    let inj = serve(&mut b, 3 * MS);
+    assert_eq!(inj.app, AppId(1));
+    assert_eq!(b.dispatch(3 * MS), Dispatch::Idle(None));
+    b.complete(4 * MS, &inj);
+    // App 0's request took 2 ms with injection, 2× its base: limit 1.
+    b.complete(5 * MS, &r2);
+    assert_eq!(b.inject_limit(), 1);
+    own(&mut b, 5 * MS + MS / 10);
+    let r3 = serve(&mut b, 5 * MS + MS / 10);
+    assert_eq!(r3.app, AppId(0));
+    assert_eq!(b.dispatch(5 * MS + MS / 5), Dispatch::Idle(None));
+    // Without injection, nothing goes beside its request, whatever the
+    // limit would say.
+    let mut off = Bfq::new(BfqConfig::simplified(4096).unwrap()).unwrap();
+    for a in 0..2 {
+        off.add_app(AppId(a), AppSpec::weight(1)).unwrap();
+    }
+    off.add_request(0, Request::read(AppId(1), 1 << 30, 8))
+        .unwrap();
+    off.add_request(0, Request::read(AppId(0), 0, 8)).unwrap();
+    assert_eq!(serve(&mut off, 0).app, AppId(0));
+    assert_eq!(off.dispatch(MS / 10), Dispatch::Idle(None));
+}
+
+/// An application starting after 2 s of idleness (raised) ends the turn
+/// of a greedy application in the middle of its budget and is served
+/// next, as the kernel's BFQ preempts for a queue of higher weight; the
+/// greedy one keeps its backlog and resumes after. Without low latency
+/// (no raising) the greedy one finishes its budget first.
+#[test]
+fn a_raised_application_preempts_a_greedy_one_mid_budget() {
+    for low_latency in [true, false] {
+        let cfg = BfqConfig {
+            low_latency,
+            ..BfqConfig::simplified(4096).unwrap()
+        };
+        let mut b = Bfq::new(cfg).unwrap();
+        for a in 0..2 {
+            b.add_app(AppId(a), AppSpec::weight(1)).unwrap();
+        }
+        // App 1 completes one request, then idles 3 s.
+        b.add_request(0, Request::read(AppId(1), 1 << 30, 8))
+            .unwrap();
+        let Dispatch::Serve(r) = b.dispatch(0) else {
+            panic!("app 1 not served")
+        };
+        b.complete(MS, &r);
+        // App 0 is greedy: 64 requests of 64 sectors queued (a budget of
+        // 512 sectors covers 8 of them).
+        let t0 = 3_000 * MS;
+        for k in 0..64u64 {
+            b.add_request(t0, Request::read(AppId(0), k * 64, 64))
+                .unwrap();
+        }
+        let Dispatch::Serve(first) = b.dispatch(t0) else {
+            panic!("app 0 not served")
+        };
+        assert_eq!(first.app, AppId(0));
+        b.complete(t0 + MS, &first);
+        // App 1 issues after 3 s of idleness.
+        b.add_request(t0 + MS, Request::read(AppId(1), (1 << 30) + 8, 8))
+            .unwrap();
+        let Dispatch::Serve(next) = b.dispatch(t0 + MS) else {
+            panic!("nothing served")
+        };
+        let want = if low_latency { AppId(1) } else { AppId(0) };
+        assert_eq!(next.app, want, "low_latency {low_latency}");
+        assert_eq!(b.stats().preempted, u64::from(low_latency));
+    }
+}
+
+/// While a raised application is warm, a greedy active application that
+/// is not raised keeps at most `WR_SHALLOW_DEPTH` requests in flight (on
+/// a device taking several at once); once the raised one has been quiet
+/// for T_wait, the greedy one fills the device again.
+#[test]
+fn a_warm_raised_application_keeps_the_device_shallow() {
+    use fairway_disk::bfq::WR_SHALLOW_DEPTH;
+    let mut b = Bfq::new(BfqConfig::simplified(4096).unwrap()).unwrap();
+    for a in 0..2 {
+        b.add_app(AppId(a), AppSpec::weight(1)).unwrap();
+    }
+    // App 1 is raised: one request done at 1 ms, the next 3 s later.
+    b.add_request(0, Request::read(AppId(1), 1 << 30, 8))
+        .unwrap();
+    let Dispatch::Serve(r) = b.dispatch(0) else {
+        panic!("app 1 not served")
+    };
+    b.complete(MS, &r);
+    assert_eq!(b.dispatch(10 * MS), Dispatch::Empty); // its idling ends
+    let t0 = 3_000 * MS;
+    // Its next request is asynchronous (read-ahead): served, and its turn
+    // ends at once (nobody waits for it), while it is still in flight.
+    let ahead = Request::read(AppId(1), (1 << 30) + 8, 8).asynchronous();
+    b.add_request(t0, ahead).unwrap();
+    let Dispatch::Serve(r) = b.dispatch(t0) else {
+        panic!("app 1 not served")
+    };
+    assert!(b.raised_until(AppId(1)).is_some());
+    // App 0, greedy and asynchronous, becomes active: two in flight, no
+    // more, while app 1 is warm.
+    for k in 0..16u64 {
+        b.add_request(t0, Request::read(AppId(0), k * 8, 8).asynchronous())
+            .unwrap();
+    }
+    let mut in_flight = Vec::new();
+    while let Dispatch::Serve(q) = b.dispatch(t0) {
+        in_flight.push(q);
+    }
+    assert_eq!(b.dispatch(t0), Dispatch::Idle(None));
+    assert_eq!(in_flight.len() as u32, WR_SHALLOW_DEPTH);
+    assert!(in_flight.iter().all(|q| q.app == AppId(0)));
+    // Its read-ahead done at t0 + 1 ms: warm until T_wait later.
+    b.complete(t0 + MS, &r);
+    assert_eq!(b.dispatch(t0 + 2 * MS), Dispatch::Idle(None));
+    let later = t0 + 6 * MS;
+    let mut more = 0;
+    while let Dispatch::Serve(q) = b.dispatch(later) {
+        assert_eq!(q.app, AppId(0));
+        more += 1;
+    }
+    assert!(more > 2, "app 0 not let go once app 1 was quiet: {more}");
+}

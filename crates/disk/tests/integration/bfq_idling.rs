@@ -93,6 +93,12 @@ fn bfq_idles(c: Case) -> bool {
     assert_eq!(b.raised_until(AppId(0)).is_some(), c.a_raised, "{c:?}");
     assert_eq!(b.raised_until(AppId(1)).is_some(), c.b_raised, "{c:?}");
     let r = serve(&mut b, t);
+    if c.b_waiting && c.b_raised && !c.a_raised {
+        // B's raised arrival ended A's turn (preemption): B is served at
+        // once, before A's queued read, so nothing idles for A.
+        assert_eq!(r.app, AppId(1), "{c:?}");
+        return false;
+    }
     assert_eq!(r.app, AppId(0), "{c:?}");
     match b.dispatch(t) {
         Dispatch::Idle(_) => true,

@@ -328,3 +328,46 @@ fn loop_device_limit_under_overload() {
         "limited client held below: {got}"
     );
 }
+
+#[test]
+#[ignore = "slow tier: root, a loop device, 8 s of real I/O"]
+fn loop_device_group_reservation_and_limit() {
+    let image = Image::new("g", 12 * REGION);
+    let Some((_dev, e, t, tol)) = loop_engine(&image) else {
+        return;
+    };
+    let want = 300.0;
+    // A reserved group of two weight-1 readers under 10 weight-10 ones.
+    let g = e
+        .add_group(GroupOptions::weight(1).with_reservation(Rate::Iops(want as u64)))
+        .unwrap();
+    let mut clients: Vec<ClientId> = (0..2)
+        .map(|_| e.add_client(ClientOptions::weight(1).in_group(g)).unwrap())
+        .collect();
+    let others = e.add_group(GroupOptions::weight(100)).unwrap();
+    clients.extend((0..10).map(|_| {
+        e.add_client(ClientOptions::weight(10).in_group(others))
+            .unwrap()
+    }));
+    let (d, secs) = greedy(&e, t, &clients, 4, REGION, WARM, RUN);
+    let got = (d[0] + d[1]) as f64 / secs;
+    eprintln!("group reservation {want}/s under 10 greedy: got {got:.1}/s ({d:?})");
+    assert!((got - want).abs() <= tol * want, "got {got}");
+    for c in clients {
+        e.remove_client(c).unwrap();
+    }
+    // A limited group of two weight-10 readers against a weight-1 one.
+    let l = e
+        .add_group(GroupOptions::weight(10).with_limit(Rate::Iops(want as u64)))
+        .unwrap();
+    let clients = [
+        e.add_client(ClientOptions::weight(10).in_group(l)).unwrap(),
+        e.add_client(ClientOptions::weight(10).in_group(l)).unwrap(),
+        e.add_client(ClientOptions::weight(1)).unwrap(),
+    ];
+    let (d, secs) = greedy(&e, t, &clients, 4, REGION, WARM, RUN);
+    let got = (d[0] + d[1]) as f64 / secs;
+    eprintln!("group limit {want}/s under overload: got {got:.1}/s ({d:?})");
+    assert!(got <= 1.02 * want, "limit exceeded: {got}");
+    assert!(got >= (1.0 - tol) * want, "group held below: {got}");
+}

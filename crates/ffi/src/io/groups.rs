@@ -32,6 +32,25 @@ pub struct FairwayIoClientOptions {
     pub limit: u64,
 }
 
+/// How [`fairway_io_add_group_ex`] declares a group.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FairwayIoGroupOptions {
+    /// Weight in its parent, `1..=65536`.
+    pub weight: u32,
+    /// Unit of `reservation` and `limit`: `FAIRWAY_IO_RATE_IOPS` or
+    /// `FAIRWAY_IO_RATE_BYTES`.
+    pub rate_unit: u32,
+    /// Its parent group, 0 for the root.
+    pub parent: u64,
+    /// Minimum rate of the group's members together while one of them has
+    /// requests waiting (0: none); IOPS `1..=10^7`, bytes/s `512..=2^40`.
+    pub reservation: u64,
+    /// Maximum rate of the group's members together (0: none), in the
+    /// same ranges; at least `reservation`.
+    pub limit: u64,
+}
+
 impl IoState {
     fn group(&self, group: u64, what: &str) -> Result<Option<GroupId>, Failure> {
         if group == 0 {
@@ -46,14 +65,14 @@ impl IoState {
     }
 }
 
-fn rate(unit: u32, value: u64) -> Result<Option<Rate>, Failure> {
+fn rate(unit: u32, value: u64, what: &str) -> Result<Option<Rate>, Failure> {
     match (value, unit) {
         (0, _) => Ok(None),
         (v, FAIRWAY_IO_RATE_IOPS) => Ok(Some(Rate::Iops(v))),
         (v, FAIRWAY_IO_RATE_BYTES) => Ok(Some(Rate::BytesPerSec(v))),
         (_, u) => Err(Failure::new(
             FairwayStatus::FairwayErrInvalidArgument,
-            format!("add_client_ex: rate_unit {u} is neither FAIRWAY_IO_RATE_IOPS (0) nor FAIRWAY_IO_RATE_BYTES (1)"),
+            format!("{what}: rate_unit {u} is neither FAIRWAY_IO_RATE_IOPS (0) nor FAIRWAY_IO_RATE_BYTES (1)"),
         )),
     }
 }
@@ -146,8 +165,8 @@ pub unsafe extern "C" fn fairway_io_add_client_ex(
             let o = options.read_unaligned();
             let mut opts = ClientOptions::weight(o.weight);
             opts.group = s.group(o.group, "add_client_ex")?;
-            opts.reservation = rate(o.rate_unit, o.reservation)?;
-            opts.limit = rate(o.rate_unit, o.limit)?;
+            opts.reservation = rate(o.rate_unit, o.reservation, "add_client_ex")?;
+            opts.limit = rate(o.rate_unit, o.limit, "add_client_ex")?;
             let c = s
                 .engine("add_client_ex")?
                 .add_client(opts)
@@ -156,6 +175,48 @@ pub unsafe extern "C" fn fairway_io_add_client_ex(
             s.clients.insert(id, c);
             // SAFETY: checked non-null and aligned; caller-writable.
             client.write(id);
+            Ok(FairwayStatus::FairwayOk)
+        })
+    }
+}
+
+/// Declares a group as `*options` says (weight, parent, the group's
+/// reservation and limit as a whole) and writes its id to `*group`.
+///
+/// # Safety
+/// As for [`fairway_io_destroy`](super::fairway_io_destroy); `options` must be null or point
+/// to a `FairwayIoGroupOptions`; `group` must be null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fairway_io_add_group_ex(
+    e: *mut FairwayIoEngine,
+    options: *const FairwayIoGroupOptions,
+    group: *mut u64,
+) -> FairwayStatus {
+    // SAFETY: forwarded contract.
+    unsafe {
+        call(handle(e), IO_KIND, |s| {
+            check_out(group, "add_group_ex: group")?;
+            if options.is_null() {
+                return Err(Failure::new(
+                    FairwayStatus::FairwayErrNullPointer,
+                    "add_group_ex: options is null",
+                ));
+            }
+            // SAFETY: non-null; the caller promises a valid struct (read
+            // unaligned: the pointer's alignment is not checked).
+            let o = options.read_unaligned();
+            let mut opts = GroupOptions::weight(o.weight);
+            opts.parent = s.group(o.parent, "add_group_ex")?;
+            opts.reservation = rate(o.rate_unit, o.reservation, "add_group_ex")?;
+            opts.limit = rate(o.rate_unit, o.limit, "add_group_ex")?;
+            let g = s
+                .engine("add_group_ex")?
+                .add_group(opts)
+                .map_err(|e| engine_failure("add_group_ex", e))?;
+            let id = s.next_id();
+            s.groups.insert(id, g);
+            // SAFETY: checked non-null and aligned; caller-writable.
+            group.write(id);
             Ok(FairwayStatus::FairwayOk)
         })
     }

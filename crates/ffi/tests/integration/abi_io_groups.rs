@@ -162,3 +162,103 @@ fn groups_reservations_and_limits_are_checked_and_registered() {
     );
     unsafe { fairway_io_destroy(e) };
 }
+
+#[test]
+fn a_group_reservation_and_limit_are_checked_and_registered() {
+    let Some(e) = create("bfq") else { return };
+    use FairwayStatus as S;
+    let (mut g1, mut g2, mut c) = (0, 0, 0);
+    let rated = FairwayIoGroupOptions {
+        weight: 2,
+        reservation: 100,
+        limit: 200,
+        ..Default::default()
+    };
+    assert_eq!(
+        unsafe { fairway_io_add_group_ex(e, &rated, &mut g1) },
+        S::FairwayOk,
+        "{}",
+        last_error(e)
+    );
+    let bytes = FairwayIoGroupOptions {
+        weight: 1,
+        parent: g1,
+        rate_unit: FAIRWAY_IO_RATE_BYTES,
+        limit: 1 << 20,
+        ..Default::default()
+    };
+    assert_eq!(
+        unsafe { fairway_io_add_group_ex(e, &bytes, &mut g2) },
+        S::FairwayOk
+    );
+    assert_eq!(
+        unsafe { fairway_io_add_client_ex(e, &options(1, g2), &mut c) },
+        S::FairwayOk
+    );
+    for (o, status, text) in [
+        (
+            FairwayIoGroupOptions {
+                reservation: 300,
+                limit: 200,
+                ..rated
+            },
+            S::FairwayErrInvalidArgument,
+            "reservation must not exceed limit",
+        ),
+        (
+            FairwayIoGroupOptions {
+                reservation: 0,
+                limit: 100,
+                rate_unit: FAIRWAY_IO_RATE_BYTES,
+                ..rated
+            },
+            S::FairwayErrOutOfRange,
+            "limit = 100 is out of range",
+        ),
+        (
+            FairwayIoGroupOptions {
+                rate_unit: 7,
+                ..rated
+            },
+            S::FairwayErrInvalidArgument,
+            "add_group_ex: rate_unit 7",
+        ),
+        (
+            FairwayIoGroupOptions {
+                parent: 12345,
+                ..rated
+            },
+            S::FairwayErrInvalidArgument,
+            "group 12345",
+        ),
+        (
+            FairwayIoGroupOptions { weight: 0, ..rated },
+            S::FairwayErrOutOfRange,
+            "group weight = 0",
+        ),
+    ] {
+        let r = unsafe { fairway_io_add_group_ex(e, &o, &mut c) };
+        refused(e, r, status, text);
+    }
+    let r = unsafe { fairway_io_add_group_ex(e, null(), &mut c) };
+    refused(e, r, S::FairwayErrNullPointer, "options is null");
+    let r = unsafe { fairway_io_add_group_ex(e, &rated, null_mut()) };
+    refused(
+        e,
+        r,
+        S::FairwayErrNullPointer,
+        "add_group_ex: group is null",
+    );
+    unsafe { fairway_io_destroy(e) };
+
+    // A scheduler without groups refuses them with a message.
+    let Some(e) = create("c-look") else { return };
+    let r = unsafe { fairway_io_add_group_ex(e, &rated, &mut g1) };
+    refused(
+        e,
+        r,
+        S::FairwayErrInvalidArgument,
+        "groups need the bfq scheduler",
+    );
+    unsafe { fairway_io_destroy(e) };
+}

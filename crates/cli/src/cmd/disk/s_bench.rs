@@ -61,9 +61,17 @@ pub struct SBenchArgs {
     /// delays them less.
     #[arg(long)]
     realtime: bool,
-    /// fairway's engine: transfers on the device at once, 1..=256.
-    #[arg(long, default_value_t = 1)]
+    /// fairway's engine: transfers on the device at once, 1..=256 (default
+    /// 8, the most BFQ's injection puts beside a request in flight: the
+    /// kernel's schedulers may fill the loop device's queue of 128).
+    #[arg(long, default_value_t = 8)]
     in_flight: u32,
+    /// Reads each sequential reader keeps in the device at once, 1..=64:
+    /// batches of this many 128 KiB reads issued asynchronously, as the
+    /// page cache's read-ahead of S's readers keeps several (1: one
+    /// synchronous read after another).
+    #[arg(long, default_value_t = 1)]
+    reader_depth: u32,
     /// fairway's scheduler in the engine, a catalogue spec (fairway disk
     /// scheds; default bfq:t_max_ms=125,inject=1: T_max as the kernel's
     /// timeout_sync, I/O injection as the kernel does). Example: --spec
@@ -173,6 +181,11 @@ fn config(a: &SBenchArgs) -> Result<SBenchConfig, DiskCmdError> {
             MAX_STARTUP_S,
         )?,
         in_flight: in_range("--in-flight", a.in_flight, (1, 256))?,
+        reader_depth: in_range(
+            "--reader-depth",
+            a.reader_depth,
+            (1, fairway_lab::disk::s_bench::workers::MAX_READER_DEPTH),
+        )?,
         spec: match &a.spec {
             None => S_BENCH_BFQ,
             Some(t) => DiskSchedSpec::parse(t)?,
@@ -249,8 +262,8 @@ fn secs(c: &s_bench::Cell, limit: u64) -> String {
 
 fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
     crate::outln!(
-        "Replayed start-up of `{}` ({} reads, {} processes), {} replay(s) per cell; greedy workers: 128 KiB sequential or 4 KiB random O_DIRECT requests, {} MiB each; fairway: {} through the engine, {} in flight, kernel at none:",
-        r.trace, r.trace_requests, r.trace_threads, r.reps, r.region_mib, r.fairway_spec, r.in_flight
+        "Replayed start-up of `{}` ({} reads, {} processes), {} replay(s) per cell; greedy workers: 128 KiB sequential ({} at a time) or 4 KiB random O_DIRECT requests, {} MiB each; fairway: {} through the engine, {} in flight, kernel at none:",
+        r.trace, r.trace_requests, r.trace_threads, r.reps, r.reader_depth, r.region_mib, r.fairway_spec, r.in_flight
     );
     let mut header = vec!["workload".to_string()];
     for s in &r.schedulers {

@@ -83,6 +83,8 @@ pub struct Plan {
     pub max_startup: Duration,
     /// Seed of the random offsets.
     pub seed: u64,
+    /// Reads each sequential reader keeps in the device at once.
+    pub reader_depth: u32,
 }
 
 /// The running workers; stopped and joined on drop, whatever happened.
@@ -170,6 +172,7 @@ pub fn measure<S: Ports>(
         };
         let h = spawn(
             kind,
+            plan.reader_depth,
             ports.port()?,
             region,
             plan.seed + u64::from(i),

@@ -190,6 +190,9 @@ pub struct SBenchConfig {
     pub max_startup_s: u64,
     /// The engine's transfers in flight, `1..=256`.
     pub in_flight: u32,
+    /// Reads each sequential reader keeps in the device at once,
+    /// `1..=MAX_READER_DEPTH` (1: one synchronous read after another).
+    pub reader_depth: u32,
     /// fairway's scheduler in the engine (default [`S_BENCH_BFQ`]).
     pub spec: DiskSchedSpec,
 }
@@ -233,7 +236,12 @@ impl SBenchConfig {
         )?;
         check("warmup_s", self.warmup_s, WARMUP_S)?;
         check("max_startup_s", self.max_startup_s, MAX_STARTUP_S)?;
-        check("in_flight", u64::from(self.in_flight), (1, 256))
+        check("in_flight", u64::from(self.in_flight), (1, 256))?;
+        check(
+            "reader_depth",
+            u64::from(self.reader_depth),
+            (1, u64::from(workers::MAX_READER_DEPTH)),
+        )
     }
 
     /// The image's size for `trace`, MiB.
@@ -303,6 +311,7 @@ pub fn run(
         pause: config.pause,
         max_startup: Duration::from_secs(config.max_startup_s),
         seed: 0x5eed,
+        reader_depth: config.reader_depth,
     };
     let trace = Arc::new(trace);
     let schedulers = config.schedulers.clone();
@@ -336,6 +345,7 @@ pub fn run(
         reps: config.reps,
         warmup_s: config.warmup_s as f64,
         in_flight: config.in_flight,
+        reader_depth: config.reader_depth,
         realtime: config.realtime,
         fairway_spec: config.spec.to_string(),
         schedulers,

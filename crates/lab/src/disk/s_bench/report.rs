@@ -76,6 +76,8 @@ pub struct SReport {
     pub warmup_s: f64,
     /// fairway's engine: transfers in flight at once.
     pub in_flight: u32,
+    /// Reads each sequential reader keeps in the device at once.
+    pub reader_depth: u32,
     /// Whether the threads ran under `SCHED_RR`.
     pub realtime: bool,
     /// fairway's BFQ spec.

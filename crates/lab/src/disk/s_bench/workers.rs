@@ -3,7 +3,12 @@
 //! synchronous `O_DIRECT` request after another in its own region of the
 //! device until told to stop. (S's are `fio` jobs on files through the
 //! page cache; here the requests are direct, so the scheduler under test
-//! sees every one of them.)
+//! sees every one of them.) A sequential reader may instead keep a batch
+//! of `depth` reads in the device at once ([`MAX_READER_DEPTH`]), as the
+//! page cache's read-ahead of S's readers does: it issues `depth`
+//! consecutive 128 KiB reads asynchronously (native AIO on the kernel's
+//! side, asynchronous engine requests on fairway's) and waits for all of
+//! them before the next batch.
 
 use super::port::{Counters, Op, Port};
 use super::SBenchError;
@@ -16,6 +21,9 @@ use std::thread::JoinHandle;
 pub const SEQ_BYTES: u32 = 128 << 10;
 /// A random reader's request: one 4 KiB page.
 pub const RAND_BYTES: u32 = 4 << 10;
+/// Most reads a sequential reader keeps in the device at once: 64 × 128
+/// KiB = 8 MiB, beyond any read-ahead window Linux opens by default.
+pub const MAX_READER_DEPTH: u32 = 64;
 
 /// What a greedy worker does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -56,9 +64,12 @@ pub struct Region {
     pub len: u64,
 }
 
-/// Starts a worker on `port` until `stop` is set.
+/// Starts a worker on `port` until `stop` is set; a sequential reader
+/// reads `depth` requests at a time (`1..=MAX_READER_DEPTH`, 1:
+/// synchronously, one by one).
 pub fn spawn<P: Port + 'static>(
     kind: WorkerKind,
+    depth: u32,
     mut port: P,
     region: Region,
     seed: u64,
@@ -69,6 +80,17 @@ pub fn spawn<P: Port + 'static>(
         let mut rng = Rng::new(seed);
         let mut off = 0u64;
         while !stop.load(Ordering::Relaxed) {
+            if kind == WorkerKind::SeqReader && depth > 1 {
+                for _ in 0..depth {
+                    port.read_async(region.base + off, SEQ_BYTES)?;
+                    off = (off + u64::from(SEQ_BYTES)) % region.len;
+                }
+                port.drain()?;
+                for _ in 0..depth {
+                    counters.add(u64::from(SEQ_BYTES));
+                }
+                continue;
+            }
             let (op, at, len) = match kind {
                 WorkerKind::SeqReader | WorkerKind::SeqWriter => {
                     let at = off;
