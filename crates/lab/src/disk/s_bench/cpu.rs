@@ -28,7 +28,16 @@ pub fn process_system() -> Duration {
 
 /// The CPU time so far of this process's thread named `name`, if there is
 /// one.
+///
+/// Looks up to three times: a listing of `/proc/self/task` skips a
+/// thread when one listed before it exits meanwhile (the directory is
+/// read by position), which other threads' short lives make likely.
 pub fn thread_named(name: &str) -> Option<Duration> {
+    (0..3).find_map(|_| scan_for(name))
+}
+
+/// One listing of `/proc/self/task` for the thread named `name`.
+fn scan_for(name: &str) -> Option<Duration> {
     for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
         let dir = task.path();
         let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
