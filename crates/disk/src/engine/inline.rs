@@ -1,0 +1,174 @@
+//! Inline submission ([`super::Submission::Inline`]): the thread that
+//! submits a request runs the scheduler itself, under the core's lock, and
+//! hands what it dispatched to the ring itself; completions are reaped by
+//! whichever thread holds the core next — a submitter, or the engine
+//! thread. A request thus costs no hand-off to another thread on its way
+//! in, and none on its way out when the device completes it within the
+//! submission (a cached read, `/dev/zero`) or while another submitter is
+//! inside.
+//!
+//! The engine thread remains for what no submitter may be there to do:
+//! BFQ's idling deadline (T_wait passes with nobody submitting), the
+//! completion of a transfer still in flight when the submitters have left,
+//! the commands other than submission (clients, groups, shutdown, sent as
+//! in the device-thread mode), and its callbacks. It sleeps on the
+//! doorbell, and on the ring as well while transfers are in flight; a
+//! submitter wakes it only when it leaves a transfer in flight that the
+//! engine thread is not watching, or an idling deadline earlier than the
+//! one it sleeps until ([`Sleeper`], read and written under the core's
+//! lock, so no wake-up is lost). While requests complete inline and no new
+//! deadline comes earlier, it is not woken at all.
+//!
+//! A submitter does at most [`PASSES`] rounds of reaping and dispatching,
+//! so a thread that submits is never kept serving the others for long;
+//! what remains is the engine thread's.
+
+use super::deliver::{Deliverer, Finished};
+use super::device::{lock, Core};
+use super::error::SubmitError;
+use super::request::RequestId;
+use super::ring::Doorbell;
+use super::shared::{Cmd, Pending, State};
+use crate::request::Nanos;
+use std::cell::Cell;
+use std::os::fd::RawFd;
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Rounds of reaping, dispatching and submitting a submitter does at most.
+pub(crate) const PASSES: usize = 4;
+
+/// What the engine thread sleeps for (under the core's lock).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Sleeper {
+    /// It sleeps, or is about to: a wake-up it needs must be written.
+    pub(crate) asleep: bool,
+    /// It watches the ring too (transfers were in flight).
+    pub(crate) ring: bool,
+    /// Until the scheduler's idling deadline (`None`: no deadline).
+    pub(crate) until: Option<Nanos>,
+}
+
+impl Sleeper {
+    /// Whether a core left with `in_flight` transfers and idling deadline
+    /// `wake` needs the engine thread woken.
+    fn needs_waking(&self, in_flight: usize, wake: Option<Nanos>) -> bool {
+        let earlier = match (wake, self.until) {
+            (Some(w), Some(u)) => w < u,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        self.asleep && ((in_flight > 0 && !self.ring) || earlier)
+    }
+}
+
+thread_local! {
+    /// A delivery buffer per thread, so a pass allocates nothing.
+    static DONE: Cell<Vec<Finished>> = const { Cell::new(Vec::new()) };
+}
+
+/// The engine's inline side, shared by the engine and its thread.
+#[derive(Clone)]
+pub(crate) struct Inline {
+    pub(crate) core: Arc<Mutex<Core>>,
+    pub(crate) deliverer: Arc<Deliverer>,
+    pub(crate) bell: Arc<Doorbell>,
+    pub(crate) ring_fd: RawFd,
+    pub(crate) epoch: Instant,
+}
+
+impl Inline {
+    /// Admits a request (`admit`, under the registry's lock, which the core's
+    /// lock is taken before, so the core accepts requests in the order of
+    /// their ids) and runs the scheduler for it on this thread.
+    pub(crate) fn submit(
+        &self,
+        admit: impl FnOnce(&mut State) -> Result<Pending, SubmitError>,
+    ) -> Result<RequestId, SubmitError> {
+        let mut core = lock(&self.core);
+        let p = {
+            let shared = core.shared.clone();
+            let mut st = shared.lock();
+            admit(&mut st)?
+        };
+        let id = RequestId(p.id);
+        core.accept(p);
+        // A failed submission leaves the transfers pushed: in flight for
+        // the engine thread, which is woken for them and stops the engine
+        // if the ring keeps failing.
+        let _ = pass(&mut core);
+        let sleeper = core.sleeper;
+        if sleeper.needs_waking(core.in_flight(), core.wake) {
+            core.sleeper.asleep = false;
+            self.bell.wake();
+        }
+        self.deliver(core);
+        Ok(id)
+    }
+
+    /// Lets the core go, then delivers what it collected.
+    fn deliver(&self, mut core: MutexGuard<'_, Core>) -> Vec<Sender<()>> {
+        let mut done = DONE.with(Cell::take);
+        std::mem::swap(&mut done, &mut core.done);
+        let replies = std::mem::take(&mut core.after_delivery);
+        drop(core);
+        self.deliverer.deliver_all(&mut done);
+        DONE.with(|d| d.set(done));
+        replies
+    }
+
+    /// The engine thread's loop, until shutdown (or a failed ring); then
+    /// every request is answered.
+    pub(crate) fn run(self, rx: Receiver<Cmd>) {
+        let mut cmds: Vec<Cmd> = Vec::new();
+        loop {
+            let mut core = lock(&self.core);
+            cmds.extend(rx.try_iter());
+            if core.commands(&mut cmds) || pass(&mut core).is_err() {
+                core.stop(&rx, cmds);
+                for reply in self.deliver(core) {
+                    let _ = reply.send(());
+                }
+                self.deliverer.shutdown_notify();
+                return;
+            }
+            let sleeper = Sleeper {
+                asleep: true,
+                ring: core.in_flight() > 0,
+                until: core.wake,
+            };
+            core.sleeper = sleeper;
+            for reply in self.deliver(core) {
+                let _ = reply.send(());
+            }
+            let now = self.epoch.elapsed().as_nanos() as Nanos;
+            let wait = sleeper
+                .until
+                .map(|u| Duration::from_nanos(u.saturating_sub(now).max(1)));
+            let ring = sleeper.ring.then_some(self.ring_fd);
+            self.bell.sleep(ring, wait, || match rx.try_recv() {
+                Ok(c) => {
+                    cmds.push(c);
+                    true
+                }
+                Err(_) => false,
+            });
+        }
+    }
+}
+
+/// Up to [`PASSES`] rounds: reap, dispatch, submit. The submission's error
+/// (the transfers stay pushed).
+fn pass(core: &mut Core) -> std::io::Result<()> {
+    for _ in 0..PASSES {
+        core.reap();
+        if core.dispatch() == 0 {
+            return Ok(());
+        }
+        core.ring.submit()?;
+    }
+    // What the last round started is the engine thread's to reap: it
+    // watches the ring while transfers are in flight.
+    Ok(())
+}
