@@ -14,7 +14,7 @@
 use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::engine::{
     AlignedBuf, ClientId, ClientOptions, Completion, Engine, EngineConfig, EngineError, GroupId,
-    IoClass, IoError, IoRequest, SubmitErrorKind, Submission, TargetId, TargetOptions,
+    IoClass, IoError, IoRequest, Submission, SubmitErrorKind, TargetId, TargetOptions,
 };
 use fairway_disk::Direction;
 use std::collections::HashMap;
@@ -697,11 +697,15 @@ fn failed_transfers_complete_with_their_error_with(submission: Submission) {
 #[test]
 fn removing_a_client_cancels_its_queued_requests_and_completes_the_one_in_flight() {
     for submission in SUBMISSIONS {
-        removing_a_client_cancels_its_queued_requests_and_completes_the_one_in_flight_with(submission);
+        removing_a_client_cancels_its_queued_requests_and_completes_the_one_in_flight_with(
+            submission,
+        );
     }
 }
 
-fn removing_a_client_cancels_its_queued_requests_and_completes_the_one_in_flight_with(submission: Submission) {
+fn removing_a_client_cancels_its_queued_requests_and_completes_the_one_in_flight_with(
+    submission: Submission,
+) {
     let Some((fifo, f)) = Fifo::new("remove") else {
         return;
     };
@@ -907,7 +911,9 @@ fn greedy_share(
         }
     }
     let share = bytes[0] as f64 / (bytes[0] + bytes[1]) as f64;
-    eprintln!("{scheduler}, {submission:?}: bytes {bytes:?}, share of the weight-2 reader {share:.3}");
+    eprintln!(
+        "{scheduler}, {submission:?}: bytes {bytes:?}, share of the weight-2 reader {share:.3}"
+    );
     Some(share)
 }
 
