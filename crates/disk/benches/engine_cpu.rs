@@ -107,13 +107,18 @@ impl Totals {
     }
 }
 
-/// The same reads without the engine: each thread on its own ring.
+/// The same reads without the engine: each thread on its own ring; with
+/// `one_at_a_time`, a read in flight at a time over all threads (as the
+/// engine's `max_in_flight` of 1 allows), the threads taking turns on a
+/// mutex.
 fn plain(
     path: &Path,
     direct: bool,
     clients: usize,
+    one_at_a_time: bool,
     secs: f64,
 ) -> Result<Totals, Box<dyn std::error::Error>> {
+    let turn = Arc::new(Mutex::new(()));
     let mut open = std::fs::OpenOptions::new();
     open.read(true);
     if direct {
@@ -124,7 +129,7 @@ fn plain(
     let (cpu0, t0) = (process_cpu(), Instant::now());
     let threads: Vec<_> = (0..clients)
         .map(|k| {
-            let (file, stop) = (file.clone(), stop.clone());
+            let (file, stop, turn) = (file.clone(), stop.clone(), turn.clone());
             std::thread::spawn(move || -> std::io::Result<u64> {
                 use std::os::fd::AsRawFd;
                 let mut ring = io_uring::IoUring::new(2)?;
@@ -134,6 +139,8 @@ fn plain(
                 let base = k as u64 * REGION;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     let offset = base + (n * u64::from(READ)) % REGION;
+                    let _turn =
+                        one_at_a_time.then(|| turn.lock().unwrap_or_else(|e| e.into_inner()));
                     let e = io_uring::opcode::Read::new(fd, buf.as_mut_ptr(), READ)
                         .offset(offset)
                         .build();
@@ -246,8 +253,10 @@ fn device(
     rows: &mut Vec<String>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     for clients in [1, 8] {
-        let base = plain(path, options.direct, clients, secs)?;
-        base.print(path, "plain", clients);
+        let free = plain(path, options.direct, clients, false, secs)?;
+        free.print(path, "plain", clients);
+        let base = plain(path, options.direct, clients, true, secs)?;
+        base.print(path, "plain, 1 in flight", clients);
         let mut added = Vec::new();
         for (how, submission) in [
             ("device-thread", Submission::DeviceThread),
@@ -258,8 +267,9 @@ fn device(
             added.push(t.per(t.process) - base.per(base.process));
         }
         rows.push(format!(
-            "| {} | {clients} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            "| {} | {clients} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             path.display(),
+            free.per(free.process),
             base.per(base.process),
             added[0],
             added[1],
@@ -349,12 +359,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _ = std::fs::remove_file(&path);
     result?;
     println!(
-        "\nCPU the engine adds per request (process CPU per request minus plain io_uring's), us:"
+        "\nCPU the engine adds per request (its process CPU per request minus plain io_uring's with 1 in flight), us:"
     );
     println!(
-        "| device | clients | plain | device-thread adds | inline adds | inline / device-thread |"
+        "| device | clients | plain | plain, 1 in flight | device-thread adds | inline adds | inline / device-thread |"
     );
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         println!("{r}");
     }

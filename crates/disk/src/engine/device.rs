@@ -88,6 +88,9 @@ pub(crate) struct Core {
     pub(crate) after_delivery: Vec<Sender<()>>,
     /// The scheduler's idling deadline, from the last dispatch.
     pub(crate) wake: Option<Nanos>,
+    /// The last transfers started outlived the pass that submitted them
+    /// (inline submission: the engine thread then watches the ring).
+    pub(crate) outlived: bool,
     /// What the engine thread sleeps for (inline submission).
     pub(crate) sleeper: super::inline::Sleeper,
 }
@@ -113,6 +116,7 @@ impl Core {
             done: Vec::new(),
             after_delivery: Vec::new(),
             wake: None,
+            outlived: false,
             sleeper: Default::default(),
         }
     }

@@ -14,7 +14,10 @@
 //! in the device-thread mode), and its callbacks. It sleeps on the
 //! doorbell, and on the ring as well while transfers are in flight; a
 //! submitter wakes it only when it leaves a transfer in flight that the
-//! engine thread is not watching, or an idling deadline earlier than the
+//! engine thread is not watching (it keeps watching the ring while idle
+//! when the last transfers outlived their submission, as on a real device,
+//! and stops when they complete within it, as on `/dev/zero`, where
+//! watching would wake it for every completion), or an idling deadline earlier than the
 //! one it sleeps until ([`Sleeper`], read and written under the core's
 //! lock, so no wake-up is lost). While requests complete inline and no new
 //! deadline comes earlier, it is not woken at all.
@@ -135,7 +138,10 @@ impl Inline {
             }
             let sleeper = Sleeper {
                 asleep: true,
-                ring: core.in_flight() > 0,
+                // Also while idle if transfers outlive their submission
+                // (a real device): the next one's submitter then need not
+                // wake this thread to watch it.
+                ring: core.in_flight() > 0 || core.outlived,
                 until: core.wake,
             };
             core.sleeper = sleeper;
@@ -159,16 +165,23 @@ impl Inline {
 }
 
 /// Up to [`PASSES`] rounds: reap, dispatch, submit. The submission's error
-/// (the transfers stay pushed).
+/// (the transfers stay pushed). When it started transfers, notes whether
+/// they outlived it ([`Core::outlived`]).
 fn pass(core: &mut Core) -> std::io::Result<()> {
+    let mut started = 0;
     for _ in 0..PASSES {
         core.reap();
-        if core.dispatch() == 0 {
-            return Ok(());
+        let n = core.dispatch();
+        if n == 0 {
+            break;
         }
+        started += n;
         core.ring.submit()?;
     }
     // What the last round started is the engine thread's to reap: it
     // watches the ring while transfers are in flight.
+    if started > 0 {
+        core.outlived = core.in_flight() > 0;
+    }
     Ok(())
 }
