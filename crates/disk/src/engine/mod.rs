@@ -24,9 +24,10 @@
 //!
 //! # Threading model
 //!
-//! Each [`Engine`] runs one device thread that owns the scheduler and the
-//! ring; application threads call the engine (`&self`, so an `Arc<Engine>`
-//! is shared among them) and the calls reach the device thread through a
+//! Each [`Engine`] runs one device thread. By default
+//! ([`Submission::DeviceThread`]) it owns the scheduler and the ring;
+//! application threads call the engine (`&self`, so an `Arc<Engine>` is
+//! shared among them) and the calls reach the device thread through a
 //! channel. A caller-driven loop (`run_once`) was rejected because BFQ's
 //! decisions depend on time: device idling waits T_wait for a synchronous
 //! client's next request and gives up at that deadline, T_max ends a slow
@@ -38,6 +39,14 @@
 //! a command sent while it sleeps on the ring rings the ring's doorbell (an
 //! eventfd the ring polls), so it wakes only for work, never to poll. It
 //! costs one thread per device.
+//!
+//! With [`Submission::Inline`] the submitting thread runs the scheduler
+//! and issues what it dispatches itself, under a short lock, and whichever
+//! thread is in the engine reaps and delivers completions: no thread
+//! hand-off on the way in, none on the way out when a transfer completes
+//! while a submitter is inside. The device thread stays for what needs a
+//! thread when no submitter is there: the idling deadline, transfers left
+//! in flight, and the other commands (see `inline.rs`).
 //!
 //! # Requests and completions
 //!
@@ -116,12 +125,14 @@ impl Engine {
     }
 
     /// As [`Engine::new`], but every completion not awaited through a
-    /// future is passed to `callback`, on the device thread: it must be
-    /// short (the device issues nothing while it runs), may call
-    /// [`Engine::submit`], and must not call the engine's blocking methods
-    /// ([`Engine::add_client`], [`Engine::remove_client`],
-    /// [`Engine::wait`], [`Engine::shutdown`]), which wait for the device
-    /// thread.
+    /// future is passed to `callback`, on the device thread (with
+    /// [`Submission::Inline`]: on whichever thread delivers it, possibly
+    /// inside a [`Engine::submit`] call, one thread at a time, in delivery
+    /// order): it must be short (the thread running it issues nothing
+    /// meanwhile), may call [`Engine::submit`], and must not call the
+    /// engine's blocking methods ([`Engine::add_client`],
+    /// [`Engine::remove_client`], [`Engine::wait`], [`Engine::shutdown`]),
+    /// which wait for the device thread.
     pub fn with_callback(
         config: EngineConfig,
         callback: impl FnMut(Completion) + Send + 'static,
