@@ -1147,3 +1147,34 @@ fn a_callback_may_submit_from_inside_itself() {
         assert_eq!((s.submitted, s.completed), (200, 200), "{submission:?}");
     }
 }
+
+/// With inline submission a request that completes inside its own
+/// `submit` (a read of `/dev/zero`) leaves BFQ idling for its client with
+/// nobody inside the engine: the engine thread must wake at the idling
+/// deadline and serve the other client's request that waits meanwhile.
+#[test]
+fn the_idling_deadline_is_kept_when_nobody_submits() {
+    let spec = DiskSchedSpec::parse("bfq:low_latency=0,inject=0,t_wait_ms=20").unwrap();
+    for submission in SUBMISSIONS {
+        let Some(engine) = engine(EngineConfig {
+            scheduler: spec,
+            submission,
+            ..EngineConfig::default()
+        }) else {
+            return;
+        };
+        let zero = engine.open("/dev/zero", TargetOptions::buffered()).unwrap();
+        let (a, b) = (client(&engine, 1), client(&engine, 1));
+        engine.submit(read(a, zero, 0, BLOCK)).unwrap();
+        let mut out = Vec::new();
+        assert_eq!(engine.wait(&mut out, Some(Duration::from_secs(10))), 1);
+        // BFQ idles for `a` (20 ms): `b` waits, then is served.
+        let t = Instant::now();
+        engine.submit(read(b, zero, 0, BLOCK)).unwrap();
+        out.clear();
+        let n = engine.wait(&mut out, Some(Duration::from_secs(10)));
+        assert_eq!(n, 1, "{submission:?}: the waiting request was never served");
+        out[0].result.as_ref().unwrap();
+        eprintln!("{submission:?}: served after {:?}", t.elapsed());
+    }
+}
