@@ -2,16 +2,17 @@
 //! outstanding count, then the completion to the queue, the callback or
 //! the request's future.
 //!
-//! The scheduler's side ([`super::device::Core`]) only collects what
-//! finished; its holder delivers after letting the core go, so a callback
-//! or a woken waiter that submits again never finds the core locked by its
-//! own thread. With inline submission several threads deliver, while the
-//! callback is one `FnMut`: completions bound for it join a queue, and
-//! whichever thread finds the callback free runs it on the queue until the
-//! queue is empty (a thread that finds it taken leaves its completions to
-//! the one running it), so the callback runs on one thread at a time, in
-//! delivery order, and a callback that submits (and so delivers) from
-//! inside itself only queues.
+//! The scheduler's side ([`super::device::Core`]) collects what finished;
+//! its holder posts that to the outbox before letting the core go (so the
+//! outbox holds completions in the order the core finished them), and
+//! delivers after letting it go, so a callback or a woken waiter that
+//! submits again never finds the core locked by its own thread. With
+//! inline submission several threads post; one at a time delivers: a
+//! thread that finds another delivering leaves its completions to it. So
+//! completions are delivered — and the callback, one `FnMut`, runs — on
+//! one thread at a time, in the order they finished (with one transfer in
+//! flight, the order they were dispatched), and a callback that submits
+//! (and so posts) from inside itself only adds to the outbox.
 
 use super::client::ClientStats;
 use super::error::IoError;
@@ -19,58 +20,103 @@ use super::request::{Completion, RequestId};
 use super::shared::{Pending, Route, Shared};
 use super::Callback;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-/// The callback and the completions waiting for it.
-struct Callbacks {
-    queue: VecDeque<Completion>,
-    /// `None` while a thread runs it (or when there is none).
-    callback: Option<Callback>,
+/// A finished request and its outcome.
+pub(crate) type Finished = (Pending, Result<(), IoError>);
+
+/// What waits in the outbox.
+pub(crate) enum Out {
+    Finished(Finished),
+    /// An answer sent once what was posted before it is delivered (a
+    /// removal returns after its cancelled requests are delivered).
+    Reply(Sender<()>),
+}
+
+struct Outbox {
+    queue: VecDeque<Out>,
+    /// A thread is delivering.
+    busy: bool,
 }
 
 /// Delivers finished requests (see the module doc).
 pub(crate) struct Deliverer {
     shared: Arc<Shared>,
-    /// Whether the engine has a callback (fixed at its start).
-    has_callback: bool,
-    callbacks: Mutex<Callbacks>,
+    outbox: Mutex<Outbox>,
+    /// Used only by the thread delivering.
+    callback: Mutex<Option<Callback>>,
 }
-
-/// A finished request and its outcome.
-pub(crate) type Finished = (Pending, Result<(), IoError>);
 
 impl Deliverer {
     pub(crate) fn new(shared: Arc<Shared>, callback: Option<Callback>) -> Self {
         Self {
             shared,
-            has_callback: callback.is_some(),
-            callbacks: Mutex::new(Callbacks {
+            outbox: Mutex::new(Outbox {
                 queue: VecDeque::new(),
-                callback,
+                busy: false,
             }),
+            callback: Mutex::new(callback),
         }
     }
 
-    /// Delivers everything in `done` (emptied, its memory kept), in order.
-    pub(crate) fn deliver_all(&self, done: &mut Vec<Finished>) {
-        if done.is_empty() {
+    fn outbox(&self) -> MutexGuard<'_, Outbox> {
+        self.outbox.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Posts `done` (emptied, its memory kept), then `replies`; call with
+    /// the core held, so posts keep the core's order.
+    pub(crate) fn post(&self, done: &mut Vec<Finished>, replies: &mut Vec<Sender<()>>) {
+        if done.is_empty() && replies.is_empty() {
             return;
         }
-        let mut queued = false;
-        for (p, result) in done.drain(..) {
-            queued |= self.deliver(p, result);
-        }
-        if queued {
-            if self.has_callback {
-                self.run_callbacks();
-            } else {
+        let mut ob = self.outbox();
+        ob.queue.extend(done.drain(..).map(Out::Finished));
+        ob.queue.extend(replies.drain(..).map(Out::Reply));
+    }
+
+    /// Delivers what was posted, unless another thread is delivering (it
+    /// then delivers this too). Call without the core held.
+    pub(crate) fn flush(&self) {
+        let mut batch = {
+            let mut ob = self.outbox();
+            if ob.busy || ob.queue.is_empty() {
+                return;
+            }
+            ob.busy = true;
+            std::mem::take(&mut ob.queue)
+        };
+        loop {
+            let mut queued = false;
+            for out in batch.drain(..) {
+                match out {
+                    Out::Finished((p, result)) => queued |= self.deliver(p, result),
+                    Out::Reply(reply) => {
+                        let _ = reply.send(());
+                    }
+                }
+            }
+            if queued {
                 self.shared.cv.notify_all();
             }
+            let mut ob = self.outbox();
+            if ob.queue.is_empty() {
+                // Keep the batch's memory for the next posts.
+                ob.queue = batch;
+                ob.busy = false;
+                return;
+            }
+            std::mem::swap(&mut ob.queue, &mut batch);
         }
+    }
+
+    /// Wakes every thread waiting for the queue (the engine stopped).
+    pub(crate) fn shutdown_notify(&self) {
+        self.shared.cv.notify_all();
     }
 
     /// Counts `p` finished and routes its completion; whether it went to
-    /// the queue or the callback's queue.
+    /// the queue (waiters to wake).
     fn deliver(&self, p: Pending, result: Result<(), IoError>) -> bool {
         let latency = p.submitted.elapsed();
         let Pending { id, req, route, .. } = p;
@@ -102,47 +148,18 @@ impl Deliverer {
             }
             Route::Queue => {
                 st.queue_pending -= 1;
-                if self.has_callback {
-                    drop(st);
-                    self.lock().queue.push_back(c);
-                } else {
-                    st.queue.push_back(c);
+                let mut cb = self.callback.lock().unwrap_or_else(|e| e.into_inner());
+                match cb.as_mut() {
+                    Some(f) => {
+                        drop(st);
+                        f(c);
+                        false
+                    }
+                    None => {
+                        st.queue.push_back(c);
+                        true
+                    }
                 }
-                true
-            }
-        }
-    }
-
-    /// Wakes every thread waiting for the queue (the engine stopped).
-    pub(crate) fn shutdown_notify(&self) {
-        self.shared.cv.notify_all();
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Callbacks> {
-        self.callbacks.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Runs the callback on the queued completions, unless another thread
-    /// is running it (that one takes them).
-    fn run_callbacks(&self) {
-        let mut held: Option<Callback> = None;
-        loop {
-            let c = {
-                let mut s = self.lock();
-                // Put back and look at the queue in one critical section: a
-                // completion queued meanwhile was left to this thread.
-                if let Some(f) = held.take() {
-                    s.callback = Some(f);
-                }
-                if s.queue.is_empty() {
-                    return;
-                }
-                let Some(f) = s.callback.take() else { return };
-                held = Some(f);
-                s.queue.pop_front()
-            };
-            if let (Some(c), Some(f)) = (c, held.as_mut()) {
-                f(c);
             }
         }
     }

@@ -350,15 +350,22 @@ pub(crate) fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
     core.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Delivers what the core collected (see [`super::deliver`]), then sends
-/// the answers that waited for it.
-pub(crate) fn deliver(core: &mut Core, deliverer: &Deliverer) {
+/// Posts what the core collected (and the answers waiting for it) to the
+/// outbox, in the core's order ([`super::deliver`]); the caller flushes
+/// it once it has let the core go.
+pub(crate) fn post(core: &mut Core, deliverer: &Deliverer) {
     let mut done = std::mem::take(&mut core.done);
-    deliverer.deliver_all(&mut done);
+    let mut replies = std::mem::take(&mut core.after_delivery);
+    deliverer.post(&mut done, &mut replies);
     core.done = done;
-    for reply in core.after_delivery.drain(..) {
-        let _ = reply.send(());
-    }
+    core.after_delivery = replies;
+}
+
+/// Posts and delivers at once: for the device thread, the core's only
+/// holder.
+fn deliver(core: &mut Core, deliverer: &Deliverer) {
+    post(core, deliverer);
+    deliverer.flush();
 }
 
 /// The device thread of [`super::Submission::DeviceThread`]: the only

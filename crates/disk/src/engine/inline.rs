@@ -26,16 +26,15 @@
 //! so a thread that submits is never kept serving the others for long;
 //! what remains is the engine thread's.
 
-use super::deliver::{Deliverer, Finished};
-use super::device::{lock, Core};
+use super::deliver::Deliverer;
+use super::device::{lock, post, Core};
 use super::error::SubmitError;
 use super::request::RequestId;
 use super::ring::Doorbell;
 use super::shared::{Cmd, Pending, State};
 use crate::request::Nanos;
-use std::cell::Cell;
 use std::os::fd::RawFd;
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -64,11 +63,6 @@ impl Sleeper {
         };
         self.asleep && ((in_flight > 0 && !self.ring) || earlier)
     }
-}
-
-thread_local! {
-    /// A delivery buffer per thread, so a pass allocates nothing.
-    static DONE: Cell<Vec<Finished>> = const { Cell::new(Vec::new()) };
 }
 
 /// The engine's inline side, shared by the engine and its thread.
@@ -110,15 +104,11 @@ impl Inline {
         Ok(id)
     }
 
-    /// Lets the core go, then delivers what it collected.
-    fn deliver(&self, mut core: MutexGuard<'_, Core>) -> Vec<Sender<()>> {
-        let mut done = DONE.with(Cell::take);
-        std::mem::swap(&mut done, &mut core.done);
-        let replies = std::mem::take(&mut core.after_delivery);
+    /// Posts what the core collected, lets the core go, then delivers.
+    fn deliver(&self, mut core: MutexGuard<'_, Core>) {
+        post(&mut core, &self.deliverer);
         drop(core);
-        self.deliverer.deliver_all(&mut done);
-        DONE.with(|d| d.set(done));
-        replies
+        self.deliverer.flush();
     }
 
     /// The engine thread's loop, until shutdown (or a failed ring); then
@@ -130,9 +120,7 @@ impl Inline {
             cmds.extend(rx.try_iter());
             if core.commands(&mut cmds) || pass(&mut core).is_err() {
                 core.stop(&rx, cmds);
-                for reply in self.deliver(core) {
-                    let _ = reply.send(());
-                }
+                self.deliver(core);
                 self.deliverer.shutdown_notify();
                 return;
             }
@@ -145,9 +133,7 @@ impl Inline {
                 until: core.wake,
             };
             core.sleeper = sleeper;
-            for reply in self.deliver(core) {
-                let _ = reply.send(());
-            }
+            self.deliver(core);
             let now = self.epoch.elapsed().as_nanos() as Nanos;
             let wait = sleeper
                 .until

@@ -127,8 +127,8 @@ impl Engine {
     /// As [`Engine::new`], but every completion not awaited through a
     /// future is passed to `callback`, on the device thread (with
     /// [`Submission::Inline`]: on whichever thread delivers it, possibly
-    /// inside a [`Engine::submit`] call, one thread at a time, in delivery
-    /// order): it must be short (the thread running it issues nothing
+    /// inside a [`Engine::submit`] call, one thread at a time, in the order
+    /// the requests finished): it must be short (the thread running it issues nothing
     /// meanwhile), may call [`Engine::submit`], and must not call the
     /// engine's blocking methods ([`Engine::add_client`],
     /// [`Engine::remove_client`], [`Engine::wait`], [`Engine::shutdown`]),
