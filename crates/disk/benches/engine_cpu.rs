@@ -168,7 +168,7 @@ fn plain(
     Ok(Totals {
         requests,
         wall: t0.elapsed(),
-        process: process_cpu() - cpu0,
+        process: process_cpu().saturating_sub(cpu0),
         engine_thread: Duration::ZERO,
     })
 }
@@ -232,8 +232,11 @@ fn run(
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let n: u64 = threads.into_iter().map(|t| t.join().unwrap_or(0)).sum();
     let (cpu, dev, wall) = (
-        process_cpu() - cpu0,
-        engine_thread_cpu() - dev0,
+        process_cpu().saturating_sub(cpu0),
+        engine_thread_cpu().checked_sub(dev0).unwrap_or_else(|| {
+            println!("(the engine thread's clock went backwards: its figure below is not valid)");
+            Duration::ZERO
+        }),
         t0.elapsed(),
     );
     drop(engine);
@@ -312,7 +315,7 @@ fn scheduler_alone(secs: f64) -> Result<(), Box<dyn std::error::Error>> {
             n += 1;
         }
     }
-    let cpu = process_cpu() - cpu0;
+    let cpu = process_cpu().saturating_sub(cpu0);
     println!(
         "BFQ alone, 8 applications: {n} requests; {:.3} us/request",
         cpu.as_nanos() as f64 / 1000.0 / n as f64
