@@ -83,7 +83,7 @@ impl Doorbell {
     /// Sleeps until the doorbell rings, `also` (a ring's descriptor: a
     /// completion posted) is readable or `wait` passes (forever: `None`) —
     /// unless `commands_waiting`, asked once the doorbell is set to ring,
-    /// says a command came meanwhile. Clears the doorbell on waking.
+    /// says a command came meanwhile. Clears the doorbell if it rang.
     pub(crate) fn sleep(
         &self,
         also: Option<RawFd>,
@@ -114,6 +114,13 @@ impl Doorbell {
             // ignored by ppoll. EINTR and errors end the sleep early, which
             // the caller's loop tolerates (it re-checks everything).
             unsafe { libc::ppoll(fds.as_mut_ptr(), 2, tsp, std::ptr::null()) };
+            self.sleeping.store(false, Ordering::SeqCst);
+            // Only a rung doorbell needs clearing (a completion alone does
+            // not cost the system call).
+            if fds[0].revents != 0 {
+                self.clear();
+            }
+            return;
         }
         self.sleeping.store(false, Ordering::SeqCst);
         self.clear();
