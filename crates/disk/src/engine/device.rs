@@ -88,9 +88,10 @@ pub(crate) struct Core {
     pub(crate) after_delivery: Vec<Sender<()>>,
     /// The scheduler's idling deadline, from the last dispatch.
     pub(crate) wake: Option<Nanos>,
-    /// The last transfers started outlived the pass that submitted them
-    /// (inline submission: the engine thread then watches the ring).
-    pub(crate) outlived: bool,
+    /// Passes in a row (inline submission) whose transfers all completed
+    /// within them; the idle engine thread watches the ring below
+    /// [`super::inline::WITHIN`].
+    pub(crate) within: u32,
     /// What the engine thread sleeps for (inline submission).
     pub(crate) sleeper: super::inline::Sleeper,
 }
@@ -116,7 +117,7 @@ impl Core {
             done: Vec::new(),
             after_delivery: Vec::new(),
             wake: None,
-            outlived: false,
+            within: 0,
             sleeper: Default::default(),
         }
     }

@@ -14,13 +14,15 @@
 //! in the device-thread mode), and its callbacks. It sleeps on the
 //! doorbell, and on the ring as well while transfers are in flight; a
 //! submitter wakes it only when it leaves a transfer in flight that the
-//! engine thread is not watching (it keeps watching the ring while idle
-//! when the last transfers outlived their submission, as on a real device,
-//! and stops when they complete within it, as on `/dev/zero`, where
-//! watching would wake it for every completion), or an idling deadline earlier than the
+//! engine thread is not watching, or an idling deadline earlier than the
 //! one it sleeps until ([`Sleeper`], read and written under the core's
 //! lock, so no wake-up is lost). While requests complete inline and no new
 //! deadline comes earlier, it is not woken at all.
+//!
+//! While idle it keeps watching the ring too, so that the next transfer's
+//! submitter need not wake it to watch, unless the last [`WITHIN`] passes'
+//! transfers all completed within their submission (`/dev/zero`, cached
+//! reads), where watching would wake it for every completion.
 //!
 //! A submitter does at most [`PASSES`] rounds of reaping and dispatching,
 //! so a thread that submits is never kept serving the others for long;
@@ -40,6 +42,13 @@ use std::time::{Duration, Instant};
 
 /// Rounds of reaping, dispatching and submitting a submitter does at most.
 pub(crate) const PASSES: usize = 4;
+
+/// Passes in a row whose transfers all completed within them after which
+/// the idle engine thread stops watching the ring. One such pass is not
+/// enough: a fast device completes some transfers within their submission
+/// and not others, and each of those would then need the thread woken to
+/// watch it.
+pub(crate) const WITHIN: u32 = 64;
 
 /// What the engine thread sleeps for (under the core's lock).
 #[derive(Clone, Copy, Debug, Default)]
@@ -129,7 +138,7 @@ impl Inline {
                 // Also while idle if transfers outlive their submission
                 // (a real device): the next one's submitter then need not
                 // wake this thread to watch it.
-                ring: core.in_flight() > 0 || core.outlived,
+                ring: core.in_flight() > 0 || core.within < WITHIN,
                 until: core.wake,
             };
             core.sleeper = sleeper;
@@ -151,8 +160,8 @@ impl Inline {
 }
 
 /// Up to [`PASSES`] rounds: reap, dispatch, submit. The submission's error
-/// (the transfers stay pushed). When it started transfers, notes whether
-/// they outlived it ([`Core::outlived`]).
+/// (the transfers stay pushed). When it started transfers, counts whether
+/// they all completed within it ([`Core::within`]).
 fn pass(core: &mut Core) -> std::io::Result<()> {
     let mut started = 0;
     for _ in 0..PASSES {
@@ -167,7 +176,11 @@ fn pass(core: &mut Core) -> std::io::Result<()> {
     // What the last round started is the engine thread's to reap: it
     // watches the ring while transfers are in flight.
     if started > 0 {
-        core.outlived = core.in_flight() > 0;
+        core.within = if core.in_flight() > 0 {
+            0
+        } else {
+            core.within.saturating_add(1)
+        };
     }
     Ok(())
 }
