@@ -2,12 +2,14 @@
 //! and 1 read a temporary file through one engine, each keeping four reads
 //! outstanding, for one second; then each client's statistics are printed.
 //!
-//! `cargo run -p fairway-disk --example embed` (no root needed). The file
+//! `cargo run -p fairway-disk --example embed [-- --inline]` (no root
+//! needed; `--inline`: the submitting thread runs the scheduler, see
+//! `Submission::Inline`). The file
 //! goes to /var/tmp (tmpfs refuses O_DIRECT); where O_DIRECT is refused
 //! anyway the file is read buffered, and the output says so.
 
 use fairway_disk::engine::{
-    AlignedBuf, ClientId, ClientOptions, Engine, EngineConfig, EngineError, IoRequest,
+    AlignedBuf, ClientId, ClientOptions, Engine, EngineConfig, EngineError, IoRequest, Submission,
     TargetOptions,
 };
 use std::io::Write;
@@ -18,6 +20,13 @@ const READ: u32 = 64 << 10;
 const DEPTH: usize = 4;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut submission = Submission::DeviceThread;
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--inline" => submission = Submission::Inline,
+            _ => return Err(format!("unknown argument {arg:?} (allowed: --inline)").into()),
+        }
+    }
     let dir = std::path::Path::new("/var/tmp");
     let dir = if dir.is_dir() {
         dir.to_path_buf()
@@ -25,12 +34,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::env::temp_dir()
     };
     let path = dir.join(format!("fairway-embed-{}.bin", std::process::id()));
-    let result = run(&path);
+    let result = run(&path, submission);
     let _ = std::fs::remove_file(&path);
     result
 }
 
-fn run(path: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+fn run(path: &std::path::Path, submission: Submission) -> Result<(), Box<dyn std::error::Error>> {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
     for i in 0..FILE_BYTES / 4096 {
         f.write_all(&[(i % 251) as u8; 4096])?;
@@ -38,7 +47,10 @@ fn run(path: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
     f.into_inner()?.sync_all()?;
 
     // BFQ with the catalogue's defaults, one request on the device at a time.
-    let engine = Engine::new(EngineConfig::default())?;
+    let engine = Engine::new(EngineConfig {
+        submission,
+        ..EngineConfig::default()
+    })?;
     let target = match engine.open(path, TargetOptions::default()) {
         Ok(t) => t,
         Err(EngineError::Open { source, .. }) => {

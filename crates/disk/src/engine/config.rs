@@ -13,6 +13,22 @@ pub const MAX_CLIENTS: u32 = 1 << 16;
 /// Largest `max_queued`: BFQ's own bound on queued requests.
 pub const MAX_QUEUED: u32 = 1 << 20;
 
+/// Which threads run the scheduler and issue the transfers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Submission {
+    /// The engine's device thread does everything: a submission is sent
+    /// to it, and it delivers every completion (callbacks run on it).
+    /// Two thread hand-offs per request: in, and the completion back.
+    #[default]
+    DeviceThread,
+    /// The submitting thread runs the scheduler and issues what it
+    /// dispatches itself, under a short lock; whichever thread is in the
+    /// engine reaps and delivers completions (callbacks run on it, so
+    /// possibly inside `submit`). The engine thread stays for idling
+    /// deadlines, transfers left in flight and the other commands.
+    Inline,
+}
+
 /// How an [`super::Engine`] schedules and issues requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EngineConfig {
@@ -34,6 +50,9 @@ pub struct EngineConfig {
     /// `1..=1048576`. One more is refused with
     /// [`super::SubmitErrorKind::QueueFull`]. Default 4096.
     pub max_queued: u32,
+    /// Which threads run the scheduler and issue transfers. Default
+    /// [`Submission::DeviceThread`].
+    pub submission: Submission,
 }
 
 impl Default for EngineConfig {
@@ -43,6 +62,7 @@ impl Default for EngineConfig {
             max_in_flight: 1,
             max_clients: 1024,
             max_queued: 4096,
+            submission: Submission::DeviceThread,
         }
     }
 }

@@ -1,9 +1,16 @@
-//! The device thread: owns the scheduler and the ring, takes the
-//! application's commands from a channel, asks the scheduler what to issue
-//! whenever fewer than `max_in_flight` transfers are in flight, issues it
-//! on io_uring and delivers each completion (queue, callback or future).
+//! The scheduler's side of the engine ([`Core`]: the scheduler, the ring,
+//! the requests it holds, those in flight) and the device thread that
+//! drives it when requests reach it through a channel
+//! ([`super::Submission::DeviceThread`]): the thread takes the
+//! application's commands, asks the scheduler what to issue whenever fewer
+//! than `max_in_flight` transfers are in flight, issues it on io_uring and
+//! delivers each completion (queue, callback or future). [`super::inline`]
+//! drives the same core from the submitting threads.
 //!
-//! With nothing in flight it blocks on the channel (until the scheduler's
+//! The core only collects what finished ([`Core::done`]); its holder
+//! delivers once it lets the core go ([`super::deliver`]).
+//!
+//! With nothing in flight the device thread blocks on the channel (until the scheduler's
 //! idling deadline, if any; [`super::wait`]); with transfers in flight it
 //! sleeps on the ring until a completion, the idling deadline or a
 //! command, which rings the ring's doorbell ([`super::ring::Doorbell`]).
@@ -18,19 +25,17 @@
 // keeps its buffer and file in `in_flight` until the completion is reaped.
 #![allow(unsafe_code)]
 
-use super::client::ClientStats;
+use super::deliver::{Deliverer, Finished};
 use super::error::IoError;
-use super::request::{Completion, RequestId};
 use super::ring::Ring;
-use super::shared::{Cmd, Pending, Route, Shared};
+use super::shared::{Cmd, Pending, Shared};
 use super::wait::{receive, Wait};
-use super::Callback;
 use crate::request::{AddErrorKind, AppId, Nanos, Request, SECTOR_BYTES};
 use crate::scheduler::{DiskScheduler, Dispatch};
 use std::collections::{HashMap, VecDeque};
 use std::os::unix::io::AsRawFd;
-use std::sync::mpsc::Receiver;
-use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Scheduler sectors per target: each target's offsets map to their own
@@ -58,11 +63,11 @@ struct InFlight {
     pending: Pending,
 }
 
-pub(crate) struct Device {
+/// The scheduler and what it holds; one thread at a time drives it.
+pub(crate) struct Core {
     pub(crate) sched: Box<dyn DiskScheduler + Send>,
     pub(crate) ring: Ring,
     pub(crate) shared: Arc<Shared>,
-    pub(crate) callback: Option<Callback>,
     pub(crate) max_in_flight: usize,
     pub(crate) epoch: Instant,
     /// Requests the scheduler holds, by id.
@@ -75,21 +80,33 @@ pub(crate) struct Device {
     in_flight: HashMap<u64, InFlight>,
     /// The completions of one reap (kept to reuse its memory).
     reaped: Vec<(u64, i32)>,
+    /// Finished requests, for the core's holder to deliver once it has let
+    /// the core go.
+    pub(crate) done: Vec<Finished>,
+    /// Answers to send once `done` has been delivered (a removal returns
+    /// after its cancelled requests are delivered).
+    pub(crate) after_delivery: Vec<Sender<()>>,
+    /// The scheduler's idling deadline, from the last dispatch.
+    pub(crate) wake: Option<Nanos>,
+    /// Passes in a row (inline submission) whose transfers all completed
+    /// within them; the idle engine thread watches the ring below
+    /// [`super::inline::WITHIN`].
+    pub(crate) within: u32,
+    /// What the engine thread sleeps for (inline submission).
+    pub(crate) sleeper: super::inline::Sleeper,
 }
 
-impl Device {
+impl Core {
     pub(crate) fn new(
         sched: Box<dyn DiskScheduler + Send>,
         ring: Ring,
         shared: Arc<Shared>,
-        callback: Option<Callback>,
         max_in_flight: usize,
     ) -> Self {
         Self {
             sched,
             ring,
             shared,
-            callback,
             max_in_flight,
             epoch: Instant::now(),
             waiting: HashMap::new(),
@@ -97,63 +114,31 @@ impl Device {
             sync_in_sched: HashMap::new(),
             in_flight: HashMap::new(),
             reaped: Vec::new(),
+            done: Vec::new(),
+            after_delivery: Vec::new(),
+            wake: None,
+            within: 0,
+            sleeper: Default::default(),
         }
     }
 
-    fn now(&self) -> Nanos {
+    pub(crate) fn now(&self) -> Nanos {
         self.epoch.elapsed().as_nanos() as Nanos
     }
 
-    /// Finishes `p` with `result`: statistics, the outstanding count, then
-    /// its completion to the queue, the callback or its future.
-    fn deliver(&mut self, p: Pending, result: Result<(), IoError>) {
-        let latency = p.submitted.elapsed();
-        let Pending { id, req, route, .. } = p;
-        let c = Completion {
-            id: RequestId(id),
-            user_data: req.user_data,
-            client: req.client,
-            target: req.target,
-            offset: req.offset,
-            len: req.len,
-            dir: req.dir,
-            sync: req.sync,
-            result,
-            buf: req.buf,
-            latency,
-        };
-        let mut st = self.shared.lock();
-        st.outstanding -= 1;
-        if let Some(slot) = st.clients.get_mut(c.client.slot as usize) {
-            if slot.generation == c.client.generation {
-                count(&mut slot.stats, &c);
-            }
-        }
-        match route {
-            Route::Future(f) => {
-                drop(st);
-                f.complete(c);
-            }
-            Route::Queue => {
-                st.queue_pending -= 1;
-                match &mut self.callback {
-                    Some(cb) => {
-                        drop(st);
-                        cb(c);
-                    }
-                    None => {
-                        st.queue.push_back(c);
-                        drop(st);
-                        self.shared.cv.notify_all();
-                    }
-                }
-            }
-        }
+    /// Transfers in flight.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// `p` finished with `result`: delivered by the core's holder later.
+    fn finish(&mut self, p: Pending, result: Result<(), IoError>) {
+        self.done.push((p, result));
     }
 
     /// Takes an accepted request: a synchronous one waits behind its
     /// client's synchronous request already in the scheduler, if any.
-    fn accept(&mut self, p: Pending) {
+    pub(crate) fn accept(&mut self, p: Pending) {
         let slot = p.req.client.slot;
         if p.req.sync && self.sync_in_sched.contains_key(&slot) {
             self.held.entry(slot).or_default().push_back(p);
@@ -177,9 +162,9 @@ impl Device {
             // unknown client means it was removed meanwhile; anything else
             // is still answered, never dropped.
             Err(e) if e.kind == AddErrorKind::UnknownApp => {
-                self.deliver(p, Err(IoError::Cancelled));
+                self.finish(p, Err(IoError::Cancelled));
             }
-            Err(e) => self.deliver(p, Err(IoError::Refused(e.kind))),
+            Err(e) => self.finish(p, Err(IoError::Refused(e.kind))),
         }
     }
 
@@ -208,7 +193,7 @@ impl Device {
         // SAFETY: the buffer's heap block and the target's file are owned
         // by `p`, which moves into `in_flight` (moving it does not move the
         // heap block) and leaves it only when the completion tagged `id` is
-        // reaped; the device drains every transfer before it exits.
+        // reaped; the core drains every transfer before the engine stops.
         let pushed = unsafe { self.ring.push(fd, dir, ptr, len, offset, id) };
         match pushed {
             Ok(()) => {
@@ -216,15 +201,16 @@ impl Device {
             }
             Err(e) => {
                 self.sched.complete(self.now(), &req);
-                self.deliver(p, Err(IoError::Os(e)));
+                self.finish(p, Err(IoError::Os(e)));
             }
         }
     }
 
-    /// Delivers every completion the kernel has posted.
-    fn reap(&mut self) {
+    /// Takes every completion the kernel has posted; how many.
+    pub(crate) fn reap(&mut self) -> usize {
         let mut reaped = std::mem::take(&mut self.reaped);
         self.ring.reap(&mut reaped);
+        let n = reaped.len();
         for (id, res) in reaped.drain(..) {
             let Some(f) = self.in_flight.remove(&id) else {
                 continue;
@@ -241,9 +227,10 @@ impl Device {
             } else {
                 Ok(())
             };
-            self.deliver(f.pending, result);
+            self.finish(f.pending, result);
         }
         self.reaped = reaped;
+        n
     }
 
     /// Removes a client from the scheduler: its queued and held requests
@@ -258,12 +245,12 @@ impl Device {
         cancelled.extend(self.held.remove(&slot).unwrap_or_default());
         cancelled.sort_by_key(|p| p.id);
         for p in cancelled {
-            self.deliver(p, Err(IoError::Cancelled));
+            self.finish(p, Err(IoError::Cancelled));
         }
     }
 
-    /// Runs one command (a shutdown is [`Device::run`]'s).
-    fn command(&mut self, cmd: Cmd) {
+    /// Runs one command (a shutdown is the driver's).
+    pub(crate) fn command(&mut self, cmd: Cmd) {
         match cmd {
             Cmd::Shutdown => {}
             Cmd::Submit(p) => self.accept(p),
@@ -272,62 +259,17 @@ impl Device {
             }
             Cmd::RemoveClient { slot, reply } => {
                 self.remove_client(slot);
-                let _ = reply.send(());
+                self.after_delivery.push(reply);
             }
             Cmd::NonRotational(nonrot) => self.sched.set_nonrotational(nonrot),
             Cmd::Configure(f) => f(self.sched.as_mut()),
         }
     }
 
-    /// Fills the ring up to `max_in_flight`; the scheduler's idling
-    /// deadline, if it asked to idle.
-    fn dispatch(&mut self) -> Option<Nanos> {
-        while self.in_flight.len() < self.max_in_flight {
-            match self.sched.dispatch(self.now()) {
-                Dispatch::Serve(req) => self.start(req),
-                Dispatch::Idle(until) => return until,
-                Dispatch::Empty => return None,
-            }
-        }
-        None
-    }
-
-    /// The device thread's loop, until shutdown (or a failed ring); then
-    /// every request is answered.
-    pub(crate) fn run(mut self, rx: Receiver<Cmd>) {
-        let mut wake: Option<Nanos> = None;
-        let mut cmds: Vec<Cmd> = Vec::new();
-        loop {
-            let busy = !self.in_flight.is_empty();
-            let wait = Wait::for_commands(busy, wake, self.now(), self.sched.queued());
-            receive(&rx, wait, &mut cmds, || Cmd::Shutdown);
-            if self.commands(&mut cmds) {
-                break;
-            }
-            self.reap();
-            wake = self.dispatch();
-            if !self.in_flight.is_empty() {
-                let wait = wake.map(|w| Duration::from_nanos(w.saturating_sub(self.now()).max(1)));
-                let came = || match rx.try_recv() {
-                    Ok(c) => {
-                        cmds.push(c);
-                        true
-                    }
-                    Err(_) => false,
-                };
-                if self.ring.sleep(wait, came).is_err() {
-                    break;
-                }
-                self.reap();
-            }
-        }
-        self.stop(&rx, cmds);
-    }
-
     /// Runs the commands in `cmds` up to a shutdown, if there is one:
     /// then `true`, the shutdown and what follows it left in `cmds` for
-    /// [`Device::stop`].
-    fn commands(&mut self, cmds: &mut Vec<Cmd>) -> bool {
+    /// [`Core::stop`].
+    pub(crate) fn commands(&mut self, cmds: &mut Vec<Cmd>) -> bool {
         let stop = cmds.iter().position(|c| matches!(c, Cmd::Shutdown));
         for cmd in cmds.drain(..stop.unwrap_or(cmds.len())) {
             self.command(cmd);
@@ -335,9 +277,31 @@ impl Device {
         stop.is_some()
     }
 
+    /// Fills the ring up to `max_in_flight` (the transfers pushed, not yet
+    /// submitted); sets [`Core::wake`] to the scheduler's idling deadline,
+    /// if it asked to idle. How many it started.
+    pub(crate) fn dispatch(&mut self) -> usize {
+        let mut started = 0;
+        self.wake = None;
+        while self.in_flight.len() < self.max_in_flight {
+            match self.sched.dispatch(self.now()) {
+                Dispatch::Serve(req) => {
+                    self.start(req);
+                    started += 1;
+                }
+                Dispatch::Idle(until) => {
+                    self.wake = until;
+                    break;
+                }
+                Dispatch::Empty => break,
+            }
+        }
+        started
+    }
+
     /// Answers everything: transfers in flight complete, then whatever is
     /// queued, held or still in the channel is answered as shut down.
-    fn stop(mut self, rx: &Receiver<Cmd>, unread: Vec<Cmd>) {
+    pub(crate) fn stop(&mut self, rx: &Receiver<Cmd>, unread: Vec<Cmd>) {
         // Nothing more is accepted from here on.
         self.shared.lock().tx = None;
         while !self.in_flight.is_empty() {
@@ -350,7 +314,7 @@ impl Device {
                     std::mem::forget(std::mem::replace(&mut f.pending.req.buf, placeholder));
                     let e =
                         std::io::Error::other("io_uring failed: the transfer's outcome is unknown");
-                    self.deliver(f.pending, Err(IoError::Os(e)));
+                    self.finish(f.pending, Err(IoError::Os(e)));
                 }
                 break;
             }
@@ -376,23 +340,79 @@ impl Device {
         }
         rest.sort_by_key(|p| p.id);
         for p in rest {
-            self.deliver(p, Err(IoError::ShutDown));
+            self.finish(p, Err(IoError::ShutDown));
         }
-        self.shared.cv.notify_all();
     }
 }
 
-/// Adds a completion to its client's statistics.
-fn count(s: &mut ClientStats, c: &Completion) {
-    match &c.result {
-        Ok(()) => {
-            s.completed += 1;
-            s.bytes += u64::from(c.len);
-            let ns = c.latency.as_nanos().min(u128::from(u64::MAX)) as u64;
-            s.latency_sum_ns = s.latency_sum_ns.saturating_add(ns);
-            s.latency_max_ns = s.latency_max_ns.max(ns);
+/// Locks a core; a panic elsewhere while it was held leaves it consistent
+/// enough to drain, so poisoning is ignored.
+pub(crate) fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
+    core.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Posts what the core collected (and the answers waiting for it) to the
+/// outbox, in the core's order ([`super::deliver`]); the caller flushes
+/// it once it has let the core go.
+pub(crate) fn post(core: &mut Core, deliverer: &Deliverer) {
+    let mut done = std::mem::take(&mut core.done);
+    let mut replies = std::mem::take(&mut core.after_delivery);
+    deliverer.post(&mut done, &mut replies);
+    core.done = done;
+    core.after_delivery = replies;
+}
+
+/// Posts and delivers at once: for the device thread, the core's only
+/// holder.
+fn deliver(core: &mut Core, deliverer: &Deliverer) {
+    post(core, deliverer);
+    deliverer.flush();
+}
+
+/// The device thread of [`super::Submission::DeviceThread`]: the only
+/// holder of the core, from its start to its end.
+pub(crate) struct Device {
+    pub(crate) core: Arc<Mutex<Core>>,
+    pub(crate) deliverer: Arc<Deliverer>,
+}
+
+impl Device {
+    /// The device thread's loop, until shutdown (or a failed ring); then
+    /// every request is answered.
+    pub(crate) fn run(self, rx: Receiver<Cmd>) {
+        let mut core = lock(&self.core);
+        let core = &mut *core;
+        let mut cmds: Vec<Cmd> = Vec::new();
+        loop {
+            let busy = core.in_flight() > 0;
+            let wait = Wait::for_commands(busy, core.wake, core.now(), core.sched.queued());
+            receive(&rx, wait, &mut cmds, || Cmd::Shutdown);
+            if core.commands(&mut cmds) {
+                break;
+            }
+            core.reap();
+            core.dispatch();
+            deliver(core, &self.deliverer);
+            if core.in_flight() > 0 {
+                let wait = core
+                    .wake
+                    .map(|w| Duration::from_nanos(w.saturating_sub(core.now()).max(1)));
+                let came = || match rx.try_recv() {
+                    Ok(c) => {
+                        cmds.push(c);
+                        true
+                    }
+                    Err(_) => false,
+                };
+                if core.ring.sleep(wait, came).is_err() {
+                    break;
+                }
+                core.reap();
+                deliver(core, &self.deliverer);
+            }
         }
-        Err(IoError::Cancelled | IoError::ShutDown) => s.cancelled += 1,
-        Err(_) => s.failed += 1,
+        core.stop(&rx, cmds);
+        deliver(core, &self.deliverer);
+        self.deliverer.shutdown_notify();
     }
 }

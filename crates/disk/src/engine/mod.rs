@@ -24,9 +24,10 @@
 //!
 //! # Threading model
 //!
-//! Each [`Engine`] runs one device thread that owns the scheduler and the
-//! ring; application threads call the engine (`&self`, so an `Arc<Engine>`
-//! is shared among them) and the calls reach the device thread through a
+//! Each [`Engine`] runs one device thread. By default
+//! ([`Submission::DeviceThread`]) it owns the scheduler and the ring;
+//! application threads call the engine (`&self`, so an `Arc<Engine>` is
+//! shared among them) and the calls reach the device thread through a
 //! channel. A caller-driven loop (`run_once`) was rejected because BFQ's
 //! decisions depend on time: device idling waits T_wait for a synchronous
 //! client's next request and gives up at that deadline, T_max ends a slow
@@ -38,6 +39,14 @@
 //! a command sent while it sleeps on the ring rings the ring's doorbell (an
 //! eventfd the ring polls), so it wakes only for work, never to poll. It
 //! costs one thread per device.
+//!
+//! With [`Submission::Inline`] the submitting thread runs the scheduler
+//! and issues what it dispatches itself, under a short lock, and whichever
+//! thread is in the engine reaps and delivers completions: no thread
+//! hand-off on the way in, none on the way out when a transfer completes
+//! while a submitter is inside. The device thread stays for what needs a
+//! thread when no submitter is there: the idling deadline, transfers left
+//! in flight, and the other commands (see `inline.rs`).
 //!
 //! # Requests and completions
 //!
@@ -53,10 +62,12 @@
 mod buf;
 mod client;
 mod config;
+mod deliver;
 mod device;
 mod error;
 mod future;
 mod group;
+mod inline;
 mod request;
 pub(crate) mod ring;
 mod shared;
@@ -65,7 +76,7 @@ pub(crate) mod wait;
 
 pub use buf::{AlignedBuf, BUF_ALIGN, MAX_BUF_LEN};
 pub use client::{ClientId, ClientOptions, ClientStats, GroupId, IoClass, Rate};
-pub use config::{EngineConfig, MAX_CLIENTS, MAX_IN_FLIGHT, MAX_QUEUED};
+pub use config::{EngineConfig, Submission, MAX_CLIENTS, MAX_IN_FLIGHT, MAX_QUEUED};
 pub use error::{EngineError, IoError, SubmitError, SubmitErrorKind};
 pub use future::IoFuture;
 pub use group::GroupOptions;
@@ -75,10 +86,12 @@ pub use target::{TargetId, TargetOptions};
 use crate::bfq::DEFAULT_L_MAX;
 use crate::request::{Direction, SECTOR_BYTES};
 use crate::scheduler::{AppSpec, MAX_WEIGHT};
-use device::{Device, TARGET_SHIFT};
+use deliver::Deliverer;
+use device::{Core, Device, TARGET_SHIFT};
 use future::FutureSlot;
+use inline::Inline;
 use shared::{ClientSlot, Cmd, Pending, Route, Shared, SlotState, TargetSlot};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use target::Target;
@@ -99,6 +112,8 @@ pub struct Engine {
     config: EngineConfig,
     groups: std::sync::Mutex<group::GroupIds>,
     thread: Option<JoinHandle<()>>,
+    /// The inline side ([`Submission::Inline`]), or `None`.
+    inline: Option<Inline>,
 }
 
 impl Engine {
@@ -110,12 +125,14 @@ impl Engine {
     }
 
     /// As [`Engine::new`], but every completion not awaited through a
-    /// future is passed to `callback`, on the device thread: it must be
-    /// short (the device issues nothing while it runs), may call
-    /// [`Engine::submit`], and must not call the engine's blocking methods
-    /// ([`Engine::add_client`], [`Engine::remove_client`],
-    /// [`Engine::wait`], [`Engine::shutdown`]), which wait for the device
-    /// thread.
+    /// future is passed to `callback`, on the device thread (with
+    /// [`Submission::Inline`]: on whichever thread delivers it, possibly
+    /// inside a [`Engine::submit`] call, one thread at a time, in the order
+    /// the requests finished): it must be short (the thread running it issues nothing
+    /// meanwhile), may call [`Engine::submit`], and must not call the
+    /// engine's blocking methods ([`Engine::add_client`],
+    /// [`Engine::remove_client`], [`Engine::wait`], [`Engine::shutdown`]),
+    /// which wait for the device thread.
     pub fn with_callback(
         config: EngineConfig,
         callback: impl FnMut(Completion) + Send + 'static,
@@ -127,24 +144,41 @@ impl Engine {
         config.validate()?;
         let sched = config.scheduler.build(config.max_clients)?;
         let ring = ring::Ring::new(config.max_in_flight, true).map_err(EngineError::Unavailable)?;
+        let bell = ring.doorbell().ok_or_else(|| {
+            EngineError::Unavailable(std::io::Error::other("the ring has no doorbell"))
+        })?;
+        let ring_fd = ring.fd();
         let (tx, rx) = mpsc::channel();
-        let shared = Arc::new(Shared::new(tx, ring.doorbell()));
-        let device = Device::new(
-            sched,
-            ring,
-            shared.clone(),
-            callback,
-            config.max_in_flight as usize,
-        );
-        let thread = std::thread::Builder::new()
-            .name("fairway-engine".into())
-            .spawn(move || device.run(rx))
-            .map_err(EngineError::Unavailable)?;
+        let shared = Arc::new(Shared::new(tx, Some(bell.clone())));
+        let core = Core::new(sched, ring, shared.clone(), config.max_in_flight as usize);
+        let epoch = core.epoch;
+        let core = Arc::new(Mutex::new(core));
+        let deliverer = Arc::new(Deliverer::new(shared.clone(), callback));
+        let spawn = std::thread::Builder::new().name("fairway-engine".into());
+        let (thread, inline) = match config.submission {
+            Submission::DeviceThread => {
+                let device = Device { core, deliverer };
+                (spawn.spawn(move || device.run(rx)), None)
+            }
+            Submission::Inline => {
+                let inline = Inline {
+                    core,
+                    deliverer,
+                    bell,
+                    ring_fd,
+                    epoch,
+                };
+                let thread_side = inline.clone();
+                (spawn.spawn(move || thread_side.run(rx)), Some(inline))
+            }
+        };
+        let thread = thread.map_err(EngineError::Unavailable)?;
         Ok(Self {
             shared,
             config,
             groups: Default::default(),
             thread: Some(thread),
+            inline,
         })
     }
 
@@ -343,8 +377,41 @@ impl Engine {
     }
 
     fn enqueue(&self, req: IoRequest, route: Route) -> Result<RequestId, SubmitError> {
-        let refuse = |kind, req: IoRequest| Err(SubmitError { kind, buf: req.buf });
+        if let Some(inline) = &self.inline {
+            return inline.submit(|st| {
+                let p = self.admit(st, req, route)?;
+                count_accepted(st, &p);
+                Ok(p)
+            });
+        }
         let mut st = self.shared.lock();
+        let p = self.admit(&mut st, req, route)?;
+        let id = p.id;
+        let (queued, client) = (matches!(p.route, Route::Queue), p.req.client);
+        if let Err(Cmd::Submit(p)) = st.send(Cmd::Submit(p)) {
+            return Err(SubmitError {
+                kind: SubmitErrorKind::Stopped,
+                buf: p.req.buf,
+            });
+        }
+        st.next_id += 1;
+        st.outstanding += 1;
+        st.queue_pending += u64::from(queued);
+        if let Some(s) = st.client(client) {
+            s.stats.submitted += 1;
+        }
+        Ok(RequestId(id))
+    }
+
+    /// Checks `req` (counting a refusal); the accepted request, with the
+    /// next id (not yet counted as outstanding).
+    fn admit(
+        &self,
+        st: &mut shared::State,
+        req: IoRequest,
+        route: Route,
+    ) -> Result<Pending, SubmitError> {
+        let refuse = |kind, req: IoRequest| Err(SubmitError { kind, buf: req.buf });
         if st.tx.is_none() {
             return refuse(SubmitErrorKind::Stopped, req);
         }
@@ -367,35 +434,21 @@ impl Engine {
                 Ok(t)
             }
         });
-        let target = match checked {
-            Ok(t) => t,
+        match checked {
+            Ok(target) => Ok(Pending {
+                id: st.next_id,
+                req,
+                target,
+                route,
+                submitted: Instant::now(),
+            }),
             Err(kind) => {
                 if let Some(s) = st.client(req.client) {
                     s.stats.refused += 1;
                 }
-                return refuse(kind, req);
+                refuse(kind, req)
             }
-        };
-        let id = st.next_id;
-        let queued = matches!(route, Route::Queue);
-        let client = req.client;
-        let p = Pending {
-            id,
-            req,
-            target,
-            route,
-            submitted: Instant::now(),
-        };
-        if let Err(Cmd::Submit(p)) = st.send(Cmd::Submit(p)) {
-            return refuse(SubmitErrorKind::Stopped, p.req);
         }
-        st.next_id += 1;
-        st.outstanding += 1;
-        st.queue_pending += u64::from(queued);
-        if let Some(s) = st.client(client) {
-            s.stats.submitted += 1;
-        }
-        Ok(RequestId(id))
     }
 
     /// Moves every queued completion into `out`; how many.
@@ -468,6 +521,16 @@ impl Engine {
 impl Drop for Engine {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// Counts the accepted `p`: its id taken, outstanding, submitted.
+fn count_accepted(st: &mut shared::State, p: &Pending) {
+    st.next_id += 1;
+    st.outstanding += 1;
+    st.queue_pending += u64::from(matches!(p.route, Route::Queue));
+    if let Some(s) = st.client(p.req.client) {
+        s.stats.submitted += 1;
     }
 }
 

@@ -71,6 +71,61 @@ impl Doorbell {
         }
     }
 
+    /// Wakes the thread sleeping in [`Doorbell::sleep`] (or makes its next
+    /// sleep return at once), whatever its flag says: for callers that
+    /// know, under a lock of their own, that it sleeps.
+    pub(crate) fn wake(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64 to an eventfd we own.
+        unsafe { libc::write(self.fd.as_raw_fd(), (&one as *const u64).cast(), 8) };
+    }
+
+    /// Sleeps until the doorbell rings, `also` (a ring's descriptor: a
+    /// completion posted) is readable or `wait` passes (forever: `None`) —
+    /// unless `commands_waiting`, asked once the doorbell is set to ring,
+    /// says a command came meanwhile. Clears the doorbell if it rang.
+    pub(crate) fn sleep(
+        &self,
+        also: Option<RawFd>,
+        wait: Option<Duration>,
+        commands_waiting: impl FnOnce() -> bool,
+    ) {
+        self.sleeping.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if !commands_waiting() {
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: also.unwrap_or(-1),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            let ts = wait.map(|d| libc::timespec {
+                tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
+                tv_nsec: d.subsec_nanos() as libc::c_long,
+            });
+            let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const _);
+            // SAFETY: `fds` and `ts` live across the call; a negative fd is
+            // ignored by ppoll. EINTR and errors end the sleep early, which
+            // the caller's loop tolerates (it re-checks everything).
+            unsafe { libc::ppoll(fds.as_mut_ptr(), 2, tsp, std::ptr::null()) };
+            self.sleeping.store(false, Ordering::SeqCst);
+            // Only a rung doorbell needs clearing (a completion alone does
+            // not cost the system call).
+            if fds[0].revents != 0 {
+                self.clear();
+            }
+            return;
+        }
+        self.sleeping.store(false, Ordering::SeqCst);
+        self.clear();
+    }
+
     /// Resets the eventfd's counter.
     fn clear(&self) {
         let mut n: u64 = 0;
@@ -109,6 +164,20 @@ impl Ring {
             doorbell,
             armed: false,
         })
+    }
+
+    /// Hands what was pushed to the kernel, without waiting (no system
+    /// call when nothing was pushed).
+    pub(crate) fn submit(&mut self) -> std::io::Result<()> {
+        if self.ring.submission().is_empty() {
+            return Ok(());
+        }
+        self.submit_and_wait(0, None)
+    }
+
+    /// The ring's descriptor, readable while a completion is posted.
+    pub(crate) fn fd(&self) -> RawFd {
+        self.ring.as_raw_fd()
     }
 
     /// The ring's doorbell, for the threads that send its device commands.

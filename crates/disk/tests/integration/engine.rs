@@ -14,7 +14,7 @@
 use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::engine::{
     AlignedBuf, ClientId, ClientOptions, Completion, Engine, EngineConfig, EngineError, GroupId,
-    IoClass, IoError, IoRequest, SubmitErrorKind, TargetId, TargetOptions,
+    IoClass, IoError, IoRequest, Submission, SubmitErrorKind, TargetId, TargetOptions,
 };
 use fairway_disk::Direction;
 use std::collections::HashMap;
@@ -24,6 +24,8 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 const FILE_BYTES: u64 = 4 << 20;
+/// Both ways of driving the engine: the model tests run for each.
+const SUBMISSIONS: [Submission; 2] = [Submission::DeviceThread, Submission::Inline];
 const BLOCK: u32 = 4096;
 
 fn pattern(offset: u64) -> u8 {
@@ -178,11 +180,18 @@ fn next(x: &mut u64) -> u64 {
 
 #[test]
 fn every_request_completes_exactly_once_with_its_data() {
+    for submission in SUBMISSIONS {
+        every_request_completes_exactly_once_with_its_data_with(submission);
+    }
+}
+
+fn every_request_completes_exactly_once_with_its_data_with(submission: Submission) {
     let file = TempFile::new("once", FILE_BYTES);
     // 256: as many in flight as the ring has entries.
     for max_in_flight in [1, 8, 256] {
         let config = EngineConfig {
             max_in_flight,
+            submission,
             ..EngineConfig::default()
         };
         let Some(engine) = engine(config) else { return };
@@ -238,9 +247,16 @@ fn every_request_completes_exactly_once_with_its_data() {
 
 #[test]
 fn writes_land_where_they_were_sent_and_read_back() {
+    for submission in SUBMISSIONS {
+        writes_land_where_they_were_sent_and_read_back_with(submission);
+    }
+}
+
+fn writes_land_where_they_were_sent_and_read_back_with(submission: Submission) {
     let file = TempFile::new("write", FILE_BYTES);
     let config = EngineConfig {
         max_in_flight: 4,
+        submission,
         ..EngineConfig::default()
     };
     let Some(engine) = engine(config) else { return };
@@ -283,11 +299,14 @@ fn writes_land_where_they_were_sent_and_read_back() {
 
 /// Completion order of one client's reads at decreasing offsets, all
 /// queued behind a FIFO read that holds the only slot in flight.
-fn order(sync: bool) -> Option<Vec<u64>> {
+fn order(sync: bool, submission: Submission) -> Option<Vec<u64>> {
     let name = if sync { "sync" } else { "async" };
     let (fifo, f) = Fifo::new(name)?;
     let file = TempFile::new(name, FILE_BYTES);
-    let engine = engine(EngineConfig::default())?;
+    let engine = engine(EngineConfig {
+        submission,
+        ..EngineConfig::default()
+    })?;
     let pipe = engine.register_file(f, TargetOptions::buffered()).unwrap();
     let t = open(&engine, &file, false);
     let c = client(&engine, 1);
@@ -314,11 +333,15 @@ fn order(sync: bool) -> Option<Vec<u64>> {
 
 #[test]
 fn synchronous_requests_of_a_client_keep_their_order_asynchronous_ones_are_sorted() {
-    let Some(sync) = order(true) else { return };
-    assert_eq!(sync, (0..40).collect::<Vec<_>>());
+    for submission in SUBMISSIONS {
+        let Some(sync) = order(true, submission) else {
+            return;
+        };
+        assert_eq!(sync, (0..40).collect::<Vec<_>>(), "{submission:?}");
+    }
     // The same requests asynchronous: the scheduler's C-LOOK reorders them
     // (so the check above is not trivially true).
-    let Some(asynchronous) = order(false) else {
+    let Some(asynchronous) = order(false, Submission::Inline) else {
         return;
     };
     assert_ne!(asynchronous, (0..40).collect::<Vec<_>>());
@@ -449,8 +472,17 @@ fn configuration_values_are_checked_and_named() {
 
 #[test]
 fn bad_requests_are_refused_typed_counted_and_hand_the_buffer_back() {
+    for submission in SUBMISSIONS {
+        bad_requests_are_refused_typed_counted_and_hand_the_buffer_back_with(submission);
+    }
+}
+
+fn bad_requests_are_refused_typed_counted_and_hand_the_buffer_back_with(submission: Submission) {
     let file = TempFile::new("refuse", FILE_BYTES);
-    let Some(engine) = engine(EngineConfig::default()) else {
+    let Some(engine) = engine(EngineConfig {
+        submission,
+        ..EngineConfig::default()
+    }) else {
         return;
     };
     let direct = open(&engine, &file, false);
@@ -536,8 +568,18 @@ fn bad_requests_are_refused_typed_counted_and_hand_the_buffer_back() {
 
 #[test]
 fn a_full_queue_refuses_counts_and_hands_back() {
-    let file = TempFile::new("full", FILE_BYTES);
-    // The callback holds the device thread on the first completion, so
+    for submission in SUBMISSIONS {
+        a_full_queue_refuses_counts_and_hands_back_with(submission);
+    }
+}
+
+fn a_full_queue_refuses_counts_and_hands_back_with(submission: Submission) {
+    // FIFO reads: each stays in flight until the test writes to the FIFO,
+    // whichever thread runs the scheduler.
+    let Some((fifo, f)) = Fifo::new("full") else {
+        return;
+    };
+    // The callback holds the thread delivering the first completion, so
     // what is submitted meanwhile stays outstanding.
     let (entered_tx, entered) = mpsc::channel::<()>();
     let (release, release_rx) = mpsc::channel::<()>();
@@ -545,6 +587,7 @@ fn a_full_queue_refuses_counts_and_hands_back() {
     let (done_tx, done) = mpsc::channel::<Completion>();
     let config = EngineConfig {
         max_queued: 3,
+        submission,
         ..EngineConfig::default()
     };
     let engine = match Engine::with_callback(config, move |c| {
@@ -560,18 +603,21 @@ fn a_full_queue_refuses_counts_and_hands_back() {
         }
         Err(e) => panic!("{e}"),
     };
-    let t = engine.open(&file.0, TargetOptions::buffered()).unwrap();
+    let t = engine.register_file(f, TargetOptions::buffered()).unwrap();
     let c = client(&engine, 1);
-    for i in 0..3 {
-        engine.submit(read(c, t, i * 4096, BLOCK)).unwrap();
+    for _ in 0..3 {
+        engine.submit(read(c, t, 0, 512)).unwrap();
     }
+    wait_dispatched(&engine, c, 1);
+    fifo.feed(&[0u8; 512]);
     entered.recv().unwrap();
     // One delivered (the callback runs), two outstanding: one more fits.
-    engine.submit(read(c, t, 0, BLOCK)).unwrap();
-    let e = engine.submit(read(c, t, 0, BLOCK)).unwrap_err();
+    engine.submit(read(c, t, 0, 512)).unwrap();
+    let e = engine.submit(read(c, t, 0, 512)).unwrap_err();
     assert_eq!(e.kind, SubmitErrorKind::QueueFull { limit: 3 });
-    assert_eq!(e.buf.len(), BLOCK as usize);
+    assert_eq!(e.buf.len(), 512);
     release.send(()).unwrap();
+    fifo.feed(&[0u8; 3 * 512]);
     for _ in 0..4 {
         done.recv_timeout(Duration::from_secs(10))
             .unwrap()
@@ -584,8 +630,17 @@ fn a_full_queue_refuses_counts_and_hands_back() {
 
 #[test]
 fn failed_transfers_complete_with_their_error() {
+    for submission in SUBMISSIONS {
+        failed_transfers_complete_with_their_error_with(submission);
+    }
+}
+
+fn failed_transfers_complete_with_their_error_with(submission: Submission) {
     let file = TempFile::new("fail", FILE_BYTES);
-    let Some(engine) = engine(EngineConfig::default()) else {
+    let Some(engine) = engine(EngineConfig {
+        submission,
+        ..EngineConfig::default()
+    }) else {
         return;
     };
     let t = open(&engine, &file, false);
@@ -641,11 +696,24 @@ fn failed_transfers_complete_with_their_error() {
 
 #[test]
 fn removing_a_client_cancels_its_queued_requests_and_completes_the_one_in_flight() {
+    for submission in SUBMISSIONS {
+        removing_a_client_cancels_its_queued_requests_and_completes_the_one_in_flight_with(
+            submission,
+        );
+    }
+}
+
+fn removing_a_client_cancels_its_queued_requests_and_completes_the_one_in_flight_with(
+    submission: Submission,
+) {
     let Some((fifo, f)) = Fifo::new("remove") else {
         return;
     };
     let file = TempFile::new("remove", FILE_BYTES);
-    let Some(engine) = engine(EngineConfig::default()) else {
+    let Some(engine) = engine(EngineConfig {
+        submission,
+        ..EngineConfig::default()
+    }) else {
         return;
     };
     let pipe = engine.register_file(f, TargetOptions::buffered()).unwrap();
@@ -697,10 +765,19 @@ fn removing_a_client_cancels_its_queued_requests_and_completes_the_one_in_flight
 
 #[test]
 fn shutdown_completes_the_transfer_in_flight_and_cancels_the_rest() {
+    for submission in SUBMISSIONS {
+        shutdown_completes_the_transfer_in_flight_and_cancels_the_rest_with(submission);
+    }
+}
+
+fn shutdown_completes_the_transfer_in_flight_and_cancels_the_rest_with(submission: Submission) {
     let Some((fifo, f)) = Fifo::new("shutdown") else {
         return;
     };
-    let Some(engine) = engine(EngineConfig::default()) else {
+    let Some(engine) = engine(EngineConfig {
+        submission,
+        ..EngineConfig::default()
+    }) else {
         return;
     };
     let pipe = engine.register_file(f, TargetOptions::buffered()).unwrap();
@@ -747,8 +824,17 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 
 #[test]
 fn a_future_resolves_with_its_completion_and_bypasses_the_queue() {
+    for submission in SUBMISSIONS {
+        a_future_resolves_with_its_completion_and_bypasses_the_queue_with(submission);
+    }
+}
+
+fn a_future_resolves_with_its_completion_and_bypasses_the_queue_with(submission: Submission) {
     let file = TempFile::new("future", FILE_BYTES);
-    let Some(engine) = engine(EngineConfig::default()) else {
+    let Some(engine) = engine(EngineConfig {
+        submission,
+        ..EngineConfig::default()
+    }) else {
         return;
     };
     let t = open(&engine, &file, false);
@@ -779,9 +865,15 @@ fn a_future_resolves_with_its_completion_and_bypasses_the_queue() {
 /// (weights 2 and 1) of separate halves of `file` under `scheduler`, each
 /// keeping four 64 KiB reads outstanding for `run`; the first 500 ms are
 /// not counted.
-fn greedy_share(file: &TempFile, scheduler: DiskSchedSpec, run: Duration) -> Option<f64> {
+fn greedy_share(
+    file: &TempFile,
+    scheduler: DiskSchedSpec,
+    submission: Submission,
+    run: Duration,
+) -> Option<f64> {
     let config = EngineConfig {
         scheduler,
+        submission,
         ..EngineConfig::default()
     };
     let engine = engine(config)?;
@@ -819,7 +911,9 @@ fn greedy_share(file: &TempFile, scheduler: DiskSchedSpec, run: Duration) -> Opt
         }
     }
     let share = bytes[0] as f64 / (bytes[0] + bytes[1]) as f64;
-    eprintln!("{scheduler}: bytes {bytes:?}, share of the weight-2 reader {share:.3}");
+    eprintln!(
+        "{scheduler}, {submission:?}: bytes {bytes:?}, share of the weight-2 reader {share:.3}"
+    );
     Some(share)
 }
 
@@ -837,12 +931,22 @@ fn two_greedy_readers_share_the_file_by_their_weights() {
         low_latency: true,
         inject: false,
     };
-    let Some(share) = greedy_share(&file, bfq, Duration::from_secs(3)) else {
-        return;
-    };
-    assert!((share - 2.0 / 3.0).abs() < 0.05, "BFQ: share {share}");
+    for submission in SUBMISSIONS {
+        let Some(share) = greedy_share(&file, bfq, submission, Duration::from_secs(3)) else {
+            return;
+        };
+        assert!(
+            (share - 2.0 / 3.0).abs() < 0.05,
+            "BFQ, {submission:?}: share {share}"
+        );
+    }
     // C-LOOK ignores the weights: the same check fails there.
-    let Some(share) = greedy_share(&file, DiskSchedSpec::CLook, Duration::from_secs(2)) else {
+    let Some(share) = greedy_share(
+        &file,
+        DiskSchedSpec::CLook,
+        Submission::Inline,
+        Duration::from_secs(2),
+    ) else {
         return;
     };
     assert!((share - 2.0 / 3.0).abs() > 0.1, "C-LOOK: share {share}");
@@ -850,9 +954,16 @@ fn two_greedy_readers_share_the_file_by_their_weights() {
 
 #[test]
 fn threads_share_one_engine_each_awaiting_its_own_reads() {
+    for submission in SUBMISSIONS {
+        threads_share_one_engine_each_awaiting_its_own_reads_with(submission);
+    }
+}
+
+fn threads_share_one_engine_each_awaiting_its_own_reads_with(submission: Submission) {
     let file = TempFile::new("threads", FILE_BYTES);
     let config = EngineConfig {
         max_in_flight: 2,
+        submission,
         ..EngineConfig::default()
     };
     let Some(engine) = engine(config) else { return };
@@ -884,8 +995,17 @@ fn threads_share_one_engine_each_awaiting_its_own_reads() {
 
 #[test]
 fn closing_a_target_refuses_new_requests_and_completes_accepted_ones() {
+    for submission in SUBMISSIONS {
+        closing_a_target_refuses_new_requests_and_completes_accepted_ones_with(submission);
+    }
+}
+
+fn closing_a_target_refuses_new_requests_and_completes_accepted_ones_with(submission: Submission) {
     let file = TempFile::new("close", FILE_BYTES);
-    let Some(engine) = engine(EngineConfig::default()) else {
+    let Some(engine) = engine(EngineConfig {
+        submission,
+        ..EngineConfig::default()
+    }) else {
         return;
     };
     let t = open(&engine, &file, false);
@@ -909,4 +1029,152 @@ fn closing_a_target_refuses_new_requests_and_completes_accepted_ones() {
     // A new target in the freed slot gets a new id.
     let t2 = open(&engine, &file, false);
     assert_ne!(t2, t);
+}
+
+/// Completion order (by id) of one client's synchronous reads, submitted
+/// by four threads at once without waiting, one transfer in flight.
+fn concurrent_sync_order(submission: Submission) -> Option<Vec<u64>> {
+    let file = TempFile::new("concurrent", FILE_BYTES);
+    let (tx, rx) = mpsc::channel::<Completion>();
+    let tx = std::sync::Mutex::new(tx);
+    let config = EngineConfig {
+        submission,
+        ..EngineConfig::default()
+    };
+    let engine = match Engine::with_callback(config, move |c| {
+        let _ = tx.lock().unwrap().send(c);
+    }) {
+        Ok(e) => Arc::new(e),
+        Err(EngineError::Unavailable(e)) => {
+            eprintln!("io_uring unavailable ({e}): test skipped");
+            return None;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let t = open(&engine, &file, false);
+    let c = client(&engine, 1);
+    let n = 400u64;
+    let threads: Vec<_> = (0..4u64)
+        .map(|k| {
+            let engine = engine.clone();
+            std::thread::spawn(move || {
+                for i in 0..n {
+                    let offset = (k * n + i) % 1000 * u64::from(BLOCK);
+                    engine.submit(read(c, t, offset, BLOCK)).unwrap();
+                }
+            })
+        })
+        .collect();
+    for th in threads {
+        th.join().unwrap();
+    }
+    let ids: Vec<u64> = (0..4 * n)
+        .map(|_| {
+            let done = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+            done.result.as_ref().unwrap();
+            done.id.0
+        })
+        .collect();
+    Some(ids)
+}
+
+#[test]
+fn synchronous_requests_submitted_by_several_threads_keep_their_order() {
+    for submission in SUBMISSIONS {
+        let Some(ids) = concurrent_sync_order(submission) else {
+            return;
+        };
+        let late = ids.windows(2).filter(|w| w[1] < w[0]).count();
+        assert_eq!(late, 0, "{submission:?}: {late} out of order");
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len(), "{submission:?}: a duplicate");
+    }
+}
+
+/// A callback that submits the next request from inside itself: with
+/// inline submission it runs inside `submit`, which must not deadlock on
+/// the callback or the core, and every request completes exactly once.
+#[test]
+fn a_callback_may_submit_from_inside_itself() {
+    let file = TempFile::new("chain", FILE_BYTES);
+    for submission in SUBMISSIONS {
+        type Slot = Arc<std::sync::Mutex<Option<Arc<Engine>>>>;
+        let me: Slot = Arc::default();
+        let (tx, rx) = mpsc::channel::<(u64, bool)>();
+        let tx = std::sync::Mutex::new(tx);
+        let target = Arc::new(std::sync::OnceLock::<(ClientId, TargetId)>::new());
+        let (me2, target2) = (me.clone(), target.clone());
+        let config = EngineConfig {
+            submission,
+            ..EngineConfig::default()
+        };
+        let engine = match Engine::with_callback(config, move |c| {
+            let _ = tx.lock().unwrap().send((c.user_data, c.result.is_ok()));
+            let engine = me2.lock().unwrap().clone();
+            if let (Some(engine), Some(&(cl, t))) = (engine, target2.get()) {
+                if c.user_data + 1 < 200 {
+                    let r = read(cl, t, (c.user_data + 1) % 900 * u64::from(BLOCK), BLOCK)
+                        .with_user_data(c.user_data + 1);
+                    engine.submit(r).unwrap();
+                }
+            }
+        }) {
+            Ok(e) => Arc::new(e),
+            Err(EngineError::Unavailable(e)) => {
+                return eprintln!("io_uring unavailable ({e}): skipped");
+            }
+            Err(e) => panic!("{e}"),
+        };
+        *me.lock().unwrap() = Some(engine.clone());
+        let t = open(&engine, &file, false);
+        let c = client(&engine, 1);
+        target.set((c, t)).unwrap();
+        engine.submit(read(c, t, 0, BLOCK)).unwrap();
+        let mut seen: Vec<u64> = (0..200)
+            .map(|_| {
+                let (u, ok) = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+                assert!(ok, "{submission:?}: request {u} failed");
+                u
+            })
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..200).collect::<Vec<_>>(), "{submission:?}");
+        // Break the cycle (the callback holds the engine).
+        me.lock().unwrap().take();
+        let s = engine.client_stats(c).unwrap();
+        assert_eq!((s.submitted, s.completed), (200, 200), "{submission:?}");
+    }
+}
+
+/// With inline submission a request that completes inside its own
+/// `submit` (a read of `/dev/zero`) leaves BFQ idling for its client with
+/// nobody inside the engine: the engine thread must wake at the idling
+/// deadline and serve the other client's request that waits meanwhile.
+#[test]
+fn the_idling_deadline_is_kept_when_nobody_submits() {
+    let spec = DiskSchedSpec::parse("bfq:low_latency=0,inject=0,t_wait_ms=20").unwrap();
+    for submission in SUBMISSIONS {
+        let Some(engine) = engine(EngineConfig {
+            scheduler: spec,
+            submission,
+            ..EngineConfig::default()
+        }) else {
+            return;
+        };
+        let zero = engine.open("/dev/zero", TargetOptions::buffered()).unwrap();
+        let (a, b) = (client(&engine, 1), client(&engine, 1));
+        engine.submit(read(a, zero, 0, BLOCK)).unwrap();
+        let mut out = Vec::new();
+        assert_eq!(engine.wait(&mut out, Some(Duration::from_secs(10))), 1);
+        // BFQ idles for `a` (20 ms): `b` waits, then is served.
+        let t = Instant::now();
+        engine.submit(read(b, zero, 0, BLOCK)).unwrap();
+        out.clear();
+        let n = engine.wait(&mut out, Some(Duration::from_secs(10)));
+        assert_eq!(n, 1, "{submission:?}: the waiting request was never served");
+        out[0].result.as_ref().unwrap();
+        eprintln!("{submission:?}: served after {:?}", t.elapsed());
+    }
 }

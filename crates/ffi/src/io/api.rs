@@ -48,6 +48,7 @@ fn build(
         max_in_flight,
         max_clients,
         max_queued,
+        ..EngineConfig::default()
     };
     let engine =
         Engine::new(config).map_err(|e| Failure::new(super::engine_status(&e), e.to_string()))?;

@@ -1,0 +1,186 @@
+//! Inline submission ([`super::Submission::Inline`]): the thread that
+//! submits a request runs the scheduler itself, under the core's lock, and
+//! hands what it dispatched to the ring itself; completions are reaped by
+//! whichever thread holds the core next — a submitter, or the engine
+//! thread. A request thus costs no hand-off to another thread on its way
+//! in, and none on its way out when the device completes it within the
+//! submission (a cached read, `/dev/zero`) or while another submitter is
+//! inside.
+//!
+//! The engine thread remains for what no submitter may be there to do:
+//! BFQ's idling deadline (T_wait passes with nobody submitting), the
+//! completion of a transfer still in flight when the submitters have left,
+//! the commands other than submission (clients, groups, shutdown, sent as
+//! in the device-thread mode), and its callbacks. It sleeps on the
+//! doorbell, and on the ring as well while transfers are in flight; a
+//! submitter wakes it only when it leaves a transfer in flight that the
+//! engine thread is not watching, or an idling deadline earlier than the
+//! one it sleeps until ([`Sleeper`], read and written under the core's
+//! lock, so no wake-up is lost). While requests complete inline and no new
+//! deadline comes earlier, it is not woken at all.
+//!
+//! While idle it keeps watching the ring too, so that the next transfer's
+//! submitter need not wake it to watch, unless the last [`WITHIN`] passes'
+//! transfers all completed within their submission (`/dev/zero`, cached
+//! reads), where watching would wake it for every completion.
+//!
+//! A submitter does at most [`PASSES`] rounds of reaping and dispatching,
+//! so a thread that submits is never kept serving the others for long;
+//! what remains is the engine thread's.
+
+use super::deliver::Deliverer;
+use super::device::{lock, post, Core};
+use super::error::SubmitError;
+use super::request::RequestId;
+use super::ring::Doorbell;
+use super::shared::{Cmd, Pending, State};
+use crate::request::Nanos;
+use std::os::fd::RawFd;
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Rounds of reaping, dispatching and submitting a submitter does at most.
+pub(crate) const PASSES: usize = 4;
+
+/// Passes in a row whose transfers all completed within them after which
+/// the idle engine thread stops watching the ring. One such pass is not
+/// enough: a fast device completes some transfers within their submission
+/// and not others, and each of those would then need the thread woken to
+/// watch it.
+pub(crate) const WITHIN: u32 = 64;
+
+/// What the engine thread sleeps for (under the core's lock).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Sleeper {
+    /// It sleeps, or is about to: a wake-up it needs must be written.
+    pub(crate) asleep: bool,
+    /// It watches the ring too (transfers were in flight).
+    pub(crate) ring: bool,
+    /// Until the scheduler's idling deadline (`None`: no deadline).
+    pub(crate) until: Option<Nanos>,
+}
+
+impl Sleeper {
+    /// Whether a core left with `in_flight` transfers and idling deadline
+    /// `wake` needs the engine thread woken.
+    fn needs_waking(&self, in_flight: usize, wake: Option<Nanos>) -> bool {
+        let earlier = match (wake, self.until) {
+            (Some(w), Some(u)) => w < u,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        self.asleep && ((in_flight > 0 && !self.ring) || earlier)
+    }
+}
+
+/// The engine's inline side, shared by the engine and its thread.
+#[derive(Clone)]
+pub(crate) struct Inline {
+    pub(crate) core: Arc<Mutex<Core>>,
+    pub(crate) deliverer: Arc<Deliverer>,
+    pub(crate) bell: Arc<Doorbell>,
+    pub(crate) ring_fd: RawFd,
+    pub(crate) epoch: Instant,
+}
+
+impl Inline {
+    /// Admits a request (`admit`, under the registry's lock, which the core's
+    /// lock is taken before, so the core accepts requests in the order of
+    /// their ids) and runs the scheduler for it on this thread.
+    pub(crate) fn submit(
+        &self,
+        admit: impl FnOnce(&mut State) -> Result<Pending, SubmitError>,
+    ) -> Result<RequestId, SubmitError> {
+        let mut core = lock(&self.core);
+        let p = {
+            let shared = core.shared.clone();
+            let mut st = shared.lock();
+            admit(&mut st)?
+        };
+        let id = RequestId(p.id);
+        core.accept(p);
+        // A failed submission leaves the transfers pushed: in flight for
+        // the engine thread, which is woken for them and stops the engine
+        // if the ring keeps failing.
+        let _ = pass(&mut core);
+        let sleeper = core.sleeper;
+        if sleeper.needs_waking(core.in_flight(), core.wake) {
+            core.sleeper.asleep = false;
+            self.bell.wake();
+        }
+        self.deliver(core);
+        Ok(id)
+    }
+
+    /// Posts what the core collected, lets the core go, then delivers.
+    fn deliver(&self, mut core: MutexGuard<'_, Core>) {
+        post(&mut core, &self.deliverer);
+        drop(core);
+        self.deliverer.flush();
+    }
+
+    /// The engine thread's loop, until shutdown (or a failed ring); then
+    /// every request is answered.
+    pub(crate) fn run(self, rx: Receiver<Cmd>) {
+        let mut cmds: Vec<Cmd> = Vec::new();
+        loop {
+            let mut core = lock(&self.core);
+            cmds.extend(rx.try_iter());
+            if core.commands(&mut cmds) || pass(&mut core).is_err() {
+                core.stop(&rx, cmds);
+                self.deliver(core);
+                self.deliverer.shutdown_notify();
+                return;
+            }
+            let sleeper = Sleeper {
+                asleep: true,
+                // Also while idle if transfers outlive their submission
+                // (a real device): the next one's submitter then need not
+                // wake this thread to watch it.
+                ring: core.in_flight() > 0 || core.within < WITHIN,
+                until: core.wake,
+            };
+            core.sleeper = sleeper;
+            self.deliver(core);
+            let now = self.epoch.elapsed().as_nanos() as Nanos;
+            let wait = sleeper
+                .until
+                .map(|u| Duration::from_nanos(u.saturating_sub(now).max(1)));
+            let ring = sleeper.ring.then_some(self.ring_fd);
+            self.bell.sleep(ring, wait, || match rx.try_recv() {
+                Ok(c) => {
+                    cmds.push(c);
+                    true
+                }
+                Err(_) => false,
+            });
+        }
+    }
+}
+
+/// Up to [`PASSES`] rounds: reap, dispatch, submit. The submission's error
+/// (the transfers stay pushed). When it started transfers, counts whether
+/// they all completed within it ([`Core::within`]).
+fn pass(core: &mut Core) -> std::io::Result<()> {
+    let mut started = 0;
+    for _ in 0..PASSES {
+        core.reap();
+        let n = core.dispatch();
+        if n == 0 {
+            break;
+        }
+        started += n;
+        core.ring.submit()?;
+    }
+    // What the last round started is the engine thread's to reap: it
+    // watches the ring while transfers are in flight.
+    if started > 0 {
+        core.within = if core.in_flight() > 0 {
+            0
+        } else {
+            core.within.saturating_add(1)
+        };
+    }
+    Ok(())
+}
