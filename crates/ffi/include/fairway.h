@@ -28,6 +28,10 @@
 // `fairway_io_wait` timeout: no limit.
 #define FAIRWAY_IO_WAIT_FOREVER UINT64_MAX
 
+// `fairway_io_create_ex` flag: submitting threads schedule and submit
+// to the ring themselves (the engine's inline submission).
+#define FAIRWAY_IO_INLINE 1
+
 // Largest `max_in_flight` of [`fairway_io_create`] (io_uring entries).
 #define FAIRWAY_IO_MAX_IN_FLIGHT 256
 
@@ -462,6 +466,28 @@ enum FairwayStatus fairway_io_create(const char *spec,
                                      struct FairwayIoEngine **out,
                                      char *err_buf,
                                      size_t err_len);
+
+// [`fairway_io_create`] with `flags`: 0, or [`FAIRWAY_IO_INLINE`]
+// (`super::FAIRWAY_IO_INLINE`): the thread that calls
+// `fairway_io_submit` runs the scheduler and submits to the ring itself,
+// and reaps what has completed, so a request costs no hand-off to the
+// engine's device thread (which is left with idling deadlines and
+// transfers still in flight when no call is inside). Completions are
+// still collected by `fairway_io_poll`/`fairway_io_wait`. Unknown bits
+// are refused with `FAIRWAY_ERR_INVALID_ARGUMENT`, naming them.
+//
+// [`FAIRWAY_IO_INLINE`]: super::FAIRWAY_IO_INLINE
+//
+// # Safety
+// As [`fairway_io_create`].
+enum FairwayStatus fairway_io_create_ex(const char *spec,
+                                        uint32_t max_in_flight,
+                                        uint32_t max_clients,
+                                        uint32_t max_queued,
+                                        uint32_t flags,
+                                        struct FairwayIoEngine **out,
+                                        char *err_buf,
+                                        size_t err_len);
 
 // Destroys an engine: shuts it down if [`fairway_io_shutdown`] has not
 // (waiting for the transfers in flight: the kernel owns their buffers

@@ -56,6 +56,9 @@ pub const FAIRWAY_IO_OP_READ: u32 = 0;
 pub const FAIRWAY_IO_OP_WRITE: u32 = 1;
 /// `fairway_io_wait` timeout: no limit.
 pub const FAIRWAY_IO_WAIT_FOREVER: u64 = u64::MAX;
+/// `fairway_io_create_ex` flag: submitting threads schedule and submit
+/// to the ring themselves (the engine's inline submission).
+pub const FAIRWAY_IO_INLINE: u32 = 1;
 /// Largest `max_in_flight` of [`fairway_io_create`] (io_uring entries).
 pub const FAIRWAY_IO_MAX_IN_FLIGHT: u32 = 256;
 /// Largest `max_clients` of [`fairway_io_create`].

@@ -71,10 +71,10 @@ pub use io::groups::{
 };
 pub use io::{
     fairway_io_add_client, fairway_io_client_stats, fairway_io_close, fairway_io_create,
-    fairway_io_destroy, fairway_io_last_error, fairway_io_open, fairway_io_outstanding,
-    fairway_io_poll, fairway_io_remove_client, fairway_io_shutdown, fairway_io_submit,
-    fairway_io_wait, FairwayIoClientStats, FairwayIoCompletion, FairwayIoEngine,
-    FAIRWAY_IO_MAX_CLIENTS, FAIRWAY_IO_MAX_IN_FLIGHT, FAIRWAY_IO_MAX_QUEUED,
+    fairway_io_create_ex, fairway_io_destroy, fairway_io_last_error, fairway_io_open,
+    fairway_io_outstanding, fairway_io_poll, fairway_io_remove_client, fairway_io_shutdown,
+    fairway_io_submit, fairway_io_wait, FairwayIoClientStats, FairwayIoCompletion, FairwayIoEngine,
+    FAIRWAY_IO_INLINE, FAIRWAY_IO_MAX_CLIENTS, FAIRWAY_IO_MAX_IN_FLIGHT, FAIRWAY_IO_MAX_QUEUED,
     FAIRWAY_IO_OPEN_DIRECT, FAIRWAY_IO_OPEN_WRITE, FAIRWAY_IO_OP_READ, FAIRWAY_IO_OP_WRITE,
     FAIRWAY_IO_WAIT_FOREVER,
 };

@@ -9,20 +9,33 @@ use super::{
 use crate::handle::{self as h, call, check_out, Failure, Handle};
 use crate::io::buf::FairwayIoBuf;
 use crate::status::FairwayStatus;
-use fairway_disk::engine::{ClientOptions, Engine, EngineConfig};
+use fairway_disk::engine::{ClientOptions, Engine, EngineConfig, Submission};
 use fairway_disk::{DiskSchedSpec, DiskSpecError};
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
-/// Builds the engine `fairway_io_create` describes.
+/// Builds the engine `fairway_io_create_ex` describes.
 fn build(
     spec: *const c_char,
     max_in_flight: u32,
     max_clients: u32,
     max_queued: u32,
+    flags: u32,
 ) -> Result<IoState, Failure> {
+    let unknown = flags & !super::FAIRWAY_IO_INLINE;
+    if unknown != 0 {
+        return Err(Failure::new(
+            FairwayStatus::FairwayErrInvalidArgument,
+            format!("flags: unknown bits {unknown:#x} (allowed: FAIRWAY_IO_INLINE = 0x1)"),
+        ));
+    }
+    let submission = if flags & super::FAIRWAY_IO_INLINE != 0 {
+        Submission::Inline
+    } else {
+        Submission::DeviceThread
+    };
     if spec.is_null() {
         return Err(Failure::new(
             FairwayStatus::FairwayErrNullPointer,
@@ -48,6 +61,7 @@ fn build(
         max_in_flight,
         max_clients,
         max_queued,
+        submission,
         ..EngineConfig::default()
     };
     let engine =
@@ -90,9 +104,49 @@ pub unsafe extern "C" fn fairway_io_create(
     err_buf: *mut c_char,
     err_len: usize,
 ) -> FairwayStatus {
+    // SAFETY: the caller's contract, passed on unchanged.
+    unsafe {
+        fairway_io_create_ex(
+            spec,
+            max_in_flight,
+            max_clients,
+            max_queued,
+            0,
+            out,
+            err_buf,
+            err_len,
+        )
+    }
+}
+
+/// [`fairway_io_create`] with `flags`: 0, or [`FAIRWAY_IO_INLINE`]
+/// (`super::FAIRWAY_IO_INLINE`): the thread that calls
+/// `fairway_io_submit` runs the scheduler and submits to the ring itself,
+/// and reaps what has completed, so a request costs no hand-off to the
+/// engine's device thread (which is left with idling deadlines and
+/// transfers still in flight when no call is inside). Completions are
+/// still collected by `fairway_io_poll`/`fairway_io_wait`. Unknown bits
+/// are refused with `FAIRWAY_ERR_INVALID_ARGUMENT`, naming them.
+///
+/// [`FAIRWAY_IO_INLINE`]: super::FAIRWAY_IO_INLINE
+///
+/// # Safety
+/// As [`fairway_io_create`].
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn fairway_io_create_ex(
+    spec: *const c_char,
+    max_in_flight: u32,
+    max_clients: u32,
+    max_queued: u32,
+    flags: u32,
+    out: *mut *mut FairwayIoEngine,
+    err_buf: *mut c_char,
+    err_len: usize,
+) -> FairwayStatus {
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<_, Failure> {
         check_out(out, "out")?;
-        build(spec, max_in_flight, max_clients, max_queued)
+        build(spec, max_in_flight, max_clients, max_queued, flags)
     }));
     let failure = match result {
         Ok(Ok(state)) => {

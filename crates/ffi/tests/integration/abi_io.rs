@@ -61,15 +61,27 @@ fn create(
     clients: u32,
     queued: u32,
 ) -> Result<*mut FairwayIoEngine, (FairwayStatus, String)> {
+    create_ex(spec, in_flight, clients, queued, 0)
+}
+
+/// `fairway_io_create_ex` with `flags`.
+fn create_ex(
+    spec: &str,
+    in_flight: u32,
+    clients: u32,
+    queued: u32,
+    flags: u32,
+) -> Result<*mut FairwayIoEngine, (FairwayStatus, String)> {
     let spec = CString::new(spec).unwrap();
     let mut e = null_mut();
     let mut err = [0 as c_char; 256];
     let st = unsafe {
-        fairway_io_create(
+        fairway_io_create_ex(
             spec.as_ptr(),
             in_flight,
             clients,
             queued,
+            flags,
             &mut e,
             err.as_mut_ptr(),
             err.len(),
@@ -85,7 +97,12 @@ fn create(
 
 /// An engine, or `None` (said on stderr) where io_uring is refused.
 fn engine(spec: &str, in_flight: u32, queued: u32) -> Option<*mut FairwayIoEngine> {
-    match create(spec, in_flight, 16, queued) {
+    engine_ex(spec, in_flight, queued, 0)
+}
+
+/// [`engine`] created with `flags`.
+fn engine_ex(spec: &str, in_flight: u32, queued: u32, flags: u32) -> Option<*mut FairwayIoEngine> {
+    match create_ex(spec, in_flight, 16, queued, flags) {
         Ok(e) => Some(e),
         Err((FairwayStatus::FairwayErrUnavailable, msg)) => {
             eprintln!("io_uring unavailable ({msg}): test skipped");
@@ -230,8 +247,18 @@ fn stats(e: *mut FairwayIoEngine, c: u64) -> FairwayIoClientStats {
 #[test]
 #[cfg_attr(miri, ignore = "io_uring and a device thread")]
 fn reads_and_writes_complete_once_with_their_user_data_and_buffer() {
-    let file = TempFile::new("rw", 1 << 20);
-    let Some(e) = engine("bfq", 4, 256) else {
+    reads_and_writes(0);
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "io_uring and a device thread")]
+fn inline_reads_and_writes_complete_once_with_their_user_data_and_buffer() {
+    reads_and_writes(FAIRWAY_IO_INLINE);
+}
+
+fn reads_and_writes(flags: u32) {
+    let file = TempFile::new(if flags == 0 { "rw" } else { "rw-inline" }, 1 << 20);
+    let Some(e) = engine_ex("bfq", 4, 256, flags) else {
         return;
     };
     let (t, _) = open(e, &file, FAIRWAY_IO_OPEN_WRITE);
@@ -570,6 +597,11 @@ fn creation_parameters_are_checked_and_named() {
         create("bfq", 1, 1, FAIRWAY_IO_MAX_QUEUED + 1),
         S::FairwayErrOutOfRange,
         "max_queued = 1048577",
+    );
+    reject(
+        create_ex("bfq", 1, 1, 1, 0x6),
+        S::FairwayErrInvalidArgument,
+        "flags: unknown bits 0x6 (allowed: FAIRWAY_IO_INLINE = 0x1)",
     );
     reject(
         create("wfq", 1, 1, 1),
