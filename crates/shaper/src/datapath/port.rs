@@ -7,7 +7,7 @@
 //! - `frame` ([`super::frame_io::FramePort`]): one `recvmsg`/`send` per
 //!   frame.
 //!
-//! - `xdp` ([`super::xdp::XdpPort`], in a build with the `ebpf` feature):
+//! - `xdp` (`super::xdp::XdpPort`, in a build with the `ebpf` feature):
 //!   AF_XDP sockets fed by an XDP redirect program.
 //!
 //! Each receives one frame at a time into the caller's pool slot, sends
