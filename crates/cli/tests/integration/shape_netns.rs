@@ -223,3 +223,51 @@ pub fn send_udp(ns: &str, from: &str, to: &str, payload: usize, bps: u64, secs: 
     }
     sent
 }
+
+/// A UDP frame of `len` bytes (Ethernet header included) with VLAN
+/// `tags` after the MAC addresses, from `{net}.src` to `{net}.dst`
+/// (MACs `02:00:00:00:00:src` and `…:dst`), port 9000 to 9000, UDP
+/// checksum 0, the payload starting with `mark` and filled with 0x5a.
+pub fn udp_frame(
+    len: usize,
+    tags: &[[u8; 4]],
+    net: [u8; 3],
+    src: u8,
+    dst: u8,
+    mark: u16,
+) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, dst, 2, 0, 0, 0, 0, src];
+    for t in tags {
+        f.extend(t);
+    }
+    f.extend([8, 0]);
+    let ip_len = (len - f.len()) as u16;
+    let [a, b, c] = net;
+    let mut ip = vec![
+        0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0, a, b, c, src, a, b, c, dst,
+    ];
+    ip[2..4].copy_from_slice(&ip_len.to_be_bytes());
+    f.extend(ip);
+    f.extend(9000u16.to_be_bytes());
+    f.extend(9000u16.to_be_bytes());
+    f.extend((ip_len - 20).to_be_bytes());
+    f.extend([0, 0]);
+    f.extend(mark.to_be_bytes());
+    f.resize(len, 0x5a);
+    f
+}
+
+/// Runs `fairway shape --config FILE` in `ns`, which must refuse to
+/// start: exit status 1 and one line on standard error, returned.
+pub fn refused_start(ns: &str, config: &Path) -> String {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_fairway")])
+        .args(["shape", "--config"])
+        .arg(config)
+        .output()
+        .expect("run the shaper");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}

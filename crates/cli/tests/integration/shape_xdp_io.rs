@@ -40,7 +40,9 @@ fn without_ebpf_the_check_refuses_io_xdp_saying_how_to_build() {
 
 #[cfg(feature = "ebpf")]
 mod namespaces {
-    use super::super::shape_netns::{enter, ip, root_or_skip, Netns, Shaper};
+    use super::super::shape_netns::{
+        enter, ip, refused_start, root_or_skip, udp_frame, Netns, Shaper,
+    };
     use fairway_shaper::datapath::port;
     use fairway_shaper::plan::FrameIo;
     use std::process::Command;
@@ -54,24 +56,7 @@ mod namespaces {
     /// A UDP frame of `len` bytes with `tags`, from `src` to `dst`
     /// (last bytes of 10.80.0.x), its payload marked with `mark`.
     fn udp(len: usize, tags: &[[u8; 4]], src: u8, dst: u8, mark: u16) -> Vec<u8> {
-        let mut f = vec![2, 0, 0, 0, 0, dst, 2, 0, 0, 0, 0, src];
-        for t in tags {
-            f.extend(t);
-        }
-        f.extend([8, 0]);
-        let ip_len = (len - f.len()) as u16;
-        let mut ip = vec![
-            0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0, 10, 80, 0, src, 10, 80, 0, dst,
-        ];
-        ip[2..4].copy_from_slice(&ip_len.to_be_bytes());
-        f.extend(ip);
-        f.extend(9000u16.to_be_bytes());
-        f.extend(9000u16.to_be_bytes());
-        f.extend((ip_len - 20).to_be_bytes());
-        f.extend([0, 0]);
-        f.extend(mark.to_be_bytes());
-        f.resize(len, 0x5a);
-        f
+        udp_frame(len, tags, [10, 80, 0], src, dst, mark)
     }
 
     /// The frames sent one way: an 802.1Q-tagged frame (VLAN 100,
@@ -231,16 +216,8 @@ mod namespaces {
     fn too_large_an_mtu() {
         ip("-n sx-x link set sx-in mtu 4000");
         let config = config("mtu");
-        let out = Command::new("ip")
-            .args(["netns", "exec", NS[1], env!("CARGO_BIN_EXE_fairway")])
-            .args(["shape", "--config"])
-            .arg(&config)
-            .output()
-            .expect("run the shaper");
+        let err = refused_start(NS[1], &config);
         let _ = std::fs::remove_file(&config);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
             err.starts_with(
                 "fairway: error: interface \"sx-in\": AF_XDP frame size: MTU 4000 needs frames \
