@@ -7,10 +7,12 @@
 //! shaper — receiver over veth (`shape_netns`, prefix `fwr-t`); frames
 //! sent and read with packet sockets. Slow tier: root, iproute2.
 
-use super::shape_netns::{enter, ip, refused_start, root_or_skip, udp_frame, Netns, Shaper};
+use super::shape_netns::{
+    enter, ip, receive_frames, refused_start, root_or_skip, udp_frame, Netns, Shaper,
+};
 use fairway_shaper::datapath::port;
 use fairway_shaper::plan::FrameIo;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The namespaces `Netns::build("fwr-t", …)` makes.
 const NS: [&str; 3] = ["fwr-t-s", "fwr-t-x", "fwr-t-r"];
@@ -39,17 +41,7 @@ fn send(frames: &[Vec<u8>]) {
 /// What the receiver reads within `wait`, tags put back.
 fn receive(n: usize, wait: Duration) -> Vec<Vec<u8>> {
     enter(NS[2]);
-    let mut p = port::open("fwr-t-r0", FrameIo::Frame).expect("receiver's port");
-    let mut got = Vec::new();
-    let end = Instant::now() + wait;
-    let mut buf = vec![0u8; 16_384];
-    while got.len() < n && Instant::now() < end {
-        match p.recv(&mut buf) {
-            Ok(Some(len)) => got.push(buf[..len].to_vec()),
-            _ => std::thread::sleep(Duration::from_millis(1)),
-        }
-    }
-    got
+    receive_frames("fwr-t-r0", n, wait)
 }
 
 fn through(io: &str) {

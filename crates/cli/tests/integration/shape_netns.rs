@@ -271,3 +271,20 @@ pub fn refused_start(ns: &str, config: &Path) -> String {
     assert_eq!(err.lines().count(), 1, "{err}");
     err
 }
+
+/// The frames a packet socket on `dev` (in this thread's namespace)
+/// reads within `wait`, at most `n`, VLAN tags put back.
+pub fn receive_frames(dev: &str, n: usize, wait: Duration) -> Vec<Vec<u8>> {
+    use fairway_shaper::{datapath::port, plan::FrameIo};
+    let mut p = port::open(dev, FrameIo::Frame).expect("receiver's port");
+    let mut got = Vec::new();
+    let end = Instant::now() + wait;
+    let mut buf = vec![0u8; 16_384];
+    while got.len() < n && Instant::now() < end {
+        match p.recv(&mut buf) {
+            Ok(Some(len)) => got.push(buf[..len].to_vec()),
+            _ => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+    got
+}

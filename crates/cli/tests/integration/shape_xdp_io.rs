@@ -41,12 +41,12 @@ fn without_ebpf_the_check_refuses_io_xdp_saying_how_to_build() {
 #[cfg(feature = "ebpf")]
 mod namespaces {
     use super::super::shape_netns::{
-        enter, ip, refused_start, root_or_skip, udp_frame, Netns, Shaper,
+        enter, ip, receive_frames, refused_start, root_or_skip, udp_frame, Netns, Shaper,
     };
     use fairway_shaper::datapath::port;
     use fairway_shaper::plan::FrameIo;
     use std::process::Command;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     /// The namespaces `Netns::build("sx", …)` makes.
     const NS: [&str; 3] = ["sx-s", "sx-x", "sx-r"];
@@ -105,17 +105,7 @@ mod namespaces {
     ) -> std::thread::JoinHandle<Vec<Vec<u8>>> {
         std::thread::spawn(move || {
             enter(ns);
-            let mut p = port::open(dev, FrameIo::Frame).expect("receiver's port");
-            let mut got = Vec::new();
-            let end = Instant::now() + wait;
-            let mut buf = vec![0u8; 16_384];
-            while got.len() < n && Instant::now() < end {
-                match p.recv(&mut buf) {
-                    Ok(Some(len)) => got.push(buf[..len].to_vec()),
-                    _ => std::thread::sleep(Duration::from_millis(1)),
-                }
-            }
-            got
+            receive_frames(dev, n, wait)
         })
     }
 
