@@ -1,6 +1,6 @@
 //! The shaper file: fairway's own TOML, the policy file's tables where
-//! the concepts match (`[[node]]` with `name`, `parent`, `weight`,
-//! `rate` for the ceiling and `reservation` for the guarantee,
+//! the concepts match (`[[node]]` with `name`, `parent`, `policy`,
+//! `weight`, `rate` for the ceiling and `reservation` for the guarantee,
 //! here per direction), extended with the shaper's: `[interfaces]`, `[[circuit]]`,
 //! `[[device]]`, `[[rule]]`, `[default_class]` and `libreqos` (LibreQoS's
 //! files pulled in, paths relative to the shaper file). Rates are the
@@ -8,8 +8,7 @@
 //! or `10 Mbit/s`, a unit required; a `rate` or `reservation` is one
 //! string (both directions alike) or a `{ download, upload }` table
 //! ([`RateField`]). A policy file's `[[flow]]` is refused with a pointer
-//! to `[[circuit]]`, the shaper's leaf; a node's `policy` is refused
-//! until the tree runs a scheduler per node. Unknown keys are refused; every
+//! to `[[circuit]]`, the shaper's leaf. Unknown keys are refused; every
 //! error names `file:line:column`.
 //!
 //! ```toml
@@ -23,6 +22,7 @@
 //! [[node]]
 //! name = "campus"
 //! rate = { download = "800mbit", upload = "800mbit" }
+//! policy = "qfq+:m=8"        # any registry spec; default qfq+
 //!
 //! [[circuit]]
 //! id = "lab"
@@ -425,10 +425,6 @@ fn default_class(c: &mut Conv<'_>, d: &Spanned<ClassToml>) -> Option<DefaultClas
     })
 }
 
-/// Why a node's `policy` is refused.
-const POLICY_NOT_YET: &str = "a node's own scheduler is not built yet: its children share \
-    its excess by weight (stride scheduling, docs/shaper.md); leave the field out";
-
 fn node(c: &mut Conv<'_>, n: &Spanned<NodeToml>) -> Option<Node> {
     let r = n.get_ref();
     let name = c.name(&r.name, "name");
@@ -436,26 +432,9 @@ fn node(c: &mut Conv<'_>, n: &Spanned<NodeToml>) -> Option<Node> {
     let weight = c.weight(&r.weight);
     let scheduler = match &r.policy {
         None => Some(default_scheduler()),
-        Some(p) => match SchedSpec::parse(p.get_ref()) {
-            Err(e) => {
-                c.err(p.span(), Problem::Spec(e));
-                None
-            }
-            // Refused rather than ignored until the tree runs a
-            // scheduler per node: a file must not say what the shaper
-            // does not do.
-            Ok(_) => {
-                let field = format!("policy = {:?}", p.get_ref());
-                c.err(
-                    p.span(),
-                    Problem::Unsupported {
-                        field,
-                        why: POLICY_NOT_YET,
-                    },
-                );
-                None
-            }
-        },
+        Some(p) => SchedSpec::parse(p.get_ref())
+            .map_err(|e| c.err(p.span(), Problem::Spec(e)))
+            .ok(),
     };
     Some(Node {
         name: name?,

@@ -9,7 +9,7 @@ const NODE: &str =
 #[test]
 fn the_tables_make_a_plan() {
     let text = format!(
-        "[interfaces]\ninternet = \"eth0\"\nsubscribers = \"eth1\"\nrate = {{ download = \"1gbit\", upload = \"500mbit\" }}\n\n{NODE}weight = 3\n\n\
+        "[interfaces]\ninternet = \"eth0\"\nsubscribers = \"eth1\"\nrate = {{ download = \"1gbit\", upload = \"500mbit\" }}\n\n{NODE}policy = \"drr:quantum=3000\"\nweight = 3\n\n\
          [[circuit]]\nid = \"c\"\nparent = \"n\"\nreservation = {{ download = \"1.5mbit\" }}\nrate = {{ download = \"10mbit\", upload = \"500kbit\" }}\n\n\
          [[device]]\nid = \"d\"\ncircuit = \"c\"\nmac = \"aabb.ccdd.eeff\"\nipv4 = [\"10.0.0.0/24\"]\nipv6 = [\"2001:db8::/64\"]\n\n\
          [[rule]]\ncircuit = \"c\"\nprotocol = \"tcp\"\ndst_ports = \"80-443\"\ndscp = 10\nvlan = 7\n\n\
@@ -19,6 +19,7 @@ fn the_tables_make_a_plan() {
     let p = &ck.plan;
     let i = p.interfaces.as_ref().unwrap();
     assert_eq!((i.download, i.upload), (1_000_000_000, 500_000_000));
+    assert_eq!(p.nodes[0].scheduler.to_string(), "drr:quantum=3000");
     assert_eq!(p.nodes[0].weight, Some(3));
     assert_eq!(p.circuits[0].rates.download.min, Some(1_500_000));
     assert_eq!(p.circuits[0].rates.upload.min, None);
@@ -146,16 +147,6 @@ fn unknown_keys_and_syntax_say_where() {
     assert!(
         e[0].starts_with(&format!("{}:1:", path("syn.toml"))),
         "{e:#?}"
-    );
-}
-
-#[test]
-fn a_node_s_scheduler_is_refused_until_the_tree_runs_one() {
-    let e = problems(shaper("policy", &format!("{NODE}policy = \"drr\"\n")));
-    only(
-        &e,
-        &format!("{}:4:10", path("policy.toml")),
-        "policy = \"drr\": a node's own scheduler is not built yet: its children share its excess by weight (stride scheduling, docs/shaper.md); leave the field out",
     );
 }
 
