@@ -43,6 +43,7 @@ pub mod run;
 pub mod snapshot;
 pub mod snapshot_request;
 pub mod stats;
+pub mod node_sched;
 pub mod tree;
 #[cfg(target_os = "linux")]
 pub mod wake;
