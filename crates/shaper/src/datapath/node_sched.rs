@@ -24,7 +24,11 @@ use fairway_core::registry::SchedSpec;
 use fairway_core::{Capacity, ConfigError, FlowConfig, FlowId, Limits, Scheduler};
 
 /// The largest token, bytes: the largest frame a scheduler is exact for
-/// ([`Limits::DEFAULT`]); a longer frame's token is this long.
+/// ([`Limits::DEFAULT`]); every child's `max_len` in its parent's
+/// scheduler, so also the quantum of DRR's round robin and of QFQ+'s
+/// inside an aggregate (children of equal weight): such a child may send
+/// up to this many bytes in a row. Use `drr:quantum=1514` for frame by
+/// frame turns under DRR.
 pub const TOKEN_MAX: u32 = Limits::DEFAULT.max_packet_len;
 /// A child's token before it has sent a frame: a full Ethernet frame.
 pub const FIRST_TOKEN: u32 = 1514;

@@ -139,9 +139,13 @@ fn an_inner_nodes_max_caps_its_subtree_and_the_rest_goes_elsewhere() {
 fn an_idle_circuit_earns_no_credit() {
     // b idle for the first half: when it starts, a and b share at once
     // (b's pass starts at the virtual time, not at 0).
+    // Under a WF2Q+ node: a flow backlogged anew starts at the virtual
+    // time (QFQ+'s round robin inside an aggregate has a 64 KiB quantum).
     let mut p = plan(20 * MBIT);
-    circuit(&mut p, "a", None, None, 20 * MBIT, Some(1));
-    circuit(&mut p, "b", None, None, 20 * MBIT, Some(1));
+    node(&mut p, "n", None, 20 * MBIT, None);
+    p.nodes[0].scheduler = fairway_core::SchedSpec::parse("wf2q+").unwrap();
+    circuit(&mut p, "a", Some("n"), None, 20 * MBIT, Some(1));
+    circuit(&mut p, "b", Some("n"), None, 20 * MBIT, Some(1));
     let c = checked(p);
     let mut t: Tree<u32> = Tree::new(&c, Dir::Download, 0).unwrap();
     let mut now = 0;
@@ -168,6 +172,50 @@ fn an_idle_circuit_earns_no_credit() {
         sent[0].abs_diff(sent[1]) <= 2 * u64::from(FRAME),
         "{sent:?}"
     );
+}
+
+/// Three circuits of weights 1, 3, 4 under one node of `spec`, all
+/// overloaded: each gets its weight's share of the node's 80 Mbit/s.
+fn shares_under(spec: &str) -> Vec<u64> {
+    let mut p = plan(100 * MBIT);
+    node(&mut p, "n", None, 80 * MBIT, Some(1));
+    p.nodes[0].scheduler = fairway_core::SchedSpec::parse(spec).unwrap();
+    circuit(&mut p, "a", Some("n"), None, 80 * MBIT, Some(1));
+    circuit(&mut p, "b", Some("n"), None, 80 * MBIT, Some(3));
+    circuit(&mut p, "c", Some("n"), None, 80 * MBIT, Some(4));
+    run(p, &[100 * MBIT, 100 * MBIT, 100 * MBIT], 4)
+}
+
+#[test]
+fn a_nodes_scheduler_shares_by_weight_qfq_plus_drr_wf2q_plus() {
+    for spec in ["qfq+", "drr", "wf2q+", "drr:quantum=1514", "wf2q++", "qfq", "s-kps"] {
+        let got = shares_under(spec);
+        assert!(within(got[0], 10 * MBIT, 5), "{spec}: {got:?}");
+        assert!(within(got[1], 30 * MBIT, 5), "{spec}: {got:?}");
+        assert!(within(got[2], 40 * MBIT, 5), "{spec}: {got:?}");
+    }
+    // FIFO serves the children in turn, a frame each: equal shares.
+    let got = shares_under("fifo");
+    assert!(within(got[0], got[2], 5), "fifo: {got:?}");
+}
+
+#[test]
+fn a_nodes_min_is_guaranteed_under_overload_of_a_sibling_subtree() {
+    // Node "g" guarantees 30 Mbit/s to its subtree (its circuits have no
+    // min of their own); "h" weighs 100 times more and is overloaded.
+    let mut p = plan(100 * MBIT);
+    node(&mut p, "g", None, 100 * MBIT, Some(1));
+    p.nodes[0].rates = super::test_plan::rates(Some(30 * MBIT), 100 * MBIT);
+    node(&mut p, "h", None, 100 * MBIT, Some(100));
+    circuit(&mut p, "a", Some("g"), None, 100 * MBIT, Some(1));
+    circuit(&mut p, "b", Some("g"), None, 100 * MBIT, Some(1));
+    circuit(&mut p, "c", Some("h"), None, 100 * MBIT, Some(1));
+    let got = run(p, &[100 * MBIT, 100 * MBIT, 200 * MBIT], 6);
+    // 30 guaranteed plus 70/101 of the excess, split evenly in g.
+    let g = 30 * MBIT + 70 * MBIT / 101;
+    assert!(within(got[0] + got[1], g, 2), "{got:?}");
+    assert!(within(got[0], g / 2, 5), "{got:?}");
+    assert!(within(got[2], 100 * MBIT - g, 2), "{got:?}");
 }
 
 /// A frame with an identity, to compare two trees' choices.
