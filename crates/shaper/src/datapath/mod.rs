@@ -31,6 +31,7 @@ pub mod headers;
 pub mod heap;
 #[cfg(target_os = "linux")]
 pub mod hooks;
+pub mod node_sched;
 pub mod pool;
 #[cfg(target_os = "linux")]
 pub mod port;
@@ -43,7 +44,6 @@ pub mod run;
 pub mod snapshot;
 pub mod snapshot_request;
 pub mod stats;
-pub mod node_sched;
 pub mod tree;
 #[cfg(target_os = "linux")]
 pub mod wake;

@@ -70,7 +70,9 @@ impl NodeSched {
     /// the scheduler refused it (only a bug: the capacity holds two per
     /// child, and a child holds at most one between dequeues).
     pub fn push(&mut self, slot: u32, len: u32) -> bool {
-        self.s.enqueue(FlowId(slot), len.clamp(1, TOKEN_MAX)).is_ok()
+        self.s
+            .enqueue(FlowId(slot), len.clamp(1, TOKEN_MAX))
+            .is_ok()
     }
 
     /// The slot whose token is served next.

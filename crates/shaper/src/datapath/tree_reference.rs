@@ -11,11 +11,11 @@
 #![allow(dead_code)]
 
 use super::bucket::Bucket;
+use super::node_sched::{FIRST_TOKEN, TOKEN_MAX};
 use crate::plan::{Dir, Rates};
+use crate::share::{weights, Kid};
 use crate::validate::Checked;
 use fairway_core::aqm::{AqmConfigError, FqCodel, FqCodelConfig};
-use super::node_sched::{FIRST_TOKEN, TOKEN_MAX};
-use crate::share::{weights, Kid};
 use fairway_core::{
     Backlog, Capacity, EnqueueError, FlowConfig, FlowId, Limits, Packet, SchedSpec, Scheduler,
 };

@@ -188,7 +188,15 @@ fn shares_under(spec: &str) -> Vec<u64> {
 
 #[test]
 fn a_nodes_scheduler_shares_by_weight_qfq_plus_drr_wf2q_plus() {
-    for spec in ["qfq+", "drr", "wf2q+", "drr:quantum=1514", "wf2q++", "qfq", "s-kps"] {
+    for spec in [
+        "qfq+",
+        "drr",
+        "wf2q+",
+        "drr:quantum=1514",
+        "wf2q++",
+        "qfq",
+        "s-kps",
+    ] {
         let got = shares_under(spec);
         assert!(within(got[0], 10 * MBIT, 5), "{spec}: {got:?}");
         assert!(within(got[1], 30 * MBIT, 5), "{spec}: {got:?}");
