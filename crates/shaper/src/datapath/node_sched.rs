@@ -23,13 +23,14 @@
 use fairway_core::registry::SchedSpec;
 use fairway_core::{Capacity, ConfigError, FlowConfig, FlowId, Limits, Scheduler};
 
-/// The largest token, bytes: the largest frame a scheduler is exact for
-/// ([`Limits::DEFAULT`]); every child's `max_len` in its parent's
-/// scheduler, so also the quantum of DRR's round robin and of QFQ+'s
-/// inside an aggregate (children of equal weight): such a child may send
-/// up to this many bytes in a row. Use `drr:quantum=1514` for frame by
-/// frame turns under DRR.
-pub const TOKEN_MAX: u32 = Limits::DEFAULT.max_packet_len;
+/// The largest token, bytes: the longest frame of a 9000-byte (jumbo)
+/// MTU with an Ethernet header and two VLAN tags. It is every child's
+/// `max_len` in its parent's scheduler, which is also the quantum of
+/// DRR's round robin (unless given) and of QFQ+'s and WF2Q++'s inside an
+/// aggregate (children of equal weight): a child may send up to this many
+/// bytes in a row. A longer frame's token is this long (the scheduler
+/// counts it as this many bytes; the buckets count it whole).
+pub const TOKEN_MAX: u32 = 9000 + 22;
 /// A child's token before it has sent a frame: a full Ethernet frame.
 pub const FIRST_TOKEN: u32 = 1514;
 

@@ -521,7 +521,10 @@ impl<P: Packet> Tree<P> {
                 return;
             };
             child.token = child.counted && s.push(child.slot, len);
-            s.pop();
+            // The served token is the one peeked: only its own flow got
+            // a packet since, which leaves every scheduler's choice as it was.
+            let served = s.pop();
+            debug_assert_eq!(served, Some(child.slot));
             c = p;
         }
     }

@@ -422,7 +422,8 @@ impl<P: Packet> Tree<P> {
     pub fn dequeue(&mut self, now_ns: u64, on_drop: &mut impl FnMut(u32, P)) -> Option<(u32, P)> {
         self.now = now_ns;
         loop {
-            if !self.nodes[0].max.allows(now_ns) {
+            // Nothing queued: nothing is chosen (no stale token dropped).
+            if self.nodes[0].active.is_empty() || !self.nodes[0].max.allows(now_ns) {
                 return None;
             }
             let lender = self.pick_guaranteed();

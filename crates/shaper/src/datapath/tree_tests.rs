@@ -140,7 +140,7 @@ fn an_idle_circuit_earns_no_credit() {
     // b idle for the first half: when it starts, a and b share at once
     // (b's pass starts at the virtual time, not at 0).
     // Under a WF2Q+ node: a flow backlogged anew starts at the virtual
-    // time (QFQ+'s round robin inside an aggregate has a 64 KiB quantum).
+    // time (QFQ+'s round robin inside an aggregate has a 9022-byte quantum).
     let mut p = plan(20 * MBIT);
     node(&mut p, "n", None, 20 * MBIT, None);
     p.nodes[0].scheduler = fairway_core::SchedSpec::parse("wf2q+").unwrap();
@@ -242,10 +242,24 @@ impl fairway_core::Packet for Pk {
 /// A random plan: two nodes (the second under the first or the root),
 /// circuits under the root or either node, with ceilings, some with a
 /// guarantee, some with a weight.
-fn random_plan(circuits: &[(u8, u8, u8, u8)], nested: bool, w0: Option<u32>) -> Plan {
+fn random_plan(
+    circuits: &[(u8, u8, u8, u8)],
+    nested: bool,
+    w0: Option<u32>,
+    scheds: (usize, usize),
+    node_mins: bool,
+) -> Plan {
+    const SPECS: [&str; 6] = ["qfq+", "drr", "wf2q+", "fifo", "drr:quantum=1514", "qfq"];
     let mut p = plan(100 * MBIT);
     node(&mut p, "n0", None, 60 * MBIT, w0);
     node(&mut p, "n1", nested.then_some("n0"), 30 * MBIT, Some(2));
+    for (n, (i, min)) in [(scheds.0, 40), (scheds.1, 20)].into_iter().enumerate() {
+        p.nodes[n].scheduler = fairway_core::SchedSpec::parse(SPECS[i % SPECS.len()]).unwrap();
+        if node_mins {
+            let max = p.nodes[n].rates.download.max;
+            p.nodes[n].rates = super::test_plan::rates(Some(min * MBIT), max);
+        }
+    }
     for (i, &(parent, max, min, weight)) in circuits.iter().enumerate() {
         let (parent, cap) = match parent % 3 {
             0 => (None, 100),
@@ -253,7 +267,8 @@ fn random_plan(circuits: &[(u8, u8, u8, u8)], nested: bool, w0: Option<u32>) -> 
             _ => (Some("n1"), 30),
         };
         let max = (1 + u64::from(max) % cap) * MBIT / 4;
-        let min = (min % 3 == 0).then_some((u64::from(min) * 20_000).min(max));
+        // At most 12 · 1.275 Mbit/s: they fit in the nodes' mins.
+        let min = (min % 3 == 0).then_some((u64::from(min) * 5_000).min(max));
         let weight = (weight % 3 == 0).then_some(1 + u32::from(weight % 7));
         circuit(&mut p, &format!("c{i}"), parent, min, max, weight);
     }
@@ -263,17 +278,20 @@ fn random_plan(circuits: &[(u8, u8, u8, u8)], nested: bool, w0: Option<u32>) -> 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
     /// The heap-driven selection picks exactly what the linear scan of
-    /// the same rules picks (guarantees first, least recently served
-    /// first; then the excess by weight from the root down; ceilings
+    /// the same rules picks (guarantees of nodes and circuits first,
+    /// least recently served first; then the excess by each node's
+    /// scheduler, random among the registry's, from the root down; ceilings
     /// everywhere), frame for frame, CoDel's drops included.
     #[test]
     fn the_heaps_choose_as_the_linear_scan(
         circuits in proptest::collection::vec((0u8..3, proptest::prelude::any::<u8>(), proptest::prelude::any::<u8>(), proptest::prelude::any::<u8>()), 1..12),
         nested: bool,
         w0 in proptest::option::of(1u32..5),
+        scheds in (0usize..6, 0usize..6),
+        node_mins: bool,
         arrivals in proptest::collection::vec((0usize..12, 60u32..1514, 0u32..4, 0u32..400), 1..600),
     ) {
-        let c = checked(random_plan(&circuits, nested, w0));
+        let c = checked(random_plan(&circuits, nested, w0, scheds, node_mins));
         let mut fast: Tree<Pk> = Tree::new(&c, Dir::Download, 0).unwrap();
         let mut slow: super::tree_reference::Tree<Pk> =
             super::tree_reference::Tree::new(&c, Dir::Download, 0).unwrap();
