@@ -253,7 +253,8 @@ fn random_plan(
     let mut p = plan(100 * MBIT);
     node(&mut p, "n0", None, 60 * MBIT, w0);
     node(&mut p, "n1", nested.then_some("n0"), 30 * MBIT, Some(2));
-    for (n, (i, min)) in [(scheds.0, 40), (scheds.1, 20)].into_iter().enumerate() {
+    // Node mins small enough for the arrivals to take them into debt.
+    for (n, (i, min)) in [(scheds.0, 4), (scheds.1, 2)].into_iter().enumerate() {
         p.nodes[n].scheduler = fairway_core::SchedSpec::parse(SPECS[i % SPECS.len()]).unwrap();
         if node_mins {
             let max = p.nodes[n].rates.download.max;
@@ -267,8 +268,9 @@ fn random_plan(
             _ => (Some("n1"), 30),
         };
         let max = (1 + u64::from(max) % cap) * MBIT / 4;
-        // At most 12 · 1.275 Mbit/s: they fit in the nodes' mins.
-        let min = (min % 3 == 0).then_some((u64::from(min) * 5_000).min(max));
+        // With node mins, at most 12 · 127.5 kbit/s: they fit in them.
+        let unit = if node_mins { 500 } else { 20_000 };
+        let min = (min % 3 == 0).then_some((u64::from(min) * unit).min(max));
         let weight = (weight % 3 == 0).then_some(1 + u32::from(weight % 7));
         circuit(&mut p, &format!("c{i}"), parent, min, max, weight);
     }
