@@ -622,10 +622,12 @@ impl<P: Packet> Tree<P> {
     /// Takes over what carries on from `old`, the tree this one replaces,
     /// as of `now_ns`. `tree_from` gives each node's index in `old` (the
     /// root is 0; nodes and circuits matched by name), `leaf_from` each
-    /// leaf's. Every node that stays keeps its token buckets and its
-    /// children's virtual time, and, if it stays under the same parent,
-    /// its virtual pass (a moved one starts level with its new siblings)
-    /// and a leaf its place in the guarantees' round robin; every leaf
+    /// leaf's. Every node that stays keeps its token buckets and its last
+    /// frame's length, its scheduler with its children's tokens if it
+    /// has the same children in the same slots with the same weights and
+    /// spec (else a fresh one, each child queued as it turns eligible),
+    /// and, if it stays under the same parent, its place in the
+    /// guarantees' round robin; every leaf
     /// that stays keeps its queue, moved whole (frames, flows' order,
     /// CoDel state). Backlogged leaves are then activated: a plan
     /// reloaded unchanged serves exactly as before. The leaves of `old`
