@@ -160,6 +160,15 @@ pub enum Problem {
         /// That rate.
         limit: u64,
     },
+    /// A parent's children's weights its scheduler cannot take.
+    Shares {
+        /// The parent.
+        parent: String,
+        /// Direction.
+        dir: &'static str,
+        /// Why.
+        why: crate::share::ShareError,
+    },
     /// Two circuits claim the same addresses.
     Overlap {
         /// This prefix.
@@ -280,6 +289,9 @@ impl fmt::Display for Problem {
                 show(*sum),
                 show(*limit)
             ),
+            Self::Shares { parent, dir, why } => {
+                write!(f, "{parent}, {dir}: {why}")
+            }
             Self::Overlap {
                 prefix,
                 circuit,

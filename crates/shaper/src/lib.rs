@@ -45,6 +45,7 @@ pub mod mac;
 #[cfg(unix)]
 pub mod metrics;
 pub mod plan;
+pub mod share;
 pub mod summary;
 pub mod toml;
 pub mod validate;

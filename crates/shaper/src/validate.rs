@@ -16,6 +16,8 @@
 //!   rate for the root). The min when given, because a parent cannot
 //!   pass on more than it is guaranteed itself; the max otherwise,
 //!   because that is all it can ever send;
+//! - the weights by which a parent's children share its excess fit its
+//!   scheduler ([`crate::share`]);
 //! - devices of different circuits have disjoint prefixes and distinct
 //!   MACs, so that every address and MAC classifies into one circuit.
 //!   Rules may overlap anything: they are tried first, in order.
@@ -425,6 +427,7 @@ fn tree_rates(plan: &Plan, tree: &Tree<'_>, errors: &mut Vec<ConfigError>) -> Ve
                     )
                 }
             };
+            shares(plan, k, &mins, dir, &label, &at, errors);
             let Some((min, max)) = own else { continue };
             for (kid, r) in k {
                 let child_max = r.get(dir).max;
@@ -456,6 +459,39 @@ fn tree_rates(plan: &Plan, tree: &Tree<'_>, errors: &mut Vec<ConfigError>) -> Ve
         }
     }
     node_min
+}
+
+/// Refuses children whose weights a node's scheduler cannot take
+/// ([`crate::share`]).
+fn shares(
+    plan: &Plan,
+    k: &[(Kid, &Rates)],
+    mins: &[u64],
+    dir: Dir,
+    label: &str,
+    at: &Loc,
+    errors: &mut Vec<ConfigError>,
+) {
+    let group: Vec<crate::share::Kid> = k
+        .iter()
+        .zip(mins)
+        .map(|((kid, _), &guarantee)| crate::share::Kid {
+            weight: match *kid {
+                Kid::Node(i) => plan.nodes[i].weight,
+                Kid::Circuit(i) => plan.circuits[i].weight,
+                Kid::Default => None,
+            },
+            guarantee,
+        })
+        .collect();
+    if let Err(why) = crate::share::weights(&group) {
+        let problem = Problem::Shares {
+            parent: label.to_string(),
+            dir: dir.name(),
+            why,
+        };
+        errors.push(ConfigError::new(at.clone(), problem));
+    }
 }
 
 /// A child of a parent.

@@ -77,6 +77,14 @@ impl Heap {
         }
     }
 
+    /// Takes every id out, keeping the memory.
+    pub fn clear(&mut self, pos: &mut [u32]) {
+        for &(_, id) in &self.items {
+            pos[id as usize] = NIL;
+        }
+        self.items.clear();
+    }
+
     /// Takes the smallest out.
     pub fn pop(&mut self, pos: &mut [u32]) -> Option<(u128, u32)> {
         let top = self.top()?;

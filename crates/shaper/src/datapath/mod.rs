@@ -33,6 +33,7 @@ pub mod headers;
 pub mod heap;
 #[cfg(target_os = "linux")]
 pub mod hooks;
+pub mod node_sched;
 pub mod pool;
 #[cfg(target_os = "linux")]
 pub mod port;

@@ -6,70 +6,90 @@
 //! The root is the link (its rate is the interface's rate in this
 //! direction); below it the plan's nodes; the leaves are the circuits and
 //! the default class. Every node and leaf has a *max* token bucket (its
-//! ceiling); a leaf with a guarantee also has a *min* bucket
-//! ([`super::bucket`]: exact integers, bits × 10⁹ per ns).
+//! ceiling); every node or leaf with a min above 0 also has a *min*
+//! bucket ([`super::bucket`]: exact integers, bits × 10⁹ per ns).
 //!
 //! - **Ceiling.** A leaf may send only while its own max bucket and the
 //!   max buckets of all its ancestors up to the root allow. Every frame
 //!   sent is charged to all of them.
-//! - **Guarantee first.** At each dequeue, the backlogged leaves whose
-//!   min bucket allows (they are under their guarantee) and whose path
-//!   allows are served first, round robin, a frame each: the one served
-//!   least recently (or backlogged longest ago) goes first. Only these
-//!   sends are charged to the min bucket.
-//! - **Excess by weight.** Otherwise the capacity left is shared by
-//!   weight, hierarchically: from the root down, among the children with
-//!   backlog whose max bucket allows, the one with the smallest virtual
-//!   pass (stride scheduling, the virtual-time discipline of WFQ without
-//!   eligibility times) is chosen; a frame of `L` bytes advances its pass
-//!   by `L · 2⁴⁰ / weight`, the remainder carried, so shares are exact
-//!   over time. A child that becomes backlogged starts at its parent's
-//!   current virtual time, so idleness earns no credit. Only excess sends
-//!   advance passes.
+//! - **Guarantee first.** A node or leaf is *under its min* while its min
+//!   bucket allows. At each dequeue, among the nodes and leaves under
+//!   their min that have a sendable leaf below (backlogged, every max
+//!   bucket on the way allows) and whose ancestors' max buckets allow,
+//!   the one served from its guarantee least recently (or backlogged
+//!   longest ago) is served first: a leaf sends a frame, a node sends the
+//!   frame its own scheduler picks below it (as for the excess). That
+//!   node or leaf *lends* the frame (as in HTB): the frame is charged to
+//!   its min bucket and to the min buckets of its ancestors, not to those
+//!   below it. So a node's min is guaranteed to its subtree as a whole,
+//!   and the guaranteed frames of its descendants count towards it.
+//! - **Excess by the node's scheduler.** Otherwise the capacity left is
+//!   shared hierarchically from the root down: each inner node's
+//!   scheduler (the plan's `policy`, any spec of fairway-core's registry,
+//!   QFQ+ by default; the root's is QFQ+) chooses among its *eligible*
+//!   children (backlogged below, max bucket allows), with the children's
+//!   weights ([`crate::share`]). Excess frames charge no min bucket.
 //!
 //! So a backlogged circuit gets at least its min (the check makes the
-//! mins fit in every parent), its share of the rest by weight, and never
-//! more than its max or any ancestor's max. A node's own min is not a
-//! bucket: its subtree is guaranteed through its circuits' mins, and the
-//! node's min weighs its share of the excess when no sibling has a
-//! weight.
+//! mins fit in every parent), a node's subtree at least the node's min,
+//! each its share of the rest by its parent's scheduler, and never more
+//! than its max or any ancestor's max.
 //!
-//! Weights: a child's `weight` if every sibling group member has one or
-//! some do (those without count 1); if no sibling has a weight, each
-//! child's guarantee in bit/s (at least 1), "in proportion to the
-//! guarantee" as the plan says.
+//! # The schedulers ([`super::node_sched`])
 //!
-//! Why not the policy tree's hClock nodes of fairway-core: those share a
-//! link by reservation, limit and weight per flow of a single scheduler
-//! level, with the rate given by the caller's send clock; the shaper needs
-//! per-node ceilings at every level of a deep tree and a per-circuit
-//! FQ-CoDel, which the two token buckets per node express directly.
-//! A node's `policy` (its children's scheduler in the plan) is not used
-//! here yet: children share by weight as above.
+//! Each inner node owns a registry scheduler whose flows are its
+//! children. An eligible child holds one token whose length is the
+//! length of the child's last frame; serving the node peeks the token at
+//! the head, descends into that child, and on the way up queues the
+//! child's next token (if it is still eligible) before the served one
+//! leaves, so a child that stays eligible is one continuously backlogged
+//! flow to the scheduler. The scheduler's accounting of a child differs
+//! from the bytes the child sent by less than one frame.
 //!
-//! Costs: O(depth · log children) per frame, whatever the number of
-//! busy circuits, and nothing allocated per frame (every heap is sized
-//! at build). Each node keeps two heaps ([`super::heap`]) of its
-//! *eligible* children, those whose max bucket allows and that have an
-//! eligible leaf below: one by (pass, index) for the excess, one by the
-//! least recently served guaranteed leaf below for the guarantees. A
-//! bucket charged into debt takes its node out of its parent's heaps
+//! A child that turns ineligible while its token waits (a guaranteed
+//! frame took its bucket into debt or emptied it; a reload) keeps the
+//! token: removing a flow's packet from a registry scheduler is not
+//! possible without allocating. The token is *stale*; it is dropped when
+//! it reaches the head (the child is skipped), or becomes valid again if
+//! the child turns eligible first. A stale token dropped costs its child
+//! at most one token (one frame, at most [`super::node_sched::TOKEN_MAX`]
+//! bytes) of service each time the child turns ineligible outside its own
+//! service, the same a flow that goes idle loses to fair queueing. A child
+//! that turns eligible without a token gets one at the next descent
+//! through its parent (in slot order).
+//!
+//! Why not the policy tree of fairway-core: its nodes share a link by
+//! reservation, limit and weight with the rate given by the caller's send
+//! clock; the shaper needs per-node ceilings and guarantees at every
+//! level of a deep tree and a per-circuit FQ-CoDel, which the two token
+//! buckets per node express directly.
+//!
+//! Costs: O(depth · (log children + the scheduler's cost)) per frame
+//! (amortized: each stale token is dropped once, paid for by the event
+//! that made it stale), whatever the number of busy circuits, and
+//! nothing allocated per frame (every heap and scheduler is sized at
+//! build). Each node keeps a heap ([`super::heap`]) of its children with
+//! a guaranteed node or leaf below, by the least recently served one,
+//! and a heap of its eligible children without a token, by slot. A
+//! bucket charged into debt takes its node out of its parent's choices
 //! and sets a timer at the exact time it allows again; timers that are
 //! due are handled at the start of each dequeue. So the selection is the
 //! linear scan's (`tree_reference.rs`, in the tests), found by
-//! descending from the root along heap tops.
+//! descending from the root along heap tops and scheduler heads.
 
 use super::bucket::Bucket;
 use super::heap::Heap;
+use super::node_sched::{NodeSched, FIRST_TOKEN};
 use crate::plan::{Dir, Rates};
 use crate::validate::Checked;
 use fairway_core::aqm::{AqmConfigError, FqCodel, FqCodelConfig};
 use fairway_core::{Backlog, EnqueueError, Packet};
 
+#[path = "tree_sched.rs"]
+mod sched;
+
 /// "None" in index fields.
 const NIL: u32 = super::heap::NIL;
-/// The pass scale: one byte at weight 1 advances a pass by 2⁴⁰.
-const STRIDE: u128 = 1 << 40;
 /// FQ-CoDel buckets per circuit: a subscriber has tens of flows, not
 /// thousands; 64 keeps a circuit's queues at about 6 KiB plus its packet
 /// slots.
@@ -100,26 +120,29 @@ pub fn leaf_limit(max_bps: u64) -> u32 {
 struct Node {
     parent: u32,
     max: Bucket,
-    /// A leaf's guarantee.
+    /// Its guarantee (a min above 0).
     min: Option<Bucket>,
-    weight: u64,
-    pass: u128,
-    rem: u64,
-    /// Virtual time of its children: the pass of the last one served.
-    vtime: u128,
+    /// Its flow in its parent's scheduler.
+    slot: u32,
+    /// It holds a token in its parent's scheduler (maybe stale).
+    token: bool,
+    /// The length of its last frame: its next token's.
+    last: u32,
+    /// Its eligible children.
+    elig: u32,
+    /// It is eligible (backlogged below, max bucket allows, an eligible
+    /// child if inner), so counted in its parent's `elig`.
+    counted: bool,
     /// Backlogged leaves below (a leaf: 1 while it has frames).
     busy: u32,
     /// The max bucket allows (false: a timer waits for it).
     open: bool,
-    /// A leaf's min bucket allows (false: a timer waits for it).
+    /// The min bucket allows (false: a timer waits for it).
     min_open: bool,
-    /// A leaf's: when last served from its guarantee (or backlogged).
+    /// When last served from its guarantee (or backlogged).
     gseq: u64,
     /// The leaf's index, `NIL` for inner nodes.
     leaf: u32,
-    /// Only while a reload activates: the pass (and a leaf's `gseq`) is
-    /// the one this node had while busy under the same parent.
-    carried: bool,
 }
 
 struct Leaf<P> {
@@ -138,18 +161,23 @@ struct Leaf<P> {
 pub struct Tree<P> {
     nodes: Vec<Node>,
     leaves: Vec<Leaf<P>>,
-    /// Per node, its eligible children by (pass, index).
-    excess: Vec<Heap>,
-    /// Per node, its children with an eligible guaranteed leaf below, by
-    /// that leaf's `gseq`.
+    /// Per inner node, its children's scheduler.
+    scheds: Vec<Option<NodeSched>>,
+    /// Per inner node, its children's nodes by slot (a reload swaps in
+    /// the list of each parent whose children change).
+    kids: Vec<Vec<u32>>,
+    /// Per node, its eligible children without a token, by slot.
+    pending: Vec<Heap>,
+    /// Per node, its children with a guaranteed node or leaf below (or
+    /// that are one), by the least `gseq` of those.
     guaranteed: Vec<Heap>,
     /// Each node's position in its parent's heaps.
-    xpos: Vec<u32>,
+    ppos: Vec<u32>,
     gpos: Vec<u32>,
     /// Nodes whose max bucket is in debt, by when it allows again.
     max_timers: Heap,
     mpos: Vec<u32>,
-    /// Leaves' nodes whose min bucket is in debt, likewise.
+    /// Nodes whose min bucket is in debt, likewise.
     min_timers: Heap,
     npos: Vec<u32>,
     /// The next `gseq`.
@@ -176,6 +204,8 @@ struct Spec {
     weight: Option<u32>,
     guarantee: u64,
     leaf: bool,
+    /// An inner node's children's scheduler.
+    scheduler: Option<fairway_core::SchedSpec>,
 }
 
 fn specs(c: &Checked, dir: Dir) -> Vec<Spec> {
@@ -191,6 +221,7 @@ fn specs(c: &Checked, dir: Dir) -> Vec<Spec> {
         weight: n.weight,
         guarantee: c.node_min.get(i).map_or(0, |m| m[d]),
         leaf: false,
+        scheduler: Some(n.scheduler.clone()),
     });
     let circuits = plan.circuits.iter().enumerate().map(|(i, k)| Spec {
         parent: parent(c.circuit_parent[i]),
@@ -198,6 +229,7 @@ fn specs(c: &Checked, dir: Dir) -> Vec<Spec> {
         weight: k.weight,
         guarantee: k.rates.get(dir).min.unwrap_or(0),
         leaf: true,
+        scheduler: None,
     });
     let default = plan.default_class.iter().map(|k| Spec {
         parent: parent(c.default_parent),
@@ -205,24 +237,9 @@ fn specs(c: &Checked, dir: Dir) -> Vec<Spec> {
         weight: None,
         guarantee: k.rates.get(dir).min.unwrap_or(0),
         leaf: true,
+        scheduler: None,
     });
     nodes.chain(circuits).chain(default).collect()
-}
-
-/// Each spec's weight among its siblings: its `weight` if any sibling
-/// has one (those without count 1), else its guarantee in bit/s (at
-/// least 1).
-fn weights(specs: &[Spec]) -> Vec<u64> {
-    let mut any_weight = vec![false; specs.len() + 1];
-    for s in specs {
-        any_weight[s.parent as usize] |= s.weight.is_some();
-    }
-    let weight = |s: &Spec| match s.weight {
-        Some(w) => u64::from(w),
-        None if any_weight[s.parent as usize] => 1,
-        None => s.guarantee.max(1),
-    };
-    specs.iter().map(weight).collect()
 }
 
 impl<P: Packet> Tree<P> {
@@ -236,39 +253,29 @@ impl<P: Packet> Tree<P> {
         });
         let specs = specs(c, dir);
         let n = specs.len() + 1;
-        let mut kids = vec![0usize; n];
-        for s in &specs {
-            kids[s.parent as usize] += 1;
-        }
-        let weights = weights(&specs);
-        let node = |parent: u32, max: u64, min: Option<u64>, weight: u64, leaf: u32| Node {
+        let (kids, slots, scheds) = sched::layout(&specs);
+        let node = |parent: u32, max: u64, min: Option<u64>, slot: u32, leaf: u32| Node {
             parent,
             max: Bucket::new(max, now_ns),
-            min: min.map(|m| Bucket::new(m, now_ns)),
-            weight,
-            pass: 0,
-            rem: 0,
-            vtime: 0,
+            min: min.filter(|&m| m > 0).map(|m| Bucket::new(m, now_ns)),
+            slot,
+            token: false,
+            last: FIRST_TOKEN,
+            elig: 0,
+            counted: false,
             busy: 0,
             open: true,
             min_open: true,
             gseq: 0,
             leaf,
-            carried: false,
         };
         let mut nodes = Vec::with_capacity(n);
-        nodes.push(node(NIL, link, None, 1, NIL));
+        nodes.push(node(NIL, link, None, 0, NIL));
         let mut leaves = Vec::new();
         for (i, s) in specs.iter().enumerate() {
-            let weight = weights[i];
             let b = s.rates.get(dir);
             let leaf = if s.leaf { leaves.len() as u32 } else { NIL };
-            let min = if s.leaf {
-                b.min.filter(|&m| m > 0)
-            } else {
-                None
-            };
-            nodes.push(node(s.parent, b.max, min, weight, leaf));
+            nodes.push(node(s.parent, b.max, b.min, slots[i + 1], leaf));
             if s.leaf {
                 let limit = leaf_limit(b.max);
                 let cfg = FqCodelConfig {
@@ -285,15 +292,21 @@ impl<P: Packet> Tree<P> {
                 });
             }
         }
-        let heaps = || kids.iter().map(|&k| Heap::with_capacity(k)).collect();
+        let heaps = || {
+            (0..n)
+                .map(|p| Heap::with_capacity(kids[p].len()))
+                .collect()
+        };
         Ok(Tree {
-            excess: heaps(),
+            scheds,
+            pending: heaps(),
             guaranteed: heaps(),
-            xpos: vec![NIL; n],
+            kids,
+            ppos: vec![NIL; n],
             gpos: vec![NIL; n],
             max_timers: Heap::with_capacity(n),
             mpos: vec![NIL; n],
-            min_timers: Heap::with_capacity(leaves.len()),
+            min_timers: Heap::with_capacity(n),
             npos: vec![NIL; n],
             gclock: 0,
             inner: (1..=c.plan.nodes.len() as u32).collect(),
@@ -336,30 +349,22 @@ impl<P: Packet> Tree<P> {
     }
 
     /// `leaf` has frames again: it and every ancestor that was idle
-    /// become busy; a node that becomes busy starts at its parent's
-    /// virtual time (idleness earns no credit), a guaranteed leaf goes
-    /// last in the round robin; unless `carried` by a reload.
+    /// become busy; each of them with a guarantee goes last in the round
+    /// robin of guarantees (the leaf first).
     fn activate(&mut self, leaf: u32) {
         let ln = self.leaves[leaf as usize].node as usize;
-        let node = &mut self.nodes[ln];
-        if node.min.is_some() && !node.carried {
-            node.gseq = self.gclock;
-            self.gclock += 1;
-        }
         let mut n = ln;
         loop {
-            let was = self.nodes[n].busy;
-            self.nodes[n].busy += 1;
+            let node = &mut self.nodes[n];
+            node.busy += 1;
+            if node.busy == 1 && node.min.is_some() {
+                node.gseq = self.gclock;
+                self.gclock += 1;
+            }
             if n == 0 {
                 break;
             }
-            let p = self.nodes[n].parent as usize;
-            let vtime = self.nodes[p].vtime;
-            let node = &mut self.nodes[n];
-            if was == 0 && !node.carried {
-                node.pass = node.pass.max(vtime);
-            }
-            n = p;
+            n = node.parent as usize;
         }
         self.refresh(ln);
     }
@@ -378,34 +383,46 @@ impl<P: Packet> Tree<P> {
         self.refresh(ln);
     }
 
-    /// Brings `n`'s place in its parent's heaps up to date, and so on up
-    /// to the root.
+    /// Brings `n`'s eligibility (its parent's count, its place among the
+    /// children waiting for a token) and its place in its parent's heap
+    /// of guarantees up to date, and so on up to the root.
     fn refresh(&mut self, mut n: usize) {
         while n != 0 {
-            let node = &self.nodes[n];
-            let p = node.parent as usize;
-            let leaf = node.leaf != NIL;
-            let excess = node.open && node.busy > 0 && (leaf || !self.excess[n].is_empty());
-            let (guaranteed, gkey) = if leaf {
-                let g = node.open && node.busy > 0 && node.min.is_some() && node.min_open;
-                (g, u128::from(node.gseq))
-            } else {
-                let top = self.guaranteed[n].top();
-                (node.open && top.is_some(), top.map_or(0, |t| t.0))
-            };
-            let pass = node.pass;
-            if excess {
-                self.excess[p].set(n as u32, pass, &mut self.xpos);
-            } else {
-                self.excess[p].remove(n as u32, &mut self.xpos);
-            }
-            if guaranteed {
-                self.guaranteed[p].set(n as u32, gkey, &mut self.gpos);
-            } else {
-                self.guaranteed[p].remove(n as u32, &mut self.gpos);
-            }
-            n = p;
+            n = self.refresh_one(n);
         }
+    }
+
+    /// [`Self::refresh`]'s step: `n`'s place in its parent's choices;
+    /// returns the parent.
+    fn refresh_one(&mut self, n: usize) -> usize {
+        let node = &self.nodes[n];
+        let p = node.parent as usize;
+        let eligible = node.open && node.busy > 0 && (node.leaf != NIL || node.elig > 0);
+        let own = (eligible && node.min.is_some() && node.min_open).then_some(node.gseq);
+        let below = self.guaranteed[n].top().map(|t| t.0 as u64);
+        let gkey = match (own, below) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let gkey = gkey.filter(|_| node.open);
+        let (token, slot, counted) = (node.token, node.slot, node.counted);
+        if eligible != counted {
+            self.nodes[n].counted = eligible;
+            if eligible {
+                self.nodes[p].elig += 1;
+                if !token {
+                    self.pending[p].set(n as u32, u128::from(slot), &mut self.ppos);
+                }
+            } else {
+                self.nodes[p].elig -= 1;
+                self.pending[p].remove(n as u32, &mut self.ppos);
+            }
+        }
+        match gkey {
+            Some(k) => self.guaranteed[p].set(n as u32, u128::from(k), &mut self.gpos),
+            None => self.guaranteed[p].remove(n as u32, &mut self.gpos),
+        }
+        p
     }
 
     /// Opens the buckets whose time has come.
@@ -439,40 +456,84 @@ impl<P: Packet> Tree<P> {
         }
     }
 
-    /// The leaf at the end of the path of heap tops from the root.
-    fn descend(heaps: &[Heap], nodes: &[Node]) -> Option<u32> {
+    /// The node or leaf to serve from its guarantee: the end of the path
+    /// of heap tops from the root.
+    fn lender(&self) -> Option<usize> {
         let mut n = 0usize;
         loop {
-            if nodes[n].leaf != NIL {
-                return Some(nodes[n].leaf);
+            let (key, c) = self.guaranteed[n].top()?;
+            let node = &self.nodes[c as usize];
+            let own = node.counted && node.min.is_some() && node.min_open;
+            if own && u128::from(node.gseq) == key {
+                return Some(c as usize);
             }
-            n = heaps[n].top()?.1 as usize;
+            n = c as usize;
         }
     }
 
-    /// Charges a frame of `len` sent by `leaf` at `now_ns` (`excess`:
-    /// from the excess, else from its guarantee) to its buckets and its
-    /// ancestors'; closes each bucket taken into debt until it allows
-    /// again.
-    fn charge(&mut self, leaf: u32, len: u32, excess: bool, now_ns: u64) {
-        let ln = self.leaves[leaf as usize].node as usize;
-        if !excess {
-            let node = &mut self.nodes[ln];
-            node.gseq = self.gclock;
-            self.gclock += 1;
-            if let Some(m) = node.min.as_mut() {
-                m.refill(now_ns);
-                m.charge(len);
-                if !m.allows(now_ns) {
-                    node.min_open = false;
-                    let at = u128::from(m.ready_at());
-                    self.min_timers.set(ln as u32, at, &mut self.npos);
-                }
+    /// The leaf below `from` (eligible) its schedulers choose: at each
+    /// node the children waiting for a token get one (in slot order),
+    /// stale tokens at the head are dropped, the head's child is next.
+    /// Tokens are only peeked: [`Self::pass_tokens`] serves them.
+    fn descend(&mut self, from: usize) -> Option<u32> {
+        let mut n = from;
+        loop {
+            if self.nodes[n].leaf != NIL {
+                return Some(self.nodes[n].leaf);
             }
+            let s = self.scheds[n].as_mut()?;
+            while let Some((_, c)) = self.pending[n].pop(&mut self.ppos) {
+                let child = &mut self.nodes[c as usize];
+                child.token = s.push(child.slot, child.last);
+            }
+            n = loop {
+                let slot = s.peek()?;
+                let c = self.kids[n][slot as usize] as usize;
+                if self.nodes[c].counted {
+                    break c;
+                }
+                s.pop();
+                self.nodes[c].token = false;
+            };
         }
+    }
+
+    /// After a frame of `len` bytes from `leaf` chosen by
+    /// [`Self::descend`] from `from`: at each node on the way up to
+    /// `from`, the child's next token is queued if it is still eligible,
+    /// then the served one leaves.
+    fn pass_tokens(&mut self, leaf: u32, len: u32, from: usize) {
+        let mut c = self.leaves[leaf as usize].node as usize;
+        while c != from {
+            let p = self.nodes[c].parent as usize;
+            let child = &mut self.nodes[c];
+            child.last = len;
+            let Some(s) = self.scheds[p].as_mut() else {
+                return;
+            };
+            child.token = child.counted && s.push(child.slot, len);
+            // The served token is the one peeked: only its own flow got
+            // a packet since, which leaves every scheduler's choice as it was.
+            let served = s.pop();
+            debug_assert_eq!(served, Some(child.slot));
+            c = p;
+        }
+    }
+
+    /// Charges a frame of `len` sent by `leaf` at `now_ns` to its max
+    /// buckets and its ancestors', and, if `lender` lent it from its
+    /// guarantee, to the min buckets of the lender and its ancestors;
+    /// closes each bucket taken into debt until it allows again.
+    fn charge(&mut self, leaf: u32, len: u32, lender: Option<usize>, now_ns: u64) {
+        let ln = self.leaves[leaf as usize].node as usize;
+        if let Some(g) = lender {
+            self.nodes[g].gseq = self.gclock;
+            self.gclock += 1;
+        }
+        let mut lending = false;
         let mut n = ln;
         loop {
-            let parent = self.nodes[n].parent;
+            lending |= lender == Some(n);
             let node = &mut self.nodes[n];
             node.max.refill(now_ns);
             node.max.charge(len);
@@ -481,22 +542,19 @@ impl<P: Packet> Tree<P> {
                 let at = u128::from(node.max.ready_at());
                 self.max_timers.set(n as u32, at, &mut self.mpos);
             }
-            if parent == NIL {
+            if let Some(m) = node.min.as_mut().filter(|_| lending) {
+                m.refill(now_ns);
+                m.charge(len);
+                if !m.allows(now_ns) {
+                    node.min_open = false;
+                    let at = u128::from(m.ready_at());
+                    self.min_timers.set(n as u32, at, &mut self.npos);
+                }
+            }
+            if node.parent == NIL {
                 break;
             }
-            if excess {
-                let served = node.pass;
-                let w = node.weight;
-                let step = u128::from(len) * STRIDE;
-                node.pass += step / u128::from(w);
-                node.rem += (step % u128::from(w)) as u64;
-                if node.rem >= w {
-                    node.rem -= w;
-                    node.pass += 1;
-                }
-                self.nodes[parent as usize].vtime = served;
-            }
-            n = parent as usize;
+            n = node.parent as usize;
         }
         self.refresh(ln);
     }
@@ -510,10 +568,9 @@ impl<P: Packet> Tree<P> {
             if self.nodes[0].busy == 0 || !self.nodes[0].open {
                 return None;
             }
-            let (leaf, excess) = match Self::descend(&self.guaranteed, &self.nodes) {
-                Some(l) => (l, false),
-                None => (Self::descend(&self.excess, &self.nodes)?, true),
-            };
+            let lender = self.lender();
+            let from = lender.unwrap_or(0);
+            let leaf = self.descend(from)?;
             let l = &mut self.leaves[leaf as usize];
             let p = l.fq.dequeue_with(now_ns, |p| on_drop(leaf, p));
             if l.fq.is_empty() {
@@ -523,7 +580,8 @@ impl<P: Packet> Tree<P> {
                 self.deactivate(leaf);
             }
             if let Some(p) = p {
-                self.charge(leaf, p.len(), excess, now_ns);
+                self.charge(leaf, p.len(), lender, now_ns);
+                self.pass_tokens(leaf, p.len(), from);
                 return Some((leaf, p));
             }
         }

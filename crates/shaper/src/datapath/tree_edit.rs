@@ -25,9 +25,11 @@
 //! moved under its former child cannot make a cycle on the way).
 //! O(changes · depth · log), plus the frames of removed circuits.
 
-use super::{queue, specs, weights, Leaf, Node, Tree, LEAF_BUCKETS, NIL, STAND_IN};
+use super::sched::{group_weights, groups, scheduler, spec_of};
+use super::{queue, specs, Leaf, Node, Spec, Tree, FIRST_TOKEN, LEAF_BUCKETS, NIL, STAND_IN};
 use crate::datapath::bucket::Bucket;
 use crate::datapath::heap::Heap;
+use crate::datapath::node_sched::NodeSched;
 use crate::datapath::slots::Rearrange;
 use crate::plan::Dir;
 use crate::validate::Checked;
@@ -44,10 +46,31 @@ struct Item {
     parent: u32,
     max: u64,
     min: Option<u64>,
-    weight: u64,
     added: bool,
     moved: bool,
 }
+
+/// A parent whose children, their weights or its policy change: its new
+/// scheduler and heaps, built off the loop with room for its new
+/// children; after the pause, what the tree held before.
+struct Regroup {
+    /// The parent in the new plan: its node slot + 1 (0: the root).
+    parent: u32,
+    /// Its node slot + 1 in the running plan, if it was there.
+    old: Option<u32>,
+    /// Its depth in the new plan (the root's is 0).
+    depth: u32,
+    /// Its children by slot: (leaf, slot) in the new plan.
+    kids: Vec<(bool, u32)>,
+    /// Its children's tree nodes, filled in the pause (room for all).
+    list: Vec<u32>,
+    sched: Option<NodeSched>,
+    pending: Heap,
+    guaranteed: Heap,
+}
+
+/// What a removed inner node held, kept to be dropped off the loop.
+type Retired = (Option<NodeSched>, Vec<u32>, Heap, Heap);
 
 /// One direction's change, prepared off the loop.
 pub struct TreeEdit<P> {
@@ -59,6 +82,11 @@ pub struct TreeEdit<P> {
     pub nodes: Rearrange,
     /// New and changed nodes and leaves, by depth in the new plan.
     items: Vec<Item>,
+    /// Parents to regroup, deepest first.
+    regroups: Vec<Regroup>,
+    /// Per new plan parent (node slot + 1, 0: the root), its index in
+    /// `regroups` (`NIL`: none).
+    by_parent: Vec<u32>,
     /// Queues for the new leaves and for those whose limit changed.
     queues: Vec<(u32, Box<FqCodel<P>>)>,
     /// Stand-ins for [`Rearrange::apply`] (boxed, as the leaves hold
@@ -69,6 +97,7 @@ pub struct TreeEdit<P> {
     retired_leaves: Vec<Leaf<P>>,
     #[allow(clippy::vec_box)]
     retired_queues: Vec<Box<FqCodel<P>>>,
+    retired_groups: Vec<Retired>,
 }
 
 fn leaf_cfg(max: u64) -> FqCodelConfig {
@@ -77,6 +106,72 @@ fn leaf_cfg(max: u64) -> FqCodelConfig {
         limit: super::leaf_limit(max),
         ..FqCodelConfig::RFC8290
     }
+}
+
+/// A child's identity in its plan: (leaf, slot), from its fresh-build
+/// tree index (`nodes`: the plan's node count).
+fn ident(c: u32, nodes: usize) -> (bool, u32) {
+    let i = c as usize - 1;
+    if i < nodes {
+        (false, i as u32)
+    } else {
+        (true, (i - nodes) as u32)
+    }
+}
+
+/// The parents of `new` whose group differs from the running one (other
+/// children or slots, weights or scheduler), each with its scheduler and
+/// heaps for its new children; and the running parents to detach (those
+/// regrouped and those removed), as node slot + 1.
+fn regroups(
+    (old, os): (&Checked, &[Spec]),
+    (new, ns): (&Checked, &[Spec]),
+    node_from: &[Option<u32>],
+    leaf_from: &[Option<u32>],
+) -> Vec<Regroup> {
+    let (on, nn) = (old.plan.nodes.len(), new.plan.nodes.len());
+    let (og, ng) = (groups(os), groups(ns));
+    let mut out = Vec::new();
+    for (p, kids) in ng.iter().enumerate() {
+        let weights = group_weights(ns, kids);
+        let spec = spec_of(ns, p);
+        let from = match p {
+            0 => Some(0),
+            p => node_from[p - 1].map(|o| o + 1),
+        };
+        let kids: Vec<(bool, u32)> = kids.iter().map(|&c| ident(c, nn)).collect();
+        let same = from.is_some_and(|o| {
+            let o = o as usize;
+            let was = &og[o];
+            let mapped = kids.iter().map(|&(leaf, s)| {
+                let f = if leaf { leaf_from } else { node_from }[s as usize];
+                f.map(|f| (leaf, f))
+            });
+            was.len() == kids.len()
+                && mapped.zip(was).all(|(m, &c)| m == Some(ident(c, on)))
+                && group_weights(os, was) == weights
+                && spec_of(os, o) == spec
+        });
+        if same {
+            continue;
+        }
+        let k = kids.len();
+        out.push(Regroup {
+            parent: p as u32,
+            old: from,
+            depth: match p {
+                0 => 0,
+                p => new.node_depth[p - 1] as u32 + 1,
+            },
+            kids,
+            list: Vec::with_capacity(k),
+            sched: spec.map(|s| scheduler(&s, &weights)),
+            pending: Heap::with_capacity(k),
+            guaranteed: Heap::with_capacity(k),
+        });
+    }
+    out.sort_by_key(|r| std::cmp::Reverse(r.depth));
+    out
 }
 
 impl<P: Packet> TreeEdit<P> {
@@ -91,7 +186,6 @@ impl<P: Packet> TreeEdit<P> {
         dir: Dir,
     ) -> Result<Self, AqmConfigError> {
         let (os, ns) = (specs(old, dir), specs(new, dir));
-        let (ow, nw) = (weights(&os), weights(&ns));
         let (on, nn) = (old.plan.nodes.len(), new.plan.nodes.len());
         let leaves = Rearrange::of(leaf_from, os.len() - on);
         let nodes = Rearrange::of(node_from, on);
@@ -112,14 +206,13 @@ impl<P: Packet> TreeEdit<P> {
             let slot = if leaf { i - nn } else { i } as u32;
             let from = if leaf { leaf_from } else { node_from }[slot as usize];
             let b = s.rates.get(dir);
-            let min = if leaf { b.min.filter(|&m| m > 0) } else { None };
+            let min = b.min.filter(|&m| m > 0);
             let mut item = Item {
                 slot,
                 leaf,
                 parent: s.parent,
                 max: b.max,
                 min,
-                weight: nw[i],
                 added: from.is_none(),
                 moved: false,
             };
@@ -127,13 +220,9 @@ impl<P: Packet> TreeEdit<P> {
                 let oi = if leaf { o as usize + on } else { o as usize };
                 let was = &os[oi];
                 let ob = was.rates.get(dir);
-                let omin = if leaf {
-                    ob.min.filter(|&m| m > 0)
-                } else {
-                    None
-                };
+                let omin = ob.min.filter(|&m| m > 0);
                 item.moved = old_parent(s.parent) != Some(was.parent);
-                let same = ob.max == b.max && omin == min && ow[oi] == nw[i];
+                let same = ob.max == b.max && omin == min;
                 if same && !item.moved {
                     continue;
                 }
@@ -148,6 +237,11 @@ impl<P: Packet> TreeEdit<P> {
         }
         keyed.sort_by_key(|k| k.0);
         let items = keyed.into_iter().map(|(_, k)| items[k]).collect();
+        let regroups = regroups((old, &os), (new, &ns), node_from, leaf_from);
+        let mut by_parent = vec![NIL; nn + 1];
+        for (k, r) in regroups.iter().enumerate() {
+            by_parent[r.parent as usize] = k as u32;
+        }
         let stand_ins = (0..leaves.fresh_count())
             .map(|_| queue(STAND_IN))
             .collect::<Result<_, _>>()?;
@@ -162,9 +256,12 @@ impl<P: Packet> TreeEdit<P> {
             link: (link(old) != link(new)).then(|| link(new)),
             retired_leaves: Vec::with_capacity(retire),
             retired_queues: Vec::with_capacity(queues.len() + 1),
+            retired_groups: Vec::with_capacity(nodes.removed.len()),
             leaves,
             nodes,
             items,
+            regroups,
+            by_parent,
             queues,
             stand_ins,
         })
@@ -176,6 +273,7 @@ impl<P: Packet> TreeEdit<P> {
             && self.leaves.is_identity()
             && self.nodes.is_identity()
             && self.items.is_empty()
+            && self.regroups.is_empty()
             && self.queues.is_empty()
     }
 }
@@ -185,6 +283,7 @@ impl<P: Packet> Tree<P> {
     /// removed leaves go to `removed` with their (old) leaf. What leaves
     /// the tree stays in `e`, to be dropped off the loop.
     pub fn edit(&mut self, e: &mut TreeEdit<P>, now_ns: u64, mut removed: impl FnMut(u32, P)) {
+        self.detach_all(e);
         for &o in &e.leaves.removed {
             let ln = self.leaves[o as usize].node;
             // Only a busy leaf has frames: an idle one's queue is not
@@ -238,18 +337,18 @@ impl<P: Packet> Tree<P> {
         }
         for k in 0..e.items.len() {
             let it = e.items[k];
-            let parent = match it.parent {
-                0 => 0,
-                p => self.inner[p as usize - 1],
-            };
+            let parent = self.tree_node(it.parent);
             if it.added {
-                self.add(it, parent, now_ns);
+                self.add(it, parent, now_ns, e);
             } else {
                 self.change(it, parent, now_ns);
             }
         }
         for t in gone {
             self.release(t);
+        }
+        for r in &mut e.regroups {
+            self.attach(r);
         }
         if let Some(rate) = e.link {
             let mut b = Bucket::new(rate, now_ns);
@@ -259,12 +358,96 @@ impl<P: Packet> Tree<P> {
         }
     }
 
+    /// The tree node of a plan parent (node slot + 1, 0: the root), as
+    /// `inner` says.
+    fn tree_node(&self, parent: u32) -> u32 {
+        match parent {
+            0 => 0,
+            p => self.inner[p as usize - 1],
+        }
+    }
+
+    /// Before anything moves: every running parent that is regrouped or
+    /// removed lets go of its children (out of its heaps and scheduler,
+    /// not counted eligible, no token); a regrouped one takes its new
+    /// scheduler and heaps, so that its children join them as the edit
+    /// goes (their slots are set at [`Self::attach`]), a removed one
+    /// gives its own to `e`.
+    fn detach_all(&mut self, e: &mut TreeEdit<P>) {
+        for r in &mut e.regroups {
+            let Some(o) = r.old else { continue };
+            let t = self.tree_node(o) as usize;
+            self.let_go(t);
+            std::mem::swap(&mut self.scheds[t], &mut r.sched);
+            std::mem::swap(&mut self.pending[t], &mut r.pending);
+            std::mem::swap(&mut self.guaranteed[t], &mut r.guaranteed);
+        }
+        for &o in &e.nodes.removed {
+            let t = self.inner[o as usize] as usize;
+            self.let_go(t);
+            e.retired_groups.push((
+                self.scheds[t].take(),
+                std::mem::take(&mut self.kids[t]),
+                std::mem::take(&mut self.pending[t]),
+                std::mem::take(&mut self.guaranteed[t]),
+            ));
+        }
+    }
+
+    /// `t`'s children leave its heaps and scheduler's choices.
+    fn let_go(&mut self, t: usize) {
+        for k in 0..self.kids[t].len() {
+            let c = &mut self.nodes[self.kids[t][k] as usize];
+            (c.counted, c.token) = (false, false);
+        }
+        self.pending[t].clear(&mut self.ppos);
+        self.guaranteed[t].clear(&mut self.gpos);
+        self.nodes[t].elig = 0;
+    }
+
+    /// After the edit: regrouped parent `r` takes its children's list
+    /// (their slots), and its eligible children get their tokens in its
+    /// new scheduler (in slot order); O(its children · log), plus its
+    /// path to the root.
+    fn attach(&mut self, r: &mut Regroup) {
+        let t = self.tree_node(r.parent) as usize;
+        r.list.clear();
+        for &(leaf, s) in &r.kids {
+            let c = if leaf {
+                self.leaves[s as usize].node
+            } else {
+                self.inner[s as usize]
+            };
+            r.list.push(c);
+        }
+        std::mem::swap(&mut self.kids[t], &mut r.list);
+        for slot in 0..self.kids[t].len() {
+            let c = self.kids[t][slot] as usize;
+            self.nodes[c].slot = slot as u32;
+            self.refresh_one(c);
+            // A child that joined the heap under its former slot.
+            if self.ppos[c] != NIL {
+                self.pending[t].set(c as u32, slot as u128, &mut self.ppos);
+            }
+        }
+        if let Some(s) = self.scheds[t].as_mut() {
+            while let Some((_, c)) = self.pending[t].pop(&mut self.ppos) {
+                let child = &mut self.nodes[c as usize];
+                child.token = s.push(child.slot, child.last);
+            }
+        }
+        self.refresh(t);
+    }
+
     /// Frees tree node `t` (idle, without children): out of its
     /// parent's heaps and the timers.
     fn release(&mut self, t: u32) {
         let p = self.nodes[t as usize].parent;
         if p != NIL {
-            self.excess[p as usize].remove(t, &mut self.xpos);
+            if self.nodes[t as usize].counted {
+                self.nodes[p as usize].elig -= 1;
+            }
+            self.pending[p as usize].remove(t, &mut self.ppos);
             self.guaranteed[p as usize].remove(t, &mut self.gpos);
         }
         self.max_timers.remove(t, &mut self.mpos);
@@ -273,6 +456,7 @@ impl<P: Packet> Tree<P> {
         node.parent = NIL;
         node.leaf = NIL;
         node.busy = 0;
+        (node.counted, node.token) = (false, false);
         self.free.push(t);
     }
 
@@ -282,11 +466,13 @@ impl<P: Packet> Tree<P> {
             return t;
         }
         let t = self.nodes.len() as u32;
-        self.nodes.push(fresh(NIL, Bucket::new(0, 0), None, 1, NIL));
-        self.excess.push(Heap::default());
+        self.nodes.push(fresh(NIL, Bucket::new(0, 0), None, NIL));
+        self.scheds.push(None);
+        self.kids.push(Vec::new());
+        self.pending.push(Heap::default());
         self.guaranteed.push(Heap::default());
         for pos in [
-            &mut self.xpos,
+            &mut self.ppos,
             &mut self.gpos,
             &mut self.mpos,
             &mut self.npos,
@@ -296,15 +482,24 @@ impl<P: Packet> Tree<P> {
         t
     }
 
-    fn add(&mut self, it: Item, parent: u32, now_ns: u64) {
+    /// A new node or leaf under `parent`; a new node takes its scheduler
+    /// and heaps from its regroup in `e`.
+    fn add(&mut self, it: Item, parent: u32, now_ns: u64, e: &mut TreeEdit<P>) {
         let t = self.alloc();
         let min = it.min.map(|m| Bucket::new(m, now_ns));
         let leaf = if it.leaf { it.slot } else { NIL };
-        self.nodes[t as usize] = fresh(parent, Bucket::new(it.max, now_ns), min, it.weight, leaf);
+        self.nodes[t as usize] = fresh(parent, Bucket::new(it.max, now_ns), min, leaf);
         if it.leaf {
             self.leaves[it.slot as usize].node = t;
-        } else {
-            self.inner[it.slot as usize] = t;
+            return;
+        }
+        self.inner[it.slot as usize] = t;
+        let k = e.by_parent[it.slot as usize + 1];
+        if let Some(r) = e.regroups.get_mut(k as usize) {
+            let t = t as usize;
+            std::mem::swap(&mut self.scheds[t], &mut r.sched);
+            std::mem::swap(&mut self.pending[t], &mut r.pending);
+            std::mem::swap(&mut self.guaranteed[t], &mut r.guaranteed);
         }
     }
 
@@ -327,11 +522,10 @@ impl<P: Packet> Tree<P> {
             }
             b
         });
-        node.weight = it.weight;
         self.reopen(t, now_ns);
-        // The heaps hold open, busy children by pass and turn: only a
-        // move, a bucket that opened or closed, or a guarantee that came
-        // or went changes them.
+        // The heaps hold eligible children and guarantees: only a move,
+        // a bucket that opened or closed, or a guarantee that came or
+        // went changes them.
         if it.moved {
             self.relink(t, parent);
             self.refresh(t as usize);
@@ -361,25 +555,24 @@ impl<P: Packet> Tree<P> {
         }
     }
 
-    /// Moves `t` (with its subtree) under `parent`.
+    /// Moves `t` (with its subtree) under `parent`: both parents are
+    /// regrouped, so `t` is in neither's choices; a guaranteed one goes
+    /// last in the guarantees' round robin.
     fn relink(&mut self, t: u32, parent: u32) {
         let (old, busy) = (self.nodes[t as usize].parent, self.nodes[t as usize].busy);
-        self.excess[old as usize].remove(t, &mut self.xpos);
+        self.pending[old as usize].remove(t, &mut self.ppos);
         self.guaranteed[old as usize].remove(t, &mut self.gpos);
         self.add_busy(old, busy, false);
         self.refresh(old as usize);
-        let vtime = self.nodes[parent as usize].vtime;
         let gclock = self.gclock;
         let node = &mut self.nodes[t as usize];
         node.parent = parent;
-        (node.pass, node.rem) = (vtime, 0);
-        if node.leaf != NIL && busy > 0 {
+        if node.min.is_some() && busy > 0 {
             node.gseq = gclock;
             self.gclock += 1;
         }
         self.add_busy(parent, busy, true);
     }
-
     /// Adds (or takes) `busy` to `n` and its ancestors.
     fn add_busy(&mut self, mut n: u32, busy: u32, more: bool) {
         if busy == 0 {
@@ -405,22 +598,23 @@ fn stand_in<P: Packet>() -> FqCodel<P> {
     }
 }
 
-/// A node as a fresh build makes it.
-fn fresh(parent: u32, max: Bucket, min: Option<Bucket>, weight: u64, leaf: u32) -> Node {
+/// A node as a fresh build makes it (its slot is set when its parent
+/// is regrouped).
+fn fresh(parent: u32, max: Bucket, min: Option<Bucket>, leaf: u32) -> Node {
     Node {
         parent,
         max,
         min,
-        weight,
-        pass: 0,
-        rem: 0,
-        vtime: 0,
+        slot: 0,
+        token: false,
+        last: FIRST_TOKEN,
+        elig: 0,
+        counted: false,
         busy: 0,
         open: true,
         min_open: true,
         gseq: 0,
         leaf,
-        carried: false,
     }
 }
 

@@ -119,8 +119,13 @@ fn edit(old: &Checked, new: Plan) -> (TreeEdit<Pk>, Checked) {
 }
 
 /// The tree's bookkeeping is what its leaves' queues say: every live
-/// node's busy count is the backlogged leaves below it, it is in its
-/// parent's heaps exactly when eligible, a closed bucket has a timer.
+/// node's busy count is the backlogged leaves below it; each parent's
+/// list of children is the live nodes under it, by slot, and its
+/// scheduler serves that many; a node is counted eligible exactly when
+/// it is, waits for a token in its parent's heap exactly when it is
+/// eligible without one, holds a token in its parent's scheduler exactly
+/// when its flag says so, and is in its parent's guarantees exactly when
+/// it or a node below is under its min; a closed bucket has a timer.
 fn consistent(t: &Tree<Pk>) {
     let n = t.nodes.len();
     let mut live = vec![false; n];
@@ -154,45 +159,62 @@ fn consistent(t: &Tree<Pk>) {
         }
         assert_eq!(i, NIL, "a leaf's path does not end at the root");
     }
-    let mut members = vec![(0usize, 0usize); n];
+    let mut members = vec![(0usize, 0usize, 0u32, 0usize); n];
     for i in 1..n {
         if !live[i] {
-            assert_eq!((t.xpos[i], t.gpos[i]), (NIL, NIL), "a free node in a heap");
+            assert_eq!((t.ppos[i], t.gpos[i]), (NIL, NIL), "a free node in a heap");
             continue;
         }
         let node = &t.nodes[i];
+        let p = node.parent as usize;
         assert_eq!(node.busy, busy[i], "node {i}'s busy count");
-        let leaf = node.leaf != NIL;
-        let excess = node.open && node.busy > 0 && (leaf || !t.excess[i].is_empty());
         assert_eq!(
-            t.xpos[i] != NIL,
-            excess,
-            "node {i} in its parent's excess heap"
+            t.kids[p].get(node.slot as usize).copied(),
+            Some(i as u32),
+            "node {i} at its slot in its parent's list"
         );
-        let guaranteed = if leaf {
-            node.open && node.busy > 0 && node.min.is_some() && node.min_open
-        } else {
-            node.open && !t.guaranteed[i].is_empty()
-        };
+        let leaf = node.leaf != NIL;
+        let eligible = node.open && node.busy > 0 && (leaf || node.elig > 0);
+        assert_eq!(node.counted, eligible, "node {i} counted eligible");
+        assert_eq!(
+            t.ppos[i] != NIL,
+            eligible && !node.token,
+            "node {i} waiting for a token"
+        );
+        let s = t.scheds[p].as_ref().expect("an inner node's scheduler");
+        assert_eq!(
+            s.tokens(node.slot),
+            u64::from(node.token),
+            "node {i}'s tokens in its parent's scheduler"
+        );
+        let own = eligible && node.min.is_some() && node.min_open;
+        let guaranteed = node.open && (own || !t.guaranteed[i].is_empty());
         assert_eq!(
             t.gpos[i] != NIL,
             guaranteed,
             "node {i} in its parent's guarantees"
         );
-        let p = node.parent as usize;
-        members[p].0 += usize::from(excess);
+        members[p].0 += usize::from(t.ppos[i] != NIL);
         members[p].1 += usize::from(guaranteed);
+        members[p].2 += u32::from(eligible);
+        members[p].3 += 1;
         if !node.open {
             assert_ne!(t.mpos[i], NIL, "node {i} closed without a timer");
         }
+        if !node.min_open {
+            assert_ne!(t.npos[i], NIL, "node {i} under its min closed without a timer");
+        }
     }
     for i in 0..n {
-        if live[i] {
+        if live[i] && t.nodes[i].leaf == NIL {
+            let m = members[i];
             assert_eq!(
-                (t.excess[i].len(), t.guaranteed[i].len()),
-                members[i],
-                "node {i}'s heaps hold other children"
+                (t.pending[i].len(), t.guaranteed[i].len(), t.nodes[i].elig, t.kids[i].len()),
+                m,
+                "node {i}'s heaps, count and list hold other children"
             );
+            let s = t.scheds[i].as_ref().expect("an inner node's scheduler");
+            assert_eq!(s.children(), m.3, "node {i}'s scheduler's children");
         }
     }
 }

@@ -1,21 +1,27 @@
 //! The shaping tree's selection as a linear scan: the reference the
 //! property tests hold [`super::tree`] to. Same rules, same data, no
-//! heaps: a dequeue scans the backlogged guaranteed leaves (the least
-//! recently served one under its min whose path allows goes first) and,
-//! per level, the active children in (pass, index) order.
+//! heaps, no timers, no eligibility flags: a dequeue scans every node
+//! and leaf under its min whose subtree can send (eligibility computed
+//! afresh from the buckets and queues) and serves the least recently
+//! served one; otherwise, from the root down, each node's registry
+//! scheduler (built here from the spec directly) is given a token for
+//! every eligible child without one (in slot order), its stale head
+//! tokens are dropped, and its head child is next.
 
 #![allow(dead_code)]
 
 use super::bucket::Bucket;
+use super::node_sched::{FIRST_TOKEN, TOKEN_MAX};
 use crate::plan::{Dir, Rates};
+use crate::share::{weights, Kid};
 use crate::validate::Checked;
 use fairway_core::aqm::{AqmConfigError, FqCodel, FqCodelConfig};
-use fairway_core::{Backlog, EnqueueError, Packet};
+use fairway_core::{
+    Backlog, Capacity, EnqueueError, FlowConfig, FlowId, Limits, Packet, SchedSpec, Scheduler,
+};
 
 /// "None" in index fields.
 const NIL: u32 = u32::MAX;
-/// The pass scale: one byte at weight 1 advances a pass by 2⁴⁰.
-const STRIDE: u128 = 1 << 40;
 /// FQ-CoDel buckets per circuit: a subscriber has tens of flows, not
 /// thousands; 64 keeps a circuit's queues at about 6 KiB plus its packet
 /// slots.
@@ -45,22 +51,26 @@ pub fn leaf_limit(max_bps: u64) -> u32 {
 struct Node {
     parent: u32,
     max: Bucket,
-    /// A leaf's guarantee.
+    /// Its guarantee.
     min: Option<Bucket>,
-    weight: u64,
-    pass: u128,
-    rem: u64,
-    /// Virtual time of its children: the pass of the last one served.
-    vtime: u128,
     /// Children with backlog below them (capacity: all children).
     active: Vec<u32>,
     /// Position in the parent's `active`; `NIL`: not active.
     pos: u32,
     /// The leaf's index, `NIL` for inner nodes.
     leaf: u32,
-    /// Only while a reload activates: the pass is the one this node had
-    /// while active under the same parent.
-    carried: bool,
+    /// When last served from its guarantee (or activated).
+    gseq: u64,
+    /// Its children by slot (inner nodes).
+    kids: Vec<u32>,
+    /// Its slot in its parent's scheduler.
+    slot: u32,
+    /// It holds a token there.
+    token: bool,
+    /// Its last frame's length.
+    last: u32,
+    /// Its children's scheduler (inner nodes).
+    sched: Option<Box<dyn Scheduler<u32> + Send>>,
 }
 
 struct Leaf<P> {
@@ -71,10 +81,6 @@ struct Leaf<P> {
     /// empties (frames are never moved between queues: that would lose
     /// their flows' order and CoDel's state).
     pending: Option<FqCodel<P>>,
-    /// Position in the guaranteed list; `NIL`: not in it.
-    gpos: u32,
-    /// When last served from its guarantee (or activated).
-    gseq: u64,
 }
 
 /// One direction's tree; leaves `0..circuits` are the circuits, leaf
@@ -82,10 +88,8 @@ struct Leaf<P> {
 pub struct Tree<P> {
     nodes: Vec<Node>,
     leaves: Vec<Leaf<P>>,
-    /// Backlogged leaves with a guarantee.
-    guaranteed: Vec<u32>,
-    rr: usize,
     gclock: u64,
+    now: u64,
 }
 
 /// A child of the tree, as the plan gives it.
@@ -95,6 +99,7 @@ struct Spec {
     weight: Option<u32>,
     guarantee: u64,
     leaf: bool,
+    scheduler: Option<SchedSpec>,
 }
 
 fn specs(c: &Checked, dir: Dir) -> Vec<Spec> {
@@ -110,6 +115,7 @@ fn specs(c: &Checked, dir: Dir) -> Vec<Spec> {
         weight: n.weight,
         guarantee: c.node_min.get(i).map_or(0, |m| m[d]),
         leaf: false,
+        scheduler: Some(n.scheduler.clone()),
     });
     let circuits = plan.circuits.iter().enumerate().map(|(i, k)| Spec {
         parent: parent(c.circuit_parent[i]),
@@ -117,6 +123,7 @@ fn specs(c: &Checked, dir: Dir) -> Vec<Spec> {
         weight: k.weight,
         guarantee: k.rates.get(dir).min.unwrap_or(0),
         leaf: true,
+        scheduler: None,
     });
     let default = plan.default_class.iter().map(|k| Spec {
         parent: parent(c.default_parent),
@@ -124,6 +131,7 @@ fn specs(c: &Checked, dir: Dir) -> Vec<Spec> {
         weight: None,
         guarantee: k.rates.get(dir).min.unwrap_or(0),
         leaf: true,
+        scheduler: None,
     });
     nodes.chain(circuits).chain(default).collect()
 }
@@ -153,45 +161,30 @@ impl<P: Packet> Tree<P> {
         });
         let specs = specs(c, dir);
         let n = specs.len() + 1;
-        let mut kids = vec![0usize; n];
-        let mut any_weight = vec![false; n];
-        for s in &specs {
-            let p = s.parent as usize;
-            kids[p] += 1;
-            any_weight[p] |= s.weight.is_some();
-        }
-        let node =
-            |parent: u32, max: u64, min: Option<u64>, weight: u64, kids: usize, leaf: u32| Node {
-                parent,
-                max: Bucket::new(max, now_ns),
-                min: min.map(|m| Bucket::new(m, now_ns)),
-                weight,
-                pass: 0,
-                rem: 0,
-                vtime: 0,
-                active: Vec::with_capacity(kids),
-                pos: NIL,
-                leaf,
-                carried: false,
-            };
+        let node = |parent: u32, max: u64, min: Option<u64>, leaf: u32| Node {
+            parent,
+            max: Bucket::new(max, now_ns),
+            min: min.filter(|&m| m > 0).map(|m| Bucket::new(m, now_ns)),
+            active: Vec::new(),
+            pos: NIL,
+            leaf,
+            gseq: 0,
+            kids: Vec::new(),
+            slot: 0,
+            token: false,
+            last: FIRST_TOKEN,
+            sched: None,
+        };
         let mut nodes = Vec::with_capacity(n);
-        nodes.push(node(NIL, link, None, 1, kids[0], NIL));
+        nodes.push(node(NIL, link, None, NIL));
         let mut leaves = Vec::new();
         for (i, s) in specs.iter().enumerate() {
-            let p = s.parent as usize;
-            let weight = match s.weight {
-                Some(w) => u64::from(w),
-                None if any_weight[p] => 1,
-                None => s.guarantee.max(1),
-            };
             let b = s.rates.get(dir);
             let leaf = if s.leaf { leaves.len() as u32 } else { NIL };
-            let min = if s.leaf {
-                b.min.filter(|&m| m > 0)
-            } else {
-                None
-            };
-            nodes.push(node(s.parent, b.max, min, weight, kids[i + 1], leaf));
+            nodes.push(node(s.parent, b.max, b.min, leaf));
+            let slot = nodes[s.parent as usize].kids.len() as u32;
+            nodes[i + 1].slot = slot;
+            nodes[s.parent as usize].kids.push(i as u32 + 1);
             if s.leaf {
                 let limit = leaf_limit(b.max);
                 let cfg = FqCodelConfig {
@@ -199,8 +192,6 @@ impl<P: Packet> Tree<P> {
                     limit,
                     ..FqCodelConfig::RFC8290
                 };
-                // Within FQ-CoDel's ranges by construction (64 buckets, a
-                // limit of 64..=2^24); its error is passed on all the same.
                 let (fq, pending) = match old_limit(leaves.len() as u32) {
                     None => (FqCodel::new(cfg)?, None),
                     Some(l) if l == limit => (FqCodel::new(STAND_IN)?, None),
@@ -210,18 +201,42 @@ impl<P: Packet> Tree<P> {
                     node: i as u32 + 1,
                     fq,
                     pending,
-                    gpos: NIL,
-                    gseq: 0,
                 });
             }
         }
-        let guaranteed = Vec::with_capacity(leaves.len());
+        // Each inner node's scheduler over its children, weighed by the
+        // plan's rule; the root's is the default.
+        for p in 0..n {
+            let spec = match p {
+                0 => crate::plan::default_scheduler(),
+                _ => match &specs[p - 1].scheduler {
+                    Some(s) => s.clone(),
+                    None => continue,
+                },
+            };
+            let group: Vec<Kid> = nodes[p]
+                .kids
+                .iter()
+                .map(|&c| Kid {
+                    weight: specs[c as usize - 1].weight,
+                    guarantee: specs[c as usize - 1].guarantee,
+                })
+                .collect();
+            let w = weights(&group).expect("checked");
+            let k = (w.len() as u32).max(1);
+            let mut s = spec.build::<u32>(Capacity::new(k, 2 * k), Limits::DEFAULT);
+            for (slot, &w) in w.iter().enumerate() {
+                s.add_flow(FlowId(slot as u32), FlowConfig::new(w, TOKEN_MAX))
+                    .expect("weights in range");
+            }
+            nodes[p].active = Vec::with_capacity(w.len());
+            nodes[p].sched = Some(s);
+        }
         Ok(Tree {
             nodes,
             leaves,
-            guaranteed,
-            rr: 0,
             gclock: 0,
+            now: now_ns,
         })
     }
 
@@ -257,42 +272,29 @@ impl<P: Packet> Tree<P> {
         Ok(victim)
     }
 
-    /// Activates `leaf` and its inactive ancestors; a node that becomes
-    /// active starts at its parent's virtual time, unless `carried` (its
-    /// pass is the one it had while active in a tree this one took over).
+    /// Activates `leaf` and its inactive ancestors; each with a
+    /// guarantee goes last in the round robin (the leaf first).
     fn activate(&mut self, leaf: u32) {
-        let l = &mut self.leaves[leaf as usize];
-        let mut n = l.node as usize;
+        let mut n = self.leaves[leaf as usize].node as usize;
         if self.nodes[n].min.is_some() {
-            l.gpos = self.guaranteed.len() as u32;
-            l.gseq = self.gclock;
+            self.nodes[n].gseq = self.gclock;
             self.gclock += 1;
-            self.guaranteed.push(leaf);
         }
         while n != 0 && self.nodes[n].pos == NIL {
             let p = self.nodes[n].parent as usize;
-            let vtime = self.nodes[p].vtime;
             let pos = self.nodes[p].active.len() as u32;
-            let node = &mut self.nodes[n];
-            if !node.carried {
-                node.pass = node.pass.max(vtime);
-            }
-            node.pos = pos;
+            self.nodes[n].pos = pos;
             self.nodes[p].active.push(n as u32);
+            if p != 0 && self.nodes[p].pos == NIL && self.nodes[p].min.is_some() {
+                self.nodes[p].gseq = self.gclock;
+                self.gclock += 1;
+            }
             n = p;
         }
     }
 
     fn deactivate(&mut self, leaf: u32) {
-        let l = &mut self.leaves[leaf as usize];
-        let gpos = std::mem::replace(&mut l.gpos, NIL);
-        let mut n = l.node as usize;
-        if gpos != NIL {
-            self.guaranteed.swap_remove(gpos as usize);
-            if let Some(&moved) = self.guaranteed.get(gpos as usize) {
-                self.leaves[moved as usize].gpos = gpos;
-            }
-        }
+        let mut n = self.leaves[leaf as usize].node as usize;
         while n != 0 {
             let p = self.nodes[n].parent as usize;
             let pos = std::mem::replace(&mut self.nodes[n].pos, NIL) as usize;
@@ -308,9 +310,10 @@ impl<P: Packet> Tree<P> {
     }
 
     /// True if `n`'s max bucket and all its ancestors' allow at `now`.
-    fn path_allows(&mut self, mut n: usize, now_ns: u64) -> bool {
+    fn path_allows(&mut self, mut n: usize) -> bool {
+        let now = self.now;
         loop {
-            if !self.nodes[n].max.allows(now_ns) {
+            if !self.nodes[n].max.allows(now) {
                 return false;
             }
             if n == 0 {
@@ -320,14 +323,28 @@ impl<P: Packet> Tree<P> {
         }
     }
 
-    fn pick_guaranteed(&mut self, now_ns: u64) -> Option<u32> {
-        let mut best: Option<(u64, u32)> = None;
-        for i in 0..self.guaranteed.len() {
-            let leaf = self.guaranteed[i];
-            let n = self.leaves[leaf as usize].node as usize;
-            let under_min = self.nodes[n].min.as_mut().is_some_and(|m| m.allows(now_ns));
-            if under_min && self.path_allows(n, now_ns) {
-                let k = (self.leaves[leaf as usize].gseq, leaf);
+    /// True if `n` could send now, its ancestors aside: its max allows
+    /// and it has frames (a leaf) or an eligible child.
+    fn eligible(&mut self, n: usize) -> bool {
+        if !self.nodes[n].max.allows(self.now) {
+            return false;
+        }
+        if self.nodes[n].leaf != NIL {
+            return !self.leaves[self.nodes[n].leaf as usize].fq.is_empty();
+        }
+        (0..self.nodes[n].kids.len()).any(|i| self.eligible(self.nodes[n].kids[i] as usize))
+    }
+
+    /// The node or leaf under its min, eligible, whose ancestors allow,
+    /// served from its guarantee least recently.
+    fn pick_guaranteed(&mut self) -> Option<usize> {
+        let mut best: Option<(u64, usize)> = None;
+        for n in 1..self.nodes.len() {
+            let now = self.now;
+            let under = self.nodes[n].min.as_mut().is_some_and(|m| m.allows(now));
+            let p = self.nodes[n].parent as usize;
+            if under && self.eligible(n) && self.path_allows(p) {
+                let k = (self.nodes[n].gseq, n);
                 if best.is_none_or(|b| k < b) {
                     best = Some(k);
                 }
@@ -336,59 +353,66 @@ impl<P: Packet> Tree<P> {
         best.map(|b| b.1)
     }
 
-    /// The leaf below `n` (whose max allows) the excess goes to.
-    fn pick_excess(&mut self, n: usize, now_ns: u64) -> Option<u32> {
-        if self.nodes[n].leaf != NIL {
-            return Some(self.nodes[n].leaf);
-        }
-        // Children by (pass, index), each tried once.
-        let mut after: Option<(u128, u32)> = None;
+    /// The leaf below `n` its schedulers choose (tokens peeked only).
+    fn pick(&mut self, mut n: usize) -> Option<u32> {
         loop {
-            let next = self.nodes[n]
-                .active
-                .iter()
-                .map(|&c| (self.nodes[c as usize].pass, c))
-                .filter(|&k| after.is_none_or(|a| k > a))
-                .min()?;
-            after = Some(next);
-            let c = next.1 as usize;
-            if self.nodes[c].max.allows(now_ns) {
-                if let Some(leaf) = self.pick_excess(c, now_ns) {
-                    return Some(leaf);
+            if self.nodes[n].leaf != NIL {
+                return Some(self.nodes[n].leaf);
+            }
+            for i in 0..self.nodes[n].kids.len() {
+                let c = self.nodes[n].kids[i] as usize;
+                if !self.nodes[c].token && self.eligible(c) {
+                    let (slot, last) = (self.nodes[c].slot, self.nodes[c].last);
+                    let s = self.nodes[n].sched.as_mut()?;
+                    let ok = s.enqueue(FlowId(slot), last.clamp(1, TOKEN_MAX)).is_ok();
+                    self.nodes[c].token = ok;
                 }
             }
+            n = loop {
+                let slot = self.nodes[n].sched.as_mut()?.peek()?.0 .0;
+                let c = self.nodes[n].kids[slot as usize] as usize;
+                if self.eligible(c) {
+                    break c;
+                }
+                self.nodes[n].sched.as_mut()?.dequeue();
+                self.nodes[c].token = false;
+            };
         }
     }
 
-    fn charge(&mut self, leaf: u32, len: u32, excess: bool) {
-        let mut n = self.leaves[leaf as usize].node as usize;
-        if !excess {
-            self.leaves[leaf as usize].gseq = self.gclock;
+    fn charge(&mut self, leaf: u32, len: u32, lender: Option<usize>) {
+        let ln = self.leaves[leaf as usize].node as usize;
+        if let Some(g) = lender {
+            self.nodes[g].gseq = self.gclock;
             self.gclock += 1;
-            if let Some(m) = self.nodes[n].min.as_mut() {
-                m.charge(len);
-            }
         }
+        let mut lending = false;
+        let mut n = ln;
         loop {
-            let parent = self.nodes[n].parent;
+            lending |= lender == Some(n);
             let node = &mut self.nodes[n];
             node.max.charge(len);
-            if parent == NIL {
-                return;
+            if let Some(m) = node.min.as_mut().filter(|_| lending) {
+                m.charge(len);
             }
-            if excess {
-                let served = node.pass;
-                let w = node.weight;
-                let step = u128::from(len) * STRIDE;
-                node.pass += step / u128::from(w);
-                node.rem += (step % u128::from(w)) as u64;
-                if node.rem >= w {
-                    node.rem -= w;
-                    node.pass += 1;
-                }
-                self.nodes[parent as usize].vtime = served;
+            if node.parent == NIL {
+                break;
             }
-            n = parent as usize;
+            n = node.parent as usize;
+        }
+        // The tokens, from the leaf up to where the choice started.
+        let from = lender.unwrap_or(0);
+        let mut c = ln;
+        while c != from {
+            let p = self.nodes[c].parent as usize;
+            self.nodes[c].last = len;
+            let keep = self.eligible(c);
+            let slot = FlowId(self.nodes[c].slot);
+            let s = self.nodes[p].sched.as_mut().expect("inner");
+            let ok = keep && s.enqueue(slot, len.clamp(1, TOKEN_MAX)).is_ok();
+            s.dequeue();
+            self.nodes[c].token = ok;
+            c = p;
         }
     }
 
@@ -396,12 +420,14 @@ impl<P: Packet> Tree<P> {
     /// drops on the way go to `on_drop` with their leaf. `None`: nothing
     /// may be sent now ([`Self::ready_at`] says when).
     pub fn dequeue(&mut self, now_ns: u64, on_drop: &mut impl FnMut(u32, P)) -> Option<(u32, P)> {
+        self.now = now_ns;
         loop {
-            let (leaf, excess) = match self.pick_guaranteed(now_ns) {
-                Some(l) => (l, false),
-                None if self.nodes[0].max.allows(now_ns) => (self.pick_excess(0, now_ns)?, true),
-                None => return None,
-            };
+            // Nothing queued: nothing is chosen (no stale token dropped).
+            if self.nodes[0].active.is_empty() || !self.nodes[0].max.allows(now_ns) {
+                return None;
+            }
+            let lender = self.pick_guaranteed();
+            let leaf = self.pick(lender.unwrap_or(0))?;
             let l = &mut self.leaves[leaf as usize];
             let p = l.fq.dequeue_with(now_ns, |p| on_drop(leaf, p));
             if l.fq.is_empty() {
@@ -411,7 +437,7 @@ impl<P: Packet> Tree<P> {
                 self.deactivate(leaf);
             }
             if let Some(p) = p {
-                self.charge(leaf, p.len(), excess);
+                self.charge(leaf, p.len(), lender);
                 return Some((leaf, p));
             }
         }

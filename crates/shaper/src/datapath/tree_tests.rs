@@ -139,9 +139,13 @@ fn an_inner_nodes_max_caps_its_subtree_and_the_rest_goes_elsewhere() {
 fn an_idle_circuit_earns_no_credit() {
     // b idle for the first half: when it starts, a and b share at once
     // (b's pass starts at the virtual time, not at 0).
+    // Under a WF2Q+ node: a flow backlogged anew starts at the virtual
+    // time (QFQ+'s round robin inside an aggregate has a 9022-byte quantum).
     let mut p = plan(20 * MBIT);
-    circuit(&mut p, "a", None, None, 20 * MBIT, Some(1));
-    circuit(&mut p, "b", None, None, 20 * MBIT, Some(1));
+    node(&mut p, "n", None, 20 * MBIT, None);
+    p.nodes[0].scheduler = fairway_core::SchedSpec::parse("wf2q+").unwrap();
+    circuit(&mut p, "a", Some("n"), None, 20 * MBIT, Some(1));
+    circuit(&mut p, "b", Some("n"), None, 20 * MBIT, Some(1));
     let c = checked(p);
     let mut t: Tree<u32> = Tree::new(&c, Dir::Download, 0).unwrap();
     let mut now = 0;
@@ -170,6 +174,58 @@ fn an_idle_circuit_earns_no_credit() {
     );
 }
 
+/// Three circuits of weights 1, 3, 4 under one node of `spec`, all
+/// overloaded: each gets its weight's share of the node's 80 Mbit/s.
+fn shares_under(spec: &str) -> Vec<u64> {
+    let mut p = plan(100 * MBIT);
+    node(&mut p, "n", None, 80 * MBIT, Some(1));
+    p.nodes[0].scheduler = fairway_core::SchedSpec::parse(spec).unwrap();
+    circuit(&mut p, "a", Some("n"), None, 80 * MBIT, Some(1));
+    circuit(&mut p, "b", Some("n"), None, 80 * MBIT, Some(3));
+    circuit(&mut p, "c", Some("n"), None, 80 * MBIT, Some(4));
+    run(p, &[100 * MBIT, 100 * MBIT, 100 * MBIT], 4)
+}
+
+#[test]
+fn a_nodes_scheduler_shares_by_weight_qfq_plus_drr_wf2q_plus() {
+    for spec in [
+        "qfq+",
+        "drr",
+        "wf2q+",
+        "drr:quantum=1514",
+        "wf2q++",
+        "qfq",
+        "s-kps",
+    ] {
+        let got = shares_under(spec);
+        assert!(within(got[0], 10 * MBIT, 5), "{spec}: {got:?}");
+        assert!(within(got[1], 30 * MBIT, 5), "{spec}: {got:?}");
+        assert!(within(got[2], 40 * MBIT, 5), "{spec}: {got:?}");
+    }
+    // FIFO serves the children in turn, a frame each: equal shares.
+    let got = shares_under("fifo");
+    assert!(within(got[0], got[2], 5), "fifo: {got:?}");
+}
+
+#[test]
+fn a_nodes_min_is_guaranteed_under_overload_of_a_sibling_subtree() {
+    // Node "g" guarantees 30 Mbit/s to its subtree (its circuits have no
+    // min of their own); "h" weighs 100 times more and is overloaded.
+    let mut p = plan(100 * MBIT);
+    node(&mut p, "g", None, 100 * MBIT, Some(1));
+    p.nodes[0].rates = super::test_plan::rates(Some(30 * MBIT), 100 * MBIT);
+    node(&mut p, "h", None, 100 * MBIT, Some(100));
+    circuit(&mut p, "a", Some("g"), None, 100 * MBIT, Some(1));
+    circuit(&mut p, "b", Some("g"), None, 100 * MBIT, Some(1));
+    circuit(&mut p, "c", Some("h"), None, 100 * MBIT, Some(1));
+    let got = run(p, &[100 * MBIT, 100 * MBIT, 200 * MBIT], 6);
+    // 30 guaranteed plus 70/101 of the excess, split evenly in g.
+    let g = 30 * MBIT + 70 * MBIT / 101;
+    assert!(within(got[0] + got[1], g, 2), "{got:?}");
+    assert!(within(got[0], g / 2, 5), "{got:?}");
+    assert!(within(got[2], 100 * MBIT - g, 2), "{got:?}");
+}
+
 /// A frame with an identity, to compare two trees' choices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Pk {
@@ -186,10 +242,25 @@ impl fairway_core::Packet for Pk {
 /// A random plan: two nodes (the second under the first or the root),
 /// circuits under the root or either node, with ceilings, some with a
 /// guarantee, some with a weight.
-fn random_plan(circuits: &[(u8, u8, u8, u8)], nested: bool, w0: Option<u32>) -> Plan {
+fn random_plan(
+    circuits: &[(u8, u8, u8, u8)],
+    nested: bool,
+    w0: Option<u32>,
+    scheds: (usize, usize),
+    node_mins: bool,
+) -> Plan {
+    const SPECS: [&str; 6] = ["qfq+", "drr", "wf2q+", "fifo", "drr:quantum=1514", "qfq"];
     let mut p = plan(100 * MBIT);
     node(&mut p, "n0", None, 60 * MBIT, w0);
     node(&mut p, "n1", nested.then_some("n0"), 30 * MBIT, Some(2));
+    // Node mins small enough for the arrivals to take them into debt.
+    for (n, (i, min)) in [(scheds.0, 4), (scheds.1, 2)].into_iter().enumerate() {
+        p.nodes[n].scheduler = fairway_core::SchedSpec::parse(SPECS[i % SPECS.len()]).unwrap();
+        if node_mins {
+            let max = p.nodes[n].rates.download.max;
+            p.nodes[n].rates = super::test_plan::rates(Some(min * MBIT), max);
+        }
+    }
     for (i, &(parent, max, min, weight)) in circuits.iter().enumerate() {
         let (parent, cap) = match parent % 3 {
             0 => (None, 100),
@@ -197,7 +268,9 @@ fn random_plan(circuits: &[(u8, u8, u8, u8)], nested: bool, w0: Option<u32>) -> 
             _ => (Some("n1"), 30),
         };
         let max = (1 + u64::from(max) % cap) * MBIT / 4;
-        let min = (min % 3 == 0).then_some((u64::from(min) * 20_000).min(max));
+        // With node mins, at most 12 · 127.5 kbit/s: they fit in them.
+        let unit = if node_mins { 500 } else { 20_000 };
+        let min = (min % 3 == 0).then_some((u64::from(min) * unit).min(max));
         let weight = (weight % 3 == 0).then_some(1 + u32::from(weight % 7));
         circuit(&mut p, &format!("c{i}"), parent, min, max, weight);
     }
@@ -207,17 +280,20 @@ fn random_plan(circuits: &[(u8, u8, u8, u8)], nested: bool, w0: Option<u32>) -> 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
     /// The heap-driven selection picks exactly what the linear scan of
-    /// the same rules picks (guarantees first, least recently served
-    /// first; then the excess by weight from the root down; ceilings
+    /// the same rules picks (guarantees of nodes and circuits first,
+    /// least recently served first; then the excess by each node's
+    /// scheduler, random among the registry's, from the root down; ceilings
     /// everywhere), frame for frame, CoDel's drops included.
     #[test]
     fn the_heaps_choose_as_the_linear_scan(
         circuits in proptest::collection::vec((0u8..3, proptest::prelude::any::<u8>(), proptest::prelude::any::<u8>(), proptest::prelude::any::<u8>()), 1..12),
         nested: bool,
         w0 in proptest::option::of(1u32..5),
+        scheds in (0usize..6, 0usize..6),
+        node_mins: bool,
         arrivals in proptest::collection::vec((0usize..12, 60u32..1514, 0u32..4, 0u32..400), 1..600),
     ) {
-        let c = checked(random_plan(&circuits, nested, w0));
+        let c = checked(random_plan(&circuits, nested, w0, scheds, node_mins));
         let mut fast: Tree<Pk> = Tree::new(&c, Dir::Download, 0).unwrap();
         let mut slow: super::tree_reference::Tree<Pk> =
             super::tree_reference::Tree::new(&c, Dir::Download, 0).unwrap();

@@ -10,5 +10,6 @@ mod mutations;
 mod scale;
 mod shaper_toml;
 mod support;
+mod tree_alloc;
 mod validation;
 mod watching;

@@ -239,3 +239,31 @@ fn more_circuits_than_the_limit_are_refused_at_the_first_one_past() {
         "more than 100000 circuits, the limit",
     );
 }
+
+#[test]
+fn guarantees_whose_proportions_a_scheduler_cannot_weigh_are_refused() {
+    // No weights: the excess goes by guarantee, 1 bit/s against 1 Gbit/s
+    // is 10^9 units of their gcd, above a scheduler's 65536.
+    let text = node("p", None, "10gbit", "")
+        + &node(
+            "a",
+            Some("p"),
+            "10mbit",
+            "reservation = { download = \"1bit\" }",
+        )
+        + &node(
+            "b",
+            Some("p"),
+            "2gbit",
+            "reservation = { download = \"1gbit\" }",
+        );
+    let e = problems(shaper("shares", &text));
+    only(
+        &e,
+        &format!("{}:2:8", path("shares.toml")),
+        "node \"p\", download: without weights the children share the excess in proportion to their guarantees: in units of 1 bit/s (their gcd) the largest is 1000000000 and the sum 1000000001, where a node's scheduler takes at most 65536 and 16777216; give the children weights",
+    );
+    // With weights, the same guarantees are taken.
+    let weighted = text.replace("name = \"a\"", "name = \"a\"\nweight = 1");
+    assert!(shaper("shares_w", &weighted).is_ok());
+}
