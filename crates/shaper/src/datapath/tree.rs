@@ -292,11 +292,7 @@ impl<P: Packet> Tree<P> {
                 });
             }
         }
-        let heaps = || {
-            (0..n)
-                .map(|p| Heap::with_capacity(kids[p].len()))
-                .collect()
-        };
+        let heaps = || (0..n).map(|p| Heap::with_capacity(kids[p].len())).collect();
         Ok(Tree {
             scheds,
             pending: heaps(),

@@ -132,7 +132,8 @@ fn regroups(
     let (on, nn) = (old.plan.nodes.len(), new.plan.nodes.len());
     let (og, ng) = (groups(os), groups(ns));
     let mut out = Vec::new();
-    for (p, kids) in ng.iter().enumerate() {
+    // The root and the plan's nodes (leaves have no children).
+    for (p, kids) in ng.iter().enumerate().take(nn + 1) {
         let weights = group_weights(ns, kids);
         let spec = spec_of(ns, p);
         let from = match p {
