@@ -41,8 +41,8 @@ fn random_plan(seed: u64, node_seed: u64) -> Plan {
     with_policies(structure(seed), node_seed)
 }
 
-/// Each node of `p` a random scheduler from `seed` and, most of the
-/// time, a min (8, 2 or 0.5 Mbit/s by depth, so that they usually fit
+/// Each node of `p` a random scheduler from `seed`, some circuits
+/// another weight and, most of the time, each node a min (8, 2 or 0.5 Mbit/s by depth, so that they usually fit
 /// in their parents'); the mins are left out if the check refuses them.
 fn with_policies(mut p: Plan, seed: u64) -> Plan {
     let mut x = seed | 1;
@@ -76,6 +76,14 @@ fn with_policies(mut p: Plan, seed: u64) -> Plan {
         n.scheduler =
             fairway_core::SchedSpec::parse(SPECS[rnd(SPECS.len() as u64) as usize]).unwrap();
         n.rates = rates(*min, n.rates.download.max);
+    }
+    // Some circuits weigh otherwise (or take their guarantee's weight).
+    for k in &mut p.circuits {
+        match rnd(6) {
+            0 => k.weight = None,
+            1 => k.weight = Some(2),
+            _ => {}
+        }
     }
     if crate::validate::check(p.clone()).is_err() {
         for n in &mut p.nodes {
