@@ -19,12 +19,18 @@
 //!    frames of removed circuits), nothing large allocated or freed: the
 //!    loop does not serve for this long (the *pause*).
 //!
-//! What a circuit that stays keeps: its FQ-CoDel queues (frames, their
-//! flows' order, CoDel's state), its token buckets (what a bucket holds
-//! carries over at the new rate, at most the new burst; a debt stays a
-//! debt), its place in the weighted sharing and the guarantees' round
-//! robin (a moved one starts level with its new siblings and last in the
-//! round robin), its counters and statistics. A changed max rate changes
+//! What a circuit (or node) that stays keeps: its FQ-CoDel queues
+//! (frames, their flows' order, CoDel's state), its token buckets, max
+//! and min (what a bucket holds carries over at the new rate, at most the
+//! new burst; a debt stays a debt), its counters and statistics, and its
+//! place in its parent's scheduler (the parent's `policy`) if the parent
+//! is not *regrouped*. A parent is regrouped when its children, their
+//! weights or its policy change: it gets a new scheduler, built in
+//! [`prepare`], and every eligible child of it one token there in slot
+//! order, so a moved or reweighted child (and its siblings) start level
+//! in its new parent's scheduler, with neither the credit nor the debt
+//! of its old place. A moved one with a min also goes last in the
+//! guarantees' round robin. A changed max rate changes
 //! the queue's packet limit only once the running queue has emptied
 //! (frames are never moved between queues).
 //!

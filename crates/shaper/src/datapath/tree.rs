@@ -47,8 +47,8 @@
 //! from the bytes the child sent by less than one frame.
 //!
 //! A child that turns ineligible while its token waits (a guaranteed
-//! frame took its bucket into debt or emptied it; a reload) keeps the
-//! token: removing a flow's packet from a registry scheduler is not
+//! frame took its bucket into debt or emptied it; a reload changed its
+//! buckets) keeps the token: removing a flow's packet from a registry scheduler is not
 //! possible without allocating. The token is *stale*; it is dropped when
 //! it reaches the head (the child is skipped), or becomes valid again if
 //! the child turns eligible first. A stale token dropped costs its child
@@ -57,6 +57,12 @@
 //! service, the same a flow that goes idle loses to fair queueing. A child
 //! that turns eligible without a token gets one at the next descent
 //! through its parent (in slot order).
+//!
+//! A reload edits the tree in place ([`TreeEdit`]): a parent whose
+//! children, their weights or its policy change gets a new scheduler,
+//! built off the loop, and its eligible children a token each in it (in
+//! slot order, as if they had just turned eligible); every other parent
+//! keeps its scheduler and its children's tokens.
 //!
 //! Why not the policy tree of fairway-core: its nodes share a link by
 //! reservation, limit and weight with the rate given by the caller's send
@@ -68,7 +74,7 @@
 //! (amortized: each stale token is dropped once, paid for by the event
 //! that made it stale), whatever the number of busy circuits, and
 //! nothing allocated per frame (every heap and scheduler is sized at
-//! build). Each node keeps a heap ([`super::heap`]) of its children with
+//! build, or by the reload that made it). Each node keeps a heap ([`super::heap`]) of its children with
 //! a guaranteed node or leaf below, by the least recently served one,
 //! and a heap of its eligible children without a token, by slot. A
 //! bucket charged into debt takes its node out of its parent's choices

@@ -7,14 +7,28 @@
 //! - a removed circuit's frames are drained (to be counted as removed),
 //!   it leaves its ancestors' busy counts and heaps, its node is freed;
 //! - a new node or circuit gets a free (or appended) tree node, full
-//!   buckets, and its queue, allocated off the loop;
+//!   buckets (max, and min if it has one), and its queue, allocated off
+//!   the loop;
 //! - a node or circuit with other rates keeps what its buckets hold at
-//!   the new rates (at most the new burst; a debt stays a debt), one
-//!   with another weight weighs anew from its next frame;
+//!   the new rates (at most the new burst; a debt stays a debt); a min
+//!   bucket that comes starts full, one that goes is dropped;
 //! - a moved node or circuit (its whole subtree, frames and all) leaves
-//!   its old parent's heaps and busy counts and joins the new parent's,
-//!   starting level with its new siblings (its pass at the parent's
-//!   virtual time, a guaranteed leaf last in the round robin);
+//!   its old parent's busy counts and joins the new parent's; a busy one
+//!   with a min goes last in the guarantees' round robin;
+//! - a *regrouped* parent, one whose children (which, or in which slots),
+//!   their weights ([`crate::share`]) or its policy change, or a new
+//!   node: its scheduler is built off the loop for its new children
+//!   (their weights, its spec) with its heaps, sized for them. In the
+//!   pause, before anything moves, every regrouped or removed parent
+//!   lets go of its children (out of its heaps, not counted eligible, no
+//!   token: its old scheduler and its tokens go, to be dropped off the
+//!   loop) and takes its new scheduler; once every move is done it takes
+//!   its children's list (their slots) and each eligible child gets one
+//!   token in slot order: a child that stays, moves in or is reweighted
+//!   starts level with its siblings, as if it had just turned eligible
+//!   (a registry scheduler's flow that comes back from idle: no credit,
+//!   no debt). O(its children · log) per regrouped parent. A parent not
+//!   regrouped keeps its scheduler and its children's tokens;
 //! - a circuit whose queue limit changed gets its new queue at once if
 //!   it is empty, else once its running queue empties (frames are never
 //!   moved between queues: that would lose their flows' order and
@@ -23,7 +37,10 @@
 //! Moves and additions are applied in order of depth in the new plan, so
 //! each joins a parent whose own path is already the new plan's (a node
 //! moved under its former child cannot make a cycle on the way).
-//! O(changes · depth · log), plus the frames of removed circuits.
+//! O(changes · depth · log + children of regrouped parents · log), plus
+//! the frames of removed circuits. Nothing is allocated in the pause but
+//! the tree's own vectors when it grows past its largest size so far
+//! (a tree node appended).
 
 use super::sched::{group_weights, groups, scheduler, spec_of};
 use super::{queue, specs, Leaf, Node, Spec, Tree, FIRST_TOKEN, LEAF_BUCKETS, NIL, STAND_IN};
@@ -120,9 +137,8 @@ fn ident(c: u32, nodes: usize) -> (bool, u32) {
 }
 
 /// The parents of `new` whose group differs from the running one (other
-/// children or slots, weights or scheduler), each with its scheduler and
-/// heaps for its new children; and the running parents to detach (those
-/// regrouped and those removed), as node slot + 1.
+/// children or slots, weights or scheduler) and the new ones, each with
+/// its scheduler and heaps for its new children, deepest first.
 fn regroups(
     (old, os): (&Checked, &[Spec]),
     (new, ns): (&Checked, &[Spec]),
