@@ -115,6 +115,8 @@ pub struct TreeEdit<P> {
     #[allow(clippy::vec_box)]
     retired_queues: Vec<Box<FqCodel<P>>>,
     retired_groups: Vec<Retired>,
+    /// The tree nodes of the removed plan nodes, found in the pause.
+    gone: Vec<u32>,
 }
 
 fn leaf_cfg(max: u64) -> FqCodelConfig {
@@ -274,6 +276,7 @@ impl<P: Packet> TreeEdit<P> {
             retired_leaves: Vec::with_capacity(retire),
             retired_queues: Vec::with_capacity(queues.len() + 1),
             retired_groups: Vec::with_capacity(nodes.removed.len()),
+            gone: Vec::with_capacity(nodes.removed.len()),
             leaves,
             nodes,
             items,
@@ -311,7 +314,8 @@ impl<P: Packet> Tree<P> {
             }
             self.release(ln);
         }
-        let mut gone = Vec::with_capacity(e.nodes.removed.len());
+        let gone = &mut e.gone;
+        gone.clear();
         let keep = |t: u32| {
             if t != NIL {
                 gone.push(t);
@@ -361,8 +365,8 @@ impl<P: Packet> Tree<P> {
                 self.change(it, parent, now_ns);
             }
         }
-        for t in gone {
-            self.release(t);
+        for k in 0..e.gone.len() {
+            self.release(e.gone[k]);
         }
         for r in &mut e.regroups {
             self.attach(r);

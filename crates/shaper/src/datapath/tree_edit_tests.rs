@@ -69,7 +69,7 @@ fn with_policies(mut p: Plan, seed: u64) -> Plan {
         .iter()
         .map(|n| {
             let d = depth(n.1.clone());
-            (rnd(4) != 0 && d < 3).then(|| 8 * MBIT >> (2 * d))
+            (rnd(4) != 0 && d < 3).then(|| (8 * MBIT) >> (2 * d))
         })
         .collect();
     for (n, min) in p.nodes.iter_mut().zip(&mins) {
