@@ -415,13 +415,20 @@ impl<P: Packet> Tree<P> {
         }
     }
 
-    /// `t`'s children leave its heaps and scheduler's choices.
+    /// `t`'s children leave its heaps and scheduler's choices: an
+    /// eligible child waits for a token or holds one, so those waiting
+    /// and the tokens (drained from the old scheduler) are all the
+    /// children to reset. O(eligible children · log), not O(children).
     fn let_go(&mut self, t: usize) {
-        for k in 0..self.kids[t].len() {
-            let c = &mut self.nodes[self.kids[t][k] as usize];
-            (c.counted, c.token) = (false, false);
+        while let Some((_, c)) = self.pending[t].pop(&mut self.ppos) {
+            self.nodes[c as usize].counted = false;
         }
-        self.pending[t].clear(&mut self.ppos);
+        if let Some(s) = self.scheds[t].as_mut() {
+            while let Some(slot) = s.pop() {
+                let c = &mut self.nodes[self.kids[t][slot as usize] as usize];
+                (c.counted, c.token) = (false, false);
+            }
+        }
         self.guaranteed[t].clear(&mut self.gpos);
         self.nodes[t].elig = 0;
     }
@@ -445,6 +452,11 @@ impl<P: Packet> Tree<P> {
         for slot in 0..self.kids[t].len() {
             let c = self.kids[t][slot] as usize;
             self.nodes[c].slot = slot as u32;
+            // An idle child is in no heap and not counted (its former
+            // parent let go of it): only a busy one has a place to find.
+            if self.nodes[c].busy == 0 {
+                continue;
+            }
             self.refresh_one(c);
             // A child that joined the heap under its former slot.
             if self.ppos[c] != NIL {
