@@ -96,6 +96,9 @@ mod sched;
 
 /// "None" in index fields.
 const NIL: u32 = super::heap::NIL;
+/// In a parent's list of children: the child is the leaf of this slot
+/// (without it: the plan node of this slot).
+const LEAF_KID: u32 = 1 << 31;
 /// FQ-CoDel buckets per circuit: a subscriber has tens of flows, not
 /// thousands; 64 keeps a circuit's queues at about 6 KiB plus its packet
 /// slots.
@@ -169,8 +172,10 @@ pub struct Tree<P> {
     leaves: Vec<Leaf<P>>,
     /// Per inner node, its children's scheduler.
     scheds: Vec<Option<NodeSched>>,
-    /// Per inner node, its children's nodes by slot (a reload swaps in
-    /// the list of each parent whose children change).
+    /// Per inner node, its children by slot, each as its place in the
+    /// plan: a node's slot, or a leaf's with [`LEAF_KID`] (so that a
+    /// reload prepares the list of each parent whose children change off
+    /// the loop and swaps it in; [`Self::kid`] finds the tree node).
     kids: Vec<Vec<u32>>,
     /// Per node, its eligible children without a token, by slot.
     pending: Vec<Heap>,
@@ -316,6 +321,15 @@ impl<P: Packet> Tree<P> {
             nodes,
             leaves,
         })
+    }
+
+    /// The tree node of a child in a parent's list ([`LEAF_KID`]).
+    fn kid(&self, id: u32) -> usize {
+        if id & LEAF_KID != 0 {
+            self.leaves[(id & !LEAF_KID) as usize].node as usize
+        } else {
+            self.inner[id as usize] as usize
+        }
     }
 
     /// Number of leaves.
@@ -490,7 +504,12 @@ impl<P: Packet> Tree<P> {
             }
             n = loop {
                 let slot = s.peek()?;
-                let c = self.kids[n][slot as usize] as usize;
+                let id = self.kids[n][slot as usize];
+                let c = if id & LEAF_KID != 0 {
+                    self.leaves[(id & !LEAF_KID) as usize].node as usize
+                } else {
+                    self.inner[id as usize] as usize
+                };
                 if self.nodes[c].counted {
                     break c;
                 }

@@ -42,7 +42,7 @@
 //! the tree's own vectors when it grows past its largest size so far
 //! (a tree node appended).
 
-use super::sched::{group_weights, groups, scheduler, spec_of};
+use super::sched::{group_weights, groups, kid_id, scheduler, spec_of};
 use super::{queue, specs, Leaf, Node, Spec, Tree, FIRST_TOKEN, LEAF_BUCKETS, NIL, STAND_IN};
 use crate::datapath::bucket::Bucket;
 use crate::datapath::heap::Heap;
@@ -77,10 +77,14 @@ struct Regroup {
     old: Option<u32>,
     /// Its depth in the new plan (the root's is 0).
     depth: u32,
-    /// Its children by slot: (leaf, slot) in the new plan.
-    kids: Vec<(bool, u32)>,
-    /// Its children's tree nodes, filled in the pause (room for all).
+    /// Its children by slot, as the tree lists them ([`Tree::kid`]).
     list: Vec<u32>,
+    /// The children at another slot than before (moved in, added, or
+    /// shifted), with their new slot.
+    reslot: Vec<(u32, u32)>,
+    /// The tree nodes of its children it let go of in the pause (room
+    /// for all its running children).
+    reset: Vec<u32>,
     sched: Option<NodeSched>,
     pending: Heap,
     guaranteed: Heap,
@@ -127,17 +131,6 @@ fn leaf_cfg(max: u64) -> FqCodelConfig {
     }
 }
 
-/// A child's identity in its plan: (leaf, slot), from its fresh-build
-/// tree index (`nodes`: the plan's node count).
-fn ident(c: u32, nodes: usize) -> (bool, u32) {
-    let i = c as usize - 1;
-    if i < nodes {
-        (false, i as u32)
-    } else {
-        (true, (i - nodes) as u32)
-    }
-}
-
 /// The parents of `new` whose group differs from the running one (other
 /// children or slots, weights or scheduler) and the new ones, each with
 /// its scheduler and heaps for its new children, deepest first.
@@ -149,6 +142,13 @@ fn regroups(
 ) -> Vec<Regroup> {
     let (on, nn) = (old.plan.nodes.len(), new.plan.nodes.len());
     let (og, ng) = (groups(os), groups(ns));
+    // Each running child's (parent, slot), by its list entry.
+    let mut was_at = std::collections::HashMap::new();
+    for (p, g) in og.iter().enumerate() {
+        for (slot, &c) in g.iter().enumerate() {
+            was_at.insert(kid_id(c, on), (p as u32, slot as u32));
+        }
+    }
     let mut out = Vec::new();
     // The root and the plan's nodes (leaves have no children).
     for (p, kids) in ng.iter().enumerate().take(nn + 1) {
@@ -158,23 +158,39 @@ fn regroups(
             0 => Some(0),
             p => node_from[p - 1].map(|o| o + 1),
         };
-        let kids: Vec<(bool, u32)> = kids.iter().map(|&c| ident(c, nn)).collect();
+        let list: Vec<u32> = kids.iter().map(|&c| kid_id(c, nn)).collect();
+        // Each child's entry in the running plan's lists.
+        let before = |id: u32| {
+            let (from, s) = if id & super::LEAF_KID != 0 {
+                (leaf_from, id & !super::LEAF_KID)
+            } else {
+                (node_from, id)
+            };
+            from[s as usize].map(|f| f | (id & super::LEAF_KID))
+        };
         let same = from.is_some_and(|o| {
-            let o = o as usize;
-            let was = &og[o];
-            let mapped = kids.iter().map(|&(leaf, s)| {
-                let f = if leaf { leaf_from } else { node_from }[s as usize];
-                f.map(|f| (leaf, f))
-            });
-            was.len() == kids.len()
-                && mapped.zip(was).all(|(m, &c)| m == Some(ident(c, on)))
+            let was = &og[o as usize];
+            was.len() == list.len()
+                && list
+                    .iter()
+                    .zip(was)
+                    .all(|(&id, &c)| before(id) == Some(kid_id(c, on)))
                 && group_weights(os, was) == weights
-                && spec_of(os, o) == spec
+                && spec_of(os, o as usize) == spec
         });
         if same {
             continue;
         }
-        let k = kids.len();
+        let reslot = list
+            .iter()
+            .enumerate()
+            .map(|(slot, &id)| (id, slot as u32))
+            .filter(|&(id, slot)| {
+                let at = before(id).and_then(|b| was_at.get(&b).copied());
+                from.is_none_or(|o| at != Some((o, slot)))
+            })
+            .collect();
+        let k = list.len();
         out.push(Regroup {
             parent: p as u32,
             old: from,
@@ -182,8 +198,9 @@ fn regroups(
                 0 => 0,
                 p => new.node_depth[p - 1] as u32 + 1,
             },
-            kids,
-            list: Vec::with_capacity(k),
+            list,
+            reslot,
+            reset: Vec::with_capacity(from.map_or(0, |o| og[o as usize].len())),
             sched: spec.map(|s| scheduler(&s, &weights)),
             pending: Heap::with_capacity(k),
             guaranteed: Heap::with_capacity(k),
@@ -398,14 +415,16 @@ impl<P: Packet> Tree<P> {
         for r in &mut e.regroups {
             let Some(o) = r.old else { continue };
             let t = self.tree_node(o) as usize;
-            self.let_go(t);
+            self.let_go(t, &mut r.reset);
             std::mem::swap(&mut self.scheds[t], &mut r.sched);
             std::mem::swap(&mut self.pending[t], &mut r.pending);
             std::mem::swap(&mut self.guaranteed[t], &mut r.guaranteed);
         }
         for &o in &e.nodes.removed {
             let t = self.inner[o as usize] as usize;
-            self.let_go(t);
+            // Its children are removed or moved: each move finds them a
+            // place.
+            self.let_go(t, &mut Vec::new());
             e.retired_groups.push((
                 self.scheds[t].take(),
                 std::mem::take(&mut self.kids[t]),
@@ -419,48 +438,58 @@ impl<P: Packet> Tree<P> {
     /// eligible child waits for a token or holds one, so those waiting
     /// and the tokens (drained from the old scheduler) are all the
     /// children to reset. O(eligible children · log), not O(children).
-    fn let_go(&mut self, t: usize) {
+    /// The eligible ones go to `reset` (it has room for every child; a
+    /// removed node's children need no record).
+    fn let_go(&mut self, t: usize, reset: &mut Vec<u32>) {
+        let mut record = |c: u32| {
+            if reset.len() < reset.capacity() {
+                reset.push(c);
+            }
+        };
         while let Some((_, c)) = self.pending[t].pop(&mut self.ppos) {
             self.nodes[c as usize].counted = false;
+            record(c);
         }
-        if let Some(s) = self.scheds[t].as_mut() {
+        if let Some(mut s) = self.scheds[t].take() {
             while let Some(slot) = s.pop() {
-                let c = &mut self.nodes[self.kids[t][slot as usize] as usize];
-                (c.counted, c.token) = (false, false);
+                let c = self.kid(self.kids[t][slot as usize]);
+                (self.nodes[c].counted, self.nodes[c].token) = (false, false);
+                record(c as u32);
             }
+            self.scheds[t] = Some(s);
         }
         self.guaranteed[t].clear(&mut self.gpos);
         self.nodes[t].elig = 0;
     }
 
-    /// After the edit: regrouped parent `r` takes its children's list
-    /// (their slots), and its eligible children get their tokens in its
-    /// new scheduler (in slot order); O(its children · log), plus its
-    /// path to the root.
+    /// After the edit: regrouped parent `r` takes its children's list,
+    /// those at another slot than before take theirs, the busy ones it
+    /// let go of that stay find their place again, and its eligible
+    /// children get their tokens in its new scheduler (in slot order);
+    /// O((children moved, added or shifted + eligible children) · log),
+    /// plus its path to the root.
     fn attach(&mut self, r: &mut Regroup) {
         let t = self.tree_node(r.parent) as usize;
-        r.list.clear();
-        for &(leaf, s) in &r.kids {
-            let c = if leaf {
-                self.leaves[s as usize].node
-            } else {
-                self.inner[s as usize]
-            };
-            r.list.push(c);
-        }
         std::mem::swap(&mut self.kids[t], &mut r.list);
-        for slot in 0..self.kids[t].len() {
-            let c = self.kids[t][slot] as usize;
-            self.nodes[c].slot = slot as u32;
-            // An idle child is in no heap and not counted (its former
-            // parent let go of it): only a busy one has a place to find.
-            if self.nodes[c].busy == 0 {
+        for k in 0..r.reslot.len() {
+            let (id, slot) = r.reslot[k];
+            let c = self.kid(id);
+            self.nodes[c].slot = slot;
+            // A child that joined the heap under its former slot.
+            if self.ppos[c] != NIL {
+                self.pending[t].set(c as u32, u128::from(slot), &mut self.ppos);
+            }
+        }
+        for k in 0..r.reset.len() {
+            let c = r.reset[k] as usize;
+            // One that moved, or was removed, has its place elsewhere.
+            if self.nodes[c].parent as usize != t {
                 continue;
             }
             self.refresh_one(c);
-            // A child that joined the heap under its former slot.
             if self.ppos[c] != NIL {
-                self.pending[t].set(c as u32, slot as u128, &mut self.ppos);
+                let slot = self.nodes[c].slot;
+                self.pending[t].set(c as u32, u128::from(slot), &mut self.ppos);
             }
         }
         if let Some(s) = self.scheds[t].as_mut() {

@@ -230,8 +230,8 @@ fn consistent(t: &Tree<Pk>) {
         let p = node.parent as usize;
         assert_eq!(node.busy, busy[i], "node {i}'s busy count");
         assert_eq!(
-            t.kids[p].get(node.slot as usize).copied(),
-            Some(i as u32),
+            t.kids[p].get(node.slot as usize).map(|&id| t.kid(id)),
+            Some(i),
             "node {i} at its slot in its parent's list"
         );
         let leaf = node.leaf != NIL;

@@ -47,8 +47,8 @@ pub(super) fn scheduler(spec: &SchedSpec, weights: &[u32]) -> NodeSched {
         .expect("validate::check builds every node's scheduler the same way")
 }
 
-/// Children by slot per node, each node's slot, and each inner node's
-/// scheduler.
+/// Children by slot per node (as [`super::Tree::kid`] reads them),
+/// each node's slot, and each inner node's scheduler.
 pub(super) type Layout = (Vec<Vec<u32>>, Vec<u32>, Vec<Option<NodeSched>>);
 
 /// The layout of the tree of `specs` (node `i + 1` is `specs[i]`, node 0
@@ -64,5 +64,21 @@ pub(super) fn layout(specs: &[Spec]) -> Layout {
     let scheds = (0..kids.len())
         .map(|n| spec_of(specs, n).map(|s| scheduler(&s, &group_weights(specs, &kids[n]))))
         .collect();
+    let nodes = specs.iter().filter(|s| !s.leaf).count();
+    let kids = kids
+        .into_iter()
+        .map(|g| g.into_iter().map(|c| kid_id(c, nodes)).collect())
+        .collect();
     (kids, slots, scheds)
+}
+
+/// A child's entry in its parent's list from its fresh-build tree index
+/// (`nodes`: the plan's node count; nodes come first).
+pub(super) fn kid_id(c: u32, nodes: usize) -> u32 {
+    let i = c as usize - 1;
+    if i < nodes {
+        i as u32
+    } else {
+        (i - nodes) as u32 | super::LEAF_KID
+    }
 }
