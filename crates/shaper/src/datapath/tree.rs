@@ -317,7 +317,9 @@ impl<P: Packet> Tree<P> {
             npos: vec![NIL; n],
             gclock: 0,
             inner: (1..=c.plan.nodes.len() as u32).collect(),
-            free: Vec::new(),
+            // Room for every node, so that a reload's pause frees
+            // nodes without allocating.
+            free: Vec::with_capacity(n),
             nodes,
             leaves,
         })

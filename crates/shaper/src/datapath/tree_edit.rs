@@ -529,6 +529,10 @@ impl<P: Packet> Tree<P> {
         }
         let t = self.nodes.len() as u32;
         self.nodes.push(fresh(NIL, Bucket::new(0, 0), None, NIL));
+        // The free list keeps room for every node (growing here, where
+        // the tree grows anyway).
+        self.free
+            .reserve(self.nodes.len().saturating_sub(self.free.len()));
         self.scheds.push(None);
         self.kids.push(Vec::new());
         self.pending.push(Heap::default());

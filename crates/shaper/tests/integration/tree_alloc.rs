@@ -1,7 +1,9 @@
 //! The shaping tree allocates nothing per frame: after a warm-up, a
 //! second of overloaded traffic through a tree of nodes with mins and
 //! every registry scheduler (enqueue, dequeue, guarantees, stale tokens,
-//! timers) makes no allocation on this thread. Counted by this test
+//! timers) makes no allocation on this thread; nor does a reload's edit
+//! in the pause (other policies, weights and mins, circuits moved,
+//! removed and added), beyond what its preparation allocated. Counted by this test
 //! binary's global allocator, per thread, so other tests running at the
 //! same time are not counted.
 
@@ -44,20 +46,29 @@ fn allocs() -> u64 {
 const SPECS: [&str; 7] = ["qfq+", "drr", "qfq", "s-kps", "wf2q+", "wf2q++", "fifo"];
 
 fn plan() -> String {
+    plan_with(&SPECS, &[], 0)
+}
+
+/// The plan with node `n`'s policy `specs[n]`, without the circuits
+/// `skip` names, and circuits `c{n}_0` weighing `1 + w0`.
+fn plan_with(specs: &[&str], skip: &[&str], w0: u32) -> String {
     let mut t = String::from(
         "[interfaces]\ninternet = \"a\"\nsubscribers = \"b\"\nrate = { download = \"1gbit\", upload = \"1gbit\" }\n\n",
     );
-    for (n, spec) in SPECS.iter().enumerate() {
+    for (n, spec) in specs.iter().enumerate() {
         let _ = write!(
             t,
             "[[node]]\nname = \"n{n}\"\nrate = {{ download = \"300mbit\", upload = \"300mbit\" }}\nreservation = {{ download = \"20mbit\", upload = \"20mbit\" }}\npolicy = \"{spec}\"\n\n"
         );
         for c in 0..6 {
+            if skip.contains(&format!("c{n}_{c}").as_str()) {
+                continue;
+            }
             let _ = write!(
                 t,
                 "[[circuit]]\nid = \"c{n}_{c}\"\nparent = \"n{n}\"\nrate = {{ download = \"{}mbit\", upload = \"50mbit\" }}\nreservation = {{ download = \"1mbit\", upload = \"1mbit\" }}\nweight = {}\n\n",
                 20 + 20 * c,
-                1 + c
+                1 + c + if c == 0 { w0 } else { 0 }
             );
         }
     }
@@ -95,4 +106,53 @@ fn a_frame_through_the_tree_allocates_nothing() {
     run(&mut t, 50_000, &mut now);
     assert_eq!(allocs() - before, 0, "allocations while shaping");
     assert!(sent > 100_000, "{sent}");
+}
+
+#[test]
+fn a_reload_edit_allocates_nothing_in_the_pause() {
+    use fairway_shaper::datapath::slots::arrange;
+    use fairway_shaper::datapath::tree::TreeEdit;
+    use fairway_shaper::diff::diff;
+    let old = shaper("tree_alloc_old", &plan_with(&SPECS, &["c1_5", "c2_5"], 0)).expect("the plan");
+    let mut t: Tree<u32> = Tree::new(&old, Dir::Download, 0).expect("the tree");
+    // Other policies, a weight changed, two circuits removed and two added
+    // (the tree's size stays: the new ones take the freed nodes).
+    let specs = ["drr", "qfq+", "wf2q+", "fifo", "qfq", "s-kps", "wf2q++"];
+    let new = shaper("tree_alloc_new", &plan_with(&specs, &["c3_5", "c4_5"], 3)).expect("the plan");
+    let mut d = diff(&old, &new);
+    let new = arrange(new, &mut d);
+    let node_from: Vec<Option<u32>> = d.node_from.iter().map(|o| o.map(|i| i as u32)).collect();
+    let leaf_from: Vec<Option<u32>> = d.circuit_from.iter().map(|o| o.map(|i| i as u32)).collect();
+    let mut e: TreeEdit<u32> =
+        TreeEdit::new(&old, &new, &node_from, &leaf_from, Dir::Download).expect("the edit");
+    let leaves = t.leaves() as u32;
+    let mut now = 0u64;
+    for step in 0..2000u32 {
+        now += 20_000;
+        for leaf in 0..leaves {
+            if t.backlog(leaf).packets < 20 {
+                let _ = t.enqueue(leaf, step, 1000 + leaf, now);
+            }
+        }
+        for _ in 0..20 {
+            let _ = t.dequeue(now, &mut |_, _| {});
+        }
+    }
+    let mut removed = 0u32;
+    let before = allocs();
+    t.edit(&mut e, now, |_, _| removed += 1);
+    assert_eq!(allocs() - before, 0, "allocations in the pause");
+    assert!(removed > 0, "the removed circuits held frames");
+    drop(e);
+    // The edited tree sends what it holds.
+    let mut sent = 0u32;
+    for _ in 0..1000 {
+        now += 20_000;
+        while t.dequeue(now, &mut |_, _| {}).is_some() {
+            sent += 1;
+        }
+    }
+    assert!(sent > 0);
+    let left: u64 = (0..t.leaves() as u32).map(|l| t.backlog(l).packets).sum();
+    assert_eq!(left, 0, "frames left after the edit");
 }
