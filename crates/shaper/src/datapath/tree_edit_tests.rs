@@ -1,9 +1,12 @@
 //! The in-place edit of a running tree against random changes of nodes
 //! and circuits (added, removed, moved, a node under its former child,
-//! rates and weights, the default class): the tree stays consistent
-//! (busy counts, heaps, timers), every frame is sent, dropped or
-//! drained as removed, each flow's frames leave in order, and an edited
-//! idle tree shares as a tree built fresh from the new plan.
+//! rates and weights, the default class, each node's policy and min, and
+//! reloads that change only policies, weights and mins): the tree stays
+//! consistent (busy counts, children's lists and slots, eligibility
+//! counts, heaps, tokens in the schedulers, timers), every frame is
+//! sent, dropped or drained as removed, each flow's frames leave in
+//! order, and an edited idle tree serves exactly as a tree built fresh
+//! from the new plan.
 
 use super::TreeEdit;
 use crate::datapath::slots::arrange;
