@@ -27,7 +27,10 @@
 //!   token in slot order: a child that stays, moves in or is reweighted
 //!   starts level with its siblings, as if it had just turned eligible
 //!   (a registry scheduler's flow that comes back from idle: no credit,
-//!   no debt). O(its children · log) per regrouped parent. A parent not
+//!   no debt). Its list of children is prepared too: the pause sets the
+//!   slots of the children that move in, come or shift, so each
+//!   regrouped parent costs O((those + its eligible children) · log),
+//!   not O(its children). A parent not
 //!   regrouped keeps its scheduler and its children's tokens;
 //! - a circuit whose queue limit changed gets its new queue at once if
 //!   it is empty, else once its running queue empties (frames are never
@@ -37,7 +40,7 @@
 //! Moves and additions are applied in order of depth in the new plan, so
 //! each joins a parent whose own path is already the new plan's (a node
 //! moved under its former child cannot make a cycle on the way).
-//! O(changes · depth · log + children of regrouped parents · log), plus
+//! O((changes + eligible children of regrouped parents) · depth · log), plus
 //! the frames of removed circuits. Nothing is allocated in the pause but
 //! the tree's own vectors when it grows past its largest size so far
 //! (a tree node appended).
