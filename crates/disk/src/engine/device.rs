@@ -92,6 +92,8 @@ pub(crate) struct Core {
     /// within them; the idle engine thread watches the ring below
     /// [`super::inline::WITHIN`].
     pub(crate) within: u32,
+    /// Passes made by threads in an inline engine's `Engine::wait`.
+    pub(crate) waits_reaping: u64,
     /// What the engine thread sleeps for (inline submission).
     pub(crate) sleeper: super::inline::Sleeper,
 }
@@ -118,6 +120,7 @@ impl Core {
             after_delivery: Vec::new(),
             wake: None,
             within: 0,
+            waits_reaping: 0,
             sleeper: Default::default(),
         }
     }

@@ -27,6 +27,14 @@
 //! A submitter does at most [`PASSES`] rounds of reaping and dispatching,
 //! so a thread that submits is never kept serving the others for long;
 //! what remains is the engine thread's.
+//!
+//! A thread in [`super::Engine::wait`] reaps the ring itself too: it
+//! sleeps on the ring, so a transfer completing while nobody submits
+//! wakes it directly rather than the engine thread, which would then have
+//! to wake it.
+
+// `ppoll` on the ring's and the waiters' descriptors.
+#![allow(unsafe_code)]
 
 use super::deliver::Deliverer;
 use super::device::{lock, post, Core};
@@ -157,6 +165,87 @@ impl Inline {
             });
         }
     }
+}
+
+impl Inline {
+    /// [`super::Engine::wait`] of an inline engine: takes what is queued;
+    /// if nothing is, reaps the ring itself, then sleeps on the ring and on
+    /// the waiters' doorbell until a completion is posted to either (or
+    /// `deadline`). Registered as a sleeper under the shared lock after
+    /// finding the queue empty, so a completion another thread queues
+    /// meanwhile rings the doorbell; one the kernel posts meanwhile leaves
+    /// the ring readable: no wake-up is lost. The doorbell is cleared by
+    /// the last sleeper to leave, so every sleeper sees it rung.
+    pub(crate) fn wait(
+        &self,
+        out: &mut Vec<super::Completion>,
+        deadline: Option<Instant>,
+    ) -> usize {
+        let shared = self.deliverer.shared();
+        let take = |out: &mut Vec<super::Completion>, st: &mut State| {
+            let n = st.queue.len();
+            out.extend(st.queue.drain(..));
+            n
+        };
+        loop {
+            {
+                let mut st = shared.lock();
+                if !st.queue.is_empty() || st.queue_pending == 0 {
+                    return take(out, &mut st);
+                }
+            }
+            {
+                let mut core = lock(&self.core);
+                let _ = pass(&mut core);
+                core.waits_reaping += 1;
+                if core.sleeper.needs_waking(core.in_flight(), core.wake) {
+                    core.sleeper.asleep = false;
+                    self.bell.wake();
+                }
+                self.deliver(core);
+            }
+            let left = match deadline {
+                None => None,
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(l) if !l.is_zero() => Some(l),
+                    _ => return take(out, &mut shared.lock()),
+                },
+            };
+            {
+                let mut st = shared.lock();
+                if !st.queue.is_empty() || st.queue_pending == 0 {
+                    return take(out, &mut st);
+                }
+                st.waiters += 1;
+            }
+            let bell = shared.waiters.as_ref().map_or(-1, |b| b.fd());
+            sleep_on(&[self.ring_fd, bell], left);
+            let mut st = shared.lock();
+            st.waiters -= 1;
+            if st.waiters == 0 {
+                if let Some(b) = &shared.waiters {
+                    b.clear();
+                }
+            }
+        }
+    }
+}
+
+/// Sleeps until one of `fds` is readable or `wait` passes (`None`: no
+/// limit); an interrupted sleep returns early (the caller re-checks).
+fn sleep_on(fds: &[RawFd; 2], wait: Option<Duration>) {
+    let mut p = fds.map(|fd| libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    });
+    let ts = wait.map(|d| libc::timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    });
+    let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const _);
+    // SAFETY: `p` and `ts` live across the call; a negative fd is ignored.
+    unsafe { libc::ppoll(p.as_mut_ptr(), 2, tsp, std::ptr::null()) };
 }
 
 /// Up to [`PASSES`] rounds: reap, dispatch, submit. The submission's error
