@@ -417,10 +417,12 @@ fn reader_shape(
             let c = cell(dev, "none", &alone, &quiet, trace, config)?;
             match c.device_load {
                 Some(l) => (l, "readers alone under none"),
-                None => return Err(SBenchError::Command(format!(
+                None => {
+                    return Err(SBenchError::Command(format!(
                     "the readers' load on {} could not be measured (its stat and inflight files)",
                     dev.dev
-                ))),
+                )))
+                }
             }
         }
     };
