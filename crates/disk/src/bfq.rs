@@ -389,6 +389,10 @@ struct AppState {
     group: u32,
     /// dmClock reservation, limit and tags.
     dm: DmTags,
+    /// Its start tag in its groups' reservation phases: the group's
+    /// reserved service is shared among its members by weight
+    /// ([`group_rates`]).
+    gres_tag: u128,
 }
 
 /// Event counters.
@@ -1086,6 +1090,7 @@ impl DiskScheduler for Bfq {
             last_end: 0,
             group: spec.group,
             dm: DmTags::new(spec.reservation, spec.limit),
+            gres_tag: 0,
         };
         Ok(())
     }

@@ -103,6 +103,7 @@ fn bad_flags_give_one_line_before_anything_runs() {
         "cannot be used with",
     );
     one_line_error(&sb(&["--reps", "-1"]), 2, "negative");
+    one_line_error(&sb(&["--submission", "batch"]), 2, "batch");
 }
 
 #[test]
@@ -221,9 +222,26 @@ fn quick_run_gives_every_scheduler_figures_and_cleans_up() {
             assert!(cell["cpu_us_per_request"].as_f64().is_some(), "{cell}");
             if busy {
                 assert!(cell["throughput_mb_s"].as_f64().unwrap() > 0.0, "{cell}");
+                let load = &cell["device_load"];
+                assert!(load["in_flight_reads"].as_f64().unwrap() >= 0.0, "{cell}");
+                assert!(load["read_bytes"].as_f64().unwrap() >= 512.0, "{cell}");
             }
         }
+        // fairway's sequential readers follow what S's made of the device
+        // under `none`, in the same row.
+        let shape = &case["fairway_readers"];
+        if case["pattern"] == "seq" && busy {
+            assert_eq!(shape["measured_in"], "none", "{case}");
+            let none = &cells[0]["device_load"];
+            assert_eq!(shape["load"], *none, "{case}");
+            assert!(shape["depth"].as_u64().unwrap() >= 1, "{shape}");
+            assert_eq!(shape["bytes"].as_u64().unwrap() % 4096, 0, "{shape}");
+        } else {
+            assert!(shape.is_null(), "{case}");
+        }
     }
+    assert_eq!(v["reads"], "buffered");
+    assert_eq!(v["submission"], "device-thread");
     assert_eq!(v["targets"].as_array().unwrap().len(), 4);
     assert_eq!(leftovers(), (String::new(), Vec::new()));
 }

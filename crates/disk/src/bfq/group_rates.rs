@@ -12,9 +12,14 @@
 //!   earns it no credit.
 //! * **Reservation.** In the reservation phase, a group whose R tag is due
 //!   competes with the reserved applications by that tag; when it wins,
-//!   one request of its member whose oldest queued request arrived first
-//!   (not the active application, within its own and its groups' limits)
-//!   is served. That member's sectors are deducted from its next budgets as
+//!   one request of one of its members (not the active application, within
+//!   its own and its groups' limits) is served. The members share the
+//!   group's reserved service by weight, as they share its weighted share:
+//!   start-time fair queueing within the group, each member's tag moving
+//!   by its sectors divided by its share of the group (its weight over its
+//!   busy siblings', level by level down from the group), a member that
+//!   was idle starting from the group's virtual time (idle time earns no
+//!   credit). That member's sectors are deducted from its next budgets as
 //!   any reservation-phase service is, so the group, charged what its
 //!   member is charged, gets `max(reservation, weighted share)`, not their
 //!   sum.
@@ -143,14 +148,20 @@ impl Bfq {
     }
 
     /// The reserved group whose R tag is the earliest and due at `now`,
-    /// with a member to serve for it: `(R tag, member)`. The member is the
-    /// one whose oldest queued request arrived first, among those neither
-    /// active nor held by a limit.
-    pub(super) fn group_reservation(&self, now: Nanos, active: Option<u32>) -> Option<(u128, u32)> {
-        let mut best: Option<(u128, u32)> = None;
+    /// with a member to serve for it: `(R tag, member, group)`. The member
+    /// is the one with the smallest start tag in the group's reservation
+    /// phases ([`Bfq::gres_start`]; the oldest queued request first on a
+    /// tie), among those neither active nor held by a limit.
+    pub(super) fn group_reservation(
+        &self,
+        now: Nanos,
+        active: Option<u32>,
+    ) -> Option<(u128, u32, u32)> {
+        let mut best: Option<(u128, u32, u32)> = None;
         for &g in &self.reserved_groups {
             let dm = &self.groups[g as usize].dm;
-            if dm.due_at().is_none_or(|t| t > now) || best.is_some_and(|(tag, _)| tag <= dm.r_tag())
+            if dm.due_at().is_none_or(|t| t > now)
+                || best.is_some_and(|(tag, _, _)| tag <= dm.r_tag())
             {
                 continue;
             }
@@ -163,12 +174,74 @@ impl Bfq {
                         && self.groups_of(i).any(|h| h == g)
                         && !self.over_limit_at(i, now)
                 })
-                .min_by_key(|&i| self.apps[i as usize].queue.oldest().map(|r| r.arrival));
+                .min_by_key(|&i| {
+                    let st = &self.apps[i as usize];
+                    (self.gres_start(i, g), st.queue.oldest().map(|r| r.arrival))
+                });
             if let Some(m) = member {
-                best = Some((dm.r_tag(), m));
+                best = Some((dm.r_tag(), m, g));
             }
         }
         best
+    }
+
+    /// `app`'s start tag in `group`'s reservation phases: its own, or the
+    /// group's virtual time if later (it was idle, or new).
+    fn gres_start(&self, app: u32, group: u32) -> u128 {
+        self.apps[app as usize]
+            .gres_tag
+            .max(self.groups[group as usize].res_vtime)
+    }
+
+    /// `app` was served `sectors` in `group`'s reservation phase: the
+    /// group's virtual time moves to its start tag, and its tag on by the
+    /// sectors over its share of the group.
+    pub(super) fn charge_group_share(&mut self, app: u32, group: u32, sectors: u32) {
+        /// Tag units per sector at a share of 1.
+        const SCALE: f64 = (1u64 << 20) as f64;
+        let start = self.gres_start(app, group);
+        let share = self.share_in_group(app, group).max(f64::MIN_POSITIVE);
+        self.groups[group as usize].res_vtime = start;
+        self.apps[app as usize].gres_tag = start + (f64::from(sectors) * SCALE / share) as u128;
+    }
+
+    /// `app`'s share of `group` now: at each level from `app` up to `group`,
+    /// its (or its group's) weight over the weights of the busy members of
+    /// the same group (queued or in service, itself included).
+    fn share_in_group(&self, app: u32, group: u32) -> f64 {
+        let busy_app = |i: usize| {
+            let st = &self.apps[i];
+            st.configured && (!st.queue.is_empty() || st.in_service > 0)
+        };
+        let (mut share, mut weight, mut parent) = (
+            1.0,
+            self.apps[app as usize].weight,
+            self.apps[app as usize].group,
+        );
+        let mut node_group = None;
+        loop {
+            let apps: u64 = (0..self.apps.len())
+                .filter(|&i| self.apps[i].group == parent && (busy_app(i) || i as u32 == app))
+                .map(|i| u64::from(self.apps[i].weight))
+                .sum();
+            let groups: u64 = (0..self.groups.len() as u32)
+                .filter(|&h| {
+                    let st = &self.groups[h as usize];
+                    h != ROOT
+                        && st.configured
+                        && st.parent == parent
+                        && (Some(h) == node_group || self.group_busy(h, u32::MAX))
+                })
+                .map(|h| u64::from(self.groups[h as usize].weight))
+                .sum();
+            share *= f64::from(weight) / (apps + groups).max(1) as f64;
+            if parent == group || parent == ROOT {
+                return share;
+            }
+            weight = self.groups[parent as usize].weight;
+            node_group = Some(parent);
+            parent = self.groups[parent as usize].parent;
+        }
     }
 
     /// The earliest instant after `now` at which a reserved group with a

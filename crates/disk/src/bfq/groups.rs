@@ -24,6 +24,9 @@ pub(super) struct GroupState {
     /// dmClock reservation, limit and tags of the group as a whole
     /// ([`super::group_rates`]).
     pub(super) dm: DmTags,
+    /// Virtual time of its reservation phases: the start tag of the
+    /// member last served in one ([`super::group_rates`]).
+    pub(super) res_vtime: u128,
 }
 
 impl GroupState {
@@ -93,6 +96,7 @@ impl Bfq {
             members: 0,
             depth,
             dm: DmTags::default(),
+            res_vtime: 0,
         };
         Ok(())
     }

@@ -123,10 +123,12 @@ impl Bfq {
                 best = Some((st.dm.r_tag(), i));
             }
         }
+        let mut via_group = None;
         if !self.reserved_groups.is_empty() {
-            if let Some((tag, m)) = self.group_reservation(now, active) {
+            if let Some((tag, m, g)) = self.group_reservation(now, active) {
                 if best.is_none_or(|(t, _)| tag < t) {
                     best = Some((tag, m));
+                    via_group = Some(g);
                 }
             }
         }
@@ -138,6 +140,9 @@ impl Bfq {
         st.in_service += 1;
         let (class, empty) = (st.class, st.queue.is_empty());
         self.charge_tags(i, req.len, now);
+        if let Some(g) = via_group {
+            self.charge_group_share(i, g, req.len);
+        }
         self.queued -= 1;
         self.head = req.end();
         self.note_dispatch(class, now);

@@ -60,6 +60,11 @@ impl Deliverer {
         }
     }
 
+    /// The state the completions are delivered to.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     fn outbox(&self) -> MutexGuard<'_, Outbox> {
         self.outbox.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -157,6 +162,11 @@ impl Deliverer {
                     }
                     None => {
                         st.queue.push_back(c);
+                        if st.waiters > 0 {
+                            if let Some(bell) = &self.shared.waiters {
+                                bell.wake();
+                            }
+                        }
                         true
                     }
                 }

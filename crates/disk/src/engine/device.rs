@@ -92,6 +92,13 @@ pub(crate) struct Core {
     /// within them; the idle engine thread watches the ring below
     /// [`super::inline::WITHIN`].
     pub(crate) within: u32,
+    /// Completions reaped by the inline side, in all.
+    pub(crate) reaped_total: u64,
+    /// Of those, reaped by threads in `Engine::wait`.
+    pub(crate) waits_reaped: u64,
+    /// Threads in an inline engine's `Engine::wait` watching the ring
+    /// (the engine thread then need not).
+    pub(crate) ring_watchers: u32,
     /// What the engine thread sleeps for (inline submission).
     pub(crate) sleeper: super::inline::Sleeper,
 }
@@ -118,6 +125,9 @@ impl Core {
             after_delivery: Vec::new(),
             wake: None,
             within: 0,
+            reaped_total: 0,
+            waits_reaped: 0,
+            ring_watchers: 0,
             sleeper: Default::default(),
         }
     }
@@ -129,6 +139,16 @@ impl Core {
     /// Transfers in flight.
     pub(crate) fn in_flight(&self) -> usize {
         self.in_flight.len()
+    }
+
+    /// Transfers in flight that no thread in `Engine::wait` watches for
+    /// (all of them, or none while one watches the ring).
+    pub(crate) fn unwatched(&self) -> usize {
+        if self.ring_watchers > 0 {
+            0
+        } else {
+            self.in_flight.len()
+        }
     }
 
     /// `p` finished with `result`: delivered by the core's holder later.

@@ -149,7 +149,11 @@ impl Engine {
         })?;
         let ring_fd = ring.fd();
         let (tx, rx) = mpsc::channel();
-        let shared = Arc::new(Shared::new(tx, Some(bell.clone())));
+        let waiters = match config.submission {
+            Submission::Inline => Some(ring::Doorbell::new().map_err(EngineError::Unavailable)?),
+            Submission::DeviceThread => None,
+        };
+        let shared = Arc::new(Shared::new(tx, Some(bell.clone()), waiters));
         let core = Core::new(sched, ring, shared.clone(), config.max_in_flight as usize);
         let epoch = core.epoch;
         let core = Arc::new(Mutex::new(core));
@@ -463,8 +467,17 @@ impl Engine {
     /// is queued or `timeout` has passed (`None`: no limit). Returns 0 at
     /// once when no request routed to the queue is outstanding (so a loop
     /// `while engine.wait(..) > 0` ends when everything has completed).
+    ///
+    /// With [`Submission::Inline`] the waiting thread reaps the ring
+    /// itself: it sleeps on the ring's completions (and on a completion
+    /// another thread delivers to the queue), and a transfer that
+    /// completes is reaped, scheduled after and delivered by it, without
+    /// waking the engine's thread.
     pub fn wait(&self, out: &mut Vec<Completion>, timeout: Option<Duration>) -> usize {
         let deadline = timeout.map(|t| Instant::now() + t);
+        if let Some(inline) = &self.inline {
+            return inline.wait(out, deadline);
+        }
         let mut st = self.shared.lock();
         loop {
             if !st.queue.is_empty() {

@@ -42,7 +42,7 @@ pub(crate) struct Doorbell {
 }
 
 impl Doorbell {
-    fn new() -> std::io::Result<Self> {
+    pub(crate) fn new() -> std::io::Result<Self> {
         // SAFETY: eventfd has no memory arguments; the result is checked.
         let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
         if fd < 0 {
@@ -126,8 +126,13 @@ impl Doorbell {
         self.clear();
     }
 
+    /// The eventfd, for a thread that polls it itself.
+    pub(crate) fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
     /// Resets the eventfd's counter.
-    fn clear(&self) {
+    pub(crate) fn clear(&self) {
         let mut n: u64 = 0;
         // SAFETY: reads at most 8 bytes into a live u64; nonblocking.
         unsafe { libc::read(self.fd.as_raw_fd(), (&mut n as *mut u64).cast(), 8) };

@@ -99,6 +99,9 @@ pub(crate) struct State {
     pub(crate) doorbell: Option<Arc<Doorbell>>,
     /// What the scheduler was last told: every open target non-rotational.
     pub(crate) nonrot: bool,
+    /// Threads asleep in an inline engine's [`super::Engine::wait`] (on
+    /// the ring and on [`Shared::waiters`]).
+    pub(crate) waiters: u32,
 }
 
 impl State {
@@ -150,10 +153,18 @@ pub(crate) struct Shared {
     pub(crate) state: Mutex<State>,
     /// Signalled when a completion is queued or the engine stops.
     pub(crate) cv: Condvar,
+    /// An inline engine's: rung when a completion reaches the queue while
+    /// a thread sleeps in [`super::Engine::wait`] (which polls it beside
+    /// the ring, so it cannot wait on `cv`).
+    pub(crate) waiters: Option<Doorbell>,
 }
 
 impl Shared {
-    pub(crate) fn new(tx: Sender<Cmd>, doorbell: Option<Arc<Doorbell>>) -> Self {
+    pub(crate) fn new(
+        tx: Sender<Cmd>,
+        doorbell: Option<Arc<Doorbell>>,
+        waiters: Option<Doorbell>,
+    ) -> Self {
         Self {
             state: Mutex::new(State {
                 clients: Vec::new(),
@@ -165,8 +176,10 @@ impl Shared {
                 tx: Some(tx),
                 doorbell,
                 nonrot: false,
+                waiters: 0,
             }),
             cv: Condvar::new(),
+            waiters,
         }
     }
 

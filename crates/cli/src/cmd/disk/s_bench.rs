@@ -7,7 +7,9 @@ use super::error::{DiskCmdError, FlagError};
 use crate::cmd::common::Table;
 use clap::Args;
 use fairway_disk::catalogue::DiskSchedSpec;
+use fairway_disk::engine::Submission;
 use fairway_eval::cost::chart::{ChartSpec, Series};
+use fairway_lab::disk::s_bench::workers::SeqReads;
 use fairway_lab::disk::s_bench::{
     self, trace, Case, SBenchConfig, SBenchError, SReport, Trace, CASES, FAIRWAY,
     KERNEL_SCHEDULERS, MAX_STARTUP_S, REGION_MIB, REPS, S_BENCH_BFQ, WARMUP_S,
@@ -66,12 +68,18 @@ pub struct SBenchArgs {
     /// kernel's schedulers may fill the loop device's queue of 128).
     #[arg(long, default_value_t = 8)]
     in_flight: u32,
-    /// Reads each sequential reader keeps in the device at once, 1..=64:
-    /// batches of this many 128 KiB reads issued asynchronously, as the
-    /// page cache's read-ahead of S's readers keeps several (1: one
-    /// synchronous read after another).
-    #[arg(long, default_value_t = 1)]
-    reader_depth: u32,
+    /// Instead of S's readers, each sequential reader on both sides issues
+    /// batches of this many direct 128 KiB reads, 1..=64 (1: one
+    /// synchronous read after another). Default: S's readers, 4 KiB reads
+    /// through the page cache on the kernel's side, and on fairway's the
+    /// depth and request size they were measured to put on the device.
+    #[arg(long)]
+    reader_depth: Option<u32>,
+    /// How fairway's engine submits: thread (its device thread issues
+    /// every request) or inline (the submitting thread runs the scheduler
+    /// and issues to io_uring itself). Default thread.
+    #[arg(long, value_name = "MODE", value_parser = ["thread", "inline"], default_value = "thread")]
+    submission: String,
     /// fairway's scheduler in the engine, a catalogue spec (fairway disk
     /// scheds; default bfq:t_max_ms=125,inject=1: T_max as the kernel's
     /// timeout_sync, I/O injection as the kernel does). Example: --spec
@@ -181,11 +189,21 @@ fn config(a: &SBenchArgs) -> Result<SBenchConfig, DiskCmdError> {
             MAX_STARTUP_S,
         )?,
         in_flight: in_range("--in-flight", a.in_flight, (1, 256))?,
-        reader_depth: in_range(
-            "--reader-depth",
-            a.reader_depth,
-            (1, fairway_lab::disk::s_bench::workers::MAX_READER_DEPTH),
-        )?,
+        reader_depth: a
+            .reader_depth
+            .map(|d| {
+                in_range(
+                    "--reader-depth",
+                    d,
+                    (1, fairway_lab::disk::s_bench::workers::MAX_READER_DEPTH),
+                )
+            })
+            .transpose()?,
+        submission: if a.submission == "inline" {
+            Submission::Inline
+        } else {
+            Submission::DeviceThread
+        },
         spec: match &a.spec {
             None => S_BENCH_BFQ,
             Some(t) => DiskSchedSpec::parse(t)?,
@@ -261,9 +279,13 @@ fn secs(c: &s_bench::Cell, limit: u64) -> String {
 }
 
 fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
+    let readers = match r.reads {
+        SeqReads::Batch { depth } => format!("sequential readers {depth} direct 128 KiB reads at a time"),
+        _ => "sequential readers as S's (4 KiB reads through the page cache; fairway's: direct reads of the depth and size measured)".into(),
+    };
     crate::outln!(
-        "Replayed start-up of `{}` ({} reads, {} processes), {} replay(s) per cell; greedy workers: 128 KiB sequential ({} at a time) or 4 KiB random O_DIRECT requests, {} MiB each; fairway: {} through the engine, {} in flight, kernel at none:",
-        r.trace, r.trace_requests, r.trace_threads, r.reps, r.reader_depth, r.region_mib, r.fairway_spec, r.in_flight
+        "Replayed start-up of `{}` ({} reads, {} processes), {} replay(s) per cell; greedy workers {} MiB each: {readers}, writers 128 KiB and random readers 4 KiB direct, one at a time; fairway: {} through the engine, {} in flight, {} submission, kernel at none:",
+        r.trace, r.trace_requests, r.trace_threads, r.reps, r.region_mib, r.fairway_spec, r.in_flight, r.submission
     );
     let mut header = vec!["workload".to_string()];
     for s in &r.schedulers {
@@ -286,19 +308,22 @@ fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
             } else {
                 format!("{:.1}", c.throughput_mb_s)
             });
-            crow.push(
-                c.cpu_us_per_request
-                    .map_or("-".into(), |x| format!("{x:.1}")),
-            );
+            let us = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.1}"));
+            crow.push(format!(
+                "{} / {}",
+                us(c.cpu_us_per_request),
+                us(c.process_cpu_us_per_request)
+            ));
         }
         t.row(row);
         cpu.row(crow);
     }
     t.print()?;
     crate::outln!();
-    crate::outln!("CPU per request (fairway-bfq: its engine thread; the kernel's: the process's system time, an approximation):");
+    crate::outln!("CPU µs per device request (fairway-bfq: its engine thread; the kernel's: the process's system time, an approximation; after the slash: the whole process's user and system time, every column):");
     cpu.print()?;
     crate::outln!();
+    print_loads(r)?;
     for g in &r.targets {
         let ratio = g.ratio.map_or("-".into(), |x| format!("{x:.3}"));
         let op = if g.name.contains("MB/s") { ">=" } else { "<=" };
@@ -309,6 +334,47 @@ fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
             if g.met { "met" } else { "NOT met" }
         );
     }
+    Ok(())
+}
+
+/// The device's load while the workers ran alone, and the shape of
+/// fairway's readers that follows from it.
+fn print_loads(r: &SReport) -> Result<(), DiskCmdError> {
+    let mut hdr = vec!["device load (workers alone)".to_string()];
+    hdr.extend(r.schedulers.iter().cloned());
+    hdr.push("fairway's readers".into());
+    let h: Vec<&str> = hdr.iter().map(String::as_str).collect();
+    let mut t = Table::new(&h);
+    for case in r.cases.iter().filter(|c| c.readers + c.writers > 0) {
+        let mut row = vec![case.case.clone()];
+        for c in &case.cells {
+            row.push(c.device_load.map_or("-".into(), |l| {
+                format!(
+                    "{:.1} reads of {:.0} KiB",
+                    l.in_flight_reads,
+                    l.read_bytes / 1024.0
+                )
+            }));
+        }
+        row.push(case.fairway_readers.as_ref().map_or("-".into(), |s| {
+            format!(
+                "{} × {} KiB each{}",
+                s.depth,
+                s.bytes >> 10,
+                if s.split {
+                    " (split: the engine's largest)"
+                } else {
+                    ""
+                }
+            )
+        }));
+        t.row(row);
+    }
+    crate::outln!(
+        "Reads in flight on the device (mean) and their mean size, while the workers ran alone:"
+    );
+    t.print()?;
+    crate::outln!();
     Ok(())
 }
 

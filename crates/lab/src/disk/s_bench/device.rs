@@ -100,6 +100,18 @@ impl LoopDev {
     }
 }
 
+impl LoopDev {
+    /// Drops the device's page cache (what S's buffered readers read
+    /// before), so that no case starts with another's pages cached.
+    pub fn drop_cache(&self) -> Result<(), SBenchError> {
+        let f = std::fs::File::open(&self.dev).map_err(|e| SBenchError::Io {
+            what: self.dev.clone(),
+            source: e,
+        })?;
+        super::kernel::drop_cache(&f, 0, 0)
+    }
+}
+
 impl Drop for LoopDev {
     fn drop(&mut self) {
         let _ = Command::new("losetup").args(["-d", &self.dev]).output();

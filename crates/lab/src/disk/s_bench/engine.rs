@@ -7,7 +7,7 @@ use super::SBenchError;
 use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::engine::{
     AlignedBuf, ClientId, ClientOptions, Completion, Engine, EngineConfig, EngineError, IoRequest,
-    TargetId, TargetOptions, MAX_BUF_LEN,
+    Submission, TargetId, TargetOptions, MAX_BUF_LEN,
 };
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -23,13 +23,20 @@ pub struct EnginePorts {
 
 impl EnginePorts {
     /// An engine scheduling with `scheduler`, `in_flight` transfers at
-    /// once, on the device `dev` (512-byte logical blocks).
-    pub fn start(dev: &str, scheduler: DiskSchedSpec, in_flight: u32) -> Result<Self, SBenchError> {
+    /// once, submitting as `submission` says, on the device `dev`
+    /// (512-byte logical blocks).
+    pub fn start(
+        dev: &str,
+        scheduler: DiskSchedSpec,
+        in_flight: u32,
+        submission: Submission,
+    ) -> Result<Self, SBenchError> {
         let routes: Routes = Arc::default();
         let r = routes.clone();
         let config = EngineConfig {
             scheduler,
             max_in_flight: in_flight,
+            submission,
             ..EngineConfig::default()
         };
         let engine = Engine::with_callback(config, move |c: Completion| {
@@ -153,6 +160,14 @@ impl Port for EnginePort {
 
     fn drain(&mut self) -> Result<(), SBenchError> {
         while self.pending > 0 {
+            self.take()?;
+        }
+        Ok(())
+    }
+
+    fn wait_one(&mut self) -> Result<(), SBenchError> {
+        let before = self.pending;
+        while self.pending > 0 && self.pending == before {
             self.take()?;
         }
         Ok(())

@@ -1,7 +1,9 @@
 //! The kernel's side: every thread opens the loop device `O_DIRECT` and
 //! issues `pread`/`pwrite` itself (read-ahead through native AIO, as S's
 //! replayer does), so the kernel's scheduler on the loop device (`none`,
-//! `mq-deadline`, `kyber`, `bfq`) sees each thread's own I/O.
+//! `mq-deadline`, `kyber`, `bfq`) sees each thread's own I/O. S's
+//! sequential readers read through the page cache instead, on a second
+//! descriptor without `O_DIRECT`.
 
 use super::aio::{Aio, AIO_DEPTH};
 use super::port::{Op, Port, Ports};
@@ -23,6 +25,9 @@ pub struct KernelPort {
     // using the buffers below.
     aio: Aio,
     file: File,
+    cached: Option<File>,
+    dev: String,
+    plain: Vec<u8>,
     buf: AlignedBuf,
     pending: Vec<AlignedBuf>,
     spare: Vec<AlignedBuf>,
@@ -47,6 +52,9 @@ impl Ports for KernelPorts {
         Ok(KernelPort {
             aio: Aio::new().map_err(|e| io_err("io_setup", e))?,
             file,
+            cached: None,
+            dev: self.dev.clone(),
+            plain: Vec::new(),
             buf: AlignedBuf::new(MAX_BUF_LEN).map_err(SBenchError::Engine)?,
             pending: Vec::new(),
             spare: Vec::new(),
@@ -54,7 +62,62 @@ impl Ports for KernelPorts {
     }
 }
 
+/// Drops the page cache's copy of `len` bytes at `offset` of `file`'s
+/// device (`len` 0: to the end).
+pub fn drop_cache(file: &File, offset: u64, len: u64) -> Result<(), SBenchError> {
+    // SAFETY: posix_fadvise only reads its arguments.
+    let r = unsafe {
+        libc::posix_fadvise(
+            file.as_raw_fd(),
+            offset as libc::off_t,
+            len as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io_err(
+            "posix_fadvise(DONTNEED)",
+            std::io::Error::from_raw_os_error(r),
+        ))
+    }
+}
+
+impl KernelPort {
+    fn cached(&mut self, dev: &str) -> Result<&File, SBenchError> {
+        if self.cached.is_none() {
+            self.cached = Some(File::open(dev).map_err(|e| io_err(dev, e))?);
+        }
+        Ok(self.cached.as_ref().expect("just opened"))
+    }
+}
+
 impl Port for KernelPort {
+    fn read_buffered(&mut self, offset: u64, len: u32) -> Result<(), SBenchError> {
+        let dev = self.dev.clone();
+        let len = len as usize;
+        let mut buf = std::mem::take(&mut self.plain);
+        buf.resize(len, 0);
+        let done = self
+            .cached(&dev)?
+            .read_at(&mut buf, offset)
+            .map_err(|e| io_err("buffered read", e))?;
+        self.plain = buf;
+        if done != len {
+            return Err(io_err(
+                "buffered read",
+                std::io::Error::other("short transfer"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn drop_cache(&mut self, offset: u64, len: u64) -> Result<(), SBenchError> {
+        let dev = self.dev.clone();
+        drop_cache(self.cached(&dev)?, offset, len)
+    }
+
     fn sync(&mut self, op: Op, offset: u64, len: u32) -> Result<(), SBenchError> {
         let len = len as usize;
         let done = match op {

@@ -3,13 +3,16 @@
 //! BFQ's weight raising of new processes to end before it measures), then
 //! the start-up trace is replayed `reps` times, a pause before each, the
 //! workers running throughout; the workers' bytes are counted during the
-//! replays only.
+//! replays only. The device's load is sampled during the warm-up (the
+//! workers alone, [`super::load`]), and the requests of the measured
+//! phase are the device's own count of what it completed.
 
+use super::load::{stat, Sampler};
 use super::port::{Counters, Op, Port, Ports};
 use super::replay::{replay, APP_REGION};
 use super::report::Cell;
 use super::trace::Trace;
-use super::workers::{spawn, Region, WorkerKind};
+use super::workers::{spawn, Region, SeqReads, WorkerKind};
 use super::SBenchError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -83,8 +86,18 @@ pub struct Plan {
     pub max_startup: Duration,
     /// Seed of the random offsets.
     pub seed: u64,
-    /// Reads each sequential reader keeps in the device at once.
-    pub reader_depth: u32,
+    /// How the sequential readers read.
+    pub reads: SeqReads,
+}
+
+/// The device (`/dev/loopN`, for its counters) and the side's CPU clocks.
+pub struct Probe<'a> {
+    /// The block device.
+    pub dev: &'a str,
+    /// The side's CPU time (`source` names it).
+    pub cpu: &'a dyn Fn() -> Option<Duration>,
+    /// What `cpu` measures.
+    pub source: &'static str,
 }
 
 /// The running workers; stopped and joined on drop, whatever happened.
@@ -139,15 +152,14 @@ impl Drop for Crew {
     }
 }
 
-/// Measures `case` on `ports`; `cpu` reads the CPU clock of the side
-/// (`source` names it).
+/// Measures `case` on `ports`, reading the device's counters and the
+/// side's CPU clock through `probe`.
 pub fn measure<S: Ports>(
     ports: &S,
     case: &Case,
     plan: &Plan,
     trace: &Arc<Trace>,
-    cpu: &dyn Fn() -> Option<Duration>,
-    source: &'static str,
+    probe: &Probe<'_>,
     scheduler: &str,
 ) -> Result<Cell, SBenchError> {
     let counters = Arc::new(Counters::default());
@@ -172,7 +184,7 @@ pub fn measure<S: Ports>(
         };
         let h = spawn(
             kind,
-            plan.reader_depth,
+            plan.reads,
             ports.port()?,
             region,
             plan.seed + u64::from(i),
@@ -181,11 +193,16 @@ pub fn measure<S: Ports>(
         )?;
         crew.handles.push(h);
     }
+    let mut device_load = None;
     if !crew.handles.is_empty() {
+        let sampler = Sampler::start(probe.dev);
         crew.sleep(plan.warmup)?;
+        device_load = sampler.finish();
     }
-    let cpu0 = cpu();
+    let cpu0 = (probe.cpu)();
+    let all0 = super::cpu::process_total();
     let (_, r0) = counters.snapshot();
+    let s0 = stat(probe.dev);
     let (mut bytes, mut secs, mut runs, mut timed_out) = (0u64, 0f64, Vec::new(), 0u32);
     for (rep, app) in (0..plan.reps).zip(apps) {
         crew.sleep(plan.pause)?;
@@ -199,10 +216,18 @@ pub fn measure<S: Ports>(
         runs.push(r.secs);
         timed_out += u32::from(r.timed_out);
     }
-    let cpu1 = cpu();
+    let cpu1 = (probe.cpu)();
+    let all1 = super::cpu::process_total();
     let (_, r1) = counters.snapshot();
+    let s1 = stat(probe.dev);
     crew.finish()?;
-    let requests = r1 - r0;
+    // What the device completed: the page cache turns S's readers' many
+    // small reads into fewer large ones, and the CPU is per device request.
+    let requests = match (s0, s1) {
+        (Some(a), Some(b)) => (b.reads + b.writes).saturating_sub(a.reads + a.writes),
+        _ => r1 - r0,
+    };
+    let per = |d: Duration| d.as_secs_f64() * 1e6 / requests as f64;
     let mean = runs.iter().sum::<f64>() / runs.len().max(1) as f64;
     Ok(Cell {
         scheduler: scheduler.to_string(),
@@ -216,12 +241,12 @@ pub fn measure<S: Ports>(
         },
         requests,
         cpu_us_per_request: match (cpu0, cpu1) {
-            (Some(a), Some(b)) if requests > 0 => {
-                Some((b - a).as_secs_f64() * 1e6 / requests as f64)
-            }
+            (Some(a), Some(b)) if requests > 0 => Some(per(b.saturating_sub(a))),
             _ => None,
         },
-        cpu_source: source,
+        cpu_source: probe.source,
+        process_cpu_us_per_request: (requests > 0).then(|| per(all1.saturating_sub(all0))),
+        device_load,
     })
 }
 

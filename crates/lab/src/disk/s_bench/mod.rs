@@ -16,7 +16,8 @@
 //!   synthetic trace; [`mod@replay`]: the replay, as S's replayer does it;
 //! * [`workers`]: the greedy readers and writers; [`port`]: the path of
 //!   each thread's I/O, [`kernel`] (system calls, [`aio`]) or [`engine`];
-//! * [`mod@measure`]: one case under one scheduler; [`cpu`]: CPU per request;
+//! * [`mod@measure`]: one case under one scheduler; [`load`]: the load the
+//!   workers put on the device; [`cpu`]: CPU per request;
 //!   [`report`]: the table's data and the targets.
 
 pub mod aio;
@@ -24,6 +25,7 @@ pub mod cpu;
 pub mod device;
 pub mod engine;
 pub mod kernel;
+pub mod load;
 pub mod measure;
 pub mod port;
 pub mod replay;
@@ -32,7 +34,7 @@ pub mod trace;
 pub mod workers;
 
 pub use measure::{Case, CASES};
-pub use report::{CaseRow, Cell, SReport, TargetCheck};
+pub use report::{CaseRow, Cell, ReaderShape, SReport, TargetCheck};
 pub use trace::{Trace, TraceError};
 
 pub use super::kernel_bfq::FAIRWAY_BFQ;
@@ -63,11 +65,12 @@ pub const S_BENCH_BFQ: DiskSchedSpec = match FAIRWAY_BFQ {
 };
 use device::{Image, LoopDev};
 use fairway_disk::catalogue::DiskSchedSpec;
-use fairway_disk::engine::EngineError;
-use measure::{app_bytes, measure, Plan, MAX_WORKERS};
+use fairway_disk::engine::{EngineError, Submission};
+use measure::{app_bytes, measure, Plan, Probe, MAX_WORKERS};
 use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
+use workers::{SeqReads, SEQ_BYTES};
 
 /// The kernel's schedulers compared, in the table's column order.
 pub const KERNEL_SCHEDULERS: [&str; 4] = ["none", "mq-deadline", "kyber", "bfq"];
@@ -190,9 +193,15 @@ pub struct SBenchConfig {
     pub max_startup_s: u64,
     /// The engine's transfers in flight, `1..=256`.
     pub in_flight: u32,
-    /// Reads each sequential reader keeps in the device at once,
-    /// `1..=MAX_READER_DEPTH` (1: one synchronous read after another).
-    pub reader_depth: u32,
+    /// `None`: S's sequential readers (4 KiB reads through the page cache
+    /// on the kernel's side; on fairway's, the depth and size they were
+    /// measured to put on the device). `Some(n)`, `1..=MAX_READER_DEPTH`:
+    /// batches of `n` direct 128 KiB reads on both sides (1: one
+    /// synchronous read after another).
+    pub reader_depth: Option<u32>,
+    /// How fairway's engine submits: from its device thread, or inline in
+    /// the submitting threads.
+    pub submission: Submission,
     /// fairway's scheduler in the engine (default [`S_BENCH_BFQ`]).
     pub spec: DiskSchedSpec,
 }
@@ -237,11 +246,14 @@ impl SBenchConfig {
         check("warmup_s", self.warmup_s, WARMUP_S)?;
         check("max_startup_s", self.max_startup_s, MAX_STARTUP_S)?;
         check("in_flight", u64::from(self.in_flight), (1, 256))?;
-        check(
-            "reader_depth",
-            u64::from(self.reader_depth),
-            (1, u64::from(workers::MAX_READER_DEPTH)),
-        )
+        match self.reader_depth {
+            None => Ok(()),
+            Some(d) => check(
+                "reader_depth",
+                u64::from(d),
+                (1, u64::from(workers::MAX_READER_DEPTH)),
+            ),
+        }
     }
 
     /// The image's size for `trace`, MiB.
@@ -311,20 +323,36 @@ pub fn run(
         pause: config.pause,
         max_startup: Duration::from_secs(config.max_startup_s),
         seed: 0x5eed,
-        reader_depth: config.reader_depth,
+        reads: match config.reader_depth {
+            None => SeqReads::Buffered,
+            Some(depth) => SeqReads::Batch { depth },
+        },
     };
     let trace = Arc::new(trace);
     let schedulers = config.schedulers.clone();
     let total = config.cases.len() * schedulers.len();
     let mut cases = Vec::new();
     for (ci, case) in config.cases.iter().enumerate() {
-        let mut cells = Vec::new();
+        let mut cells: Vec<Cell> = Vec::new();
+        let mut shape = None;
         for (si, s) in schedulers.iter().enumerate() {
             step(
                 ci * schedulers.len() + si,
                 total,
                 &format!("{} under {s}", case.name),
             );
+            let mut plan = plan;
+            if s == FAIRWAY && plan.reads == SeqReads::Buffered {
+                let measured = cells.iter().find(|c| c.scheduler == "none");
+                shape = reader_shape(&dev, case, &plan, &trace, measured, config)?;
+                plan.reads =
+                    shape
+                        .as_ref()
+                        .map_or(SeqReads::Batch { depth: 1 }, |r| SeqReads::Pipelined {
+                            depth: r.depth,
+                            bytes: r.bytes,
+                        });
+            }
             cells.push(cell(&dev, s, case, &plan, &trace, config)?);
         }
         cases.push(CaseRow {
@@ -333,6 +361,7 @@ pub fn run(
             writers: case.writers,
             pattern: if case.rand { "rand" } else { "seq" },
             cells,
+            fairway_readers: shape,
         });
     }
     step(total, total, "done");
@@ -345,7 +374,11 @@ pub fn run(
         reps: config.reps,
         warmup_s: config.warmup_s as f64,
         in_flight: config.in_flight,
-        reader_depth: config.reader_depth,
+        reads: plan.reads,
+        submission: match config.submission {
+            Submission::Inline => "inline",
+            _ => "device-thread",
+        },
         realtime: config.realtime,
         fairway_spec: config.spec.to_string(),
         schedulers,
@@ -358,7 +391,62 @@ pub fn run(
     Ok(report)
 }
 
-/// One case under one scheduler.
+/// The depth and size of fairway's sequential readers in `case`: those
+/// S's readers were measured to put on the device under the kernel's
+/// `none` (the cell `measured`, or a run of the readers alone under
+/// `none`); `None` when the case has no sequential readers.
+fn reader_shape(
+    dev: &LoopDev,
+    case: &Case,
+    plan: &Plan,
+    trace: &Arc<Trace>,
+    measured: Option<&Cell>,
+    config: &SBenchConfig,
+) -> Result<Option<ReaderShape>, SBenchError> {
+    if case.rand || case.readers == 0 {
+        return Ok(None);
+    }
+    let (load, measured_in) = match measured.and_then(|c| c.device_load) {
+        Some(l) => (l, "none"),
+        None => {
+            let alone = Case {
+                writers: 0,
+                ..*case
+            };
+            let quiet = Plan { reps: 0, ..*plan };
+            let c = cell(dev, "none", &alone, &quiet, trace, config)?;
+            match c.device_load {
+                Some(l) => (l, "readers alone under none"),
+                None => {
+                    return Err(SBenchError::Command(format!(
+                    "the readers' load on {} could not be measured (its stat and inflight files)",
+                    dev.dev
+                )))
+                }
+            }
+        }
+    };
+    let (depth, bytes, split) = load::reader_shape(&load, case.readers, SEQ_BYTES);
+    if depth > workers::MAX_READER_DEPTH {
+        return Err(SBenchError::OutOfRange {
+            name: "measured reader depth (reads of 128 KiB kept in flight by each reader)",
+            value: u64::from(depth),
+            allowed: format!(
+                "1..={}: the engine's queue per reader; pass --reader-depth to choose one",
+                workers::MAX_READER_DEPTH
+            ),
+        });
+    }
+    Ok(Some(ReaderShape {
+        depth,
+        bytes,
+        split,
+        measured_in,
+        load,
+    }))
+}
+
+/// One case under one scheduler, the device's page cache dropped first.
 fn cell(
     dev: &LoopDev,
     scheduler: &str,
@@ -367,9 +455,11 @@ fn cell(
     trace: &Arc<Trace>,
     config: &SBenchConfig,
 ) -> Result<Cell, SBenchError> {
+    dev.drop_cache()?;
     if scheduler == FAIRWAY {
         dev.set_scheduler("none")?;
-        let ports = engine::EnginePorts::start(&dev.dev, config.spec, config.in_flight)?;
+        let ports =
+            engine::EnginePorts::start(&dev.dev, config.spec, config.in_flight, config.submission)?;
         // The device thread names itself once it runs: wait for that, so
         // the first reading of its clock finds it.
         let named = std::time::Instant::now();
@@ -378,7 +468,12 @@ fn cell(
             std::thread::sleep(Duration::from_millis(1));
         }
         let cpu = || cpu::thread_named(ENGINE_THREAD);
-        let c = measure(&ports, case, plan, trace, &cpu, "engine thread", scheduler);
+        let probe = Probe {
+            dev: &dev.dev,
+            cpu: &cpu,
+            source: "engine thread",
+        };
+        let c = measure(&ports, case, plan, trace, &probe, scheduler);
         ports.shutdown();
         c
     } else {
@@ -387,14 +482,11 @@ fn cell(
             dev: dev.dev.clone(),
         };
         let cpu = || Some(cpu::process_system());
-        measure(
-            &ports,
-            case,
-            plan,
-            trace,
-            &cpu,
-            "process system time",
-            scheduler,
-        )
+        let probe = Probe {
+            dev: &dev.dev,
+            cpu: &cpu,
+            source: "process system time",
+        };
+        measure(&ports, case, plan, trace, &probe, scheduler)
     }
 }

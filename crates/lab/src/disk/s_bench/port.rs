@@ -24,6 +24,23 @@ pub trait Port: Send {
     fn read_async(&mut self, offset: u64, len: u32) -> Result<(), SBenchError>;
     /// Waits for every asynchronous read issued.
     fn drain(&mut self) -> Result<(), SBenchError>;
+    /// Waits for at least one asynchronous read issued (all of them where
+    /// the port cannot tell which completed).
+    fn wait_one(&mut self) -> Result<(), SBenchError> {
+        self.drain()
+    }
+    /// A synchronous read of `len` bytes at `offset` through the page
+    /// cache; only the kernel's side has one.
+    fn read_buffered(&mut self, _offset: u64, _len: u32) -> Result<(), SBenchError> {
+        Err(SBenchError::Submit(
+            "reads through the page cache are the kernel's side only".into(),
+        ))
+    }
+    /// Drops the page cache's copy of `len` bytes at `offset` (nothing
+    /// where no read goes through the page cache).
+    fn drop_cache(&mut self, _offset: u64, _len: u64) -> Result<(), SBenchError> {
+        Ok(())
+    }
 }
 
 /// Makes ports.

@@ -3,6 +3,8 @@
 //! greedy workers' aggregate throughput meanwhile, with the CPU time per
 //! request; and the issue's targets, checked against the figures.
 
+use super::load::DeviceLoad;
+use super::workers::SeqReads;
 use serde::Serialize;
 
 /// One scheduler's figures in one case.
@@ -27,6 +29,31 @@ pub struct Cell {
     /// Where the CPU time comes from: `engine thread` (measured) or
     /// `process system time` (the kernel's, an approximation).
     pub cpu_source: &'static str,
+    /// The whole process's CPU time (user and system, every thread:
+    /// workers, replay, engine) per request, the same clock on both sides.
+    pub process_cpu_us_per_request: Option<f64>,
+    /// The device's load while the workers ran alone (the warm-up).
+    pub device_load: Option<DeviceLoad>,
+}
+
+/// What fairway's sequential readers kept outstanding in a case, and
+/// where it came from.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReaderShape {
+    /// Direct reads outstanding per reader.
+    pub depth: u32,
+    /// Bytes per read.
+    pub bytes: u32,
+    /// Whether the measured mean read was above the engine's largest
+    /// request: then `bytes` is that largest request and `depth` keeps the
+    /// measured bytes in flight per reader.
+    pub split: bool,
+    /// The measurement it follows: the kernel's `none` column of the case,
+    /// or a run of the readers alone under `none` when that column is not
+    /// in the table.
+    pub measured_in: &'static str,
+    /// The measured load it follows.
+    pub load: DeviceLoad,
 }
 
 /// One workload case: a row.
@@ -42,6 +69,8 @@ pub struct CaseRow {
     pub pattern: &'static str,
     /// One per scheduler, in [`SReport::schedulers`] order.
     pub cells: Vec<Cell>,
+    /// fairway's sequential readers' depth and size when measured.
+    pub fairway_readers: Option<ReaderShape>,
 }
 
 /// A target of the issue, checked.
@@ -76,8 +105,12 @@ pub struct SReport {
     pub warmup_s: f64,
     /// fairway's engine: transfers in flight at once.
     pub in_flight: u32,
-    /// Reads each sequential reader keeps in the device at once.
-    pub reader_depth: u32,
+    /// How the sequential readers read (`buffered`: S's readers on the
+    /// kernel's side, the measured shape on fairway's; `batch`: the
+    /// `--reader-depth` override).
+    pub reads: SeqReads,
+    /// fairway's engine: `device-thread` or `inline` submission.
+    pub submission: &'static str,
     /// Whether the threads ran under `SCHED_RR`.
     pub realtime: bool,
     /// fairway's BFQ spec.

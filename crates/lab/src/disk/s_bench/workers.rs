@@ -1,14 +1,17 @@
 //! The greedy workers of S's `comm_startup_lat`: sequential readers,
-//! random readers and sequential writers, each a thread issuing one
-//! synchronous `O_DIRECT` request after another in its own region of the
-//! device until told to stop. (S's are `fio` jobs on files through the
-//! page cache; here the requests are direct, so the scheduler under test
-//! sees every one of them.) A sequential reader may instead keep a batch
-//! of `depth` reads in the device at once ([`MAX_READER_DEPTH`]), as the
-//! page cache's read-ahead of S's readers does: it issues `depth`
-//! consecutive 128 KiB reads asynchronously (native AIO on the kernel's
-//! side, asynchronous engine requests on fairway's) and waits for all of
-//! them before the next batch.
+//! random readers and sequential writers, each a thread issuing its
+//! requests in its own region of the device until told to stop.
+//!
+//! S's readers are `fio` jobs with fio's defaults: one thread each,
+//! synchronous 4 KiB `read`s through the page cache, so what reaches the
+//! device is what the kernel's read-ahead makes of them. By default
+//! ([`SeqReads::Buffered`]) the kernel's columns do just that on the loop
+//! device's page cache; fairway's engine takes only direct I/O, so its
+//! readers keep the depth and request size measured on the kernel's side
+//! ([`SeqReads::Pipelined`], see [`super::load`]). [`SeqReads::Batch`] is
+//! the `--reader-depth` override: batches of direct 128 KiB reads on both
+//! sides. Random readers and writers issue one synchronous `O_DIRECT`
+//! request after another.
 
 use super::port::{Counters, Op, Port};
 use super::SBenchError;
@@ -64,12 +67,37 @@ pub struct Region {
     pub len: u64,
 }
 
+/// How a sequential reader reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SeqReads {
+    /// S's: synchronous [`BUFFERED_BYTES`] reads through the page cache
+    /// (the kernel's side only).
+    Buffered,
+    /// `depth` direct reads of `bytes` kept outstanding all the time: a
+    /// new one as soon as one completes.
+    Pipelined {
+        /// Reads outstanding, `1..=MAX_READER_DEPTH`.
+        depth: u32,
+        /// Bytes per read, a multiple of 4 KiB up to [`SEQ_BYTES`].
+        bytes: u32,
+    },
+    /// Batches of `depth` direct [`SEQ_BYTES`] reads issued together and
+    /// waited for together (1: one synchronous read after another).
+    Batch {
+        /// Reads per batch, `1..=MAX_READER_DEPTH`.
+        depth: u32,
+    },
+}
+
+/// A buffered reader's `read`: fio's default block size.
+pub const BUFFERED_BYTES: u32 = 4 << 10;
+
 /// Starts a worker on `port` until `stop` is set; a sequential reader
-/// reads `depth` requests at a time (`1..=MAX_READER_DEPTH`, 1:
-/// synchronously, one by one).
+/// reads as `reads` says.
 pub fn spawn<P: Port + 'static>(
     kind: WorkerKind,
-    depth: u32,
+    reads: SeqReads,
     mut port: P,
     region: Region,
     seed: u64,
@@ -79,6 +107,19 @@ pub fn spawn<P: Port + 'static>(
     let work = move || {
         let mut rng = Rng::new(seed);
         let mut off = 0u64;
+        if kind == WorkerKind::SeqReader {
+            match reads {
+                SeqReads::Buffered => return buffered(&mut port, region, &stop, &counters),
+                SeqReads::Pipelined { depth, bytes } => {
+                    return pipelined(&mut port, region, depth, bytes, &stop, &counters)
+                }
+                SeqReads::Batch { .. } => {}
+            }
+        }
+        let depth = match reads {
+            SeqReads::Batch { depth } => depth,
+            _ => 1,
+        };
         while !stop.load(Ordering::Relaxed) {
             if kind == WorkerKind::SeqReader && depth > 1 {
                 for _ in 0..depth {
@@ -123,4 +164,59 @@ pub fn spawn<P: Port + 'static>(
             what: "spawning a worker".into(),
             source: e,
         })
+}
+
+/// S's reader: 4 KiB reads through the page cache from start to end of
+/// the region, over and over. The region's cached pages are dropped at
+/// each wrap, so every pass reads the device again (the host has memory
+/// enough to cache every region, and a cached pass would not load the
+/// device at all).
+fn buffered<P: Port>(
+    port: &mut P,
+    region: Region,
+    stop: &AtomicBool,
+    counters: &Counters,
+) -> Result<(), SBenchError> {
+    let mut off = 0u64;
+    port.drop_cache(region.base, region.len)?;
+    while !stop.load(Ordering::Relaxed) {
+        port.read_buffered(region.base + off, BUFFERED_BYTES)?;
+        counters.add(u64::from(BUFFERED_BYTES));
+        off += u64::from(BUFFERED_BYTES);
+        if off >= region.len {
+            off = 0;
+            port.drop_cache(region.base, region.len)?;
+        }
+    }
+    Ok(())
+}
+
+/// `depth` direct reads of `bytes` outstanding all the time, from start
+/// to end of the region, over and over.
+fn pipelined<P: Port>(
+    port: &mut P,
+    region: Region,
+    depth: u32,
+    bytes: u32,
+    stop: &AtomicBool,
+    counters: &Counters,
+) -> Result<(), SBenchError> {
+    let mut off = 0u64;
+    let mut next = |port: &mut P| {
+        let at = off;
+        off += u64::from(bytes);
+        if off + u64::from(bytes) > region.len {
+            off = 0;
+        }
+        port.read_async(region.base + at, bytes)
+    };
+    for _ in 0..depth {
+        next(port)?;
+    }
+    while !stop.load(Ordering::Relaxed) {
+        port.wait_one()?;
+        counters.add(u64::from(bytes));
+        next(port)?;
+    }
+    port.drain()
 }
