@@ -214,7 +214,7 @@ fn e_a_sparse_flows_delay_stays_low_beside_a_bulk_flow() {
     let Some(mut r) = rig("sparse", &plan) else {
         return;
     };
-    let row = measure::delay(&r.topo, &plan, true).unwrap();
+    let row = measure::delay(&r.topo, &plan, true, None).unwrap();
     r.stop();
     println!("{row:?}");
     // Served as a new flow, a sparse datagram waits for at most the bulk

@@ -15,10 +15,12 @@
 //! circuits (`tc -batch` against a SIGHUP reload), and the time to read
 //! every circuit's statistics (`tc -s class show` against `--metrics`).
 //! What the `fairway` binary does not support yet is reported as not
-//! available, with the reason, never guessed.
+//! available, with the reason, never guessed. `Config::phases` picks the
+//! phases measured ([`phase`]).
 
 pub mod error;
 pub mod measure;
+pub mod phase;
 pub mod plan;
 pub mod report;
 pub mod shaper;
@@ -26,6 +28,7 @@ pub mod topology;
 pub mod traffic;
 
 pub use error::BenchError;
+pub use phase::{Phase, Phases};
 pub use report::Report;
 
 use std::path::PathBuf;
@@ -46,6 +49,8 @@ pub struct Config {
     pub circuits: usize,
     /// Shorter traffic phases.
     pub quick: bool,
+    /// The phases measured (both sides the same).
+    pub phases: Phases,
     /// The `fairway` binary to run as the shaper.
     pub shaper_exe: PathBuf,
     /// Where the generated shaper file goes.
@@ -78,6 +83,7 @@ pub fn run(cfg: &Config, progress: &mut dyn FnMut(&str)) -> Result<Report, Bench
     Ok(Report {
         circuits: cfg.circuits,
         quick: cfg.quick,
+        phases: cfg.phases,
         change: plan::CHANGE,
         kernel,
         fairway,
