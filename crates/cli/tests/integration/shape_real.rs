@@ -274,3 +274,27 @@ fn shape_bench_checks_its_size_first_and_is_skipped_without_root() {
     assert!(err.contains("skipped, needs root"), "{err}");
     assert!(!dir.exists(), "nothing written before the check");
 }
+
+/// `--phases` names only phases the bench has, checked before anything
+/// is built (root or not). Fast tier.
+#[test]
+fn shape_bench_refuses_an_unknown_phase_before_anything_is_built() {
+    let bin = env!("CARGO_BIN_EXE_fairway");
+    let dir =
+        std::env::temp_dir().join(format!("fairway-shape-bench-phase-{}", std::process::id()));
+    let out = std::process::Command::new(bin)
+        .args(["shape", "bench", "--phases", "delay,sparse", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "unknown --phases 'sparse' (expected one of rates,delay,forwarding,statistics,change)"
+        ),
+        "{err}"
+    );
+    assert!(!dir.exists(), "nothing written before the check");
+}

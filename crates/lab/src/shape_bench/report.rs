@@ -273,7 +273,12 @@ fn delay_rows(f: &mut fmt::Formatter<'_>, k: &Maybe<DelayRow>, w: &Maybe<DelayRo
         cell(w, d),
     )?;
     let d = |r: &DelayRow| format!("{:.1} ms, {:.1} Mbit/s", r.bulk_p50_ms, r.bulk_mbit);
-    line(f, "  beside bulk: bulk p50, bulk rate", cell(k, d), cell(w, d))
+    line(
+        f,
+        "  beside bulk: bulk p50, bulk rate",
+        cell(k, d),
+        cell(w, d),
+    )
 }
 
 /// The change's rows.
@@ -295,5 +300,10 @@ fn change_rows(
             .map_or(String::new(), |u| format!(", {u} unshaped"));
         format!("{}/{} lost, {} reord{u}", r.lost, r.sent, r.reordered)
     };
-    line(f, "  during it: lost/sent, reordered", cell(k, v), cell(w, v))
+    line(
+        f,
+        "  during it: lost/sent, reordered",
+        cell(k, v),
+        cell(w, v),
+    )
 }

@@ -353,12 +353,12 @@ fn send(
             continue;
         }
         let elapsed = now - epoch;
-        for i in 0..flows.len() {
-            let Some(gap) = gaps[i] else { continue };
-            while due[i] <= elapsed {
-                send_one(i, &mut buf);
-                due[i] += gap;
-            }
+        // What is due, earliest first across the flows: a flow sent after
+        // every other flow's due datagrams would always meet the queue
+        // they just filled (a tail-drop FIFO would drop it every time).
+        while let Some(i) = next_due(&gaps, &due, elapsed) {
+            send_one(i, &mut buf);
+            due[i] += gaps[i].unwrap_or(Duration::MAX);
         }
         // What is due, then a short sleep: a spinning sender would take a
         // core from the forwarder on a small machine.
@@ -369,6 +369,14 @@ fn send(
         _ => None,
     };
     Ok((sent, thread_cpu() - cpu0, device))
+}
+
+/// The paced flow whose next datagram is due earliest, if one is due by
+/// `elapsed` (ties: the lowest index).
+fn next_due(gaps: &[Option<Duration>], due: &[Duration], elapsed: Duration) -> Option<usize> {
+    (0..gaps.len())
+        .filter(|&i| gaps[i].is_some() && due[i] <= elapsed)
+        .min_by_key(|&i| due[i])
 }
 
 /// Bytes of control data a receive may carry: one timestamp.
@@ -408,7 +416,9 @@ pub fn stamp_of(msg: &libc::msghdr) -> Option<u64> {
             let h = &*c;
             let len = h.cmsg_len as usize;
             let want = libc::CMSG_LEN(std::mem::size_of::<libc::timespec>() as u32) as usize;
-            if h.cmsg_level == libc::SOL_SOCKET && h.cmsg_type == libc::SCM_TIMESTAMPNS && len >= want
+            if h.cmsg_level == libc::SOL_SOCKET
+                && h.cmsg_type == libc::SCM_TIMESTAMPNS
+                && len >= want
             {
                 let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
                 return Some(timespec_ns(&ts));
@@ -613,6 +623,32 @@ mod tests {
         };
         f.record(early, &mut next, window);
         assert_eq!((f.received, f.in_window, f.delay_us.len()), (2, 2, 1));
+    }
+
+    #[test]
+    fn due_datagrams_go_earliest_first_across_flows() {
+        let ms = Duration::from_millis;
+        // A bulk flow every 1 ms and a sparse one every 20 ms, both
+        // started at 0, after 2.5 ms: the sparse one's first datagram is
+        // as early as the bulk's first, then the bulk catches up.
+        let gaps = [Some(ms(1)), Some(ms(20)), None];
+        let mut due = [ms(0), ms(0), ms(0)];
+        let mut order = Vec::new();
+        while let Some(i) = next_due(&gaps, &due, Duration::from_micros(2500)) {
+            order.push(i);
+            due[i] += gaps[i].unwrap();
+        }
+        assert_eq!(order, [0, 1, 0, 0]);
+        // Later, the sparse datagram due at 20 ms goes between the bulk
+        // ones due at 20 and 21 ms (a tie goes to the lower index), not
+        // after every bulk one due.
+        let mut due = [ms(19), ms(20), ms(0)];
+        let mut order = Vec::new();
+        while let Some(i) = next_due(&gaps, &due, ms(21)) {
+            order.push((i, due[i]));
+            due[i] += gaps[i].unwrap();
+        }
+        assert_eq!(order, [(0, ms(19)), (0, ms(20)), (1, ms(20)), (0, ms(21))]);
     }
 
     #[test]
