@@ -297,4 +297,16 @@ fn shape_bench_refuses_an_unknown_phase_before_anything_is_built() {
         "{err}"
     );
     assert!(!dir.exists(), "nothing written before the check");
+    let out = std::process::Command::new(bin)
+        .args(["shape", "bench", "--shaper-rt-priority", "0", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--shaper-rt-priority 0 outside 1..=99 (SCHED_FIFO's priorities)"),
+        "{err}"
+    );
+    assert!(!dir.exists(), "nothing written before the check");
 }

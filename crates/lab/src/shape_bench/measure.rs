@@ -359,12 +359,15 @@ pub fn fairway(
     let config = cfg.work_dir.join("shaper.toml");
     shaper::write_atomically(&config, &plan.shaper_toml(topology_in(), OUT_DEV))?;
     let metrics = shaper::supports(&cfg.shaper_exe, "--metrics");
-    let extra: &[&str] = if metrics {
-        &["--metrics", METRICS_ADDR]
-    } else {
-        &[]
-    };
-    let mut sh = Shaper::start(&cfg.shaper_exe, &topo.middle, &config, extra)?;
+    let mut extra: Vec<String> = Vec::new();
+    if metrics {
+        extra.extend(["--metrics".into(), METRICS_ADDR.into()]);
+    }
+    if let Some(p) = cfg.shaper_rt_priority {
+        extra.extend(["--rt-priority".into(), p.to_string()]);
+    }
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let mut sh = Shaper::start(&cfg.shaper_exe, &topo.middle, &config, &extra)?;
     let on = |p| cfg.phases.has(p);
     let mut rates = Vec::new();
     if on(Phase::Rates) {

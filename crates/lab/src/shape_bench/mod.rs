@@ -51,6 +51,10 @@ pub struct Config {
     pub quick: bool,
     /// The phases measured (both sides the same).
     pub phases: Phases,
+    /// Runs the shaper's loop under SCHED_FIFO at this priority
+    /// (`fairway shape --rt-priority`), 1..=99; `None`: the normal
+    /// policy. The kernel's side forwards in softirq context either way.
+    pub shaper_rt_priority: Option<u8>,
     /// The `fairway` binary to run as the shaper.
     pub shaper_exe: PathBuf,
     /// Where the generated shaper file goes.
@@ -62,6 +66,9 @@ impl Config {
     pub fn check(&self) -> Result<(), BenchError> {
         if !(MIN_CIRCUITS..=MAX_CIRCUITS).contains(&self.circuits) {
             return Err(BenchError::Circuits(self.circuits));
+        }
+        if let Some(p) = self.shaper_rt_priority.filter(|p| !(1..=99).contains(p)) {
+            return Err(BenchError::RtPriority(p));
         }
         Ok(())
     }
@@ -84,6 +91,7 @@ pub fn run(cfg: &Config, progress: &mut dyn FnMut(&str)) -> Result<Report, Bench
         circuits: cfg.circuits,
         quick: cfg.quick,
         phases: cfg.phases,
+        shaper_rt_priority: cfg.shaper_rt_priority,
         change: plan::CHANGE,
         kernel,
         fairway,

@@ -152,6 +152,8 @@ pub struct Report {
     pub quick: bool,
     /// The phases measured.
     pub phases: super::Phases,
+    /// The shaper's loop under SCHED_FIFO at this priority, if asked.
+    pub shaper_rt_priority: Option<u8>,
     /// What the change touches.
     pub change: ChangeSize,
     /// The kernel's HTB under a bridge.
@@ -171,7 +173,7 @@ impl fmt::Display for Report {
         let c = &self.change;
         writeln!(
             f,
-            "fairway shape bench: {} circuits{}{}",
+            "fairway shape bench: {} circuits{}{}{}",
             self.circuits,
             if self.quick { " (--quick)" } else { "" },
             if self.phases == super::Phases::ALL {
@@ -179,7 +181,10 @@ impl fmt::Display for Report {
             } else {
                 let names: Vec<&str> = self.phases.list().iter().map(|p| p.name()).collect();
                 format!(", phases {}", names.join(","))
-            }
+            },
+            self.shaper_rt_priority.map_or(String::new(), |p| format!(
+                ", fairway's loop under SCHED_FIFO {p}"
+            ))
         )?;
         writeln!(
             f,

@@ -26,6 +26,12 @@ pub struct BenchArgs {
     /// same ones.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub phases: Vec<String>,
+    /// Run the shaper's loop under SCHED_FIFO at this priority, 1..=99
+    /// (`fairway shape --rt-priority`): it then never waits behind other
+    /// processes for a core, as the kernel's forwarding, in softirq
+    /// context, never does. Default: the normal policy.
+    #[arg(long, value_name = "N")]
+    pub shaper_rt_priority: Option<u8>,
     /// The report as JSON on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -54,6 +60,14 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         .into());
     }
     let phases = phases(&args.phases)?;
+    if let Some(p) = args.shaper_rt_priority.filter(|p| !(1..=99).contains(p)) {
+        return Err(FlagError::ValueOutside {
+            flag: "--shaper-rt-priority",
+            value: p.to_string(),
+            range: "1..=99 (SCHED_FIFO's priorities)".into(),
+        }
+        .into());
+    }
     let out = args
         .out
         .clone()
@@ -74,6 +88,7 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         circuits: args.circuits,
         quick: args.quick,
         phases,
+        shaper_rt_priority: args.shaper_rt_priority,
         shaper_exe,
         work_dir: out.clone(),
     };
