@@ -226,3 +226,34 @@ fn shaping_without_interfaces_or_with_a_missing_one_is_one_line() {
         assert!(out.stdout.is_empty(), "nothing started");
     }
 }
+
+#[test]
+fn a_real_time_priority_outside_fifos_range_is_refused_before_any_interface() {
+    let missing = scratch(
+        "rt-missing-interface.toml",
+        "[interfaces]\ninternet = \"fw-absent0\"\nsubscribers = \"fw-absent1\"\n\
+         rate = { download = \"10mbit\", upload = \"10mbit\" }\n",
+    );
+    for p in ["0", "100"] {
+        let out = fairway(&["shape", "--config", &missing, "--rt-priority", p]);
+        assert_eq!(out.status.code(), Some(1), "{p}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "--rt-priority {p} outside 1..=99 (SCHED_FIFO's priorities)"
+            )),
+            "the priority is checked before the interfaces are opened: {stderr}"
+        );
+    }
+    let example = example("shaper.toml");
+    let out = fairway(&[
+        "shape",
+        "--check",
+        "--config",
+        &example,
+        "--rt-priority",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "a check runs no loop");
+}

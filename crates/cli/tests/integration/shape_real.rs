@@ -214,7 +214,7 @@ fn e_a_sparse_flows_delay_stays_low_beside_a_bulk_flow() {
     let Some(mut r) = rig("sparse", &plan) else {
         return;
     };
-    let row = measure::delay(&r.topo, &plan, true).unwrap();
+    let row = measure::delay(&r.topo, &plan, true, None).unwrap();
     r.stop();
     println!("{row:?}");
     // Served as a new flow, a sparse datagram waits for at most the bulk
@@ -272,5 +272,41 @@ fn shape_bench_checks_its_size_first_and_is_skipped_without_root() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains("skipped, needs root"), "{err}");
+    assert!(!dir.exists(), "nothing written before the check");
+}
+
+/// `--phases` names only phases the bench has, checked before anything
+/// is built (root or not). Fast tier.
+#[test]
+fn shape_bench_refuses_an_unknown_phase_before_anything_is_built() {
+    let bin = env!("CARGO_BIN_EXE_fairway");
+    let dir =
+        std::env::temp_dir().join(format!("fairway-shape-bench-phase-{}", std::process::id()));
+    let out = std::process::Command::new(bin)
+        .args(["shape", "bench", "--phases", "delay,sparse", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "unknown --phases 'sparse' (expected one of rates,delay,forwarding,statistics,change)"
+        ),
+        "{err}"
+    );
+    assert!(!dir.exists(), "nothing written before the check");
+    let out = std::process::Command::new(bin)
+        .args(["shape", "bench", "--shaper-rt-priority", "0", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--shaper-rt-priority 0 outside 1..=99 (SCHED_FIFO's priorities)"),
+        "{err}"
+    );
     assert!(!dir.exists(), "nothing written before the check");
 }

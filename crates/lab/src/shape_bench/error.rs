@@ -16,6 +16,9 @@ pub enum BenchError {
         max = MAX_CIRCUITS
     )]
     Circuits(usize),
+    /// `--shaper-rt-priority` outside SCHED_FIFO's priorities.
+    #[error("--shaper-rt-priority {0} outside 1..=99 (SCHED_FIFO's priorities)")]
+    RtPriority(u8),
     /// The namespaces, links, `tc` or traffic.
     #[error("{0}")]
     Testbed(#[from] TestbedError),

@@ -5,7 +5,9 @@ use super::report::{ChangeRow, DelayRow, ForwardRow, Maybe, RateRow, ScrapeRow, 
 use super::shaper::{self, Shaper};
 use super::topology::{Topology, OUT_DEV};
 use super::traffic::{self, Flow, Timing, SMALL_PAYLOAD};
-use super::{BenchError, Config};
+use super::{BenchError, Config, Phase};
+use std::fmt::Write as _;
+use std::path::Path;
 use std::time::Duration;
 
 /// Payload of a 1514-byte frame.
@@ -17,6 +19,13 @@ const METRICS_ADDR: &str = "127.0.0.1:9464";
 /// drop is expected from the rate, only from the change).
 const CHANGE_FLOWS: usize = 10;
 const CHANGE_FLOW_BPS: u64 = 2_000_000;
+/// Why a row has no value: its phase was not asked for.
+pub const NOT_RUN: &str = "not in --phases";
+/// The sparse flow's per-datagram trace of each side, in the work
+/// directory.
+pub const KERNEL_TRACE: &str = "sparse-trace-kernel.csv";
+/// See [`KERNEL_TRACE`].
+pub const FAIRWAY_TRACE: &str = "sparse-trace-fairway.csv";
 
 fn timing(quick: bool, seconds: u64) -> Timing {
     let secs = if quick {
@@ -144,21 +153,60 @@ pub fn delay_flows(plan: &Plan) -> [Flow; 2] {
     ]
 }
 
-/// A sparse flow's delay beside a bulk flow in one circuit.
-pub fn delay(topo: &Topology, plan: &Plan, quick: bool) -> Result<DelayRow, BenchError> {
+/// A sparse flow's delay beside a bulk flow in one circuit; with
+/// `trace`, each sparse datagram's times are written there as CSV.
+pub fn delay(
+    topo: &Topology,
+    plan: &Plan,
+    quick: bool,
+    trace: Option<&Path>,
+) -> Result<DelayRow, BenchError> {
     check_interrupt()?;
     let flows = delay_flows(plan);
     let t = timing(quick, 5);
     let out = traffic::run(topo, &flows, t, false, || ())?;
     let (bulk, sparse) = (&out.flows[0], &out.flows[1]);
+    if let Some(path) = trace {
+        write_trace(path, &sparse.trace)?;
+    }
     let ms = |h: &hdrhistogram::Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
     Ok(DelayRow {
         sparse_p50_ms: ms(&sparse.delay_us, 0.5),
         sparse_p99_ms: ms(&sparse.delay_us, 0.99),
+        sparse_max_ms: sparse.delay_us.max() as f64 / 1000.0,
+        sparse_read_p99_ms: ms(&sparse.read_delay_us, 0.99),
         sparse_lost: sparse.sent.saturating_sub(sparse.received),
         sparse_sent: sparse.sent,
         bulk_p50_ms: ms(&bulk.delay_us, 0.5),
         bulk_mbit: bulk.bps(&flows[0], t.window()) / 1e6,
+    })
+}
+
+/// One line per datagram: sequence number, send time, kernel arrival
+/// stamp and reading time (µs since the run's start; the stamp empty if
+/// the socket gave none), the delay to each (µs).
+pub fn trace_csv(trace: &[traffic::Arrival]) -> String {
+    let mut s = String::from("seq,sent_us,kernel_us,read_us,delay_us,read_delay_us\n");
+    for a in trace {
+        let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{}",
+            a.seq,
+            us(a.sent_ns),
+            a.kernel_ns.map_or(String::new(), us),
+            us(a.read_ns),
+            us(a.delay_ns()),
+            us(a.read_ns.saturating_sub(a.sent_ns)),
+        );
+    }
+    s
+}
+
+fn write_trace(path: &Path, trace: &[traffic::Arrival]) -> Result<(), BenchError> {
+    std::fs::write(path, trace_csv(trace)).map_err(|error| BenchError::File {
+        path: path.to_path_buf(),
+        error,
     })
 }
 
@@ -240,29 +288,50 @@ pub fn kernel(
 ) -> Result<Side, BenchError> {
     progress("kernel HTB: building the tree");
     let setup = topo.kernel_side(&plan.htb_setup(OUT_DEV))?;
-    progress("kernel HTB: rates");
-    let mut rates = rates(topo, plan, cfg.quick)?;
-    rates.extend(high_rates(topo, plan, cfg.quick)?);
-    progress("kernel HTB: sparse-flow delay");
-    let delay = delay(topo, plan, cfg.quick)?;
-    progress("kernel HTB: forwarding");
-    let forwarding = forwarding(topo, plan, cfg.quick, &|| Duration::ZERO)?;
-    progress("kernel HTB: statistics");
-    let t0 = std::time::Instant::now();
-    let text = topo.tc(&["-s", "class", "show", "dev", OUT_DEV])?;
-    let scrape = Maybe::done(ScrapeRow {
-        how: "tc -s class show".into(),
-        ms: t0.elapsed().as_secs_f64() * 1e3,
-        bytes: text.len(),
-    });
-    progress("kernel HTB: the change");
-    let script = plan.htb_change(&plan.changed(), OUT_DEV);
-    let lines = script.lines().count();
-    let (mut row, direct0) = change_under_traffic(topo, cfg.quick, || {
-        let took = topo.tc_batch(&script)?;
-        Ok((format!("tc -batch, {lines} commands"), took, None))
-    })?;
-    row.unshaped = Some(topo.htb_direct_packets()?.saturating_sub(direct0));
+    let on = |p| cfg.phases.has(p);
+    let mut rates = Vec::new();
+    if on(Phase::Rates) {
+        progress("kernel HTB: rates");
+        rates = self::rates(topo, plan, cfg.quick)?;
+        rates.extend(high_rates(topo, plan, cfg.quick)?);
+    }
+    let delay = if on(Phase::Delay) {
+        progress("kernel HTB: sparse-flow delay");
+        let trace = cfg.work_dir.join(KERNEL_TRACE);
+        Maybe::done(self::delay(topo, plan, cfg.quick, Some(&trace))?)
+    } else {
+        Maybe::na(NOT_RUN)
+    };
+    let mut forwarding = Vec::new();
+    if on(Phase::Forwarding) {
+        progress("kernel HTB: forwarding");
+        forwarding = self::forwarding(topo, plan, cfg.quick, &|| Duration::ZERO)?;
+    }
+    let scrape = if on(Phase::Statistics) {
+        progress("kernel HTB: statistics");
+        let t0 = std::time::Instant::now();
+        let text = topo.tc(&["-s", "class", "show", "dev", OUT_DEV])?;
+        Maybe::done(ScrapeRow {
+            how: "tc -s class show".into(),
+            ms: t0.elapsed().as_secs_f64() * 1e3,
+            bytes: text.len(),
+        })
+    } else {
+        Maybe::na(NOT_RUN)
+    };
+    let change = if on(Phase::Change) {
+        progress("kernel HTB: the change");
+        let script = plan.htb_change(&plan.changed(), OUT_DEV);
+        let lines = script.lines().count();
+        let (mut row, direct0) = change_under_traffic(topo, cfg.quick, || {
+            let took = topo.tc_batch(&script)?;
+            Ok((format!("tc -batch, {lines} commands"), took, None))
+        })?;
+        row.unshaped = Some(topo.htb_direct_packets()?.saturating_sub(direct0));
+        Maybe::done(row)
+    } else {
+        Maybe::na(NOT_RUN)
+    };
     Ok(Side {
         name: "kernel HTB".into(),
         setup_ms: setup.as_secs_f64() * 1e3,
@@ -270,7 +339,7 @@ pub fn kernel(
         delay,
         forwarding,
         scrape,
-        change: Maybe::done(row),
+        change,
     })
 }
 
@@ -290,21 +359,38 @@ pub fn fairway(
     let config = cfg.work_dir.join("shaper.toml");
     shaper::write_atomically(&config, &plan.shaper_toml(topology_in(), OUT_DEV))?;
     let metrics = shaper::supports(&cfg.shaper_exe, "--metrics");
-    let extra: &[&str] = if metrics {
-        &["--metrics", METRICS_ADDR]
+    let mut extra: Vec<String> = Vec::new();
+    if metrics {
+        extra.extend(["--metrics".into(), METRICS_ADDR.into()]);
+    }
+    if let Some(p) = cfg.shaper_rt_priority {
+        extra.extend(["--rt-priority".into(), p.to_string()]);
+    }
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let mut sh = Shaper::start(&cfg.shaper_exe, &topo.middle, &config, &extra)?;
+    let on = |p| cfg.phases.has(p);
+    let mut rates = Vec::new();
+    if on(Phase::Rates) {
+        progress("fairway: rates");
+        rates = self::rates(topo, plan, cfg.quick)?;
+        rates.extend(high_rates(topo, plan, cfg.quick)?);
+    }
+    let delay = if on(Phase::Delay) {
+        progress("fairway: sparse-flow delay");
+        let trace = cfg.work_dir.join(FAIRWAY_TRACE);
+        Maybe::done(self::delay(topo, plan, cfg.quick, Some(&trace))?)
     } else {
-        &[]
+        Maybe::na(NOT_RUN)
     };
-    let mut sh = Shaper::start(&cfg.shaper_exe, &topo.middle, &config, extra)?;
-    progress("fairway: rates");
-    let mut rates = rates(topo, plan, cfg.quick)?;
-    rates.extend(high_rates(topo, plan, cfg.quick)?);
-    progress("fairway: sparse-flow delay");
-    let delay = delay(topo, plan, cfg.quick)?;
-    progress("fairway: forwarding");
-    let forwarding = forwarding(topo, plan, cfg.quick, &|| sh.cpu())?;
-    progress("fairway: statistics");
-    let scrape = if metrics {
+    let mut forwarding = Vec::new();
+    if on(Phase::Forwarding) {
+        progress("fairway: forwarding");
+        forwarding = self::forwarding(topo, plan, cfg.quick, &|| sh.cpu())?;
+    }
+    let scrape = if !on(Phase::Statistics) {
+        Maybe::na(NOT_RUN)
+    } else if metrics {
+        progress("fairway: statistics");
         let (took, bytes) = shaper::scrape(&topo.middle, METRICS_ADDR)?;
         Maybe::done(ScrapeRow {
             how: format!("GET http://{METRICS_ADDR}/metrics"),
@@ -314,8 +400,10 @@ pub fn fairway(
     } else {
         Maybe::na("this fairway has no `fairway shape --metrics` yet")
     };
-    progress("fairway: the change");
-    let change = if sh.catches_sighup() {
+    let change = if !on(Phase::Change) {
+        Maybe::na(NOT_RUN)
+    } else if sh.catches_sighup() {
+        progress("fairway: the change");
         let text = plan.changed().shaper_toml(topology_in(), OUT_DEV);
         let (row, _) = change_under_traffic(topo, cfg.quick, || {
             shaper::write_atomically(&config, &text)?;

@@ -15,10 +15,12 @@
 //! circuits (`tc -batch` against a SIGHUP reload), and the time to read
 //! every circuit's statistics (`tc -s class show` against `--metrics`).
 //! What the `fairway` binary does not support yet is reported as not
-//! available, with the reason, never guessed.
+//! available, with the reason, never guessed. `Config::phases` picks the
+//! phases measured ([`phase`]).
 
 pub mod error;
 pub mod measure;
+pub mod phase;
 pub mod plan;
 pub mod report;
 pub mod shaper;
@@ -26,6 +28,7 @@ pub mod topology;
 pub mod traffic;
 
 pub use error::BenchError;
+pub use phase::{Phase, Phases};
 pub use report::Report;
 
 use std::path::PathBuf;
@@ -46,6 +49,12 @@ pub struct Config {
     pub circuits: usize,
     /// Shorter traffic phases.
     pub quick: bool,
+    /// The phases measured (both sides the same).
+    pub phases: Phases,
+    /// Runs the shaper's loop under SCHED_FIFO at this priority
+    /// (`fairway shape --rt-priority`), 1..=99; `None`: the normal
+    /// policy. The kernel's side forwards in softirq context either way.
+    pub shaper_rt_priority: Option<u8>,
     /// The `fairway` binary to run as the shaper.
     pub shaper_exe: PathBuf,
     /// Where the generated shaper file goes.
@@ -57,6 +66,9 @@ impl Config {
     pub fn check(&self) -> Result<(), BenchError> {
         if !(MIN_CIRCUITS..=MAX_CIRCUITS).contains(&self.circuits) {
             return Err(BenchError::Circuits(self.circuits));
+        }
+        if let Some(p) = self.shaper_rt_priority.filter(|p| !(1..=99).contains(p)) {
+            return Err(BenchError::RtPriority(p));
         }
         Ok(())
     }
@@ -78,6 +90,8 @@ pub fn run(cfg: &Config, progress: &mut dyn FnMut(&str)) -> Result<Report, Bench
     Ok(Report {
         circuits: cfg.circuits,
         quick: cfg.quick,
+        phases: cfg.phases,
+        shaper_rt_priority: cfg.shaper_rt_priority,
         change: plan::CHANGE,
         kernel,
         fairway,

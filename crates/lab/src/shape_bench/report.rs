@@ -1,7 +1,9 @@
 //! The bench's results: one [`Side`] per forwarder, and the table that
 //! puts them side by side.
 
+use super::measure::NOT_RUN;
 use super::plan::ChangeSize;
+use super::Phase;
 use serde::Serialize;
 use std::fmt;
 
@@ -49,13 +51,21 @@ pub struct RateRow {
     pub error_pct: f64,
 }
 
-/// The sparse flow beside the bulk flow.
+/// The sparse flow beside the bulk flow. Delays end at the kernel's
+/// receive stamp of each datagram; `sparse_read_p99_ms` ends when the
+/// receiver thread read it instead (the difference: the receiver waiting
+/// for a core).
 #[derive(Clone, Debug, Serialize)]
 pub struct DelayRow {
     /// Sparse flow's delay, median, ms.
     pub sparse_p50_ms: f64,
     /// Sparse flow's delay, 99th percentile, ms.
     pub sparse_p99_ms: f64,
+    /// Sparse flow's largest delay, ms.
+    pub sparse_max_ms: f64,
+    /// Sparse flow's delay to the receiver thread's read, 99th
+    /// percentile, ms.
+    pub sparse_read_p99_ms: f64,
     /// Sparse datagrams lost.
     pub sparse_lost: u64,
     /// Sparse datagrams sent.
@@ -124,7 +134,7 @@ pub struct Side {
     /// Rates under overload.
     pub rates: Vec<RateRow>,
     /// The sparse flow.
-    pub delay: DelayRow,
+    pub delay: Maybe<DelayRow>,
     /// 64-byte and 1514-byte frames.
     pub forwarding: Vec<ForwardRow>,
     /// Statistics of every circuit.
@@ -140,6 +150,10 @@ pub struct Report {
     pub circuits: usize,
     /// Short phases.
     pub quick: bool,
+    /// The phases measured.
+    pub phases: super::Phases,
+    /// The shaper's loop under SCHED_FIFO at this priority, if asked.
+    pub shaper_rt_priority: Option<u8>,
     /// What the change touches.
     pub change: ChangeSize,
     /// The kernel's HTB under a bridge.
@@ -159,9 +173,18 @@ impl fmt::Display for Report {
         let c = &self.change;
         writeln!(
             f,
-            "fairway shape bench: {} circuits{}",
+            "fairway shape bench: {} circuits{}{}{}",
             self.circuits,
-            if self.quick { " (--quick)" } else { "" }
+            if self.quick { " (--quick)" } else { "" },
+            if self.phases == super::Phases::ALL {
+                String::new()
+            } else {
+                let names: Vec<&str> = self.phases.list().iter().map(|p| p.name()).collect();
+                format!(", phases {}", names.join(","))
+            },
+            self.shaper_rt_priority.map_or(String::new(), |p| format!(
+                ", fairway's loop under SCHED_FIFO {p}"
+            ))
         )?;
         writeln!(
             f,
@@ -182,28 +205,9 @@ impl fmt::Display for Report {
             let v = |r: &RateRow| format!("{:.2} ({:+.2} %)", r.measured_mbit, r.error_pct);
             row(f, &name, v(a), v(b))?;
         }
-        // The percentiles of no datagram would read 0: say they were lost.
-        let d = |r: &DelayRow| match r.sparse_lost {
-            lost if lost == r.sparse_sent => format!("all {lost} datagrams lost"),
-            0 => format!("{:.2} / {:.2}", r.sparse_p50_ms, r.sparse_p99_ms),
-            lost => format!(
-                "{:.2} / {:.2}, {lost}/{} lost",
-                r.sparse_p50_ms, r.sparse_p99_ms, r.sparse_sent
-            ),
-        };
-        row(
-            f,
-            "sparse flow delay p50 / p99, ms",
-            d(&k.delay),
-            d(&w.delay),
-        )?;
-        let d = |r: &DelayRow| format!("{:.1} ms, {:.1} Mbit/s", r.bulk_p50_ms, r.bulk_mbit);
-        row(
-            f,
-            "  beside bulk: bulk p50, bulk rate",
-            d(&k.delay),
-            d(&w.delay),
-        )?;
+        if self.phases.has(Phase::Delay) {
+            delay_rows(f, &k.delay, &w.delay)?;
+        }
         for (a, b) in k.forwarding.iter().zip(&w.forwarding) {
             let v = |r: &ForwardRow| format!("{:.3} Mpps {:.2} Gbit/s", r.mpps, r.gbit);
             row(
@@ -220,44 +224,91 @@ impl fmt::Display for Report {
             };
             row(f, "  cores: sender+shaper+receiver", v(a), v(b))?;
         }
-        let name = format!(
-            "change: {} rates, {} adds, {} removals, {} moves",
-            c.rates, c.adds, c.removals, c.moves
-        );
-        let v = |r: &ChangeRow| format!("{:.1} ms", r.apply_ms);
-        row(f, &name, cell(&k.change, v), cell(&w.change, v))?;
-        let v = |r: &ChangeRow| {
-            let u = r
-                .unshaped
-                .map_or(String::new(), |u| format!(", {u} unshaped"));
-            format!("{}/{} lost, {} reord{u}", r.lost, r.sent, r.reordered)
-        };
-        row(
-            f,
-            "  during it: lost/sent, reordered",
-            cell(&k.change, v),
-            cell(&w.change, v),
-        )?;
-        let v = |r: &ScrapeRow| format!("{:.1} ms ({} kB)", r.ms, r.bytes / 1000);
-        row(
-            f,
-            "statistics of every circuit",
-            cell(&k.scrape, v),
-            cell(&w.scrape, v),
-        )?;
+        if self.phases.has(Phase::Change) {
+            change_rows(f, c, &k.change, &w.change)?;
+        }
+        if self.phases.has(Phase::Statistics) {
+            let v = |r: &ScrapeRow| format!("{:.1} ms ({} kB)", r.ms, r.bytes / 1000);
+            row(
+                f,
+                "statistics of every circuit",
+                cell(&k.scrape, v),
+                cell(&w.scrape, v),
+            )?;
+        }
         if let Some(r) = w.change.value.as_ref().and_then(|c| c.report.as_ref()) {
             writeln!(f, "fairway's reload line: {r}")?;
         }
         for side in [k, w] {
             for (what, why) in [
+                ("delay", &side.delay.not_available),
                 ("change", &side.change.not_available),
                 ("statistics", &side.scrape.not_available),
             ] {
-                if let Some(why) = why {
+                if let Some(why) = why.as_ref().filter(|w| w.as_str() != NOT_RUN) {
                     writeln!(f, "{}: {what}: n/a ({why})", side.name)?;
                 }
             }
         }
         Ok(())
     }
+}
+
+fn line(f: &mut fmt::Formatter<'_>, name: &str, a: String, b: String) -> fmt::Result {
+    writeln!(f, "{name:<52} {a:>28} {b:>28}")
+}
+
+/// The sparse flow's rows.
+fn delay_rows(f: &mut fmt::Formatter<'_>, k: &Maybe<DelayRow>, w: &Maybe<DelayRow>) -> fmt::Result {
+    // The percentiles of no datagram would read 0: say they were lost.
+    let d = |r: &DelayRow| match r.sparse_lost {
+        lost if lost == r.sparse_sent => format!("all {lost} datagrams lost"),
+        0 => format!("{:.2} / {:.2}", r.sparse_p50_ms, r.sparse_p99_ms),
+        lost => format!(
+            "{:.2} / {:.2}, {lost}/{} lost",
+            r.sparse_p50_ms, r.sparse_p99_ms, r.sparse_sent
+        ),
+    };
+    line(f, "sparse flow delay p50 / p99, ms", cell(k, d), cell(w, d))?;
+    let d = |r: &DelayRow| format!("{:.2} / {:.2}", r.sparse_max_ms, r.sparse_read_p99_ms);
+    line(
+        f,
+        "  max, ms / p99 to the receiver's read, ms",
+        cell(k, d),
+        cell(w, d),
+    )?;
+    let d = |r: &DelayRow| format!("{:.1} ms, {:.1} Mbit/s", r.bulk_p50_ms, r.bulk_mbit);
+    line(
+        f,
+        "  beside bulk: bulk p50, bulk rate",
+        cell(k, d),
+        cell(w, d),
+    )
+}
+
+/// The change's rows.
+fn change_rows(
+    f: &mut fmt::Formatter<'_>,
+    c: &ChangeSize,
+    k: &Maybe<ChangeRow>,
+    w: &Maybe<ChangeRow>,
+) -> fmt::Result {
+    let name = format!(
+        "change: {} rates, {} adds, {} removals, {} moves",
+        c.rates, c.adds, c.removals, c.moves
+    );
+    let v = |r: &ChangeRow| format!("{:.1} ms", r.apply_ms);
+    line(f, &name, cell(k, v), cell(w, v))?;
+    let v = |r: &ChangeRow| {
+        let u = r
+            .unshaped
+            .map_or(String::new(), |u| format!(", {u} unshaped"));
+        format!("{}/{} lost, {} reord{u}", r.lost, r.sent, r.reordered)
+    };
+    line(
+        f,
+        "  during it: lost/sent, reordered",
+        cell(k, v),
+        cell(w, v),
+    )
 }

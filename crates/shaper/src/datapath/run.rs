@@ -114,6 +114,44 @@ pub fn stop_on_signals() -> Result<Arc<AtomicBool>, RunError> {
     Ok(flag)
 }
 
+/// The real-time priorities [`realtime`] accepts: SCHED_FIFO's range on
+/// Linux.
+pub const RT_PRIORITIES: std::ops::RangeInclusive<u8> = 1..=99;
+
+/// Puts the calling thread under `SCHED_FIFO` at `priority`, and every
+/// thread it starts afterwards back under the normal policy
+/// (`SCHED_RESET_ON_FORK`: the control socket, the metrics endpoint and a
+/// reload's preparation run as before). Called on the thread that then
+/// calls [`run`], whose loop then no longer waits behind other processes
+/// for a core: on a machine whose cores are all busy, a normal thread
+/// woken for the next frame can wait for a core for milliseconds (tens
+/// under heavy load), and every frame of every circuit waits with it;
+/// the kernel's own forwarding runs in softirq context and never waits
+/// so. The loop sleeps whenever nothing is due, so it takes only the
+/// CPU the traffic needs (and the kernel's real-time throttling bounds
+/// it). Needs `CAP_SYS_NICE` or an `RLIMIT_RTPRIO` of at least
+/// `priority`; a priority outside [`RT_PRIORITIES`] is refused.
+pub fn realtime(priority: u8) -> io::Result<()> {
+    if !RT_PRIORITIES.contains(&priority) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("priority {priority} outside 1..=99"),
+        ));
+    }
+    let param = libc::sched_param {
+        sched_priority: libc::c_int::from(priority),
+    };
+    // SAFETY: pid 0 is the calling thread; `param` is live.
+    let rc = unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param)
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// CLOCK_MONOTONIC, ns.
 pub fn now_ns() -> u64 {
     // SAFETY: all-zero is a valid timespec; clock_gettime writes it.
@@ -366,4 +404,20 @@ fn sleep_on(fds: &[i32; 3], ns: u64) {
     // SAFETY: `p` holds three live pollfds; `ts` is live; no signal
     // mask. An error (EINTR on a signal) just ends the sleep.
     unsafe { libc::ppoll(p.as_mut_ptr(), 3, &ts, std::ptr::null()) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_priority_outside_fifos_range_is_refused_and_nothing_changes() {
+        for p in [0, 100, 255] {
+            let e = realtime(p).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{p}");
+            assert!(e.to_string().contains("outside 1..=99"), "{e}");
+        }
+        // SAFETY: pid 0, the calling thread.
+        assert_eq!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_OTHER);
+    }
 }

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 /// Arguments of `fairway shape bench`.
 #[derive(Args)]
 #[command(after_help = "Examples:\n  sudo fairway shape bench --quick\n  \
-sudo fairway shape bench --circuits 20000 --json")]
+sudo fairway shape bench --circuits 20000 --json\n  \
+sudo fairway shape bench --circuits 2200 --phases delay")]
 pub struct BenchArgs {
     /// Circuits in the tree, 2200..=50000 (the change touches 2,100 of them).
     #[arg(long, default_value_t = 10_000, value_name = "N")]
@@ -20,6 +21,17 @@ pub struct BenchArgs {
     /// Shorter traffic phases (about half as long).
     #[arg(long)]
     pub quick: bool,
+    /// The phases to measure, comma-separated, of rates, delay,
+    /// forwarding, statistics, change; default all. Both sides measure the
+    /// same ones.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub phases: Vec<String>,
+    /// Run the shaper's loop under SCHED_FIFO at this priority, 1..=99
+    /// (`fairway shape --rt-priority`): it then never waits behind other
+    /// processes for a core, as the kernel's forwarding, in softirq
+    /// context, never does. Default: the normal policy.
+    #[arg(long, value_name = "N")]
+    pub shaper_rt_priority: Option<u8>,
     /// The report as JSON on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -47,6 +59,15 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         }
         .into());
     }
+    let phases = phases(&args.phases)?;
+    if let Some(p) = args.shaper_rt_priority.filter(|p| !(1..=99).contains(p)) {
+        return Err(FlagError::ValueOutside {
+            flag: "--shaper-rt-priority",
+            value: p.to_string(),
+            range: "1..=99 (SCHED_FIFO's priorities)".into(),
+        }
+        .into());
+    }
     let out = args
         .out
         .clone()
@@ -66,6 +87,8 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
     let cfg = Config {
         circuits: args.circuits,
         quick: args.quick,
+        phases,
+        shaper_rt_priority: args.shaper_rt_priority,
         shaper_exe,
         work_dir: out.clone(),
     };
@@ -86,6 +109,26 @@ pub fn run(args: BenchArgs) -> Result<(), CliError> {
         crate::outln!("written: {}", out.join("report.txt").display());
     }
     Ok(())
+}
+
+/// The phases of `--phases`: every one when none is named.
+#[cfg(target_os = "linux")]
+fn phases(names: &[String]) -> Result<fairway_lab::shape_bench::Phases, CliError> {
+    use fairway_lab::shape_bench::{Phase, Phases};
+    if names.is_empty() {
+        return Ok(Phases::ALL);
+    }
+    let list = names
+        .iter()
+        .map(|n| {
+            Phase::from_name(n).ok_or_else(|| FlagError::UnknownName {
+                flag: "--phases",
+                text: n.clone(),
+                expected: Phase::names(),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Phases::of(&list))
 }
 
 /// Namespaces and HTB need Linux.

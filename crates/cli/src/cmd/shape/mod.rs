@@ -68,6 +68,11 @@ pub struct ShapeArgs {
     /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9100).
     #[arg(long, value_name = "ADDR", conflicts_with = "check")]
     pub metrics: Option<std::net::SocketAddr>,
+    /// Run the shaping loop under SCHED_FIFO at this priority, 1..=99, so
+    /// that it never waits behind other processes for a core (the other
+    /// threads stay normal); needs CAP_SYS_NICE. Default: the normal policy.
+    #[arg(long, value_name = "N", conflicts_with = "check")]
+    pub rt_priority: Option<u8>,
 }
 
 /// `fairway shape SUBCOMMAND`.
@@ -153,6 +158,9 @@ pub fn run(args: ShapeArgs) -> Result<(), CliError> {
             let socket = args
                 .control
                 .unwrap_or_else(|| fairway_shaper::control::DEFAULT_SOCKET.into());
+            if let Some(p) = args.rt_priority {
+                realtime(p)?;
+            }
             shape(&checked, &source, &label, &socket, args.metrics)
         }
         Err(problems) => {
@@ -178,6 +186,27 @@ impl fmt::Display for ShapeRunFailed {
 }
 
 impl std::error::Error for ShapeRunFailed {}
+
+/// `--rt-priority`: the calling thread, which runs the loop, under
+/// SCHED_FIFO.
+fn realtime(priority: u8) -> Result<(), CliError> {
+    use fairway_shaper::datapath::run::{self, RT_PRIORITIES};
+    if !RT_PRIORITIES.contains(&priority) {
+        return Err(crate::cmd::flag::FlagError::ValueOutside {
+            flag: "--rt-priority",
+            value: priority.to_string(),
+            range: "1..=99 (SCHED_FIFO's priorities)".into(),
+        }
+        .into());
+    }
+    run::realtime(priority).map_err(|e| CliError::CannotRun {
+        command: "fairway shape",
+        why: format!(
+            "--rt-priority {priority}: SCHED_FIFO refused: {e} (needs CAP_SYS_NICE or an \
+             RLIMIT_RTPRIO of at least {priority})"
+        ),
+    })
+}
 
 /// Shapes until SIGINT or SIGTERM, answering on the control socket (and
 /// the metrics endpoint) and reloading `source` on SIGHUP or the socket's
