@@ -31,7 +31,10 @@
 //!   slots of the children that move in, come or shift, so each
 //!   regrouped parent costs O((those + its eligible children) · log),
 //!   not O(its children). A parent not
-//!   regrouped keeps its scheduler and its children's tokens;
+//!   regrouped keeps its scheduler and its children's tokens; where one
+//!   of its children stays but takes another slot (the rearrangement
+//!   fills a removed item's slot from the tail), the pause renames that
+//!   child's entry in its list (O(such children));
 //! - a circuit whose queue limit changed gets its new queue at once if
 //!   it is empty, else once its running queue empties (frames are never
 //!   moved between queues: that would lose their flows' order and
@@ -108,6 +111,8 @@ pub struct TreeEdit<P> {
     items: Vec<Item>,
     /// Parents to regroup, deepest first.
     regroups: Vec<Regroup>,
+    /// List entries of the other parents to name their child anew.
+    relabels: Vec<Relabel>,
     /// Per new plan parent (node slot + 1, 0: the root), its index in
     /// `regroups` (`NIL`: none).
     by_parent: Vec<u32>,
@@ -134,15 +139,22 @@ fn leaf_cfg(max: u64) -> FqCodelConfig {
     }
 }
 
+/// A list entry of a parent that is not regrouped whose child stays
+/// but at another slot of `inner` or `leaves` (the rearrangement fills
+/// the gaps of removed items from the tail): (parent node slot + 1, the
+/// child's place in the list, its new entry).
+type Relabel = (u32, u32, u32);
+
 /// The parents of `new` whose group differs from the running one (other
 /// children or slots, weights or scheduler) and the new ones, each with
-/// its scheduler and heaps for its new children, deepest first.
+/// its scheduler and heaps for its new children, deepest first; and the
+/// entries of the other parents' lists that must name their child anew.
 fn regroups(
     (old, os): (&Checked, &[Spec]),
     (new, ns): (&Checked, &[Spec]),
     node_from: &[Option<u32>],
     leaf_from: &[Option<u32>],
-) -> Vec<Regroup> {
+) -> (Vec<Regroup>, Vec<Relabel>) {
     let (on, nn) = (old.plan.nodes.len(), new.plan.nodes.len());
     let (og, ng) = (groups(os), groups(ns));
     // Each running child's (parent, slot), by its list entry.
@@ -153,6 +165,7 @@ fn regroups(
         }
     }
     let mut out = Vec::new();
+    let mut relabels = Vec::new();
     // The root and the plan's nodes (leaves have no children).
     for (p, kids) in ng.iter().enumerate().take(nn + 1) {
         let weights = group_weights(ns, kids);
@@ -182,6 +195,14 @@ fn regroups(
                 && spec_of(os, o as usize) == spec
         });
         if same {
+            // The same children in the same places; an entry naming a
+            // child whose slot was filled from the tail names it anew.
+            let was = &og[from.unwrap_or(0) as usize];
+            for (k, (&id, &c)) in list.iter().zip(was).enumerate() {
+                if id != kid_id(c, on) {
+                    relabels.push((p as u32, k as u32, id));
+                }
+            }
             continue;
         }
         let reslot = list
@@ -210,7 +231,7 @@ fn regroups(
         });
     }
     out.sort_by_key(|r| std::cmp::Reverse(r.depth));
-    out
+    (out, relabels)
 }
 
 impl<P: Packet> TreeEdit<P> {
@@ -276,7 +297,7 @@ impl<P: Packet> TreeEdit<P> {
         }
         keyed.sort_by_key(|k| k.0);
         let items = keyed.into_iter().map(|(_, k)| items[k]).collect();
-        let regroups = regroups((old, &os), (new, &ns), node_from, leaf_from);
+        let (regroups, relabels) = regroups((old, &os), (new, &ns), node_from, leaf_from);
         let mut by_parent = vec![NIL; nn + 1];
         for (k, r) in regroups.iter().enumerate() {
             by_parent[r.parent as usize] = k as u32;
@@ -301,6 +322,7 @@ impl<P: Packet> TreeEdit<P> {
             nodes,
             items,
             regroups,
+            relabels,
             by_parent,
             queues,
             stand_ins,
@@ -314,6 +336,7 @@ impl<P: Packet> TreeEdit<P> {
             && self.nodes.is_identity()
             && self.items.is_empty()
             && self.regroups.is_empty()
+            && self.relabels.is_empty()
             && self.queues.is_empty()
     }
 }
@@ -362,6 +385,10 @@ impl<P: Packet> Tree<P> {
             if n != NIL {
                 self.nodes[n as usize].leaf = s;
             }
+        }
+        for &(p, k, id) in &e.relabels {
+            let t = self.tree_node(p) as usize;
+            self.kids[t][k as usize] = id;
         }
         for (slot, q) in e.queues.drain(..) {
             let l = &mut self.leaves[slot as usize];
