@@ -125,11 +125,30 @@ fn write(p: &Plan, format: Format, dir: &Path) -> Source {
     }
 }
 
-/// Times since `t`, and restarts it.
-fn lap(t: &mut Instant) -> u64 {
-    let ns = t.elapsed().as_nanos() as u64;
-    *t = Instant::now();
-    ns
+/// A stage's wall clock and this thread's CPU time.
+struct Lap {
+    wall: Instant,
+    cpu: u64,
+}
+
+impl Lap {
+    fn start() -> Self {
+        Self {
+            wall: Instant::now(),
+            cpu: cpu_ns(),
+        }
+    }
+
+    /// `wall (cpu of CPU)` since the last lap, and restarts.
+    fn lap(&mut self) -> String {
+        let s = format!(
+            "{} ({})",
+            show_ns(self.wall.elapsed().as_nanos() as u64),
+            show_ns(cpu_ns() - self.cpu)
+        );
+        *self = Self::start();
+        s
+    }
 }
 
 /// A reload from the files, stage by stage, then the shaper's path.
@@ -147,8 +166,8 @@ fn from_file(format: Format) {
     write(&changed(&p), format, &dir);
     let running = Arc::clone(e.plan());
 
-    let mut t = Instant::now();
-    let t0 = t;
+    let mut t = Lap::start();
+    let t0 = Instant::now();
     let paths: Vec<&PathBuf> = match &src {
         Source::ShaperFile(path) => vec![path],
         Source::Libreqos {
@@ -161,7 +180,7 @@ fn from_file(format: Format) {
         .map(|p| Arc::from(p.display().to_string()))
         .collect();
     let texts: Vec<String> = paths.iter().zip(&names).map(|(p, n)| text(p, n)).collect();
-    let read_ns = lap(&mut t);
+    let read_ns = t.lap();
     let mut next = Plan::default();
     let mut errors = Vec::new();
     match format {
@@ -174,15 +193,15 @@ fn from_file(format: Format) {
         }
     }
     assert!(errors.is_empty(), "{}", errors[0]);
-    let parse_ns = lap(&mut t);
+    let parse_ns = t.lap();
     let next = check(next).unwrap_or_else(|e| panic!("{}", e[0]));
-    let check_ns = lap(&mut t);
+    let check_ns = t.lap();
     let d = fairway_shaper::diff::diff(&running, &next);
-    let diff_ns = lap(&mut t);
+    let diff_ns = t.lap();
     let prepared = prepare(&running, next, 1).expect("prepared");
-    let prepare_ns = lap(&mut t);
+    let prepare_ns = t.lap();
     let applied = e.apply(prepared, 1).expect("applied");
-    let pause_ns = lap(&mut t);
+    let pause_ns = t.lap();
     let total_ns = t0.elapsed().as_nanos() as u64;
     let what = match format {
         Format::Toml => "shaper file",
@@ -191,13 +210,8 @@ fn from_file(format: Format) {
     let bytes: usize = texts.iter().map(String::len).sum();
     println!("from the {what} ({bytes} bytes): {}", d);
     println!(
-        "  read {}, parse {}, check {}, diff {}, prepare {} (the diff again included), pause {}; applied in {}",
-        show_ns(read_ns),
-        show_ns(parse_ns),
-        show_ns(check_ns),
-        show_ns(diff_ns),
-        show_ns(prepare_ns),
-        show_ns(pause_ns),
+        "  wall (CPU of this thread): read {read_ns}, parse {parse_ns}, check {check_ns}, diff {diff_ns}, \
+         prepare {prepare_ns} (the diff again included; on two threads), pause {pause_ns}; applied in {}",
         show_ns(total_ns)
     );
     drop(applied);

@@ -58,6 +58,8 @@ use fairway_core::policy::tree::MAX_WEIGHT;
 use fairway_core::SchedSpec;
 use fairway_policy_file::RateField;
 use serde::Deserialize;
+use fairway_policy_file::RateError;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -178,9 +180,27 @@ struct Conv<'a> {
     file: &'a Arc<str>,
     lines: LineIndex<'a>,
     errors: &'a mut Vec<ConfigError>,
+    /// Rates already read, by their text: a large file writes the same
+    /// few rates thousands of times.
+    rates: HashMap<String, u64>,
 }
 
+/// At most this many rates are remembered ([`Conv::rates`]).
+const RATES_REMEMBERED: usize = 1024;
+
 impl Conv<'_> {
+    /// [`parse_tc_rate`], remembered.
+    fn tc_rate(&mut self, text: &str) -> Result<u64, RateError> {
+        if let Some(&bits) = self.rates.get(text) {
+            return Ok(bits);
+        }
+        let bits = parse_tc_rate(text)?;
+        if self.rates.len() < RATES_REMEMBERED {
+            self.rates.insert(text.to_string(), bits);
+        }
+        Ok(bits)
+    }
+
     fn loc(&self, span: Range<usize>) -> Loc {
         self.lines.loc(self.file, span.start)
     }
@@ -200,7 +220,7 @@ impl Conv<'_> {
     }
 
     fn rate(&mut self, s: &S, field: &str) -> Option<u64> {
-        parse_tc_rate(s.get_ref())
+        self.tc_rate(s.get_ref())
             .map_err(|error| {
                 let field = field.to_string();
                 self.err(s.span(), Problem::Rate { field, error });
@@ -219,7 +239,7 @@ impl Conv<'_> {
     ) -> Result<[Option<u64>; 2], ()> {
         match v.get_ref() {
             RateField::One(text) => {
-                let bits = parse_tc_rate(text).map_err(|error| {
+                let bits = self.tc_rate(text).map_err(|error| {
                     let field = field.to_string();
                     self.err(v.span(), Problem::Rate { field, error });
                 })?;
@@ -394,7 +414,11 @@ fn convert(
         file,
         lines,
         errors,
+        rates: HashMap::new(),
     };
+    plan.nodes.reserve(f.node.len());
+    plan.circuits.reserve(f.circuit.len());
+    plan.devices.reserve(f.device.len());
     if let Some(i) = &f.interfaces {
         plan.interfaces = interfaces(&mut c, i);
     }

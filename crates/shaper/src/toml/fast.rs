@@ -41,18 +41,9 @@ struct Entry<'t> {
     val: Val<'t>,
 }
 
-/// A table: where its header starts (the root: 0) and its entries.
-struct Table<'t> {
-    start: usize,
-    entries: Vec<Entry<'t>>,
-}
-
-/// The document: the root's entries, then each header's table in order.
-struct Doc<'t> {
-    root: Vec<Entry<'t>>,
-    /// Header name, `[[…]]` or not, the table.
-    tables: Vec<(&'t str, bool, Table<'t>)>,
-}
+/// A table being read: its header's name, `[[…]]` or not, where the
+/// header starts (the root: no header).
+type Header<'t> = Option<(&'t str, bool, usize)>;
 
 /// The file as the crate would deserialize it, or `None` if it is not
 /// in the subset (then the crate reads it).
@@ -65,7 +56,7 @@ pub(super) fn parse(text: &str) -> Option<FileToml> {
     {
         return None;
     }
-    build(lex(text)?)
+    read(text)
 }
 
 /// Byte cursor over the text.
@@ -165,7 +156,8 @@ impl<'t> Cur<'t> {
     /// `{ k = v, … }` on one line, at least one entry, no trailing comma.
     fn inline_table(&mut self) -> Option<Vec<Entry<'t>>> {
         self.eat(b'{')?;
-        let mut entries: Vec<Entry<'t>> = Vec::new();
+        // A rate table has two entries.
+        let mut entries: Vec<Entry<'t>> = Vec::with_capacity(2);
         loop {
             self.blanks();
             let key = self.bare()?;
@@ -213,19 +205,34 @@ impl<'t> Cur<'t> {
     }
 }
 
-/// The text as headers and entries, or `None` outside the subset.
-fn lex(text: &str) -> Option<Doc<'_>> {
-    let mut c = Cur { text, at: 0 };
-    let mut doc = Doc {
-        root: Vec::new(),
-        tables: Vec::new(),
+/// The text, table by table into the typed file, or `None` outside the
+/// subset.
+fn read(text: &str) -> Option<FileToml> {
+    let count = |header: &str| text.matches(header).count();
+    let mut f = FileToml {
+        interfaces: None,
+        libreqos: None,
+        default_class: None,
+        node: Vec::with_capacity(count("[[node]]")),
+        circuit: Vec::with_capacity(count("[[circuit]]")),
+        device: Vec::with_capacity(count("[[device]]")),
+        rule: Vec::with_capacity(count("[[rule]]")),
+        flow: Vec::new(),
     };
+    let mut c = Cur { text, at: 0 };
+    let mut header: Header<'_> = None;
+    // The current table's entries; the buffer is reused table to table.
+    let mut entries: Vec<Entry<'_>> = Vec::with_capacity(8);
     loop {
         c.blanks();
         match c.peek() {
-            None => return Some(doc),
+            None => {
+                finish(&mut f, header, &mut entries)?;
+                return Some(f);
+            }
             Some(b'\n' | b'#') => c.line_end()?,
             Some(b'[') => {
+                finish(&mut f, header, &mut entries)?;
                 let start = c.at;
                 c.at += 1;
                 let array = c.eat(b'[').is_some();
@@ -235,11 +242,7 @@ fn lex(text: &str) -> Option<Doc<'_>> {
                     c.eat(b']')?;
                 }
                 c.line_end()?;
-                let table = Table {
-                    start,
-                    entries: Vec::new(),
-                };
-                doc.tables.push((name, array, table));
+                header = Some((name, array, start));
             }
             Some(_) => {
                 let key = c.bare()?;
@@ -248,10 +251,6 @@ fn lex(text: &str) -> Option<Doc<'_>> {
                 c.blanks();
                 let (span, val) = c.value(false)?;
                 c.line_end()?;
-                let entries = match doc.tables.last_mut() {
-                    Some((_, _, t)) => &mut t.entries,
-                    None => &mut doc.root,
-                };
                 if entries.iter().any(|e| e.key == key) {
                     return None;
                 }
@@ -261,55 +260,43 @@ fn lex(text: &str) -> Option<Doc<'_>> {
     }
 }
 
-/// The typed file, if every table and key is one the file has, once.
-fn build(doc: Doc<'_>) -> Option<FileToml> {
-    let mut f = FileToml {
-        interfaces: None,
-        libreqos: None,
-        default_class: None,
-        node: Vec::new(),
-        circuit: Vec::new(),
-        device: Vec::new(),
-        rule: Vec::new(),
-        flow: Vec::new(),
+/// The table `header` names, of `entries` (emptied), into `f`, if its
+/// header and keys are ones the file has, once.
+fn finish<'t>(f: &mut FileToml, header: Header<'t>, entries: &mut Vec<Entry<'t>>) -> Option<()> {
+    let Some((name, array, start)) = header else {
+        for e in entries.drain(..) {
+            match e.key {
+                "libreqos" => f.libreqos = Some(Spanned::new(e.span, libreqos(e.val)?)),
+                _ => return None,
+            }
+        }
+        return Some(());
     };
-    for e in doc.root {
-        match e.key {
-            "libreqos" if f.libreqos.is_none() => {
-                f.libreqos = Some(Spanned::new(e.span, libreqos(e.val)?));
-            }
-            _ => return None,
+    let span = start..entries.last().map_or(start, |e| e.span.end);
+    match (name, array) {
+        ("interfaces", false) if f.interfaces.is_none() => {
+            f.interfaces = Some(Spanned::new(span, interfaces(entries)?));
         }
-    }
-    let end = |t: &Table<'_>| t.entries.last().map_or(t.start, |e| e.span.end);
-    for (name, array, t) in doc.tables {
-        let span = t.start..end(&t);
-        let entries = t.entries;
-        match (name, array) {
-            ("interfaces", false) if f.interfaces.is_none() => {
-                f.interfaces = Some(Spanned::new(span, interfaces(entries)?));
-            }
-            ("default_class", false) if f.default_class.is_none() => {
-                f.default_class = Some(Spanned::new(span, class(entries)?));
-            }
-            ("node", true) => f.node.push(Spanned::new(span, node(entries)?)),
-            ("circuit", true) => f.circuit.push(Spanned::new(span, circuit(entries)?)),
-            ("device", true) => f.device.push(Spanned::new(span, device(entries)?)),
-            ("rule", true) => f.rule.push(Spanned::new(span, rule(entries)?)),
-            _ => return None,
+        ("default_class", false) if f.default_class.is_none() => {
+            f.default_class = Some(Spanned::new(span, class(entries)?));
         }
+        ("node", true) => f.node.push(Spanned::new(span, node(entries)?)),
+        ("circuit", true) => f.circuit.push(Spanned::new(span, circuit(entries)?)),
+        ("device", true) => f.device.push(Spanned::new(span, device(entries)?)),
+        ("rule", true) => f.rule.push(Spanned::new(span, rule(entries)?)),
+        _ => return None,
     }
-    Some(f)
+    Some(())
 }
 
 /// Takes each entry's value into the slot its key names; `None` for a
 /// key not in `keys` (the crate refuses unknown fields).
 fn fields<'t, const N: usize>(
-    entries: Vec<Entry<'t>>,
+    entries: &mut Vec<Entry<'t>>,
     keys: [&str; N],
 ) -> Option<[Option<(Range<usize>, Val<'t>)>; N]> {
     let mut out = [const { None }; N];
-    for e in entries {
+    for e in entries.drain(..) {
         let i = keys.iter().position(|&k| k == e.key)?;
         out[i] = Some((e.span, e.val));
     }
@@ -356,8 +343,8 @@ fn rate(v: Option<(Range<usize>, Val<'_>)>) -> Option<Spanned<RateField>> {
     let (span, v) = v?;
     let field = match v {
         Val::Str(s) => RateField::One(s.to_string()),
-        Val::Table(entries) => {
-            let [download, upload] = fields(entries, ["download", "upload"])?;
+        Val::Table(mut entries) => {
+            let [download, upload] = fields(&mut entries, ["download", "upload"])?;
             RateField::PerDirection {
                 download: opt(download, string)?,
                 upload: opt(upload, string)?,
@@ -369,15 +356,17 @@ fn rate(v: Option<(Range<usize>, Val<'_>)>) -> Option<Spanned<RateField>> {
 }
 
 fn libreqos(v: Val<'_>) -> Option<LibreqosToml> {
-    let Val::Table(entries) = v else { return None };
-    let [shaped_devices, network] = fields(entries, ["shaped_devices", "network"])?;
+    let Val::Table(mut entries) = v else {
+        return None;
+    };
+    let [shaped_devices, network] = fields(&mut entries, ["shaped_devices", "network"])?;
     Some(LibreqosToml {
         shaped_devices: string(shaped_devices)?,
         network: opt(network, string)?,
     })
 }
 
-fn interfaces(entries: Vec<Entry<'_>>) -> Option<InterfacesToml> {
+fn interfaces(entries: &mut Vec<Entry<'_>>) -> Option<InterfacesToml> {
     let [internet, subscribers, rate_, io] =
         fields(entries, ["internet", "subscribers", "rate", "io"])?;
     Some(InterfacesToml {
@@ -388,7 +377,7 @@ fn interfaces(entries: Vec<Entry<'_>>) -> Option<InterfacesToml> {
     })
 }
 
-fn class(entries: Vec<Entry<'_>>) -> Option<ClassToml> {
+fn class(entries: &mut Vec<Entry<'_>>) -> Option<ClassToml> {
     let [parent, rate_, reservation] = fields(entries, ["parent", "rate", "reservation"])?;
     Some(ClassToml {
         parent: opt(parent, string)?,
@@ -397,7 +386,7 @@ fn class(entries: Vec<Entry<'_>>) -> Option<ClassToml> {
     })
 }
 
-fn node(entries: Vec<Entry<'_>>) -> Option<NodeToml> {
+fn node(entries: &mut Vec<Entry<'_>>) -> Option<NodeToml> {
     let [name, parent, policy, weight, rate_, reservation] = fields(
         entries,
         ["name", "parent", "policy", "weight", "rate", "reservation"],
@@ -412,7 +401,7 @@ fn node(entries: Vec<Entry<'_>>) -> Option<NodeToml> {
     })
 }
 
-fn circuit(entries: Vec<Entry<'_>>) -> Option<CircuitToml> {
+fn circuit(entries: &mut Vec<Entry<'_>>) -> Option<CircuitToml> {
     let [id, name, parent, weight, rate_, reservation] = fields(
         entries,
         ["id", "name", "parent", "weight", "rate", "reservation"],
@@ -427,7 +416,7 @@ fn circuit(entries: Vec<Entry<'_>>) -> Option<CircuitToml> {
     })
 }
 
-fn device(entries: Vec<Entry<'_>>) -> Option<DeviceToml> {
+fn device(entries: &mut Vec<Entry<'_>>) -> Option<DeviceToml> {
     let [id, name, circuit, mac, ipv4, ipv6] =
         fields(entries, ["id", "name", "circuit", "mac", "ipv4", "ipv6"])?;
     Some(DeviceToml {
@@ -440,7 +429,7 @@ fn device(entries: Vec<Entry<'_>>) -> Option<DeviceToml> {
     })
 }
 
-fn rule(entries: Vec<Entry<'_>>) -> Option<RuleToml> {
+fn rule(entries: &mut Vec<Entry<'_>>) -> Option<RuleToml> {
     let [circuit, prefix, mac, vlan, protocol, src_ports, dst_ports, dscp] = fields(
         entries,
         [
