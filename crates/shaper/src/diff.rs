@@ -170,7 +170,10 @@ pub fn diff(old: &Checked, new: &Checked) -> Diff {
         |o, n| node_settings(&op.nodes[o], &np.nodes[n]),
     );
     let (circuits, circuit_from) = compare(
-        &op.circuits.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+        &op.circuits
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect::<Vec<_>>(),
         np.circuits.iter().map(|c| c.id.as_str()),
         |o, n| parent_name(old, old.circuit_parent[o]) == parent_name(new, new.circuit_parent[n]),
         |o, n| circuit_settings(&op.circuits[o], &np.circuits[n]),
@@ -182,7 +185,10 @@ pub fn diff(old: &Checked, new: &Checked) -> Diff {
         |o, n| {
             let (a, b) = (&op.devices[o], &np.devices[n]);
             let same_nets = a.prefixes.len() == b.prefixes.len()
-                && a.prefixes.iter().zip(&b.prefixes).all(|(x, y)| x.net == y.net);
+                && a.prefixes
+                    .iter()
+                    .zip(&b.prefixes)
+                    .all(|(x, y)| x.net == y.net);
             a.name == b.name && a.mac == b.mac && same_nets
         },
     );
@@ -283,7 +289,8 @@ mod tests {
 
     /// [`compare`] as a plain lookup of every key in maps of both sides.
     fn reference(old: &[&str], new: &[&str]) -> (Changes, Vec<Option<usize>>) {
-        let old_index: HashMap<&str, usize> = old.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+        let old_index: HashMap<&str, usize> =
+            old.iter().enumerate().map(|(i, &k)| (k, i)).collect();
         let mut ch = Changes::default();
         let from: Vec<Option<usize>> = new.iter().map(|k| old_index.get(k).copied()).collect();
         for (n, (k, o)) in new.iter().zip(&from).enumerate() {
@@ -299,7 +306,11 @@ mod tests {
                 }
             }
         }
-        ch.removed = old.iter().filter(|k| !new.contains(k)).map(|k| k.to_string()).collect();
+        ch.removed = old
+            .iter()
+            .filter(|k| !new.contains(k))
+            .map(|k| k.to_string())
+            .collect();
         (ch, from)
     }
 

@@ -38,7 +38,11 @@ pub fn shaper_toml(p: &Plan) -> String {
         let _ = writeln!(s, "weight = {}", c.weight.unwrap_or(1));
     }
     for d in &p.devices {
-        let nets: Vec<String> = d.prefixes.iter().map(|x| format!("\"{}\"", x.net)).collect();
+        let nets: Vec<String> = d
+            .prefixes
+            .iter()
+            .map(|x| format!("\"{}\"", x.net))
+            .collect();
         let _ = write!(
             s,
             "\n[[device]]\nid = \"{}\"\ncircuit = \"{}\"\nipv4 = [{}]\n",

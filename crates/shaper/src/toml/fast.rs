@@ -45,18 +45,36 @@ struct Entry<'t> {
 /// header starts (the root: no header).
 type Header<'t> = Option<(&'t str, bool, usize)>;
 
-/// The file as the crate would deserialize it, or `None` if it is not
-/// in the subset (then the crate reads it).
-pub(super) fn parse(text: &str) -> Option<FileToml> {
+/// The tables of `text[part]` as the crate would deserialize them, or
+/// `None` if that part is not in the subset (then the crate reads the
+/// whole file). `part` is the whole text or a piece [`split`] gave:
+/// spans stay offsets in the whole text.
+pub(super) fn parse(text: &str, part: Range<usize>) -> Option<FileToml> {
     // Control characters other than tab and LF (CR among them) are
     // refused by TOML in comments and strings, or change line ends.
-    if text
-        .bytes()
-        .any(|b| (b < 0x20 && b != b'\t' && b != b'\n') || b == 0x7f)
+    if text.as_bytes()[part.clone()]
+        .iter()
+        .any(|&b| (b < 0x20 && b != b'\t' && b != b'\n') || b == 0x7f)
     {
         return None;
     }
-    read(text)
+    read(&text[..part.end], part.start)
+}
+
+/// Where to cut a text of at least `from` bytes in two for two threads:
+/// the start of the first `[[` header line past the middle. A text in
+/// the subset has no value over two lines, so the cut falls between
+/// tables; one outside it (a multi-line string or array running over
+/// the cut) is not in the subset before the cut either.
+pub(super) fn split(text: &str, from: usize) -> Option<usize> {
+    if text.len() < from.max(2) {
+        return None;
+    }
+    let mid = text.len() / 2;
+    let at = text.as_bytes()[mid..]
+        .windows(3)
+        .position(|w| w == b"\n[[")?;
+    Some(mid + at + 1)
 }
 
 /// Byte cursor over the text.
@@ -96,7 +114,10 @@ impl<'t> Cur<'t> {
     /// A bare key: `A-Za-z0-9_-`, at least one.
     fn bare(&mut self) -> Option<&'t str> {
         let start = self.at;
-        while matches!(self.peek(), Some(b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-')) {
+        while matches!(
+            self.peek(),
+            Some(b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-')
+        ) {
             self.at += 1;
         }
         (self.at > start).then(|| &self.text[start..self.at])
@@ -207,8 +228,8 @@ impl<'t> Cur<'t> {
 
 /// The text, table by table into the typed file, or `None` outside the
 /// subset.
-fn read(text: &str) -> Option<FileToml> {
-    let count = |header: &str| text.matches(header).count();
+fn read(text: &str, start: usize) -> Option<FileToml> {
+    let count = |header: &str| text[start..].matches(header).count();
     let mut f = FileToml {
         interfaces: None,
         libreqos: None,
@@ -219,7 +240,7 @@ fn read(text: &str) -> Option<FileToml> {
         rule: Vec::with_capacity(count("[[rule]]")),
         flow: Vec::new(),
     };
-    let mut c = Cur { text, at: 0 };
+    let mut c = Cur { text, at: start };
     let mut header: Header<'_> = None;
     // The current table's entries; the buffer is reused table to table.
     let mut entries: Vec<Entry<'_>> = Vec::with_capacity(8);

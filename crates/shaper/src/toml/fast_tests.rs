@@ -4,11 +4,22 @@
 //! the crate's reading gives (plan, places and problems alike), and a
 //! plain file is read by the fast reader.
 
-use super::{fast, read, read_by_crate, LibreqosFiles};
+use super::{fast, read, read_by_crate, read_with, LibreqosFiles};
 use crate::error::ConfigError;
 use crate::plan::Plan;
 use proptest::prelude::*;
 use std::sync::Arc;
+
+/// [`read`], every file cut in two (where it has a `[[` header past
+/// its middle).
+fn read_split(
+    file: &Arc<str>,
+    text: &str,
+    plan: &mut Plan,
+    errors: &mut Vec<ConfigError>,
+) -> Option<LibreqosFiles> {
+    read_with(file, text, plan, errors, 0)
+}
 
 /// What one reading gives.
 fn outcome(
@@ -156,7 +167,11 @@ fn valid() -> impl Strategy<Value = String> {
         .prop_flat_map(|((l, i, d, r), tables)| {
             let parts: Vec<BoxedStrategy<String>> =
                 tables.into_iter().map(|(k, n)| table(k, n)).collect();
-            (Just(format!("{l}{i}{d}{r}")), parts, pick(&["", "\n", "\n# end\n"]))
+            (
+                Just(format!("{l}{i}{d}{r}")),
+                parts,
+                pick(&["", "\n", "\n# end\n"]),
+            )
         })
         .prop_map(|(head, parts, end)| {
             let mut s = head;
@@ -218,16 +233,18 @@ const ODD: &[&str] = &[
 
 /// A valid file with a few lines put in.
 fn odd() -> impl Strategy<Value = String> {
-    (valid(), proptest::collection::vec((any::<prop::sample::Index>(), pick(ODD)), 1..3)).prop_map(
-        |(text, inserts)| {
+    (
+        valid(),
+        proptest::collection::vec((any::<prop::sample::Index>(), pick(ODD)), 1..3),
+    )
+        .prop_map(|(text, inserts)| {
             let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
             for (at, line) in inserts {
                 let i = at.index(lines.len() + 1);
                 lines.insert(i, line.to_string());
             }
             lines.join("\n")
-        },
-    )
+        })
 }
 
 proptest! {
@@ -235,13 +252,17 @@ proptest! {
 
     #[test]
     fn a_valid_file_is_read_fast_and_alike(text in valid()) {
-        prop_assert!(fast::parse(&text).is_some(), "not read fast:\n{}", text);
-        prop_assert_eq!(outcome(&text, read), outcome(&text, read_by_crate), "{}", text);
+        prop_assert!(fast::parse(&text, 0..text.len()).is_some(), "not read fast:\n{}", text);
+        let by_crate = outcome(&text, read_by_crate);
+        prop_assert_eq!(&outcome(&text, read), &by_crate, "{}", text);
+        prop_assert_eq!(&outcome(&text, read_split), &by_crate, "cut: {}", text);
     }
 
     #[test]
     fn any_file_reads_as_the_crate_reads_it(text in odd()) {
-        prop_assert_eq!(outcome(&text, read), outcome(&text, read_by_crate), "{}", text);
+        let by_crate = outcome(&text, read_by_crate);
+        prop_assert_eq!(&outcome(&text, read), &by_crate, "{}", text);
+        prop_assert_eq!(&outcome(&text, read_split), &by_crate, "cut: {}", text);
     }
 }
 
@@ -255,7 +276,25 @@ fn the_examples_and_the_bench_layout_are_read_fast() {
         reservation = { download = \"1000000bit\", upload = \"1000000bit\" }\nweight = 1\n\
         \n[[device]]\nid = \"d0\"\ncircuit = \"c0\"\nipv4 = [\"10.10.0.2\"]\n";
     for text in [example, bench] {
-        assert!(fast::parse(text).is_some(), "{text}");
+        assert!(fast::parse(text, 0..text.len()).is_some(), "{text}");
         assert_eq!(outcome(text, read), outcome(text, read_by_crate));
+        assert_eq!(outcome(text, read_split), outcome(text, read_by_crate));
+    }
+}
+
+#[test]
+fn a_table_given_once_in_each_half_is_the_crates_to_refuse() {
+    for table in [
+        "[interfaces]\ninternet = \"a\"\nsubscribers = \"b\"\nrate = \"1gbit\"\n",
+        "[default_class]\nrate = \"1mbit\"\n",
+    ] {
+        let nodes: String = (0..20)
+            .map(|i| format!("[[node]]\nname = \"n{i}\"\nrate = \"10mbit\"\n"))
+            .collect();
+        let text = format!("{table}{nodes}{table}");
+        assert!(fast::split(&text, 0).is_some());
+        let by_crate = outcome(&text, read_by_crate);
+        assert_eq!(by_crate.1.len(), 1, "{by_crate:?}");
+        assert_eq!(outcome(&text, read_split), by_crate);
     }
 }
