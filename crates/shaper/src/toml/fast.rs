@@ -4,8 +4,9 @@
 //! lines with bare keys, values that are basic strings without escapes,
 //! decimal integers, one-line inline tables and one-line arrays of such
 //! values, and comments. It builds the same [`FileToml`] the `toml`
-//! crate does, spans included, in one pass over the text with no token
-//! list and no generic document tree of owned strings.
+//! crate does, values and the starts of their spans (all a place
+//! needs), in one pass over the text with no token list and no document
+//! tree of owned strings.
 //!
 //! It never decides what is wrong: anything outside that subset (an
 //! escape, a dotted or quoted key, a float, a multi-line array, CR LF,
@@ -41,6 +42,9 @@ struct Entry<'t> {
     val: Val<'t>,
 }
 
+/// A field as found: its value's span and value, if given.
+type Field<'t> = Option<(Range<usize>, Val<'t>)>;
+
 /// A table being read: its header's name, `[[…]]` or not, where the
 /// header starts (the root: no header).
 type Header<'t> = Option<(&'t str, bool, usize)>;
@@ -62,10 +66,11 @@ pub(super) fn parse(text: &str, part: Range<usize>) -> Option<FileToml> {
 }
 
 /// Where to cut a text of at least `from` bytes in two for two threads:
-/// the start of the first `[[` header line past the middle. A text in
-/// the subset has no value over two lines, so the cut falls between
-/// tables; one outside it (a multi-line string or array running over
-/// the cut) is not in the subset before the cut either.
+/// the start of the first `[[` header line past the middle. No value of
+/// the subset spans lines, so in a text of the subset the cut falls
+/// between tables; a value outside it (a multi-line string or array
+/// running over the cut) starts before the cut, where the first half's
+/// reading refuses it.
 pub(super) fn split(text: &str, from: usize) -> Option<usize> {
     if text.len() < from.max(2) {
         return None;
@@ -128,7 +133,7 @@ impl<'t> Cur<'t> {
     }
 
     /// A value and its span.
-    fn value(&mut self, nested: bool) -> Option<(Range<usize>, Val<'t>)> {
+    fn value(&mut self, nested: bool) -> Field<'t> {
         let start = self.at;
         let val = match self.peek()? {
             b'"' => {
@@ -315,7 +320,7 @@ fn finish<'t>(f: &mut FileToml, header: Header<'t>, entries: &mut Vec<Entry<'t>>
 fn fields<'t, const N: usize>(
     entries: &mut Vec<Entry<'t>>,
     keys: [&str; N],
-) -> Option<[Option<(Range<usize>, Val<'t>)>; N]> {
+) -> Option<[Field<'t>; N]> {
     let mut out = [const { None }; N];
     for e in entries.drain(..) {
         let i = keys.iter().position(|&k| k == e.key)?;
@@ -324,7 +329,7 @@ fn fields<'t, const N: usize>(
     Some(out)
 }
 
-fn string(v: Option<(Range<usize>, Val<'_>)>) -> Option<S> {
+fn string(v: Field<'_>) -> Option<S> {
     match v? {
         (span, Val::Str(s)) => Some(Spanned::new(span, s.to_string())),
         _ => None,
@@ -332,24 +337,21 @@ fn string(v: Option<(Range<usize>, Val<'_>)>) -> Option<S> {
 }
 
 /// An optional field: absent is `Some(None)`, a wrong type `None`.
-fn opt<T>(
-    v: Option<(Range<usize>, Val<'_>)>,
-    f: impl FnOnce(Option<(Range<usize>, Val<'_>)>) -> Option<T>,
-) -> Option<Option<T>> {
+fn opt<T>(v: Field<'_>, f: impl FnOnce(Field<'_>) -> Option<T>) -> Option<Option<T>> {
     match v {
         None => Some(None),
         some => f(some).map(Some),
     }
 }
 
-fn int(v: Option<(Range<usize>, Val<'_>)>) -> Option<Spanned<i64>> {
+fn int(v: Field<'_>) -> Option<Spanned<i64>> {
     match v? {
         (span, Val::Int(i)) => Some(Spanned::new(span, i)),
         _ => None,
     }
 }
 
-fn strings(v: Option<(Range<usize>, Val<'_>)>) -> Option<Vec<S>> {
+fn strings(v: Field<'_>) -> Option<Vec<S>> {
     let Some((_, v)) = v else {
         return Some(Vec::new());
     };
@@ -360,7 +362,7 @@ fn strings(v: Option<(Range<usize>, Val<'_>)>) -> Option<Vec<S>> {
         .collect()
 }
 
-fn rate(v: Option<(Range<usize>, Val<'_>)>) -> Option<Spanned<RateField>> {
+fn rate(v: Field<'_>) -> Option<Spanned<RateField>> {
     let (span, v) = v?;
     let field = match v {
         Val::Str(s) => RateField::One(s.to_string()),
