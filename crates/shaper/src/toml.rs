@@ -330,9 +330,11 @@ impl Conv<'_> {
 /// Reads `text`, the shaper file named `file`, into `plan`; the LibreQoS
 /// files it names, if any. Every problem goes to `errors`.
 ///
-/// A plain file (the subset of TOML [`fast`] reads) is read by [`fast`],
-/// a large one in two halves on two threads: a tenth of the `toml`
-/// crate's cost on a file of 10,000 circuits, which a live reload pays.
+/// A plain file (the subset of TOML that `toml/fast.rs` describes) is
+/// read by fairway's own reader, a large one in two halves on two
+/// threads: a live reload reads the whole file at every change, and the
+/// crate's general reading (a token list, then a document tree, then
+/// the tables) is most of a reload's cost at thousands of circuits.
 /// Anything else, and any file with a problem, is read by the crate, so
 /// that every message is the crate's and this reader's as before.
 pub fn read(
