@@ -330,12 +330,13 @@ impl Conv<'_> {
 /// Reads `text`, the shaper file named `file`, into `plan`; the LibreQoS
 /// files it names, if any. Every problem goes to `errors`.
 ///
-/// A plain file (the subset of TOML that `toml/fast.rs` describes) is
-/// read by fairway's own reader, a large one in two halves on two
-/// threads: a live reload reads the whole file at every change, and the
-/// crate's general reading (a token list, then a document tree, then
-/// the tables) is most of a reload's cost at thousands of circuits.
-/// Anything else, and any file with a problem, is read by the crate, so
+/// A file whose tables `toml/fast.rs` builds is read by the `toml`
+/// crate's own lexer and parser, its tables built straight from the
+/// parser's events, a large one in two halves on two threads: a live
+/// reload reads the whole file at every change, and the crate's serde
+/// path (a document tree of values, then the deserializer with spans)
+/// is most of a reload's cost at thousands of circuits. Anything else,
+/// and any file with a problem, is read by the crate's serde path, so
 /// that every message is the crate's and this reader's as before.
 pub fn read(
     file: &Arc<str>,
@@ -374,7 +375,7 @@ struct Part {
 }
 
 /// The fast reader's plan of `text`, or `None` where the crate must
-/// read it: outside the subset, or a problem.
+/// read it: tables the fast reader does not build, or a problem.
 fn read_fast(
     file: &Arc<str>,
     text: &str,

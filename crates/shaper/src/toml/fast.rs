@@ -1,19 +1,20 @@
-//! A fast reader for the plain shaper files that tools and people write
-//! at scale (the shape bench's 10,000 circuits, a generated file):
-//! `[table]` and `[[array]]` headers with bare names, `key = value`
-//! lines with bare keys, values that are basic strings without escapes,
-//! decimal integers, one-line inline tables and one-line arrays of such
-//! values, and comments. It builds the same [`FileToml`] the `toml`
-//! crate does, values and the starts of their spans (all a place
-//! needs), in one pass over the text with no token list and no document
-//! tree of owned strings.
+//! A fast reader for the shaper files that tools and people write at
+//! scale (the shape bench's 10,000 circuits, a generated file). The
+//! text is lexed and parsed by `toml_parser`, the `toml` crate's own
+//! lexer and parser, and its scalars decoded by that crate's decoder;
+//! what this reader adds is the last step: it builds the same
+//! [`FileToml`] the `toml` crate's serde path does, values and the
+//! starts of their spans (all a place needs), straight from the
+//! parser's events, with no document tree of values and no
+//! deserializer in between.
 //!
-//! It never decides what is wrong: anything outside that subset (an
-//! escape, a dotted or quoted key, a float, a multi-line array, CR LF,
-//! a duplicate or unknown key, a value of the wrong type, a missing
-//! field) makes it answer `None`, and the caller reads the file with
-//! the `toml` crate, whose messages are the ones the user sees. Within
-//! the subset a document means to it what it means to the crate
+//! It never decides what is wrong: a problem the lexer, the parser or
+//! the decoder reports, and anything the builder does not handle (a
+//! dotted key, a float, a boolean, a date, an inline table or array
+//! inside another, a duplicate or unknown key, a value of the wrong
+//! type, a missing field), makes it answer `None`, and the caller reads
+//! the file with the `toml` crate, whose messages are the ones the user
+//! sees. What it builds, a document means to the crate too
 //! (`fast_tests` checks this against the crate on generated files).
 
 use super::{
@@ -21,13 +22,17 @@ use super::{
     S,
 };
 use fairway_policy_file::RateField;
+use std::borrow::Cow;
 use std::ops::Range;
 use toml::Spanned;
+use toml_parser::decoder::{Encoding, ScalarKind};
+use toml_parser::parser::{EventReceiver, ValidateWhitespace};
+use toml_parser::{ErrorSink, ParseError, Raw, Source, Span};
 
-/// A value as written: its span and what it holds.
+/// A value as written: what it holds.
 #[derive(Debug)]
 enum Val<'t> {
-    Str(&'t str),
+    Str(Cow<'t, str>),
     Int(i64),
     /// `{ k = v, … }`: its entries in order.
     Table(Vec<Entry<'t>>),
@@ -37,7 +42,7 @@ enum Val<'t> {
 /// `key = value`: the key, the value's span, the value.
 #[derive(Debug)]
 struct Entry<'t> {
-    key: &'t str,
+    key: Cow<'t, str>,
     span: Range<usize>,
     val: Val<'t>,
 }
@@ -47,30 +52,34 @@ type Field<'t> = Option<(Range<usize>, Val<'t>)>;
 
 /// A table being read: its header's name, `[[…]]` or not, where the
 /// header starts (the root: no header).
-type Header<'t> = Option<(&'t str, bool, usize)>;
+type Header<'t> = Option<(Cow<'t, str>, bool, usize)>;
 
 /// The tables of `text[part]` as the crate would deserialize them, or
-/// `None` if that part is not in the subset (then the crate reads the
-/// whole file). `part` is the whole text or a piece [`split`] gave:
-/// spans stay offsets in the whole text.
+/// `None` if that part is not one the builder reads (then the crate
+/// reads the whole file). `part` is the whole text or a piece [`split`]
+/// gave: spans stay offsets in the whole text.
 pub(super) fn parse(text: &str, part: Range<usize>) -> Option<FileToml> {
-    // Control characters other than tab and LF (CR among them) are
-    // refused by TOML in comments and strings, or change line ends.
-    if text.as_bytes()[part.clone()]
-        .iter()
-        .any(|&b| (b < 0x20 && b != b'\t' && b != b'\n') || b == 0x7f)
-    {
+    let piece = text.get(part.clone())?;
+    let source = Source::new(piece);
+    let tokens = source.lex().into_vec();
+    let mut builder = Builder::new(source, part.start);
+    // The first problem is enough: any problem hands the file to the crate.
+    let mut problem: Option<ParseError> = None;
+    let mut receiver = ValidateWhitespace::new(&mut builder, source);
+    toml_parser::parser::parse_document(&tokens, &mut receiver, &mut problem);
+    if problem.is_some() {
         return None;
     }
-    read(&text[..part.end], part.start)
+    builder.end_table();
+    (!builder.failed).then_some(builder.file)
 }
 
 /// Where to cut a text of at least `from` bytes in two for two threads:
-/// the start of the first `[[` header line past the middle. No value of
-/// the subset spans lines, so in a text of the subset the cut falls
-/// between tables; a value outside it (a multi-line string or array
-/// running over the cut) starts before the cut, where the first half's
-/// reading refuses it.
+/// the start of the first `[[` header line past the middle. A value
+/// running over the cut (a multi-line string or array) starts before
+/// it and is left open at the end of the first half, where the parser
+/// refuses it; otherwise the cut falls between two lines of the
+/// document, and the halves' events are the whole's.
 pub(super) fn split(text: &str, from: usize) -> Option<usize> {
     if text.len() < from.max(2) {
         return None;
@@ -82,207 +91,213 @@ pub(super) fn split(text: &str, from: usize) -> Option<usize> {
     Some(mid + at + 1)
 }
 
-/// Byte cursor over the text.
-struct Cur<'t> {
-    text: &'t str,
-    at: usize,
+/// An inline table or array being read: where it opens, what it holds
+/// so far. Only a top-level value opens one: nothing in the file holds
+/// a table or array inside another.
+enum Open<'t> {
+    Table(usize, Vec<Entry<'t>>),
+    Array(usize, Vec<(Range<usize>, Val<'t>)>),
 }
 
-impl<'t> Cur<'t> {
-    fn peek(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.at).copied()
-    }
+/// The parser's events, table by table into the typed file.
+struct Builder<'t> {
+    source: Source<'t>,
+    /// Where the source starts in the whole text.
+    offset: usize,
+    file: FileToml,
+    header: Header<'t>,
+    /// A header being read: `[[` or not, where it starts, its name.
+    opening: Option<(bool, usize, Option<Cow<'t, str>>)>,
+    /// The current table's entries; the buffer is reused table to table.
+    entries: Vec<Entry<'t>>,
+    /// The key of the top-level value being read.
+    key: Option<Cow<'t, str>>,
+    /// The key of the inline table's value being read.
+    inner_key: Option<Cow<'t, str>>,
+    open: Option<Open<'t>>,
+    /// Something the builder does not read: the crate reads the file.
+    failed: bool,
+}
 
-    fn blanks(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t')) {
-            self.at += 1;
+impl<'t> Builder<'t> {
+    fn new(source: Source<'t>, offset: usize) -> Self {
+        let text = source.input();
+        let count = |header: &str| text.matches(header).count();
+        Builder {
+            source,
+            offset,
+            file: FileToml {
+                interfaces: None,
+                libreqos: None,
+                default_class: None,
+                node: Vec::with_capacity(count("[[node]]")),
+                circuit: Vec::with_capacity(count("[[circuit]]")),
+                device: Vec::with_capacity(count("[[device]]")),
+                rule: Vec::with_capacity(count("[[rule]]")),
+                flow: Vec::new(),
+            },
+            header: None,
+            opening: None,
+            entries: Vec::with_capacity(8),
+            key: None,
+            inner_key: None,
+            open: None,
+            failed: false,
         }
     }
 
-    /// Blanks, a comment, then the end of the line (or of the text).
-    fn line_end(&mut self) -> Option<()> {
-        self.blanks();
-        if self.peek() == Some(b'#') {
-            let rest = &self.text[self.at..];
-            self.at += rest.find('\n').unwrap_or(rest.len());
+    fn range(&self, span: Span) -> Range<usize> {
+        span.start() + self.offset..span.end() + self.offset
+    }
+
+    /// A key or scalar as written, with its quoting, for the decoder.
+    fn raw(&self, span: Span, kind: Option<Encoding>) -> Option<Raw<'t>> {
+        let text = self.source.input().get(span.start()..span.end())?;
+        Some(Raw::new_unchecked(text, kind, span))
+    }
+
+    /// The table read so far into the file.
+    fn end_table(&mut self) {
+        if finish(&mut self.file, self.header.take(), &mut self.entries).is_none() {
+            self.failed = true;
         }
-        match self.peek() {
-            None => Some(()),
-            Some(b'\n') => {
-                self.at += 1;
-                Some(())
+    }
+
+    fn open_header(&mut self, array: bool, span: Span) {
+        self.end_table();
+        let start = span.start() + self.offset;
+        self.opening = Some((array, start, None));
+    }
+
+    fn close_header(&mut self, array: bool) {
+        match self.opening.take() {
+            Some((a, start, Some(name))) if a == array => {
+                self.header = Some((name, array, start));
             }
-            Some(_) => None,
+            _ => self.failed = true,
         }
     }
 
-    /// A bare key: `A-Za-z0-9_-`, at least one.
-    fn bare(&mut self) -> Option<&'t str> {
-        let start = self.at;
-        while matches!(
-            self.peek(),
-            Some(b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-')
-        ) {
-            self.at += 1;
-        }
-        (self.at > start).then(|| &self.text[start..self.at])
-    }
-
-    fn eat(&mut self, b: u8) -> Option<()> {
-        (self.peek() == Some(b)).then(|| self.at += 1)
-    }
-
-    /// A value and its span.
-    fn value(&mut self, nested: bool) -> Field<'t> {
-        let start = self.at;
-        let val = match self.peek()? {
-            b'"' => {
-                let rest = &self.text[start + 1..];
-                let end = rest.find(['"', '\\'])?;
-                // An escape, or `"""` (a multi-line string): the crate's.
-                if rest.as_bytes()[end] != b'"' || (end == 0 && rest.starts_with("\"\"")) {
-                    return None;
-                }
-                self.at = start + 1 + end + 1;
-                Val::Str(&rest[..end])
-            }
-            b'0'..=b'9' | b'+' | b'-' => Val::Int(self.int()?),
-            b'{' if !nested => Val::Table(self.inline_table()?),
-            b'[' if !nested => Val::Array(self.array()?),
-            _ => return None,
+    /// A value read: into the open inline table or array, or the table.
+    fn value(&mut self, span: Range<usize>, val: Val<'t>) {
+        let (key, entries) = match &mut self.open {
+            Some(Open::Array(_, items)) => return items.push((span, val)),
+            Some(Open::Table(_, entries)) => (self.inner_key.take(), entries),
+            None => (self.key.take(), &mut self.entries),
         };
-        Some((start..self.at, val))
-    }
-
-    /// A decimal integer: a sign, then `0` or digits not starting with
-    /// `0`, ending where a value may end (not `_`, `.`, `e`, `:`, …).
-    fn int(&mut self) -> Option<i64> {
-        let neg = self.peek() == Some(b'-');
-        if matches!(self.peek(), Some(b'+' | b'-')) {
-            self.at += 1;
-        }
-        let start = self.at;
-        while matches!(self.peek(), Some(b'0'..=b'9')) {
-            self.at += 1;
-        }
-        let digits = &self.text[start..self.at];
-        if digits.is_empty() || (digits.len() > 1 && digits.starts_with('0')) {
-            return None;
-        }
-        if !matches!(
-            self.peek(),
-            None | Some(b' ' | b'\t' | b'\n' | b'#' | b',' | b'}' | b']')
-        ) {
-            return None;
-        }
-        let magnitude: i128 = digits.parse().ok()?;
-        i64::try_from(if neg { -magnitude } else { magnitude }).ok()
-    }
-
-    /// `{ k = v, … }` on one line, at least one entry, no trailing comma.
-    fn inline_table(&mut self) -> Option<Vec<Entry<'t>>> {
-        self.eat(b'{')?;
-        // A rate table has two entries.
-        let mut entries: Vec<Entry<'t>> = Vec::with_capacity(2);
-        loop {
-            self.blanks();
-            let key = self.bare()?;
-            self.blanks();
-            self.eat(b'=')?;
-            self.blanks();
-            let (span, val) = self.value(true)?;
-            if entries.iter().any(|e| e.key == key) {
-                return None;
-            }
-            entries.push(Entry { key, span, val });
-            self.blanks();
-            match self.peek()? {
-                b',' => self.at += 1,
-                b'}' => {
-                    self.at += 1;
-                    return Some(entries);
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    /// `[v, …]` on one line, no trailing comma; `[]` is empty.
-    fn array(&mut self) -> Option<Vec<(Range<usize>, Val<'t>)>> {
-        self.eat(b'[')?;
-        self.blanks();
-        let mut items = Vec::new();
-        if self.eat(b']').is_some() {
-            return Some(items);
-        }
-        loop {
-            self.blanks();
-            items.push(self.value(true)?);
-            self.blanks();
-            match self.peek()? {
-                b',' => self.at += 1,
-                b']' => {
-                    self.at += 1;
-                    return Some(items);
-                }
-                _ => return None,
-            }
-        }
-    }
-}
-
-/// The text, table by table into the typed file, or `None` outside the
-/// subset.
-fn read(text: &str, start: usize) -> Option<FileToml> {
-    let count = |header: &str| text[start..].matches(header).count();
-    let mut f = FileToml {
-        interfaces: None,
-        libreqos: None,
-        default_class: None,
-        node: Vec::with_capacity(count("[[node]]")),
-        circuit: Vec::with_capacity(count("[[circuit]]")),
-        device: Vec::with_capacity(count("[[device]]")),
-        rule: Vec::with_capacity(count("[[rule]]")),
-        flow: Vec::new(),
-    };
-    let mut c = Cur { text, at: start };
-    let mut header: Header<'_> = None;
-    // The current table's entries; the buffer is reused table to table.
-    let mut entries: Vec<Entry<'_>> = Vec::with_capacity(8);
-    loop {
-        c.blanks();
-        match c.peek() {
-            None => {
-                finish(&mut f, header, &mut entries)?;
-                return Some(f);
-            }
-            Some(b'\n' | b'#') => c.line_end()?,
-            Some(b'[') => {
-                finish(&mut f, header, &mut entries)?;
-                let start = c.at;
-                c.at += 1;
-                let array = c.eat(b'[').is_some();
-                let name = c.bare()?;
-                c.eat(b']')?;
-                if array {
-                    c.eat(b']')?;
-                }
-                c.line_end()?;
-                header = Some((name, array, start));
-            }
-            Some(_) => {
-                let key = c.bare()?;
-                c.blanks();
-                c.eat(b'=')?;
-                c.blanks();
-                let (span, val) = c.value(false)?;
-                c.line_end()?;
-                if entries.iter().any(|e| e.key == key) {
-                    return None;
-                }
+        match key {
+            Some(key) if !entries.iter().any(|e| e.key == key) => {
                 entries.push(Entry { key, span, val });
             }
+            _ => self.failed = true,
         }
+    }
+}
+
+impl EventReceiver for Builder<'_> {
+    fn std_table_open(&mut self, span: Span, _error: &mut dyn ErrorSink) {
+        self.open_header(false, span);
+    }
+
+    fn std_table_close(&mut self, _span: Span, _error: &mut dyn ErrorSink) {
+        self.close_header(false);
+    }
+
+    fn array_table_open(&mut self, span: Span, _error: &mut dyn ErrorSink) {
+        self.open_header(true, span);
+    }
+
+    fn array_table_close(&mut self, _span: Span, _error: &mut dyn ErrorSink) {
+        self.close_header(true);
+    }
+
+    fn inline_table_open(&mut self, span: Span, _error: &mut dyn ErrorSink) -> bool {
+        if self.open.is_some() {
+            self.failed = true;
+            return false;
+        }
+        let start = span.start() + self.offset;
+        // A rate table has two entries.
+        self.open = Some(Open::Table(start, Vec::with_capacity(2)));
+        true
+    }
+
+    fn inline_table_close(&mut self, span: Span, _error: &mut dyn ErrorSink) {
+        match self.open.take() {
+            Some(Open::Table(start, entries)) => {
+                self.value(start..span.end() + self.offset, Val::Table(entries));
+            }
+            _ => self.failed = true,
+        }
+    }
+
+    fn array_open(&mut self, span: Span, _error: &mut dyn ErrorSink) -> bool {
+        if self.open.is_some() {
+            self.failed = true;
+            return false;
+        }
+        self.open = Some(Open::Array(span.start() + self.offset, Vec::new()));
+        true
+    }
+
+    fn array_close(&mut self, span: Span, _error: &mut dyn ErrorSink) {
+        match self.open.take() {
+            Some(Open::Array(start, items)) => {
+                self.value(start..span.end() + self.offset, Val::Array(items));
+            }
+            _ => self.failed = true,
+        }
+    }
+
+    fn simple_key(&mut self, span: Span, kind: Option<Encoding>, error: &mut dyn ErrorSink) {
+        let Some(raw) = self.raw(span, kind) else {
+            self.failed = true;
+            return;
+        };
+        let mut key = Cow::Borrowed("");
+        raw.decode_key(&mut key, error);
+        let slot = match (&mut self.opening, &self.open) {
+            (Some((_, _, name)), _) => name,
+            (None, Some(Open::Table(..))) => &mut self.inner_key,
+            (None, Some(Open::Array(..))) => {
+                self.failed = true;
+                return;
+            }
+            (None, None) => &mut self.key,
+        };
+        // A second key before the value: a dotted key.
+        if slot.replace(key).is_some() {
+            self.failed = true;
+        }
+    }
+
+    fn key_sep(&mut self, _span: Span, _error: &mut dyn ErrorSink) {
+        // A dotted key: the crate's.
+        self.failed = true;
+    }
+
+    fn scalar(&mut self, span: Span, kind: Option<Encoding>, error: &mut dyn ErrorSink) {
+        let Some(raw) = self.raw(span, kind) else {
+            self.failed = true;
+            return;
+        };
+        let mut decoded = Cow::Borrowed("");
+        let val = match raw.decode_scalar(&mut decoded, error) {
+            ScalarKind::String => Some(Val::Str(decoded)),
+            ScalarKind::Integer(radix) => i64::from_str_radix(&decoded, radix.value())
+                .ok()
+                .map(Val::Int),
+            // No field of the file holds one: the crate's to refuse.
+            ScalarKind::Boolean(_) | ScalarKind::Float | ScalarKind::DateTime => None,
+        };
+        match val {
+            Some(val) => self.value(self.range(span), val),
+            None => self.failed = true,
+        }
+    }
+
+    fn error(&mut self, _span: Span, _error: &mut dyn ErrorSink) {
+        self.failed = true;
     }
 }
 
@@ -291,7 +306,7 @@ fn read(text: &str, start: usize) -> Option<FileToml> {
 fn finish<'t>(f: &mut FileToml, header: Header<'t>, entries: &mut Vec<Entry<'t>>) -> Option<()> {
     let Some((name, array, start)) = header else {
         for e in entries.drain(..) {
-            match e.key {
+            match e.key.as_ref() {
                 "libreqos" => f.libreqos = Some(Spanned::new(e.span, libreqos(e.val)?)),
                 _ => return None,
             }
@@ -299,7 +314,7 @@ fn finish<'t>(f: &mut FileToml, header: Header<'t>, entries: &mut Vec<Entry<'t>>
         return Some(());
     };
     let span = start..entries.last().map_or(start, |e| e.span.end);
-    match (name, array) {
+    match (name.as_ref(), array) {
         ("interfaces", false) if f.interfaces.is_none() => {
             f.interfaces = Some(Spanned::new(span, interfaces(entries)?));
         }
@@ -331,7 +346,7 @@ fn fields<'t, const N: usize>(
 
 fn string(v: Field<'_>) -> Option<S> {
     match v? {
-        (span, Val::Str(s)) => Some(Spanned::new(span, s.to_string())),
+        (span, Val::Str(s)) => Some(Spanned::new(span, s.into_owned())),
         _ => None,
     }
 }
@@ -365,7 +380,7 @@ fn strings(v: Field<'_>) -> Option<Vec<S>> {
 fn rate(v: Field<'_>) -> Option<Spanned<RateField>> {
     let (span, v) = v?;
     let field = match v {
-        Val::Str(s) => RateField::One(s.to_string()),
+        Val::Str(s) => RateField::One(s.into_owned()),
         Val::Table(mut entries) => {
             let [download, upload] = fields(&mut entries, ["download", "upload"])?;
             RateField::PerDirection {
