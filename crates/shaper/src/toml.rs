@@ -344,21 +344,23 @@ pub fn read(
     plan: &mut Plan,
     errors: &mut Vec<ConfigError>,
 ) -> Option<LibreqosFiles> {
-    read_with(file, text, plan, errors, SPLIT_FROM)
+    read_with(file, text, plan, errors, SPLIT_FROM, fast::BLOCK)
 }
 
 /// A file this large or larger is read in two halves on two threads.
 const SPLIT_FROM: usize = 256 * 1024;
 
-/// [`read`], splitting files of `split_from` bytes or more.
+/// [`read`], splitting files of `split_from` bytes or more, the fast
+/// reader parsing blocks of `block` bytes or more.
 fn read_with(
     file: &Arc<str>,
     text: &str,
     plan: &mut Plan,
     errors: &mut Vec<ConfigError>,
     split_from: usize,
+    block: usize,
 ) -> Option<LibreqosFiles> {
-    if let Some((files, fresh)) = read_fast(file, text, split_from) {
+    if let Some((files, fresh)) = read_fast(file, text, split_from, block) {
         merge(plan, fresh);
         return files;
     }
@@ -380,10 +382,11 @@ fn read_fast(
     file: &Arc<str>,
     text: &str,
     split_from: usize,
+    block: usize,
 ) -> Option<(Option<LibreqosFiles>, Plan)> {
     let lines = LineIndex::new(text);
     let part = |range: Range<usize>| {
-        let f = fast::parse(text, range)?;
+        let f = fast::parse(text, range, block)?;
         let singles = [f.interfaces.is_some(), f.default_class.is_some()];
         let mut plan = Plan::default();
         let mut problems = Vec::new();

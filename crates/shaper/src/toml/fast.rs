@@ -54,24 +54,53 @@ type Field<'t> = Option<(Range<usize>, Val<'t>)>;
 /// header starts (the root: no header).
 type Header<'t> = Option<(Cow<'t, str>, bool, usize)>;
 
+/// The text is lexed and parsed in blocks of about this many bytes, cut
+/// at a header line: one token list for the whole file would be a
+/// dozen bytes per byte of text, written once and read once, where a
+/// block's list is reused and stays in the cache.
+pub(super) const BLOCK: usize = 32 * 1024;
+
 /// The tables of `text[part]` as the crate would deserialize them, or
 /// `None` if that part is not one the builder reads (then the crate
 /// reads the whole file). `part` is the whole text or a piece [`split`]
-/// gave: spans stay offsets in the whole text.
-pub(super) fn parse(text: &str, part: Range<usize>) -> Option<FileToml> {
-    let piece = text.get(part.clone())?;
-    let source = Source::new(piece);
-    let tokens = source.lex().into_vec();
-    let mut builder = Builder::new(source, part.start);
-    // The first problem is enough: any problem hands the file to the crate.
-    let mut problem: Option<ParseError> = None;
-    let mut receiver = ValidateWhitespace::new(&mut builder, source);
-    toml_parser::parser::parse_document(&tokens, &mut receiver, &mut problem);
-    if problem.is_some() {
-        return None;
+/// gave: spans stay offsets in the whole text. It is read in blocks of
+/// at least `block` bytes (the last one shorter), each cut where a line
+/// starts with `[`: a value running over a cut (a multi-line string or
+/// array) starts before it and is left open at the end of its block,
+/// where the parser refuses it; otherwise the cut falls between two
+/// lines of the document, and the blocks' events are the whole's.
+pub(super) fn parse(text: &str, part: Range<usize>, block: usize) -> Option<FileToml> {
+    let text = text.get(..part.end)?;
+    let mut builder = Builder::new(text, part.clone());
+    let mut tokens = Vec::new();
+    let mut at = part.start;
+    while at < part.end {
+        let end = header_line(text, at.saturating_add(block.max(1))).unwrap_or(part.end);
+        let source = Source::new(text.get(at..end)?);
+        tokens.clear();
+        tokens.extend(source.lex());
+        builder.offset = at;
+        // The first problem is enough: any problem hands the file to the crate.
+        let mut problem: Option<ParseError> = None;
+        let mut receiver = ValidateWhitespace::new(&mut builder, source);
+        toml_parser::parser::parse_document(&tokens, &mut receiver, &mut problem);
+        if problem.is_some() || builder.failed {
+            return None;
+        }
+        at = end;
     }
     builder.end_table();
     (!builder.failed).then_some(builder.file)
+}
+
+/// The start of the first line at or past `from` that starts with `[`.
+fn header_line(text: &str, from: usize) -> Option<usize> {
+    let at = text
+        .as_bytes()
+        .get(from.checked_sub(1)?..)?
+        .windows(2)
+        .position(|w| w == b"\n[")?;
+    Some(from + at)
 }
 
 /// Where to cut a text of at least `from` bytes in two for two threads:
@@ -101,8 +130,10 @@ enum Open<'t> {
 
 /// The parser's events, table by table into the typed file.
 struct Builder<'t> {
-    source: Source<'t>,
-    /// Where the source starts in the whole text.
+    /// The text up to the end of the part being read.
+    text: &'t str,
+    /// Where the block being parsed starts in the text: its events'
+    /// spans are from there.
     offset: usize,
     file: FileToml,
     header: Header<'t>,
@@ -120,12 +151,11 @@ struct Builder<'t> {
 }
 
 impl<'t> Builder<'t> {
-    fn new(source: Source<'t>, offset: usize) -> Self {
-        let text = source.input();
-        let count = |header: &str| text.matches(header).count();
+    fn new(text: &'t str, part: Range<usize>) -> Self {
+        let count = |header: &str| text[part.clone()].matches(header).count();
         Builder {
-            source,
-            offset,
+            text,
+            offset: part.start,
             file: FileToml {
                 interfaces: None,
                 libreqos: None,
@@ -152,7 +182,7 @@ impl<'t> Builder<'t> {
 
     /// A key or scalar as written, with its quoting, for the decoder.
     fn raw(&self, span: Span, kind: Option<Encoding>) -> Option<Raw<'t>> {
-        let text = self.source.input().get(span.start()..span.end())?;
+        let text = self.text.get(self.range(span))?;
         Some(Raw::new_unchecked(text, kind, span))
     }
 

@@ -11,14 +11,14 @@ use proptest::prelude::*;
 use std::sync::Arc;
 
 /// [`read`], every file cut in two (where it has a `[[` header past
-/// its middle).
+/// its middle), each half parsed header line by header line.
 fn read_split(
     file: &Arc<str>,
     text: &str,
     plan: &mut Plan,
     errors: &mut Vec<ConfigError>,
 ) -> Option<LibreqosFiles> {
-    read_with(file, text, plan, errors, 0)
+    read_with(file, text, plan, errors, 0, 1)
 }
 
 /// What one reading gives.
@@ -272,7 +272,8 @@ proptest! {
 
     #[test]
     fn a_valid_file_is_read_fast_and_alike(text in valid()) {
-        prop_assert!(fast::parse(&text, 0..text.len()).is_some(), "not read fast:\n{}", text);
+        prop_assert!(fast::parse(&text, 0..text.len(), fast::BLOCK).is_some(), "not read fast:\n{}", text);
+        prop_assert!(fast::parse(&text, 0..text.len(), 1).is_some(), "not read fast in blocks:\n{}", text);
         let by_crate = outcome(&text, read_by_crate);
         prop_assert_eq!(&outcome(&text, read), &by_crate, "{}", text);
         prop_assert_eq!(&outcome(&text, read_split), &by_crate, "cut: {}", text);
@@ -296,7 +297,7 @@ fn the_examples_and_the_bench_layout_are_read_fast() {
         reservation = { download = \"1000000bit\", upload = \"1000000bit\" }\nweight = 1\n\
         \n[[device]]\nid = \"d0\"\ncircuit = \"c0\"\nipv4 = [\"10.10.0.2\"]\n";
     for text in [example, bench] {
-        assert!(fast::parse(text, 0..text.len()).is_some(), "{text}");
+        assert!(fast::parse(text, 0..text.len(), fast::BLOCK).is_some(), "{text}");
         assert_eq!(outcome(text, read), outcome(text, read_by_crate));
         assert_eq!(outcome(text, read_split), outcome(text, read_by_crate));
     }
@@ -318,3 +319,4 @@ fn a_table_given_once_in_each_half_is_the_crates_to_refuse() {
         assert_eq!(outcome(&text, read_split), by_crate);
     }
 }
+
