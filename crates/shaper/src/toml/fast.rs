@@ -152,7 +152,10 @@ struct Builder<'t> {
 
 impl<'t> Builder<'t> {
     fn new(text: &'t str, part: Range<usize>) -> Self {
-        let count = |header: &str| text[part.clone()].matches(header).count();
+        let count = |header: &str| {
+            text.get(part.clone())
+                .map_or(0, |t| t.matches(header).count())
+        };
         Builder {
             text,
             offset: part.start,

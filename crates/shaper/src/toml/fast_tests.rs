@@ -85,7 +85,10 @@ fn field(k: usize, i: u32) -> BoxedStrategy<String> {
             line("parent", &["\"n0\"", "\"up\""]),
             line("rate", RATES),
             line("reservation", RATES),
-            line("weight", &["1", "3", "+2", "65536", "1_0", "0x1f", "0o7", "0b11"]),
+            line(
+                "weight",
+                &["1", "3", "+2", "65536", "1_0", "0x1f", "0o7", "0b11"]
+            ),
         ]
         .boxed(),
         1 => prop_oneof![
@@ -209,6 +212,9 @@ const ODD: &[&str] = &[
     "id = \"a\\tb\"",
     "name = 'literal'",
     "name = \"\"\"multi\"\"\"",
+    "name = \"\"\"a cut\n[[node]]\nin a string\"\"\"",
+    "name = '''a cut\n[b] in a string'''",
+    "name = \"\"\"left open\n[[node]]",
     "\"id\" = \"x\"",
     "rate.download = \"1mbit\"",
     "weight = 007",
@@ -297,7 +303,10 @@ fn the_examples_and_the_bench_layout_are_read_fast() {
         reservation = { download = \"1000000bit\", upload = \"1000000bit\" }\nweight = 1\n\
         \n[[device]]\nid = \"d0\"\ncircuit = \"c0\"\nipv4 = [\"10.10.0.2\"]\n";
     for text in [example, bench] {
-        assert!(fast::parse(text, 0..text.len(), fast::BLOCK).is_some(), "{text}");
+        assert!(
+            fast::parse(text, 0..text.len(), fast::BLOCK).is_some(),
+            "{text}"
+        );
         assert_eq!(outcome(text, read), outcome(text, read_by_crate));
         assert_eq!(outcome(text, read_split), outcome(text, read_by_crate));
     }
@@ -320,3 +329,19 @@ fn a_table_given_once_in_each_half_is_the_crates_to_refuse() {
     }
 }
 
+#[test]
+fn a_string_over_a_cut_hands_the_file_to_the_crate() {
+    for quote in ["\"\"\"", "\'\'\'"] {
+        let text = format!(
+            "[[circuit]]\nid = \"c\"\nrate = \"1mbit\"\nname = {quote}a\n\
+             [[node]]\nname = \"x\"\nrate = \"1mbit\"\n{quote}\n"
+        );
+        // Whole, the string is read; cut at its `[[node]]` line, the
+        // first block's string is left open.
+        assert!(fast::parse(&text, 0..text.len(), fast::BLOCK).is_some());
+        assert!(fast::parse(&text, 0..text.len(), 1).is_none());
+        let by_crate = outcome(&text, read_by_crate);
+        assert_eq!(by_crate.0.circuits.len(), 1);
+        assert_eq!(outcome(&text, read_split), by_crate);
+    }
+}
