@@ -69,8 +69,10 @@ pub fn read_limited(path: &Path, limit: u64) -> Result<String, ReadError> {
         }
     }
     let mut bytes = Vec::new();
-    // `take`: a device, or a file that grows while read, still stops.
-    file.take(limit + 1)
+    // `take`: a device, or a file that grows while read, still stops,
+    // one byte past the limit so that a larger file is seen to be. At
+    // `u64::MAX` no file can be larger: reading to the end is the same.
+    file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(cannot)?;
     if bytes.len() as u64 > limit {

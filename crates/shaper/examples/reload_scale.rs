@@ -8,17 +8,33 @@
 //! Prints the check, the preparation (off the loop in the shaper), the
 //! pause (the swap, during which the loop does not serve) and the time
 //! per frame sent. Times are of this machine and run, not asserted.
+//!
+//! `… --example reload_scale -- --from-file` starts from the files
+//! instead, as a shaper's reload does: the plans written as the shape
+//! bench's shaper file and, in a second run, as LibreQoS's
+//! ShapedDevices.csv and network.json; each stage from reading the
+//! files to the end of the pause timed, then the shaper's own path
+//! (`load_and_prepare` and the apply) in one go.
 
 mod common;
 
-use common::{addr, changed, cpu_ns, frame, plan, CIRCUITS};
+use common::{addr, changed, cpu_ns, files, frame, plan, CIRCUITS};
 use fairway_shaper::datapath::engine::Engine;
-use fairway_shaper::datapath::reload::{prepare, show_ns};
-use fairway_shaper::plan::Dir;
+use fairway_shaper::datapath::reload::{load_and_prepare, prepare, show_ns};
+use fairway_shaper::libreqos::{network_json, shaped_devices};
+use fairway_shaper::load::{read_text, Source};
+use fairway_shaper::plan::{Dir, Plan};
 use fairway_shaper::validate::check;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 fn main() {
+    if std::env::args().any(|a| a == "--from-file") {
+        from_file(Format::Toml);
+        from_file(Format::Libreqos);
+        return;
+    }
     let p = plan();
     let running = check(p.clone()).unwrap_or_else(|e| panic!("{}", e[0]));
     let mut e = Engine::new(&running, 0).expect("the engine");
@@ -81,4 +97,156 @@ fn main() {
         "old state freed in {}",
         show_ns(t3.elapsed().as_nanos() as u64)
     );
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Toml,
+    Libreqos,
+}
+
+/// Writes `p` in `format` into `dir`; where to read it from.
+fn write(p: &Plan, format: Format, dir: &Path) -> Source {
+    match format {
+        Format::Toml => {
+            let path = dir.join("shaper.toml");
+            std::fs::write(&path, files::shaper_toml(p)).expect("write");
+            Source::ShaperFile(path)
+        }
+        Format::Libreqos => {
+            let (csv, json) = (dir.join("ShapedDevices.csv"), dir.join("network.json"));
+            std::fs::write(&csv, files::shaped_devices_csv(p)).expect("write");
+            std::fs::write(&json, files::network_json(p)).expect("write");
+            Source::Libreqos {
+                shaped_devices: csv,
+                network: Some(json),
+            }
+        }
+    }
+}
+
+/// A stage's wall clock and this thread's CPU time.
+struct Lap {
+    wall: Instant,
+    cpu: u64,
+}
+
+impl Lap {
+    fn start() -> Self {
+        Self {
+            wall: Instant::now(),
+            cpu: cpu_ns(),
+        }
+    }
+
+    /// `wall (cpu of CPU)` since the last lap, and restarts.
+    fn lap(&mut self) -> String {
+        let s = format!(
+            "{} ({})",
+            show_ns(self.wall.elapsed().as_nanos() as u64),
+            show_ns(cpu_ns() - self.cpu)
+        );
+        *self = Self::start();
+        s
+    }
+}
+
+/// A reload from the files, stage by stage, then the shaper's path.
+fn from_file(format: Format) {
+    let dir = std::env::temp_dir().join(format!("reload_scale.{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let mut p = plan();
+    if format == Format::Libreqos {
+        // LibreQoS's files give no link.
+        p.interfaces = None;
+    }
+    let src = write(&p, format, &dir);
+    let running = Arc::new(fairway_shaper::load(&src).unwrap_or_else(|e| panic!("{}", e[0])));
+    let mut e = Engine::new(&running, 0).expect("the engine");
+    write(&changed(&p), format, &dir);
+    let running = Arc::clone(e.plan());
+
+    let mut t = Lap::start();
+    let t0 = Instant::now();
+    let paths: Vec<&PathBuf> = match &src {
+        Source::ShaperFile(path) => vec![path],
+        Source::Libreqos {
+            shaped_devices,
+            network,
+        } => vec![network.as_ref().expect("json"), shaped_devices],
+    };
+    let names: Vec<Arc<str>> = paths
+        .iter()
+        .map(|p| Arc::from(p.display().to_string()))
+        .collect();
+    let texts: Vec<String> = paths.iter().zip(&names).map(|(p, n)| text(p, n)).collect();
+    let read_ns = t.lap();
+    let mut next = Plan::default();
+    let mut errors = Vec::new();
+    match format {
+        Format::Toml => {
+            fairway_shaper::toml::read(&names[0], &texts[0], &mut next, &mut errors);
+        }
+        Format::Libreqos => {
+            network_json::read(&names[0], &texts[0], &mut next, &mut errors);
+            shaped_devices::read(&names[1], &texts[1], &mut next, &mut errors);
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors[0]);
+    let parse_ns = t.lap();
+    let next = check(next).unwrap_or_else(|e| panic!("{}", e[0]));
+    let check_ns = t.lap();
+    let d = fairway_shaper::diff::diff(&running, &next);
+    let diff_ns = t.lap();
+    let prepared = prepare(&running, next, 1).expect("prepared");
+    let prepare_ns = t.lap();
+    let applied = e.apply(prepared, 1).expect("applied");
+    let pause_ns = t.lap();
+    let total_ns = t0.elapsed().as_nanos() as u64;
+    let what = match format {
+        Format::Toml => "shaper file",
+        Format::Libreqos => "LibreQoS files",
+    };
+    let bytes: usize = texts.iter().map(String::len).sum();
+    println!("from the {what} ({bytes} bytes): {}", d);
+    println!(
+        "  wall (CPU of this thread): read {read_ns}, parse {parse_ns}, check {check_ns}, diff {diff_ns}, \
+         prepare {prepare_ns} (the diff again included; on two threads), pause {pause_ns}; applied in {}",
+        show_ns(total_ns)
+    );
+    drop(applied);
+
+    // The shaper's path, on a fresh engine: back to the old files, then
+    // the new ones, through load_and_prepare.
+    let src = write(&p, format, &dir);
+    let running = Arc::new(fairway_shaper::load(&src).unwrap_or_else(|e| panic!("{}", e[0])));
+    let mut e = Engine::new(&running, 0).expect("the engine");
+    write(&changed(&p), format, &dir);
+    let (t, cpu) = (Instant::now(), process_cpu_ns());
+    let prepared = load_and_prepare(&src, e.plan(), 1).expect("prepared");
+    let off_loop_ns = t.elapsed().as_nanos() as u64;
+    let applied = e.apply(prepared, 1).expect("applied");
+    let total_ns = t.elapsed().as_nanos() as u64;
+    println!(
+        "  load_and_prepare {}, then the pause: applied in {} ({} of CPU, all threads)",
+        show_ns(off_loop_ns),
+        show_ns(total_ns),
+        show_ns(process_cpu_ns() - cpu)
+    );
+    drop(applied);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn text(path: &Path, name: &Arc<str>) -> String {
+    // The largest limit of the three files.
+    read_text(path, name, fairway_shaper::limits::MAX_CSV_BYTES).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// This process's CPU time, ns (all its threads).
+fn process_cpu_ns() -> u64 {
+    // SAFETY: all-zero is a valid timespec; clock_gettime writes it.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid clock id and a live timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }

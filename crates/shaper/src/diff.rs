@@ -95,28 +95,39 @@ fn parent_name(c: &Checked, p: Parent) -> Option<&str> {
     p.map(|i| c.plan.nodes[i].name.as_str())
 }
 
-fn index<'a>(keys: impl Iterator<Item = &'a str>) -> HashMap<&'a str, usize> {
-    keys.enumerate().map(|(i, k)| (k, i)).collect()
-}
-
 /// Compares items keyed by name: `same_place` and `same_settings` are
-/// asked of each pair (old index, new index).
+/// asked of each pair (old index, new index). Keys are unique in each
+/// plan (the check sees to it).
+///
+/// A reload usually keeps most items in their order, so each new item
+/// is first looked for right after the old item the previous one
+/// matched; only where that fails are the old keys indexed (once) and
+/// looked up.
 fn compare<'a>(
-    old: impl Iterator<Item = &'a str>,
-    new: impl Iterator<Item = &'a str> + Clone,
+    old: &[&'a str],
+    new: impl Iterator<Item = &'a str>,
     same_place: impl Fn(usize, usize) -> bool,
     same_settings: impl Fn(usize, usize) -> bool,
 ) -> (Changes, Vec<Option<usize>>) {
-    let old_index = index(old);
-    let new_index = index(new.clone());
+    let mut old_index: Option<HashMap<&str, usize>> = None;
+    let mut matched = vec![false; old.len()];
+    let mut next = 0;
     let mut ch = Changes::default();
     let mut from = Vec::new();
     for (n, key) in new.enumerate() {
-        let o = old_index.get(key).copied();
+        let o = if old.get(next) == Some(&key) {
+            Some(next)
+        } else {
+            let index = old_index
+                .get_or_insert_with(|| old.iter().enumerate().map(|(i, &k)| (k, i)).collect());
+            index.get(key).copied()
+        };
         from.push(o);
         match o {
             None => ch.added.push(key.to_string()),
             Some(o) => {
+                matched[o] = true;
+                next = o + 1;
                 if !same_place(o, n) {
                     ch.moved.push(key.to_string());
                 }
@@ -126,12 +137,12 @@ fn compare<'a>(
             }
         }
     }
-    let mut removed: Vec<(&str, usize)> = old_index
-        .into_iter()
-        .filter(|(k, _)| !new_index.contains_key(k))
+    ch.removed = old
+        .iter()
+        .zip(&matched)
+        .filter(|(_, &m)| !m)
+        .map(|(k, _)| k.to_string())
         .collect();
-    removed.sort_by_key(|&(_, i)| i);
-    ch.removed = removed.into_iter().map(|(k, _)| k.to_string()).collect();
     (ch, from)
 }
 
@@ -153,26 +164,32 @@ fn same_rules(a: &Plan, b: &Plan) -> bool {
 pub fn diff(old: &Checked, new: &Checked) -> Diff {
     let (op, np) = (&old.plan, &new.plan);
     let (nodes, node_from) = compare(
-        op.nodes.iter().map(|n| n.name.as_str()),
+        &op.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
         np.nodes.iter().map(|n| n.name.as_str()),
         |o, n| parent_name(old, old.node_parent[o]) == parent_name(new, new.node_parent[n]),
         |o, n| node_settings(&op.nodes[o], &np.nodes[n]),
     );
     let (circuits, circuit_from) = compare(
-        op.circuits.iter().map(|c| c.id.as_str()),
+        &op.circuits
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect::<Vec<_>>(),
         np.circuits.iter().map(|c| c.id.as_str()),
         |o, n| parent_name(old, old.circuit_parent[o]) == parent_name(new, new.circuit_parent[n]),
         |o, n| circuit_settings(&op.circuits[o], &np.circuits[n]),
     );
     let (devices, _) = compare(
-        op.devices.iter().map(|d| d.id.as_str()),
+        &op.devices.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(),
         np.devices.iter().map(|d| d.id.as_str()),
         |o, n| op.devices[o].circuit == np.devices[n].circuit,
         |o, n| {
             let (a, b) = (&op.devices[o], &np.devices[n]);
-            let nets =
-                |d: &crate::plan::Device| d.prefixes.iter().map(|p| p.net).collect::<Vec<_>>();
-            a.name == b.name && a.mac == b.mac && nets(a) == nets(b)
+            let same_nets = a.prefixes.len() == b.prefixes.len()
+                && a.prefixes
+                    .iter()
+                    .zip(&b.prefixes)
+                    .all(|(x, y)| x.net == y.net);
+            a.name == b.name && a.mac == b.mac && same_nets
         },
     );
     let default_class = match (&op.default_class, &np.default_class) {
@@ -268,6 +285,70 @@ impl fmt::Display for Diff {
 mod tests {
     use super::*;
     use crate::datapath::test_plan::{checked, circuit, node, plan, rates};
+    use proptest::prelude::*;
+
+    /// [`compare`] as a plain lookup of every key in maps of both sides.
+    fn reference(old: &[&str], new: &[&str]) -> (Changes, Vec<Option<usize>>) {
+        let old_index: HashMap<&str, usize> =
+            old.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+        let mut ch = Changes::default();
+        let from: Vec<Option<usize>> = new.iter().map(|k| old_index.get(k).copied()).collect();
+        for (n, (k, o)) in new.iter().zip(&from).enumerate() {
+            match o {
+                None => ch.added.push(k.to_string()),
+                Some(o) => {
+                    if (o + n) % 3 == 0 {
+                        ch.moved.push(k.to_string());
+                    }
+                    if (o * n) % 5 == 1 {
+                        ch.changed.push(k.to_string());
+                    }
+                }
+            }
+        }
+        ch.removed = old
+            .iter()
+            .filter(|k| !new.contains(k))
+            .map(|k| k.to_string())
+            .collect();
+        (ch, from)
+    }
+
+    proptest! {
+        /// Old keys: a subset of 0..40 in some order; new: some of them
+        /// kept (in runs, shuffled or not) and new ones put in.
+        #[test]
+        fn compare_finds_every_key_as_a_lookup_does(
+            old in proptest::sample::subsequence((0..40u32).collect::<Vec<_>>(), 0..40)
+                .prop_shuffle(),
+            keep in proptest::collection::vec(any::<bool>(), 40),
+            added in proptest::sample::subsequence((40..60u32).collect::<Vec<_>>(), 0..10),
+            swaps in proptest::collection::vec((0usize..60, 0usize..60), 0..4),
+        ) {
+            let mut new: Vec<u32> = old.iter().zip(&keep).filter(|(_, &k)| k).map(|(&o, _)| o).collect();
+            for (i, a) in added.into_iter().enumerate() {
+                let at = (i * 7) % (new.len() + 1);
+                new.insert(at, a);
+            }
+            for (a, b) in swaps {
+                if !new.is_empty() {
+                    let n = new.len();
+                    new.swap(a % n, b % n);
+                }
+            }
+            let names = |v: &[u32]| v.iter().map(|k| format!("k{k}")).collect::<Vec<_>>();
+            let (old_names, new_names) = (names(&old), names(&new));
+            let old_keys: Vec<&str> = old_names.iter().map(String::as_str).collect();
+            let new_keys: Vec<&str> = new_names.iter().map(String::as_str).collect();
+            let got = compare(
+                &old_keys,
+                new_keys.iter().copied(),
+                |o, n| (o + n) % 3 != 0,
+                |o, n| (o * n) % 5 != 1,
+            );
+            prop_assert_eq!(got, reference(&old_keys, &new_keys));
+        }
+    }
 
     fn base() -> Plan {
         let mut p = plan(100_000_000);

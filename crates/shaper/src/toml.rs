@@ -56,10 +56,16 @@ use crate::rate::parse_tc_rate;
 use ::toml::Spanned;
 use fairway_core::policy::tree::MAX_WEIGHT;
 use fairway_core::SchedSpec;
+use fairway_policy_file::RateError;
 use fairway_policy_file::RateField;
 use serde::Deserialize;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
+
+mod fast;
+#[cfg(test)]
+mod fast_tests;
 
 type S = Spanned<String>;
 
@@ -172,11 +178,29 @@ pub struct LibreqosFiles {
 /// Turns spans into places and collects problems.
 struct Conv<'a> {
     file: &'a Arc<str>,
-    lines: LineIndex<'a>,
+    lines: &'a LineIndex<'a>,
     errors: &'a mut Vec<ConfigError>,
+    /// Rates already read, by their text: a large file writes the same
+    /// few rates thousands of times.
+    rates: HashMap<String, u64>,
 }
 
+/// At most this many rates are remembered ([`Conv::rates`]).
+const RATES_REMEMBERED: usize = 1024;
+
 impl Conv<'_> {
+    /// [`parse_tc_rate`], remembered.
+    fn tc_rate(&mut self, text: &str) -> Result<u64, RateError> {
+        if let Some(&bits) = self.rates.get(text) {
+            return Ok(bits);
+        }
+        let bits = parse_tc_rate(text)?;
+        if self.rates.len() < RATES_REMEMBERED {
+            self.rates.insert(text.to_string(), bits);
+        }
+        Ok(bits)
+    }
+
     fn loc(&self, span: Range<usize>) -> Loc {
         self.lines.loc(self.file, span.start)
     }
@@ -196,7 +220,7 @@ impl Conv<'_> {
     }
 
     fn rate(&mut self, s: &S, field: &str) -> Option<u64> {
-        parse_tc_rate(s.get_ref())
+        self.tc_rate(s.get_ref())
             .map_err(|error| {
                 let field = field.to_string();
                 self.err(s.span(), Problem::Rate { field, error });
@@ -215,7 +239,7 @@ impl Conv<'_> {
     ) -> Result<[Option<u64>; 2], ()> {
         match v.get_ref() {
             RateField::One(text) => {
-                let bits = parse_tc_rate(text).map_err(|error| {
+                let bits = self.tc_rate(text).map_err(|error| {
                     let field = field.to_string();
                     self.err(v.span(), Problem::Rate { field, error });
                 })?;
@@ -305,7 +329,102 @@ impl Conv<'_> {
 
 /// Reads `text`, the shaper file named `file`, into `plan`; the LibreQoS
 /// files it names, if any. Every problem goes to `errors`.
+///
+/// A file whose tables `toml/fast.rs` builds is read by the `toml`
+/// crate's own lexer and parser, its tables built straight from the
+/// parser's events, a large one in two halves on two threads: a live
+/// reload reads the whole file at every change, and the crate's serde
+/// path (a document tree of values, then the deserializer with spans)
+/// is most of a reload's cost at thousands of circuits. Anything else,
+/// and any file with a problem, is read by the crate's serde path, so
+/// that every message is the crate's and this reader's as before.
 pub fn read(
+    file: &Arc<str>,
+    text: &str,
+    plan: &mut Plan,
+    errors: &mut Vec<ConfigError>,
+) -> Option<LibreqosFiles> {
+    read_with(file, text, plan, errors, SPLIT_FROM, fast::BLOCK)
+}
+
+/// A file this large or larger is read in two halves on two threads.
+const SPLIT_FROM: usize = 256 * 1024;
+
+/// [`read`], splitting files of `split_from` bytes or more, the fast
+/// reader parsing blocks of `block` bytes or more.
+fn read_with(
+    file: &Arc<str>,
+    text: &str,
+    plan: &mut Plan,
+    errors: &mut Vec<ConfigError>,
+    split_from: usize,
+    block: usize,
+) -> Option<LibreqosFiles> {
+    if let Some((files, fresh)) = read_fast(file, text, split_from, block) {
+        merge(plan, fresh);
+        return files;
+    }
+    read_by_crate(file, text, plan, errors)
+}
+
+/// What the fast reader made of a part of the file, if it had no problem.
+struct Part {
+    files: Option<LibreqosFiles>,
+    plan: Plan,
+    /// It has `[interfaces]`, `[default_class]` (a second one, in the
+    /// other part, is the crate's to refuse).
+    singles: [bool; 2],
+}
+
+/// The fast reader's plan of `text`, or `None` where the crate must
+/// read it: tables the fast reader does not build, or a problem.
+fn read_fast(
+    file: &Arc<str>,
+    text: &str,
+    split_from: usize,
+    block: usize,
+) -> Option<(Option<LibreqosFiles>, Plan)> {
+    let lines = LineIndex::new(text);
+    let part = |range: Range<usize>| {
+        let f = fast::parse(text, range, block)?;
+        let singles = [f.interfaces.is_some(), f.default_class.is_some()];
+        let mut plan = Plan::default();
+        let mut problems = Vec::new();
+        let files = convert(file, &lines, f, &mut plan, &mut problems);
+        problems.is_empty().then_some(Part {
+            files,
+            plan,
+            singles,
+        })
+    };
+    let Some(cut) = fast::split(text, split_from) else {
+        let p = part(0..text.len())?;
+        return Some((p.files, p.plan));
+    };
+    let (first, second) = std::thread::scope(|s| {
+        let other = std::thread::Builder::new().spawn_scoped(s, || part(cut..text.len()));
+        let first = part(0..cut);
+        let second = match other {
+            Ok(h) => h.join().ok().flatten(),
+            Err(_) => part(cut..text.len()),
+        };
+        (first, second)
+    });
+    let (mut first, second) = (first?, second?);
+    if first
+        .singles
+        .iter()
+        .zip(&second.singles)
+        .any(|(a, b)| *a && *b)
+    {
+        return None;
+    }
+    merge(&mut first.plan, second.plan);
+    Some((first.files, first.plan))
+}
+
+/// [`read`] by the `toml` crate alone.
+fn read_by_crate(
     file: &Arc<str>,
     text: &str,
     plan: &mut Plan,
@@ -320,12 +439,55 @@ pub fn read(
             return None;
         }
     };
-    let lines = LineIndex::new(text);
+    convert(file, &LineIndex::new(text), f, plan, errors)
+}
+
+/// Adds what `fresh` (a plan read from one shaper file alone) holds to
+/// `plan`, as reading into `plan` directly would have.
+fn merge(plan: &mut Plan, fresh: Plan) {
+    let Plan {
+        interfaces,
+        nodes,
+        circuits,
+        devices,
+        rules,
+        default_class,
+        virtual_nodes,
+        flattened_parents,
+        left_out,
+    } = fresh;
+    if interfaces.is_some() {
+        plan.interfaces = interfaces;
+    }
+    if default_class.is_some() {
+        plan.default_class = default_class;
+    }
+    plan.nodes.extend(nodes);
+    plan.circuits.extend(circuits);
+    plan.devices.extend(devices);
+    plan.rules.extend(rules);
+    plan.virtual_nodes.extend(virtual_nodes);
+    plan.flattened_parents += flattened_parents;
+    plan.left_out.extend(left_out);
+}
+
+/// The parsed file's tables into `plan`, every refused value a problem.
+fn convert(
+    file: &Arc<str>,
+    lines: &LineIndex<'_>,
+    f: FileToml,
+    plan: &mut Plan,
+    errors: &mut Vec<ConfigError>,
+) -> Option<LibreqosFiles> {
     let mut c = Conv {
         file,
         lines,
         errors,
+        rates: HashMap::new(),
     };
+    plan.nodes.reserve(f.node.len());
+    plan.circuits.reserve(f.circuit.len());
+    plan.devices.reserve(f.device.len());
     if let Some(i) = &f.interfaces {
         plan.interfaces = interfaces(&mut c, i);
     }

@@ -4,7 +4,9 @@
 //! tree's shape, fields the policy would ignore, totals past their
 //! limits, and what only the built tree finds (horizons, priorities).
 
-use fairway_policy_file::{load, parse, MAX_FILE_BYTES, MAX_FLOWS, MAX_TOTAL_BUCKETS};
+use fairway_policy_file::{
+    load, parse, read_limited, ReadError, MAX_FILE_BYTES, MAX_FLOWS, MAX_TOTAL_BUCKETS,
+};
 
 /// The error of `text` as `line:col: message`, checked to be one line.
 fn err(text: &str) -> String {
@@ -87,6 +89,21 @@ fn a_file_that_cannot_be_read_says_why_without_a_position() {
     std::fs::remove_file(&dir).unwrap();
     assert_eq!((e.line, e.column), (2, 10), "{e}");
     assert!(e.message.starts_with("not UTF-8"), "{e}");
+}
+
+/// `read_limited` takes any limit as given, the largest `u64` too (no
+/// limit in effect), and refuses a file one byte above a limit.
+#[test]
+fn read_limited_takes_any_limit() {
+    let path = std::env::temp_dir().join(format!("pfile-limit-{}", std::process::id()));
+    std::fs::write(&path, "a = 1\n").unwrap();
+    let whole = read_limited(&path, u64::MAX);
+    let exact = read_limited(&path, 6);
+    let below = read_limited(&path, 5);
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(whole.as_deref(), Ok("a = 1\n"));
+    assert_eq!(exact.as_deref(), Ok("a = 1\n"));
+    assert_eq!(below, Err(ReadError::TooLarge { size: 6, limit: 5 }));
 }
 
 /// A bad value on the last leaf of a long file points at that value.

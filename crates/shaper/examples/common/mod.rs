@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod files;
+
 use fairway_shaper::loc::Loc;
 use fairway_shaper::plan::default_scheduler;
 use fairway_shaper::plan::{Bandwidth, Circuit, Device, Interfaces, Node, Plan, Prefix, Rates};
