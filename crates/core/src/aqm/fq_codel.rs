@@ -28,9 +28,10 @@
 //!      counted per packet in [`FqCodel::collisions`]. The home bucket
 //!      keeps its owner's tag, so the owner is not displaced.
 //!
-//!    So two flows share a bucket only when more than `w` flows with
-//!    packets queued (or a bucket passing through the old list) hash into
-//!    one set: a sparse flow whose home is a bulk flow's bucket takes
+//!    A bucket is busy while it holds packets or is on a list (an emptied
+//!    new bucket passing through the old list). So two flows share a
+//!    bucket only when more than `w` flows busy at once hash into one set
+//!    (with `ways = 1`: when two busy flows share a home): a sparse flow whose home is a bulk flow's bucket takes
 //!    another bucket of the set and keeps the sparse-flow priority below.
 //!    The scan is `O(w)` per enqueue and allocates nothing. A flow can be
 //!    reordered only after a collision: if a bucket of its set frees up
@@ -40,7 +41,7 @@
 //!    with `ways = 1` when another flow hashes to an idle bucket. With
 //!    `ways = 1` the set is the home bucket alone and the rule reduces to
 //!    plain hashing; collisions are still counted (a packet arriving at a
-//!    bucket busy with another flow's packets).
+//!    bucket busy with another flow).
 //!
 //! 2. **Per-bucket FIFO and CoDel.** Each bucket is a FIFO with its own
 //!    [`CodelState`]; packets carry their enqueue time; CoDel judges a

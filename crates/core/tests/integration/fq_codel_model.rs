@@ -14,9 +14,7 @@
 
 use crate::aqm_models::{FqModel, Variant};
 use crate::common::Pkt;
-use fairway_core::aqm::fq_codel::{
-    MAX_BUCKETS, MAX_LIMIT, MAX_QUANTUM, MAX_WAYS, MIN_QUANTUM,
-};
+use fairway_core::aqm::fq_codel::{MAX_BUCKETS, MAX_LIMIT, MAX_QUANTUM, MAX_WAYS, MIN_QUANTUM};
 use fairway_core::aqm::{AqmConfigError, CodelParams, FqCodel, FqCodelConfig};
 use fairway_core::EnqueueErrorKind;
 use proptest::prelude::*;
@@ -83,15 +81,16 @@ fn trace(set_associative: bool) -> BoxedStrategy<Trace> {
             })
             .boxed()
     };
-    (cfg, prop::collection::vec(any::<u32>(), 1..10)).prop_flat_map(|(cfg, hashes)| {
-        let n = hashes.len();
-        ops(n).prop_map(move |ops| Trace {
-            cfg,
-            hashes: hashes.clone(),
-            ops,
+    (cfg, prop::collection::vec(any::<u32>(), 1..10))
+        .prop_flat_map(|(cfg, hashes)| {
+            let n = hashes.len();
+            ops(n).prop_map(move |ops| Trace {
+                cfg,
+                hashes: hashes.clone(),
+                ops,
+            })
         })
-    })
-    .boxed()
+        .boxed()
 }
 
 #[derive(Default)]
@@ -191,15 +190,20 @@ fn raw_trace() -> impl Strategy<Value = (FqCodelConfig, Vec<RawOp>)> {
             mtu,
         })
     });
-    let cfg = (codel, MIN_QUANTUM..=MAX_QUANTUM, 1u32..64, 0u32..7, 1u32..64).prop_map(
-        |(codel, quantum, buckets, log_ways, limit)| FqCodelConfig {
+    let cfg = (
+        codel,
+        MIN_QUANTUM..=MAX_QUANTUM,
+        1u32..64,
+        0u32..7,
+        1u32..64,
+    )
+        .prop_map(|(codel, quantum, buckets, log_ways, limit)| FqCodelConfig {
             codel,
             quantum,
             buckets,
             ways: 1 << log_ways.min(buckets.trailing_zeros()),
             limit,
-        },
-    );
+        });
     let op = prop_oneof![
         (raw_time(), any::<u32>(), 0u32..70_000).prop_map(|(now, hash, len)| RawOp::Enqueue {
             now,
@@ -405,14 +409,31 @@ fn every_parameter_is_refused_outside_its_range_and_accepted_at_its_ends() {
     }
     let one = FqCodelConfig { buckets: 1, ..base };
     assert_eq!(check(FqCodelConfig { ways: 1, ..one }), None);
-    for (ways, buckets) in [(0, 1024), (3, 1024), (2 * MAX_WAYS, 1024), (2, 1), (8, 12), (u32::MAX, 1024)] {
+    for (ways, buckets) in [
+        (0, 1024),
+        (3, 1024),
+        (2 * MAX_WAYS, 1024),
+        (2, 1),
+        (8, 12),
+        (u32::MAX, 1024),
+    ] {
         assert_eq!(
-            check(FqCodelConfig { ways, buckets, ..base }),
+            check(FqCodelConfig {
+                ways,
+                buckets,
+                ..base
+            }),
             Some(AqmConfigError::Ways { ways, buckets })
         );
     }
     assert_eq!(
-        check(FqCodelConfig { ways: 8, buckets: 12, ..base }).unwrap().to_string(),
+        check(FqCodelConfig {
+            ways: 8,
+            buckets: 12,
+            ..base
+        })
+        .unwrap()
+        .to_string(),
         "fq_codel ways 8 out of range: a power of two in 1..=64 that divides buckets (12) \
          (the scan of a set is per packet)"
     );

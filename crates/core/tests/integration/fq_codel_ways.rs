@@ -71,7 +71,11 @@ fn a_ninth_flow_in_a_full_set_collides_at_home_and_the_owner_keeps_its_bucket() 
     }
     for b in 0..8 {
         let want = if b == 4 { 2 } else { 1 };
-        assert_eq!(q.bucket_backlog(b).map(|k| k.packets), Some(want), "bucket {b}");
+        assert_eq!(
+            q.bucket_backlog(b).map(|k| k.packets),
+            Some(want),
+            "bucket {b}"
+        );
     }
     assert_eq!(q.bucket_backlog(8).map(|k| k.packets), Some(0));
     assert_eq!(q.collisions(), 1);
