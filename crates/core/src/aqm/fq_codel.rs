@@ -191,7 +191,10 @@ impl FqCodelConfig {
                 buckets: self.buckets,
             });
         }
-        if !self.ways.is_power_of_two() || self.ways > MAX_WAYS || self.buckets % self.ways != 0 {
+        if !self.ways.is_power_of_two()
+            || self.ways > MAX_WAYS
+            || !self.buckets.is_multiple_of(self.ways)
+        {
             return Err(AqmConfigError::Ways {
                 ways: self.ways,
                 buckets: self.buckets,
