@@ -2,7 +2,7 @@
 //! range, named with the value given and the range accepted.
 
 use super::codel::{MAX_INTERVAL_NS, MAX_MTU};
-use super::fq_codel::{MAX_BUCKETS, MAX_LIMIT, MAX_QUANTUM, MIN_QUANTUM};
+use super::fq_codel::{MAX_BUCKETS, MAX_LIMIT, MAX_QUANTUM, MAX_WAYS, MIN_QUANTUM};
 use core::fmt;
 
 /// A parameter of [`CodelParams`](super::CodelParams),
@@ -38,6 +38,13 @@ pub enum AqmConfigError {
         /// The number of buckets given.
         buckets: u32,
     },
+    /// `ways` not a power of two in `1..=`[`MAX_WAYS`] dividing `buckets`.
+    Ways {
+        /// The number of ways given.
+        ways: u32,
+        /// The number of buckets it must divide.
+        buckets: u32,
+    },
     /// `limit` outside `1..=`[`MAX_LIMIT`].
     Limit {
         /// The packet limit given.
@@ -71,6 +78,11 @@ impl fmt::Display for AqmConfigError {
                 f,
                 "fq_codel buckets {buckets} out of range 1..={MAX_BUCKETS} \
                  (allocated up front; overflow scans the active buckets)"
+            ),
+            AqmConfigError::Ways { ways, buckets } => write!(
+                f,
+                "fq_codel ways {ways} out of range: a power of two in 1..={MAX_WAYS} \
+                 that divides buckets ({buckets}) (the scan of a set is per packet)"
             ),
             AqmConfigError::Limit { limit } => write!(
                 f,

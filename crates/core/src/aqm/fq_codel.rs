@@ -8,10 +8,40 @@
 //! FQ-CoDel separates them and serves them fairly:
 //!
 //! 1. **Classification.** The caller hashes each packet's flow key (its
-//!    5-tuple) to a `u32`; the packet goes to bucket
+//!    5-tuple) to a `u32`; the flow's *home* bucket is
 //!    `⌊hash · buckets / 2^32⌋` ([`FqCodel::bucket_of`]): a multiply and a
-//!    shift, as Linux's `reciprocal_scale`, uniform when the hash is. Flows
-//!    whose hashes land in one bucket share it (stochastic fairness).
+//!    shift, as Linux's `reciprocal_scale`, uniform when the hash is.
+//!    With `ways = 1` (the default) a packet goes to its home bucket, and
+//!    flows whose hashes land in one bucket share it (stochastic fairness).
+//!
+//!    With `ways = w > 1` the buckets are **set-associative**, as CAKE's
+//!    (Linux `sch_cake`): they are grouped in sets of `w` consecutive
+//!    buckets, the home bucket picks the set, and each bucket remembers
+//!    the full 32-bit hash of the flow that last took it (its *tag*). A
+//!    packet scans its set once, starting at its home bucket and wrapping
+//!    around within the set, and goes to
+//!    * the bucket tagged with its hash, if there is one (the flow's own);
+//!    * else the first *free* bucket of the scan (no packet queued and on
+//!      neither list), which it re-tags with its hash;
+//!    * else (every bucket of the set busy with other flows) its home
+//!      bucket, which it shares with the flow owning it: a **collision**,
+//!      counted per packet in [`FqCodel::collisions`]. The home bucket
+//!      keeps its owner's tag, so the owner is not displaced.
+//!
+//!    A bucket is busy while it holds packets or is on a list (an emptied
+//!    new bucket passing through the old list). So two flows share a
+//!    bucket only when more than `w` flows busy at once hash into one set
+//!    (with `ways = 1`: when two busy flows share a home): a sparse flow whose home is a bulk flow's bucket takes
+//!    another bucket of the set and keeps the sparse-flow priority below.
+//!    The scan is `O(w)` per enqueue and allocates nothing. A flow can be
+//!    reordered only after a collision: if a bucket of its set frees up
+//!    while its packets still wait in the shared home bucket, its next
+//!    packets take the free bucket (CAKE behaves the same). A bucket's
+//!    CoDel state stays with the bucket when it is re-tagged, as it does
+//!    with `ways = 1` when another flow hashes to an idle bucket. With
+//!    `ways = 1` the set is the home bucket alone and the rule reduces to
+//!    plain hashing; collisions are still counted (a packet arriving at a
+//!    bucket busy with another flow).
 //!
 //! 2. **Per-bucket FIFO and CoDel.** Each bucket is a FIFO with its own
 //!    [`CodelState`]; packets carry their enqueue time; CoDel judges a
@@ -73,8 +103,12 @@
 //!   timescale CoDel acts on). Linux raises values below 256 to 256; we
 //!   refuse them.
 //! * `buckets` `1..=`[`MAX_BUCKETS`] (65536, Linux's bound): allocated up
-//!   front, 88 bytes each on 64-bit targets (56 of list, deficit and CoDel
-//!   state, 32 of queue record).
+//!   front, 96 bytes each on 64-bit targets (56 of list, deficit and CoDel
+//!   state, 8 of tag, 32 of queue record).
+//! * `ways` a power of two in `1..=`[`MAX_WAYS`] (64) that divides
+//!   `buckets`; [`DEFAULT_WAYS`] = 1 (plain hashing, RFC 8290). CAKE uses
+//!   8; the bound keeps the per-enqueue scan short. Tags take 8 more bytes
+//!   per bucket.
 //! * `limit` `1..=`[`MAX_LIMIT`] (2^24 packets, the crate's bound on
 //!   pre-allocated packet slots, as the C ABI's `max_packets`).
 //! * Packets `1..=65536` bytes ([`Limits::DEFAULT`]); outside, the enqueue
@@ -105,6 +139,10 @@ pub const MAX_QUANTUM: u32 = 1 << 20;
 pub const MAX_BUCKETS: u32 = 1 << 16;
 /// Largest accepted packet limit.
 pub const MAX_LIMIT: u32 = 1 << 24;
+/// Default associativity: one bucket per set, plain hashing (RFC 8290).
+pub const DEFAULT_WAYS: u32 = 1;
+/// Largest accepted associativity (buckets per set).
+pub const MAX_WAYS: u32 = 64;
 
 /// List terminator and "in no list".
 const NIL: u32 = u32::MAX;
@@ -118,22 +156,27 @@ pub struct FqCodelConfig {
     pub quantum: u32,
     /// Number of flow buckets: `1..=MAX_BUCKETS`.
     pub buckets: u32,
+    /// Buckets per set of the set-associative classification (see the
+    /// module doc): a power of two in `1..=MAX_WAYS` dividing `buckets`;
+    /// 1 is plain hashing.
+    pub ways: u32,
     /// Packets held at most over all buckets: `1..=MAX_LIMIT`.
     pub limit: u32,
 }
 
 impl FqCodelConfig {
     /// RFC 8290's defaults: CoDel's RFC 8289 defaults, quantum 1514 bytes,
-    /// 1024 buckets, 10240 packets.
+    /// 1024 buckets, plain hashing (1 way), 10240 packets.
     pub const RFC8290: FqCodelConfig = FqCodelConfig {
         codel: CodelParams::RFC8289,
         quantum: DEFAULT_QUANTUM,
         buckets: DEFAULT_BUCKETS,
+        ways: DEFAULT_WAYS,
         limit: DEFAULT_LIMIT,
     };
 
     /// `Ok` if every field is in its range; otherwise the error naming the
-    /// first one out of range (CoDel's, then quantum, buckets, limit).
+    /// first one out of range (CoDel's, then quantum, buckets, ways, limit).
     pub const fn check(&self) -> Result<(), AqmConfigError> {
         if let Err(e) = self.codel.check() {
             return Err(e);
@@ -145,6 +188,15 @@ impl FqCodelConfig {
         }
         if self.buckets == 0 || self.buckets > MAX_BUCKETS {
             return Err(AqmConfigError::Buckets {
+                buckets: self.buckets,
+            });
+        }
+        if !self.ways.is_power_of_two()
+            || self.ways > MAX_WAYS
+            || !self.buckets.is_multiple_of(self.ways)
+        {
+            return Err(AqmConfigError::Ways {
+                ways: self.ways,
                 buckets: self.buckets,
             });
         }
@@ -242,10 +294,14 @@ pub struct FqCodel<P> {
     cfg: FqCodelConfig,
     store: FlowQueues<Timed<P>>,
     buckets: Vec<Bucket>,
+    /// Each bucket's tag: the hash of the flow that last took it (`None`:
+    /// never taken).
+    tags: Vec<Option<u32>>,
     new_flows: List,
     old_flows: List,
     drops: DropCounts,
     new_flow_count: u64,
+    collisions: u64,
 }
 
 impl<P: Packet> FqCodel<P> {
@@ -272,10 +328,12 @@ impl<P: Packet> FqCodel<P> {
             cfg,
             store,
             buckets: alloc::vec![IDLE_BUCKET; cfg.buckets as usize],
+            tags: alloc::vec![None; cfg.buckets as usize],
             new_flows: List::EMPTY,
             old_flows: List::EMPTY,
             drops: DropCounts::default(),
             new_flow_count: 0,
+            collisions: 0,
         })
     }
 
@@ -284,10 +342,35 @@ impl<P: Packet> FqCodel<P> {
         self.cfg
     }
 
-    /// The bucket a flow hash maps to: `⌊hash · buckets / 2^32⌋`.
+    /// The home bucket of a flow hash: `⌊hash · buckets / 2^32⌋` (with
+    /// `ways = 1`, the bucket its packets go to).
     #[inline]
     pub fn bucket_of(&self, hash: u32) -> u32 {
         ((u64::from(hash) * u64::from(self.cfg.buckets)) >> 32) as u32
+    }
+
+    /// The bucket a packet of the flow `hash` would be queued in now, and
+    /// whether that is a collision (the bucket is busy with another flow):
+    /// the scan of the module doc, `O(ways)`.
+    pub fn bucket_for(&self, hash: u32) -> (u32, bool) {
+        let home = self.bucket_of(hash);
+        let mask = self.cfg.ways - 1;
+        let base = home & !mask;
+        let mut free = None;
+        for i in 0..self.cfg.ways {
+            let k = base | (home.wrapping_add(i) & mask);
+            if self.tags.get(k as usize) == Some(&Some(hash)) {
+                return (k, false);
+            }
+            let idle = self.buckets.get(k as usize).map(|b| b.list) == Some(OnList::None);
+            if free.is_none() && idle {
+                free = Some(k);
+            }
+        }
+        match free {
+            Some(k) => (k, false),
+            None => (home, true),
+        }
     }
 
     /// Queues `packet` of the flow whose key hashes to `flow_hash`, stamped
@@ -302,7 +385,7 @@ impl<P: Packet> FqCodel<P> {
         packet: P,
         now_ns: u64,
     ) -> Result<Option<P>, EnqueueError<P>> {
-        let b = self.bucket_of(flow_hash);
+        let (b, collision) = self.bucket_for(flow_hash);
         let timed = Timed {
             packet,
             enqueued_ns: now_ns,
@@ -312,6 +395,11 @@ impl<P: Packet> FqCodel<P> {
                 kind: e.kind,
                 packet: e.packet.packet,
             });
+        }
+        if collision {
+            self.collisions += 1;
+        } else if let Some(tag) = self.tags.get_mut(b as usize) {
+            *tag = Some(flow_hash);
         }
         let joins = self.buckets.get(b as usize).map(|k| k.list) == Some(OnList::None);
         if joins {
@@ -435,5 +523,12 @@ impl<P: Packet> FqCodel<P> {
     /// How many times a bucket joined the new-flow list.
     pub fn new_flow_count(&self) -> u64 {
         self.new_flow_count
+    }
+
+    /// Packets queued in a bucket busy with another flow (see the module
+    /// doc): every bucket of the flow's set was busy (with `ways = 1`: its
+    /// one bucket was).
+    pub fn collisions(&self) -> u64 {
+        self.collisions
     }
 }

@@ -7,7 +7,8 @@
 //! * [`codel_fifo`]: one FIFO managed by CoDel ([`CodelFifo`]).
 //! * [`fq_codel`]: flow queueing with CoDel on every flow queue
 //!   ([`FqCodel`]): a fixed number of buckets chosen by a caller-given flow
-//!   hash, deficit round robin over new and old flow lists so that sparse
+//!   hash (plainly, or set-associatively as CAKE's so that flows rarely
+//!   share a bucket), deficit round robin over new and old flow lists so that sparse
 //!   flows keep a low delay, and a total packet limit enforced by dropping
 //!   from the fattest flow.
 //! * [`error`]: [`AqmConfigError`], a parameter outside its range.

@@ -6,7 +6,9 @@
 //! the queued packets and a scan of every bucket for the fattest one. One
 //! rule is Linux's rather than the RFC's letter, as in the implementation's
 //! module doc: an emptied new queue moves to the old list only if that list
-//! is not empty.
+//! is not empty. The set-associative classification (`ways > 1`, after
+//! CAKE) is modelled as a map from tag to bucket per set and a brute-force
+//! search of the set's lists.
 //!
 //! Each model takes a [`Variant`]: `Rfc` is the specification; the others
 //! are deliberate mistakes the differential tests must tell apart, which
@@ -14,7 +16,7 @@
 #![allow(dead_code)] // each test module uses part of the models
 
 use crate::common::Pkt;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// Which model: the specification or one deliberate mistake.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +34,14 @@ pub enum Variant {
     /// FQ-CoDel: an emptied new flow leaves at once (no pass through the
     /// old list).
     NoOldPass,
+    /// FQ-CoDel: `ways` ignored (every packet in its home bucket).
+    WaysIgnored,
+    /// FQ-CoDel: a colliding flow re-tags its home bucket (CAKE's choice),
+    /// displacing the flow that owned it.
+    RetagOnCollision,
+    /// FQ-CoDel: the search for a free bucket starts at the set's first
+    /// bucket, not at the home bucket.
+    ScanFromSetStart,
 }
 
 /// `time_t` of the pseudocode: signed nanoseconds.
@@ -193,6 +203,10 @@ pub struct FqModel {
     old_flows: VecDeque<usize>,
     quantum: i64,
     limit: usize,
+    ways: usize,
+    /// Per set: which bucket each tag (a flow hash) owns.
+    tags: Vec<HashMap<u32, usize>>,
+    pub collisions: u64,
     variant: Variant,
 }
 
@@ -208,6 +222,9 @@ impl FqModel {
             old_flows: VecDeque::new(),
             quantum: i64::from(cfg.quantum),
             limit: cfg.limit as usize,
+            ways: cfg.ways as usize,
+            tags: vec![HashMap::new(); (cfg.buckets / cfg.ways) as usize],
+            collisions: 0,
             variant,
         }
     }
@@ -217,9 +234,49 @@ impl FqModel {
         (u128::from(hash) * self.flows.len() as u128 / (1u128 << 32)) as usize
     }
 
+    fn listed(&self, b: usize) -> bool {
+        self.new_flows.contains(&b) || self.old_flows.contains(&b)
+    }
+
+    /// The bucket a packet of flow `hash` goes to, updating the tags and
+    /// the collision count: its own tagged bucket, else the first bucket
+    /// on no list scanning the set from home, else home (a collision).
+    pub fn choose(&mut self, hash: u32) -> usize {
+        let home = self.bucket_of(hash);
+        if self.variant == Variant::WaysIgnored {
+            return home;
+        }
+        let set = home / self.ways;
+        let base = set * self.ways;
+        if let Some(&b) = self.tags[set].get(&hash) {
+            return b;
+        }
+        let start = if self.variant == Variant::ScanFromSetStart {
+            0
+        } else {
+            home - base
+        };
+        let free = (0..self.ways)
+            .map(|i| base + (start + i) % self.ways)
+            .find(|&k| !self.listed(k));
+        let b = match free {
+            Some(k) => k,
+            None => {
+                self.collisions += 1;
+                if self.variant != Variant::RetagOnCollision {
+                    return home;
+                }
+                home
+            }
+        };
+        self.tags[set].retain(|_, owned| *owned != b);
+        self.tags[set].insert(hash, b);
+        b
+    }
+
     /// Queues `p`; returns the packet dropped for the limit, if any.
     pub fn enqueue(&mut self, hash: u32, p: Pkt, now: u64) -> Option<Pkt> {
-        let b = self.bucket_of(hash);
+        let b = self.choose(hash);
         self.flows[b].enqueue(p, now);
         if !self.new_flows.contains(&b) && !self.old_flows.contains(&b) {
             if self.variant == Variant::NoNewList {

@@ -6,11 +6,15 @@
 //! CoDel drops). Every enqueue must drop the same packet for the limit and
 //! every dequeue must send and drop the same packets; a mutation test shows
 //! that models without the new-flow list, or without the pass of an emptied
-//! new flow through the old list, are caught.
+//! new flow through the old list, are caught. With `ways > 1` the model's
+//! map from tag to bucket per set must put every packet in the same bucket
+//! (compared bucket by bucket after every operation) and count the same
+//! collisions; models that ignore `ways`, re-tag on a collision or scan a
+//! set from its start are caught.
 
 use crate::aqm_models::{FqModel, Variant};
 use crate::common::Pkt;
-use fairway_core::aqm::fq_codel::{MAX_BUCKETS, MAX_LIMIT, MAX_QUANTUM, MIN_QUANTUM};
+use fairway_core::aqm::fq_codel::{MAX_BUCKETS, MAX_LIMIT, MAX_QUANTUM, MAX_WAYS, MIN_QUANTUM};
 use fairway_core::aqm::{AqmConfigError, CodelParams, FqCodel, FqCodelConfig};
 use fairway_core::EnqueueErrorKind;
 use proptest::prelude::*;
@@ -47,28 +51,46 @@ fn ops(flows: usize) -> impl Strategy<Value = Vec<Op>> {
     prop::collection::vec(phase, 1..8).prop_map(|phases| phases.concat())
 }
 
-fn trace() -> impl Strategy<Value = Trace> {
+/// Random traces over few buckets (so that flows collide): with plain
+/// hashing (`ways = 1`), or set-associative with 2, 4 or 8 ways and 1..=8
+/// sets.
+fn trace(set_associative: bool) -> BoxedStrategy<Trace> {
     let codel = (1u64..200, 1u64..8, 1u32..3000).prop_map(|(t, k, mtu)| CodelParams {
         target_ns: t,
         interval_ns: t * k,
         mtu,
     });
-    let cfg = (codel, MIN_QUANTUM..3000, 1u32..9, 1u32..40).prop_map(
-        |(codel, quantum, buckets, limit)| FqCodelConfig {
-            codel,
-            quantum,
-            buckets,
-            limit,
-        },
-    );
-    (cfg, prop::collection::vec(any::<u32>(), 1..10)).prop_flat_map(|(cfg, hashes)| {
-        let n = hashes.len();
-        ops(n).prop_map(move |ops| Trace {
-            cfg,
-            hashes: hashes.clone(),
-            ops,
+    let cfg = if set_associative {
+        (codel, MIN_QUANTUM..3000, 1u32..9, 1u32..4, 1u32..40)
+            .prop_map(|(codel, quantum, sets, log_ways, limit)| FqCodelConfig {
+                codel,
+                quantum,
+                buckets: sets << log_ways,
+                ways: 1 << log_ways,
+                limit,
+            })
+            .boxed()
+    } else {
+        (codel, MIN_QUANTUM..3000, 1u32..9, 1u32..40)
+            .prop_map(|(codel, quantum, buckets, limit)| FqCodelConfig {
+                codel,
+                quantum,
+                buckets,
+                ways: 1,
+                limit,
+            })
+            .boxed()
+    };
+    (cfg, prop::collection::vec(any::<u32>(), 1..10))
+        .prop_flat_map(|(cfg, hashes)| {
+            let n = hashes.len();
+            ops(n).prop_map(move |ops| Trace {
+                cfg,
+                hashes: hashes.clone(),
+                ops,
+            })
         })
-    })
+        .boxed()
 }
 
 #[derive(Default)]
@@ -76,6 +98,7 @@ struct Run {
     mismatch: Option<String>,
     codel_drops: u64,
     overflow_drops: u64,
+    collisions: u64,
 }
 
 fn run(t: &Trace, variant: Variant) -> Run {
@@ -121,7 +144,26 @@ fn run(t: &Trace, variant: Variant) -> Run {
             ));
             return out;
         }
+        for (b, f) in m.flows.iter().enumerate() {
+            let got = q.bucket_backlog(b as u32).map(|k| k.packets);
+            if got != Some(f.queue.len() as u64) {
+                out.mismatch = Some(format!(
+                    "op {i}: bucket {b} holds {got:?} packets, the model {}",
+                    f.queue.len()
+                ));
+                return out;
+            }
+        }
+        if q.collisions() != m.collisions {
+            out.mismatch = Some(format!(
+                "op {i}: {} collisions, the model {}",
+                q.collisions(),
+                m.collisions
+            ));
+            return out;
+        }
     }
+    out.collisions = q.collisions();
     out.codel_drops = q.drops().codel_packets;
     out.overflow_drops = q.drops().overflow_packets;
     out
@@ -148,14 +190,20 @@ fn raw_trace() -> impl Strategy<Value = (FqCodelConfig, Vec<RawOp>)> {
             mtu,
         })
     });
-    let cfg = (codel, MIN_QUANTUM..=MAX_QUANTUM, 1u32..64, 1u32..64).prop_map(
-        |(codel, quantum, buckets, limit)| FqCodelConfig {
+    let cfg = (
+        codel,
+        MIN_QUANTUM..=MAX_QUANTUM,
+        1u32..64,
+        0u32..7,
+        1u32..64,
+    )
+        .prop_map(|(codel, quantum, buckets, log_ways, limit)| FqCodelConfig {
             codel,
             quantum,
             buckets,
+            ways: 1 << log_ways.min(buckets.trailing_zeros()),
             limit,
-        },
-    );
+        });
     let op = prop_oneof![
         (raw_time(), any::<u32>(), 0u32..70_000).prop_map(|(now, hash, len)| RawOp::Enqueue {
             now,
@@ -219,15 +267,21 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
 
     #[test]
-    fn fq_codel_sends_and_drops_exactly_as_the_rfc_model(t in trace()) {
+    fn fq_codel_sends_and_drops_exactly_as_the_rfc_model(t in trace(false)) {
+        let r = run(&t, Variant::Rfc);
+        prop_assert!(r.mismatch.is_none(), "{}", r.mismatch.unwrap_or_default());
+    }
+
+    #[test]
+    fn set_associative_fq_codel_picks_the_buckets_of_the_tag_map_model(t in trace(true)) {
         let r = run(&t, Variant::Rfc);
         prop_assert!(r.mismatch.is_none(), "{}", r.mismatch.unwrap_or_default());
     }
 }
 
-fn fixed_traces(n: usize) -> Vec<Trace> {
+fn fixed_traces(n: usize, set_associative: bool) -> Vec<Trace> {
     let mut runner = TestRunner::deterministic();
-    let strategy = trace();
+    let strategy = trace(set_associative);
     (0..n)
         .map(|_| strategy.new_tree(&mut runner).expect("a trace").current())
         .collect()
@@ -235,7 +289,7 @@ fn fixed_traces(n: usize) -> Vec<Trace> {
 
 #[test]
 fn the_traces_drop_for_both_reasons_and_each_wrong_model_is_caught() {
-    let traces = fixed_traces(200);
+    let traces = fixed_traces(200, false);
     let runs: Vec<Run> = traces.iter().map(|t| run(t, Variant::Rfc)).collect();
     assert!(runs.iter().all(|r| r.mismatch.is_none()));
     let codel = runs.iter().filter(|r| r.codel_drops > 0).count();
@@ -249,6 +303,26 @@ fn the_traces_drop_for_both_reasons_and_each_wrong_model_is_caught() {
         Variant::NoNewList,
         Variant::NoOldPass,
         Variant::StrictAboveTime,
+    ] {
+        let caught = traces
+            .iter()
+            .filter(|t| run(t, variant).mismatch.is_some())
+            .count();
+        assert!(caught > 0, "{variant:?} passes all 200 traces");
+    }
+}
+
+#[test]
+fn set_associative_traces_collide_and_each_wrong_bucket_choice_is_caught() {
+    let traces = fixed_traces(200, true);
+    let runs: Vec<Run> = traces.iter().map(|t| run(t, Variant::Rfc)).collect();
+    assert!(runs.iter().all(|r| r.mismatch.is_none()));
+    let collided = runs.iter().filter(|r| r.collisions > 0).count();
+    assert!(collided >= 20, "only {collided} of 200 traces collide");
+    for variant in [
+        Variant::WaysIgnored,
+        Variant::RetagOnCollision,
+        Variant::ScanFromSetStart,
     ] {
         let caught = traces
             .iter()
@@ -330,6 +404,39 @@ fn every_parameter_is_refused_outside_its_range_and_accepted_at_its_ends() {
             Some(AqmConfigError::Buckets { buckets })
         );
     }
+    for ways in [1, 2, 8, MAX_WAYS] {
+        assert_eq!(check(FqCodelConfig { ways, ..base }), None);
+    }
+    let one = FqCodelConfig { buckets: 1, ..base };
+    assert_eq!(check(FqCodelConfig { ways: 1, ..one }), None);
+    for (ways, buckets) in [
+        (0, 1024),
+        (3, 1024),
+        (2 * MAX_WAYS, 1024),
+        (2, 1),
+        (8, 12),
+        (u32::MAX, 1024),
+    ] {
+        assert_eq!(
+            check(FqCodelConfig {
+                ways,
+                buckets,
+                ..base
+            }),
+            Some(AqmConfigError::Ways { ways, buckets })
+        );
+    }
+    assert_eq!(
+        check(FqCodelConfig {
+            ways: 8,
+            buckets: 12,
+            ..base
+        })
+        .unwrap()
+        .to_string(),
+        "fq_codel ways 8 out of range: a power of two in 1..=64 that divides buckets (12) \
+         (the scan of a set is per packet)"
+    );
     assert_eq!(check(FqCodelConfig { limit: 1, ..base }), None);
     for limit in [0, MAX_LIMIT + 1, u32::MAX] {
         assert_eq!(

@@ -12,6 +12,7 @@ mod drr_model;
 mod drr_quantum;
 mod fq_codel_model;
 mod fq_codel_sparse;
+mod fq_codel_ways;
 mod long_idle;
 mod pq_props;
 mod properties;

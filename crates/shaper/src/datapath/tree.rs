@@ -103,6 +103,11 @@ const LEAF_KID: u32 = 1 << 31;
 /// thousands; 64 keeps a circuit's queues at about 6 KiB plus its packet
 /// slots.
 pub const LEAF_BUCKETS: u32 = 64;
+/// Their associativity: 8 sets of 8 buckets, as CAKE's, so that two flows
+/// of a circuit share a bucket only when more than 8 flows with packets
+/// queued hash into one set (a sparse flow whose home is a bulk flow's
+/// bucket takes another one and keeps FQ-CoDel's sparse-flow priority).
+pub const LEAF_WAYS: u32 = 8;
 /// A circuit holds up to this much time of frames at its max rate
 /// (at least [`MIN_LEAF_LIMIT`] frames), so its FQ-CoDel overflows only
 /// when CoDel (target 5 ms) cannot keep the queue short.
@@ -291,11 +296,12 @@ impl<P: Packet> Tree<P> {
                 let limit = leaf_limit(b.max);
                 let cfg = FqCodelConfig {
                     buckets: LEAF_BUCKETS,
+                    ways: LEAF_WAYS,
                     limit,
                     ..FqCodelConfig::RFC8290
                 };
-                // Within FQ-CoDel's ranges by construction (64 buckets, a
-                // limit of 64..=2^24); its error is passed on all the same.
+                // Within FQ-CoDel's ranges by construction (64 buckets in
+                // sets of 8, a limit of 64..=2^24); its error is passed on all the same.
                 leaves.push(Leaf {
                     node: i as u32 + 1,
                     fq: queue(cfg)?,

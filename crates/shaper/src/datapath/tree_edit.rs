@@ -49,7 +49,9 @@
 //! (a tree node appended).
 
 use super::sched::{group_weights, groups, kid_id, scheduler, spec_of};
-use super::{queue, specs, Leaf, Node, Spec, Tree, FIRST_TOKEN, LEAF_BUCKETS, NIL, STAND_IN};
+use super::{
+    queue, specs, Leaf, Node, Spec, Tree, FIRST_TOKEN, LEAF_BUCKETS, LEAF_WAYS, NIL, STAND_IN,
+};
 use crate::datapath::bucket::Bucket;
 use crate::datapath::heap::Heap;
 use crate::datapath::node_sched::NodeSched;
@@ -134,6 +136,7 @@ pub struct TreeEdit<P> {
 fn leaf_cfg(max: u64) -> FqCodelConfig {
     FqCodelConfig {
         buckets: LEAF_BUCKETS,
+        ways: LEAF_WAYS,
         limit: super::leaf_limit(max),
         ..FqCodelConfig::RFC8290
     }

@@ -26,6 +26,11 @@ const NIL: u32 = u32::MAX;
 /// thousands; 64 keeps a circuit's queues at about 6 KiB plus its packet
 /// slots.
 const LEAF_BUCKETS: u32 = 64;
+/// Their associativity: 8 sets of 8 buckets, as CAKE's, so that two flows
+/// of a circuit share a bucket only when more than 8 flows with packets
+/// queued hash into one set (a sparse flow whose home is a bulk flow's
+/// bucket takes another one and keeps FQ-CoDel's sparse-flow priority).
+const LEAF_WAYS: u32 = 8;
 /// A circuit holds up to this much time of frames at its max rate
 /// (at least [`MIN_LEAF_LIMIT`] frames), so its FQ-CoDel overflows only
 /// when CoDel (target 5 ms) cannot keep the queue short.
@@ -189,6 +194,7 @@ impl<P: Packet> Tree<P> {
                 let limit = leaf_limit(b.max);
                 let cfg = FqCodelConfig {
                     buckets: LEAF_BUCKETS,
+                    ways: LEAF_WAYS,
                     limit,
                     ..FqCodelConfig::RFC8290
                 };

@@ -326,3 +326,34 @@ proptest::proptest! {
         proptest::prop_assert!(sent > 0);
     }
 }
+
+/// A circuit's FQ-CoDel is set-associative (`LEAF_WAYS`): a sparse flow
+/// whose home bucket is the bulk flow's takes another bucket of the set
+/// and is sent next, not after the bulk flow's 18 queued frames (where
+/// plain hashing of 64 buckets would put it).
+#[test]
+fn a_sparse_flow_hashing_to_the_bulk_flows_bucket_is_not_queued_behind_it() {
+    let mut p = plan(1000 * MBIT);
+    circuit(&mut p, "a", None, None, 100 * MBIT, None);
+    let c = checked(p);
+    let mut t: Tree<u32> = Tree::new(&c, Dir::Download, 0).unwrap();
+    // Home bucket 4 of 64 for both (hash · 64 / 2^32).
+    let (bulk, sparse) = (0x1000_0000, 0x1000_0001);
+    for _ in 0..20 {
+        t.enqueue(0, bulk, 1500, 0).unwrap();
+    }
+    // The next frame the circuit lets out, waiting for its rate.
+    fn next(t: &mut Tree<u32>, now: &mut u64) -> u32 {
+        loop {
+            if let Some((_, len)) = t.dequeue(*now, &mut |_, _| panic!("no drop expected")) {
+                return len;
+            }
+            *now += 100_000;
+        }
+    }
+    let mut now = 0;
+    assert_eq!(next(&mut t, &mut now), 1500);
+    assert_eq!(next(&mut t, &mut now), 1500);
+    t.enqueue(0, sparse, 100, now).unwrap();
+    assert_eq!(next(&mut t, &mut now), 100);
+}
