@@ -81,6 +81,11 @@ impl NodeSched {
         self.s.peek().map(|(f, _)| f.0)
     }
 
+    /// The tokens it holds, all children together.
+    pub fn held(&self) -> u64 {
+        self.s.backlog().packets
+    }
+
     /// Serves the next token: its slot.
     pub fn pop(&mut self) -> Option<u32> {
         self.s.dequeue().map(|d| d.flow.0)
