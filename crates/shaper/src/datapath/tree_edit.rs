@@ -476,8 +476,10 @@ impl<P: Packet> Tree<P> {
 
     /// `t`'s children leave its heaps and scheduler's choices: an
     /// eligible child waits for a token or holds one, so those waiting
-    /// and the tokens (drained from the old scheduler) are all the
-    /// children to reset. O(eligible children · log), not O(children).
+    /// and the token holders are all the children to reset. The holders
+    /// are found by serving the old scheduler's tokens (O(tokens · log))
+    /// or, when tokens are many for the children ([`SCAN_PER_TOKEN`]),
+    /// by reading the list of children (O(children)).
     /// The eligible ones go to `reset` (it has room for every child; a
     /// removed node's children need no record).
     fn let_go(&mut self, t: usize, reset: &mut Vec<u32>) {
