@@ -258,6 +258,39 @@ fn specs(c: &Checked, dir: Dir) -> Vec<Spec> {
     nodes.chain(circuits).chain(default).collect()
 }
 
+impl Node {
+    /// A node as a build makes it: buckets as given, not eligible, no
+    /// token, idle.
+    fn fresh(parent: u32, max: Bucket, min: Option<Bucket>, slot: u32, leaf: u32) -> Node {
+        Node {
+            parent,
+            max,
+            min,
+            slot,
+            token: false,
+            last: FIRST_TOKEN,
+            elig: 0,
+            counted: false,
+            busy: 0,
+            open: true,
+            min_open: true,
+            gseq: 0,
+            leaf,
+        }
+    }
+}
+
+/// A circuit's FQ-CoDel at max rate `max`: [`LEAF_BUCKETS`] buckets in
+/// sets of [`LEAF_WAYS`], a limit of [`leaf_limit`] frames.
+fn leaf_cfg(max: u64) -> FqCodelConfig {
+    FqCodelConfig {
+        buckets: LEAF_BUCKETS,
+        ways: LEAF_WAYS,
+        limit: leaf_limit(max),
+        ..FqCodelConfig::RFC8290
+    }
+}
+
 impl<P: Packet> Tree<P> {
     /// The tree of direction `dir` of a checked plan, its buckets full as
     /// of `now_ns`. The root's rate is the link's (unlimited without
@@ -270,20 +303,9 @@ impl<P: Packet> Tree<P> {
         let specs = specs(c, dir);
         let n = specs.len() + 1;
         let (kids, slots, scheds) = sched::layout(&specs);
-        let node = |parent: u32, max: u64, min: Option<u64>, slot: u32, leaf: u32| Node {
-            parent,
-            max: Bucket::new(max, now_ns),
-            min: min.filter(|&m| m > 0).map(|m| Bucket::new(m, now_ns)),
-            slot,
-            token: false,
-            last: FIRST_TOKEN,
-            elig: 0,
-            counted: false,
-            busy: 0,
-            open: true,
-            min_open: true,
-            gseq: 0,
-            leaf,
+        let node = |parent: u32, max: u64, min: Option<u64>, slot: u32, leaf: u32| {
+            let min = min.filter(|&m| m > 0).map(|m| Bucket::new(m, now_ns));
+            Node::fresh(parent, Bucket::new(max, now_ns), min, slot, leaf)
         };
         let mut nodes = Vec::with_capacity(n);
         nodes.push(node(NIL, link, None, 0, NIL));
@@ -293,13 +315,7 @@ impl<P: Packet> Tree<P> {
             let leaf = if s.leaf { leaves.len() as u32 } else { NIL };
             nodes.push(node(s.parent, b.max, b.min, slots[i + 1], leaf));
             if s.leaf {
-                let limit = leaf_limit(b.max);
-                let cfg = FqCodelConfig {
-                    buckets: LEAF_BUCKETS,
-                    ways: LEAF_WAYS,
-                    limit,
-                    ..FqCodelConfig::RFC8290
-                };
+                let cfg = leaf_cfg(b.max);
                 // Within FQ-CoDel's ranges by construction (64 buckets in
                 // sets of 8, a limit of 64..=2^24); its error is passed on all the same.
                 leaves.push(Leaf {

@@ -49,16 +49,14 @@
 //! (a tree node appended).
 
 use super::sched::{group_weights, groups, kid_id, scheduler, spec_of};
-use super::{
-    queue, specs, Leaf, Node, Spec, Tree, FIRST_TOKEN, LEAF_BUCKETS, LEAF_WAYS, NIL, STAND_IN,
-};
+use super::{leaf_cfg, queue, specs, Leaf, Node, Spec, Tree, NIL, STAND_IN};
 use crate::datapath::bucket::Bucket;
 use crate::datapath::heap::Heap;
 use crate::datapath::node_sched::NodeSched;
 use crate::datapath::slots::Rearrange;
 use crate::plan::Dir;
 use crate::validate::Checked;
-use fairway_core::aqm::{AqmConfigError, FqCodel, FqCodelConfig};
+use fairway_core::aqm::{AqmConfigError, FqCodel};
 use fairway_core::Packet;
 
 /// A node or circuit that is new or changed.
@@ -138,15 +136,6 @@ pub struct TreeEdit<P> {
     retired_groups: Vec<Retired>,
     /// The tree nodes of the removed plan nodes, found in the pause.
     gone: Vec<u32>,
-}
-
-fn leaf_cfg(max: u64) -> FqCodelConfig {
-    FqCodelConfig {
-        buckets: LEAF_BUCKETS,
-        ways: LEAF_WAYS,
-        limit: super::leaf_limit(max),
-        ..FqCodelConfig::RFC8290
-    }
 }
 
 /// A list entry of a parent that is not regrouped whose child stays
@@ -583,7 +572,8 @@ impl<P: Packet> Tree<P> {
             return t;
         }
         let t = self.nodes.len() as u32;
-        self.nodes.push(fresh(NIL, Bucket::new(0, 0), None, NIL));
+        self.nodes
+            .push(Node::fresh(NIL, Bucket::new(0, 0), None, 0, NIL));
         // The free list keeps room for every node (growing here, where
         // the tree grows anyway).
         self.free
@@ -609,7 +599,7 @@ impl<P: Packet> Tree<P> {
         let t = self.alloc();
         let min = it.min.map(|m| Bucket::new(m, now_ns));
         let leaf = if it.leaf { it.slot } else { NIL };
-        self.nodes[t as usize] = fresh(parent, Bucket::new(it.max, now_ns), min, leaf);
+        self.nodes[t as usize] = Node::fresh(parent, Bucket::new(it.max, now_ns), min, 0, leaf);
         if it.leaf {
             self.leaves[it.slot as usize].node = t;
             return;
@@ -716,26 +706,6 @@ fn stand_in<P: Packet>() -> FqCodel<P> {
     match FqCodel::new(STAND_IN) {
         Ok(q) => q,
         Err(_) => unreachable!("the stand-in's configuration is within FQ-CoDel's ranges"),
-    }
-}
-
-/// A node as a fresh build makes it (its slot is set when its parent
-/// is regrouped).
-fn fresh(parent: u32, max: Bucket, min: Option<Bucket>, leaf: u32) -> Node {
-    Node {
-        parent,
-        max,
-        min,
-        slot: 0,
-        token: false,
-        last: FIRST_TOKEN,
-        elig: 0,
-        counted: false,
-        busy: 0,
-        open: true,
-        min_open: true,
-        gseq: 0,
-        leaf,
     }
 }
 
