@@ -243,7 +243,7 @@ impl Inline {
             st.waiters += 1;
         }
         let bell = shared.waiters.as_ref().map_or(-1, |b| b.fd());
-        sleep_on(&[self.ring_fd, bell], left);
+        super::ring::poll_two([self.ring_fd, bell], left);
         let mut st = shared.lock();
         st.waiters -= 1;
         if st.waiters == 0 {
@@ -253,23 +253,6 @@ impl Inline {
         }
         false
     }
-}
-
-/// Sleeps until one of `fds` is readable or `wait` passes (`None`: no
-/// limit); an interrupted sleep returns early (the caller re-checks).
-fn sleep_on(fds: &[RawFd; 2], wait: Option<Duration>) {
-    let mut p = fds.map(|fd| libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    });
-    let ts = wait.map(|d| libc::timespec {
-        tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
-        tv_nsec: d.subsec_nanos() as libc::c_long,
-    });
-    let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const _);
-    // SAFETY: `p` and `ts` live across the call; a negative fd is ignored.
-    unsafe { libc::ppoll(p.as_mut_ptr(), 2, tsp, std::ptr::null()) };
 }
 
 /// Up to [`PASSES`] rounds: reap, dispatch, submit. The submission's error

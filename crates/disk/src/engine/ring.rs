@@ -93,31 +93,11 @@ impl Doorbell {
         self.sleeping.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         if !commands_waiting() {
-            let mut fds = [
-                libc::pollfd {
-                    fd: self.fd.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: also.unwrap_or(-1),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-            ];
-            let ts = wait.map(|d| libc::timespec {
-                tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
-                tv_nsec: d.subsec_nanos() as libc::c_long,
-            });
-            let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const _);
-            // SAFETY: `fds` and `ts` live across the call; a negative fd is
-            // ignored by ppoll. EINTR and errors end the sleep early, which
-            // the caller's loop tolerates (it re-checks everything).
-            unsafe { libc::ppoll(fds.as_mut_ptr(), 2, tsp, std::ptr::null()) };
+            let fds = poll_two([self.fd.as_raw_fd(), also.unwrap_or(-1)], wait);
             self.sleeping.store(false, Ordering::SeqCst);
             // Only a rung doorbell needs clearing (a completion alone does
             // not cost the system call).
-            if fds[0].revents != 0 {
+            if fds[0] {
                 self.clear();
             }
             return;
@@ -308,6 +288,26 @@ impl Ring {
             }
         }
     }
+}
+
+/// Sleeps until one of `fds` is readable or `wait` passes (`None`: no
+/// limit); which of them polled readable (or in error). A negative fd is
+/// ignored. EINTR and errors end the sleep early, which the callers'
+/// loops tolerate (they re-check everything).
+pub(crate) fn poll_two(fds: [RawFd; 2], wait: Option<Duration>) -> [bool; 2] {
+    let mut p = fds.map(|fd| libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    });
+    let ts = wait.map(|d| libc::timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    });
+    let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const _);
+    // SAFETY: `p` and `ts` live across the call.
+    unsafe { libc::ppoll(p.as_mut_ptr(), 2, tsp, std::ptr::null()) };
+    p.map(|q| q.revents != 0)
 }
 
 #[cfg(test)]
