@@ -279,6 +279,42 @@ fn change_under_traffic(
     Ok((row, direct0))
 }
 
+/// What the phases with traffic measured on one side.
+type TrafficRows = (Vec<RateRow>, Maybe<DelayRow>, Vec<ForwardRow>);
+
+/// The phases with traffic (rates, the sparse flow's delay,
+/// forwarding) that `cfg` names, on the side called `side` whose
+/// sparse-flow trace goes to `trace` and whose forwarder's CPU time
+/// `shaper_cpu` reads; the same measurement on both sides.
+fn traffic_phases(
+    (topo, plan, cfg): (&Topology, &Plan, &Config),
+    side: &str,
+    trace: &str,
+    shaper_cpu: &dyn Fn() -> Duration,
+    progress: &mut dyn FnMut(&str),
+) -> Result<TrafficRows, BenchError> {
+    let on = |p| cfg.phases.has(p);
+    let mut rates = Vec::new();
+    if on(Phase::Rates) {
+        progress(&format!("{side}: rates"));
+        rates = self::rates(topo, plan, cfg.quick)?;
+        rates.extend(high_rates(topo, plan, cfg.quick)?);
+    }
+    let delay = if on(Phase::Delay) {
+        progress(&format!("{side}: sparse-flow delay"));
+        let trace = cfg.work_dir.join(trace);
+        Maybe::done(self::delay(topo, plan, cfg.quick, Some(&trace))?)
+    } else {
+        Maybe::na(NOT_RUN)
+    };
+    let mut forwarding = Vec::new();
+    if on(Phase::Forwarding) {
+        progress(&format!("{side}: forwarding"));
+        forwarding = self::forwarding(topo, plan, cfg.quick, shaper_cpu)?;
+    }
+    Ok((rates, delay, forwarding))
+}
+
 /// The kernel's side: bridge, HTB by `tc -batch`, every phase.
 pub fn kernel(
     topo: &Topology,
@@ -289,24 +325,13 @@ pub fn kernel(
     progress("kernel HTB: building the tree");
     let setup = topo.kernel_side(&plan.htb_setup(OUT_DEV))?;
     let on = |p| cfg.phases.has(p);
-    let mut rates = Vec::new();
-    if on(Phase::Rates) {
-        progress("kernel HTB: rates");
-        rates = self::rates(topo, plan, cfg.quick)?;
-        rates.extend(high_rates(topo, plan, cfg.quick)?);
-    }
-    let delay = if on(Phase::Delay) {
-        progress("kernel HTB: sparse-flow delay");
-        let trace = cfg.work_dir.join(KERNEL_TRACE);
-        Maybe::done(self::delay(topo, plan, cfg.quick, Some(&trace))?)
-    } else {
-        Maybe::na(NOT_RUN)
-    };
-    let mut forwarding = Vec::new();
-    if on(Phase::Forwarding) {
-        progress("kernel HTB: forwarding");
-        forwarding = self::forwarding(topo, plan, cfg.quick, &|| Duration::ZERO)?;
-    }
+    let (rates, delay, forwarding) = traffic_phases(
+        (topo, plan, cfg),
+        "kernel HTB",
+        KERNEL_TRACE,
+        &|| Duration::ZERO,
+        progress,
+    )?;
     let scrape = if on(Phase::Statistics) {
         progress("kernel HTB: statistics");
         let t0 = std::time::Instant::now();
@@ -369,24 +394,13 @@ pub fn fairway(
     let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
     let mut sh = Shaper::start(&cfg.shaper_exe, &topo.middle, &config, &extra)?;
     let on = |p| cfg.phases.has(p);
-    let mut rates = Vec::new();
-    if on(Phase::Rates) {
-        progress("fairway: rates");
-        rates = self::rates(topo, plan, cfg.quick)?;
-        rates.extend(high_rates(topo, plan, cfg.quick)?);
-    }
-    let delay = if on(Phase::Delay) {
-        progress("fairway: sparse-flow delay");
-        let trace = cfg.work_dir.join(FAIRWAY_TRACE);
-        Maybe::done(self::delay(topo, plan, cfg.quick, Some(&trace))?)
-    } else {
-        Maybe::na(NOT_RUN)
-    };
-    let mut forwarding = Vec::new();
-    if on(Phase::Forwarding) {
-        progress("fairway: forwarding");
-        forwarding = self::forwarding(topo, plan, cfg.quick, &|| sh.cpu())?;
-    }
+    let (rates, delay, forwarding) = traffic_phases(
+        (topo, plan, cfg),
+        "fairway",
+        FAIRWAY_TRACE,
+        &|| sh.cpu(),
+        progress,
+    )?;
     let scrape = if !on(Phase::Statistics) {
         Maybe::na(NOT_RUN)
     } else if metrics {
