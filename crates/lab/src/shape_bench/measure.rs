@@ -26,6 +26,8 @@ pub const NOT_RUN: &str = "not in --phases";
 pub const KERNEL_TRACE: &str = "sparse-trace-kernel.csv";
 /// See [`KERNEL_TRACE`].
 pub const FAIRWAY_TRACE: &str = "sparse-trace-fairway.csv";
+/// What the shaper printed, its exit table last, in the work directory.
+pub const SHAPER_LOG: &str = "shaper.log";
 
 fn timing(quick: bool, seconds: u64) -> Timing {
     let secs = if quick {
@@ -102,15 +104,12 @@ pub fn high_rates(topo: &Topology, plan: &Plan, quick: bool) -> Result<Vec<RateR
         check_interrupt()?;
         let t = timing(quick, 10);
         let out = traffic::run(topo, &[flow], t, false, || ())?;
-        let measured = out.flows[0].bps(&flow, t.window()) / 1e6;
-        rows.push(RateRow {
-            circuit: format!("c{i}"),
-            check,
-            offered_mbit: flow.pps * flow.frame() as f64 * 8.0 / 1e6,
-            expected_mbit: expected,
-            measured_mbit: measured,
-            error_pct: (measured - expected) / expected * 100.0,
-        });
+        rows.push(rate_row(
+            (i, &flow, check, expected),
+            &out.flows[0],
+            out.receiver_drops,
+            t,
+        ));
     }
     Ok(rows)
 }
@@ -126,17 +125,39 @@ pub fn rates(topo: &Topology, plan: &Plan, quick: bool) -> Result<Vec<RateRow>, 
         .iter()
         .zip(&out.flows)
         .map(|((i, flow, check, expected), st)| {
-            let measured = st.bps(flow, t.window()) / 1e6;
-            RateRow {
-                circuit: format!("c{i}"),
-                check: check.clone(),
-                offered_mbit: flow.pps * flow.frame() as f64 * 8.0 / 1e6,
-                expected_mbit: *expected,
-                measured_mbit: measured,
-                error_pct: (measured - expected) / expected * 100.0,
-            }
+            rate_row(
+                (*i, flow, check.clone(), *expected),
+                st,
+                out.receiver_drops,
+                t,
+            )
         })
         .collect())
+}
+
+/// One circuit's row: circuit, flow, what is checked and the rate
+/// expected, Mbit/s; what the traffic measured.
+fn rate_row(
+    (i, flow, check, expected): (usize, &Flow, String, f64),
+    st: &traffic::FlowStats,
+    receiver_drops: u64,
+    t: Timing,
+) -> RateRow {
+    let measured = st.bps(flow, t.window()) / 1e6;
+    let mbit = |datagrams: u64| {
+        datagrams as f64 * flow.frame() as f64 * 8.0 / t.window().as_secs_f64() / 1e6
+    };
+    RateRow {
+        circuit: format!("c{i}"),
+        check,
+        offered_mbit: flow.pps * flow.frame() as f64 * 8.0 / 1e6,
+        sent_mbit: mbit(st.sent_in_window),
+        send_failed: st.send_failed,
+        receiver_drops,
+        expected_mbit: expected,
+        measured_mbit: measured,
+        error_pct: (measured - expected) / expected * 100.0,
+    }
 }
 
 /// The flows of the delay phase: bulk at 1.5 × the circuit's max, and 50
@@ -434,7 +455,14 @@ pub fn fairway(
         Maybe::na("this fairway does not handle SIGHUP: live reload not built in")
     };
     let setup_ms = sh.started_in.as_secs_f64() * 1e3;
-    sh.stop()?;
+    let text = sh.stop()?;
+    // The shaper's own account (its exit table: per circuit received,
+    // sent, dropped by reason), kept to check the rates against.
+    let log = cfg.work_dir.join(SHAPER_LOG);
+    std::fs::write(&log, text).map_err(|e| BenchError::File {
+        path: log,
+        error: e,
+    })?;
     Ok(Side {
         name: "fairway".into(),
         setup_ms,

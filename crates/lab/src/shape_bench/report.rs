@@ -41,14 +41,56 @@ pub struct RateRow {
     pub circuit: String,
     /// What is checked.
     pub check: String,
-    /// Offered, Mbit/s of frames.
+    /// Offered, Mbit/s of frames: the flow's nominal rate.
     pub offered_mbit: f64,
+    /// What the sender really handed to the kernel in the window,
+    /// Mbit/s of frames (below `offered_mbit` when it fell behind).
+    pub sent_mbit: f64,
+    /// Datagrams the kernel refused to take from the sender.
+    pub send_failed: u64,
+    /// Datagrams the receiving socket dropped in the run, all of the
+    /// phase's flows together: lost by the measurement, not the path.
+    pub receiver_drops: u64,
     /// What the configuration gives it, Mbit/s.
     pub expected_mbit: f64,
     /// Received, Mbit/s.
     pub measured_mbit: f64,
     /// (measured − expected) / expected, %.
     pub error_pct: f64,
+}
+
+impl RateRow {
+    /// True when the traffic, not the side measured, may have made the
+    /// rate low: the sender offered less than the rate checked, the
+    /// kernel refused datagrams from it, or the receiving socket dropped
+    /// some.
+    pub fn doubtful(&self) -> bool {
+        self.sent_mbit < self.expected_mbit || self.send_failed > 0 || self.receiver_drops > 0
+    }
+
+    /// Why [`RateRow::doubtful`] holds, in words.
+    pub fn why_doubtful(&self) -> String {
+        let mut why = Vec::new();
+        if self.sent_mbit < self.expected_mbit {
+            why.push(format!(
+                "the sender offered only {:.2} Mbit/s in the window ({:.2} asked)",
+                self.sent_mbit, self.offered_mbit
+            ));
+        }
+        if self.send_failed > 0 {
+            why.push(format!(
+                "{} datagrams refused to the sender",
+                self.send_failed
+            ));
+        }
+        if self.receiver_drops > 0 {
+            why.push(format!(
+                "the receiving socket dropped {} datagrams of the phase",
+                self.receiver_drops
+            ));
+        }
+        why.join("; ")
+    }
 }
 
 /// The sparse flow beside the bulk flow. Delays end at the kernel's
@@ -202,7 +244,10 @@ impl fmt::Display for Report {
         )?;
         for (a, b) in k.rates.iter().zip(&w.rates) {
             let name = format!("{} {}: {:.2} Mbit/s", a.circuit, a.check, a.expected_mbit);
-            let v = |r: &RateRow| format!("{:.2} ({:+.2} %)", r.measured_mbit, r.error_pct);
+            let v = |r: &RateRow| {
+                let mark = if r.doubtful() { " *" } else { "" };
+                format!("{:.2} ({:+.2} %){mark}", r.measured_mbit, r.error_pct)
+            };
             row(f, &name, v(a), v(b))?;
         }
         if self.phases.has(Phase::Delay) {
@@ -235,6 +280,11 @@ impl fmt::Display for Report {
                 cell(&k.scrape, v),
                 cell(&w.scrape, v),
             )?;
+        }
+        for side in [k, w] {
+            for r in side.rates.iter().filter(|r| r.doubtful()) {
+                writeln!(f, "* {}: {}: {}", side.name, r.circuit, r.why_doubtful())?;
+            }
         }
         if let Some(r) = w.change.value.as_ref().and_then(|c| c.report.as_ref()) {
             writeln!(f, "fairway's reload line: {r}")?;
@@ -311,4 +361,44 @@ fn change_rows(
         cell(k, v),
         cell(w, v),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RateRow;
+
+    fn row() -> RateRow {
+        RateRow {
+            circuit: "c5".into(),
+            check: "max held".into(),
+            offered_mbit: 1500.0,
+            sent_mbit: 1490.0,
+            send_failed: 0,
+            receiver_drops: 0,
+            expected_mbit: 1000.0,
+            measured_mbit: 999.0,
+            error_pct: -0.1,
+        }
+    }
+
+    #[test]
+    fn a_rate_is_doubtful_only_when_the_traffic_fell_short() {
+        assert!(!row().doubtful());
+        let short = RateRow {
+            sent_mbit: 476.7,
+            ..row()
+        };
+        assert!(short.doubtful());
+        assert!(short.why_doubtful().contains("offered only 476.70 Mbit/s in the window (1500.00 asked)"));
+        let refused = RateRow {
+            send_failed: 3,
+            ..row()
+        };
+        assert!(refused.why_doubtful().contains("3 datagrams refused"));
+        let dropped = RateRow {
+            receiver_drops: 9,
+            ..row()
+        };
+        assert!(dropped.why_doubtful().contains("dropped 9 datagrams"));
+    }
 }

@@ -75,6 +75,13 @@ impl Flow {
 pub struct FlowStats {
     /// Datagrams the sender handed to the kernel.
     pub sent: u64,
+    /// Of them, those handed over inside the measuring window: what was
+    /// really offered there (a loaded sender may fall short of the
+    /// flow's nominal rate).
+    pub sent_in_window: u64,
+    /// Datagrams the kernel refused to take from the sender (`send_to`
+    /// failed, e.g. `ENOBUFS`): not sent, not counted in `sent`.
+    pub send_failed: u64,
     /// Datagrams received.
     pub received: u64,
     /// Datagrams received inside the measuring window.
@@ -165,6 +172,10 @@ pub struct Outcome<T> {
     pub receiver_cpu: Duration,
     /// Frames the receiver's device received in the window, if counted.
     pub device_frames: Option<u64>,
+    /// Datagrams the receiving socket dropped for want of buffer space
+    /// (`SO_RXQ_OVFL`), all flows: lost by the measurement, not by the
+    /// path measured.
+    pub receiver_drops: u64,
     /// What the action at the window's start returned.
     pub action: T,
 }
@@ -221,15 +232,16 @@ pub fn run<T: Send>(
         // Time for what is queued to drain before the receiver stops.
         std::thread::sleep(Duration::from_millis(300));
         stop.store(true, Ordering::SeqCst);
-        let (mut flows_out, receiver_cpu) = rx.join().map_err(|_| panicked())?;
+        let (mut flows_out, receiver_cpu, receiver_drops) = rx.join().map_err(|_| panicked())?;
         for (f, n) in flows_out.iter_mut().zip(sent) {
-            f.sent = n;
+            (f.sent, f.sent_in_window, f.send_failed) = (n.total, n.in_window, n.failed);
         }
         Ok(Outcome {
             flows: flows_out,
             sender_cpu,
             receiver_cpu,
             device_frames,
+            receiver_drops,
             action,
         })
     })
@@ -269,6 +281,7 @@ fn receiver_socket() -> std::io::Result<UdpSocket> {
     // Root may exceed rmem_max: a burst must not overflow the socket.
     set_int(&sock, libc::SO_RCVBUFFORCE, 32 << 20)?;
     set_int(&sock, libc::SO_TIMESTAMPNS, 1)?;
+    set_int(&sock, libc::SO_RXQ_OVFL, 1)?;
     sock.set_read_timeout(Some(Duration::from_millis(20)))?;
     Ok(sock)
 }
@@ -295,7 +308,15 @@ pub fn thread_cpu() -> Duration {
     tv(u.ru_utime) + tv(u.ru_stime)
 }
 
-type Sent = (Vec<u64>, Duration, Option<u64>);
+/// What the sender did with one flow.
+#[derive(Clone, Copy, Debug, Default)]
+struct SentCount {
+    total: u64,
+    in_window: u64,
+    failed: u64,
+}
+
+type Sent = (Vec<SentCount>, Duration, Option<u64>);
 
 fn send(
     socks: &[UdpSocket],
@@ -306,7 +327,7 @@ fn send(
     mut counters: Option<DeviceCounters>,
 ) -> Result<Sent, TestbedError> {
     let cpu0 = thread_cpu();
-    let mut sent = vec![0u64; flows.len()];
+    let mut sent = vec![SentCount::default(); flows.len()];
     let mut seq = vec![0u32; flows.len()];
     let mut buf = vec![0u8; flows.iter().map(|f| f.payload).max().unwrap_or(HEADER)];
     let dsts: Vec<SocketAddrV4> = flows
@@ -320,6 +341,10 @@ fn send(
     let mut due: Vec<Duration> = vec![Duration::ZERO; flows.len()];
     let mut at_window = None;
     let end = epoch + timing.seconds;
+    let window = (
+        timing.warmup.as_nanos() as u64,
+        timing.seconds.as_nanos() as u64,
+    );
     let mut send_one = |i: usize, buf: &mut [u8]| {
         let len = flows[i].payload;
         buf[..2].copy_from_slice(&(i as u16).to_le_bytes());
@@ -327,9 +352,13 @@ fn send(
         buf[4..8].copy_from_slice(&seq[i].to_le_bytes());
         let t = realtime_ns().saturating_sub(epoch_real);
         buf[8..16].copy_from_slice(&t.to_le_bytes());
+        let n = &mut sent[i];
         if socks[i].send_to(&buf[..len], dsts[i]).is_ok() {
             seq[i] += 1;
-            sent[i] += 1;
+            n.total += 1;
+            n.in_window += u64::from((window.0..=window.1).contains(&t));
+        } else {
+            n.failed += 1;
         }
     };
     let flat_out = gaps.iter().all(Option::is_none);
@@ -379,12 +408,21 @@ fn next_due(gaps: &[Option<Duration>], due: &[Duration], elapsed: Duration) -> O
         .min_by_key(|&i| due[i])
 }
 
-/// Bytes of control data a receive may carry: one timestamp.
-const CONTROL: usize = 64;
+/// Bytes of control data a receive may carry: a timestamp and a drop
+/// count.
+const CONTROL: usize = 96;
 
-/// Reads one datagram into `buf`: its length and the kernel's receive
-/// stamp (`CLOCK_REALTIME` ns), if the socket gave one.
-fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> std::io::Result<(usize, Option<u64>)> {
+/// One datagram read.
+struct Received {
+    len: usize,
+    /// The kernel's receive stamp (`CLOCK_REALTIME` ns), if given.
+    stamp: Option<u64>,
+    /// The socket's drops so far (`SO_RXQ_OVFL`), if given.
+    drops: Option<u32>,
+}
+
+/// Reads one datagram into `buf`.
+fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> std::io::Result<Received> {
     // u64s: the control buffer is aligned for a cmsghdr.
     let mut control = [0u64; CONTROL / 8];
     let mut iov = libc::iovec {
@@ -403,7 +441,32 @@ fn recv_stamped(sock: &UdpSocket, buf: &mut [u8]) -> std::io::Result<(usize, Opt
     if n < 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok((n as usize, stamp_of(&msg)))
+    Ok(Received {
+        len: n as usize,
+        stamp: stamp_of(&msg),
+        drops: drops_of(&msg),
+    })
+}
+
+/// The `SO_RXQ_OVFL` count among `msg`'s control messages: datagrams
+/// the socket dropped since it was opened.
+fn drops_of(msg: &libc::msghdr) -> Option<u32> {
+    // SAFETY: as in `stamp_of`.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(msg);
+        while !c.is_null() {
+            let h = &*c;
+            let want = libc::CMSG_LEN(std::mem::size_of::<u32>() as u32) as usize;
+            if h.cmsg_level == libc::SOL_SOCKET
+                && h.cmsg_type == libc::SO_RXQ_OVFL
+                && h.cmsg_len as usize >= want
+            {
+                return Some(std::ptr::read_unaligned(libc::CMSG_DATA(c).cast()));
+            }
+            c = libc::CMSG_NXTHDR(msg, c);
+        }
+    }
+    None
 }
 
 /// The `SCM_TIMESTAMPNS` stamp among `msg`'s control messages, ns.
@@ -447,6 +510,8 @@ fn new_stats() -> FlowStats {
     };
     FlowStats {
         sent: 0,
+        sent_in_window: 0,
+        send_failed: 0,
         received: 0,
         in_window: 0,
         reordered: 0,
@@ -491,16 +556,31 @@ fn receive(
     epoch_real: u64,
     timing: Timing,
     stop: &AtomicBool,
-) -> (Vec<FlowStats>, Duration) {
+) -> (Vec<FlowStats>, Duration, u64) {
     let cpu0 = thread_cpu();
     let mut out: Vec<FlowStats> = (0..n).map(|_| new_stats()).collect();
     let mut next_seq = vec![0u32; n];
     let mut buf = [0u8; 2048];
     let window = (timing.warmup, timing.seconds);
-    while !stop.load(Ordering::SeqCst) {
-        let Ok((len, kernel)) = recv_stamped(sock, &mut buf) else {
+    let mut drops = 0u32;
+    loop {
+        let r = recv_stamped(sock, &mut buf);
+        // Once stopped, what the socket still holds is read to the end
+        // (a read that times out): a receiver that fell behind must not
+        // lose the window's last datagrams from the count.
+        let Ok(Received {
+            len,
+            stamp,
+            drops: d,
+        }) = r
+        else {
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
             continue;
         };
+        drops = drops.max(d.unwrap_or(0));
+        let kernel = stamp;
         let read_ns = realtime_ns().saturating_sub(epoch_real);
         let Some((flow, seq, sent_ns)) = parse(&buf[..len.min(buf.len())], run) else {
             continue;
@@ -516,7 +596,7 @@ fn receive(
         };
         f.record(a, next, window);
     }
-    (out, thread_cpu() - cpu0)
+    (out, thread_cpu() - cpu0, u64::from(drops))
 }
 
 #[cfg(test)]
@@ -575,6 +655,33 @@ mod tests {
             ],
         );
         assert_eq!(stamp_of(&msg), Some(12_345_678_901));
+    }
+
+    #[test]
+    fn the_socket_drop_count_is_found_beside_the_stamp() {
+        let mut control = [0u64; 16];
+        let ts = timespec_bytes(1, 2);
+        let drops = 4242u32.to_ne_bytes();
+        let msg = with_control(
+            &mut control,
+            &[
+                (libc::SOL_SOCKET, libc::SCM_TIMESTAMPNS, &ts),
+                (libc::SOL_SOCKET, libc::SO_RXQ_OVFL, &drops),
+            ],
+        );
+        assert_eq!(
+            (stamp_of(&msg), drops_of(&msg)),
+            (Some(1_000_000_002), Some(4242))
+        );
+        let msg = with_control(
+            &mut control,
+            &[(libc::SOL_SOCKET, libc::SCM_TIMESTAMPNS, &ts)],
+        );
+        assert_eq!(drops_of(&msg), None);
+        // What a receive may carry fits the buffer it is given.
+        // SAFETY: CMSG_SPACE is arithmetic on its argument.
+        let both = unsafe { libc::CMSG_SPACE(16) + libc::CMSG_SPACE(4) };
+        assert!(both as usize <= CONTROL);
     }
 
     #[test]
