@@ -19,6 +19,17 @@
 //! than one frame (at most [`TOKEN_MAX`] bytes), so every scheduler's
 //! share bound widens by one frame per child and long-run shares are
 //! exact.
+//!
+//! A scheduler has room for more children than it serves ([`room`]: the
+//! power of two at or above twice their number), so that a reload whose
+//! parent gains, loses or reweights children edits it in place
+//! ([`NodeSched::edit`]) instead of building a new one. A flow (a slot)
+//! keeps its tokens through such an edit: the child that takes the slot
+//! takes them. A slot past the children's end that still holds a token
+//! (the reload left it so, as removing a backlogged flow hands its
+//! packets back in a new vector) stays configured, a *spare* whose token
+//! is dropped when it reaches the head, and is reused by the next reload
+//! that fills the slot.
 
 use fairway_core::registry::SchedSpec;
 use fairway_core::{Capacity, ConfigError, FlowConfig, FlowId, Limits, Scheduler};
@@ -37,8 +48,32 @@ pub const FIRST_TOKEN: u32 = 1514;
 /// A node's scheduler over its children's tokens.
 pub struct NodeSched {
     s: Box<dyn Scheduler<u32> + Send>,
-    spec: SchedSpec,
-    weights: Box<[u32]>,
+    /// The slots `0..flows` are configured (children and spares).
+    flows: u32,
+    room: u32,
+}
+
+/// The flows a scheduler of `children` children has room for: the power
+/// of two at or above twice their number (at least 2). A reload keeps a
+/// parent's scheduler only while its children's room stays the same, so
+/// a parent's room (and memory) is always between two and four times its
+/// children, and the off-loop preparation knows it from the plans alone.
+pub fn room(children: usize) -> u32 {
+    let k = u32::try_from(children).unwrap_or(u32::MAX / 4).max(1);
+    k.saturating_mul(2).next_power_of_two()
+}
+
+/// A change of one slot of a kept scheduler ([`NodeSched::edit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotOp {
+    /// A slot past the old children's end: its flow comes (or a spare's
+    /// is reused) with this weight.
+    Add(u32, u32),
+    /// A slot that stays: its flow's new weight.
+    Reweight(u32, u32),
+    /// A slot past the new children's end: its flow goes (or stays a
+    /// spare while it holds a token).
+    Remove(u32),
 }
 
 impl NodeSched {
@@ -47,7 +82,7 @@ impl NodeSched {
     /// weight or their sum is outside what it takes; the plan's check
     /// refuses such plans first ([`crate::share`]).
     pub fn new(spec: &SchedSpec, weights: &[u32]) -> Result<Self, ConfigError> {
-        let k = u32::try_from(weights.len()).unwrap_or(u32::MAX).max(1);
+        let k = room(weights.len());
         // A child holds two tokens for a moment: its next one is queued
         // before the served one leaves.
         let mut s = spec.build(Capacity::new(k, k.saturating_mul(2)), Limits::DEFAULT);
@@ -56,15 +91,68 @@ impl NodeSched {
         }
         Ok(NodeSched {
             s,
-            spec: spec.clone(),
-            weights: weights.into(),
+            flows: weights.len() as u32,
+            room: k,
         })
     }
 
-    /// True if `other` is the same scheduler over children of the same
-    /// weights: a reload may then carry its state over.
-    pub fn same_as(&self, other: &NodeSched) -> bool {
-        self.spec == other.spec && self.weights == other.weights
+    /// Applies one slot's change in place (a reload's pause): removals
+    /// first, so the weights' sum is the new one's before a flow comes.
+    /// Allocates nothing in the schedulers whose flow bookkeeping is
+    /// arrays (DRR, QFQ, WF2Q+, S-KPS, FIFO); QFQ+'s and WF2Q++'s
+    /// aggregates are listed in a map that may allocate a node when an
+    /// aggregate is made or unfilled. A flow refused (only a spare's
+    /// weight over the sum's limit) gets the spares removed and is tried
+    /// again; false if it still is (a bug: the check refuses such
+    /// weights). `children`: their number after the edit (the slots from
+    /// there on are spares).
+    pub fn edit(&mut self, op: SlotOp, children: u32) -> bool {
+        let cfg = |w| FlowConfig::new(w, TOKEN_MAX);
+        match op {
+            SlotOp::Remove(k) => {
+                // Only an empty flow goes: its packets' vector is then
+                // empty, which allocates nothing.
+                if self.tokens(k) == 0 {
+                    let _ = self.s.remove_flow(FlowId(k));
+                    if k + 1 == self.flows {
+                        self.flows = k;
+                        while self.flows > 0 && self.s.flow_config(FlowId(self.flows - 1)).is_none()
+                        {
+                            self.flows -= 1;
+                        }
+                    }
+                }
+                true
+            }
+            SlotOp::Reweight(k, w) | SlotOp::Add(k, w) => {
+                let ok = |s: &mut Self| {
+                    if s.s.flow_config(FlowId(k)).is_some() {
+                        s.s.reconfigure_flow(FlowId(k), cfg(w)).is_ok()
+                    } else {
+                        s.s.add_flow(FlowId(k), cfg(w)).is_ok()
+                    }
+                };
+                self.flows = self.flows.max(k + 1);
+                ok(self) || (self.drop_spares(children) && ok(self))
+            }
+        }
+    }
+
+    /// Removes every spare (slots `children..`, their tokens too): the
+    /// rare case of spares whose weights keep a new flow over the sum's
+    /// limit.
+    #[cold]
+    fn drop_spares(&mut self, children: u32) -> bool {
+        for j in children..self.flows {
+            let _ = self.s.remove_flow(FlowId(j));
+        }
+        self.flows = self.flows.min(children);
+        true
+    }
+
+    /// The flows it has room for ([`room`]).
+    pub fn room(&self) -> u32 {
+        self.room
     }
 
     /// Queues a token of `len` bytes for the child in `slot`; false if
@@ -91,21 +179,17 @@ impl NodeSched {
         self.s.dequeue().map(|d| d.flow.0)
     }
 
-    /// The tokens the child in `slot` holds (for the tests' checks).
-    #[cfg(test)]
+    /// The tokens slot `slot`'s flow holds.
     pub fn tokens(&self, slot: u32) -> u64 {
         self.s.flow_backlog(FlowId(slot)).map_or(0, |b| b.packets)
     }
 
-    /// The number of children it serves (for the tests' checks).
+    /// The weights of its configured slots (`None`: none in that slot),
+    /// spares included (for the tests' checks).
     #[cfg(test)]
-    pub fn children(&self) -> usize {
-        self.weights.len()
-    }
-
-    /// Its spec (for the tests' checks).
-    #[cfg(test)]
-    pub fn spec(&self) -> &SchedSpec {
-        &self.spec
+    pub fn weights(&self) -> Vec<Option<u32>> {
+        (0..self.flows)
+            .map(|k| self.s.flow_config(FlowId(k)).map(|c| c.weight))
+            .collect()
     }
 }

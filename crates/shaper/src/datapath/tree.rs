@@ -325,11 +325,19 @@ impl<P: Packet> Tree<P> {
                 });
             }
         }
-        let heaps = || (0..n).map(|p| Heap::with_capacity(kids[p].len())).collect();
+        // An inner node's heaps have its scheduler's room, so a reload
+        // that keeps the scheduler does not grow them in the pause.
+        let room = |p: usize| {
+            scheds[p]
+                .as_ref()
+                .map_or(0, |s: &NodeSched| s.room() as usize)
+        };
+        let heaps = || -> Vec<Heap> { (0..n).map(|p| Heap::with_capacity(room(p))).collect() };
+        let (pending, guaranteed) = (heaps(), heaps());
         Ok(Tree {
             scheds,
-            pending: heaps(),
-            guaranteed: heaps(),
+            pending,
+            guaranteed,
             kids,
             ppos: vec![NIL; n],
             gpos: vec![NIL; n],
@@ -528,7 +536,12 @@ impl<P: Packet> Tree<P> {
             }
             n = loop {
                 let slot = s.peek()?;
-                let id = self.kids[n][slot as usize];
+                // A spare's token (a reload left it past the children's
+                // end) has no child: it is dropped as a stale one.
+                let Some(&id) = self.kids[n].get(slot as usize) else {
+                    s.pop();
+                    continue;
+                };
                 let c = if id & LEAF_KID != 0 {
                     self.leaves[(id & !LEAF_KID) as usize].node as usize
                 } else {

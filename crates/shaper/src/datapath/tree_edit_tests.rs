@@ -286,7 +286,17 @@ fn consistent(t: &Tree<Pk>) {
                 "node {i}'s heaps, count and list hold other children"
             );
             let s = t.scheds[i].as_ref().expect("an inner node's scheduler");
-            assert_eq!(s.children(), m.3, "node {i}'s scheduler's children");
+            let w = s.weights();
+            assert!(
+                w.len() >= m.3 && w[..m.3].iter().all(Option::is_some),
+                "node {i}'s scheduler serves its {} children: {w:?}",
+                m.3
+            );
+            assert!(s.room() as usize >= m.3, "node {i}'s scheduler's room");
+            assert!(
+                t.pending[i].capacity() >= s.room() as usize,
+                "node {i}'s heap has its scheduler's room"
+            );
         }
     }
 }
@@ -392,6 +402,15 @@ proptest! {
         consistent(&t);
         let mut f: Tree<Pk> = Tree::new(&new, Dir::Download, start).unwrap();
         prop_assert_eq!(t.leaves(), f.leaves());
+        // Each parent's scheduler (kept or new) weighs its children as
+        // a fresh one does.
+        let served = |tree: &Tree<Pk>, n: usize| {
+            let s = tree.scheds[n].as_ref().expect("an inner node's scheduler");
+            s.weights()[..tree.kids[n].len()].to_vec()
+        };
+        for (a, b) in std::iter::once((0, 0)).chain(t.inner.iter().zip(&f.inner).map(|(&a, &b)| (a, b))) {
+            prop_assert_eq!(served(&t, a as usize), served(&f, b as usize), "weights by slot");
+        }
         let mut got = [vec![0u64; t.leaves()], vec![0u64; t.leaves()]];
         let mut now = start;
         let mut id = 0;
