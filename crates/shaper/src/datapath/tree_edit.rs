@@ -389,6 +389,11 @@ impl<P: Packet> TreeEdit<P> {
         })
     }
 
+    /// The parents that take a new scheduler (the others keep theirs).
+    pub fn regrouped(&self) -> usize {
+        self.regroups.iter().filter(|r| r.kept.is_none()).count()
+    }
+
     /// Nothing to do in the pause.
     pub fn is_empty(&self) -> bool {
         self.link.is_none()
