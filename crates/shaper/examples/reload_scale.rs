@@ -20,11 +20,14 @@ mod common;
 
 use common::{addr, changed, cpu_ns, files, frame, plan, CIRCUITS};
 use fairway_shaper::datapath::engine::Engine;
+use fairway_shaper::datapath::pool::FrameRef;
+use fairway_shaper::datapath::slots::arrange;
+use fairway_shaper::datapath::tree::TreeEdit;
 use fairway_shaper::datapath::reload::{load_and_prepare, prepare, show_ns};
 use fairway_shaper::libreqos::{network_json, shaped_devices};
 use fairway_shaper::load::{read_text, Source};
 use fairway_shaper::plan::{Dir, Plan};
-use fairway_shaper::validate::check;
+use fairway_shaper::validate::{check, Checked};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -97,6 +100,28 @@ fn main() {
         "old state freed in {}",
         show_ns(t3.elapsed().as_nanos() as u64)
     );
+    println!(
+        "of the preparation, one direction's tree edit (TreeEdit::new): {}",
+        show_ns(tree_edit_ns(&running, &p))
+    );
+}
+
+/// The time of one direction's [`TreeEdit::new`] for the change from
+/// `running` (the plan `p` checked): part of the preparation, off the
+/// loop (new schedulers and queues are built there).
+fn tree_edit_ns(running: &Checked, p: &Plan) -> u64 {
+    let next = check(changed(p)).unwrap_or_else(|e| panic!("{}", e[0]));
+    let mut d = fairway_shaper::diff::diff(running, &next);
+    let next = arrange(next, &mut d);
+    let from = |v: &[Option<usize>]| -> Vec<Option<u32>> {
+        v.iter().map(|o| o.map(|i| i as u32)).collect()
+    };
+    let (nodes, leaves) = (from(&d.node_from), from(&d.circuit_from));
+    let t = Instant::now();
+    let edit = TreeEdit::<FrameRef>::new(running, &next, &nodes, &leaves, Dir::Download);
+    let ns = t.elapsed().as_nanos() as u64;
+    drop(edit.expect("the edit"));
+    ns
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
