@@ -21,9 +21,9 @@ mod common;
 use common::{addr, changed, cpu_ns, files, frame, plan, CIRCUITS};
 use fairway_shaper::datapath::engine::Engine;
 use fairway_shaper::datapath::pool::FrameRef;
+use fairway_shaper::datapath::reload::{load_and_prepare, prepare, show_ns};
 use fairway_shaper::datapath::slots::arrange;
 use fairway_shaper::datapath::tree::TreeEdit;
-use fairway_shaper::datapath::reload::{load_and_prepare, prepare, show_ns};
 use fairway_shaper::libreqos::{network_json, shaped_devices};
 use fairway_shaper::load::{read_text, Source};
 use fairway_shaper::plan::{Dir, Plan};
@@ -120,7 +120,11 @@ fn tree_edit_ns(running: &Checked, p: &Plan) -> u64 {
     let t = Instant::now();
     let edit = TreeEdit::<FrameRef>::new(running, &next, &nodes, &leaves, Dir::Download);
     let ns = t.elapsed().as_nanos() as u64;
-    drop(edit.expect("the edit"));
+    let edit = edit.expect("the edit");
+    println!(
+        "parents that take a new scheduler (the others keep theirs): {}",
+        edit.regrouped()
+    );
     ns
 }
 
