@@ -59,10 +59,12 @@
 //! through its parent (in slot order).
 //!
 //! A reload edits the tree in place ([`TreeEdit`]): a parent whose
-//! children, their weights or its policy change gets a new scheduler,
-//! built off the loop, and its eligible children a token each in it (in
-//! slot order, as if they had just turned eligible); every other parent
-//! keeps its scheduler and its children's tokens.
+//! children or their weights change keeps its scheduler and edits only
+//! the changed children's flows in it (a slot's token stays with the
+//! slot, for the child that takes it); a parent whose policy changes,
+//! or whose children outgrow or shrink its scheduler's room, gets a new
+//! scheduler, built off the loop, and its eligible children a token
+//! each in it (in slot order, as if they had just turned eligible).
 //!
 //! Why not the policy tree of fairway-core: its nodes share a link by
 //! reservation, limit and weight with the rate given by the caller's send

@@ -15,26 +15,35 @@
 //! - a moved node or circuit (its whole subtree, frames and all) leaves
 //!   its old parent's busy counts and joins the new parent's; a busy one
 //!   with a min goes last in the guarantees' round robin;
-//! - a *regrouped* parent, one whose children (which, or in which slots),
-//!   their weights ([`crate::share`]) or its policy change, or a new
-//!   node: its scheduler is built off the loop for its new children
-//!   (their weights, its spec) with its heaps, sized for them. In the
-//!   pause, before anything moves, every regrouped or removed parent
-//!   lets go of its children (out of its heaps, not counted eligible, no
-//!   token: its old scheduler and its tokens go, to be dropped off the
-//!   loop) and takes its new scheduler; once every move is done it takes
-//!   its children's list (their slots) and each eligible child gets one
-//!   token in slot order: a child that stays, moves in or is reweighted
-//!   starts level with its siblings, as if it had just turned eligible
-//!   (a registry scheduler's flow that comes back from idle: no credit,
-//!   no debt). Its list of children is prepared too: the pause sets the
-//!   slots of the children that move in, come or shift, so each
-//!   regrouped parent costs O((those + its eligible children) · log),
-//!   not O(its children). A parent not
-//!   regrouped keeps its scheduler and its children's tokens; where one
-//!   of its children stays but takes another slot (the rearrangement
-//!   fills a removed item's slot from the tail), the pause renames that
-//!   child's entry in its list (O(such children));
+//! - a parent whose children (which, or in which slots) or their
+//!   weights ([`crate::share`]) change *keeps* its scheduler while its
+//!   policy and its children's room ([`room`]) stay: the pause edits
+//!   only the slots that change ([`SlotOp`]: a flow added, removed or
+//!   reweighted). A slot's tokens stay with the slot: the running child
+//!   that leaves a slot lets go of its place first (not counted
+//!   eligible, no token), and the child that takes it holds a token
+//!   exactly when the slot's flow does (so a child shifted into a gap
+//!   takes over the removed child's turn: one token at most, as a flow
+//!   that turned eligible). O(changed slots · log) per kept parent;
+//! - a *regrouped* parent (its policy or its children's room changes,
+//!   or a new node): its scheduler is built off the loop for its new
+//!   children (their weights, its spec) with its heaps, sized for its
+//!   room. In the pause, before anything moves, every regrouped or
+//!   removed parent lets go of its children (out of its heaps, not
+//!   counted eligible, no token: its old scheduler and its tokens go,
+//!   to be dropped off the loop) and takes its new scheduler; once every
+//!   move is done it takes its children's list (their slots) and each
+//!   eligible child gets one token in slot order: a child starts level
+//!   with its siblings, as if it had just turned eligible (a registry
+//!   scheduler's flow that comes back from idle: no credit, no debt).
+//!   Its list of children is prepared too: the pause sets the slots of
+//!   the children that move in, come or shift, so each regrouped parent
+//!   costs O((those + its eligible children) · log), not O(its
+//!   children). A parent whose children and their weights stay keeps
+//!   its scheduler and its children's tokens; where one of its children
+//!   stays but takes another slot number of `inner` or `leaves` (the
+//!   rearrangement fills a removed item's slot from the tail), the pause
+//!   renames that child's entry in its list (O(such children));
 //! - a circuit whose queue limit changed gets its new queue at once if
 //!   it is empty, else once its running queue empties (frames are never
 //!   moved between queues: that would lose their flows' order and
@@ -46,7 +55,9 @@
 //! O((changes + eligible children of regrouped parents) · depth · log), plus
 //! the frames of removed circuits. Nothing is allocated in the pause but
 //! the tree's own vectors when it grows past its largest size so far
-//! (a tree node appended).
+//! (a tree node appended) and, for a kept QFQ+ or WF2Q++ scheduler, the
+//! node of its map of aggregates that a flow added or removed may need
+//! ([`NodeSched::edit`]).
 
 use super::sched::{group_weights, groups, kid_id, scheduler, spec_of};
 use super::{leaf_cfg, queue, specs, Leaf, Node, Spec, Tree, NIL, STAND_IN};
