@@ -48,7 +48,8 @@ pub const FIRST_TOKEN: u32 = 1514;
 /// A node's scheduler over its children's tokens.
 pub struct NodeSched {
     s: Box<dyn Scheduler<u32> + Send>,
-    /// The slots `0..flows` are configured (children and spares).
+    /// No flow is configured at or past this slot (the children's and
+    /// the spares' are below).
     flows: u32,
     room: u32,
 }
@@ -96,8 +97,9 @@ impl NodeSched {
         })
     }
 
-    /// Applies one slot's change in place (a reload's pause): removals
-    /// first, so the weights' sum is the new one's before a flow comes.
+    /// Applies one slot's change in place (a reload's pause; the caller
+    /// orders them: removals, weights that fall, then weights that rise
+    /// and flows that come, so the sum stays within the new one's).
     /// Allocates nothing in the schedulers whose flow bookkeeping is
     /// arrays (DRR, QFQ, WF2Q+, S-KPS, FIFO); QFQ+'s and WF2Q++'s
     /// aggregates are listed in a map that may allocate a node when an
@@ -111,16 +113,10 @@ impl NodeSched {
         match op {
             SlotOp::Remove(k) => {
                 // Only an empty flow goes: its packets' vector is then
-                // empty, which allocates nothing.
+                // empty, which allocates nothing ([`Self::trim`] counts
+                // the slots left).
                 if self.tokens(k) == 0 {
                     let _ = self.s.remove_flow(FlowId(k));
-                    if k + 1 == self.flows {
-                        self.flows = k;
-                        while self.flows > 0 && self.s.flow_config(FlowId(self.flows - 1)).is_none()
-                        {
-                            self.flows -= 1;
-                        }
-                    }
                 }
                 true
             }
@@ -135,6 +131,20 @@ impl NodeSched {
                 self.flows = self.flows.max(k + 1);
                 ok(self) || (self.drop_spares(children) && ok(self))
             }
+        }
+    }
+
+    /// Removes the spares (slots `children..`) whose tokens were served,
+    /// so that the spares an edit leaves are those that hold a token:
+    /// O(spares), and an empty flow's removal allocates nothing.
+    pub fn trim(&mut self, children: u32) {
+        for k in children..self.flows {
+            if self.tokens(k) == 0 {
+                let _ = self.s.remove_flow(FlowId(k));
+            }
+        }
+        while self.flows > children && self.s.flow_config(FlowId(self.flows - 1)).is_none() {
+            self.flows -= 1;
         }
     }
 
@@ -191,5 +201,61 @@ impl NodeSched {
         (0..self.flows)
             .map(|k| self.s.flow_config(FlowId(k)).map(|c| c.weight))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::share::MAX_WEIGHT;
+
+    fn drr(weights: &[u32]) -> NodeSched {
+        NodeSched::new(&SchedSpec::parse("drr").unwrap(), weights).unwrap()
+    }
+
+    #[test]
+    fn room_is_the_power_of_two_at_or_above_twice_the_children() {
+        let rooms: Vec<u32> = [0, 1, 2, 3, 4, 5, 64, 65, 100].map(room).to_vec();
+        assert_eq!(rooms, [2, 2, 4, 8, 8, 16, 128, 256, 256]);
+        assert_eq!(drr(&[1; 5]).room(), 16);
+    }
+
+    #[test]
+    fn a_slot_that_goes_with_a_token_stays_a_spare_until_it_is_served() {
+        let mut s = drr(&[1, 2, 3]);
+        assert!(s.push(2, 100));
+        // Slot 1 is empty and goes; slot 2 holds a token and stays.
+        assert!(s.edit(SlotOp::Remove(2), 1) && s.edit(SlotOp::Remove(1), 1));
+        s.trim(1);
+        assert_eq!(s.weights(), [Some(1), None, Some(3)]);
+        assert_eq!(s.pop(), Some(2));
+        s.trim(1);
+        assert_eq!(s.weights(), [Some(1)]);
+        // A slot that comes again reuses a spare's flow, token and all.
+        assert!(s.push(0, 100));
+        let mut t = drr(&[1, 1]);
+        assert!(t.push(1, 100));
+        assert!(t.edit(SlotOp::Remove(1), 1));
+        assert!(t.edit(SlotOp::Add(1, 5), 2));
+        assert_eq!((t.weights(), t.tokens(1)), (vec![Some(1), Some(5)], 1));
+    }
+
+    #[test]
+    fn spares_over_the_weight_sum_give_way_to_a_heavier_child() {
+        // 400 flows whose weights sum to just under the limit; the last
+        // two, backlogged, go and stay spares; then the first child's
+        // weight rises by more than the limit leaves: the spares go.
+        let limit = crate::share::MAX_WEIGHT_SUM;
+        let w = u32::try_from(limit / 400).unwrap();
+        assert!(w <= MAX_WEIGHT && limit - 400 * u64::from(w) < 17);
+        let mut s = drr(&vec![w; 400]);
+        assert!(s.push(398, 100) && s.push(399, 100));
+        assert!(s.edit(SlotOp::Remove(399), 398) && s.edit(SlotOp::Remove(398), 398));
+        s.trim(398);
+        assert_eq!((s.tokens(398), s.tokens(399)), (1, 1), "two spares");
+        assert!(s.edit(SlotOp::Reweight(0, w + 17), 398));
+        s.trim(398);
+        let got = s.weights();
+        assert_eq!((got.len(), got[0]), (398, Some(w + 17)));
     }
 }

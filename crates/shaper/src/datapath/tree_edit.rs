@@ -290,8 +290,15 @@ fn kept(
 ) -> Kept {
     let (o, n) = (was.len(), list.len());
     let same = |k: usize| k < o && k < n && before(list[k]) == Some(was[k]);
+    // Removals, then the weights that fall, then those that rise and the
+    // flows that come: the weights' sum never exceeds the new one's on
+    // the way (the check keeps that one within the scheduler's limit).
     let mut ops: Vec<SlotOp> = (n..o).map(|k| SlotOp::Remove(k as u32)).collect();
-    for k in 0..n {
+    let falls = |k: usize| k < o && new_w[k] < old_w[k];
+    for k in (0..n).filter(|&k| falls(k)) {
+        ops.push(SlotOp::Reweight(k as u32, new_w[k]));
+    }
+    for k in (0..n).filter(|&k| !falls(k)) {
         if k >= o {
             ops.push(SlotOp::Add(k as u32, new_w[k]));
         } else if old_w[k] != new_w[k] {
@@ -623,6 +630,7 @@ impl<P: Packet> Tree<P> {
                 let done = s.edit(op, children);
                 debug_assert!(done, "the check refuses weights a scheduler cannot take");
             }
+            s.trim(children);
         }
         for k in 0..r.reslot.len() {
             let (id, slot) = r.reslot[k];
