@@ -170,8 +170,9 @@ fn a_reload_that_keeps_the_schedulers_allocates_nothing_in_the_pause() {
     use fairway_shaper::datapath::tree::TreeEdit;
     use fairway_shaper::diff::diff;
     let specs = ["drr", "qfq", "s-kps", "wf2q+", "fifo"];
-    // Removed: the first circuit of n0 (its slot filled from the tail)
-    // and the last of n1 (a slot that goes); n2 and n3 gain one.
+    // Removed: the first circuit of n0 and the last of n1 (a slot that
+    // goes); n2 and n3 gain one; fewer come than go, so the last
+    // circuit moves down into the first one's slot.
     let old = shaper(
         "tree_alloc_kept_old",
         &plan_with(&specs, &["c2_5", "c3_5"], 0),
@@ -180,7 +181,7 @@ fn a_reload_that_keeps_the_schedulers_allocates_nothing_in_the_pause() {
     let mut t: Tree<u32> = Tree::new(&old, Dir::Download, 0).expect("the tree");
     let new = shaper(
         "tree_alloc_kept_new",
-        &plan_with(&specs, &["c0_0", "c1_5"], 3),
+        &plan_with(&specs, &["c0_0", "c1_5", "c2_0"], 3),
     )
     .expect("the plan");
     let mut d = diff(&old, &new);
@@ -190,6 +191,10 @@ fn a_reload_that_keeps_the_schedulers_allocates_nothing_in_the_pause() {
     let mut e: TreeEdit<u32> =
         TreeEdit::new(&old, &new, &node_from, &leaf_from, Dir::Download).expect("the edit");
     assert_eq!(e.regrouped(), 0, "every parent keeps its scheduler");
+    assert!(
+        !e.leaves.moves.is_empty(),
+        "a circuit moves to another slot"
+    );
     let leaves = t.leaves() as u32;
     let mut now = 0u64;
     for step in 0..2000u32 {
