@@ -7,7 +7,12 @@
 //!
 //! Prints the check, the preparation (off the loop in the shaper), the
 //! pause (the swap, during which the loop does not serve) and the time
-//! per frame sent. Times are of this machine and run, not asserted.
+//! per frame sent; then what the pause does to the nodes' schedulers
+//! (how many take a new one, how many places change in the kept ones),
+//! the time of one direction's edit list ([`TreeEdit::new`], part of the
+//! preparation), and the pause of the change undone a second later,
+//! when the busy circuits' buckets have refilled and every one of them
+//! is eligible. Times are of this machine and run, not asserted.
 //!
 //! `… --example reload_scale -- --from-file` starts from the files
 //! instead, as a shaper's reload does: the plans written as the shape
@@ -104,6 +109,31 @@ fn main() {
         "of the preparation, one direction's tree edit (TreeEdit::new): {}",
         show_ns(tree_edit_ns(&running, &p))
     );
+    back_with_eligible(&mut e, &p);
+}
+
+/// The change undone, a second after the first reload: the busy
+/// circuits' buckets have refilled, so each one left with frames is
+/// eligible and holds a token in its node's scheduler when the pause
+/// begins (after the first reload most were in debt).
+fn back_with_eligible(e: &mut Engine, p: &Plan) {
+    let now = 1_000_000_000;
+    // One pick opens the buckets whose time has come.
+    if let Some(out) = e.next(now) {
+        e.sent(out, true);
+    }
+    let queued = e.report().total().1.packets;
+    let back = check(p.clone()).unwrap_or_else(|e| panic!("{}", e[0]));
+    let prepared = prepare(e.plan(), back, now).expect("prepared");
+    let (t, c) = (Instant::now(), cpu_ns());
+    let applied = e.apply(prepared, now).expect("applied");
+    let (pause_ns, pause_cpu_ns) = (t.elapsed().as_nanos() as u64, cpu_ns() - c);
+    println!(
+        "the change undone, {queued} frames queued in eligible circuits: pause {} ({} of CPU)",
+        show_ns(pause_ns),
+        show_ns(pause_cpu_ns)
+    );
+    drop(applied);
 }
 
 /// The time of one direction's [`TreeEdit::new`] for the change from
@@ -121,8 +151,11 @@ fn tree_edit_ns(running: &Checked, p: &Plan) -> u64 {
     let edit = TreeEdit::<FrameRef>::new(running, &next, &nodes, &leaves, Dir::Download);
     let ns = t.elapsed().as_nanos() as u64;
     let edit = edit.expect("the edit");
+    let (ops, shifts) = edit.kept_work();
     println!(
-        "parents that take a new scheduler (the others keep theirs): {}",
+        "parents that take a new scheduler (the others keep theirs): {}; \
+         in the kept ones {ops} flows added, removed or reweighted and {shifts} slots \
+         that change child",
         edit.regrouped()
     );
     ns

@@ -130,6 +130,17 @@ struct Kept {
 /// lookups and a flag.
 const SCAN_PER_TOKEN: u64 = 16;
 
+/// A parent keeps its scheduler while at most one child in this many
+/// changes slot. A child's slot is its place in its parent's list, in
+/// plan order, so a child that comes or moves in anywhere but at the
+/// end shifts every sibling after it; each shifted child costs a kept
+/// scheduler its let-go and hand-over in the pause (a heap removal, a
+/// look at its slot's tokens, a refresh), while a regrouped parent sets
+/// its slot and re-tokens only the eligible children. Past this share
+/// of shifts, regrouping is the cheaper pause unless most children are
+/// eligible, which the preparation cannot know.
+const SHIFTS_KEPT: usize = 8;
+
 /// What a removed inner node held, kept to be dropped off the loop.
 type Retired = (Option<NodeSched>, Vec<u32>, Heap, Heap);
 
@@ -246,7 +257,9 @@ fn regroups(
             let keeps =
                 spec.is_some() && spec_of(os, o as usize) == spec && room(was.len()) == room(k);
             let old_ids: Vec<u32> = was.iter().map(|&c| kid_id(c, on)).collect();
-            keeps.then(|| kept(&old_ids, &group_weights(os, was), &list, &weights, before))
+            keeps
+                .then(|| kept(&old_ids, &group_weights(os, was), &list, &weights, before))
+                .filter(|kp| kp.vacate.len() <= k.max(was.len()) / SHIFTS_KEPT)
         });
         let reset = match &kept {
             Some(kp) => kp.vacate.len(),
@@ -410,6 +423,13 @@ impl<P: Packet> TreeEdit<P> {
     /// The parents that take a new scheduler (the others keep theirs).
     pub fn regrouped(&self) -> usize {
         self.regroups.iter().filter(|r| r.kept.is_none()).count()
+    }
+
+    /// Of the parents that keep their schedulers: the flows added,
+    /// removed or reweighted, and the slots whose child changes.
+    pub fn kept_work(&self) -> (usize, usize) {
+        let kept = self.regroups.iter().filter_map(|r| r.kept.as_ref());
+        kept.fold((0, 0), |(o, v), k| (o + k.ops.len(), v + k.vacate.len()))
     }
 
     /// Nothing to do in the pause.
