@@ -130,17 +130,6 @@ struct Kept {
 /// lookups and a flag.
 const SCAN_PER_TOKEN: u64 = 16;
 
-/// A parent keeps its scheduler while at most one child in this many
-/// changes slot. A child's slot is its place in its parent's list, in
-/// plan order, so a child that comes or moves in anywhere but at the
-/// end shifts every sibling after it; each shifted child costs a kept
-/// scheduler its let-go and hand-over in the pause (a heap removal, a
-/// look at its slot's tokens, a refresh), while a regrouped parent sets
-/// its slot and re-tokens only the eligible children. Past this share
-/// of shifts, regrouping is the cheaper pause unless most children are
-/// eligible, which the preparation cannot know.
-const SHIFTS_KEPT: usize = 8;
-
 /// What a removed inner node held, kept to be dropped off the loop.
 type Retired = (Option<NodeSched>, Vec<u32>, Heap, Heap);
 
@@ -257,9 +246,11 @@ fn regroups(
             let keeps =
                 spec.is_some() && spec_of(os, o as usize) == spec && room(was.len()) == room(k);
             let old_ids: Vec<u32> = was.iter().map(|&c| kid_id(c, on)).collect();
-            keeps
-                .then(|| kept(&old_ids, &group_weights(os, was), &list, &weights, before))
-                .filter(|kp| kp.vacate.len() <= k.max(was.len()) / SHIFTS_KEPT)
+            // A shifted child costs a kept scheduler its let-go and
+            // hand-over; a regrouped one pays for it too (its slot set,
+            // its heap key fixed) and re-tokens every eligible child:
+            // keeping is never the costlier pause.
+            keeps.then(|| kept(&old_ids, &group_weights(os, was), &list, &weights, before))
         });
         let reset = match &kept {
             Some(kp) => kp.vacate.len(),
