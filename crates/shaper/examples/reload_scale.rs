@@ -7,7 +7,12 @@
 //!
 //! Prints the check, the preparation (off the loop in the shaper), the
 //! pause (the swap, during which the loop does not serve) and the time
-//! per frame sent. Times are of this machine and run, not asserted.
+//! per frame sent; then what the pause does to the nodes' schedulers
+//! (how many take a new one, how many places change in the kept ones),
+//! the time of one direction's edit list ([`TreeEdit::new`], part of the
+//! preparation), and the pause of the change undone a second later,
+//! when the busy circuits' buckets have refilled and every one of them
+//! is eligible. Times are of this machine and run, not asserted.
 //!
 //! `… --example reload_scale -- --from-file` starts from the files
 //! instead, as a shaper's reload does: the plans written as the shape
@@ -20,11 +25,14 @@ mod common;
 
 use common::{addr, changed, cpu_ns, files, frame, plan, CIRCUITS};
 use fairway_shaper::datapath::engine::Engine;
+use fairway_shaper::datapath::pool::FrameRef;
 use fairway_shaper::datapath::reload::{load_and_prepare, prepare, show_ns};
+use fairway_shaper::datapath::slots::arrange;
+use fairway_shaper::datapath::tree::TreeEdit;
 use fairway_shaper::libreqos::{network_json, shaped_devices};
 use fairway_shaper::load::{read_text, Source};
 use fairway_shaper::plan::{Dir, Plan};
-use fairway_shaper::validate::check;
+use fairway_shaper::validate::{check, Checked};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -97,6 +105,60 @@ fn main() {
         "old state freed in {}",
         show_ns(t3.elapsed().as_nanos() as u64)
     );
+    println!(
+        "of the preparation, one direction's tree edit (TreeEdit::new): {}",
+        show_ns(tree_edit_ns(&running, &p))
+    );
+    back_with_eligible(&mut e, &p);
+}
+
+/// The change undone, a second after the first reload: the busy
+/// circuits' buckets have refilled, so each one left with frames is
+/// eligible and holds a token in its node's scheduler when the pause
+/// begins (after the first reload most were in debt).
+fn back_with_eligible(e: &mut Engine, p: &Plan) {
+    let now = 1_000_000_000;
+    // One pick opens the buckets whose time has come.
+    if let Some(out) = e.next(now) {
+        e.sent(out, true);
+    }
+    let queued = e.report().total().1.packets;
+    let back = check(p.clone()).unwrap_or_else(|e| panic!("{}", e[0]));
+    let prepared = prepare(e.plan(), back, now).expect("prepared");
+    let (t, c) = (Instant::now(), cpu_ns());
+    let applied = e.apply(prepared, now).expect("applied");
+    let (pause_ns, pause_cpu_ns) = (t.elapsed().as_nanos() as u64, cpu_ns() - c);
+    println!(
+        "the change undone, {queued} frames queued in eligible circuits: pause {} ({} of CPU)",
+        show_ns(pause_ns),
+        show_ns(pause_cpu_ns)
+    );
+    drop(applied);
+}
+
+/// The time of one direction's [`TreeEdit::new`] for the change from
+/// `running` (the plan `p` checked): part of the preparation, off the
+/// loop (new schedulers and queues are built there).
+fn tree_edit_ns(running: &Checked, p: &Plan) -> u64 {
+    let next = check(changed(p)).unwrap_or_else(|e| panic!("{}", e[0]));
+    let mut d = fairway_shaper::diff::diff(running, &next);
+    let next = arrange(next, &mut d);
+    let from = |v: &[Option<usize>]| -> Vec<Option<u32>> {
+        v.iter().map(|o| o.map(|i| i as u32)).collect()
+    };
+    let (nodes, leaves) = (from(&d.node_from), from(&d.circuit_from));
+    let t = Instant::now();
+    let edit = TreeEdit::<FrameRef>::new(running, &next, &nodes, &leaves, Dir::Download);
+    let ns = t.elapsed().as_nanos() as u64;
+    let edit = edit.expect("the edit");
+    let (ops, shifts) = edit.kept_work();
+    println!(
+        "parents that take a new scheduler (the others keep theirs): {}; \
+         in the kept ones {ops} flows added, removed or reweighted and {shifts} slots \
+         that change child",
+        edit.regrouped()
+    );
+    ns
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -11,6 +11,15 @@
 //!   proportions, no rounding); a child without a guarantee weighs one
 //!   such unit; all weigh 1 if no sibling has a guarantee.
 //!
+//! The proportions are reduced by their gcd even though a reload may
+//! then change every sibling's weight (a child whose guarantee shares a
+//! smaller divisor with its siblings'): the smallest exact weights are
+//! what the check can promise to fit a scheduler's limits, and such a
+//! reload reweights each sibling's flow in place (O(siblings · log) in
+//! its pause, the tokens kept), while the usual change (a circuit of a
+//! plan whose rates are multiples of the same unit added or removed)
+//! reweights none.
+//!
 //! A node's scheduler takes weights of at most [`MAX_WEIGHT`] each and
 //! [`MAX_WEIGHT_SUM`] together (the range in which every scheduler of
 //! fairway-core is exact); a group outside it is refused, never scaled.

@@ -40,6 +40,12 @@ impl Heap {
         self.items.len()
     }
 
+    /// Ids it holds without growing (for the tests' checks).
+    #[cfg(test)]
+    pub fn capacity(&self) -> usize {
+        self.items.capacity()
+    }
+
     /// Puts `id` in with `key`, or moves it to `key` if it is in.
     pub fn set(&mut self, id: u32, key: u128, pos: &mut [u32]) {
         let at = pos[id as usize];

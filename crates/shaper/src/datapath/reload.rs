@@ -23,14 +23,15 @@
 //! (frames, their flows' order, CoDel's state), its token buckets, max
 //! and min (what a bucket holds carries over at the new rate, at most the
 //! new burst; a debt stays a debt), its counters and statistics, and its
-//! place in its parent's scheduler (the parent's `policy`) if the parent
-//! is not *regrouped*. A parent is regrouped when its children, their
-//! weights or its policy change: it gets a new scheduler, built in
-//! [`prepare`], and every eligible child of it one token there in slot
-//! order, so a moved or reweighted child (and its siblings) start level
-//! in its new parent's scheduler, with neither the credit nor the debt
-//! of its old place. A moved one with a min also goes last in the
-//! guarantees' round robin. A changed max rate changes
+//! place in its parent's scheduler (the parent's `policy`) unless the
+//! parent is *regrouped*. A parent whose children or their weights
+//! change keeps its scheduler and edits the changed children's places
+//! in it; it is regrouped when its policy changes or its children's
+//! number changes its scheduler's room: it gets a new scheduler, built
+//! in [`prepare`], and every eligible child of it one token there in
+//! slot order, starting level, with neither the credit nor the debt of
+//! its old place. A moved child takes the place its new parent gives
+//! it; one with a min also goes last in the guarantees' round robin. A changed max rate changes
 //! the queue's packet limit only once the running queue has emptied
 //! (frames are never moved between queues).
 //!

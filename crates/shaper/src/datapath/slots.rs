@@ -86,12 +86,41 @@ impl Rearrange {
         mut fresh: impl FnMut(Option<u32>) -> T,
         mut retire: impl FnMut(T),
     ) {
+        // As [`arrange`] makes them, every move goes from past the new
+        // end into a gap before it, so no move's target is another's
+        // source: each goes straight to its place, nothing parked (and
+        // nothing allocated).
+        let end = self.new_len as u32;
+        if self.moves.iter().all(|&(o, s)| o >= end && s < end) {
+            for &(o, s) in &self.moves {
+                if let Some(x) = a.get_mut(o as usize) {
+                    let x = std::mem::replace(x, fresh(None));
+                    retire(std::mem::replace(&mut a[s as usize], x));
+                }
+            }
+            self.resize_and_add(a, &mut fresh, &mut retire);
+            return;
+        }
         let mut parked = Vec::with_capacity(self.moves.len());
         for &(o, _) in &self.moves {
             if let Some(x) = a.get_mut(o as usize) {
                 parked.push(std::mem::replace(x, fresh(None)));
             }
         }
+        self.resize_and_add(a, &mut fresh, &mut retire);
+        for (&(_, s), x) in self.moves.iter().zip(parked) {
+            retire(std::mem::replace(&mut a[s as usize], x));
+        }
+    }
+
+    /// [`Self::apply`]'s step after the moves left their places: `a`
+    /// cut or grown to the new length, the new items put in.
+    fn resize_and_add<T>(
+        &self,
+        a: &mut Vec<T>,
+        fresh: &mut impl FnMut(Option<u32>) -> T,
+        retire: &mut impl FnMut(T),
+    ) {
         if self.new_len < a.len() {
             for x in a.drain(self.new_len..) {
                 retire(x);
@@ -107,9 +136,6 @@ impl Rearrange {
             if (s as usize) < self.old_len {
                 retire(std::mem::replace(&mut a[s as usize], fresh(Some(s))));
             }
-        }
-        for (&(_, s), x) in self.moves.iter().zip(parked) {
-            retire(std::mem::replace(&mut a[s as usize], x));
         }
     }
 }
@@ -186,6 +212,22 @@ pub fn arrange(new: Checked, d: &mut Diff) -> Checked {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Moves that [`arrange`] does not make (two items trading places)
+    /// go through the parked path.
+    #[test]
+    fn items_that_trade_places_are_parked() {
+        let r = Rearrange::of(&[Some(1), Some(0), None], 2);
+        let mut a = vec![10, 11];
+        let mut retired = Vec::new();
+        r.apply(
+            &mut a,
+            |s| s.map_or(-1, |s| 100 + i64::from(s)),
+            |x| retired.push(x),
+        );
+        assert_eq!(a, [11, 10, 102]);
+        assert!(retired.iter().all(|&x| x == -1), "{retired:?}");
+    }
 
     proptest! {
         /// Applied to a vector of old slots' items, the rearrangement

@@ -59,10 +59,12 @@
 //! through its parent (in slot order).
 //!
 //! A reload edits the tree in place ([`TreeEdit`]): a parent whose
-//! children, their weights or its policy change gets a new scheduler,
-//! built off the loop, and its eligible children a token each in it (in
-//! slot order, as if they had just turned eligible); every other parent
-//! keeps its scheduler and its children's tokens.
+//! children or their weights change keeps its scheduler and edits only
+//! the changed children's flows in it (a slot's token stays with the
+//! slot, for the child that takes it); a parent whose policy changes,
+//! or whose children outgrow or shrink its scheduler's room, gets a new
+//! scheduler, built off the loop, and its eligible children a token
+//! each in it (in slot order, as if they had just turned eligible).
 //!
 //! Why not the policy tree of fairway-core: its nodes share a link by
 //! reservation, limit and weight with the rate given by the caller's send
@@ -325,11 +327,19 @@ impl<P: Packet> Tree<P> {
                 });
             }
         }
-        let heaps = || (0..n).map(|p| Heap::with_capacity(kids[p].len())).collect();
+        // An inner node's heaps have its scheduler's room, so a reload
+        // that keeps the scheduler does not grow them in the pause.
+        let room = |p: usize| {
+            scheds[p]
+                .as_ref()
+                .map_or(0, |s: &NodeSched| s.room() as usize)
+        };
+        let heaps = || -> Vec<Heap> { (0..n).map(|p| Heap::with_capacity(room(p))).collect() };
+        let (pending, guaranteed) = (heaps(), heaps());
         Ok(Tree {
             scheds,
-            pending: heaps(),
-            guaranteed: heaps(),
+            pending,
+            guaranteed,
             kids,
             ppos: vec![NIL; n],
             gpos: vec![NIL; n],
@@ -528,7 +538,12 @@ impl<P: Packet> Tree<P> {
             }
             n = loop {
                 let slot = s.peek()?;
-                let id = self.kids[n][slot as usize];
+                // A spare's token (a reload left it past the children's
+                // end) has no child: it is dropped as a stale one.
+                let Some(&id) = self.kids[n].get(slot as usize) else {
+                    s.pop();
+                    continue;
+                };
                 let c = if id & LEAF_KID != 0 {
                     self.leaves[(id & !LEAF_KID) as usize].node as usize
                 } else {

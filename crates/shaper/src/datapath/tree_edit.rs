@@ -15,26 +15,35 @@
 //! - a moved node or circuit (its whole subtree, frames and all) leaves
 //!   its old parent's busy counts and joins the new parent's; a busy one
 //!   with a min goes last in the guarantees' round robin;
-//! - a *regrouped* parent, one whose children (which, or in which slots),
-//!   their weights ([`crate::share`]) or its policy change, or a new
-//!   node: its scheduler is built off the loop for its new children
-//!   (their weights, its spec) with its heaps, sized for them. In the
-//!   pause, before anything moves, every regrouped or removed parent
-//!   lets go of its children (out of its heaps, not counted eligible, no
-//!   token: its old scheduler and its tokens go, to be dropped off the
-//!   loop) and takes its new scheduler; once every move is done it takes
-//!   its children's list (their slots) and each eligible child gets one
-//!   token in slot order: a child that stays, moves in or is reweighted
-//!   starts level with its siblings, as if it had just turned eligible
-//!   (a registry scheduler's flow that comes back from idle: no credit,
-//!   no debt). Its list of children is prepared too: the pause sets the
-//!   slots of the children that move in, come or shift, so each
-//!   regrouped parent costs O((those + its eligible children) · log),
-//!   not O(its children). A parent not
-//!   regrouped keeps its scheduler and its children's tokens; where one
-//!   of its children stays but takes another slot (the rearrangement
-//!   fills a removed item's slot from the tail), the pause renames that
-//!   child's entry in its list (O(such children));
+//! - a parent whose children (which, or in which slots) or their
+//!   weights ([`crate::share`]) change *keeps* its scheduler while its
+//!   policy and its children's room ([`room`]) stay: the pause edits
+//!   only the slots that change ([`SlotOp`]: a flow added, removed or
+//!   reweighted). A slot's tokens stay with the slot: the running child
+//!   that leaves a slot lets go of its place first (not counted
+//!   eligible, no token), and the child that takes it holds a token
+//!   exactly when the slot's flow does (so a child shifted into a gap
+//!   takes over the removed child's turn: one token at most, as a flow
+//!   that turned eligible). O(changed slots · log) per kept parent;
+//! - a *regrouped* parent (its policy or its children's room changes,
+//!   or a new node): its scheduler is built off the loop for its new
+//!   children (their weights, its spec) with its heaps, sized for its
+//!   room. In the pause, before anything moves, every regrouped or
+//!   removed parent lets go of its children (out of its heaps, not
+//!   counted eligible, no token: its old scheduler and its tokens go,
+//!   to be dropped off the loop) and takes its new scheduler; once every
+//!   move is done it takes its children's list (their slots) and each
+//!   eligible child gets one token in slot order: a child starts level
+//!   with its siblings, as if it had just turned eligible (a registry
+//!   scheduler's flow that comes back from idle: no credit, no debt).
+//!   Its list of children is prepared too: the pause sets the slots of
+//!   the children that move in, come or shift, so each regrouped parent
+//!   costs O((those + its eligible children) · log), not O(its
+//!   children). A parent whose children and their weights stay keeps
+//!   its scheduler and its children's tokens; where one of its children
+//!   stays but takes another slot number of `inner` or `leaves` (the
+//!   rearrangement fills a removed item's slot from the tail), the pause
+//!   renames that child's entry in its list (O(such children));
 //! - a circuit whose queue limit changed gets its new queue at once if
 //!   it is empty, else once its running queue empties (frames are never
 //!   moved between queues: that would lose their flows' order and
@@ -46,13 +55,15 @@
 //! O((changes + eligible children of regrouped parents) · depth · log), plus
 //! the frames of removed circuits. Nothing is allocated in the pause but
 //! the tree's own vectors when it grows past its largest size so far
-//! (a tree node appended).
+//! (a tree node appended) and, for a kept QFQ+ or WF2Q++ scheduler, the
+//! node of its map of aggregates that a flow added or removed may need
+//! ([`NodeSched::edit`]).
 
 use super::sched::{group_weights, groups, kid_id, scheduler, spec_of};
 use super::{leaf_cfg, queue, specs, Leaf, Node, Spec, Tree, NIL, STAND_IN};
 use crate::datapath::bucket::Bucket;
 use crate::datapath::heap::Heap;
-use crate::datapath::node_sched::NodeSched;
+use crate::datapath::node_sched::{room, NodeSched, SlotOp};
 use crate::datapath::slots::Rearrange;
 use crate::plan::Dir;
 use crate::validate::Checked;
@@ -94,6 +105,22 @@ struct Regroup {
     sched: Option<NodeSched>,
     pending: Heap,
     guaranteed: Heap,
+    /// A parent that keeps its scheduler ([`Kept`]); `sched` and the
+    /// heaps are then unused.
+    kept: Option<Kept>,
+}
+
+/// What a parent that keeps its scheduler changes in it: its policy is
+/// the same and its children's room ([`room`]) too.
+struct Kept {
+    /// The flows that come, go or are reweighted, removals first.
+    ops: Vec<SlotOp>,
+    /// Its running slots whose child changes (or that go): each one's
+    /// child lets go of its place in the pause, before anything moves.
+    vacate: Vec<u32>,
+    /// Its new slots whose child changes (or that come): each one's new
+    /// child takes the slot's tokens.
+    handover: Vec<u32>,
 }
 
 /// A parent lets go of its children's tokens by serving them from its
@@ -214,6 +241,26 @@ fn regroups(
             })
             .collect();
         let k = list.len();
+        let kept = from.and_then(|o| {
+            let was = &og[o as usize];
+            let keeps =
+                spec.is_some() && spec_of(os, o as usize) == spec && room(was.len()) == room(k);
+            let old_ids: Vec<u32> = was.iter().map(|&c| kid_id(c, on)).collect();
+            // A shifted child costs a kept scheduler its let-go and
+            // hand-over; a regrouped one pays for it too (its slot set,
+            // its heap key fixed) and re-tokens every eligible child:
+            // keeping is never the costlier pause.
+            keeps.then(|| kept(&old_ids, &group_weights(os, was), &list, &weights, before))
+        });
+        let reset = match &kept {
+            Some(kp) => kp.vacate.len(),
+            None => from.map_or(0, |o| og[o as usize].len()),
+        };
+        // A kept parent's scheduler and heaps are its own.
+        let (sched, heap) = match kept {
+            Some(_) => (None, 0),
+            None => (spec.map(|s| scheduler(&s, &weights)), room(k) as usize),
+        };
         out.push(Regroup {
             parent: p as u32,
             old: from,
@@ -223,14 +270,50 @@ fn regroups(
             },
             list,
             reslot,
-            reset: Vec::with_capacity(from.map_or(0, |o| og[o as usize].len())),
-            sched: spec.map(|s| scheduler(&s, &weights)),
-            pending: Heap::with_capacity(k),
-            guaranteed: Heap::with_capacity(k),
+            reset: Vec::with_capacity(reset),
+            sched,
+            pending: Heap::with_capacity(heap),
+            guaranteed: Heap::with_capacity(heap),
+            kept,
         });
     }
     out.sort_by_key(|r| std::cmp::Reverse(r.depth));
     (out, relabels)
+}
+
+/// The changes of a parent that keeps its scheduler, from its running
+/// children (`was`, list entries of the running plan) and their weights
+/// to its new ones (`list`, entries of the new plan); `before` gives a
+/// new entry's running one. O(children), off the loop.
+fn kept(
+    was: &[u32],
+    old_w: &[u32],
+    list: &[u32],
+    new_w: &[u32],
+    before: impl Fn(u32) -> Option<u32>,
+) -> Kept {
+    let (o, n) = (was.len(), list.len());
+    let same = |k: usize| k < o && k < n && before(list[k]) == Some(was[k]);
+    // Removals, then the weights that fall, then those that rise and the
+    // flows that come: the weights' sum never exceeds the new one's on
+    // the way (the check keeps that one within the scheduler's limit).
+    let mut ops: Vec<SlotOp> = (n..o).map(|k| SlotOp::Remove(k as u32)).collect();
+    let falls = |k: usize| k < o && new_w[k] < old_w[k];
+    for k in (0..n).filter(|&k| falls(k)) {
+        ops.push(SlotOp::Reweight(k as u32, new_w[k]));
+    }
+    for k in (0..n).filter(|&k| !falls(k)) {
+        if k >= o {
+            ops.push(SlotOp::Add(k as u32, new_w[k]));
+        } else if old_w[k] != new_w[k] {
+            ops.push(SlotOp::Reweight(k as u32, new_w[k]));
+        }
+    }
+    Kept {
+        ops,
+        vacate: (0..o).filter(|&k| !same(k)).map(|k| k as u32).collect(),
+        handover: (0..n).filter(|&k| !same(k)).map(|k| k as u32).collect(),
+    }
 }
 
 impl<P: Packet> TreeEdit<P> {
@@ -326,6 +409,18 @@ impl<P: Packet> TreeEdit<P> {
             queues,
             stand_ins,
         })
+    }
+
+    /// The parents that take a new scheduler (the others keep theirs).
+    pub fn regrouped(&self) -> usize {
+        self.regroups.iter().filter(|r| r.kept.is_none()).count()
+    }
+
+    /// Of the parents that keep their schedulers: the flows added,
+    /// removed or reweighted, and the slots whose child changes.
+    pub fn kept_work(&self) -> (usize, usize) {
+        let kept = self.regroups.iter().filter_map(|r| r.kept.as_ref());
+        kept.fold((0, 0), |(o, v), k| (o + k.ops.len(), v + k.vacate.len()))
     }
 
     /// Nothing to do in the pause.
@@ -444,6 +539,10 @@ impl<P: Packet> Tree<P> {
         for r in &mut e.regroups {
             let Some(o) = r.old else { continue };
             let t = self.tree_node(o) as usize;
+            if let Some(kp) = &r.kept {
+                self.vacate(t, &kp.vacate, &mut r.reset);
+                continue;
+            }
             self.let_go(t, &mut r.reset);
             std::mem::swap(&mut self.scheds[t], &mut r.sched);
             std::mem::swap(&mut self.pending[t], &mut r.pending);
@@ -460,6 +559,23 @@ impl<P: Packet> Tree<P> {
                 std::mem::take(&mut self.pending[t]),
                 std::mem::take(&mut self.guaranteed[t]),
             ));
+        }
+    }
+
+    /// The children in slots `slots` of kept parent `t` let go of their
+    /// places (not counted eligible, out of its heap of those waiting, no
+    /// token: the slot's tokens stay with the slot) and go to `reset`.
+    fn vacate(&mut self, t: usize, slots: &[u32], reset: &mut Vec<u32>) {
+        for &k in slots {
+            let c = self.kid(self.kids[t][k as usize]);
+            let n = &mut self.nodes[c];
+            if n.counted {
+                n.counted = false;
+                self.nodes[t].elig -= 1;
+            }
+            self.nodes[c].token = false;
+            self.pending[t].remove(c as u32, &mut self.ppos);
+            reset.push(c as u32);
         }
     }
 
@@ -484,7 +600,11 @@ impl<P: Packet> Tree<P> {
         if let Some(mut s) = self.scheds[t].take() {
             if s.held().saturating_mul(SCAN_PER_TOKEN) < self.kids[t].len() as u64 {
                 while let Some(slot) = s.pop() {
-                    let c = self.kid(self.kids[t][slot as usize]);
+                    // A spare's token has no child.
+                    let Some(&id) = self.kids[t].get(slot as usize) else {
+                        continue;
+                    };
+                    let c = self.kid(id);
                     (self.nodes[c].counted, self.nodes[c].token) = (false, false);
                     record(c as u32);
                 }
@@ -515,6 +635,14 @@ impl<P: Packet> Tree<P> {
     fn attach(&mut self, r: &mut Regroup) {
         let t = self.tree_node(r.parent) as usize;
         std::mem::swap(&mut self.kids[t], &mut r.list);
+        if let (Some(kp), Some(s)) = (&r.kept, self.scheds[t].as_mut()) {
+            let children = self.kids[t].len() as u32;
+            for &op in &kp.ops {
+                let done = s.edit(op, children);
+                debug_assert!(done, "the check refuses weights a scheduler cannot take");
+            }
+            s.trim(children);
+        }
         for k in 0..r.reslot.len() {
             let (id, slot) = r.reslot[k];
             let c = self.kid(id);
@@ -523,6 +651,9 @@ impl<P: Packet> Tree<P> {
             if self.ppos[c] != NIL {
                 self.pending[t].set(c as u32, u128::from(slot), &mut self.ppos);
             }
+        }
+        if let Some(kp) = &r.kept {
+            self.handover(t, &kp.handover);
         }
         for k in 0..r.reset.len() {
             let c = r.reset[k] as usize;
@@ -543,6 +674,26 @@ impl<P: Packet> Tree<P> {
             }
         }
         self.refresh(t);
+    }
+
+    /// Kept parent `t`'s new child in each of `slots` holds a token
+    /// exactly when the slot's flow does, and waits for one in its heap
+    /// exactly when it is counted eligible without one.
+    fn handover(&mut self, t: usize, slots: &[u32]) {
+        let Some(s) = self.scheds[t].as_ref() else {
+            return;
+        };
+        for &k in slots {
+            let c = self.kid(self.kids[t][k as usize]);
+            let token = s.tokens(k) > 0;
+            let n = &mut self.nodes[c];
+            n.token = token;
+            if n.counted && !token {
+                self.pending[t].set(c as u32, u128::from(k), &mut self.ppos);
+            } else {
+                self.pending[t].remove(c as u32, &mut self.ppos);
+            }
+        }
     }
 
     /// Frees tree node `t` (idle, without children): out of its
@@ -666,11 +817,19 @@ impl<P: Packet> Tree<P> {
         }
     }
 
-    /// Moves `t` (with its subtree) under `parent`: both parents are
-    /// regrouped, so `t` is in neither's choices; a guaranteed one goes
-    /// last in the guarantees' round robin.
+    /// Moves `t` (with its subtree) under `parent`: it leaves its old
+    /// parent's choices (it may be counted there again: a move of one of
+    /// its own children refreshes it before it moves, and a kept parent
+    /// keeps its count) without a token (the new parent's slot says
+    /// whether it has one); a guaranteed one goes last in the
+    /// guarantees' round robin.
     fn relink(&mut self, t: u32, parent: u32) {
         let (old, busy) = (self.nodes[t as usize].parent, self.nodes[t as usize].busy);
+        let node = &mut self.nodes[t as usize];
+        node.token = false;
+        if std::mem::take(&mut node.counted) {
+            self.nodes[old as usize].elig -= 1;
+        }
         self.pending[old as usize].remove(t, &mut self.ppos);
         self.guaranteed[old as usize].remove(t, &mut self.gpos);
         self.add_busy(old, busy, false);

@@ -286,7 +286,17 @@ fn consistent(t: &Tree<Pk>) {
                 "node {i}'s heaps, count and list hold other children"
             );
             let s = t.scheds[i].as_ref().expect("an inner node's scheduler");
-            assert_eq!(s.children(), m.3, "node {i}'s scheduler's children");
+            let w = s.weights();
+            assert!(
+                w.len() >= m.3 && w[..m.3].iter().all(Option::is_some),
+                "node {i}'s scheduler serves its {} children: {w:?}",
+                m.3
+            );
+            assert!(s.room() as usize >= m.3, "node {i}'s scheduler's room");
+            assert!(
+                t.pending[i].capacity() >= s.room() as usize,
+                "node {i}'s heap has its scheduler's room"
+            );
         }
     }
 }
@@ -299,6 +309,106 @@ fn name(c: &Checked, leaf: u32) -> String {
         .map_or("default".into(), |k| k.id.clone())
 }
 
+/// Random frames through a tree edited by the plans `plan` makes from
+/// `seeds` (a new hierarchy unless the third is true): the tree stays
+/// consistent, no frame is lost uncounted or reordered within its flow.
+fn edits(
+    plan: impl Fn(u64, u64) -> Plan,
+    seeds: &[(u64, u64, bool)],
+    arrivals: &[(u16, u32, u32, u32)],
+) -> Result<(), TestCaseError> {
+    let mut c = checked(plan(seeds[0].0, seeds[0].1));
+    let mut shape = seeds[0].0;
+    let mut t: Tree<Pk> = Tree::new(&c, Dir::Download, 0).unwrap();
+    let (mut now, mut id) = (0u64, 0u32);
+    let mut fate: HashMap<u32, &str> = HashMap::new();
+    let mut last: HashMap<(String, u32), u32> = HashMap::new();
+    let chunk = arrivals.len() / seeds.len() + 1;
+    for (k, part) in arrivals.chunks(chunk).enumerate() {
+        if k > 0 {
+            // A frame in every leaf, none sent yet: the edit meets
+            // busy leaves with open buckets (in the heaps).
+            now += 50_000_000;
+            for leaf in 0..t.leaves() as u32 {
+                id += 1;
+                let p = Pk {
+                    len: 100,
+                    id,
+                    flow: leaf * 4,
+                };
+                if let Ok(Some(v)) = t.enqueue(leaf, 0, p, now) {
+                    fate.insert(v.id, "overflow");
+                }
+            }
+            // Now and then the same hierarchy with other policies
+            // and node mins.
+            let (seed, nodes, same) = seeds[k];
+            if !same {
+                shape = seed;
+            }
+            let (mut e, next) = edit(&c, plan(shape, nodes));
+            t.edit(&mut e, now, |_, p| {
+                fate.insert(p.id, "removed");
+            });
+            consistent(&t);
+            c = next;
+        }
+        for &(leaf, len, flow, gap_us) in part {
+            now += u64::from(gap_us) * 1000;
+            if t.leaves() == 0 {
+                continue;
+            }
+            let leaf = u32::from(leaf) % t.leaves() as u32;
+            id += 1;
+            let p = Pk {
+                len,
+                id,
+                flow: leaf * 4 + flow,
+            };
+            match t.enqueue(leaf, flow.wrapping_mul(0x4000_0000), p, now) {
+                Ok(Some(v)) => {
+                    fate.insert(v.id, "overflow");
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    fate.insert(e.packet.id, "refused");
+                }
+            }
+            let mut dropped = Vec::new();
+            while let Some((l, p)) = t.dequeue(now, &mut |_, p| dropped.push(p)) {
+                fate.insert(p.id, "sent");
+                let key = (name(&c, l), p.flow);
+                let prev = last.insert(key, p.id);
+                prop_assert!(prev.is_none_or(|q| q < p.id), "flow reordered");
+            }
+            for p in dropped {
+                fate.insert(p.id, "codel");
+            }
+        }
+        consistent(&t);
+    }
+    // Everything left goes in the end.
+    while let Some(at) = t.ready_at() {
+        now = now.max(at) + 1_000_000;
+        while let Some((_, p)) = t.dequeue(now, &mut |_, p| {
+            fate.insert(p.id, "codel");
+        }) {
+            fate.insert(p.id, "sent");
+        }
+    }
+    consistent(&t);
+    prop_assert_eq!(fate.len() as u32, id, "every frame has a fate");
+    Ok(())
+}
+
+/// `p` with policy `spec` at every node.
+fn one_policy(mut p: Plan, spec: &str) -> Plan {
+    for n in &mut p.nodes {
+        n.scheduler = fairway_core::SchedSpec::parse(spec).unwrap();
+    }
+    p
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
     /// Random plans, frames and edits: the tree stays consistent, no
@@ -308,73 +418,22 @@ proptest! {
         seeds in proptest::collection::vec((any::<u64>(), any::<u64>(), any::<bool>()), 1..6),
         arrivals in proptest::collection::vec((any::<u16>(), 60u32..1514, 0u32..3, 0u32..300), 20..300),
     ) {
-        let mut c = checked(random_plan(seeds[0].0, seeds[0].1));
-        let mut shape = seeds[0].0;
-        let mut t: Tree<Pk> = Tree::new(&c, Dir::Download, 0).unwrap();
-        let (mut now, mut id) = (0u64, 0u32);
-        let mut fate: HashMap<u32, &str> = HashMap::new();
-        let mut last: HashMap<(String, u32), u32> = HashMap::new();
-        let chunk = arrivals.len() / seeds.len() + 1;
-        for (k, part) in arrivals.chunks(chunk).enumerate() {
-            if k > 0 {
-                // A frame in every leaf, none sent yet: the edit meets
-                // busy leaves with open buckets (in the heaps).
-                now += 50_000_000;
-                for leaf in 0..t.leaves() as u32 {
-                    id += 1;
-                    let p = Pk { len: 100, id, flow: leaf * 4 };
-                    if let Ok(Some(v)) = t.enqueue(leaf, 0, p, now) {
-                        fate.insert(v.id, "overflow");
-                    }
-                }
-                // Now and then the same hierarchy with other policies
-                // and node mins.
-                let (seed, nodes, same) = seeds[k];
-                if !same {
-                    shape = seed;
-                }
-                let (mut e, next) = edit(&c, random_plan(shape, nodes));
-                t.edit(&mut e, now, |_, p| {
-                    fate.insert(p.id, "removed");
-                });
-                consistent(&t);
-                c = next;
-            }
-            for &(leaf, len, flow, gap_us) in part {
-                now += u64::from(gap_us) * 1000;
-                if t.leaves() == 0 {
-                    continue;
-                }
-                let leaf = u32::from(leaf) % t.leaves() as u32;
-                id += 1;
-                let p = Pk { len, id, flow: leaf * 4 + flow };
-                match t.enqueue(leaf, flow.wrapping_mul(0x4000_0000), p, now) {
-                    Ok(Some(v)) => { fate.insert(v.id, "overflow"); }
-                    Ok(None) => {}
-                    Err(e) => { fate.insert(e.packet.id, "refused"); }
-                }
-                let mut dropped = Vec::new();
-                while let Some((l, p)) = t.dequeue(now, &mut |_, p| dropped.push(p)) {
-                    fate.insert(p.id, "sent");
-                    let key = (name(&c, l), p.flow);
-                    let prev = last.insert(key, p.id);
-                    prop_assert!(prev.is_none_or(|q| q < p.id), "flow reordered");
-                }
-                for p in dropped {
-                    fate.insert(p.id, "codel");
-                }
-            }
-            consistent(&t);
-        }
-        // Everything left goes in the end.
-        while let Some(at) = t.ready_at() {
-            now = now.max(at) + 1_000_000;
-            while let Some((_, p)) = t.dequeue(now, &mut |_, p| { fate.insert(p.id, "codel"); }) {
-                fate.insert(p.id, "sent");
-            }
-        }
-        consistent(&t);
-        prop_assert_eq!(fate.len() as u32, id, "every frame has a fate");
+        edits(random_plan, &seeds, &arrivals)?;
+    }
+
+    /// The same with one policy for every node (each run its own), so
+    /// that a parent keeps its scheduler whenever its children fit its
+    /// room: children added, removed, moved in and out, reweighted and
+    /// shifted into freed slots under a kept parent, and parents whose
+    /// children outgrow (or shrink below) their room regrouped.
+    #[test]
+    fn edits_under_kept_parents_keep_the_tree_consistent(
+        spec in 0..SPECS.len(),
+        seeds in proptest::collection::vec((any::<u64>(), any::<u64>(), any::<bool>()), 2..6),
+        arrivals in proptest::collection::vec((any::<u16>(), 60u32..1514, 0u32..3, 0u32..300), 20..300),
+    ) {
+        let plan = |seed: u64, _: u64| one_policy(structure(seed), SPECS[spec]);
+        edits(plan, &seeds, &arrivals)?;
     }
 
     /// An idle tree edited to a new plan (or to the same hierarchy with
@@ -392,6 +451,15 @@ proptest! {
         consistent(&t);
         let mut f: Tree<Pk> = Tree::new(&new, Dir::Download, start).unwrap();
         prop_assert_eq!(t.leaves(), f.leaves());
+        // Each parent's scheduler (kept or new) weighs its children as
+        // a fresh one does.
+        let served = |tree: &Tree<Pk>, n: usize| {
+            let s = tree.scheds[n].as_ref().expect("an inner node's scheduler");
+            s.weights()[..tree.kids[n].len()].to_vec()
+        };
+        for (a, b) in std::iter::once((0, 0)).chain(t.inner.iter().zip(&f.inner).map(|(&a, &b)| (a, b))) {
+            prop_assert_eq!(served(&t, a as usize), served(&f, b as usize), "weights by slot");
+        }
         let mut got = [vec![0u64; t.leaves()], vec![0u64; t.leaves()]];
         let mut now = start;
         let mut id = 0;

@@ -156,3 +156,72 @@ fn a_reload_edit_allocates_nothing_in_the_pause() {
     let left: u64 = (0..t.leaves() as u32).map(|l| t.backlog(l).packets).sum();
     assert_eq!(left, 0, "frames left after the edit");
 }
+
+/// A reload that keeps every parent's scheduler (the same policies; a
+/// weight changed, circuits removed, added and shifted into the freed
+/// slots, each parent's children within its scheduler's room) edits the
+/// schedulers in place without allocating in the pause, for every
+/// scheduler whose flows are kept in arrays. QFQ+ and WF2Q++ list their
+/// aggregates in a map, which may allocate a node when a flow makes or
+/// unfills an aggregate: they are left out here.
+#[test]
+fn a_reload_that_keeps_the_schedulers_allocates_nothing_in_the_pause() {
+    use fairway_shaper::datapath::slots::arrange;
+    use fairway_shaper::datapath::tree::TreeEdit;
+    use fairway_shaper::diff::diff;
+    let specs = ["drr", "qfq", "s-kps", "wf2q+", "fifo"];
+    // Removed: the first circuit of n0 and the last of n1 (a slot that
+    // goes); n2 and n3 gain one; fewer come than go, so the last
+    // circuit moves down into the first one's slot.
+    let old = shaper(
+        "tree_alloc_kept_old",
+        &plan_with(&specs, &["c2_5", "c3_5"], 0),
+    )
+    .expect("the plan");
+    let mut t: Tree<u32> = Tree::new(&old, Dir::Download, 0).expect("the tree");
+    let new = shaper(
+        "tree_alloc_kept_new",
+        &plan_with(&specs, &["c0_0", "c1_5", "c2_0"], 3),
+    )
+    .expect("the plan");
+    let mut d = diff(&old, &new);
+    let new = arrange(new, &mut d);
+    let node_from: Vec<Option<u32>> = d.node_from.iter().map(|o| o.map(|i| i as u32)).collect();
+    let leaf_from: Vec<Option<u32>> = d.circuit_from.iter().map(|o| o.map(|i| i as u32)).collect();
+    let mut e: TreeEdit<u32> =
+        TreeEdit::new(&old, &new, &node_from, &leaf_from, Dir::Download).expect("the edit");
+    assert_eq!(e.regrouped(), 0, "every parent keeps its scheduler");
+    assert!(
+        !e.leaves.moves.is_empty(),
+        "a circuit moves to another slot"
+    );
+    let leaves = t.leaves() as u32;
+    let mut now = 0u64;
+    for step in 0..2000u32 {
+        now += 20_000;
+        for leaf in 0..leaves {
+            if t.backlog(leaf).packets < 20 {
+                let _ = t.enqueue(leaf, step, 1000 + leaf, now);
+            }
+        }
+        for _ in 0..20 {
+            let _ = t.dequeue(now, &mut |_, _| {});
+        }
+    }
+    let mut removed = 0u32;
+    let before = allocs();
+    t.edit(&mut e, now, |_, _| removed += 1);
+    assert_eq!(allocs() - before, 0, "allocations in the pause");
+    assert!(removed > 0, "the removed circuits held frames");
+    drop(e);
+    let mut sent = 0u32;
+    for _ in 0..1000 {
+        now += 20_000;
+        while t.dequeue(now, &mut |_, _| {}).is_some() {
+            sent += 1;
+        }
+    }
+    assert!(sent > 0);
+    let left: u64 = (0..t.leaves() as u32).map(|l| t.backlog(l).packets).sum();
+    assert_eq!(left, 0, "frames left after the edit");
+}
