@@ -445,6 +445,54 @@ fn sleep_on(fds: &[i32; 4], ns: u64) {
 mod tests {
     use super::*;
 
+    /// True if `fd` becomes readable within `ms`.
+    fn readable(fd: i32, ms: i32) -> bool {
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd.
+        unsafe { libc::poll(&mut p, 1, ms) == 1 }
+    }
+
+    #[test]
+    fn sighup_and_the_prepared_reload_each_end_the_loops_sleep_at_once() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/shaper/shaper.toml");
+        let source = Source::ShaperFile(file);
+        let c = crate::load::load(&source).unwrap_or_else(|e| panic!("{}", e[0]));
+        let mut engine = Engine::new(&c, now_ns()).unwrap();
+        let mut answers = Vec::new();
+        let mut on = |a: &ReloadAnswer| answers.push(a.clone());
+        let mut r = Reloader::new(Reload {
+            source,
+            requests: Arc::new(ReloadRequests::new()),
+            on_outcome: &mut on,
+        })
+        .unwrap();
+        let fd = r.raw_fd();
+        assert!(!readable(fd, 0));
+        let before = now_ns();
+        // SAFETY: plain system call; the handler is registered above and
+        // runs on this thread before `raise` returns.
+        assert_eq!(unsafe { libc::raise(libc::SIGHUP) }, 0);
+        assert!(readable(fd, 0), "the signal ends the sleep");
+        r.turn(&mut engine);
+        let started = r.job.as_ref().map(|j| j.started_ns).unwrap();
+        assert!(
+            (before..=now_ns()).contains(&started),
+            "timed from the signal"
+        );
+        assert!(readable(fd, 60_000), "the prepared reload ends the sleep");
+        r.turn(&mut engine);
+        assert!(r.job.is_none());
+        assert!(!readable(fd, 0));
+        drop(r);
+        assert_eq!(answers.len(), 1);
+        assert!(answers[0].ok, "{}", answers[0].text);
+    }
+
     #[test]
     fn a_priority_outside_fifos_range_is_refused_and_nothing_changes() {
         for p in [0, 100, 255] {
