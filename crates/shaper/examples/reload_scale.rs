@@ -18,8 +18,10 @@
 //! instead, as a shaper's reload does: the plans written as the shape
 //! bench's shaper file and, in a second run, as LibreQoS's
 //! ShapedDevices.csv and network.json; each stage from reading the
-//! files to the end of the pause timed, then the shaper's own path
-//! (`load_and_prepare` and the apply) in one go.
+//! files to the end of the pause timed, then the shaper's own path as
+//! its loop runs it: `load_and_prepare` on a thread of its own that
+//! wakes the loop when done, the pause and the reload's line, with the
+//! hand-offs between the threads timed.
 
 mod common;
 
@@ -29,6 +31,7 @@ use fairway_shaper::datapath::pool::FrameRef;
 use fairway_shaper::datapath::reload::{load_and_prepare, prepare, show_ns};
 use fairway_shaper::datapath::slots::arrange;
 use fairway_shaper::datapath::tree::TreeEdit;
+use fairway_shaper::datapath::wake::Wake;
 use fairway_shaper::libreqos::{network_json, shaped_devices};
 use fairway_shaper::load::{read_text, Source};
 use fairway_shaper::plan::{Dir, Plan};
@@ -284,19 +287,61 @@ fn from_file(format: Format) {
     let running = Arc::new(fairway_shaper::load(&src).unwrap_or_else(|e| panic!("{}", e[0])));
     let mut e = Engine::new(&running, 0).expect("the engine");
     write(&changed(&p), format, &dir);
+    shaper_path(&src, &mut e);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A reload as the shaper's loop runs it (`datapath/run.rs`): a thread
+/// started for `load_and_prepare`, which wakes the waiting loop through
+/// an eventfd when done; the pause; the reload's line. Prints the
+/// hand-offs (the thread's start, the way back to the loop) beside the
+/// work.
+fn shaper_path(src: &Source, e: &mut Engine) {
+    let wake = Arc::new(Wake::new().expect("an eventfd"));
     let (t, cpu) = (Instant::now(), process_cpu_ns());
-    let prepared = load_and_prepare(&src, e.plan(), 1).expect("prepared");
-    let off_loop_ns = t.elapsed().as_nanos() as u64;
+    let (src, old, woken) = (src.clone(), Arc::clone(e.plan()), Arc::clone(&wake));
+    let worker = std::thread::spawn(move || {
+        let started = t.elapsed();
+        let prepared = load_and_prepare(&src, &old, 1).expect("prepared");
+        let done = t.elapsed();
+        woken.wake();
+        (prepared, started, done)
+    });
+    wait_readable(wake.raw_fd());
+    let noticed = t.elapsed();
+    let (prepared, started, done) = worker.join().expect("the reload's thread");
+    let t_pause = Instant::now();
     let applied = e.apply(prepared, 1).expect("applied");
+    let pause_ns = t_pause.elapsed().as_nanos() as u64;
+    let t_line = Instant::now();
+    let line = applied.answer(pause_ns, t.elapsed().as_nanos() as u64).text;
+    let line_ns = t_line.elapsed().as_nanos() as u64;
     let total_ns = t.elapsed().as_nanos() as u64;
+    let ns = |d: std::time::Duration| show_ns(d.as_nanos() as u64);
     println!(
-        "  load_and_prepare {}, then the pause: applied in {} ({} of CPU, all threads)",
-        show_ns(off_loop_ns),
+        "  the shaper's path: thread started in {}, load_and_prepare {}, back to the loop in {}, \
+         pause {}, line {} ({} bytes); applied in {} ({} of CPU, all threads)",
+        ns(started),
+        ns(done - started),
+        ns(noticed - done),
+        show_ns(pause_ns),
+        show_ns(line_ns),
+        line.len(),
         show_ns(total_ns),
         show_ns(process_cpu_ns() - cpu)
     );
     drop(applied);
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Blocks until `fd` is readable, as the loop's `ppoll` does.
+fn wait_readable(fd: i32) {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one live pollfd; no timeout.
+    while unsafe { libc::poll(&mut p, 1, -1) } < 1 {}
 }
 
 fn text(path: &Path, name: &Arc<str>) -> String {

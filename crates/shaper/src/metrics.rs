@@ -13,6 +13,7 @@
 //! | `fairway_shape_received_bytes_total`, `…_received_packets_total` | counter | frames received |
 //! | `fairway_shape_sent_bytes_total`, `…_sent_packets_total` | counter | frames sent on |
 //! | `fairway_shape_dropped_packets_total` (label `reason`) | counter | drops: `codel`, `overflow`, `too_large`, `no_slot`, `send_failed` |
+//! | `fairway_shape_flow_collisions_total` | counter | frames queued in an FQ-CoDel flow bucket busy with another flow |
 //! | `fairway_shape_backlog_packets`, `…_backlog_bytes` | gauge | queued now |
 //! | `fairway_shape_rate_bits_per_second` | gauge | sent over the last complete second |
 //! | `fairway_shape_delay_seconds` (label `quantile`: 0.5, 0.9, 0.99, 1) | gauge | queueing delay over the last complete 10 s window |
@@ -21,9 +22,9 @@
 //! `quantile` label, as a summary's would be (the encoding crate has no
 //! summary type).
 //!
-//! Two kinds of series are left out while they say nothing, which keeps
+//! Three kinds of series are left out while they say nothing, which keeps
 //! a scrape of 10,000 circuits to about half the text: a drop reason's
-//! series appears once a frame was dropped for it (as a labelled
+//! series and a class's collisions appear once there was one (as a labelled
 //! counter of a client library appears on its first increment; read a
 //! missing one as 0), and a class's delay quantiles only for a window in
 //! which it sent a frame (no frame, no delay to tell).
@@ -131,6 +132,12 @@ impl Collector for Collect {
                 let l = [a, b, k, ("reason", reason)];
                 ConstCounter::new(n.packets).encode(m.encode_family(&l)?)?;
             }
+        }
+        let name = "fairway_shape_flow_collisions";
+        let help = "Frames queued in an FQ-CoDel flow bucket busy with another flow.";
+        let mut m = enc.encode_descriptor(name, help, None, MetricType::Counter)?;
+        for (c, d, x) in rows(s).filter(|(_, _, x)| x.collisions > 0) {
+            ConstCounter::new(x.collisions).encode(m.encode_family(&labels(c, d))?)?;
         }
         for (name, help, field) in GAUGES {
             let mut m = enc.encode_descriptor(name, help, None, MetricType::Gauge)?;

@@ -26,6 +26,7 @@ fn sample() -> Snapshot {
         received: count(12, 12_000),
         sent: count(10, 10_000),
         backlog: count(1, 1000),
+        collisions: 2,
         rate_bps: 8_000_000,
         delay: Delay {
             samples: 10,
@@ -102,11 +103,11 @@ fn stats_prints_a_block_per_class_and_direction() {
 uptime 12.3 s; rate over the last complete 1 s, delay over the last complete 10 s
 circuit c1 \"Alice\" parent site download
  Sent 10000 bytes 10 pkt (dropped 1: codel 1) received 12000 bytes 12 pkt
- rate 8.00Mbit backlog 1000b 1p
+ rate 8.00Mbit backlog 1000b 1p collisions 2
  delay p50 1.0ms p90 2.0ms p99 5.0ms max 7.0ms (10 pkt in the last 10 s)
 circuit c1 \"Alice\" parent site upload
  Sent 0 bytes 0 pkt (dropped 0) received 0 bytes 0 pkt
- rate 0bit backlog 0b 0p
+ rate 0bit backlog 0b 0p collisions 0
  delay - (nothing sent in the last 10 s)
 ";
     assert_eq!(text, want);

@@ -254,7 +254,14 @@ impl Engine {
             return true;
         };
         let hash = headers.map_or(0, |h| h.flow_hash());
-        match side.tree.enqueue(l, hash, frame, now_ns) {
+        // Counted here, not read from the queue: a queue limit change
+        // replaces the queue and its count.
+        let collided = side.tree.collisions(l);
+        let queued = side.tree.enqueue(l, hash, frame, now_ns);
+        if side.tree.collisions(l) != collided {
+            side.leaf[l as usize].collisions += 1;
+        }
+        match queued {
             Ok(None) => {}
             Ok(Some(victim)) => {
                 side.leaf[l as usize].drop(DropReason::Overflow, victim.len as usize);

@@ -207,6 +207,7 @@ fn absorb(into: &mut Counters, c: &Counters) {
         sum.packets += x.packets;
         sum.bytes += x.bytes;
     }
+    into.collisions += c.collisions;
 }
 
 /// The state a reload replaced: drop it where a pause does not matter.

@@ -15,10 +15,16 @@
 //!
 //! A reload reads and prepares the new configuration on a thread of its
 //! own ([`super::reload::load_and_prepare`]) while the loop goes on
-//! shaping with the old one (its sleeps then at most [`RELOAD_POLL_NS`]);
-//! the loop applies it between two frames ([`Engine::apply`]) and hands
-//! the outcome to [`Reload::on_outcome`] and to the askers. Requests that
-//! arrive meanwhile are served by the next reload.
+//! shaping with the old one; the loop applies it between two frames
+//! ([`Engine::apply`]) and hands the outcome to [`Reload::on_outcome`]
+//! and to the askers. Requests that arrive meanwhile are served by the
+//! next reload. Nothing waits on a polling interval: SIGHUP's handler
+//! and the reload's thread, once its work is prepared, each end the
+//! loop's sleep through an eventfd of the reloads ([`Wake`]), whichever
+//! thread the signal is delivered to and even when it comes between the
+//! loop's last look and its sleep. The reload's *applied in* runs from
+//! the signal (its handler reads the clock) or from the loop taking a
+//! socket's request.
 
 use super::engine::{Engine, EngineError, Out, POOL_SLOTS};
 use super::hooks::Hooks;
@@ -27,12 +33,13 @@ use super::port::{self, Port, PortError};
 use super::reload::{load_and_prepare, refused, Prepared, ReloadError};
 use super::reload_request::{ReloadAnswer, ReloadRequests};
 use super::stats::Report;
+use super::wake::Wake;
 use crate::load::Source;
 use crate::plan::Dir;
 use crate::validate::Checked;
 use std::fmt;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::sync::Arc;
 
@@ -41,9 +48,6 @@ use std::sync::Arc;
 pub const BATCH: usize = 64;
 /// The longest sleep, ns.
 pub const IDLE_NS: u64 = 100_000_000;
-/// The longest sleep while a reload is being prepared, ns: the loop
-/// notices the prepared configuration this soon.
-pub const RELOAD_POLL_NS: u64 = 1_000_000;
 
 /// How a running shaper reloads: where from, who asks, who hears.
 pub struct Reload<'a> {
@@ -168,49 +172,80 @@ struct Job {
     prepared: Receiver<Result<Prepared, ReloadError>>,
 }
 
-/// The loop's side of reloads: SIGHUP's flag, the requests, the job.
+/// The loop's side of reloads: SIGHUP's flag and time, the requests,
+/// the job, and the eventfd that ends the loop's sleep for them.
 struct Reloader<'a> {
     hooks: Reload<'a>,
     hup: Arc<AtomicBool>,
+    /// When the last SIGHUP came ([`now_ns`]).
+    hup_ns: Arc<AtomicU64>,
+    wake: Arc<Wake>,
     job: Option<Job>,
 }
 
 impl<'a> Reloader<'a> {
     fn new(hooks: Reload<'a>) -> Result<Self, RunError> {
         let hup = Arc::new(AtomicBool::new(false));
-        signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hup))
+        let hup_ns = Arc::new(AtomicU64::new(0));
+        let wake = Arc::new(Wake::new().map_err(RunError::Signals)?);
+        let (flag, at, woken) = (Arc::clone(&hup), Arc::clone(&hup_ns), Arc::clone(&wake));
+        let action = move || {
+            at.store(now_ns(), Ordering::Relaxed);
+            flag.store(true, Ordering::Release);
+            woken.wake();
+        };
+        // SAFETY: the action only reads the clock (clock_gettime), stores
+        // to atomics and writes to an eventfd: all async-signal-safe; it
+        // neither allocates nor locks.
+        unsafe { signal_hook::low_level::register(signal_hook::consts::SIGHUP, action) }
             .map_err(RunError::Signals)?;
         Ok(Reloader {
             hooks,
             hup,
+            hup_ns,
+            wake,
             job: None,
         })
+    }
+
+    /// The descriptor that ends the loop's sleep for a reload.
+    fn raw_fd(&self) -> i32 {
+        self.wake.raw_fd()
     }
 
     /// Starts a reload if one is asked for and none runs; applies a
     /// prepared one.
     fn turn(&mut self, engine: &mut Engine) {
-        if self.job.is_none()
-            && (self.hup.swap(false, Ordering::Relaxed) || self.hooks.requests.pending())
-        {
+        self.wake.clear();
+        let signalled = self.job.is_none() && self.hup.swap(false, Ordering::Acquire);
+        if signalled || (self.job.is_none() && self.hooks.requests.pending()) {
             let ticket = self.hooks.requests.take();
             let (tx, rx) = mpsc::channel();
-            let (source, old, now) = (
+            let now = now_ns();
+            // From the signal when one asked (it may have waited for a
+            // reload before it to end), else from now.
+            let started_ns = if signalled {
+                self.hup_ns.load(Ordering::Relaxed).min(now)
+            } else {
+                now
+            };
+            let (source, old, woken) = (
                 self.hooks.source.clone(),
                 Arc::clone(engine.plan()),
-                now_ns(),
+                Arc::clone(&self.wake),
             );
             let spawned = std::thread::Builder::new()
                 .name("fairway-reload".into())
                 .spawn(move || {
                     // The loop may have stopped: no one to tell.
                     let _ = tx.send(load_and_prepare(&source, &old, now));
+                    woken.wake();
                 });
             match spawned {
                 Ok(_) => {
                     self.job = Some(Job {
                         ticket,
-                        started_ns: now,
+                        started_ns,
                         prepared: rx,
                     })
                 }
@@ -346,17 +381,17 @@ pub fn run(
         if got > 0 {
             continue;
         }
-        let longest = match &reloader {
-            Some(r) if r.job.is_some() => RELOAD_POLL_NS,
-            _ => IDLE_NS,
-        };
         let wait = engine
             .ready_at()
-            .map_or(longest, |t| t.saturating_sub(now))
-            .min(longest);
+            .map_or(IDLE_NS, |t| t.saturating_sub(now))
+            .min(IDLE_NS);
         if wait > 0 {
             let woken = hooks.map_or(-1, |h| h.wake.raw_fd());
-            sleep_on(&[internet.raw_fd(), subscribers.raw_fd(), woken], wait);
+            let reload = reloader.as_ref().map_or(-1, Reloader::raw_fd);
+            sleep_on(
+                &[internet.raw_fd(), subscribers.raw_fd(), woken, reload],
+                wait,
+            );
         }
     }
     if let Some(r) = reloader.as_mut() {
@@ -391,7 +426,7 @@ fn send(engine: &mut Engine, port: &mut dyn Port, outs: &mut Vec<Out>) {
 
 /// Waits until a descriptor is readable (negative ones are ignored), `ns`
 /// pass, or a signal arrives.
-fn sleep_on(fds: &[i32; 3], ns: u64) {
+fn sleep_on(fds: &[i32; 4], ns: u64) {
     let mut p = fds.map(|fd| libc::pollfd {
         fd,
         events: libc::POLLIN,
@@ -401,14 +436,62 @@ fn sleep_on(fds: &[i32; 3], ns: u64) {
         tv_sec: (ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,
     };
-    // SAFETY: `p` holds three live pollfds; `ts` is live; no signal
+    // SAFETY: `p` holds four live pollfds; `ts` is live; no signal
     // mask. An error (EINTR on a signal) just ends the sleep.
-    unsafe { libc::ppoll(p.as_mut_ptr(), 3, &ts, std::ptr::null()) };
+    unsafe { libc::ppoll(p.as_mut_ptr(), 4, &ts, std::ptr::null()) };
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// True if `fd` becomes readable within `ms`.
+    fn readable(fd: i32, ms: i32) -> bool {
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd.
+        unsafe { libc::poll(&mut p, 1, ms) == 1 }
+    }
+
+    #[test]
+    fn sighup_and_the_prepared_reload_each_end_the_loops_sleep_at_once() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/shaper/shaper.toml");
+        let source = Source::ShaperFile(file);
+        let c = crate::load::load(&source).unwrap_or_else(|e| panic!("{}", e[0]));
+        let mut engine = Engine::new(&c, now_ns()).unwrap();
+        let mut answers = Vec::new();
+        let mut on = |a: &ReloadAnswer| answers.push(a.clone());
+        let mut r = Reloader::new(Reload {
+            source,
+            requests: Arc::new(ReloadRequests::new()),
+            on_outcome: &mut on,
+        })
+        .unwrap();
+        let fd = r.raw_fd();
+        assert!(!readable(fd, 0));
+        let before = now_ns();
+        // SAFETY: plain system call; the handler is registered above and
+        // runs on this thread before `raise` returns.
+        assert_eq!(unsafe { libc::raise(libc::SIGHUP) }, 0);
+        assert!(readable(fd, 0), "the signal ends the sleep");
+        r.turn(&mut engine);
+        let started = r.job.as_ref().map(|j| j.started_ns).unwrap();
+        assert!(
+            (before..=now_ns()).contains(&started),
+            "timed from the signal"
+        );
+        assert!(readable(fd, 60_000), "the prepared reload ends the sleep");
+        r.turn(&mut engine);
+        assert!(r.job.is_none());
+        assert!(!readable(fd, 0));
+        drop(r);
+        assert_eq!(answers.len(), 1);
+        assert!(answers[0].ok, "{}", answers[0].text);
+    }
 
     #[test]
     fn a_priority_outside_fifos_range_is_refused_and_nothing_changes() {

@@ -112,6 +112,10 @@ pub struct DirStats {
     pub drops: Drops,
     /// Queued now.
     pub backlog: Count,
+    /// Frames queued in an FQ-CoDel flow bucket busy with another flow
+    /// (two flows then share a queue), since the start.
+    #[serde(default)]
+    pub collisions: u64,
     /// Bit/s sent over the last complete rate window.
     pub rate_bps: u64,
     /// Queueing delay of the frames sent in the last complete delay
@@ -135,6 +139,7 @@ impl DirStats {
             sum.packets += x.packets;
             sum.bytes += x.bytes;
         }
+        self.collisions += o.collisions;
         self.rate_bps += o.rate_bps;
     }
 
@@ -150,6 +155,7 @@ impl DirStats {
                 send_failed: c.send_failed,
             },
             backlog,
+            collisions: c.collisions,
             ..DirStats::default()
         }
     }
@@ -458,6 +464,28 @@ mod tests {
         assert_eq!(n.download.drops.too_large.packets, 1);
         let u = row(&s, "unshaped");
         assert_eq!(u.kind, Kind::Unshaped);
+    }
+
+    #[test]
+    fn flows_sharing_a_bucket_are_counted_per_circuit_and_summed_in_its_node() {
+        let mut e = engine();
+        // 65 flows queued at once in a circuit of 64 buckets: at least
+        // one shares a bucket with another.
+        for port in 0..65u16 {
+            let f = udp4([8, 8, 8, 8], [10, 0, 0, 2], 1000 + port, 2, None);
+            e.receive(Dir::Download, 0, |b| {
+                b[..f.len()].copy_from_slice(&f);
+                Some(f.len())
+            });
+        }
+        send(&mut e, 3, 100, 0);
+        let s = e.snapshot(0);
+        let (a, b, n) = (row(&s, "a"), row(&s, "b"), row(&s, "n"));
+        assert_eq!(a.download.backlog.packets, 65, "none dropped");
+        assert!(a.download.collisions > 0, "{:?}", a.download);
+        assert_eq!(b.download.collisions, 0);
+        assert_eq!(n.download.collisions, a.download.collisions);
+        assert_eq!(a.upload.collisions, 0);
     }
 
     #[test]

@@ -59,6 +59,10 @@ pub struct Counters {
     pub send_failed: Count,
     /// Dropped because a reload removed the circuit.
     pub removed: Count,
+    /// Frames queued in a flow bucket of the circuit's FQ-CoDel that was
+    /// busy with another flow (every way of the flow's set was taken), so
+    /// that two flows shared a queue.
+    pub collisions: u64,
 }
 
 impl Counters {

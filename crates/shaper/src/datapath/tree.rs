@@ -381,6 +381,12 @@ impl<P: Packet> Tree<P> {
         self.leaves[leaf as usize].fq.drops()
     }
 
+    /// Frames queued in a bucket of `leaf`'s FQ-CoDel busy with another
+    /// flow, since that queue was made (a queue limit change swaps it).
+    pub fn collisions(&self, leaf: u32) -> u64 {
+        self.leaves[leaf as usize].fq.collisions()
+    }
+
     /// Queues `p` in `leaf`. `Ok(Some(victim))`: FQ-CoDel's overflow drop
     /// (maybe `p` itself); `Err`: `p` refused (its length).
     pub fn enqueue(

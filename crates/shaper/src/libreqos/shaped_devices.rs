@@ -107,7 +107,37 @@ impl Row<'_> {
 /// or rates are refused is left out of the plan (its circuit id noted in
 /// [`Plan::left_out`]), one with a refused MAC or address stays without
 /// it, so that the check still finds the row's other problems.
+///
+/// A file of [`PIPELINE_BYTES`] or more is read by two threads in a
+/// pipeline: this one cuts the records (the csv crate) and hands them on
+/// in batches of [`BATCH_ROWS`]; the other reads their fields (ids,
+/// rates, addresses, MACs) meanwhile; then the rows join the plan in the
+/// file's order, so the plan and the problems are those of one thread.
 pub fn read(file: &Arc<str>, text: &str, plan: &mut Plan, errors: &mut Vec<ConfigError>) {
+    read_with(file, text, plan, errors, PIPELINE_BYTES, BATCH_ROWS);
+}
+
+/// The file size from which records are cut and read on two threads:
+/// below it, a second thread costs more than it saves.
+pub const PIPELINE_BYTES: usize = 128 * 1024;
+/// Records handed from the cutting thread to the reading one at a time.
+pub const BATCH_ROWS: usize = 256;
+
+/// A record, or the csv crate's problem, at its line.
+type Record = Result<(Loc, csv::StringRecord), ConfigError>;
+/// A record's fields as [`read_row`] read them, with the problems it
+/// found and the circuit id to note when the row is left out; or the csv
+/// crate's problem.
+type ReadRow = Result<(Loc, Option<(Circuit, Device)>, Vec<ConfigError>, String), ConfigError>;
+
+fn read_with(
+    file: &Arc<str>,
+    text: &str,
+    plan: &mut Plan,
+    errors: &mut Vec<ConfigError>,
+    pipeline_bytes: usize,
+    batch: usize,
+) {
     let mut reader = csv::ReaderBuilder::new()
         .comment(Some(b'#'))
         .trim(csv::Trim::All)
@@ -118,32 +148,42 @@ pub fn read(file: &Arc<str>, text: &str, plan: &mut Plan, errors: &mut Vec<Confi
         Err(e) => return errors.extend(e),
     };
     let aliases: HashMap<String, Option<String>> = plan.virtual_nodes.iter().cloned().collect();
-    let mut circuits: HashMap<String, usize> = HashMap::new();
-    let mut lines = Lines::new(text);
-    let mut record = csv::StringRecord::new();
-    loop {
-        match reader.read_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => {
-                let line = e.position().map_or(0, |p| lines.at(p.byte()));
-                errors.push(ConfigError::new(
-                    Loc::line(file, line),
-                    Problem::Syntax(csv_message(&e)),
-                ));
-                if matches!(e.kind(), csv::ErrorKind::Io(_)) {
-                    break;
-                }
-                continue;
-            }
-        }
-        let at = Loc::line(file, record.position().map_or(0, |p| lines.at(p.byte())));
+    let read = |r: Record| -> ReadRow {
+        let (at, record) = r?;
         let row = Row {
             record: &record,
             layout: &layout,
         };
-        let Some((circuit, device)) = read_row(&row, &at, &aliases, errors) else {
-            plan.left_out.push(row.get(Col::CircuitId).to_string());
+        let mut found = Vec::new();
+        let got = read_row(&row, &at, &aliases, &mut found);
+        let id = match got {
+            None => row.get(Col::CircuitId).to_string(),
+            Some(_) => String::new(),
+        };
+        Ok((at, got, found, id))
+    };
+    let mut cut = Cutter {
+        file,
+        lines: Lines::new(text),
+        reader,
+    };
+    let rows: Vec<ReadRow> = if text.len() >= pipeline_bytes {
+        pipeline(&mut cut, batch.max(1), &read)
+    } else {
+        std::iter::from_fn(|| cut.next()).map(read).collect()
+    };
+    let mut circuits: HashMap<String, usize> = HashMap::new();
+    for row in rows {
+        let (at, got, found, id) = match row {
+            Ok(r) => r,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        errors.extend(found);
+        let Some((circuit, device)) = got else {
+            plan.left_out.push(id);
             continue;
         };
         let limit = if !circuits.contains_key(&circuit.id) && circuits.len() >= MAX_CIRCUITS {
@@ -158,6 +198,81 @@ pub fn read(file: &Arc<str>, text: &str, plan: &mut Plan, errors: &mut Vec<Confi
             break;
         }
         add_row(circuit, device, plan, &mut circuits, errors);
+    }
+}
+
+/// Records cut here, in batches of `batch`, read by `read` on a second
+/// thread (here too if none can start); the rows in the file's order.
+fn pipeline(
+    cut: &mut Cutter<'_>,
+    batch: usize,
+    read: &(impl Fn(Record) -> ReadRow + Sync),
+) -> Vec<ReadRow> {
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<Record>>();
+        let reader = std::thread::Builder::new().spawn_scoped(s, move || {
+            // The records are dropped here too, off the cutting thread.
+            rx.into_iter()
+                .flat_map(|b| b.into_iter().map(read))
+                .collect::<Vec<_>>()
+        });
+        let mut rows = Vec::new();
+        loop {
+            let records: Vec<Record> = std::iter::from_fn(|| cut.next()).take(batch).collect();
+            let last = records.len() < batch;
+            match &reader {
+                Ok(_) => {
+                    // It fails only if the reader panicked: told at the join.
+                    let _ = tx.send(records);
+                }
+                Err(_) => rows.extend(records.into_iter().map(read)),
+            }
+            if last {
+                break;
+            }
+        }
+        drop(tx);
+        match reader.map(|h| h.join()) {
+            Ok(Ok(mut read_there)) => {
+                read_there.extend(rows);
+                read_there
+            }
+            // A panic there is one here, as on one thread.
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            // No second thread: every record was read here.
+            Err(_) => rows,
+        }
+    })
+}
+
+/// Cuts the records after the header, in order, each at its line, or
+/// the csv crate's problem at its line (none after an I/O error).
+struct Cutter<'t> {
+    file: &'t Arc<str>,
+    lines: Lines<'t>,
+    reader: csv::Reader<&'t [u8]>,
+}
+
+impl Cutter<'_> {
+    fn next(&mut self) -> Option<Record> {
+        let mut record = csv::StringRecord::new();
+        match self.reader.read_record(&mut record) {
+            Ok(false) => None,
+            Ok(true) => {
+                let line = record.position().map_or(0, |p| self.lines.at(p.byte()));
+                Some(Ok((Loc::line(self.file, line), record)))
+            }
+            Err(e) => {
+                let line = e.position().map_or(0, |p| self.lines.at(p.byte()));
+                let problem =
+                    ConfigError::new(Loc::line(self.file, line), Problem::Syntax(csv_message(&e)));
+                if matches!(e.kind(), csv::ErrorKind::Io(_)) {
+                    // Nothing follows an I/O error.
+                    self.reader = csv::Reader::from_reader(&[][..]);
+                }
+                Some(Err(problem))
+            }
+        }
     }
 }
 
@@ -430,4 +545,82 @@ fn add_row(
         }
     }
     plan.devices.push(device);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const HEADER: &str = "Circuit ID,Circuit Name,Device ID,Device Name,Parent Node,MAC,IPv4,IPv6,Download Min Mbps,Upload Min Mbps,Download Max Mbps,Upload Max Mbps,Comment\n";
+
+    /// A row, valid or with one of the problems a reader reports.
+    fn row(k: u32, kind: u8) -> String {
+        let (c, d) = (k / 2, k);
+        let ip = format!(
+            "\"100.64.{}.{}, 100.65.{}.{}/32\"",
+            k / 250,
+            k % 250,
+            k / 250,
+            k % 250
+        );
+        match kind {
+            0 => format!(
+                "c{c},Home {c},d{d},dev,,02:00:00:00:{:02x}:{:02x},{ip},,1,1,10,5,x\n",
+                k / 256,
+                k % 256
+            ),
+            1 => format!("c{c},Home {c},d{d},dev,,,{ip},,1,1,10qbit,5,\n"),
+            2 => format!("c{c},Home {c},d{d},dev,,zz:00,{ip},,1,1,10,5,\n"),
+            3 => format!("c{c},Other {c},d{d},dev,,,{ip},,2,1,10,5,\n"),
+            4 => "# a comment with a \"quote\n\n".to_string(),
+            5 => format!(",Home {c},d{d},dev,,,,,1,1,10,5,\n"),
+            6 => format!("c{c},\"Home, \"\"quoted\"\" {c}\",d{d},dev,,,,,1,1,10,5,\"a\nb\"\n"),
+            _ => format!(
+                "c{c},Home {c},d{d},dev,,,\"10.0.0.{}/33\",,1,1,10,5,\n",
+                k % 250
+            ),
+        }
+    }
+
+    /// Read by one thread (`None`) or in a pipeline of batches of `batch`.
+    fn read_split(text: &str, batch: Option<usize>) -> (Plan, Vec<String>) {
+        let file: Arc<str> = Arc::from("ShapedDevices.csv");
+        let (mut plan, mut errors) = (Plan::default(), Vec::new());
+        let from = if batch.is_some() { 0 } else { usize::MAX };
+        read_with(
+            &file,
+            text,
+            &mut plan,
+            &mut errors,
+            from,
+            batch.unwrap_or(1),
+        );
+        (plan, errors.iter().map(ToString::to_string).collect())
+    }
+
+    proptest! {
+        #[test]
+        fn a_pipeline_reads_as_one_thread(kinds in proptest::collection::vec(0u8..8, 0..120)) {
+            let text: String = std::iter::once(HEADER.to_string())
+                .chain(kinds.iter().enumerate().map(|(k, &kind)| row(k as u32, kind)))
+                .collect();
+            let one = read_split(&text, None);
+            for batch in [1, 3, 64] {
+                prop_assert_eq!(&one, &read_split(&text, Some(batch)));
+            }
+            if kinds.iter().any(|&k| matches!(k, 1 | 2 | 5 | 7)) {
+                prop_assert!(!one.1.is_empty(), "the problems are read, not skipped");
+            }
+        }
+    }
+
+    #[test]
+    fn the_example_reads_alike_in_a_pipeline() {
+        let text = include_str!("../../../../examples/shaper/ShapedDevices.csv");
+        let one = read_split(text, None);
+        assert!(one.1.is_empty(), "{:?}", one.1);
+        assert!(one.0.circuits.len() > 2);
+        assert_eq!(one, read_split(text, Some(2)));
+    }
 }

@@ -44,6 +44,7 @@ fn sample() -> Snapshot {
         received: count(12, 12_000),
         sent: count(10, 10_000),
         backlog: count(1, 1000),
+        collisions: 3,
         rate_bps: 80_000,
         delay: Delay {
             samples: 10,
@@ -251,6 +252,12 @@ fn the_exposition_reads_back() {
     // A reason that dropped nothing, a window without frames: no series.
     let overflow = format!("fairway_shape_dropped_packets_total{{{c},reason=\"overflow\"}}");
     assert!(!m.contains_key(&overflow), "{text}");
+    assert_eq!(get("fairway_shape_flow_collisions_total", ""), 3.0);
+    let none = format!(
+        "fairway_shape_flow_collisions_total{{{}}}",
+        c.replace("download", "upload")
+    );
+    assert!(!m.contains_key(&none), "no collision, no series: {text}");
     assert_eq!(get("fairway_shape_backlog_bytes", ""), 1000.0);
     assert_eq!(get("fairway_shape_rate_bits_per_second", ""), 80_000.0);
     assert_eq!(
@@ -262,9 +269,10 @@ fn the_exposition_reads_back() {
     let up = r#"direction="upload",kind="circuit",class="c\"1""#;
     let quiet = format!("fairway_shape_delay_seconds{{{up},quantile=\"1\"}}");
     assert!(!m.contains_key(&quiet), "{text}");
-    // 2 classes: downloads with 4 counters, 1 drop reason, 3 gauges and
-    // 4 quantiles, uploads with 4 counters and 3 gauges; the uptime.
-    assert_eq!(m.len(), 2 * (12 + 7) + 1);
+    // 2 classes: downloads with 4 counters, 1 drop reason, collisions,
+    // 3 gauges and 4 quantiles, uploads with 4 counters and 3 gauges; the
+    // uptime.
+    assert_eq!(m.len(), 2 * (13 + 7) + 1);
 }
 
 fn http(addr: std::net::SocketAddr, target: &str) -> String {

@@ -143,10 +143,11 @@ fn block(out: &mut String, c: &ClassStats, d: Dir, s: &DirStats, window_s: u64) 
     );
     let _ = writeln!(
         out,
-        " rate {} backlog {}b {}p",
+        " rate {} backlog {}b {}p collisions {}",
         rate(s.rate_bps),
         s.backlog.bytes,
-        s.backlog.packets
+        s.backlog.packets,
+        s.collisions
     );
     let q = &s.delay;
     if q.samples == 0 {
