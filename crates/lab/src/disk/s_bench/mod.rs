@@ -52,6 +52,7 @@ pub const S_BENCH_BFQ: DiskSchedSpec = match FAIRWAY_BFQ {
         t_fifo_ms,
         t_max_ms,
         low_latency,
+        warm_depth,
         ..
     } => DiskSchedSpec::Bfq {
         b_max,
@@ -60,6 +61,7 @@ pub const S_BENCH_BFQ: DiskSchedSpec = match FAIRWAY_BFQ {
         t_max_ms,
         low_latency,
         inject: true,
+        warm_depth,
     },
     spec => spec,
 };
