@@ -3,8 +3,9 @@
 //! serves them one at a time in the order it got them — the worst order
 //! for a request arriving behind others —, greedy readers keeping many
 //! requests outstanding, and an application that starts after idleness
-//! (weight-raised) reading synchronously, one request after another with
-//! a thread's round trip between them.
+//! (weight-raised) reading one request after another with a thread's
+//! round trip between them, every other one asynchronous (read-ahead,
+//! after which BFQ serves the others at once rather than idling).
 //!
 //! While the raised application is warm, the greedy readers' requests in
 //! flight never exceed [`BfqConfig::warm_depth`] once those already on the
@@ -156,6 +157,9 @@ fn run(fault: BfqFault, warm_depth: u32) -> Run {
         }
         if next_raised == Some(now) {
             let r = Request::read(RAISED, (40 << 30) + 8 + issued as u64 * 8, SMALL);
+            // Every other one is read-ahead: asynchronous, so BFQ ends
+            // its turn at once and a greedy reader becomes active.
+            let r = if issued % 2 == 1 { r.asynchronous() } else { r };
             b.add_request(now, r).unwrap();
             issued += 1;
             raised_outstanding = true;
