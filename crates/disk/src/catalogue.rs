@@ -848,8 +848,16 @@ mod tests {
                 known.join(", ")
             )
         );
-        let cases: [(&str, &str); 15] = [
+        let cases: [(&str, &str); 17] = [
             ("bfq:inject=2", "parameter inject=2 of bfq is outside 0..=1"),
+            (
+                "bfq:warm_depth=0",
+                "parameter warm_depth=0 of bfq is outside 1..=256",
+            ),
+            (
+                "bfq:warm_depth=257",
+                "parameter warm_depth=257 of bfq is outside 1..=256",
+            ),
             (
                 "bfq:low_latency=2",
                 "parameter low_latency=2 of bfq is outside 0..=1",

@@ -228,3 +228,22 @@ fn holding_while_raised_fails_the_large_bound_check() {
     let r = run(BfqFault::HoldWhileRaised, DEFAULT_WARM_DEPTH);
     assert!(r.max_greedy_after < LARGE, "{}", r.max_greedy_after);
 }
+
+/// The warm depth is refused outside `1..=256`, named, both ends and one
+/// past.
+#[test]
+fn the_warm_depth_is_checked_and_named() {
+    for (d, ok) in [(0, false), (1, true), (256, true), (257, false)] {
+        let cfg = BfqConfig {
+            warm_depth: d,
+            ..BfqConfig::simplified(4096).unwrap()
+        };
+        match Bfq::new(cfg) {
+            Ok(_) => assert!(ok, "{d} accepted"),
+            Err(e) => {
+                assert!(!ok, "{d} refused: {e}");
+                assert!(e.to_string().contains("warm-depth"), "{e}");
+            }
+        }
+    }
+}

@@ -63,10 +63,12 @@ pub struct SBenchArgs {
     /// delays them less.
     #[arg(long)]
     realtime: bool,
-    /// fairway's engine: transfers on the device at once, 1..=256 (default
-    /// 8, the most BFQ's injection puts beside a request in flight: the
-    /// kernel's schedulers may fill the loop device's queue of 128).
-    #[arg(long, default_value_t = 8)]
+    /// fairway's engine: transfers on the device at once while no
+    /// weight-raised client is warm, 1..=256 (default 64: 8 MiB of 128 KiB
+    /// transfers, the bytes the kernel's BFQ lets S's readers keep on the
+    /// loop device in reads of over 1 MiB). While one is warm the others
+    /// keep BFQ's warm_depth (--spec bfq:...,warm_depth=N, default 2).
+    #[arg(long, default_value_t = 64)]
     in_flight: u32,
     /// Instead of S's readers, each sequential reader on both sides issues
     /// batches of this many direct 128 KiB reads, 1..=64 (1: one
