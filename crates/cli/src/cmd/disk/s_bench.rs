@@ -67,7 +67,7 @@ pub struct SBenchArgs {
     /// weight-raised client is warm, 1..=256 (default 64: 8 MiB of 128 KiB
     /// transfers, the bytes the kernel's BFQ lets S's readers keep on the
     /// loop device in reads of over 1 MiB). While one is warm the others
-    /// keep BFQ's warm_depth (--spec bfq:...,warm_depth=N, default 2).
+    /// keep BFQ's warm_depth (--spec bfq:...,warm_depth=N, default 3).
     #[arg(long, default_value_t = 64)]
     in_flight: u32,
     /// Instead of S's readers, each sequential reader on both sides issues
@@ -83,9 +83,10 @@ pub struct SBenchArgs {
     #[arg(long, value_name = "MODE", value_parser = ["thread", "inline"], default_value = "thread")]
     submission: String,
     /// fairway's scheduler in the engine, a catalogue spec (fairway disk
-    /// scheds; default bfq:t_max_ms=125,inject=1: T_max as the kernel's
-    /// timeout_sync, I/O injection as the kernel does). Example: --spec
-    /// bfq:t_max_ms=20
+    /// scheds; default bfq:t_max_ms=125,inject=1,warm_depth=3: T_max as
+    /// the kernel's timeout_sync, I/O injection as the kernel does, the
+    /// readers' requests in flight while the application starts). Example:
+    /// --spec bfq:t_max_ms=20
     #[arg(long, value_name = "SPEC")]
     spec: Option<String>,
     /// One JSON object instead of the tables.
