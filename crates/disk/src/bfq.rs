@@ -1194,7 +1194,9 @@ impl DiskScheduler for Bfq {
         self.weight_sum += u64::from(spec.weight);
         // A removed application's requests still in flight are no longer
         // counted once its slot is reused (their completions find 0).
-        self.in_flight = self.in_flight.saturating_sub(self.apps[app.index()].in_service);
+        self.in_flight = self
+            .in_flight
+            .saturating_sub(self.apps[app.index()].in_service);
         let class = spec.class.index();
         self.engines[class].admit(app.0, spec.group, spec.weight);
         self.groups[spec.group as usize].members += 1;

@@ -45,7 +45,8 @@
 
 use crate::baseline::{Anticipatory, CLook, Cfq, ScanEdf, Yfq};
 use crate::bfq::{
-    Bfq, BfqConfig, TimeBudget, DEFAULT_L_MAX, DEFAULT_T_FIFO, DEFAULT_T_WAIT, DEFAULT_WARM_DEPTH, MAX_BUDGET_LIMIT, MAX_WARM_DEPTH,
+    Bfq, BfqConfig, TimeBudget, DEFAULT_L_MAX, DEFAULT_T_FIFO, DEFAULT_T_WAIT, DEFAULT_WARM_DEPTH,
+    MAX_BUDGET_LIMIT, MAX_WARM_DEPTH,
 };
 use crate::request::{DiskConfigError, Nanos, MS};
 use crate::scheduler::DiskScheduler;

@@ -127,9 +127,7 @@ fn run(fault: BfqFault, warm_depth: u32) -> Run {
                 Dispatch::Empty => break,
             }
         }
-        if issued == READS
-            && last_raised_done.is_some_and(|c| now >= c + DEFAULT_T_WAIT)
-        {
+        if issued == READS && last_raised_done.is_some_and(|c| now >= c + DEFAULT_T_WAIT) {
             out.max_greedy_after = out.max_greedy_after.max(dev.greedy());
         }
         let next = [dev.queue.front().map(|&(_, t)| t), next_raised, deadline]
@@ -166,7 +164,10 @@ fn run(fault: BfqFault, warm_depth: u32) -> Run {
             next_raised = None;
         }
     }
-    assert!(b.raised_until(RAISED).is_some(), "the application was not raised");
+    assert!(
+        b.raised_until(RAISED).is_some(),
+        "the application was not raised"
+    );
     out
 }
 
@@ -188,7 +189,11 @@ fn wait_bounds(warm_depth: u32) -> (Nanos, Nanos) {
 fn a_warm_raised_application_bounds_the_greedy_requests_in_flight() {
     for warm_depth in [1, DEFAULT_WARM_DEPTH, 4] {
         let r = run(BfqFault::None, warm_depth);
-        assert_eq!(r.waits.len(), READS, "warm_depth {warm_depth}: not all reads done");
+        assert_eq!(
+            r.waits.len(),
+            READS,
+            "warm_depth {warm_depth}: not all reads done"
+        );
         assert!(
             r.max_greedy_warm <= warm_depth as usize,
             "warm_depth {warm_depth}: {} greedy in flight while warm",
@@ -215,7 +220,11 @@ fn a_warm_raised_application_bounds_the_greedy_requests_in_flight() {
 #[test]
 fn a_per_application_warm_depth_fails_the_checks() {
     let r = run(BfqFault::WarmDepthPerApp, DEFAULT_WARM_DEPTH);
-    assert!(r.max_greedy_warm > DEFAULT_WARM_DEPTH as usize, "{}", r.max_greedy_warm);
+    assert!(
+        r.max_greedy_warm > DEFAULT_WARM_DEPTH as usize,
+        "{}",
+        r.max_greedy_warm
+    );
     let (_, warm) = wait_bounds(DEFAULT_WARM_DEPTH);
     assert!(r.waits[1..].iter().any(|&w| w > warm));
 }

@@ -65,9 +65,10 @@ pub struct SBenchArgs {
     realtime: bool,
     /// fairway's engine: transfers on the device at once while no
     /// weight-raised client is warm, 1..=256 (default 64: 8 MiB of 128 KiB
-    /// transfers, the bytes the kernel's BFQ lets S's readers keep on the
-    /// loop device in reads of over 1 MiB). While one is warm the others
-    /// keep BFQ's warm_depth (--spec bfq:...,warm_depth=N, default 3).
+    /// transfers for the readers' throughput, where the kernel's BFQ lets
+    /// S's readers keep dozens of reads of over 1 MiB on the loop device).
+    /// While one is warm the others keep BFQ's warm_depth (--spec
+    /// bfq:...,warm_depth=N, default 3).
     #[arg(long, default_value_t = 64)]
     in_flight: u32,
     /// Instead of S's readers, each sequential reader on both sides issues
