@@ -68,6 +68,9 @@
 //! * **Reservations and limits** ([`crate::dmclock`], the `qos` part of
 //!   this module): a reservation phase in front of BFQ's choice, and
 //!   limits as eligibility for B-WF2Q+.
+//! * **The adaptive device bound** ([`BfqConfig::warm_depth`]): while a
+//!   raised application is warm, the others keep few requests in flight
+//!   together (below).
 //! * **T_max** (§2.1.1). An application still active T_max after its
 //!   activation is deactivated and *overcharged* B_i,max, so a seeky
 //!   application cannot hold the disk for long at a low rate. With
@@ -80,6 +83,52 @@
 //! lines 45–46 defers this to the code; here an application whose next
 //! request does not fit an unused budget is deactivated with zero service
 //! and its budget raised to that size, so it loses nothing).
+//!
+//! # The adaptive device bound
+//!
+//! On a device that takes many requests at once (an SSD, a loop device,
+//! the engine's `max_in_flight` above 1), how many requests sit on it is a
+//! trade between throughput and the wait of a request arriving behind
+//! them. Greedy sequential readers need bytes in flight: by Little's law,
+//! throughput = bytes in flight / service time, and a device's service
+//! time grows with the transfer, so it reaches its throughput only with
+//! several transfers queued (the kernel's BFQ lets read-ahead put dozens
+//! of reads of over 1 MiB on a loop device). A raised application's
+//! request, arriving behind them, waits for them on a device that serves
+//! in arrival order. So the bound adapts:
+//!
+//! * **While no raised application is warm**, nothing here limits the
+//!   requests in flight: the bound is the device's (the engine's
+//!   `max_in_flight`, the large end), chosen for throughput.
+//! * **While a raised application is warm** (requests queued or in
+//!   flight, or its last completion less than T_wait ago: its next
+//!   request is expected within the same window BFQ idles for), the
+//!   applications that are not raised — the active one, those injected,
+//!   those whose turn ended with requests still in flight — keep at most
+//!   [`BfqConfig::warm_depth`] requests in flight *together*; a request of
+//!   theirs waits for one to complete. Once the requests that were on the
+//!   device when the raised application became warm are served, each of
+//!   its requests arrives behind at most `warm_depth` of theirs: its wait
+//!   is at most `warm_depth` transfers of at most L_max sectors (on a
+//!   device serving in arrival order; less on one serving in parallel).
+//!   This is what the kernel's BFQ gets by idling for a raised queue and
+//!   bounding what it injects meanwhile with its injection limit (which
+//!   starts at 1).
+//! * **The default, 2** ([`DEFAULT_WARM_DEPTH`]): one greedy transfer in
+//!   service and one waiting, so the device does not go idle between a
+//!   completion and the next dispatch (a thread's round trip) and the
+//!   greedy readers keep part of their throughput, while a raised request
+//!   waits behind at most two 128 KiB transfers. 1 gives the raised
+//!   application the shortest waits and the greedy readers a device idle
+//!   for a round trip after each transfer; more gives them more
+//!   throughput and it proportionally longer waits.
+//! * Reservations (the dmClock phase) are promises of a rate and are not
+//!   held by it; nor are raised applications' own requests.
+//! * Transfer size: the bound counts requests of at most L_max sectors,
+//!   so the wait it promises is `warm_depth · L_max` sectors; the large
+//!   end's bytes come from the number of requests (the engine's transfers
+//!   are at most 128 KiB), not from longer transfers, which would
+//!   lengthen that promise.
 //!
 //! # Guarantees (§2.2)
 //!
@@ -99,6 +148,7 @@
 //! | T_FIFO | [`BfqConfig::t_fifo`] | [`DEFAULT_T_FIFO`] = 100 ms | ns |
 //! | T_max | [`BfqConfig::t_max`] | 4/3 · B_max / rate | ns |
 //! | L_max | [`BfqConfig::l_max`] | [`DEFAULT_L_MAX`] = 256 | sectors |
+//! | warm depth | [`BfqConfig::warm_depth`] | [`DEFAULT_WARM_DEPTH`] = 2 | requests |
 //!
 //! Cost: O(log N) per dispatch for N queued applications (two heaps) plus
 //! O(log n) for the application's own queue of n requests.
@@ -154,15 +204,15 @@ pub const WR_MAX_DURATION: Nanos = 25_000 * MS;
 /// requests in parallel (an SSD) overlap a few, while the idling
 /// application's next request still waits behind at most 8.
 pub const INJECT_MAX_LIMIT: u32 = 8;
-/// While a raised application is *warm* (requests queued or in flight,
-/// or its last completion less than T_wait ago), an active application
-/// that is not raised has at most this many requests in flight (on a
-/// device that takes several at once): the raised application's next
-/// request, coming after a thread's round trip, then finds the device
-/// shallow rather than full of the greedy application's transfers. The
-/// kernel's BFQ idles for a raised queue once the drive holds 4 requests
-/// beyond its own for the same reason.
-pub const WR_SHALLOW_DEPTH: u32 = 2;
+/// [`BfqConfig::warm_depth`] default: while a raised application is
+/// *warm* (requests queued or in flight, or its last completion less
+/// than T_wait ago), the applications that are not raised have at most
+/// this many requests in flight together. See "The adaptive device
+/// bound" in the module doc for why 2.
+pub const DEFAULT_WARM_DEPTH: u32 = 2;
+/// Largest [`BfqConfig::warm_depth`]: the engine's largest bound on
+/// transfers in flight, above which the rule would never hold anything.
+pub const MAX_WARM_DEPTH: u32 = 256;
 /// An IDLE-class application is served only once no real-time or
 /// best-effort request has been dispatched or completed for this long:
 /// 200 ms, the kernel's `BFQ_CL_IDLE_TIMEOUT`, long enough that a
@@ -217,6 +267,11 @@ pub struct BfqConfig {
     /// while the active application idles, other applications' requests
     /// are dispatched, at most the adaptive injection limit in flight.
     pub inject: bool,
+    /// The adaptive device bound's small end, `1..=MAX_WARM_DEPTH`
+    /// (default [`DEFAULT_WARM_DEPTH`]): while a raised application is
+    /// warm, the applications that are not raised keep at most this many
+    /// requests in flight together (see the module doc).
+    pub warm_depth: u32,
 }
 
 impl BfqConfig {
@@ -235,6 +290,7 @@ impl BfqConfig {
             max_queued: 1 << 20,
             low_latency: true,
             inject: false,
+            warm_depth: DEFAULT_WARM_DEPTH,
         };
         // B_i^0 may not exceed a small B_max.
         let cfg = Self {
@@ -303,6 +359,13 @@ impl BfqConfig {
         }
         check_range("max-apps", self.max_apps, 1, 1 << 20, "1..=1048576")?;
         check_range(
+            "warm-depth",
+            self.warm_depth,
+            1,
+            MAX_WARM_DEPTH,
+            "1..=256 requests (at least one, so a completion always comes to end the hold)",
+        )?;
+        check_range(
             "max-queued",
             self.max_queued as f64,
             1.0,
@@ -329,6 +392,13 @@ pub enum BfqFault {
     NoBackshift,
     /// Ends the idling wait when *another* application's request arrives.
     ServeWhileIdling,
+    /// The adaptive bound's small end counts only the requests in flight
+    /// of the application asking, not those of every application that is
+    /// not raised.
+    WarmDepthPerApp,
+    /// Holds the applications that are not raised while a raised one is
+    /// raised, warm or not: they never reach the large bound meanwhile.
+    HoldWhileRaised,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -455,6 +525,9 @@ pub struct Bfq {
     hi_last: Nanos,
     /// Real-time and best-effort requests in service.
     hi_in_flight: u32,
+    /// Requests dispatched and not completed, every application's
+    /// (Σ `in_service`).
+    in_flight: u32,
 
     active: Option<Active>,
     head: u64,
@@ -496,6 +569,7 @@ impl Bfq {
             parked: Vec::new(),
             hi_last: 0,
             hi_in_flight: 0,
+            in_flight: 0,
             active: None,
             head: 0,
             queued: 0,
@@ -540,8 +614,32 @@ impl Bfq {
         self.fault == BfqFault::NoIdling
     }
 
+    /// Counts only the asking application's requests in flight against
+    /// the warm depth (the `BfqFault::WarmDepthPerApp` fault of the tests).
+    #[cfg(feature = "test-support")]
+    fn warm_depth_per_app(&self) -> bool {
+        self.fault == BfqFault::WarmDepthPerApp
+    }
+
+    /// Holds while a raised application is raised, warm or not (the
+    /// `BfqFault::HoldWhileRaised` fault of the tests).
+    #[cfg(feature = "test-support")]
+    fn holds_while_raised(&self) -> bool {
+        self.fault == BfqFault::HoldWhileRaised
+    }
+
     // Without the `test-support` feature there are no faults: the checks
     // are constant and compile away.
+    #[cfg(not(feature = "test-support"))]
+    fn warm_depth_per_app(&self) -> bool {
+        false
+    }
+
+    #[cfg(not(feature = "test-support"))]
+    fn holds_while_raised(&self) -> bool {
+        false
+    }
+
     #[cfg(not(feature = "test-support"))]
     fn skips_backshift(&self) -> bool {
         false
@@ -764,25 +862,49 @@ impl Bfq {
         self.deactivate(served, budget);
     }
 
-    /// Whether the active application `app`, not raised, must wait for one
-    /// of its [`WR_SHALLOW_DEPTH`] requests in flight to complete before
-    /// the next, because a raised application of its class or a higher
-    /// one is warm at `now`.
-    fn shallow_for_raised(&self, app: u32, now: Nanos) -> bool {
-        let st = &self.apps[app as usize];
-        if st.cur_weight > st.weight || st.in_service < WR_SHALLOW_DEPTH {
-            return false;
-        }
+    /// Requests in flight of the applications that are not raised.
+    pub fn greedy_in_flight(&self) -> u32 {
+        let raised: u32 = self
+            .raised
+            .iter()
+            .map(|&r| self.apps[r as usize].in_service)
+            .sum();
+        self.in_flight.saturating_sub(raised)
+    }
+
+    /// Whether a raised application of `class` or a higher one is warm at
+    /// `now`: requests queued or in flight, or its last completion less
+    /// than T_wait ago (its next request is then likely on its way: a
+    /// thread's round trip, or the next process of a starting task).
+    pub fn raised_warm(&self, class: usize, now: Nanos) -> bool {
         let t_wait = self.cfg.t_wait;
         self.raised.iter().any(|&r| {
             let w = &self.apps[r as usize];
-            r != app
-                && w.class <= st.class
+            w.class <= class
                 && (!w.queue.is_empty()
                     || w.in_service > 0
                     || w.last_completion
                         .is_some_and(|c| now.saturating_sub(c) < t_wait))
         })
+    }
+
+    /// Whether a request of `app` must wait for a completion: `app` is
+    /// not raised, a raised application of its class or a higher one is
+    /// warm, and the applications that are not raised already have
+    /// [`BfqConfig::warm_depth`] requests in flight (the adaptive device
+    /// bound's small end).
+    fn held_for_raised(&self, app: u32, now: Nanos) -> bool {
+        let st = &self.apps[app as usize];
+        if st.cur_weight > st.weight || self.raised.is_empty() {
+            return false;
+        }
+        let greedy = if self.warm_depth_per_app() {
+            st.in_service
+        } else {
+            self.greedy_in_flight()
+        };
+        greedy >= self.cfg.warm_depth
+            && (self.raised_warm(st.class, now) || self.holds_while_raised())
     }
 
     /// Bookkeeping of a dispatch from `class` at `now`, for the IDLE
@@ -822,12 +944,16 @@ impl Bfq {
             return None;
         }
         let (_, j) = self.peek_class(now).ok()?;
+        if self.held_for_raised(j, now) {
+            return None;
+        }
         let (head, t_fifo) = (self.head, Some(self.cfg.t_fifo));
         let st = &mut self.apps[j as usize];
         let room = st.budget.saturating_sub(st.injected);
         let req = st.queue.pop_next_within(head, now, t_fifo, room).ok()?;
         st.injected += req.len;
         st.in_service += 1;
+        self.in_flight += 1;
         let class = st.class;
         self.queued -= 1;
         self.head = req.end();
@@ -1066,6 +1192,11 @@ impl DiskScheduler for Bfq {
         }
         self.base_weight_sum = sum;
         self.weight_sum += u64::from(spec.weight);
+        // A removed application's requests still in flight are no longer
+        // counted once its slot is reused (their completions find 0).
+        self.in_flight = self
+            .in_flight
+            .saturating_sub(self.apps[app.index()].in_service);
         let class = spec.class.index();
         self.engines[class].admit(app.0, spec.group, spec.weight);
         self.groups[spec.group as usize].members += 1;
@@ -1258,7 +1389,7 @@ impl Bfq {
                     self.expire_limited();
                     continue;
                 }
-                if self.shallow_for_raised(a.app, now) {
+                if self.held_for_raised(a.app, now) {
                     return Dispatch::Idle(None);
                 }
                 let head = self.head;
@@ -1279,6 +1410,7 @@ impl Bfq {
                 };
                 let empty = st.queue.is_empty();
                 st.in_service += 1;
+                self.in_flight += 1;
                 self.queued -= 1;
                 self.head = req.end();
                 let class = self.apps[a.app as usize].class;
@@ -1334,6 +1466,9 @@ impl Bfq {
         let never_idles = self.never_idles();
         let t_wait = self.cfg.t_wait;
         if let Some(st) = self.apps.get_mut(req.app.index()) {
+            if st.in_service > 0 {
+                self.in_flight -= 1;
+            }
             st.in_service = st.in_service.saturating_sub(1);
             st.last_completion = Some(now);
             if st.class < 2 {

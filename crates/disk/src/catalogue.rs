@@ -45,7 +45,8 @@
 
 use crate::baseline::{Anticipatory, CLook, Cfq, ScanEdf, Yfq};
 use crate::bfq::{
-    Bfq, BfqConfig, TimeBudget, DEFAULT_L_MAX, DEFAULT_T_FIFO, DEFAULT_T_WAIT, MAX_BUDGET_LIMIT,
+    Bfq, BfqConfig, TimeBudget, DEFAULT_L_MAX, DEFAULT_T_FIFO, DEFAULT_T_WAIT, DEFAULT_WARM_DEPTH,
+    MAX_BUDGET_LIMIT, MAX_WARM_DEPTH,
 };
 use crate::request::{DiskConfigError, Nanos, MS};
 use crate::scheduler::DiskScheduler;
@@ -137,6 +138,13 @@ const BFQ: DiskSchedInfo = DiskSchedInfo {
             min: 0,
             max: 1,
             default: Some(0),
+        },
+        ParamInfo {
+            key: "warm_depth",
+            help: "the adaptive device bound's small end: while a raised application is warm, the others keep at most this many requests in flight together",
+            min: 1,
+            max: MAX_WARM_DEPTH as u64,
+            default: Some(DEFAULT_WARM_DEPTH as u64),
         },
     ],
 };
@@ -288,6 +296,9 @@ pub enum DiskSchedSpec {
         low_latency: bool,
         /// I/O injection while idling ([`BfqConfig::inject`]).
         inject: bool,
+        /// Requests in flight of the applications that are not raised
+        /// while a raised one is warm ([`BfqConfig::warm_depth`]).
+        warm_depth: u32,
     },
     /// CFQ-like time slices.
     Cfq {
@@ -421,6 +432,7 @@ impl DiskSchedSpec {
             t_max_ms: None,
             low_latency: true,
             inject: false,
+            warm_depth: DEFAULT_WARM_DEPTH,
         }
     }
 
@@ -483,6 +495,7 @@ impl DiskSchedSpec {
                 t_max_ms,
                 low_latency,
                 inject,
+                warm_depth,
             } => {
                 let mut v = vec![
                     ("b_max", u64::from(b_max)),
@@ -492,6 +505,7 @@ impl DiskSchedSpec {
                 v.extend(t_max_ms.map(|t| ("t_max_ms", t)));
                 v.push(("low_latency", u64::from(low_latency)));
                 v.push(("inject", u64::from(inject)));
+                v.push(("warm_depth", u64::from(warm_depth)));
                 v
             }
             Self::Cfq {
@@ -530,6 +544,7 @@ impl DiskSchedSpec {
             (Self::Bfq { t_max_ms, .. }, "t_max_ms") => *t_max_ms = Some(value),
             (Self::Bfq { low_latency, .. }, "low_latency") => *low_latency = value == 1,
             (Self::Bfq { inject, .. }, "inject") => *inject = value == 1,
+            (Self::Bfq { warm_depth, .. }, "warm_depth") => *warm_depth = narrow(value),
             (Self::Cfq { slice_ms, .. }, "slice_ms") => *slice_ms = value,
             (Self::Cfq { slice_idle_ms, .. }, "slice_idle_ms") => *slice_idle_ms = value,
             (Self::ScanEdf { deadline_ms, .. }, "deadline_ms") => *deadline_ms = value,
@@ -620,11 +635,13 @@ impl DiskSchedSpec {
                 t_max_ms,
                 low_latency,
                 inject,
+                warm_depth,
             } => {
                 let cfg = BfqConfig {
                     max_apps,
                     low_latency,
                     inject,
+                    warm_depth,
                     t_wait: ms(t_wait_ms),
                     t_fifo: ms(t_fifo_ms),
                     t_max: match t_max_ms {
@@ -702,6 +719,7 @@ impl DiskSchedSpec {
                 "t_fifo_ms" => "T_FIFO",
                 "t_max_ms" => "T_max",
                 "slice_idle_ms" => "idle",
+                "warm_depth" => "warm depth",
                 "deadline_ms" => "deadline",
                 other => other,
             };
@@ -815,6 +833,7 @@ mod tests {
                 t_max_ms: Some(0),
                 low_latency: true,
                 inject: false,
+                warm_depth: DEFAULT_WARM_DEPTH,
             }
         );
         assert_eq!(DiskSchedSpec::parse(&s.to_string()), Ok(s));
@@ -830,8 +849,16 @@ mod tests {
                 known.join(", ")
             )
         );
-        let cases: [(&str, &str); 15] = [
+        let cases: [(&str, &str); 17] = [
             ("bfq:inject=2", "parameter inject=2 of bfq is outside 0..=1"),
+            (
+                "bfq:warm_depth=0",
+                "parameter warm_depth=0 of bfq is outside 1..=256",
+            ),
+            (
+                "bfq:warm_depth=257",
+                "parameter warm_depth=257 of bfq is outside 1..=256",
+            ),
             (
                 "bfq:low_latency=2",
                 "parameter low_latency=2 of bfq is outside 0..=1",
@@ -870,7 +897,7 @@ mod tests {
             ),
             (
                 "bfq:b_max=8192,",
-                "bad parameter '' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER)",
+                "bad parameter '' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER, warm_depth=INTEGER)",
             ),
             (
                 "c-look:",
@@ -878,15 +905,15 @@ mod tests {
             ),
             (
                 "bfq:b_max=nan",
-                "bad parameter 'b_max=nan' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER)",
+                "bad parameter 'b_max=nan' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER, warm_depth=INTEGER)",
             ),
             (
                 "bfq:t_wait_ms=-1",
-                "bad parameter 't_wait_ms=-1' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER)",
+                "bad parameter 't_wait_ms=-1' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER, warm_depth=INTEGER)",
             ),
             (
                 "bfq:t_fifo_ms=18446744073709551616",
-                "bad parameter 't_fifo_ms=18446744073709551616' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER)",
+                "bad parameter 't_fifo_ms=18446744073709551616' for scheduler bfq (takes b_max=INTEGER, t_wait_ms=INTEGER, t_fifo_ms=INTEGER, t_max_ms=INTEGER, low_latency=INTEGER, inject=INTEGER, warm_depth=INTEGER)",
             ),
         ];
         for (text, msg) in cases {

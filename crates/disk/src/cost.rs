@@ -149,6 +149,7 @@ pub fn worst_case_bfq(apps: u32) -> Result<Bfq, DiskConfigError> {
         // raising would not start anyway.
         low_latency: false,
         inject: false,
+        warm_depth: crate::bfq::DEFAULT_WARM_DEPTH,
     };
     Bfq::new(cfg)
 }

@@ -138,6 +138,7 @@ impl Bfq {
         let req = st.queue.pop_next_within(head, now, t_fifo, u32::MAX).ok()?;
         st.injected = st.injected.saturating_add(req.len);
         st.in_service += 1;
+        self.in_flight += 1;
         let (class, empty) = (st.class, st.queue.is_empty());
         self.charge_tags(i, req.len, now);
         if let Some(g) = via_group {

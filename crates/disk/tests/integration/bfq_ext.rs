@@ -501,12 +501,12 @@ fn a_raised_application_preempts_a_greedy_one_mid_budget() {
 }
 
 /// While a raised application is warm, a greedy active application that
-/// is not raised keeps at most `WR_SHALLOW_DEPTH` requests in flight (on
+/// is not raised keeps at most `warm_depth` requests in flight (on
 /// a device taking several at once); once the raised one has been quiet
 /// for T_wait, the greedy one fills the device again.
 #[test]
 fn a_warm_raised_application_keeps_the_device_shallow() {
-    use fairway_disk::bfq::WR_SHALLOW_DEPTH;
+    use fairway_disk::bfq::DEFAULT_WARM_DEPTH;
     let mut b = Bfq::new(BfqConfig::simplified(4096).unwrap()).unwrap();
     for a in 0..2 {
         b.add_app(AppId(a), AppSpec::weight(1)).unwrap();
@@ -539,7 +539,7 @@ fn a_warm_raised_application_keeps_the_device_shallow() {
         in_flight.push(q);
     }
     assert_eq!(b.dispatch(t0), Dispatch::Idle(None));
-    assert_eq!(in_flight.len() as u32, WR_SHALLOW_DEPTH);
+    assert_eq!(in_flight.len() as u32, DEFAULT_WARM_DEPTH);
     assert!(in_flight.iter().all(|q| q.app == AppId(0)));
     // Its read-ahead done at t0 + 1 ms: warm until T_wait later.
     b.complete(t0 + MS, &r);

@@ -930,6 +930,7 @@ fn two_greedy_readers_share_the_file_by_their_weights() {
         t_max_ms: Some(0),
         low_latency: true,
         inject: false,
+        warm_depth: fairway_disk::bfq::DEFAULT_WARM_DEPTH,
     };
     for submission in SUBMISSIONS {
         let Some(share) = greedy_share(&file, bfq, submission, Duration::from_secs(3)) else {

@@ -32,6 +32,7 @@ fn config(b_max: u32, l_max: u32) -> BfqConfig {
         low_latency: false,
         // Theorem 2.1 is for exclusive service while idling.
         inject: false,
+        warm_depth: fairway_disk::bfq::DEFAULT_WARM_DEPTH,
     }
 }
 

@@ -13,3 +13,4 @@ mod groups_qos;
 mod guarantees;
 mod schedulers;
 mod uring_device;
+mod warm_bound;

@@ -136,6 +136,7 @@ pub const FAIRWAY_BFQ: DiskSchedSpec = DiskSchedSpec::Bfq {
     // The kernel's default too.
     low_latency: true,
     inject: false,
+    warm_depth: fairway_disk::bfq::DEFAULT_WARM_DEPTH,
 };
 /// fio priorities and the kernel weights they mean.
 const PRIOS: [u32; 2] = [0, 4];

@@ -91,6 +91,7 @@ pub const FCFS: DiskSchedSpec = DiskSchedSpec::Bfq {
     // The default; one application has nobody to be raised above.
     low_latency: true,
     inject: false,
+    warm_depth: fairway_disk::bfq::DEFAULT_WARM_DEPTH,
 };
 
 /// The first-come-first-served scheduler used for replays ([`FCFS`]) with

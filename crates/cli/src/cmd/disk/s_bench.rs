@@ -63,10 +63,13 @@ pub struct SBenchArgs {
     /// delays them less.
     #[arg(long)]
     realtime: bool,
-    /// fairway's engine: transfers on the device at once, 1..=256 (default
-    /// 8, the most BFQ's injection puts beside a request in flight: the
-    /// kernel's schedulers may fill the loop device's queue of 128).
-    #[arg(long, default_value_t = 8)]
+    /// fairway's engine: transfers on the device at once while no
+    /// weight-raised client is warm, 1..=256 (default 64: 8 MiB of 128 KiB
+    /// transfers for the readers' throughput, where the kernel's BFQ lets
+    /// S's readers keep dozens of reads of over 1 MiB on the loop device).
+    /// While one is warm the others keep BFQ's warm_depth (--spec
+    /// bfq:...,warm_depth=N, default 3).
+    #[arg(long, default_value_t = 64)]
     in_flight: u32,
     /// Instead of S's readers, each sequential reader on both sides issues
     /// batches of this many direct 128 KiB reads, 1..=64 (1: one
@@ -81,9 +84,10 @@ pub struct SBenchArgs {
     #[arg(long, value_name = "MODE", value_parser = ["thread", "inline"], default_value = "thread")]
     submission: String,
     /// fairway's scheduler in the engine, a catalogue spec (fairway disk
-    /// scheds; default bfq:t_max_ms=125,inject=1: T_max as the kernel's
-    /// timeout_sync, I/O injection as the kernel does). Example: --spec
-    /// bfq:t_max_ms=20
+    /// scheds; default bfq:t_max_ms=125,inject=1,warm_depth=3: T_max as
+    /// the kernel's timeout_sync, I/O injection as the kernel does, the
+    /// readers' requests in flight while the application starts). Example:
+    /// --spec bfq:t_max_ms=20
     #[arg(long, value_name = "SPEC")]
     spec: Option<String>,
     /// One JSON object instead of the tables.
