@@ -389,7 +389,9 @@ mod tests {
             ..row()
         };
         assert!(short.doubtful());
-        assert!(short.why_doubtful().contains("offered only 476.70 Mbit/s in the window (1500.00 asked)"));
+        assert!(short
+            .why_doubtful()
+            .contains("offered only 476.70 Mbit/s in the window (1500.00 asked)"));
         let refused = RateRow {
             send_failed: 3,
             ..row()

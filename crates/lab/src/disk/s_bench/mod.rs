@@ -72,8 +72,9 @@ pub const S_BENCH_BFQ: DiskSchedSpec = match FAIRWAY_BFQ {
 /// takes several times a 4 KiB one; with two of them the readers lose
 /// about half of what the kernel's BFQ lets them read meanwhile, with four
 /// the application's reads wait long enough to take its start-up beyond
-/// 1.5 times its idle time. Three keep both within the targets on such a
-/// device; `--spec bfq:…,warm_depth=N` chooses another.
+/// 1.5 times its idle time. Three lies between: the readers keep the
+/// kernel BFQ's throughput and the start-up stays near 1.5 times its idle
+/// time on such a device; `--spec bfq:…,warm_depth=N` chooses another.
 pub const S_BENCH_WARM_DEPTH: u32 = 3;
 use device::{Image, LoopDev};
 use fairway_disk::catalogue::DiskSchedSpec;
