@@ -100,10 +100,9 @@ impl NodeSched {
     /// Applies one slot's change in place (a reload's pause; the caller
     /// orders them: removals, weights that fall, then weights that rise
     /// and flows that come, so the sum stays within the new one's).
-    /// Allocates nothing in the schedulers whose flow bookkeeping is
-    /// arrays (DRR, QFQ, WF2Q+, S-KPS, FIFO); QFQ+'s and WF2Q++'s
-    /// aggregates are listed in a map that may allocate a node when an
-    /// aggregate is made or unfilled. A flow refused (only a spare's
+    /// Allocates nothing: every registry scheduler sizes its flow
+    /// bookkeeping when it is built (DRR's count of maximum lengths has
+    /// one entry here, every child's being [`TOKEN_MAX`]). A flow refused (only a spare's
     /// weight over the sum's limit) gets the spares removed and is tried
     /// again; false if it still is (a bug: the check refuses such
     /// weights). `children`: their number after the edit (the slots from

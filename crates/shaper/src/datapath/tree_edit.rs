@@ -55,9 +55,8 @@
 //! O((changes + eligible children of regrouped parents) · depth · log), plus
 //! the frames of removed circuits. Nothing is allocated in the pause but
 //! the tree's own vectors when it grows past its largest size so far
-//! (a tree node appended) and, for a kept QFQ+ or WF2Q++ scheduler, the
-//! node of its map of aggregates that a flow added or removed may need
-//! ([`NodeSched::edit`]).
+//! (a tree node appended); a kept scheduler's flows are edited in room
+//! sized when it was built ([`NodeSched::edit`]).
 
 use super::sched::{group_weights, groups, kid_id, scheduler, spec_of};
 use super::{leaf_cfg, queue, specs, Leaf, Node, Spec, Tree, NIL, STAND_IN};

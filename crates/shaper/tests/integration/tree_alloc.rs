@@ -161,15 +161,14 @@ fn a_reload_edit_allocates_nothing_in_the_pause() {
 /// weight changed, circuits removed, added and shifted into the freed
 /// slots, each parent's children within its scheduler's room) edits the
 /// schedulers in place without allocating in the pause, for every
-/// scheduler whose flows are kept in arrays. QFQ+ and WF2Q++ list their
-/// aggregates in a map, which may allocate a node when a flow makes or
-/// unfills an aggregate: they are left out here.
+/// scheduler of the registry (QFQ+ and WF2Q++ included: their index of
+/// non-full aggregates is sized when they are built).
 #[test]
 fn a_reload_that_keeps_the_schedulers_allocates_nothing_in_the_pause() {
     use fairway_shaper::datapath::slots::arrange;
     use fairway_shaper::datapath::tree::TreeEdit;
     use fairway_shaper::diff::diff;
-    let specs = ["drr", "qfq", "s-kps", "wf2q+", "fifo"];
+    let specs = ["drr", "qfq", "s-kps", "wf2q+", "fifo", "qfq+", "wf2q++"];
     // Removed: the first circuit of n0 and the last of n1 (a slot that
     // goes); n2 and n3 gain one; fewer come than go, so the last
     // circuit moves down into the first one's slot.

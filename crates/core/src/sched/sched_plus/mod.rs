@@ -43,6 +43,7 @@
 //! `ΔS⁻ = 0`, `ΔS⁺ = L^k/φ^k` (the QFQ+ paper App. A.3).
 
 mod aggregate_size;
+mod nonfull;
 mod qfq_plus;
 mod scheme;
 mod wf2q_plus_plus;

@@ -1,6 +1,7 @@
 //! [`SchedPlus`]: the SCHED+ scheme over any [`AggregateScheduler`] (see the
 //! [module doc](super) for the derivation).
 
+use super::nonfull::NonFull;
 use super::{AggregateScheduler, AggregateSize};
 use crate::error::{ConfigError, EnqueueError};
 use crate::flow::{FlowConfig, FlowId, Limits};
@@ -8,7 +9,6 @@ use crate::sched::capacity::{Backlog, Capacity};
 use crate::sched::flow_queues::{FlowQueues, HeadPop};
 use crate::sched::scheduler::{Dequeued, Scheduler};
 use crate::Packet;
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 const NIL: u32 = u32::MAX;
@@ -91,8 +91,9 @@ pub struct SchedPlus<P, A> {
     agg_of: Vec<u32>,
     aggs: Vec<Agg>,
     free_aggs: Vec<u32>,
-    /// Non-full aggregates by `(weight, max_len)`.
-    nonfull: BTreeMap<(u32, u32), Vec<u32>>,
+    /// Non-full aggregates by `(weight, max_len)`, sized at construction:
+    /// adding and removing flows allocates nothing.
+    nonfull: NonFull,
     in_service: u32,
     /// The in-service aggregate's hot state.
     turn: Turn,
@@ -131,7 +132,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
             agg_of: alloc::vec![NIL; n as usize],
             aggs: alloc::vec![AGG0; n as usize],
             free_aggs: (0..n).rev().collect(),
-            nonfull: BTreeMap::new(),
+            nonfull: NonFull::new(n),
             in_service: NIL,
             turn: NO_TURN,
             initial_budget: 0,
@@ -415,7 +416,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
     fn attach(&mut self, i: usize, cfg: FlowConfig, backlogged: bool) {
         self.sync();
         let key = (cfg.weight, cfg.max_len);
-        let existing = self.nonfull.get(&key).and_then(|v| v.last().copied());
+        let existing = self.nonfull.last(key);
         let a = match existing {
             Some(a) => a,
             None => {
@@ -430,7 +431,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
                     ..AGG0
                 };
                 self.sched.init_aggregate(a, cfg.weight, cfg.max_len);
-                self.nonfull.entry(key).or_default().push(a);
+                self.nonfull.push(key, a);
                 a
             }
         };
@@ -441,7 +442,7 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         agg.start.budget = m * cfg.max_len;
         self.sched.set_members(a, m, cfg.weight);
         if m == self.max_members {
-            self.remove_nonfull(key, a);
+            self.nonfull.remove(key, a);
         }
         self.agg_of[i] = a;
         self.flows[i] = FlowState {
@@ -450,17 +451,6 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
         };
         if backlogged {
             self.start_flow(i);
-        }
-    }
-
-    fn remove_nonfull(&mut self, key: (u32, u32), a: u32) {
-        if let Some(v) = self.nonfull.get_mut(&key) {
-            if let Some(pos) = v.iter().position(|&x| x == a) {
-                v.swap_remove(pos);
-            }
-            if v.is_empty() {
-                self.nonfull.remove(&key);
-            }
         }
     }
 
@@ -494,14 +484,14 @@ impl<P: Packet, A: AggregateScheduler> SchedPlus<P, A> {
                 self.sched.release(a, u64::from(used), key.1, false);
                 self.end_service();
             }
-            self.remove_nonfull(key, a);
+            self.nonfull.remove(key, a);
             self.aggs[a as usize] = AGG0;
             self.free_aggs.push(a);
             return;
         }
         self.sched.set_members(a, m, key.0);
         if m + 1 == self.max_members {
-            self.nonfull.entry(key).or_default().push(a);
+            self.nonfull.push(key, a);
         }
     }
 
