@@ -8,7 +8,7 @@
 //! same time are not counted.
 
 use crate::support::shaper;
-use fairway_shaper::datapath::tree::Tree;
+use fairway_shaper::datapath::tree::{Tree, TreeEdit};
 use fairway_shaper::plan::Dir;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -111,7 +111,6 @@ fn a_frame_through_the_tree_allocates_nothing() {
 #[test]
 fn a_reload_edit_allocates_nothing_in_the_pause() {
     use fairway_shaper::datapath::slots::arrange;
-    use fairway_shaper::datapath::tree::TreeEdit;
     use fairway_shaper::diff::diff;
     let old = shaper("tree_alloc_old", &plan_with(&SPECS, &["c1_5", "c2_5"], 0)).expect("the plan");
     let mut t: Tree<u32> = Tree::new(&old, Dir::Download, 0).expect("the tree");
@@ -123,38 +122,9 @@ fn a_reload_edit_allocates_nothing_in_the_pause() {
     let new = arrange(new, &mut d);
     let node_from: Vec<Option<u32>> = d.node_from.iter().map(|o| o.map(|i| i as u32)).collect();
     let leaf_from: Vec<Option<u32>> = d.circuit_from.iter().map(|o| o.map(|i| i as u32)).collect();
-    let mut e: TreeEdit<u32> =
+    let e: TreeEdit<u32> =
         TreeEdit::new(&old, &new, &node_from, &leaf_from, Dir::Download).expect("the edit");
-    let leaves = t.leaves() as u32;
-    let mut now = 0u64;
-    for step in 0..2000u32 {
-        now += 20_000;
-        for leaf in 0..leaves {
-            if t.backlog(leaf).packets < 20 {
-                let _ = t.enqueue(leaf, step, 1000 + leaf, now);
-            }
-        }
-        for _ in 0..20 {
-            let _ = t.dequeue(now, &mut |_, _| {});
-        }
-    }
-    let mut removed = 0u32;
-    let before = allocs();
-    t.edit(&mut e, now, |_, _| removed += 1);
-    assert_eq!(allocs() - before, 0, "allocations in the pause");
-    assert!(removed > 0, "the removed circuits held frames");
-    drop(e);
-    // The edited tree sends what it holds.
-    let mut sent = 0u32;
-    for _ in 0..1000 {
-        now += 20_000;
-        while t.dequeue(now, &mut |_, _| {}).is_some() {
-            sent += 1;
-        }
-    }
-    assert!(sent > 0);
-    let left: u64 = (0..t.leaves() as u32).map(|l| t.backlog(l).packets).sum();
-    assert_eq!(left, 0, "frames left after the edit");
+    edit_under_load(&mut t, e);
 }
 
 /// A reload that keeps every parent's scheduler (the same policies; a
@@ -166,7 +136,6 @@ fn a_reload_edit_allocates_nothing_in_the_pause() {
 #[test]
 fn a_reload_that_keeps_the_schedulers_allocates_nothing_in_the_pause() {
     use fairway_shaper::datapath::slots::arrange;
-    use fairway_shaper::datapath::tree::TreeEdit;
     use fairway_shaper::diff::diff;
     let specs = ["drr", "qfq", "s-kps", "wf2q+", "fifo", "qfq+", "wf2q++"];
     // Removed: the first circuit of n0 and the last of n1 (a slot that
@@ -187,13 +156,20 @@ fn a_reload_that_keeps_the_schedulers_allocates_nothing_in_the_pause() {
     let new = arrange(new, &mut d);
     let node_from: Vec<Option<u32>> = d.node_from.iter().map(|o| o.map(|i| i as u32)).collect();
     let leaf_from: Vec<Option<u32>> = d.circuit_from.iter().map(|o| o.map(|i| i as u32)).collect();
-    let mut e: TreeEdit<u32> =
+    let e: TreeEdit<u32> =
         TreeEdit::new(&old, &new, &node_from, &leaf_from, Dir::Download).expect("the edit");
     assert_eq!(e.regrouped(), 0, "every parent keeps its scheduler");
     assert!(
         !e.leaves.moves.is_empty(),
         "a circuit moves to another slot"
     );
+    edit_under_load(&mut t, e);
+}
+
+/// Fills every circuit of `t`, applies `e` counting the allocations in
+/// the pause (none allowed) and the removed circuits' frames (some
+/// expected), then checks that the edited tree sends all it holds.
+fn edit_under_load(t: &mut Tree<u32>, mut e: TreeEdit<u32>) {
     let leaves = t.leaves() as u32;
     let mut now = 0u64;
     for step in 0..2000u32 {
@@ -213,6 +189,7 @@ fn a_reload_that_keeps_the_schedulers_allocates_nothing_in_the_pause() {
     assert_eq!(allocs() - before, 0, "allocations in the pause");
     assert!(removed > 0, "the removed circuits held frames");
     drop(e);
+    // The edited tree sends what it holds.
     let mut sent = 0u32;
     for _ in 0..1000 {
         now += 20_000;
