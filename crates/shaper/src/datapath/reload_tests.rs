@@ -7,7 +7,7 @@ use super::engine::{Engine, Out, POOL_SLOTS};
 use super::headers::tests::udp4;
 use super::reload::{load_and_prepare, prepare, ReloadError};
 use super::stats::Report;
-use super::test_plan::{at, checked, circuit, node, plan, rates};
+use super::test_plan::{at, checked, circuit, node, plan, rates, rng};
 use crate::plan::{Device, Dir, Plan, Prefix};
 use crate::validate::Checked;
 use proptest::prelude::*;
@@ -191,13 +191,7 @@ fn reloading_an_unchanged_plan_changes_nothing() {
 /// The plan after a random change: circuits removed, added, moved to
 /// the other node, rates and weights changed.
 fn mutate(p: &Plan, seed: u64, next_id: &mut u32) -> Plan {
-    let mut x = seed | 1;
-    let mut rnd = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut rnd = rng(seed);
     let mut q = p.clone();
     let ids: Vec<String> = q.circuits.iter().map(|c| c.id.clone()).collect();
     for id in ids {

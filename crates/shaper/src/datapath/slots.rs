@@ -239,10 +239,9 @@ mod tests {
             let mut from: Vec<Option<usize>> = keep.iter().enumerate().filter(|(_, k)| **k).map(|(o, _)| Some(o)).collect();
             from.extend(std::iter::repeat_n(None, adds));
             // Shuffle the new order.
-            let mut x = seed | 1;
+            let mut rnd = crate::datapath::test_plan::rng(seed);
             for i in (1..from.len()).rev() {
-                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-                from.swap(i, (x % (i as u64 + 1)) as usize);
+                from.swap(i, rnd(i as u64 + 1) as usize);
             }
             let slot = slots(&from);
             let by_slot = place(from.clone(), &slot);

@@ -75,3 +75,15 @@ pub fn checked(p: Plan) -> Checked {
         Err(e) => panic!("test plan refused: {}", e[0]),
     }
 }
+
+/// A small deterministic generator for the tests' random plans and
+/// edits (xorshift64 from `seed`): each call gives a number below `n`.
+pub fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed | 1;
+    move |n| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    }
+}

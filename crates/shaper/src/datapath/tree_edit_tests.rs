@@ -10,7 +10,7 @@
 
 use super::TreeEdit;
 use crate::datapath::slots::arrange;
-use crate::datapath::test_plan::{at, checked, circuit, node, plan, rates};
+use crate::datapath::test_plan::{at, checked, circuit, node, plan, rates, rng};
 use crate::datapath::tree::Tree;
 use crate::diff::{diff, DefaultChange};
 use crate::plan::{DefaultClass, Dir, Plan};
@@ -48,13 +48,7 @@ fn random_plan(seed: u64, node_seed: u64) -> Plan {
 /// another weight and, most of the time, each node a min (8, 2 or 0.5 Mbit/s by depth, so that they usually fit
 /// in their parents'); the mins are left out if the check refuses them.
 fn with_policies(mut p: Plan, seed: u64) -> Plan {
-    let mut x = seed | 1;
-    let mut rnd = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut rnd = rng(seed);
     let names: Vec<(String, Option<String>)> = p
         .nodes
         .iter()
@@ -101,13 +95,7 @@ fn with_policies(mut p: Plan, seed: u64) -> Plan {
 /// under them, rates and weights from small sets (so that some stay the
 /// same), a default class half the time.
 fn structure(seed: u64) -> Plan {
-    let mut x = seed | 1;
-    let mut rnd = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut rnd = rng(seed);
     let mut p = plan([50, 80][rnd(2) as usize] * MBIT);
     let mut rank: Vec<(u64, usize)> = (0..6).map(|i| (rnd(100), i)).collect();
     rank.sort_unstable();
