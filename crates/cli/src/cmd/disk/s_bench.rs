@@ -339,9 +339,9 @@ fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
     for g in &r.targets {
         let ratio = g.ratio.map_or("-".into(), |x| format!("{x:.3}"));
         let op = if g.name.contains("MB/s") { ">=" } else { "<=" };
-        let during = g.ratio_during_startup.map_or(String::new(), |x| {
-            format!(" (during start-up: {x:.3})")
-        });
+        let during = g
+            .ratio_during_startup
+            .map_or(String::new(), |x| format!(" (during start-up: {x:.3})"));
         crate::outln!(
             "target {}: {ratio} (want {op} {}): {}{during}",
             g.name,

@@ -190,13 +190,15 @@ impl SReport {
         ));
         self.targets = t
             .into_iter()
-            .map(|(name, ratio, ratio_during_startup, limit, at_least)| TargetCheck {
-                met: ratio.is_some_and(|r| if at_least { r >= limit } else { r <= limit }),
-                name,
-                ratio,
-                ratio_during_startup,
-                limit,
-            })
+            .map(
+                |(name, ratio, ratio_during_startup, limit, at_least)| TargetCheck {
+                    met: ratio.is_some_and(|r| if at_least { r >= limit } else { r <= limit }),
+                    name,
+                    ratio,
+                    ratio_during_startup,
+                    limit,
+                },
+            )
             .collect();
     }
 }
