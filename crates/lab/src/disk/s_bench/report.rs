@@ -202,3 +202,87 @@ impl SReport {
             .collect();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(scheduler: &str, startup: f64, loop_mb: f64, during_mb: f64) -> Cell {
+        Cell {
+            scheduler: scheduler.into(),
+            startup_s: Some(startup),
+            startup_runs_s: vec![startup],
+            timed_out: 0,
+            throughput_mb_s: loop_mb,
+            startup_throughput_mb_s: during_mb,
+            requests: 1,
+            cpu_us_per_request: None,
+            cpu_source: "test",
+            process_cpu_us_per_request: None,
+            device_load: None,
+        }
+    }
+
+    fn row(case: &str, cells: Vec<Cell>) -> CaseRow {
+        CaseRow {
+            case: case.into(),
+            readers: 10,
+            writers: 0,
+            pattern: "seq",
+            cells,
+            fairway_readers: None,
+        }
+    }
+
+    #[test]
+    fn the_throughput_target_uses_s_measure_and_shows_the_start_up_one_beside() {
+        let mut r = SReport {
+            trace: "t".into(),
+            trace_requests: 1,
+            trace_threads: 1,
+            image_mib: 1,
+            region_mib: 16,
+            reps: 1,
+            warmup_s: 1.0,
+            pause_before_s: 4.0,
+            pause_settle_s: 0.2,
+            pause_after_s: 2.0,
+            in_flight: 64,
+            reads: SeqReads::Buffered,
+            submission: "device-thread",
+            realtime: false,
+            fairway_spec: "bfq".into(),
+            schedulers: vec!["none".into(), "bfq".into(), "fairway-bfq".into()],
+            cases: vec![
+                row(
+                    "idle",
+                    vec![
+                        cell("none", 0.1, 0.0, 0.0),
+                        cell("bfq", 0.1, 0.0, 0.0),
+                        cell("fairway-bfq", 0.1, 0.0, 0.0),
+                    ],
+                ),
+                row(
+                    "10r-seq",
+                    vec![
+                        cell("none", 2.0, 1000.0, 1000.0),
+                        // Over S's loop the kernel's BFQ gives 1000 MB/s,
+                        // during the start-up 200; fairway's 950 and 100.
+                        cell("bfq", 0.2, 1000.0, 200.0),
+                        cell("fairway-bfq", 0.14, 950.0, 100.0),
+                    ],
+                ),
+            ],
+            targets: Vec::new(),
+        };
+        r.check_targets();
+        let thr = &r.targets[3];
+        assert!(thr.name.contains("MB/s"), "{thr:?}");
+        assert!((thr.ratio.unwrap() - 0.95).abs() < 1e-9, "{thr:?}");
+        assert!(thr.met, "{thr:?}");
+        assert!((thr.ratio_during_startup.unwrap() - 0.5).abs() < 1e-9, "{thr:?}");
+        let start = &r.targets[0];
+        assert!((start.ratio.unwrap() - 1.4).abs() < 1e-9, "{start:?}");
+        assert!(start.ratio_during_startup.is_none(), "{start:?}");
+    }
+}
