@@ -118,8 +118,8 @@ pub const S_LOOP: Pauses = Pauses {
 };
 
 /// `--quick`'s shorter loop: the pauses of S's loop cut to 1 s, 0.2 s and
-/// 0.5 s (the application's clients still idle for at least
-/// [`APP_IDLE`] before each replay, which the loop waits for anyway).
+/// 0.5 s (the application's clients are still idle for at least BFQ's
+/// `WR_MIN_IDLE` and 0.2 s before each replay: the loop waits for that).
 pub const QUICK_LOOP: Pauses = Pauses {
     before: Duration::from_secs(1),
     settle: Duration::from_millis(200),

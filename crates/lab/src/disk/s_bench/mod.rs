@@ -4,7 +4,8 @@
 //! readers and writers keep the device busy, under the kernel's
 //! schedulers (`none`, `mq-deadline`, `kyber`, `bfq`) and under fairway's
 //! BFQ in the embeddable engine ([`fairway_disk::engine`], the kernel at
-//! `none`); the start-up time and the workers' throughput meanwhile are
+//! `none`); the start-up time and the workers' throughput (over S's
+//! iteration loop, as S measures it, and during the replays only) are
 //! reported per case and scheduler, as S's tables do, with each side's
 //! CPU time per request.
 //!

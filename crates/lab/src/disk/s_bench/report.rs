@@ -280,7 +280,10 @@ mod tests {
         assert!(thr.name.contains("MB/s"), "{thr:?}");
         assert!((thr.ratio.unwrap() - 0.95).abs() < 1e-9, "{thr:?}");
         assert!(thr.met, "{thr:?}");
-        assert!((thr.ratio_during_startup.unwrap() - 0.5).abs() < 1e-9, "{thr:?}");
+        assert!(
+            (thr.ratio_during_startup.unwrap() - 0.5).abs() < 1e-9,
+            "{thr:?}"
+        );
         let start = &r.targets[0];
         assert!((start.ratio.unwrap() - 1.4).abs() < 1e-9, "{start:?}");
         assert!(start.ratio_during_startup.is_none(), "{start:?}");
