@@ -222,6 +222,8 @@ fn quick_run_gives_every_scheduler_figures_and_cleans_up() {
             assert!(cell["cpu_us_per_request"].as_f64().is_some(), "{cell}");
             if busy {
                 assert!(cell["throughput_mb_s"].as_f64().unwrap() > 0.0, "{cell}");
+                let during = cell["startup_throughput_mb_s"].as_f64().unwrap();
+                assert!(during > 0.0, "{cell}");
                 let load = &cell["device_load"];
                 assert!(load["in_flight_reads"].as_f64().unwrap() >= 0.0, "{cell}");
                 assert!(load["read_bytes"].as_f64().unwrap() >= 512.0, "{cell}");
@@ -242,6 +244,16 @@ fn quick_run_gives_every_scheduler_figures_and_cleans_up() {
     }
     assert_eq!(v["reads"], "buffered");
     assert_eq!(v["submission"], "device-thread");
-    assert_eq!(v["targets"].as_array().unwrap().len(), 4);
+    // --quick's shortened S loop: 1 s, the cache dropped, 0.2 s, the
+    // replay, 0.5 s after a short one.
+    assert_eq!(v["pause_before_s"], 1.0);
+    assert_eq!(v["pause_settle_s"], 0.2);
+    assert_eq!(v["pause_after_s"], 0.5);
+    let targets = v["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 4);
+    // The throughput target (S's measure) has the during-start-up ratio
+    // beside it; the start-up targets have none.
+    assert!(targets[3]["ratio_during_startup"].as_f64().is_some(), "{v}");
+    assert!(targets[0]["ratio_during_startup"].is_null(), "{v}");
     assert_eq!(leftovers(), (String::new(), Vec::new()));
 }

@@ -1,11 +1,12 @@
 //! One cell of S's table: one workload case under one scheduler. The
 //! greedy workers start, run through a warm-up (S waits for the kernel
 //! BFQ's weight raising of new processes to end before it measures), then
-//! the start-up trace is replayed `reps` times, a pause before each, the
-//! workers running throughout; the workers' bytes are counted during the
-//! replays only. The device's load is sampled during the warm-up (the
-//! workers alone, [`super::load`]), and the requests of the measured
-//! phase are the device's own count of what it completed.
+//! the start-up trace is replayed `reps` times in S's iteration loop
+//! ([`Pauses`]), the workers running throughout. The workers' bytes are
+//! counted twice: over the whole loop, as S's `iostat` samples do, and
+//! during the replays only. The device's load is sampled during the
+//! warm-up (the workers alone, [`super::load`]), and the requests of the
+//! measured phase are the device's own count of what it completed.
 
 use super::load::{stat, Sampler};
 use super::port::{Counters, Op, Port, Ports};
@@ -80,8 +81,8 @@ pub struct Plan {
     pub reps: u32,
     /// Workers alone before the first replay.
     pub warmup: Duration,
-    /// Workers alone before each replay.
-    pub pause: Duration,
+    /// S's iteration loop around each replay.
+    pub pauses: Pauses,
     /// A replay's time limit.
     pub max_startup: Duration,
     /// Seed of the random offsets.
@@ -89,6 +90,42 @@ pub struct Plan {
     /// How the sequential readers read.
     pub reads: SeqReads,
 }
+
+/// S's iteration loop (`comm_startup_lat/comm_startup_lat.sh`, the
+/// iterations of its `invoke_commands`): before each start-up,
+/// `sleep $SLEEPTIME_ITER` (3 s) and `sleep 1`; the caches dropped
+/// (`echo 3 > /proc/sys/vm/drop_caches`); `time sleep 0.2`; the command;
+/// then `sleep 2` when the start-up took less than 2 s. S's `iostat` runs
+/// over the whole loop, so its throughput covers these pauses too.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pauses {
+    /// Before the page cache is dropped (S: 3 s + 1 s).
+    pub before: Duration,
+    /// After the drop, before the replay (S: 0.2 s).
+    pub settle: Duration,
+    /// After a replay shorter than [`Pauses::short`] (S: 2 s).
+    pub after: Duration,
+    /// What counts as a short replay (S: 2 s).
+    pub short: Duration,
+}
+
+/// S's loop, as `comm_startup_lat.sh` runs it.
+pub const S_LOOP: Pauses = Pauses {
+    before: Duration::from_secs(4),
+    settle: Duration::from_millis(200),
+    after: Duration::from_secs(2),
+    short: Duration::from_secs(2),
+};
+
+/// `--quick`'s shorter loop: the pauses of S's loop cut to 1 s, 0.2 s and
+/// 0.5 s (the application's clients are still idle for at least BFQ's
+/// `WR_MIN_IDLE` and 0.2 s before each replay: the loop waits for that).
+pub const QUICK_LOOP: Pauses = Pauses {
+    before: Duration::from_secs(1),
+    settle: Duration::from_millis(200),
+    after: Duration::from_millis(500),
+    short: Duration::from_secs(2),
+};
 
 /// The device (`/dev/loopN`, for its counters) and the side's CPU clocks.
 pub struct Probe<'a> {
@@ -203,9 +240,14 @@ pub fn measure<S: Ports>(
     let all0 = super::cpu::process_total();
     let (_, r0) = counters.snapshot();
     let s0 = stat(probe.dev);
+    // S's iostat starts here, after the workers' transitory.
+    let (loop_b0, _) = counters.snapshot();
+    let loop_t0 = Instant::now();
     let (mut bytes, mut secs, mut runs, mut timed_out) = (0u64, 0f64, Vec::new(), 0u32);
     for (rep, app) in (0..plan.reps).zip(apps) {
-        crew.sleep(plan.pause)?;
+        crew.sleep(plan.pauses.before)?;
+        drop_cache(probe.dev)?;
+        crew.sleep(plan.pauses.settle)?;
         crew.sleep(APP_IDLE.saturating_sub(touched.elapsed()))?;
         let (b0, _) = counters.snapshot();
         let seed = plan.seed ^ (u64::from(rep) + 1).wrapping_mul(0x1234_5678_9abc);
@@ -215,7 +257,12 @@ pub fn measure<S: Ports>(
         secs += r.secs;
         runs.push(r.secs);
         timed_out += u32::from(r.timed_out);
+        if r.secs < plan.pauses.short.as_secs_f64() {
+            crew.sleep(plan.pauses.after)?;
+        }
     }
+    let (loop_b1, _) = counters.snapshot();
+    let loop_secs = loop_t0.elapsed().as_secs_f64();
     let cpu1 = (probe.cpu)();
     let all1 = super::cpu::process_total();
     let (_, r1) = counters.snapshot();
@@ -234,11 +281,8 @@ pub fn measure<S: Ports>(
         startup_s: (timed_out == 0 && !runs.is_empty()).then_some(mean),
         startup_runs_s: runs,
         timed_out,
-        throughput_mb_s: if secs > 0.0 {
-            bytes as f64 / secs / 1e6
-        } else {
-            0.0
-        },
+        throughput_mb_s: mb_s(loop_b1 - loop_b0, loop_secs),
+        startup_throughput_mb_s: mb_s(bytes, secs),
         requests,
         cpu_us_per_request: match (cpu0, cpu1) {
             (Some(a), Some(b)) if requests > 0 => Some(per(b.saturating_sub(a))),
@@ -248,6 +292,26 @@ pub fn measure<S: Ports>(
         process_cpu_us_per_request: (requests > 0).then(|| per(all1.saturating_sub(all0))),
         device_load,
     })
+}
+
+/// `bytes` over `secs`, MB/s (10^6 bytes; 0 for no time).
+fn mb_s(bytes: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        bytes as f64 / secs / 1e6
+    } else {
+        0.0
+    }
+}
+
+/// Drops the page cache of `dev`, as S drops every cache before each
+/// start-up: the kernel's sequential readers lose what read-ahead had
+/// fetched for them; fairway's, reading `O_DIRECT`, have nothing there.
+fn drop_cache(dev: &str) -> Result<(), SBenchError> {
+    let f = std::fs::File::open(dev).map_err(|e| SBenchError::Io {
+        what: dev.to_string(),
+        source: e,
+    })?;
+    super::kernel::drop_cache(&f, 0, 0)
 }
 
 /// How long the application's clients have been idle when a replay

@@ -4,7 +4,8 @@
 //! readers and writers keep the device busy, under the kernel's
 //! schedulers (`none`, `mq-deadline`, `kyber`, `bfq`) and under fairway's
 //! BFQ in the embeddable engine ([`fairway_disk::engine`], the kernel at
-//! `none`); the start-up time and the workers' throughput meanwhile are
+//! `none`); the start-up time and the workers' throughput (over S's
+//! iteration loop, as S measures it, and during the replays only) are
 //! reported per case and scheduler, as S's tables do, with each side's
 //! CPU time per request.
 //!
@@ -80,6 +81,7 @@ use device::{Image, LoopDev};
 use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::engine::{EngineError, Submission};
 use measure::{app_bytes, measure, Plan, Probe, MAX_WORKERS};
+pub use measure::{Pauses, QUICK_LOOP, S_LOOP};
 use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
@@ -200,8 +202,9 @@ pub struct SBenchConfig {
     pub reps: u32,
     /// Seconds the workers run before the first replay, `0..=600`.
     pub warmup_s: u64,
-    /// Pause before each replay (the workers running).
-    pub pause: Duration,
+    /// S's iteration loop around each replay ([`measure::S_LOOP`], or
+    /// [`measure::QUICK_LOOP`]).
+    pub pauses: Pauses,
     /// A replay's time limit, seconds, `1..=600`.
     pub max_startup_s: u64,
     /// The engine's transfers in flight, `1..=256`.
@@ -333,7 +336,7 @@ pub fn run(
         region: config.region_mib << 20,
         reps: config.reps,
         warmup: Duration::from_secs(config.warmup_s),
-        pause: config.pause,
+        pauses: config.pauses,
         max_startup: Duration::from_secs(config.max_startup_s),
         seed: 0x5eed,
         reads: match config.reader_depth {
@@ -386,6 +389,9 @@ pub fn run(
         region_mib: config.region_mib,
         reps: config.reps,
         warmup_s: config.warmup_s as f64,
+        pause_before_s: config.pauses.before.as_secs_f64(),
+        pause_settle_s: config.pauses.settle.as_secs_f64(),
+        pause_after_s: config.pauses.after.as_secs_f64(),
         in_flight: config.in_flight,
         reads: plan.reads,
         submission: match config.submission {
