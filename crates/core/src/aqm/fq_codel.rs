@@ -87,9 +87,17 @@
 //!    otherwise. Ties go to the lowest bucket index, as Linux's scan.
 //!
 //! No operation allocates: the buckets, the lists (intrusive, through one
-//! `next` index per bucket) and a slab of `limit + 1` packet slots (one
-//! above the limit, for the packet that overflows) are allocated by
-//! [`FqCodel::new`].
+//! `next` index per bucket) and room for a slab of `limit + 1` packet slots
+//! (one above the limit, for the packet that overflows; a slot is written
+//! when first used) are allocated by [`FqCodel::new`].
+//!
+//! The limit can change on a running queue ([`FqCodel::relimit`]), with
+//! room for the new limit allocated beforehand ([`FqCodel::room_for`]):
+//! the queue keeps its packets, their order and CoDel's state, and the new
+//! limit holds from the next enqueue. Packets above a lowered limit stay
+//! queued and leave as they are served; while the total stays above the
+//! limit, each enqueue drops one packet as an overflow (above), so the
+//! queue does not grow.
 //!
 //! # Constants and ranges
 //!
@@ -121,7 +129,7 @@ use super::{DropCounts, StoreQueue, Timed};
 use crate::error::EnqueueError;
 use crate::flow::{FlowConfig, FlowId, Limits};
 use crate::sched::capacity::{Backlog, Capacity};
-use crate::sched::flow_queues::FlowQueues;
+use crate::sched::flow_queues::{FlowQueues, Slab};
 use crate::Packet;
 use alloc::vec::Vec;
 
@@ -267,6 +275,20 @@ impl List {
     }
 }
 
+/// Room for an [`FqCodel`]'s packets at another limit, allocated (not
+/// written) ahead of [`FqCodel::relimit`].
+pub struct Room<P> {
+    limit: u32,
+    slab: Slab<Timed<P>>,
+}
+
+impl<P> Room<P> {
+    /// The limit it has room for.
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+}
+
 /// Flow-queueing CoDel over a fixed set of hash buckets.
 ///
 /// ```
@@ -335,6 +357,35 @@ impl<P: Packet> FqCodel<P> {
             new_flow_count: 0,
             collisions: 0,
         })
+    }
+
+    /// Room for the packets of a queue of limit `limit` (checked as
+    /// [`FqCodelConfig::check`] does), to give to [`Self::relimit`]: it
+    /// allocates, so it is called before, not where the queue runs.
+    pub fn room_for(limit: u32) -> Result<Room<P>, AqmConfigError> {
+        if limit == 0 || limit > MAX_LIMIT {
+            return Err(AqmConfigError::Limit { limit });
+        }
+        Ok(Room {
+            limit,
+            slab: Slab::with_room(limit + 1),
+        })
+    }
+
+    /// Takes the limit of `room` (see the module doc), keeping every
+    /// queued packet, and gives back the room to free (elsewhere): the
+    /// queue's old one, or `room` itself when the queue, holding packets,
+    /// has written more slots than the new room (a lowered limit: the old
+    /// slab, which holds them, stays). Never allocates; O(1) for an empty
+    /// queue, else a copy of the slots written so far.
+    pub fn relimit(&mut self, room: Room<P>) -> Room<P> {
+        let limit = room.limit;
+        let old = self.cfg.limit;
+        self.cfg.limit = limit;
+        match self.store.swap_slab(room.slab) {
+            Ok(slab) => Room { limit: old, slab },
+            Err(slab) => Room { limit, slab },
+        }
     }
 
     /// The configuration in use.

@@ -1,11 +1,17 @@
 //! Packet storage shared by all schedulers: per-flow FIFO queues in one
 //! pre-sized slab.
 //!
-//! Design: a `Vec` of `max_packets` slots is allocated once; free slots form
-//! a singly linked free list and each flow's packets form a singly linked
+//! Design: room for `max_packets` slots is allocated once, and a slot is
+//! written the first time a packet needs one (the slab's length is the
+//! most packets ever queued at once, its capacity the room): building a
+//! store touches no slot, so a large one costs its allocation, not a
+//! write (and, in fresh memory, a page fault) per slot. Freed slots form a
+//! singly linked free list and each flow's packets form a singly linked
 //! FIFO list through the same `next` field (intrusive lists, as mbuf chains
 //! in dummynet). Enqueue and dequeue are O(1) and never allocate; when all
 //! slots are used the enqueue fails with `Full` and the packet is returned.
+//! [`FlowQueues::swap_slab`] moves the store to a slab of another room,
+//! allocated beforehand ([`Slab::with_room`]), keeping its packets.
 //!
 //! This module also owns flow validation (ids, weights, lengths, weight sum)
 //! and the backlog counters, so every scheduler validates identically.
@@ -23,6 +29,9 @@
 //! every test), by the property tests of all schedulers and by Miri
 //! (`cargo +nightly miri test -p fairway-core --lib flow_queues`):
 //!
+//! * **I0 (room)**: `slots.len() <= room <= slots.capacity()`: the slots
+//!   are the slab's first `slots.len()` entries, and a push past them
+//!   stays within the capacity (it never reallocates).
 //! * **I1 (free list)**: `free` is `NIL` or the index of a slot, and the
 //!   free slots form one list from `free` through `next`, ending in `NIL`.
 //!   A slot on the free list holds no packet (uninitialised).
@@ -110,9 +119,27 @@ pub enum HeadPop<P> {
     Empty,
 }
 
+/// Room for a store's packet slots, allocated and not touched: what
+/// [`FlowQueues::swap_slab`] takes (and gives back).
+pub struct Slab<P>(Vec<Slot<P>>, u32);
+
+impl<P> Slab<P> {
+    /// Room for `room` packets (allocated, not written).
+    pub fn with_room(room: u32) -> Self {
+        Slab(Vec::with_capacity(room as usize), room)
+    }
+
+    /// Its room, packets.
+    pub fn room(&self) -> u32 {
+        self.1
+    }
+}
+
 /// Per-flow FIFO queues over a pre-sized slab, with validation and counters.
 pub struct FlowQueues<P> {
     slots: Vec<Slot<P>>,
+    /// The slab's room (I0): `max_packets`.
+    room: u32,
     free: u32,
     flows: Vec<FlowSlot>,
     limits: Limits,
@@ -166,17 +193,10 @@ impl<P: crate::Packet> FlowQueues<P> {
         // so the largest index is `u32::MAX - 1` and never meets `NIL`.
         let max_flows = cap.max_flows;
         let max_packets = cap.max_packets;
-        let mut slots = Vec::with_capacity(max_packets as usize);
-        for i in 0..max_packets {
-            let next = if i + 1 < max_packets { i + 1 } else { NIL };
-            slots.push(Slot {
-                packet: MaybeUninit::uninit(),
-                next,
-            });
-        }
         Self {
-            slots,
-            free: if max_packets > 0 { 0 } else { NIL },
+            slots: Vec::with_capacity(max_packets as usize),
+            room: max_packets,
+            free: NIL,
             flows: alloc::vec![EMPTY_FLOW; max_flows as usize],
             limits,
             weight_sum: 0,
@@ -198,7 +218,7 @@ impl<P: crate::Packet> FlowQueues<P> {
 
     /// Number of packet slots.
     pub fn max_packets(&self) -> u32 {
-        self.slots.len() as u32
+        self.room
     }
 
     /// Number of configured flows.
@@ -399,9 +419,45 @@ impl<P: crate::Packet> FlowQueues<P> {
     #[inline(never)]
     fn full_error(&self, packet: P) -> EnqueueError<P> {
         let kind = EnqueueErrorKind::Full {
-            capacity: self.slots.len() as u32,
+            capacity: self.room,
         };
         EnqueueError { kind, packet }
+    }
+
+    /// Moves the store to `slab` (its room becomes the store's
+    /// `max_packets`) and gives back the slab it used, keeping every
+    /// queued packet where it is: an empty store just takes it (O(1)); a
+    /// store holding packets copies the slots it has written so far (the
+    /// most packets it held at once), which it can only do when they are
+    /// fewer than the new room (so a push still finds a slot). Otherwise
+    /// nothing changes and `slab` comes back as the error. Never
+    /// allocates.
+    pub fn swap_slab(&mut self, mut slab: Slab<P>) -> Result<Slab<P>, Slab<P>> {
+        let used = self.slots.len();
+        if self.total_packets == 0 {
+            // Every written slot is free and holds no packet (I1).
+            self.free = NIL;
+            // SAFETY: no slot holds a packet, so forgetting them leaks
+            // nothing (Slot has no drop glue beyond its packet).
+            unsafe { self.slots.set_len(0) };
+        } else if used < slab.1 as usize && slab.0.is_empty() && slab.0.capacity() >= used {
+            // SAFETY: both buffers hold at least `used` slots (the new one's
+            // capacity, checked above) and do not overlap (two vectors);
+            // the copy moves the packets bitwise, and the old slab's length
+            // goes to 0 below so none is read or dropped there again (I3).
+            unsafe {
+                core::ptr::copy_nonoverlapping(self.slots.as_ptr(), slab.0.as_mut_ptr(), used);
+                slab.0.set_len(used);
+                self.slots.set_len(0);
+            }
+        } else {
+            return Err(slab);
+        }
+        core::mem::swap(&mut self.slots, &mut slab.0);
+        core::mem::swap(&mut self.room, &mut slab.1);
+        // I0 for the slab taken: its room is at most its capacity.
+        debug_assert!(self.slots.capacity() >= self.room as usize);
+        Ok(slab)
     }
 
     /// Validates and queues a packet. Returns `true` if the flow was empty
@@ -416,16 +472,25 @@ impl<P: crate::Packet> FlowQueues<P> {
             Some(f) if len.wrapping_sub(1) < f.cfg.max_len => f,
             _ => return Err(self.push_error(id, packet)),
         };
-        let idx = self.free;
+        let mut idx = self.free;
         if idx == NIL {
-            return Err(self.full_error(packet));
+            idx = self.slots.len() as u32;
+            if idx >= self.room {
+                return Err(self.full_error(packet));
+            }
+            // Within the room, so within the capacity (I0): no reallocation.
+            self.slots.push(Slot {
+                packet: MaybeUninit::new(packet),
+                next: NIL,
+            });
+        } else {
+            // SAFETY: `free` is not NIL, so it is a slot (I1).
+            let slot = unsafe { slot_at_mut(&mut self.slots, idx) };
+            self.free = slot.next;
+            // The slot left the free list, so it held no packet (I1):
+            // writing overwrites nothing that needed a drop.
+            slot.packet.write(packet);
         }
-        // SAFETY: `free` is not NIL, so it is a slot (I1).
-        let slot = unsafe { slot_at_mut(&mut self.slots, idx) };
-        self.free = slot.next;
-        // The slot left the free list, so it held no packet (I1): writing
-        // overwrites nothing that needed a drop.
-        slot.packet.write(packet);
         // Read once: the compiler cannot tell that the store into the tail
         // slot leaves the flow record alone, and would reload it.
         let packets = f.packets;

@@ -165,11 +165,6 @@ struct Leaf<P> {
     node: u32,
     /// Boxed, so that a reload moves a pointer, not the queue's state.
     fq: Box<FqCodel<P>>,
-    /// After a reload that changed the circuit's queue limit while it
-    /// held frames: the queue of the new limit, swapped in when `fq`
-    /// empties (frames are never moved between queues: that would lose
-    /// their flows' order and CoDel's state).
-    pending: Option<Box<FqCodel<P>>>,
 }
 
 /// One direction's tree; leaves `0..circuits` are the circuits, leaf
@@ -323,7 +318,6 @@ impl<P: Packet> Tree<P> {
                 leaves.push(Leaf {
                     node: i as u32 + 1,
                     fq: queue(cfg)?,
-                    pending: None,
                 });
             }
         }
@@ -640,9 +634,6 @@ impl<P: Packet> Tree<P> {
             let l = &mut self.leaves[leaf as usize];
             let p = l.fq.dequeue_with(now_ns, |p| on_drop(leaf, p));
             if l.fq.is_empty() {
-                if let Some(fresh) = l.pending.take() {
-                    l.fq = fresh;
-                }
                 self.deactivate(leaf);
             }
             if let Some(p) = p {

@@ -44,10 +44,11 @@
 //!   stays but takes another slot number of `inner` or `leaves` (the
 //!   rearrangement fills a removed item's slot from the tail), the pause
 //!   renames that child's entry in its list (O(such children));
-//! - a circuit whose queue limit changed gets its new queue at once if
-//!   it is empty, else once its running queue empties (frames are never
-//!   moved between queues: that would lose their flows' order and
-//!   CoDel's state).
+//! - a circuit whose queue limit changed keeps its queue (its frames,
+//!   their flows' order, CoDel's state, its counters) and takes the new
+//!   limit at once ([`FqCodel::relimit`]), with room for it allocated
+//!   off the loop (allocated, not written: cheap); frames above a lowered
+//!   limit stay queued and leave as they are served.
 //!
 //! Moves and additions are applied in order of depth in the new plan, so
 //! each joins a parent whose own path is already the new plan's (a node
@@ -66,7 +67,7 @@ use crate::datapath::node_sched::{room, NodeSched, SlotOp};
 use crate::datapath::slots::Rearrange;
 use crate::plan::Dir;
 use crate::validate::Checked;
-use fairway_core::aqm::{AqmConfigError, FqCodel};
+use fairway_core::aqm::{AqmConfigError, FqCodel, Room};
 use fairway_core::Packet;
 
 /// A node or circuit that is new or changed.
@@ -149,8 +150,12 @@ pub struct TreeEdit<P> {
     /// Per new plan parent (node slot + 1, 0: the root), its index in
     /// `regroups` (`NIL`: none).
     by_parent: Vec<u32>,
-    /// Queues for the new leaves and for those whose limit changed.
+    /// Queues for the new leaves.
     queues: Vec<(u32, Box<FqCodel<P>>)>,
+    /// Room for the new limit of the leaves whose limit changed.
+    rooms: Vec<(u32, Room<P>)>,
+    /// The room they let go of (sized before the pause).
+    retired_rooms: Vec<Room<P>>,
     /// Stand-ins for [`Rearrange::apply`] (boxed, as the leaves hold
     /// their queues: the pause moves pointers, not queues).
     #[allow(clippy::vec_box)]
@@ -341,6 +346,7 @@ impl<P: Packet> TreeEdit<P> {
         };
         let mut items = Vec::new();
         let mut queues = Vec::new();
+        let mut rooms = Vec::new();
         let mut keyed = Vec::new();
         for (i, s) in ns.iter().enumerate() {
             let leaf = s.leaf;
@@ -367,8 +373,9 @@ impl<P: Packet> TreeEdit<P> {
                 if same && !item.moved {
                     continue;
                 }
-                if leaf && super::leaf_limit(ob.max) != super::leaf_limit(b.max) {
-                    queues.push((slot, queue(leaf_cfg(b.max))?));
+                let limit = super::leaf_limit(b.max);
+                if leaf && super::leaf_limit(ob.max) != limit {
+                    rooms.push((slot, FqCodel::room_for(limit)?));
                 }
             } else if leaf {
                 queues.push((slot, queue(leaf_cfg(b.max))?));
@@ -397,6 +404,7 @@ impl<P: Packet> TreeEdit<P> {
             link: (link(old) != link(new)).then(|| link(new)),
             retired_leaves: Vec::with_capacity(retire),
             retired_queues: Vec::with_capacity(queues.len() + 1),
+            retired_rooms: Vec::with_capacity(rooms.len()),
             retired_groups: Vec::with_capacity(nodes.removed.len()),
             gone: Vec::with_capacity(nodes.removed.len()),
             leaves,
@@ -406,6 +414,7 @@ impl<P: Packet> TreeEdit<P> {
             relabels,
             by_parent,
             queues,
+            rooms,
             stand_ins,
         })
     }
@@ -431,6 +440,7 @@ impl<P: Packet> TreeEdit<P> {
             && self.regroups.is_empty()
             && self.relabels.is_empty()
             && self.queues.is_empty()
+            && self.rooms.is_empty()
     }
 }
 
@@ -469,7 +479,6 @@ impl<P: Packet> Tree<P> {
             |_| Leaf {
                 node: NIL,
                 fq: stand_ins.pop().unwrap_or_else(|| Box::new(stand_in())),
-                pending: None,
             },
             |l| retired_leaves.push(l),
         );
@@ -484,17 +493,12 @@ impl<P: Packet> Tree<P> {
             self.kids[t][k as usize] = id;
         }
         for (slot, q) in e.queues.drain(..) {
-            let l = &mut self.leaves[slot as usize];
-            let idle = l.node == NIL || self.nodes[l.node as usize].busy == 0;
-            let old = if idle {
-                std::mem::replace(&mut l.fq, q)
-            } else {
-                match l.pending.replace(q) {
-                    Some(p) => p,
-                    None => continue,
-                }
-            };
+            let old = std::mem::replace(&mut self.leaves[slot as usize].fq, q);
             e.retired_queues.push(old);
+        }
+        for (slot, room) in e.rooms.drain(..) {
+            let old = self.leaves[slot as usize].fq.relimit(room);
+            e.retired_rooms.push(old);
         }
         for k in 0..e.items.len() {
             let it = e.items[k];
