@@ -669,6 +669,35 @@ mod tests {
     }
 
     #[test]
+    fn a_slab_swap_keeps_the_packets_and_takes_the_new_room() {
+        let mut q = FlowQueues::<u32>::new(Capacity::new(2, 3), Limits::DEFAULT);
+        q.add_flow(FlowId(0), FlowConfig::new(1, 1500)).unwrap();
+        q.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap();
+        for (f, len) in [(0, 10), (1, 20), (0, 30)] {
+            q.push(FlowId(f), len).unwrap();
+        }
+        assert!(q.push(FlowId(0), 40).is_err(), "the old room is full");
+        // Busy: the three written slots move to a room of 5.
+        let old = q.swap_slab(Slab::with_room(5)).ok().expect("3 < 5");
+        assert_eq!((old.room(), q.max_packets()), (3, 5));
+        for len in [40, 50] {
+            q.push(FlowId(0), len).unwrap();
+        }
+        assert!(q.push(FlowId(0), 60).is_err(), "the new room is full");
+        assert_eq!(q.pop(FlowId(1)), Some(20));
+        // Busy with 5 slots written: a room of 5 or less is refused.
+        let back = q.swap_slab(Slab::with_room(5)).err().expect("5 written");
+        assert_eq!((back.room(), q.max_packets()), (5, 5));
+        let order: Vec<u32> = core::iter::from_fn(|| q.pop(FlowId(0))).collect();
+        assert_eq!(order, [10, 30, 40, 50]);
+        // Empty: any room is taken, and the slots start over.
+        assert!(q.swap_slab(Slab::with_room(1)).is_ok());
+        q.push(FlowId(1), 70).unwrap();
+        assert!(q.push(FlowId(1), 80).is_err(), "a room of 1");
+        assert_eq!(q.pop(FlowId(1)), Some(70));
+    }
+
+    #[test]
     fn pop_within_removes_the_head_only_if_it_fits() {
         let mut q = FlowQueues::<u32>::new(Capacity::new(2, 4), Limits::DEFAULT);
         q.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap();

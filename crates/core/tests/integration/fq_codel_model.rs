@@ -10,7 +10,9 @@
 //! map from tag to bucket per set must put every packet in the same bucket
 //! (compared bucket by bucket after every operation) and count the same
 //! collisions; models that ignore `ways`, re-tag on a collision or scan a
-//! set from its start are caught.
+//! set from its start are caught. The traces also change the limit of the
+//! running queue ([`FqCodel::relimit`]), above and below what it holds:
+//! the queue must go on as the model does with its new limit.
 
 use crate::aqm_models::{FqModel, Variant};
 use crate::common::Pkt;
@@ -27,6 +29,8 @@ enum Op {
     Enqueue { gap: u64, flow: usize, len: u32 },
     /// Advance the clock by `gap` ns, then dequeue.
     Dequeue { gap: u64 },
+    /// Change the packet limit.
+    Relimit { limit: u32 },
 }
 
 #[derive(Clone, Debug)]
@@ -44,6 +48,7 @@ fn ops(flows: usize) -> impl Strategy<Value = Vec<Op>> {
                 enq_weight => (0..=max_gap, 0..flows, 1..=max_len)
                     .prop_map(|(gap, flow, len)| Op::Enqueue { gap, flow, len }),
                 10 - enq_weight => (0..=max_gap).prop_map(|gap| Op::Dequeue { gap }),
+                1 => (1u32..40).prop_map(|limit| Op::Relimit { limit }),
             ];
             prop::collection::vec(op, n)
         },
@@ -99,6 +104,8 @@ struct Run {
     codel_drops: u64,
     overflow_drops: u64,
     collisions: u64,
+    /// Limit changes to below the packets then queued.
+    lowered_below_backlog: u64,
 }
 
 fn run(t: &Trace, variant: Variant) -> Run {
@@ -118,6 +125,19 @@ fn run(t: &Trace, variant: Variant) -> Run {
                     out.mismatch = Some(format!(
                         "op {i}: overflow drop {got:?}, the model drops {want:?}"
                     ));
+                    return out;
+                }
+            }
+            Op::Relimit { limit } => {
+                if q.backlog().packets > u64::from(limit) {
+                    out.lowered_below_backlog += 1;
+                }
+                let room = FqCodel::room_for(limit).expect("a limit in range");
+                let back = q.relimit(room);
+                assert!(back.limit() > 0, "the room given back has a limit");
+                m.set_limit(limit as usize);
+                if q.config().limit != limit {
+                    out.mismatch = Some(format!("op {i}: limit {limit} not taken"));
                     return out;
                 }
             }
@@ -298,6 +318,11 @@ fn the_traces_drop_for_both_reasons_and_each_wrong_model_is_caught() {
     assert!(
         overflow >= 40,
         "only {overflow} of 200 traces have overflow drops"
+    );
+    let lowered = runs.iter().filter(|r| r.lowered_below_backlog > 0).count();
+    assert!(
+        lowered >= 20,
+        "only {lowered} of 200 traces lower the limit below the backlog"
     );
     for variant in [
         Variant::NoNewList,
