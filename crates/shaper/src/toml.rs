@@ -219,15 +219,6 @@ impl Conv<'_> {
         self.err(span, p);
     }
 
-    fn rate(&mut self, s: &S, field: &str) -> Option<u64> {
-        self.tc_rate(s.get_ref())
-            .map_err(|error| {
-                let field = field.to_string();
-                self.err(s.span(), Problem::Rate { field, error });
-            })
-            .ok()
-    }
-
     /// Both directions of `v`: one string is both, a table gives each
     /// (`required`: both must be there). `None` for a direction not
     /// given; `Err` when anything written was refused (reported).
@@ -252,14 +243,19 @@ impl Conv<'_> {
                     .into_iter()
                     .enumerate()
                 {
-                    let sub = format!("{field}.{name}");
+                    // The field's name is written out only for a problem.
+                    let sub = || format!("{field}.{name}");
                     match d {
-                        Some(s) => {
-                            out[i] = self.rate(s, &sub);
-                            ok &= out[i].is_some();
-                        }
+                        Some(s) => match self.tc_rate(s.get_ref()) {
+                            Ok(bits) => out[i] = Some(bits),
+                            Err(error) => {
+                                let field = sub();
+                                self.err(s.span(), Problem::Rate { field, error });
+                                ok = false;
+                            }
+                        },
                         None if required => {
-                            self.err(v.span(), Problem::Missing(sub));
+                            self.err(v.span(), Problem::Missing(sub()));
                             ok = false;
                         }
                         None => {}
