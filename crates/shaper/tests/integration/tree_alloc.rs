@@ -217,8 +217,16 @@ fn a_reload_that_changes_queue_limits_keeps_the_frames_and_allocates_nothing_in_
     let old = shaper("tree_alloc_limit_old", &text).expect("the plan");
     let mut t: Tree<u32> = Tree::new(&old, Dir::Download, 0).expect("the tree");
     let changed = text
-        .replacen("download = \"20mbit\", upload = \"50mbit\"", "download = \"200mbit\", upload = \"50mbit\"", 1)
-        .replacen("download = \"120mbit\", upload = \"50mbit\"", "download = \"20mbit\", upload = \"50mbit\"", 1);
+        .replacen(
+            "download = \"20mbit\", upload = \"50mbit\"",
+            "download = \"200mbit\", upload = \"50mbit\"",
+            1,
+        )
+        .replacen(
+            "download = \"120mbit\", upload = \"50mbit\"",
+            "download = \"20mbit\", upload = \"50mbit\"",
+            1,
+        );
     let new = shaper("tree_alloc_limit_new", &changed).expect("the plan");
     let mut d = diff(&old, &new);
     let new = arrange(new, &mut d);
@@ -239,11 +247,22 @@ fn a_reload_that_changes_queue_limits_keeps_the_frames_and_allocates_nothing_in_
     t.edit(&mut e, 0, |_, _| panic!("no circuit is removed"));
     assert_eq!(allocs() - before, 0, "allocations in the pause");
     drop(e);
-    assert_eq!(t.backlog(down).packets, 600, "the frames above the new limit stay");
-    assert!(t.enqueue(down, 7, 100, 0).expect("a frame").is_some(), "an overflow drop");
+    assert_eq!(
+        t.backlog(down).packets,
+        600,
+        "the frames above the new limit stay"
+    );
+    assert!(
+        t.enqueue(down, 7, 100, 0).expect("a frame").is_some(),
+        "an overflow drop"
+    );
     assert_eq!(t.backlog(down).packets, 600);
     for k in 0..1000u32 {
         assert_eq!(t.enqueue(up, k, 100, 0), Ok(None), "below the new limit");
     }
-    assert_eq!(t.backlog(up).packets, 1100, "the old limit (166) no longer holds");
+    assert_eq!(
+        t.backlog(up).packets,
+        1100,
+        "the old limit (166) no longer holds"
+    );
 }
