@@ -7,7 +7,8 @@
 //!    plan arranged so that every node and circuit that stays keeps its
 //!    index ([`super::slots`]); then per direction the tree's edit
 //!    ([`TreeEdit`]: only what changed, with the queues of new circuits
-//!    and of those whose queue limit changed), the new classifiers, the
+//!    and room for the new queue limits of circuits whose limit
+//!    changed), the new classifiers, the
 //!    statistics' edit ([`WatchEdit`]: histograms for the new classes
 //!    only), names and layout. Everything that costs is done here.
 //! 2. [`Engine::apply`] (on the loop's thread, between two frames): the

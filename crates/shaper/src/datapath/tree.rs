@@ -376,7 +376,8 @@ impl<P: Packet> Tree<P> {
     }
 
     /// Frames queued in a bucket of `leaf`'s FQ-CoDel busy with another
-    /// flow, since that queue was made (a queue limit change swaps it).
+    /// flow, since that queue was made (a reload that adds the circuit
+    /// makes it; a queue limit change keeps it).
     pub fn collisions(&self, leaf: u32) -> u64 {
         self.leaves[leaf as usize].fq.collisions()
     }
