@@ -93,11 +93,14 @@
 //!
 //! The limit can change on a running queue ([`FqCodel::relimit`]), with
 //! room for the new limit allocated beforehand ([`FqCodel::room_for`]):
-//! the queue keeps its packets, their order and CoDel's state, and the new
-//! limit holds from the next enqueue. Packets above a lowered limit stay
-//! queued and leave as they are served; while the total stays above the
-//! limit, each enqueue drops one packet as an overflow (above), so the
-//! queue does not grow.
+//! the queue keeps its packets, their order and CoDel's state. The new
+//! limit holds from the next enqueue when the queue is empty or the limit
+//! fits the room it has (a lower one always does): packets above a
+//! lowered limit stay queued and leave as they are served; while the
+//! total stays above the limit, each enqueue drops one packet as an
+//! overflow (above), so the queue does not grow. A queue holding packets
+//! whose new limit needs more room refuses the change (nothing is
+//! copied): the caller gives it again once the queue is empty.
 //!
 //! # Constants and ranges
 //!
@@ -373,19 +376,30 @@ impl<P: Packet> FqCodel<P> {
     }
 
     /// Takes the limit of `room` (see the module doc), keeping every
-    /// queued packet, and gives back the room to free (elsewhere): the
-    /// queue's old one, or `room` itself when the queue, holding packets,
-    /// has written more slots than the new room (a lowered limit: the old
-    /// slab, which holds them, stays). Never allocates; O(1) for an empty
-    /// queue, else a copy of the slots written so far.
-    pub fn relimit(&mut self, room: Room<P>) -> Room<P> {
+    /// queued packet, and gives back the room to free (elsewhere): an
+    /// empty queue takes `room` and gives back its old one; a queue
+    /// holding packets keeps its own when the new limit fits it (a lower
+    /// one) and gives back `room` unused. `Err(room)`: the queue holds
+    /// packets and the new limit does not fit its room; nothing changed.
+    /// O(1), never allocates.
+    pub fn relimit(&mut self, room: Room<P>) -> Result<Room<P>, Room<P>> {
         let limit = room.limit;
-        let old = self.cfg.limit;
-        self.cfg.limit = limit;
-        match self.store.swap_slab(room.slab) {
-            Ok(slab) => Room { limit: old, slab },
-            Err(slab) => Room { limit, slab },
+        if self.is_empty() {
+            let old = self.cfg.limit;
+            return match self.store.swap_slab(room.slab) {
+                Ok(slab) => {
+                    self.cfg.limit = limit;
+                    Ok(Room { limit: old, slab })
+                }
+                Err(slab) => Err(Room { limit, slab }),
+            };
         }
+        // limit ≤ MAX_LIMIT, so limit + 1 does not overflow.
+        if limit + 1 <= self.store.max_packets() {
+            self.cfg.limit = limit;
+            return Ok(room);
+        }
+        Err(room)
     }
 
     /// The configuration in use.

@@ -10,8 +10,8 @@
 //! FIFO list through the same `next` field (intrusive lists, as mbuf chains
 //! in dummynet). Enqueue and dequeue are O(1) and never allocate; when all
 //! slots are used the enqueue fails with `Full` and the packet is returned.
-//! [`FlowQueues::swap_slab`] moves the store to a slab of another room,
-//! allocated beforehand ([`Slab::with_room`]), keeping its packets.
+//! [`FlowQueues::swap_slab`] moves an empty store to a slab of another
+//! room, allocated beforehand ([`Slab::with_room`]).
 //!
 //! This module also owns flow validation (ids, weights, lengths, weight sum)
 //! and the backlog counters, so every scheduler validates identically.
@@ -424,38 +424,23 @@ impl<P: crate::Packet> FlowQueues<P> {
         EnqueueError { kind, packet }
     }
 
-    /// Moves the store to `slab` (its room becomes the store's
-    /// `max_packets`) and gives back the slab it used, keeping every
-    /// queued packet where it is: an empty store just takes it (O(1)); a
-    /// store holding packets copies the slots it has written so far (the
-    /// most packets it held at once), which it can only do when they are
-    /// fewer than the new room (so a push still finds a slot). Otherwise
-    /// nothing changes and `slab` comes back as the error. Never
-    /// allocates.
+    /// Moves an empty store to `slab` (its room becomes the store's
+    /// `max_packets`) and gives back the slab it used, in O(1); a store
+    /// holding packets is left as it is and `slab` comes back as the
+    /// error. Never allocates.
     pub fn swap_slab(&mut self, mut slab: Slab<P>) -> Result<Slab<P>, Slab<P>> {
-        let used = self.slots.len();
-        if self.total_packets == 0 {
-            // Every written slot is free and holds no packet (I1).
-            self.free = NIL;
-            // SAFETY: no slot holds a packet, so forgetting them leaks
-            // nothing (Slot has no drop glue beyond its packet).
-            unsafe { self.slots.set_len(0) };
-        } else if used < slab.1 as usize && slab.0.is_empty() && slab.0.capacity() >= used {
-            // SAFETY: both buffers hold at least `used` slots (the new one's
-            // capacity, checked above) and do not overlap (two vectors);
-            // the copy moves the packets bitwise, and the old slab's length
-            // goes to 0 below so none is read or dropped there again (I3).
-            unsafe {
-                core::ptr::copy_nonoverlapping(self.slots.as_ptr(), slab.0.as_mut_ptr(), used);
-                slab.0.set_len(used);
-                self.slots.set_len(0);
-            }
-        } else {
+        if self.total_packets != 0 || !slab.0.is_empty() {
             return Err(slab);
         }
+        // Every written slot is free and holds no packet (I1): the slots
+        // are forgotten, the free list starts over.
+        self.free = NIL;
+        // SAFETY: no slot holds a packet, so forgetting them leaks nothing
+        // (a slot has no drop glue beyond its packet); 0 <= capacity.
+        unsafe { self.slots.set_len(0) };
         core::mem::swap(&mut self.slots, &mut slab.0);
         core::mem::swap(&mut self.room, &mut slab.1);
-        // I0 for the slab taken: its room is at most its capacity.
+        // I0 for the slab taken: `with_room` reserved at least its room.
         debug_assert!(self.slots.capacity() >= self.room as usize);
         Ok(slab)
     }
@@ -669,7 +654,7 @@ mod tests {
     }
 
     #[test]
-    fn a_slab_swap_keeps_the_packets_and_takes_the_new_room() {
+    fn an_empty_store_takes_another_slab_and_a_busy_one_refuses_it() {
         let mut q = FlowQueues::<u32>::new(Capacity::new(2, 3), Limits::DEFAULT);
         q.add_flow(FlowId(0), FlowConfig::new(1, 1500)).unwrap();
         q.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap();
@@ -677,24 +662,21 @@ mod tests {
             q.push(FlowId(f), len).unwrap();
         }
         assert!(q.push(FlowId(0), 40).is_err(), "the old room is full");
-        // Busy: the three written slots move to a room of 5.
-        let old = q.swap_slab(Slab::with_room(5)).ok().expect("3 < 5");
+        // Busy: refused, nothing changes.
+        let back = q.swap_slab(Slab::with_room(5)).err().expect("busy");
+        assert_eq!((back.room(), q.max_packets()), (5, 3));
+        assert_eq!(q.pop(FlowId(1)), Some(20));
+        let order: Vec<u32> = core::iter::from_fn(|| q.pop(FlowId(0))).collect();
+        assert_eq!(order, [10, 30]);
+        // Empty: the room of 5 is taken, the slots start over.
+        let old = q.swap_slab(back).ok().expect("empty");
         assert_eq!((old.room(), q.max_packets()), (3, 5));
-        for len in [40, 50] {
+        for len in [40, 50, 60, 70, 80] {
             q.push(FlowId(0), len).unwrap();
         }
-        assert!(q.push(FlowId(0), 60).is_err(), "the new room is full");
-        assert_eq!(q.pop(FlowId(1)), Some(20));
-        // Busy with 5 slots written: a room of 5 or less is refused.
-        let back = q.swap_slab(Slab::with_room(5)).err().expect("5 written");
-        assert_eq!((back.room(), q.max_packets()), (5, 5));
+        assert!(q.push(FlowId(1), 90).is_err(), "the new room is full");
         let order: Vec<u32> = core::iter::from_fn(|| q.pop(FlowId(0))).collect();
-        assert_eq!(order, [10, 30, 40, 50]);
-        // Empty: any room is taken, and the slots start over.
-        assert!(q.swap_slab(Slab::with_room(1)).is_ok());
-        q.push(FlowId(1), 70).unwrap();
-        assert!(q.push(FlowId(1), 80).is_err(), "a room of 1");
-        assert_eq!(q.pop(FlowId(1)), Some(70));
+        assert_eq!(order, [40, 50, 60, 70, 80]);
     }
 
     #[test]

@@ -33,9 +33,11 @@
 //! slot order, starting level, with neither the credit nor the debt of
 //! its old place. A moved child takes the place its new parent gives
 //! it; one with a min also goes last in the guarantees' round robin. A changed max rate changes
-//! the queue's packet limit at once, in place: the queue keeps its
-//! frames, their order and CoDel's state; frames above a lowered limit
-//! stay queued and are served.
+//! the queue's packet limit in place: the queue keeps its frames, their
+//! order and CoDel's state; a lower limit holds at once (frames above it
+//! stay queued and are served), a higher one at once if the queue is
+//! empty, else once it has emptied (its frames are never copied in the
+//! pause).
 //!
 //! The old state ([`Applied::retired`]) is best dropped away from the
 //! loop: freeing thousands of queues takes time too.

@@ -90,7 +90,7 @@ use super::heap::Heap;
 use super::node_sched::{NodeSched, FIRST_TOKEN};
 use crate::plan::{Dir, Rates};
 use crate::validate::Checked;
-use fairway_core::aqm::{AqmConfigError, FqCodel, FqCodelConfig};
+use fairway_core::aqm::{AqmConfigError, FqCodel, FqCodelConfig, Room};
 use fairway_core::{Backlog, EnqueueError, Packet};
 
 #[path = "tree_sched.rs"]
@@ -165,6 +165,11 @@ struct Leaf<P> {
     node: u32,
     /// Boxed, so that a reload moves a pointer, not the queue's state.
     fq: Box<FqCodel<P>>,
+    /// After a reload that raised the circuit's queue limit past the
+    /// room of its queue while the queue held frames: room for the new
+    /// limit, which the queue takes once it empties (its frames are never
+    /// copied in the pause).
+    pending: Option<Room<P>>,
 }
 
 /// One direction's tree; leaves `0..circuits` are the circuits, leaf
@@ -318,6 +323,7 @@ impl<P: Packet> Tree<P> {
                 leaves.push(Leaf {
                     node: i as u32 + 1,
                     fq: queue(cfg)?,
+                    pending: None,
                 });
             }
         }
@@ -635,6 +641,11 @@ impl<P: Packet> Tree<P> {
             let l = &mut self.leaves[leaf as usize];
             let p = l.fq.dequeue_with(now_ns, |p| on_drop(leaf, p));
             if l.fq.is_empty() {
+                if let Some(room) = l.pending.take() {
+                    // Empty, so taken (the old room is freed here, as a
+                    // frame's buffer would be: no allocation).
+                    let _ = l.fq.relimit(room);
+                }
                 self.deactivate(leaf);
             }
             if let Some(p) = p {

@@ -203,12 +203,13 @@ fn edit_under_load(t: &mut Tree<u32>, mut e: TreeEdit<u32>) {
 }
 
 /// A reload that changes busy circuits' max rates, so their queue
-/// limits (100 ms at the max), keeps their queues and frames and sets the
-/// new limits in the pause without allocating: the circuit whose limit
-/// rises (20 Mbit/s to 200 Mbit/s: 166 to 1652 frames) then holds more
-/// frames than its old limit at once; the one whose limit falls (120
-/// Mbit/s to 20 Mbit/s: 991 to 166 frames) keeps the frames it holds
-/// above the new limit, and an arrival then costs one overflow drop.
+/// limits (100 ms at the max), keeps their queues and frames and
+/// allocates nothing in the pause: the circuit whose limit falls (120
+/// Mbit/s to 20 Mbit/s: 991 to 166 frames) takes it at once and keeps
+/// the frames it holds above it (an arrival then costs one overflow
+/// drop); the one whose limit rises (20 Mbit/s to 200 Mbit/s: 166 to 1652
+/// frames) past its queue's room keeps its old limit while it holds
+/// frames and takes the new one once it has emptied.
 #[test]
 fn a_reload_that_changes_queue_limits_keeps_the_frames_and_allocates_nothing_in_the_pause() {
     use fairway_shaper::datapath::slots::arrange;
@@ -257,12 +258,18 @@ fn a_reload_that_changes_queue_limits_keeps_the_frames_and_allocates_nothing_in_
         "an overflow drop"
     );
     assert_eq!(t.backlog(down).packets, 600);
-    for k in 0..1000u32 {
-        assert_eq!(t.enqueue(up, k, 100, 0), Ok(None), "below the new limit");
+    // Busy: the old limit (166) holds until the queue empties.
+    for k in 0..100u32 {
+        let _ = t.enqueue(up, k, 100, 0);
     }
-    assert_eq!(
-        t.backlog(up).packets,
-        1100,
-        "the old limit (166) no longer holds"
-    );
+    assert_eq!(t.backlog(up).packets, 166, "the old limit while busy");
+    let mut now = 0;
+    while t.backlog(up).packets > 0 {
+        now += 1_000_000;
+        while t.dequeue(now, &mut |_, _| {}).is_some() {}
+    }
+    for k in 0..1000u32 {
+        assert_eq!(t.enqueue(up, k, 100, now), Ok(None), "below the new limit");
+    }
+    assert_eq!(t.backlog(up).packets, 1000, "the new limit once emptied");
 }
