@@ -33,11 +33,10 @@
 //! slot order, starting level, with neither the credit nor the debt of
 //! its old place. A moved child takes the place its new parent gives
 //! it; one with a min also goes last in the guarantees' round robin. A changed max rate changes
-//! the queue's packet limit in place: the queue keeps its frames, their
-//! order and CoDel's state; a lower limit holds at once (frames above it
-//! stay queued and are served), a higher one at once if the queue is
-//! empty, else once it has emptied (its frames are never copied in the
-//! pause).
+//! the queue's packet limit, the queue kept (its frames, their order,
+//! CoDel's state, its counters): the queue takes the new limit when it is
+//! empty, at its next frame or once it has emptied (frames are never
+//! copied between rooms, and the pause touches no queue for it).
 //!
 //! The old state ([`Applied::retired`]) is best dropped away from the
 //! loop: freeing thousands of queues takes time too.

@@ -165,11 +165,27 @@ struct Leaf<P> {
     node: u32,
     /// Boxed, so that a reload moves a pointer, not the queue's state.
     fq: Box<FqCodel<P>>,
-    /// After a reload that raised the circuit's queue limit past the
-    /// room of its queue while the queue held frames: room for the new
-    /// limit, which the queue takes once it empties (its frames are never
-    /// copied in the pause).
+    /// After a reload that changed the circuit's queue limit: room for
+    /// the new limit, which the queue takes when it is empty (its next
+    /// frame finds it empty, or it empties): the pause only puts it here,
+    /// touching no queue, and frames are never copied between rooms.
     pending: Option<Room<P>>,
+}
+
+impl<P: Packet> Leaf<P> {
+    /// The waiting room and its limit taken, if the queue is empty.
+    #[inline]
+    fn take_room(&mut self) {
+        if self.pending.is_some() && self.fq.is_empty() {
+            if let Some(room) = self.pending.take() {
+                // Empty, so taken at once; the old room is freed here, as
+                // a frame's buffer would be (no allocation).
+                if let Err(room) = self.fq.relimit(room) {
+                    self.pending = Some(room);
+                }
+            }
+        }
+    }
 }
 
 /// One direction's tree; leaves `0..circuits` are the circuits, leaf
@@ -398,6 +414,7 @@ impl<P: Packet> Tree<P> {
         now_ns: u64,
     ) -> Result<Option<P>, EnqueueError<P>> {
         let l = &mut self.leaves[leaf as usize];
+        l.take_room();
         let victim = l.fq.enqueue(hash, p, now_ns)?;
         if !l.fq.is_empty() && self.nodes[l.node as usize].busy == 0 {
             self.activate(leaf);
@@ -641,11 +658,7 @@ impl<P: Packet> Tree<P> {
             let l = &mut self.leaves[leaf as usize];
             let p = l.fq.dequeue_with(now_ns, |p| on_drop(leaf, p));
             if l.fq.is_empty() {
-                if let Some(room) = l.pending.take() {
-                    // Empty, so taken (the old room is freed here, as a
-                    // frame's buffer would be: no allocation).
-                    let _ = l.fq.relimit(room);
-                }
+                l.take_room();
                 self.deactivate(leaf);
             }
             if let Some(p) = p {

@@ -204,12 +204,12 @@ fn edit_under_load(t: &mut Tree<u32>, mut e: TreeEdit<u32>) {
 
 /// A reload that changes busy circuits' max rates, so their queue
 /// limits (100 ms at the max), keeps their queues and frames and
-/// allocates nothing in the pause: the circuit whose limit falls (120
-/// Mbit/s to 20 Mbit/s: 991 to 166 frames) takes it at once and keeps
-/// the frames it holds above it (an arrival then costs one overflow
-/// drop); the one whose limit rises (20 Mbit/s to 200 Mbit/s: 166 to 1652
-/// frames) past its queue's room keeps its old limit while it holds
-/// frames and takes the new one once it has emptied.
+/// allocates nothing in the pause; each queue takes its new limit once
+/// it has emptied: the circuit whose limit rises (20 Mbit/s to 200
+/// Mbit/s: 166 to 1652 frames) holds 166 frames until then and 1000
+/// after; the one whose limit falls (120 Mbit/s to 20 Mbit/s: 991 to 166
+/// frames) keeps taking frames up to 991 until then and 166 after. The
+/// queues are the same all along (their counters go on).
 #[test]
 fn a_reload_that_changes_queue_limits_keeps_the_frames_and_allocates_nothing_in_the_pause() {
     use fairway_shaper::datapath::slots::arrange;
@@ -236,7 +236,7 @@ fn a_reload_that_changes_queue_limits_keeps_the_frames_and_allocates_nothing_in_
     let mut e: TreeEdit<u32> =
         TreeEdit::new(&old, &new, &node_from, &leaf_from, Dir::Download).expect("the edit");
     // c0_0 is leaf 0 (raised), c0_5 leaf 5 (lowered); nothing is sent
-    // (the clock stays), so what they hold is what was queued.
+    // while the clock stays, so what they hold is what was queued.
     let (up, down) = (0u32, 5u32);
     for k in 0..600u32 {
         assert_eq!(t.enqueue(down, k, 100, 0), Ok(None), "below the old limit");
@@ -248,28 +248,26 @@ fn a_reload_that_changes_queue_limits_keeps_the_frames_and_allocates_nothing_in_
     t.edit(&mut e, 0, |_, _| panic!("no circuit is removed"));
     assert_eq!(allocs() - before, 0, "allocations in the pause");
     drop(e);
-    assert_eq!(
-        t.backlog(down).packets,
-        600,
-        "the frames above the new limit stay"
-    );
-    assert!(
-        t.enqueue(down, 7, 100, 0).expect("a frame").is_some(),
-        "an overflow drop"
-    );
-    assert_eq!(t.backlog(down).packets, 600);
-    // Busy: the old limit (166) holds until the queue empties.
+    // Busy: the old limits hold, the frames stay.
     for k in 0..100u32 {
+        assert_eq!(t.enqueue(down, k, 100, 0), Ok(None), "the old limit (991)");
         let _ = t.enqueue(up, k, 100, 0);
     }
+    assert_eq!(t.backlog(down).packets, 700);
     assert_eq!(t.backlog(up).packets, 166, "the old limit while busy");
     let mut now = 0;
-    while t.backlog(up).packets > 0 {
+    while t.backlog(up).packets + t.backlog(down).packets > 0 {
         now += 1_000_000;
         while t.dequeue(now, &mut |_, _| {}).is_some() {}
     }
+    // Emptied: the new limits.
     for k in 0..1000u32 {
         assert_eq!(t.enqueue(up, k, 100, now), Ok(None), "below the new limit");
+        let _ = t.enqueue(down, k, 100, now);
     }
-    assert_eq!(t.backlog(up).packets, 1000, "the new limit once emptied");
+    assert_eq!(t.backlog(up).packets, 1000, "the new limit (1652)");
+    assert_eq!(t.backlog(down).packets, 166, "the new limit (166)");
+    // The same queue all along: it still counts the overflow drops it
+    // made at the old limit.
+    assert!(t.drops(up).overflow_packets >= 34, "{:?}", t.drops(up));
 }
