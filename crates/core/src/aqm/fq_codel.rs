@@ -394,8 +394,8 @@ impl<P: Packet> FqCodel<P> {
                 Err(slab) => Err(Room { limit, slab }),
             };
         }
-        // limit ≤ MAX_LIMIT, so limit + 1 does not overflow.
-        if limit + 1 <= self.store.max_packets() {
+        // Room for the limit and the one packet that overflows it.
+        if limit < self.store.max_packets() {
             self.cfg.limit = limit;
             return Ok(room);
         }
