@@ -219,15 +219,6 @@ impl Conv<'_> {
         self.err(span, p);
     }
 
-    fn rate(&mut self, s: &S, field: &str) -> Option<u64> {
-        self.tc_rate(s.get_ref())
-            .map_err(|error| {
-                let field = field.to_string();
-                self.err(s.span(), Problem::Rate { field, error });
-            })
-            .ok()
-    }
-
     /// Both directions of `v`: one string is both, a table gives each
     /// (`required`: both must be there). `None` for a direction not
     /// given; `Err` when anything written was refused (reported).
@@ -252,14 +243,19 @@ impl Conv<'_> {
                     .into_iter()
                     .enumerate()
                 {
-                    let sub = format!("{field}.{name}");
+                    // The field's name is written out only for a problem.
+                    let sub = || format!("{field}.{name}");
                     match d {
-                        Some(s) => {
-                            out[i] = self.rate(s, &sub);
-                            ok &= out[i].is_some();
-                        }
+                        Some(s) => match self.tc_rate(s.get_ref()) {
+                            Ok(bits) => out[i] = Some(bits),
+                            Err(error) => {
+                                let field = sub();
+                                self.err(s.span(), Problem::Rate { field, error });
+                                ok = false;
+                            }
+                        },
                         None if required => {
-                            self.err(v.span(), Problem::Missing(sub));
+                            self.err(v.span(), Problem::Missing(sub()));
                             ok = false;
                         }
                         None => {}
@@ -296,11 +292,16 @@ impl Conv<'_> {
     }
 
     fn name(&mut self, s: &S, field: &str) -> Option<String> {
+        self.named(s, field).then(|| s.get_ref().clone())
+    }
+
+    /// [`Self::name`]'s check alone (the caller then moves the name).
+    fn named(&mut self, s: &S, field: &str) -> bool {
         if s.get_ref().trim().is_empty() {
             self.err(s.span(), Problem::Missing(field.to_string()));
-            return None;
+            return false;
         }
-        Some(s.get_ref().clone())
+        true
     }
 
     fn weight(&mut self, w: &Option<Spanned<i64>>) -> Option<Option<u32>> {
@@ -500,14 +501,16 @@ fn convert(
             None => plan.left_out.push(n.get_ref().name.get_ref().clone()),
         }
     }
-    for x in &f.circuit {
+    // Circuits and devices, thousands of them, are moved out of the
+    // tables, their strings with them.
+    for x in f.circuit {
         match circuit(&mut c, x) {
-            Some(x) => plan.circuits.push(x),
-            None => plan.left_out.push(x.get_ref().id.get_ref().clone()),
+            Ok(x) => plan.circuits.push(x),
+            Err(id) => plan.left_out.push(id),
         }
     }
     plan.devices
-        .extend(f.device.iter().filter_map(|d| device(&mut c, d)));
+        .extend(f.device.into_iter().filter_map(|d| device(&mut c, d)));
     plan.rules
         .extend(f.rule.iter().filter_map(|r| rule(&mut c, r)));
     for x in &f.flow {
@@ -608,28 +611,36 @@ fn node(c: &mut Conv<'_>, n: &Spanned<NodeToml>) -> Option<Node> {
     })
 }
 
-fn circuit(c: &mut Conv<'_>, x: &Spanned<CircuitToml>) -> Option<Circuit> {
-    let r = x.get_ref();
-    let id = c.name(&r.id, "id");
+/// The circuit of `x`, or its id to leave out (its problems reported).
+fn circuit(c: &mut Conv<'_>, x: Spanned<CircuitToml>) -> Result<Circuit, String> {
+    let r = x.into_inner();
+    let named = c.named(&r.id, "id");
     let rates = c.rates(&r.rate, &r.reservation);
     let weight = c.weight(&r.weight);
-    let id = id?;
-    Some(Circuit {
-        name: r.name.clone().unwrap_or_else(|| id.clone()),
+    let at = c.loc(r.id.span());
+    let id = r.id.into_inner();
+    let (true, Some(rates), Some(weight)) = (named, rates, weight) else {
+        return Err(id);
+    };
+    Ok(Circuit {
+        name: r.name.unwrap_or_else(|| id.clone()),
         id,
-        parent: r.parent.as_ref().map(|p| p.get_ref().clone()),
-        rates: rates?,
-        weight: weight?,
-        at: c.loc(r.id.span()),
+        parent: r.parent.map(Spanned::into_inner),
+        rates,
+        weight,
+        at,
     })
 }
 
-fn device(c: &mut Conv<'_>, d: &Spanned<DeviceToml>) -> Option<Device> {
-    let r = d.get_ref();
-    let id = c.name(&r.id, "id");
-    let circuit = c.name(&r.circuit, "circuit");
+fn device(c: &mut Conv<'_>, d: Spanned<DeviceToml>) -> Option<Device> {
+    let span = d.span();
+    let r = d.into_inner();
+    let id = c.named(&r.id, "id");
+    let circuit = c.named(&r.circuit, "circuit");
     let mac = c.mac(&r.mac);
-    let mut prefixes = Vec::new();
+    // Room for what is written, up to one past the limit checked below.
+    let written = r.ipv4.len() + r.ipv6.len();
+    let mut prefixes = Vec::with_capacity(written.min(crate::limits::MAX_PREFIXES_PER_DEVICE + 1));
     let mut ok = true;
     for (list, v4, family) in [(&r.ipv4, true, "IPv4"), (&r.ipv6, false, "IPv6")] {
         for s in list {
@@ -654,7 +665,7 @@ fn device(c: &mut Conv<'_>, d: &Spanned<DeviceToml>) -> Option<Device> {
     if prefixes.len() > crate::limits::MAX_PREFIXES_PER_DEVICE {
         let limit = crate::limits::MAX_PREFIXES_PER_DEVICE;
         c.err(
-            d.span(),
+            span,
             Problem::TooMany {
                 what: "prefixes in one device",
                 limit,
@@ -662,15 +673,18 @@ fn device(c: &mut Conv<'_>, d: &Spanned<DeviceToml>) -> Option<Device> {
         );
         ok = false;
     }
-    ok.then_some(())?;
-    let id = id?;
+    let (true, true, true, Some(mac)) = (ok, id, circuit, mac) else {
+        return None;
+    };
+    let at = c.loc(r.id.span());
+    let id = r.id.into_inner();
     Some(Device {
-        name: r.name.clone().unwrap_or_else(|| id.clone()),
+        name: r.name.unwrap_or_else(|| id.clone()),
         id,
-        circuit: circuit?,
-        mac: mac?,
+        circuit: r.circuit.into_inner(),
+        mac,
         prefixes,
-        at: c.loc(r.id.span()),
+        at,
     })
 }
 

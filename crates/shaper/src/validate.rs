@@ -234,8 +234,10 @@ fn unique<'p>(
     what: &'static str,
     errors: &mut Vec<ConfigError>,
 ) -> HashMap<&'p str, usize> {
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    let mut first: Vec<&Loc> = Vec::new();
+    // Sized once for the items (already held): no rehash on the way.
+    let n = items.size_hint().0;
+    let mut seen: HashMap<&str, usize> = HashMap::with_capacity(n);
+    let mut first: Vec<&Loc> = Vec::with_capacity(n);
     for (i, (name, at)) in items.enumerate() {
         first.push(at);
         if let Some(&j) = seen.get(name.as_str()) {

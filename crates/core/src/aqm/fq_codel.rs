@@ -87,9 +87,20 @@
 //!    otherwise. Ties go to the lowest bucket index, as Linux's scan.
 //!
 //! No operation allocates: the buckets, the lists (intrusive, through one
-//! `next` index per bucket) and a slab of `limit + 1` packet slots (one
-//! above the limit, for the packet that overflows) are allocated by
-//! [`FqCodel::new`].
+//! `next` index per bucket) and room for a slab of `limit + 1` packet slots
+//! (one above the limit, for the packet that overflows; a slot is written
+//! when first used) are allocated by [`FqCodel::new`].
+//!
+//! The limit can change on a running queue ([`FqCodel::relimit`]), with
+//! room for the new limit allocated beforehand ([`FqCodel::room_for`]):
+//! the queue keeps its packets, their order and CoDel's state. The new
+//! limit holds from the next enqueue when the queue is empty or the limit
+//! fits the room it has (a lower one always does): packets above a
+//! lowered limit stay queued and leave as they are served; while the
+//! total stays above the limit, each enqueue drops one packet as an
+//! overflow (above), so the queue does not grow. A queue holding packets
+//! whose new limit needs more room refuses the change (nothing is
+//! copied): the caller gives it again once the queue is empty.
 //!
 //! # Constants and ranges
 //!
@@ -121,7 +132,7 @@ use super::{DropCounts, StoreQueue, Timed};
 use crate::error::EnqueueError;
 use crate::flow::{FlowConfig, FlowId, Limits};
 use crate::sched::capacity::{Backlog, Capacity};
-use crate::sched::flow_queues::FlowQueues;
+use crate::sched::flow_queues::{FlowQueues, Slab};
 use crate::Packet;
 use alloc::vec::Vec;
 
@@ -267,6 +278,20 @@ impl List {
     }
 }
 
+/// Room for an [`FqCodel`]'s packets at another limit, allocated (not
+/// written) ahead of [`FqCodel::relimit`].
+pub struct Room<P> {
+    limit: u32,
+    slab: Slab<Timed<P>>,
+}
+
+impl<P> Room<P> {
+    /// The limit it has room for.
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+}
+
 /// Flow-queueing CoDel over a fixed set of hash buckets.
 ///
 /// ```
@@ -335,6 +360,46 @@ impl<P: Packet> FqCodel<P> {
             new_flow_count: 0,
             collisions: 0,
         })
+    }
+
+    /// Room for the packets of a queue of limit `limit` (checked as
+    /// [`FqCodelConfig::check`] does), to give to [`Self::relimit`]: it
+    /// allocates, so it is called before, not where the queue runs.
+    pub fn room_for(limit: u32) -> Result<Room<P>, AqmConfigError> {
+        if limit == 0 || limit > MAX_LIMIT {
+            return Err(AqmConfigError::Limit { limit });
+        }
+        Ok(Room {
+            limit,
+            slab: Slab::with_room(limit + 1),
+        })
+    }
+
+    /// Takes the limit of `room` (see the module doc), keeping every
+    /// queued packet, and gives back the room to free (elsewhere): an
+    /// empty queue takes `room` and gives back its old one; a queue
+    /// holding packets keeps its own when the new limit fits it (a lower
+    /// one) and gives back `room` unused. `Err(room)`: the queue holds
+    /// packets and the new limit does not fit its room; nothing changed.
+    /// O(1), never allocates.
+    pub fn relimit(&mut self, room: Room<P>) -> Result<Room<P>, Room<P>> {
+        let limit = room.limit;
+        if self.is_empty() {
+            let old = self.cfg.limit;
+            return match self.store.swap_slab(room.slab) {
+                Ok(slab) => {
+                    self.cfg.limit = limit;
+                    Ok(Room { limit: old, slab })
+                }
+                Err(slab) => Err(Room { limit, slab }),
+            };
+        }
+        // Room for the limit and the one packet that overflows it.
+        if limit < self.store.max_packets() {
+            self.cfg.limit = limit;
+            return Ok(room);
+        }
+        Err(room)
     }
 
     /// The configuration in use.

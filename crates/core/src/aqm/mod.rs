@@ -27,7 +27,7 @@ pub mod fq_codel;
 pub use codel::{CodelParams, CodelQueue, CodelState};
 pub use codel_fifo::{CodelFifo, CodelFifoConfig};
 pub use error::AqmConfigError;
-pub use fq_codel::{FqCodel, FqCodelConfig};
+pub use fq_codel::{FqCodel, FqCodelConfig, Room};
 
 use crate::flow::FlowId;
 use crate::sched::flow_queues::FlowQueues;

@@ -1,11 +1,17 @@
 //! Packet storage shared by all schedulers: per-flow FIFO queues in one
 //! pre-sized slab.
 //!
-//! Design: a `Vec` of `max_packets` slots is allocated once; free slots form
-//! a singly linked free list and each flow's packets form a singly linked
+//! Design: room for `max_packets` slots is allocated once, and a slot is
+//! written the first time a packet needs one (the slab's length is the
+//! most packets ever queued at once, its capacity the room): building a
+//! store touches no slot, so a large one costs its allocation, not a
+//! write (and, in fresh memory, a page fault) per slot. Freed slots form a
+//! singly linked free list and each flow's packets form a singly linked
 //! FIFO list through the same `next` field (intrusive lists, as mbuf chains
 //! in dummynet). Enqueue and dequeue are O(1) and never allocate; when all
 //! slots are used the enqueue fails with `Full` and the packet is returned.
+//! [`FlowQueues::swap_slab`] moves an empty store to a slab of another
+//! room, allocated beforehand ([`Slab::with_room`]).
 //!
 //! This module also owns flow validation (ids, weights, lengths, weight sum)
 //! and the backlog counters, so every scheduler validates identically.
@@ -23,6 +29,9 @@
 //! every test), by the property tests of all schedulers and by Miri
 //! (`cargo +nightly miri test -p fairway-core --lib flow_queues`):
 //!
+//! * **I0 (room)**: `slots.len() <= room <= slots.capacity()`: the slots
+//!   are the slab's first `slots.len()` entries, and a push past them
+//!   stays within the capacity (it never reallocates).
 //! * **I1 (free list)**: `free` is `NIL` or the index of a slot, and the
 //!   free slots form one list from `free` through `next`, ending in `NIL`.
 //!   A slot on the free list holds no packet (uninitialised).
@@ -110,9 +119,27 @@ pub enum HeadPop<P> {
     Empty,
 }
 
+/// Room for a store's packet slots, allocated and not touched: what
+/// [`FlowQueues::swap_slab`] takes (and gives back).
+pub struct Slab<P>(Vec<Slot<P>>, u32);
+
+impl<P> Slab<P> {
+    /// Room for `room` packets (allocated, not written).
+    pub fn with_room(room: u32) -> Self {
+        Slab(Vec::with_capacity(room as usize), room)
+    }
+
+    /// Its room, packets.
+    pub fn room(&self) -> u32 {
+        self.1
+    }
+}
+
 /// Per-flow FIFO queues over a pre-sized slab, with validation and counters.
 pub struct FlowQueues<P> {
     slots: Vec<Slot<P>>,
+    /// The slab's room (I0): `max_packets`.
+    room: u32,
     free: u32,
     flows: Vec<FlowSlot>,
     limits: Limits,
@@ -166,17 +193,10 @@ impl<P: crate::Packet> FlowQueues<P> {
         // so the largest index is `u32::MAX - 1` and never meets `NIL`.
         let max_flows = cap.max_flows;
         let max_packets = cap.max_packets;
-        let mut slots = Vec::with_capacity(max_packets as usize);
-        for i in 0..max_packets {
-            let next = if i + 1 < max_packets { i + 1 } else { NIL };
-            slots.push(Slot {
-                packet: MaybeUninit::uninit(),
-                next,
-            });
-        }
         Self {
-            slots,
-            free: if max_packets > 0 { 0 } else { NIL },
+            slots: Vec::with_capacity(max_packets as usize),
+            room: max_packets,
+            free: NIL,
             flows: alloc::vec![EMPTY_FLOW; max_flows as usize],
             limits,
             weight_sum: 0,
@@ -198,7 +218,7 @@ impl<P: crate::Packet> FlowQueues<P> {
 
     /// Number of packet slots.
     pub fn max_packets(&self) -> u32 {
-        self.slots.len() as u32
+        self.room
     }
 
     /// Number of configured flows.
@@ -399,9 +419,30 @@ impl<P: crate::Packet> FlowQueues<P> {
     #[inline(never)]
     fn full_error(&self, packet: P) -> EnqueueError<P> {
         let kind = EnqueueErrorKind::Full {
-            capacity: self.slots.len() as u32,
+            capacity: self.room,
         };
         EnqueueError { kind, packet }
+    }
+
+    /// Moves an empty store to `slab` (its room becomes the store's
+    /// `max_packets`) and gives back the slab it used, in O(1); a store
+    /// holding packets is left as it is and `slab` comes back as the
+    /// error. Never allocates.
+    pub fn swap_slab(&mut self, mut slab: Slab<P>) -> Result<Slab<P>, Slab<P>> {
+        if self.total_packets != 0 || !slab.0.is_empty() {
+            return Err(slab);
+        }
+        // Every written slot is free and holds no packet (I1): the slots
+        // are forgotten, the free list starts over.
+        self.free = NIL;
+        // SAFETY: no slot holds a packet, so forgetting them leaks nothing
+        // (a slot has no drop glue beyond its packet); 0 <= capacity.
+        unsafe { self.slots.set_len(0) };
+        core::mem::swap(&mut self.slots, &mut slab.0);
+        core::mem::swap(&mut self.room, &mut slab.1);
+        // I0 for the slab taken: `with_room` reserved at least its room.
+        debug_assert!(self.slots.capacity() >= self.room as usize);
+        Ok(slab)
     }
 
     /// Validates and queues a packet. Returns `true` if the flow was empty
@@ -416,16 +457,25 @@ impl<P: crate::Packet> FlowQueues<P> {
             Some(f) if len.wrapping_sub(1) < f.cfg.max_len => f,
             _ => return Err(self.push_error(id, packet)),
         };
-        let idx = self.free;
+        let mut idx = self.free;
         if idx == NIL {
-            return Err(self.full_error(packet));
+            idx = self.slots.len() as u32;
+            if idx >= self.room {
+                return Err(self.full_error(packet));
+            }
+            // Within the room, so within the capacity (I0): no reallocation.
+            self.slots.push(Slot {
+                packet: MaybeUninit::new(packet),
+                next: NIL,
+            });
+        } else {
+            // SAFETY: `free` is not NIL, so it is a slot (I1).
+            let slot = unsafe { slot_at_mut(&mut self.slots, idx) };
+            self.free = slot.next;
+            // The slot left the free list, so it held no packet (I1):
+            // writing overwrites nothing that needed a drop.
+            slot.packet.write(packet);
         }
-        // SAFETY: `free` is not NIL, so it is a slot (I1).
-        let slot = unsafe { slot_at_mut(&mut self.slots, idx) };
-        self.free = slot.next;
-        // The slot left the free list, so it held no packet (I1): writing
-        // overwrites nothing that needed a drop.
-        slot.packet.write(packet);
         // Read once: the compiler cannot tell that the store into the tail
         // slot leaves the flow record alone, and would reload it.
         let packets = f.packets;
@@ -601,6 +651,32 @@ mod tests {
                 "one past max_packets is refused"
             );
         }
+    }
+
+    #[test]
+    fn an_empty_store_takes_another_slab_and_a_busy_one_refuses_it() {
+        let mut q = FlowQueues::<u32>::new(Capacity::new(2, 3), Limits::DEFAULT);
+        q.add_flow(FlowId(0), FlowConfig::new(1, 1500)).unwrap();
+        q.add_flow(FlowId(1), FlowConfig::new(1, 1500)).unwrap();
+        for (f, len) in [(0, 10), (1, 20), (0, 30)] {
+            q.push(FlowId(f), len).unwrap();
+        }
+        assert!(q.push(FlowId(0), 40).is_err(), "the old room is full");
+        // Busy: refused, nothing changes.
+        let back = q.swap_slab(Slab::with_room(5)).err().expect("busy");
+        assert_eq!((back.room(), q.max_packets()), (5, 3));
+        assert_eq!(q.pop(FlowId(1)), Some(20));
+        let order: Vec<u32> = core::iter::from_fn(|| q.pop(FlowId(0))).collect();
+        assert_eq!(order, [10, 30]);
+        // Empty: the room of 5 is taken, the slots start over.
+        let old = q.swap_slab(back).ok().expect("empty");
+        assert_eq!((old.room(), q.max_packets()), (3, 5));
+        for len in [40, 50, 60, 70, 80] {
+            q.push(FlowId(0), len).unwrap();
+        }
+        assert!(q.push(FlowId(1), 90).is_err(), "the new room is full");
+        let order: Vec<u32> = core::iter::from_fn(|| q.pop(FlowId(0))).collect();
+        assert_eq!(order, [40, 50, 60, 70, 80]);
     }
 
     #[test]

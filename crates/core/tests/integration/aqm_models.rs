@@ -211,6 +211,11 @@ pub struct FqModel {
 }
 
 impl FqModel {
+    /// A new packet limit, from the next enqueue on (nothing dropped now).
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+    }
+
     pub fn new(cfg: &fairway_core::aqm::FqCodelConfig, variant: Variant) -> Self {
         let c = cfg.codel;
         Self {

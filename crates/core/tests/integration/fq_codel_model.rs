@@ -10,7 +10,10 @@
 //! map from tag to bucket per set must put every packet in the same bucket
 //! (compared bucket by bucket after every operation) and count the same
 //! collisions; models that ignore `ways`, re-tag on a collision or scan a
-//! set from its start are caught.
+//! set from its start are caught. The traces also change the limit of the
+//! running queue ([`FqCodel::relimit`]), above and below what it holds:
+//! the queue must go on as the model does with its new limit, or, a busy
+//! queue whose limit rises past its room, refuse it and keep its own.
 
 use crate::aqm_models::{FqModel, Variant};
 use crate::common::Pkt;
@@ -27,6 +30,8 @@ enum Op {
     Enqueue { gap: u64, flow: usize, len: u32 },
     /// Advance the clock by `gap` ns, then dequeue.
     Dequeue { gap: u64 },
+    /// Change the packet limit.
+    Relimit { limit: u32 },
 }
 
 #[derive(Clone, Debug)]
@@ -37,15 +42,28 @@ struct Trace {
     ops: Vec<Op>,
 }
 
-fn ops(flows: usize) -> impl Strategy<Value = Vec<Op>> {
+/// `relimit`: with changes of the limit too (then about one operation
+/// in eleven).
+fn ops(flows: usize, relimit: bool) -> impl Strategy<Value = Vec<Op>> {
     let phase = (1u32..10, 5usize..60, 0u64..40, 1u32..3000).prop_flat_map(
         move |(enq_weight, n, max_gap, max_len)| {
-            let op = prop_oneof![
-                enq_weight => (0..=max_gap, 0..flows, 1..=max_len)
-                    .prop_map(|(gap, flow, len)| Op::Enqueue { gap, flow, len }),
-                10 - enq_weight => (0..=max_gap).prop_map(|gap| Op::Dequeue { gap }),
-            ];
-            prop::collection::vec(op, n)
+            let enqueue = (0..=max_gap, 0..flows, 1..=max_len)
+                .prop_map(|(gap, flow, len)| Op::Enqueue { gap, flow, len });
+            let dequeue = (0..=max_gap).prop_map(|gap| Op::Dequeue { gap });
+            if relimit {
+                let op = prop_oneof![
+                    enq_weight => enqueue,
+                    10 - enq_weight => dequeue,
+                    1 => (1u32..40).prop_map(|limit| Op::Relimit { limit }),
+                ];
+                prop::collection::vec(op, n).boxed()
+            } else {
+                let op = prop_oneof![
+                    enq_weight => enqueue,
+                    10 - enq_weight => dequeue,
+                ];
+                prop::collection::vec(op, n).boxed()
+            }
         },
     );
     prop::collection::vec(phase, 1..8).prop_map(|phases| phases.concat())
@@ -55,6 +73,11 @@ fn ops(flows: usize) -> impl Strategy<Value = Vec<Op>> {
 /// hashing (`ways = 1`), or set-associative with 2, 4 or 8 ways and 1..=8
 /// sets.
 fn trace(set_associative: bool) -> BoxedStrategy<Trace> {
+    trace_with(set_associative, false)
+}
+
+/// [`trace`], with changes of the limit if `relimit`.
+fn trace_with(set_associative: bool, relimit: bool) -> BoxedStrategy<Trace> {
     let codel = (1u64..200, 1u64..8, 1u32..3000).prop_map(|(t, k, mtu)| CodelParams {
         target_ns: t,
         interval_ns: t * k,
@@ -82,9 +105,9 @@ fn trace(set_associative: bool) -> BoxedStrategy<Trace> {
             .boxed()
     };
     (cfg, prop::collection::vec(any::<u32>(), 1..10))
-        .prop_flat_map(|(cfg, hashes)| {
+        .prop_flat_map(move |(cfg, hashes)| {
             let n = hashes.len();
-            ops(n).prop_map(move |ops| Trace {
+            ops(n, relimit).prop_map(move |ops| Trace {
                 cfg,
                 hashes: hashes.clone(),
                 ops,
@@ -99,6 +122,10 @@ struct Run {
     codel_drops: u64,
     overflow_drops: u64,
     collisions: u64,
+    /// Limit changes to below the packets then queued.
+    lowered_below_backlog: u64,
+    /// Limit changes refused (a busy queue's limit rising past its room).
+    refused: u64,
 }
 
 fn run(t: &Trace, variant: Variant) -> Run {
@@ -118,6 +145,31 @@ fn run(t: &Trace, variant: Variant) -> Run {
                     out.mismatch = Some(format!(
                         "op {i}: overflow drop {got:?}, the model drops {want:?}"
                     ));
+                    return out;
+                }
+            }
+            Op::Relimit { limit } => {
+                let (queued, was) = (q.backlog().packets, q.config().limit);
+                let room = FqCodel::room_for(limit).expect("a limit in range");
+                let taken = match q.relimit(room) {
+                    Ok(_) => {
+                        m.set_limit(limit as usize);
+                        out.lowered_below_backlog += u64::from(queued > u64::from(limit));
+                        limit
+                    }
+                    // Only a busy queue whose limit rises past its room
+                    // refuses (the caller tries again once it is empty).
+                    Err(_) if queued > 0 && limit > was => {
+                        out.refused += 1;
+                        was
+                    }
+                    Err(_) => {
+                        out.mismatch = Some(format!("op {i}: limit {limit} refused"));
+                        return out;
+                    }
+                };
+                if q.config().limit != taken {
+                    out.mismatch = Some(format!("op {i}: limit {} not {taken}", q.config().limit));
                     return out;
                 }
             }
@@ -273,6 +325,12 @@ proptest! {
     }
 
     #[test]
+    fn fq_codel_whose_limit_changes_follows_the_model(t in trace_with(true, true)) {
+        let r = run(&t, Variant::Rfc);
+        prop_assert!(r.mismatch.is_none(), "{}", r.mismatch.unwrap_or_default());
+    }
+
+    #[test]
     fn set_associative_fq_codel_picks_the_buckets_of_the_tag_map_model(t in trace(true)) {
         let r = run(&t, Variant::Rfc);
         prop_assert!(r.mismatch.is_none(), "{}", r.mismatch.unwrap_or_default());
@@ -280,8 +338,12 @@ proptest! {
 }
 
 fn fixed_traces(n: usize, set_associative: bool) -> Vec<Trace> {
+    fixed_traces_with(n, set_associative, false)
+}
+
+fn fixed_traces_with(n: usize, set_associative: bool, relimit: bool) -> Vec<Trace> {
     let mut runner = TestRunner::deterministic();
-    let strategy = trace(set_associative);
+    let strategy = trace_with(set_associative, relimit);
     (0..n)
         .map(|_| strategy.new_tree(&mut runner).expect("a trace").current())
         .collect()
@@ -310,6 +372,24 @@ fn the_traces_drop_for_both_reasons_and_each_wrong_model_is_caught() {
             .count();
         assert!(caught > 0, "{variant:?} passes all 200 traces");
     }
+}
+
+/// Traces that change the limit of the running queue follow the model,
+/// and among them some lower it below what the queue holds and some
+/// raise it past the room of a queue holding packets (refused).
+#[test]
+fn traces_that_change_the_limit_lower_it_below_the_backlog_and_have_raises_refused() {
+    let traces = fixed_traces_with(200, true, true);
+    let runs: Vec<Run> = traces.iter().map(|t| run(t, Variant::Rfc)).collect();
+    let wrong: Vec<&String> = runs.iter().filter_map(|r| r.mismatch.as_ref()).collect();
+    assert!(wrong.is_empty(), "{wrong:?}");
+    let lowered = runs.iter().filter(|r| r.lowered_below_backlog > 0).count();
+    assert!(
+        lowered >= 20,
+        "only {lowered} of 200 traces lower the limit below the backlog"
+    );
+    let refused = runs.iter().filter(|r| r.refused > 0).count();
+    assert!(refused >= 20, "only {refused} of 200 traces refuse a limit");
 }
 
 #[test]

@@ -254,8 +254,8 @@ impl Engine {
             return true;
         };
         let hash = headers.map_or(0, |h| h.flow_hash());
-        // Counted here, not read from the queue: a queue limit change
-        // replaces the queue and its count.
+        // Counted here, not read from the queue: the circuit's counters
+        // are the engine's (a reload keeps them with the circuit).
         let collided = side.tree.collisions(l);
         let queued = side.tree.enqueue(l, hash, frame, now_ns);
         if side.tree.collisions(l) != collided {

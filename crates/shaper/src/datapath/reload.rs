@@ -7,7 +7,8 @@
 //!    plan arranged so that every node and circuit that stays keeps its
 //!    index ([`super::slots`]); then per direction the tree's edit
 //!    ([`TreeEdit`]: only what changed, with the queues of new circuits
-//!    and of those whose queue limit changed), the new classifiers, the
+//!    and room for the new queue limits of circuits whose limit
+//!    changed), the new classifiers, the
 //!    statistics' edit ([`WatchEdit`]: histograms for the new classes
 //!    only), names and layout. Everything that costs is done here.
 //! 2. [`Engine::apply`] (on the loop's thread, between two frames): the
@@ -32,8 +33,10 @@
 //! slot order, starting level, with neither the credit nor the debt of
 //! its old place. A moved child takes the place its new parent gives
 //! it; one with a min also goes last in the guarantees' round robin. A changed max rate changes
-//! the queue's packet limit only once the running queue has emptied
-//! (frames are never moved between queues).
+//! the queue's packet limit, the queue kept (its frames, their order,
+//! CoDel's state, its counters): the queue takes the new limit when it is
+//! empty, at its next frame or once it has emptied (frames are never
+//! copied between rooms, and the pause touches no queue for it).
 //!
 //! The old state ([`Applied::retired`]) is best dropped away from the
 //! loop: freeing thousands of queues takes time too.

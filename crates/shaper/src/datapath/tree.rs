@@ -90,7 +90,7 @@ use super::heap::Heap;
 use super::node_sched::{NodeSched, FIRST_TOKEN};
 use crate::plan::{Dir, Rates};
 use crate::validate::Checked;
-use fairway_core::aqm::{AqmConfigError, FqCodel, FqCodelConfig};
+use fairway_core::aqm::{AqmConfigError, FqCodel, FqCodelConfig, Room};
 use fairway_core::{Backlog, EnqueueError, Packet};
 
 #[path = "tree_sched.rs"]
@@ -165,11 +165,27 @@ struct Leaf<P> {
     node: u32,
     /// Boxed, so that a reload moves a pointer, not the queue's state.
     fq: Box<FqCodel<P>>,
-    /// After a reload that changed the circuit's queue limit while it
-    /// held frames: the queue of the new limit, swapped in when `fq`
-    /// empties (frames are never moved between queues: that would lose
-    /// their flows' order and CoDel's state).
-    pending: Option<Box<FqCodel<P>>>,
+    /// After a reload that changed the circuit's queue limit: room for
+    /// the new limit, which the queue takes when it is empty (its next
+    /// frame finds it empty, or it empties): the pause only puts it here,
+    /// touching no queue, and frames are never copied between rooms.
+    pending: Option<Room<P>>,
+}
+
+impl<P: Packet> Leaf<P> {
+    /// The waiting room and its limit taken, if the queue is empty.
+    #[inline]
+    fn take_room(&mut self) {
+        if self.pending.is_some() && self.fq.is_empty() {
+            if let Some(room) = self.pending.take() {
+                // Empty, so taken at once; the old room is freed here, as
+                // a frame's buffer would be (no allocation).
+                if let Err(room) = self.fq.relimit(room) {
+                    self.pending = Some(room);
+                }
+            }
+        }
+    }
 }
 
 /// One direction's tree; leaves `0..circuits` are the circuits, leaf
@@ -382,7 +398,8 @@ impl<P: Packet> Tree<P> {
     }
 
     /// Frames queued in a bucket of `leaf`'s FQ-CoDel busy with another
-    /// flow, since that queue was made (a queue limit change swaps it).
+    /// flow, since that queue was made (a reload that adds the circuit
+    /// makes it; a queue limit change keeps it).
     pub fn collisions(&self, leaf: u32) -> u64 {
         self.leaves[leaf as usize].fq.collisions()
     }
@@ -397,6 +414,7 @@ impl<P: Packet> Tree<P> {
         now_ns: u64,
     ) -> Result<Option<P>, EnqueueError<P>> {
         let l = &mut self.leaves[leaf as usize];
+        l.take_room();
         let victim = l.fq.enqueue(hash, p, now_ns)?;
         if !l.fq.is_empty() && self.nodes[l.node as usize].busy == 0 {
             self.activate(leaf);
@@ -640,9 +658,7 @@ impl<P: Packet> Tree<P> {
             let l = &mut self.leaves[leaf as usize];
             let p = l.fq.dequeue_with(now_ns, |p| on_drop(leaf, p));
             if l.fq.is_empty() {
-                if let Some(fresh) = l.pending.take() {
-                    l.fq = fresh;
-                }
+                l.take_room();
                 self.deactivate(leaf);
             }
             if let Some(p) = p {

@@ -44,10 +44,13 @@
 //!   stays but takes another slot number of `inner` or `leaves` (the
 //!   rearrangement fills a removed item's slot from the tail), the pause
 //!   renames that child's entry in its list (O(such children));
-//! - a circuit whose queue limit changed gets its new queue at once if
-//!   it is empty, else once its running queue empties (frames are never
-//!   moved between queues: that would lose their flows' order and
-//!   CoDel's state).
+//! - a circuit whose queue limit changed keeps its queue (its frames,
+//!   their flows' order, CoDel's state, its counters); room for the new
+//!   limit, allocated off the loop (allocated, not written: cheap),
+//!   waits in the leaf, and the queue takes it and the new limit
+//!   ([`FqCodel::relimit`]) when it is empty: at the circuit's next
+//!   frame if it is idle, else once it has emptied (frames are never
+//!   copied between rooms). The pause touches no queue for this.
 //!
 //! Moves and additions are applied in order of depth in the new plan, so
 //! each joins a parent whose own path is already the new plan's (a node
@@ -66,7 +69,7 @@ use crate::datapath::node_sched::{room, NodeSched, SlotOp};
 use crate::datapath::slots::Rearrange;
 use crate::plan::Dir;
 use crate::validate::Checked;
-use fairway_core::aqm::{AqmConfigError, FqCodel};
+use fairway_core::aqm::{AqmConfigError, FqCodel, Room};
 use fairway_core::Packet;
 
 /// A node or circuit that is new or changed.
@@ -149,8 +152,13 @@ pub struct TreeEdit<P> {
     /// Per new plan parent (node slot + 1, 0: the root), its index in
     /// `regroups` (`NIL`: none).
     by_parent: Vec<u32>,
-    /// Queues for the new leaves and for those whose limit changed.
+    /// Queues for the new leaves.
     queues: Vec<(u32, Box<FqCodel<P>>)>,
+    /// Room for the new limit of the leaves whose limit changed.
+    rooms: Vec<(u32, Room<P>)>,
+    /// The rooms still waiting that the new ones overtake (sized before
+    /// the pause: one per leaf at most).
+    retired_rooms: Vec<Room<P>>,
     /// Stand-ins for [`Rearrange::apply`] (boxed, as the leaves hold
     /// their queues: the pause moves pointers, not queues).
     #[allow(clippy::vec_box)]
@@ -341,6 +349,7 @@ impl<P: Packet> TreeEdit<P> {
         };
         let mut items = Vec::new();
         let mut queues = Vec::new();
+        let mut rooms = Vec::new();
         let mut keyed = Vec::new();
         for (i, s) in ns.iter().enumerate() {
             let leaf = s.leaf;
@@ -367,8 +376,9 @@ impl<P: Packet> TreeEdit<P> {
                 if same && !item.moved {
                     continue;
                 }
-                if leaf && super::leaf_limit(ob.max) != super::leaf_limit(b.max) {
-                    queues.push((slot, queue(leaf_cfg(b.max))?));
+                let limit = super::leaf_limit(b.max);
+                if leaf && super::leaf_limit(ob.max) != limit {
+                    rooms.push((slot, FqCodel::room_for(limit)?));
                 }
             } else if leaf {
                 queues.push((slot, queue(leaf_cfg(b.max))?));
@@ -397,6 +407,7 @@ impl<P: Packet> TreeEdit<P> {
             link: (link(old) != link(new)).then(|| link(new)),
             retired_leaves: Vec::with_capacity(retire),
             retired_queues: Vec::with_capacity(queues.len() + 1),
+            retired_rooms: Vec::with_capacity(rooms.len()),
             retired_groups: Vec::with_capacity(nodes.removed.len()),
             gone: Vec::with_capacity(nodes.removed.len()),
             leaves,
@@ -406,6 +417,7 @@ impl<P: Packet> TreeEdit<P> {
             relabels,
             by_parent,
             queues,
+            rooms,
             stand_ins,
         })
     }
@@ -431,6 +443,7 @@ impl<P: Packet> TreeEdit<P> {
             && self.regroups.is_empty()
             && self.relabels.is_empty()
             && self.queues.is_empty()
+            && self.rooms.is_empty()
     }
 }
 
@@ -484,17 +497,16 @@ impl<P: Packet> Tree<P> {
             self.kids[t][k as usize] = id;
         }
         for (slot, q) in e.queues.drain(..) {
-            let l = &mut self.leaves[slot as usize];
-            let idle = l.node == NIL || self.nodes[l.node as usize].busy == 0;
-            let old = if idle {
-                std::mem::replace(&mut l.fq, q)
-            } else {
-                match l.pending.replace(q) {
-                    Some(p) => p,
-                    None => continue,
-                }
-            };
+            let old = std::mem::replace(&mut self.leaves[slot as usize].fq, q);
             e.retired_queues.push(old);
+        }
+        for (slot, room) in e.rooms.drain(..) {
+            // The queue is not touched here (one cache miss fewer per
+            // circuit): it takes the room when empty. A room still
+            // waiting from an earlier reload is overtaken.
+            if let Some(waiting) = self.leaves[slot as usize].pending.replace(room) {
+                e.retired_rooms.push(waiting);
+            }
         }
         for k in 0..e.items.len() {
             let it = e.items[k];

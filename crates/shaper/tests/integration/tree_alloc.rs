@@ -201,3 +201,73 @@ fn edit_under_load(t: &mut Tree<u32>, mut e: TreeEdit<u32>) {
     let left: u64 = (0..t.leaves() as u32).map(|l| t.backlog(l).packets).sum();
     assert_eq!(left, 0, "frames left after the edit");
 }
+
+/// A reload that changes busy circuits' max rates, so their queue
+/// limits (100 ms at the max), keeps their queues and frames and
+/// allocates nothing in the pause; each queue takes its new limit once
+/// it has emptied: the circuit whose limit rises (20 Mbit/s to 200
+/// Mbit/s: 166 to 1652 frames) holds 166 frames until then and 1000
+/// after; the one whose limit falls (120 Mbit/s to 20 Mbit/s: 991 to 166
+/// frames) keeps taking frames up to 991 until then and 166 after. The
+/// queues are the same all along (their counters go on).
+#[test]
+fn a_reload_that_changes_queue_limits_keeps_the_frames_and_allocates_nothing_in_the_pause() {
+    use fairway_shaper::datapath::slots::arrange;
+    use fairway_shaper::diff::diff;
+    let text = plan();
+    let old = shaper("tree_alloc_limit_old", &text).expect("the plan");
+    let mut t: Tree<u32> = Tree::new(&old, Dir::Download, 0).expect("the tree");
+    let changed = text
+        .replacen(
+            "download = \"20mbit\", upload = \"50mbit\"",
+            "download = \"200mbit\", upload = \"50mbit\"",
+            1,
+        )
+        .replacen(
+            "download = \"120mbit\", upload = \"50mbit\"",
+            "download = \"20mbit\", upload = \"50mbit\"",
+            1,
+        );
+    let new = shaper("tree_alloc_limit_new", &changed).expect("the plan");
+    let mut d = diff(&old, &new);
+    let new = arrange(new, &mut d);
+    let node_from: Vec<Option<u32>> = d.node_from.iter().map(|o| o.map(|i| i as u32)).collect();
+    let leaf_from: Vec<Option<u32>> = d.circuit_from.iter().map(|o| o.map(|i| i as u32)).collect();
+    let mut e: TreeEdit<u32> =
+        TreeEdit::new(&old, &new, &node_from, &leaf_from, Dir::Download).expect("the edit");
+    // c0_0 is leaf 0 (raised), c0_5 leaf 5 (lowered); nothing is sent
+    // while the clock stays, so what they hold is what was queued.
+    let (up, down) = (0u32, 5u32);
+    for k in 0..600u32 {
+        assert_eq!(t.enqueue(down, k, 100, 0), Ok(None), "below the old limit");
+    }
+    for k in 0..100u32 {
+        assert_eq!(t.enqueue(up, k, 100, 0), Ok(None), "below the old limit");
+    }
+    let before = allocs();
+    t.edit(&mut e, 0, |_, _| panic!("no circuit is removed"));
+    assert_eq!(allocs() - before, 0, "allocations in the pause");
+    drop(e);
+    // Busy: the old limits hold, the frames stay.
+    for k in 0..100u32 {
+        assert_eq!(t.enqueue(down, k, 100, 0), Ok(None), "the old limit (991)");
+        let _ = t.enqueue(up, k, 100, 0);
+    }
+    assert_eq!(t.backlog(down).packets, 700);
+    assert_eq!(t.backlog(up).packets, 166, "the old limit while busy");
+    let mut now = 0;
+    while t.backlog(up).packets + t.backlog(down).packets > 0 {
+        now += 1_000_000;
+        while t.dequeue(now, &mut |_, _| {}).is_some() {}
+    }
+    // Emptied: the new limits.
+    for k in 0..1000u32 {
+        assert_eq!(t.enqueue(up, k, 100, now), Ok(None), "below the new limit");
+        let _ = t.enqueue(down, k, 100, now);
+    }
+    assert_eq!(t.backlog(up).packets, 1000, "the new limit (1652)");
+    assert_eq!(t.backlog(down).packets, 166, "the new limit (166)");
+    // The same queue all along: it still counts the overflow drops it
+    // made at the old limit.
+    assert!(t.drops(up).overflow_packets >= 34, "{:?}", t.drops(up));
+}
