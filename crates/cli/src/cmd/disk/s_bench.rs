@@ -67,7 +67,7 @@ pub struct SBenchArgs {
     /// transfers for the readers' throughput, where the kernel's BFQ lets
     /// S's readers keep dozens of reads of over 1 MiB on the loop device).
     /// While one is warm the others keep BFQ's warm_depth (--spec
-    /// bfq:...,warm_depth=N, default 3).
+    /// bfq:...,warm_depth=N, default 2, BFQ's).
     #[arg(long, default_value_t = 64)]
     in_flight: u32,
     /// Instead of S's readers, each sequential reader on both sides issues
@@ -83,10 +83,9 @@ pub struct SBenchArgs {
     #[arg(long, value_name = "MODE", value_parser = ["thread", "inline"], default_value = "thread")]
     submission: String,
     /// fairway's scheduler in the engine, a catalogue spec (fairway disk
-    /// scheds; default bfq:t_max_ms=125,inject=1,warm_depth=3: T_max as
-    /// the kernel's timeout_sync, I/O injection as the kernel does, the
-    /// readers' requests in flight while the application starts). Example:
-    /// --spec bfq:t_max_ms=20
+    /// scheds; default bfq:t_max_ms=125,inject=1: T_max as the kernel's
+    /// timeout_sync, I/O injection as the kernel does, BFQ's other
+    /// defaults). Example: --spec bfq:t_max_ms=20
     #[arg(long, value_name = "SPEC")]
     spec: Option<String>,
     /// One JSON object instead of the tables.

@@ -68,15 +68,13 @@ pub const S_BENCH_BFQ: DiskSchedSpec = match FAIRWAY_BFQ {
 };
 
 /// The greedy readers' requests in flight while the application starts
-/// (BFQ's `warm_depth`): 3, one more than BFQ's default. S's readers are
-/// sequential, and on a loop device over a virtual disk a 128 KiB read
-/// takes several times a 4 KiB one; with two of them the readers lose
-/// about half of what the kernel's BFQ lets them read meanwhile, with four
-/// the application's reads wait long enough to take its start-up beyond
-/// 1.5 times its idle time. Three lies between: the readers keep the
-/// kernel BFQ's throughput and the start-up stays near 1.5 times its idle
-/// time on such a device; `--spec bfq:…,warm_depth=N` chooses another.
-pub const S_BENCH_WARM_DEPTH: u32 = 3;
+/// (BFQ's `warm_depth`): BFQ's default, as the kernel's BFQ is measured
+/// with its defaults. S's throughput figure covers its whole iteration
+/// loop, in which the application runs a small part of the time, so a
+/// larger value buys the readers little of that figure and costs the
+/// application's every request a longer wait; `--spec
+/// bfq:…,warm_depth=N` chooses another.
+pub const S_BENCH_WARM_DEPTH: u32 = fairway_disk::bfq::DEFAULT_WARM_DEPTH;
 use device::{Image, LoopDev};
 use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::engine::{EngineError, Submission};
