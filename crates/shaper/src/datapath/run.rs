@@ -15,7 +15,7 @@
 //!
 //! A reload reads and prepares the new configuration on a thread of its
 //! own, started with the loop and parked until a reload is asked for
-//! ([`super::reload_worker`]), while the loop goes on
+//! (`reload_worker.rs`), while the loop goes on
 //! shaping with the old one; the loop applies it between two frames
 //! ([`Engine::apply`]) and hands the outcome to [`Reload::on_outcome`]
 //! and to the askers. Requests that arrive meanwhile are served by the
