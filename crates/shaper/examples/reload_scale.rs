@@ -291,22 +291,29 @@ fn from_file(format: Format) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A reload as the shaper's loop runs it (`datapath/run.rs`): a thread
-/// started for `load_and_prepare`, which wakes the waiting loop through
-/// an eventfd when done; the pause; the reload's line. Prints the
-/// hand-offs (the thread's start, the way back to the loop) beside the
-/// work.
+/// A reload as the shaper's loop runs it (`datapath/run.rs`,
+/// `datapath/reload_worker.rs`): a thread started beforehand and parked
+/// on a channel is handed the reload and runs `load_and_prepare`, then
+/// wakes the waiting loop through an eventfd; the pause; the reload's
+/// line. Prints the hand-offs (the thread woken, the way back to the
+/// loop) beside the work.
 fn shaper_path(src: &Source, e: &mut Engine) {
     let wake = Arc::new(Wake::new().expect("an eventfd"));
-    let (t, cpu) = (Instant::now(), process_cpu_ns());
-    let (src, old, woken) = (src.clone(), Arc::clone(e.plan()), Arc::clone(&wake));
+    let (ask, asked) = std::sync::mpsc::channel::<(Source, Arc<_>, Instant)>();
+    let woken = Arc::clone(&wake);
     let worker = std::thread::spawn(move || {
+        let (src, old, t) = asked.recv().expect("asked");
         let started = t.elapsed();
         let prepared = load_and_prepare(&src, &old, 1).expect("prepared");
         let done = t.elapsed();
         woken.wake();
         (prepared, started, done)
     });
+    // Parked before the signal, as in the shaper.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let (t, cpu) = (Instant::now(), process_cpu_ns());
+    ask.send((src.clone(), Arc::clone(e.plan()), t))
+        .expect("the reload's thread waits");
     wait_readable(wake.raw_fd());
     let noticed = t.elapsed();
     let (prepared, started, done) = worker.join().expect("the reload's thread");
@@ -319,7 +326,7 @@ fn shaper_path(src: &Source, e: &mut Engine) {
     let total_ns = t.elapsed().as_nanos() as u64;
     let ns = |d: std::time::Duration| show_ns(d.as_nanos() as u64);
     println!(
-        "  the shaper's path: thread started in {}, load_and_prepare {}, back to the loop in {}, \
+        "  the shaper's path: thread woken in {}, load_and_prepare {}, back to the loop in {}, \
          pause {}, line {} ({} bytes); applied in {} ({} of CPU, all threads)",
         ns(started),
         ns(done - started),

@@ -10,6 +10,7 @@
 //! link as one item each. The indices that map each new node and circuit
 //! to the old one are what the data path moves queues by.
 
+use crate::on_two::on_two;
 use crate::plan::{Circuit, Node, Plan, Rule};
 use crate::validate::{Checked, Parent};
 use std::collections::HashMap;
@@ -163,33 +164,46 @@ fn same_rules(a: &Plan, b: &Plan) -> bool {
 /// The difference from `old` to `new`.
 pub fn diff(old: &Checked, new: &Checked) -> Diff {
     let (op, np) = (&old.plan, &new.plan);
-    let (nodes, node_from) = compare(
-        &op.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
-        np.nodes.iter().map(|n| n.name.as_str()),
-        |o, n| parent_name(old, old.node_parent[o]) == parent_name(new, new.node_parent[n]),
-        |o, n| node_settings(&op.nodes[o], &np.nodes[n]),
-    );
-    let (circuits, circuit_from) = compare(
-        &op.circuits
-            .iter()
-            .map(|c| c.id.as_str())
-            .collect::<Vec<_>>(),
-        np.circuits.iter().map(|c| c.id.as_str()),
-        |o, n| parent_name(old, old.circuit_parent[o]) == parent_name(new, new.circuit_parent[n]),
-        |o, n| circuit_settings(&op.circuits[o], &np.circuits[n]),
-    );
-    let (devices, _) = compare(
-        &op.devices.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(),
-        np.devices.iter().map(|d| d.id.as_str()),
-        |o, n| op.devices[o].circuit == np.devices[n].circuit,
-        |o, n| {
-            let (a, b) = (&op.devices[o], &np.devices[n]);
-            let same_nets = a.prefixes.len() == b.prefixes.len()
-                && a.prefixes
+    // The devices (the most) and the rules on a second thread, the nodes
+    // and circuits here.
+    let ((nodes, node_from, circuits, circuit_from), (devices, rules_changed)) = on_two(
+        || {
+            let (nodes, node_from) = compare(
+                &op.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
+                np.nodes.iter().map(|n| n.name.as_str()),
+                |o, n| parent_name(old, old.node_parent[o]) == parent_name(new, new.node_parent[n]),
+                |o, n| node_settings(&op.nodes[o], &np.nodes[n]),
+            );
+            let (circuits, circuit_from) = compare(
+                &op.circuits
                     .iter()
-                    .zip(&b.prefixes)
-                    .all(|(x, y)| x.net == y.net);
-            a.name == b.name && a.mac == b.mac && same_nets
+                    .map(|c| c.id.as_str())
+                    .collect::<Vec<_>>(),
+                np.circuits.iter().map(|c| c.id.as_str()),
+                |o, n| {
+                    parent_name(old, old.circuit_parent[o])
+                        == parent_name(new, new.circuit_parent[n])
+                },
+                |o, n| circuit_settings(&op.circuits[o], &np.circuits[n]),
+            );
+            (nodes, node_from, circuits, circuit_from)
+        },
+        || {
+            let (devices, _) = compare(
+                &op.devices.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(),
+                np.devices.iter().map(|d| d.id.as_str()),
+                |o, n| op.devices[o].circuit == np.devices[n].circuit,
+                |o, n| {
+                    let (a, b) = (&op.devices[o], &np.devices[n]);
+                    let same_nets = a.prefixes.len() == b.prefixes.len()
+                        && a.prefixes
+                            .iter()
+                            .zip(&b.prefixes)
+                            .all(|(x, y)| x.net == y.net);
+                    a.name == b.name && a.mac == b.mac && same_nets
+                },
+            );
+            (devices, !same_rules(op, np))
         },
     );
     let default_class = match (&op.default_class, &np.default_class) {
@@ -218,7 +232,7 @@ pub fn diff(old: &Checked, new: &Checked) -> Diff {
         nodes,
         circuits,
         devices,
-        rules_changed: !same_rules(op, np),
+        rules_changed,
         default_class,
         link_changed,
         interfaces_changed,

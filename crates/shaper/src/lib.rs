@@ -44,6 +44,7 @@ pub mod loc;
 pub mod mac;
 #[cfg(unix)]
 pub mod metrics;
+mod on_two;
 pub mod plan;
 pub mod share;
 pub mod summary;

@@ -25,6 +25,7 @@
 use crate::error::{ConfigError, Problem};
 use crate::limits::{MAX_CIRCUITS, MAX_DEPTH, MAX_DEVICES, MAX_NODES, MAX_RULES};
 use crate::loc::Loc;
+use crate::on_two::on_two;
 use crate::plan::{Dir, Plan, Rates};
 use ipnet::IpNet;
 use std::collections::HashMap;
@@ -57,22 +58,34 @@ pub struct Checked {
 /// Checks `plan`; all its problems, or the plan with its names resolved.
 pub fn check(plan: Plan) -> Result<Checked, Vec<ConfigError>> {
     let mut errors = Vec::new();
-    counts(&plan, &mut errors);
-    let nodes = unique(
-        plan.nodes.iter().map(|n| (&n.name, &n.at)),
-        "node",
-        &mut errors,
+    // The devices' names (the most) on a second thread; their problems
+    // follow the circuits', as when checked in turn.
+    let ((nodes, circuits), device_errors) = on_two(
+        || {
+            counts(&plan, &mut errors);
+            let nodes = unique(
+                plan.nodes.iter().map(|n| (&n.name, &n.at)),
+                "node",
+                &mut errors,
+            );
+            let circuits = unique(
+                plan.circuits.iter().map(|c| (&c.id, &c.at)),
+                "circuit",
+                &mut errors,
+            );
+            (nodes, circuits)
+        },
+        || {
+            let mut e = Vec::new();
+            unique(
+                plan.devices.iter().map(|d| (&d.id, &d.at)),
+                "device",
+                &mut e,
+            );
+            e
+        },
     );
-    let circuits = unique(
-        plan.circuits.iter().map(|c| (&c.id, &c.at)),
-        "circuit",
-        &mut errors,
-    );
-    unique(
-        plan.devices.iter().map(|d| (&d.id, &d.at)),
-        "device",
-        &mut errors,
-    );
+    errors.extend(device_errors);
     // `of` names the child (`circuit "c1"`), built only for a problem:
     // most of 10,000 circuits have none.
     let mut resolve = |of: Of<'_>, parent: &Option<String>, at: &Loc| match parent {
@@ -132,19 +145,32 @@ pub fn check(plan: Plan) -> Result<Checked, Vec<ConfigError>> {
     let cyclic = errors[before..]
         .iter()
         .any(|e| matches!(*e.problem, Problem::Cycle(_)));
-    addresses(&plan, &device_circuit, &mut errors);
     let tree = Tree {
         node_parent: &node_parent,
         circuit_parent: &circuit_parent,
         default_parent,
         depth: &node_depth,
     };
-    // Sums need a tree: not where nodes form a cycle.
-    let node_min = if cyclic {
-        Vec::new()
-    } else {
-        tree_rates(&plan, &tree, &mut errors)
-    };
+    // The addresses on a second thread, their problems before the sums'.
+    let ((node_min, rate_errors), address_errors) = on_two(
+        || {
+            let mut e = Vec::new();
+            // Sums need a tree: not where nodes form a cycle.
+            let node_min = if cyclic {
+                Vec::new()
+            } else {
+                tree_rates(&plan, &tree, &mut e)
+            };
+            (node_min, e)
+        },
+        || {
+            let mut e = Vec::new();
+            addresses(&plan, &device_circuit, &mut e);
+            e
+        },
+    );
+    errors.extend(address_errors);
+    errors.extend(rate_errors);
     if !errors.is_empty() {
         return Err(errors);
     }

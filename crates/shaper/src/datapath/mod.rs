@@ -40,6 +40,8 @@ pub mod port;
 pub mod reload;
 pub mod reload_request;
 #[cfg(target_os = "linux")]
+mod reload_worker;
+#[cfg(target_os = "linux")]
 pub mod ring;
 #[cfg(target_os = "linux")]
 pub mod run;

@@ -14,7 +14,8 @@
 //! its turn.
 //!
 //! A reload reads and prepares the new configuration on a thread of its
-//! own ([`super::reload::load_and_prepare`]) while the loop goes on
+//! own, started with the loop and parked until a reload is asked for
+//! (`reload_worker.rs`), while the loop goes on
 //! shaping with the old one; the loop applies it between two frames
 //! ([`Engine::apply`]) and hands the outcome to [`Reload::on_outcome`]
 //! and to the askers. Requests that arrive meanwhile are served by the
@@ -30,8 +31,9 @@ use super::engine::{Engine, EngineError, Out, POOL_SLOTS};
 use super::hooks::Hooks;
 use super::pool::Pool;
 use super::port::{self, Port, PortError};
-use super::reload::{load_and_prepare, refused, Prepared, ReloadError};
+use super::reload::refused;
 use super::reload_request::{ReloadAnswer, ReloadRequests};
+use super::reload_worker::{Ask, Taken, Worker};
 use super::stats::Report;
 use super::wake::Wake;
 use crate::load::Source;
@@ -40,7 +42,6 @@ use crate::validate::Checked;
 use std::fmt;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::sync::Arc;
 
 /// Frames received from one socket before the loop turns to the other
@@ -169,7 +170,6 @@ pub fn now_ns() -> u64 {
 struct Job {
     ticket: u64,
     started_ns: u64,
-    prepared: Receiver<Result<Prepared, ReloadError>>,
 }
 
 /// The loop's side of reloads: SIGHUP's flag and time, the requests,
@@ -180,6 +180,9 @@ struct Reloader<'a> {
     /// When the last SIGHUP came ([`now_ns`]).
     hup_ns: Arc<AtomicU64>,
     wake: Arc<Wake>,
+    /// The reload's thread, started with the loop (`None` if it could
+    /// not start; tried again at the next request).
+    worker: Option<Worker>,
     job: Option<Job>,
 }
 
@@ -199,11 +202,15 @@ impl<'a> Reloader<'a> {
         // neither allocates nor locks.
         unsafe { signal_hook::low_level::register(signal_hook::consts::SIGHUP, action) }
             .map_err(RunError::Signals)?;
+        // A thread that cannot start now is tried again at the signal,
+        // whose reload is refused if it still cannot.
+        let worker = Worker::start(Arc::clone(&wake)).ok();
         Ok(Reloader {
             hooks,
             hup,
             hup_ns,
             wake,
+            worker,
             job: None,
         })
     }
@@ -220,7 +227,6 @@ impl<'a> Reloader<'a> {
         let signalled = self.job.is_none() && self.hup.swap(false, Ordering::Acquire);
         if signalled || (self.job.is_none() && self.hooks.requests.pending()) {
             let ticket = self.hooks.requests.take();
-            let (tx, rx) = mpsc::channel();
             let now = now_ns();
             // From the signal when one asked (it may have waited for a
             // reload before it to end), else from now.
@@ -229,26 +235,13 @@ impl<'a> Reloader<'a> {
             } else {
                 now
             };
-            let (source, old, woken) = (
-                self.hooks.source.clone(),
-                Arc::clone(engine.plan()),
-                Arc::clone(&self.wake),
-            );
-            let spawned = std::thread::Builder::new()
-                .name("fairway-reload".into())
-                .spawn(move || {
-                    // The loop may have stopped: no one to tell.
-                    let _ = tx.send(load_and_prepare(&source, &old, now));
-                    woken.wake();
-                });
-            match spawned {
-                Ok(_) => {
-                    self.job = Some(Job {
-                        ticket,
-                        started_ns,
-                        prepared: rx,
-                    })
-                }
+            let ask = Ask {
+                source: self.hooks.source.clone(),
+                old: Arc::clone(engine.plan()),
+                now_ns: now,
+            };
+            match self.hand_over(ask) {
+                Ok(()) => self.job = Some(Job { ticket, started_ns }),
                 Err(e) => self.answer(
                     ticket,
                     refused(&format!("cannot start the reload's thread: {e}")),
@@ -256,11 +249,19 @@ impl<'a> Reloader<'a> {
             }
         }
         let Some(job) = &self.job else { return };
-        let answer = match job.prepared.try_recv() {
-            Err(TryRecvError::Empty) => return,
-            Err(TryRecvError::Disconnected) => {
-                refused(&"the reload's thread ended without an answer")
+        let Some(worker) = self.worker.as_mut() else {
+            return;
+        };
+        let outcome = match worker.take() {
+            Taken::Nothing => return,
+            Taken::Gone => {
+                self.worker = None;
+                Err(refused(&"the reload's thread ended without an answer"))
             }
+            Taken::Done(outcome) => Ok(*outcome),
+        };
+        let answer = match outcome {
+            Err(gone) => gone,
             Ok(Err(e)) => refused(&e),
             Ok(Ok(prepared)) => {
                 let t0 = now_ns();
@@ -283,6 +284,22 @@ impl<'a> Reloader<'a> {
         self.answer(ticket, answer);
     }
 
+    /// Hands `ask` to the reload's thread, started again if it never
+    /// started or has died.
+    fn hand_over(&mut self, ask: Ask) -> io::Result<()> {
+        let ask = match self.worker.as_mut() {
+            Some(w) => match w.ask(ask) {
+                Ok(()) => return Ok(()),
+                Err(ask) => ask,
+            },
+            None => ask,
+        };
+        let mut w = Worker::start(Arc::clone(&self.wake))?;
+        let sent = w.ask(ask).map_err(|_| io::Error::other("it ended at once"));
+        self.worker = Some(w);
+        sent
+    }
+
     fn answer(&mut self, ticket: u64, answer: ReloadAnswer) {
         (self.hooks.on_outcome)(&answer);
         self.hooks.requests.complete(ticket, answer);
@@ -294,6 +311,8 @@ impl<'a> Reloader<'a> {
             let answer = refused(&"the shaper stopped before the reload could be applied");
             self.answer(job.ticket, answer);
         }
+        // Its thread ends: at once if parked, else after its work.
+        self.worker = None;
     }
 }
 
@@ -471,6 +490,10 @@ mod tests {
             on_outcome: &mut on,
         })
         .unwrap();
+        assert!(
+            r.worker.is_some(),
+            "the reload's thread waits before any signal"
+        );
         let fd = r.raw_fd();
         assert!(!readable(fd, 0));
         let before = now_ns();
@@ -509,6 +532,9 @@ mod tests {
             r.turn(&mut engine);
         }
         assert!(!readable(fd, 0));
+        assert!(r.worker.is_some(), "the same thread waits for the next one");
+        r.stop();
+        assert!(r.worker.is_none(), "a stop ends the reload's thread");
         drop(r);
         assert_eq!(answers.len(), 1);
         assert!(answers[0].ok, "{}", answers[0].text);

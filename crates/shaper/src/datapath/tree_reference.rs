@@ -7,6 +7,11 @@
 //! scheduler (built here from the spec directly) is given a token for
 //! every eligible child without one (in slot order), its stale head
 //! tokens are dropped, and its head child is next.
+//!
+//! It models a tree as built, not a reload: the reload's rules (what a
+//! circuit that stays keeps; a changed queue limit taken by the kept
+//! queue once it is empty, its frames never copied) are the real tree's
+//! edit's, tested against a tree built afresh in `tree_edit_tests`.
 
 #![allow(dead_code)]
 
@@ -37,14 +42,6 @@ const LEAF_WAYS: u32 = 8;
 const LEAF_QUEUE_NS: u64 = 100_000_000;
 /// The smallest packet limit of a circuit.
 const MIN_LEAF_LIMIT: u32 = 64;
-/// The queue a leaf holds until it takes over a running one: the
-/// smallest FQ-CoDel (within its ranges, so its construction cannot fail).
-const STAND_IN: FqCodelConfig = FqCodelConfig {
-    buckets: 1,
-    limit: 1,
-    ..FqCodelConfig::RFC8290
-};
-
 /// A leaf's FQ-CoDel packet limit for a max rate.
 pub fn leaf_limit(max_bps: u64) -> u32 {
     let bits = u128::from(max_bps) * u128::from(LEAF_QUEUE_NS) / 1_000_000_000;
@@ -81,11 +78,6 @@ struct Node {
 struct Leaf<P> {
     node: u32,
     fq: FqCodel<P>,
-    /// After a reload that changed the circuit's queue limit while it
-    /// held frames: the queue of the new limit, swapped in when `fq`
-    /// empties (frames are never moved between queues: that would lose
-    /// their flows' order and CoDel's state).
-    pending: Option<FqCodel<P>>,
 }
 
 /// One direction's tree; leaves `0..circuits` are the circuits, leaf
@@ -146,20 +138,6 @@ impl<P: Packet> Tree<P> {
     /// of `now_ns`. The root's rate is the link's (unlimited without
     /// `[interfaces]`).
     pub fn new(c: &Checked, dir: Dir, now_ns: u64) -> Result<Self, AqmConfigError> {
-        Self::build(c, dir, now_ns, |_| None)
-    }
-
-    /// As [`Self::new`], for a reload: a leaf for which `old_limit(leaf)`
-    /// gives the packet limit of the running queue it will take over
-    /// ([`Self::take_over`]) gets an empty one-packet stand-in, and, if
-    /// its own limit differs, its new queue waiting; so everything a
-    /// reload allocates is allocated here, before the swap.
-    pub fn build(
-        c: &Checked,
-        dir: Dir,
-        now_ns: u64,
-        old_limit: impl Fn(u32) -> Option<u32>,
-    ) -> Result<Self, AqmConfigError> {
         let link = c.plan.interfaces.as_ref().map_or(u64::MAX, |i| match dir {
             Dir::Download => i.download,
             Dir::Upload => i.upload,
@@ -198,15 +176,9 @@ impl<P: Packet> Tree<P> {
                     limit,
                     ..FqCodelConfig::RFC8290
                 };
-                let (fq, pending) = match old_limit(leaves.len() as u32) {
-                    None => (FqCodel::new(cfg)?, None),
-                    Some(l) if l == limit => (FqCodel::new(STAND_IN)?, None),
-                    Some(_) => (FqCodel::new(STAND_IN)?, Some(FqCodel::new(cfg)?)),
-                };
                 leaves.push(Leaf {
                     node: i as u32 + 1,
-                    fq,
-                    pending,
+                    fq: FqCodel::new(cfg)?,
                 });
             }
         }
@@ -437,9 +409,6 @@ impl<P: Packet> Tree<P> {
             let l = &mut self.leaves[leaf as usize];
             let p = l.fq.dequeue_with(now_ns, |p| on_drop(leaf, p));
             if l.fq.is_empty() {
-                if let Some(fresh) = l.pending.take() {
-                    l.fq = fresh;
-                }
                 self.deactivate(leaf);
             }
             if let Some(p) = p {

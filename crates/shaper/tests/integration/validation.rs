@@ -165,7 +165,7 @@ fn duplicate_ids_are_refused() {
     only(
         &e,
         &format!("{f}:3"),
-        &format!("device \"d1\" is defined twice (first at {f}:2)"),
+        &format!("device \"d1\" is defined twice (first at {f}:2); device names are unique"),
     );
     let text = node("n", None, "10mbit", "") + &node("n", None, "10mbit", "");
     let e = problems(shaper("nodedup", &text));
@@ -266,4 +266,19 @@ fn guarantees_whose_proportions_a_scheduler_cannot_weigh_are_refused() {
     // With weights, the same guarantees are taken.
     let weighted = text.replace("name = \"a\"", "name = \"a\"\nweight = 1");
     assert!(shaper("shares_w", &weighted).is_ok());
+}
+
+#[test]
+fn problems_of_one_row_keep_the_checks_order() {
+    // The devices' names and the addresses are checked on a second
+    // thread: their problems still come in the order the rules are
+    // listed, names before addresses.
+    let csv =
+        format!("{HEADER}\n1,a,d1,x,,,100.64.0.0/24,,1,1,4,4,\n2,b,d1,x,,,100.64.0.1,,1,1,4,4,\n");
+    let e = problems(libreqos("roworder", &csv, None));
+    let f = path("roworder.csv");
+    assert_eq!(e, [
+        format!("{f}:3: device \"d1\" is defined twice (first at {f}:2); device names are unique"),
+        format!("{f}:3: 100.64.0.1/32 of circuit \"2\" overlaps 100.64.0.0/24 of circuit \"1\" at {f}:2; circuits' addresses must be disjoint"),
+    ]);
 }
