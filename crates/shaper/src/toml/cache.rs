@@ -1,0 +1,298 @@
+//! The records of the last shaper file read, kept so that a reload
+//! parses only the records that changed.
+//!
+//! What: a map from each `[[node]]`, `[[circuit]]`, `[[device]]` and
+//! `[[rule]]` record's exact text (from its header line, which starts
+//! the line, to the next line that starts with `[`) to what the fast
+//! reader ([`super::fast`]) built from that text alone, its spans
+//! relative to the record's first byte.
+//!
+//! Why: a live reload reads the whole file at every change, and at
+//! thousands of circuits parsing is most of what a reload costs, while
+//! a change rewrites a few of the records. A record's text found in
+//! the map is taken from it (its spans moved to where the record now
+//! starts, so every place, line and column, is the new file's); only
+//! the others are parsed, each alone.
+//!
+//! Invariants:
+//! - an entry is what `fast::parse` builds from its key alone, at
+//!   offset 0: a record's parse depends on its bytes only, so a hit
+//!   equals parsing the record again. Parsing the file record by record
+//!   is parsing it cut at every header line, which `fast_tests` checks
+//!   against the `toml` crate; anything the fast reader does not build
+//!   (the root's keys and the other tables are parsed as before, in
+//!   runs between records) hands the whole file to the crate, so every
+//!   message stays the crate's;
+//! - the map holds the records of the last file the fast reader read
+//!   without a problem, and nothing else: it is replaced, never grown,
+//!   so it holds at most one file's records, and a file is read only
+//!   up to [`crate::limits::MAX_TOML_BYTES`]: keys of at most that many
+//!   bytes, and their values (a few times the text they were built
+//!   from);
+//! - one cache is kept for the process ([`take`], [`put`]), taken out
+//!   while a file is read: a second file read meanwhile (another
+//!   thread) finds none and parses every record, which gives the same
+//!   result.
+
+use super::fast;
+use super::{CircuitToml, DeviceToml, FileToml, NodeToml, RuleToml};
+use fairway_policy_file::RateField;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Mutex;
+use toml::Spanned;
+
+/// A record as the fast reader built it.
+#[derive(Clone)]
+pub(super) enum Record {
+    Node(Spanned<NodeToml>),
+    Circuit(Spanned<CircuitToml>),
+    Device(Spanned<DeviceToml>),
+    Rule(Spanned<RuleToml>),
+}
+
+/// Records by their text.
+type Map = HashMap<Box<str>, Record, foldhash::fast::RandomState>;
+
+/// The records of the last file read.
+#[derive(Default)]
+pub(super) struct Cache {
+    map: Map,
+}
+
+/// A record of the file being read: where it is, and what was built
+/// from it if it was not in the cache (`None`: it was).
+pub(super) type Seen = (Range<usize>, Option<Record>);
+
+static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+
+/// The process's cache, taken out (empty if another read has it).
+pub(super) fn take() -> Cache {
+    let mut slot = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    slot.take().unwrap_or_default()
+}
+
+/// Puts `cache` back as the process's cache.
+pub(super) fn put(cache: Cache) {
+    let mut slot = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    *slot = Some(cache);
+}
+
+impl Cache {
+    /// The tables of `text[part]` as [`fast::parse`] builds them, the
+    /// records found in the cache taken from it, and every record of
+    /// the part; `None` where the fast reader does not read the part.
+    pub(super) fn parse(
+        &self,
+        text: &str,
+        part: Range<usize>,
+        block: usize,
+    ) -> Option<(FileToml, Vec<Seen>)> {
+        let mut file = FileToml::empty();
+        let mut seen = Vec::new();
+        // Text between records: the root's keys and other tables.
+        let mut plain: Option<Range<usize>> = None;
+        let mut at = part.start;
+        while at < part.end {
+            let end = fast::header_line(text, at + 1).map_or(part.end, |e| e.min(part.end));
+            let piece = text.get(at..end)?;
+            if !piece.starts_with("[[") {
+                plain = Some(plain.map_or(at..end, |p| p.start..end));
+                at = end;
+                continue;
+            }
+            if let Some(p) = plain.take() {
+                add_plain(&mut file, fast::parse(text, p, block)?)?;
+            }
+            let record = match self.map.get(piece) {
+                Some(r) => {
+                    seen.push((at..end, None));
+                    r.clone()
+                }
+                None => {
+                    let r = Record::parse(piece)?;
+                    seen.push((at..end, Some(r.clone())));
+                    r
+                }
+            };
+            record.moved(at).into_file(&mut file);
+            at = end;
+        }
+        if let Some(p) = plain {
+            add_plain(&mut file, fast::parse(text, p, block)?)?;
+        }
+        Some((file, seen))
+    }
+
+    /// The cache of the file `text`, whose records are `seen`: the
+    /// entries found kept, the ones built added, the rest dropped.
+    pub(super) fn next(mut self, text: &str, seen: Vec<Seen>) -> Cache {
+        let mut map = Map::with_capacity_and_hasher(seen.len(), Default::default());
+        for (range, built) in seen {
+            let Some(key) = text.get(range) else { continue };
+            let entry = match built {
+                Some(r) => Some((Box::from(key), r)),
+                None => self.map.remove_entry(key),
+            };
+            if let Some((k, r)) = entry {
+                map.insert(k, r);
+            }
+        }
+        Cache { map }
+    }
+
+    /// How many records it holds.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.map.len()
+    }
+}
+
+/// What the fast reader built from text between records into `file`;
+/// `None` if a table given once is given again, or the text holds a
+/// record (then the order of records could differ: the crate's).
+fn add_plain(file: &mut FileToml, more: FileToml) -> Option<()> {
+    let FileToml {
+        interfaces,
+        libreqos,
+        default_class,
+        node,
+        circuit,
+        device,
+        rule,
+        flow,
+    } = more;
+    let records = node.len() + circuit.len() + device.len() + rule.len() + flow.len();
+    if records > 0 {
+        return None;
+    }
+    fn once<T>(slot: &mut Option<T>, v: Option<T>) -> Option<()> {
+        match (slot.is_some(), v) {
+            (true, Some(_)) => None,
+            (false, Some(v)) => {
+                *slot = Some(v);
+                Some(())
+            }
+            (_, None) => Some(()),
+        }
+    }
+    once(&mut file.interfaces, interfaces)?;
+    once(&mut file.libreqos, libreqos)?;
+    once(&mut file.default_class, default_class)
+}
+
+impl Record {
+    /// The one record `text` holds, spans from its start.
+    fn parse(text: &str) -> Option<Record> {
+        let f = fast::parse(text, 0..text.len(), usize::MAX)?;
+        let FileToml {
+            interfaces: None,
+            libreqos: None,
+            default_class: None,
+            mut node,
+            mut circuit,
+            mut device,
+            mut rule,
+            flow,
+        } = f
+        else {
+            return None;
+        };
+        match (node.len(), circuit.len(), device.len(), rule.len(), flow.len()) {
+            (1, 0, 0, 0, 0) => node.pop().map(Record::Node),
+            (0, 1, 0, 0, 0) => circuit.pop().map(Record::Circuit),
+            (0, 0, 1, 0, 0) => device.pop().map(Record::Device),
+            (0, 0, 0, 1, 0) => rule.pop().map(Record::Rule),
+            _ => None,
+        }
+    }
+
+    /// The record with every span moved `by` bytes on.
+    fn moved(self, by: usize) -> Record {
+        match self {
+            Record::Node(n) => Record::Node(node(n, by)),
+            Record::Circuit(c) => Record::Circuit(circuit(c, by)),
+            Record::Device(d) => Record::Device(device(d, by)),
+            Record::Rule(r) => Record::Rule(rule(r, by)),
+        }
+    }
+
+    fn into_file(self, f: &mut FileToml) {
+        match self {
+            Record::Node(n) => f.node.push(n),
+            Record::Circuit(c) => f.circuit.push(c),
+            Record::Device(d) => f.device.push(d),
+            Record::Rule(r) => f.rule.push(r),
+        }
+    }
+}
+
+/// `s` with its span moved `by` bytes on, its value by `inner`.
+fn mv<T>(s: Spanned<T>, by: usize, inner: impl FnOnce(T, usize) -> T) -> Spanned<T> {
+    let span = s.span();
+    Spanned::new(span.start + by..span.end + by, inner(s.into_inner(), by))
+}
+
+fn same<T>(v: T, _by: usize) -> T {
+    v
+}
+
+fn mv_opt<T>(s: Option<Spanned<T>>, by: usize) -> Option<Spanned<T>> {
+    s.map(|s| mv(s, by, same))
+}
+
+fn rate(r: Spanned<RateField>, by: usize) -> Spanned<RateField> {
+    mv(r, by, |field, by| match field {
+        RateField::One(s) => RateField::One(s),
+        RateField::PerDirection { download, upload } => RateField::PerDirection {
+            download: mv_opt(download, by),
+            upload: mv_opt(upload, by),
+        },
+    })
+}
+
+fn node(n: Spanned<NodeToml>, by: usize) -> Spanned<NodeToml> {
+    mv(n, by, |n, by| NodeToml {
+        name: mv(n.name, by, same),
+        parent: mv_opt(n.parent, by),
+        policy: mv_opt(n.policy, by),
+        weight: mv_opt(n.weight, by),
+        rate: rate(n.rate, by),
+        reservation: n.reservation.map(|r| rate(r, by)),
+    })
+}
+
+fn circuit(c: Spanned<CircuitToml>, by: usize) -> Spanned<CircuitToml> {
+    mv(c, by, |c, by| CircuitToml {
+        id: mv(c.id, by, same),
+        name: c.name,
+        parent: mv_opt(c.parent, by),
+        weight: mv_opt(c.weight, by),
+        rate: rate(c.rate, by),
+        reservation: c.reservation.map(|r| rate(r, by)),
+    })
+}
+
+fn device(d: Spanned<DeviceToml>, by: usize) -> Spanned<DeviceToml> {
+    mv(d, by, |d, by| DeviceToml {
+        id: mv(d.id, by, same),
+        name: d.name,
+        circuit: mv(d.circuit, by, same),
+        mac: mv_opt(d.mac, by),
+        ipv4: d.ipv4.into_iter().map(|s| mv(s, by, same)).collect(),
+        ipv6: d.ipv6.into_iter().map(|s| mv(s, by, same)).collect(),
+    })
+}
+
+fn rule(r: Spanned<RuleToml>, by: usize) -> Spanned<RuleToml> {
+    mv(r, by, |r, by| RuleToml {
+        circuit: mv(r.circuit, by, same),
+        prefix: mv_opt(r.prefix, by),
+        mac: mv_opt(r.mac, by),
+        vlan: mv_opt(r.vlan, by),
+        protocol: mv_opt(r.protocol, by),
+        src_ports: mv_opt(r.src_ports, by),
+        dst_ports: mv_opt(r.dst_ports, by),
+        dscp: mv_opt(r.dscp, by),
+    })
+}
