@@ -397,8 +397,9 @@ fn read_cached(
     cut: (usize, usize),
     records: &mut cache::Cache,
 ) -> Option<LibreqosFiles> {
+    records.begin();
     if let Some((files, fresh, seen)) = read_fast(file, text, cut, records) {
-        *records = std::mem::take(records).next(text, seen);
+        records.end(text, seen);
         merge(plan, fresh);
         return files;
     }

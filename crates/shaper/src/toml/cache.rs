@@ -12,7 +12,8 @@
 //! a change rewrites a few of the records. A record's text found in
 //! the map is taken from it (its spans moved to where the record now
 //! starts, so every place, line and column, is the new file's); only
-//! the others are parsed, each alone.
+//! the others are parsed, a run of them at a time, cut at every header
+//! line (each record read as it would be alone).
 //!
 //! Invariants:
 //! - an entry is what `fast::parse` builds from its key alone, at
@@ -32,13 +33,14 @@
 //! - one cache is kept for the process ([`take`], [`put`]), taken out
 //!   while a file is read: a second file read meanwhile (another
 //!   thread) finds none and parses every record, which gives the same
-//!   result.
+//!   result; the shaper's first load fills it for its first reload.
 
 use super::fast;
 use super::{CircuitToml, DeviceToml, FileToml, NodeToml, RuleToml};
 use fairway_policy_file::RateField;
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use toml::Spanned;
 
@@ -51,13 +53,23 @@ pub(super) enum Record {
     Rule(Spanned<RuleToml>),
 }
 
+/// A record kept, and the last read that found it in its file.
+struct Entry {
+    record: Record,
+    read: AtomicU64,
+}
+
 /// Records by their text.
-type Map = HashMap<Box<str>, Record, foldhash::fast::RandomState>;
+type Map = HashMap<Box<str>, Entry, foldhash::fast::RandomState>;
 
 /// The records of the last file read.
 #[derive(Default)]
 pub(super) struct Cache {
     map: Map,
+    /// The read under way: entries found are marked with it, and those
+    /// not marked are dropped when it ends ([`Cache::next`]), so that
+    /// the map is updated in place rather than built again.
+    read: u64,
 }
 
 /// A record of the file being read: where it is, and what was built
@@ -68,13 +80,17 @@ static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
 /// The process's cache, taken out (empty if another read has it).
 pub(super) fn take() -> Cache {
-    let mut slot = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut slot = CACHE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     slot.take().unwrap_or_default()
 }
 
 /// Puts `cache` back as the process's cache.
 pub(super) fn put(cache: Cache) {
-    let mut slot = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut slot = CACHE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     *slot = Some(cache);
 }
 
@@ -92,53 +108,60 @@ impl Cache {
         let mut seen = Vec::new();
         // Text between records: the root's keys and other tables.
         let mut plain: Option<Range<usize>> = None;
+        // Records not in the cache, parsed together when a run ends.
+        let mut missed: Vec<Range<usize>> = Vec::new();
         let mut at = part.start;
         while at < part.end {
             let end = fast::header_line(text, at + 1).map_or(part.end, |e| e.min(part.end));
             let piece = text.get(at..end)?;
-            if !piece.starts_with("[[") {
-                plain = Some(plain.map_or(at..end, |p| p.start..end));
-                at = end;
-                continue;
+            let found = piece.starts_with("[[").then(|| self.map.get(piece));
+            if !matches!(found, Some(None)) {
+                built(text, &mut missed, &mut file, &mut seen)?;
             }
-            if let Some(p) = plain.take() {
-                add_plain(&mut file, fast::parse(text, p, block)?)?;
-            }
-            let record = match self.map.get(piece) {
-                Some(r) => {
+            match found {
+                None => plain = Some(plain.map_or(at..end, |p| p.start..end)),
+                Some(None) => {
+                    if let Some(p) = plain.take() {
+                        add_plain(&mut file, fast::parse(text, p, block)?)?;
+                    }
+                    missed.push(at..end);
+                }
+                Some(Some(e)) => {
+                    if let Some(p) = plain.take() {
+                        add_plain(&mut file, fast::parse(text, p, block)?)?;
+                    }
+                    e.read.store(self.read, Ordering::Relaxed);
                     seen.push((at..end, None));
-                    r.clone()
+                    e.record.clone().moved(at).into_file(&mut file);
                 }
-                None => {
-                    let r = Record::parse(piece)?;
-                    seen.push((at..end, Some(r.clone())));
-                    r
-                }
-            };
-            record.moved(at).into_file(&mut file);
+            }
             at = end;
         }
+        built(text, &mut missed, &mut file, &mut seen)?;
         if let Some(p) = plain {
             add_plain(&mut file, fast::parse(text, p, block)?)?;
         }
         Some((file, seen))
     }
 
-    /// The cache of the file `text`, whose records are `seen`: the
-    /// entries found kept, the ones built added, the rest dropped.
-    pub(super) fn next(mut self, text: &str, seen: Vec<Seen>) -> Cache {
-        let mut map = Map::with_capacity_and_hasher(seen.len(), Default::default());
+    /// Begins a read: what [`Cache::parse`] finds is marked with it.
+    pub(super) fn begin(&mut self) {
+        self.read = self.read.wrapping_add(1);
+    }
+
+    /// Ends the read that found the records of the file `text`, `seen`:
+    /// the entries it found are kept, the records it built added, the
+    /// rest dropped.
+    pub(super) fn end(&mut self, text: &str, seen: Vec<Seen>) {
+        let read = self.read;
         for (range, built) in seen {
-            let Some(key) = text.get(range) else { continue };
-            let entry = match built {
-                Some(r) => Some((Box::from(key), r)),
-                None => self.map.remove_entry(key),
+            let (Some(key), Some(record)) = (text.get(range), built) else {
+                continue;
             };
-            if let Some((k, r)) = entry {
-                map.insert(k, r);
-            }
+            let read = AtomicU64::new(read);
+            self.map.insert(Box::from(key), Entry { record, read });
         }
-        Cache { map }
+        self.map.retain(|_, e| *e.read.get_mut() == read);
     }
 
     /// How many records it holds.
@@ -146,6 +169,54 @@ impl Cache {
     pub(super) fn len(&self) -> usize {
         self.map.len()
     }
+}
+
+/// The records `missed` (consecutive, emptied) as the fast reader
+/// builds them, cut at every header line (so each is read as it would
+/// be alone): into `file`, and into `seen` with spans from their start.
+/// `None` if the fast reader does not build them, one record each.
+fn built(
+    text: &str,
+    missed: &mut Vec<Range<usize>>,
+    file: &mut FileToml,
+    seen: &mut Vec<Seen>,
+) -> Option<()> {
+    let (Some(first), Some(last)) = (missed.first(), missed.last()) else {
+        return Some(());
+    };
+    let f = fast::parse(text, first.start..last.end, 1)?;
+    let FileToml {
+        interfaces: None,
+        libreqos: None,
+        default_class: None,
+        node,
+        circuit,
+        device,
+        rule,
+        flow,
+    } = f
+    else {
+        return None;
+    };
+    if !flow.is_empty() || node.len() + circuit.len() + device.len() + rule.len() != missed.len() {
+        return None;
+    }
+    let mut records: Vec<Record> = (node.into_iter().map(Record::Node))
+        .chain(circuit.into_iter().map(Record::Circuit))
+        .chain(device.into_iter().map(Record::Device))
+        .chain(rule.into_iter().map(Record::Rule))
+        .collect();
+    records.sort_by_key(Record::start);
+    for (range, r) in missed.drain(..).zip(records) {
+        if r.start() != range.start {
+            return None;
+        }
+        // Kept with spans from the record's start (wrapping: back by it).
+        let kept = r.clone().moved(0usize.wrapping_sub(range.start));
+        seen.push((range, Some(kept)));
+        r.into_file(file);
+    }
+    Some(())
 }
 
 /// What the fast reader built from text between records into `file`;
@@ -182,32 +253,19 @@ fn add_plain(file: &mut FileToml, more: FileToml) -> Option<()> {
 }
 
 impl Record {
-    /// The one record `text` holds, spans from its start.
-    fn parse(text: &str) -> Option<Record> {
-        let f = fast::parse(text, 0..text.len(), usize::MAX)?;
-        let FileToml {
-            interfaces: None,
-            libreqos: None,
-            default_class: None,
-            mut node,
-            mut circuit,
-            mut device,
-            mut rule,
-            flow,
-        } = f
-        else {
-            return None;
-        };
-        match (node.len(), circuit.len(), device.len(), rule.len(), flow.len()) {
-            (1, 0, 0, 0, 0) => node.pop().map(Record::Node),
-            (0, 1, 0, 0, 0) => circuit.pop().map(Record::Circuit),
-            (0, 0, 1, 0, 0) => device.pop().map(Record::Device),
-            (0, 0, 0, 1, 0) => rule.pop().map(Record::Rule),
-            _ => None,
+    /// Where its header starts.
+    fn start(&self) -> usize {
+        match self {
+            Record::Node(n) => n.span().start,
+            Record::Circuit(c) => c.span().start,
+            Record::Device(d) => d.span().start,
+            Record::Rule(r) => r.span().start,
         }
     }
 
-    /// The record with every span moved `by` bytes on.
+    /// The record with every span moved `by` bytes on (modulo the
+    /// word: a span moved back by its record's start wraps to its place
+    /// in the record).
     fn moved(self, by: usize) -> Record {
         match self {
             Record::Node(n) => Record::Node(node(n, by)),
@@ -230,7 +288,8 @@ impl Record {
 /// `s` with its span moved `by` bytes on, its value by `inner`.
 fn mv<T>(s: Spanned<T>, by: usize, inner: impl FnOnce(T, usize) -> T) -> Spanned<T> {
     let span = s.span();
-    Spanned::new(span.start + by..span.end + by, inner(s.into_inner(), by))
+    let moved = span.start.wrapping_add(by)..span.end.wrapping_add(by);
+    Spanned::new(moved, inner(s.into_inner(), by))
 }
 
 fn same<T>(v: T, _by: usize) -> T {

@@ -145,7 +145,10 @@ fn circuits(from: u32, n: u32) -> String {
 fn records_moved_by_an_edit_are_found_and_placed_where_they_now_are() {
     // Valid but for the MACs, which the conversion refuses with their
     // places: a record found in the cache must give its new line.
-    let before = format!("[interfaces]\ninternet = \"a\"\nsubscribers = \"b\"\nrate = \"1gbit\"\n\n{}", circuits(0, 30));
+    let before = format!(
+        "[interfaces]\ninternet = \"a\"\nsubscribers = \"b\"\nrate = \"1gbit\"\n\n{}",
+        circuits(0, 30)
+    );
     let after = format!(
         "[interfaces]\ninternet = \"a\"\nsubscribers = \"b\"\nrate = \"1gbit\"\n\n{}{}",
         circuits(100, 3),
@@ -153,7 +156,11 @@ fn records_moved_by_an_edit_are_found_and_placed_where_they_now_are() {
     );
     for cut in CUTS {
         let mut records = Cache::default();
-        let _ = cached(&before.replace("zz", "02:00:00:00:00:01"), &mut records, cut);
+        let _ = cached(
+            &before.replace("zz", "02:00:00:00:00:01"),
+            &mut records,
+            cut,
+        );
         assert_eq!(records.len(), 60, "{cut:?}");
         // The MACs make the file one the crate reads: the cache is kept.
         let _ = cached(&before, &mut records, cut);

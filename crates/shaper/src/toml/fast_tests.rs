@@ -33,7 +33,9 @@ fn outcome(
     (plan, errors, files)
 }
 
-pub(super) fn pick<T: Clone + std::fmt::Debug + 'static>(v: &'static [T]) -> impl Strategy<Value = T> {
+pub(super) fn pick<T: Clone + std::fmt::Debug + 'static>(
+    v: &'static [T],
+) -> impl Strategy<Value = T> {
     proptest::sample::select(v)
 }
 
