@@ -413,7 +413,7 @@ struct Part {
     /// It has `[interfaces]`, `[default_class]` (a second one, in the
     /// other part, is the crate's to refuse).
     singles: [bool; 2],
-    /// Its records, and those not in the cache as built.
+    /// Its records not in the cache, as built.
     seen: Vec<cache::Seen>,
 }
 

@@ -72,9 +72,9 @@ pub(super) struct Cache {
     read: u64,
 }
 
-/// A record of the file being read: where it is, and what was built
-/// from it if it was not in the cache (`None`: it was).
-pub(super) type Seen = (Range<usize>, Option<Record>);
+/// A record of the file being read that was not in the cache: where it
+/// is, and what was built from it (spans from its start).
+pub(super) type Seen = (Range<usize>, Record);
 
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
@@ -96,8 +96,9 @@ pub(super) fn put(cache: Cache) {
 
 impl Cache {
     /// The tables of `text[part]` as [`fast::parse`] builds them, the
-    /// records found in the cache taken from it, and every record of
-    /// the part; `None` where the fast reader does not read the part.
+    /// records found in the cache taken from it (and marked), and the
+    /// records it built; `None` where the fast reader does not read the
+    /// part.
     pub(super) fn parse(
         &self,
         text: &str,
@@ -112,7 +113,11 @@ impl Cache {
         let mut missed: Vec<Range<usize>> = Vec::new();
         let mut at = part.start;
         while at < part.end {
-            let end = fast::header_line(text, at + 1).map_or(part.end, |e| e.min(part.end));
+            // The next line that starts with `[`, as `fast` cuts.
+            let end = text
+                .get(at..part.end)
+                .and_then(|t| t.find("\n["))
+                .map_or(part.end, |i| at + i + 1);
             let piece = text.get(at..end)?;
             let found = piece.starts_with("[[").then(|| self.map.get(piece));
             if !matches!(found, Some(None)) {
@@ -131,7 +136,6 @@ impl Cache {
                         add_plain(&mut file, fast::parse(text, p, block)?)?;
                     }
                     e.read.store(self.read, Ordering::Relaxed);
-                    seen.push((at..end, None));
                     e.record.clone().moved(at).into_file(&mut file);
                 }
             }
@@ -149,13 +153,13 @@ impl Cache {
         self.read = self.read.wrapping_add(1);
     }
 
-    /// Ends the read that found the records of the file `text`, `seen`:
-    /// the entries it found are kept, the records it built added, the
-    /// rest dropped.
+    /// Ends the read of the file `text`, which built `seen`: the
+    /// entries it found are kept, the records it built added, the rest
+    /// dropped.
     pub(super) fn end(&mut self, text: &str, seen: Vec<Seen>) {
         let read = self.read;
-        for (range, built) in seen {
-            let (Some(key), Some(record)) = (text.get(range), built) else {
+        for (range, record) in seen {
+            let Some(key) = text.get(range) else {
                 continue;
             };
             let read = AtomicU64::new(read);
@@ -213,7 +217,7 @@ fn built(
         }
         // Kept with spans from the record's start (wrapping: back by it).
         let kept = r.clone().moved(0usize.wrapping_sub(range.start));
-        seen.push((range, Some(kept)));
+        seen.push((range, kept));
         r.into_file(file);
     }
     Some(())

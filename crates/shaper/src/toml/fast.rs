@@ -94,7 +94,7 @@ pub(super) fn parse(text: &str, part: Range<usize>, block: usize) -> Option<File
 }
 
 /// The start of the first line at or past `from` that starts with `[`.
-pub(super) fn header_line(text: &str, from: usize) -> Option<usize> {
+fn header_line(text: &str, from: usize) -> Option<usize> {
     let at = text
         .as_bytes()
         .get(from.checked_sub(1)?..)?
