@@ -67,7 +67,7 @@ type Map = HashMap<Box<str>, Entry, foldhash::fast::RandomState>;
 pub(super) struct Cache {
     map: Map,
     /// The read under way: entries found are marked with it, and those
-    /// not marked are dropped when it ends ([`Cache::next`]), so that
+    /// not marked are dropped when it ends ([`Cache::end`]), so that
     /// the map is updated in place rather than built again.
     read: u64,
 }
