@@ -63,6 +63,9 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
+mod cache;
+#[cfg(test)]
+mod cache_tests;
 mod fast;
 #[cfg(test)]
 mod fast_tests;
@@ -86,6 +89,22 @@ struct FileToml {
     /// A policy file's leaf, refused with a pointer to `[[circuit]]`.
     #[serde(default)]
     flow: Vec<Spanned<::toml::Value>>,
+}
+
+impl FileToml {
+    /// A file with no tables.
+    fn empty() -> Self {
+        FileToml {
+            interfaces: None,
+            libreqos: None,
+            default_class: None,
+            node: Vec::new(),
+            circuit: Vec::new(),
+            device: Vec::new(),
+            rule: Vec::new(),
+            flow: Vec::new(),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -116,7 +135,7 @@ struct ClassToml {
     reservation: Option<RateToml>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NodeToml {
     name: S,
@@ -127,7 +146,7 @@ struct NodeToml {
     reservation: Option<RateToml>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CircuitToml {
     id: S,
@@ -138,7 +157,7 @@ struct CircuitToml {
     reservation: Option<RateToml>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DeviceToml {
     id: S,
@@ -151,7 +170,7 @@ struct DeviceToml {
     ipv6: Vec<S>,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RuleToml {
     circuit: S,
@@ -352,7 +371,8 @@ pub fn read(
 const SPLIT_FROM: usize = 256 * 1024;
 
 /// [`read`], splitting files of `split_from` bytes or more, the fast
-/// reader parsing blocks of `block` bytes or more.
+/// reader parsing blocks of `block` bytes or more, with the process's
+/// cache of records ([`cache`]).
 fn read_with(
     file: &Arc<str>,
     text: &str,
@@ -361,7 +381,25 @@ fn read_with(
     split_from: usize,
     block: usize,
 ) -> Option<LibreqosFiles> {
-    if let Some((files, fresh)) = read_fast(file, text, split_from, block) {
+    let mut records = cache::take();
+    let files = read_cached(file, text, plan, errors, (split_from, block), &mut records);
+    cache::put(records);
+    files
+}
+
+/// [`read_with`] with `records` the cache, replaced by this file's
+/// records if the fast reader reads it (`cut`: `split_from`, `block`).
+fn read_cached(
+    file: &Arc<str>,
+    text: &str,
+    plan: &mut Plan,
+    errors: &mut Vec<ConfigError>,
+    cut: (usize, usize),
+    records: &mut cache::Cache,
+) -> Option<LibreqosFiles> {
+    records.begin();
+    if let Some((files, fresh, seen)) = read_fast(file, text, cut, records) {
+        records.end(text, seen);
         merge(plan, fresh);
         return files;
     }
@@ -375,19 +413,22 @@ struct Part {
     /// It has `[interfaces]`, `[default_class]` (a second one, in the
     /// other part, is the crate's to refuse).
     singles: [bool; 2],
+    /// Its records not in the cache, as built.
+    seen: Vec<cache::Seen>,
 }
 
-/// The fast reader's plan of `text`, or `None` where the crate must
-/// read it: tables the fast reader does not build, or a problem.
+/// The fast reader's plan of `text` and its records, or `None` where
+/// the crate must read it: tables the fast reader does not build, or a
+/// problem.
 fn read_fast(
     file: &Arc<str>,
     text: &str,
-    split_from: usize,
-    block: usize,
-) -> Option<(Option<LibreqosFiles>, Plan)> {
+    (split_from, block): (usize, usize),
+    records: &cache::Cache,
+) -> Option<(Option<LibreqosFiles>, Plan, Vec<cache::Seen>)> {
     let lines = LineIndex::new(text);
     let part = |range: Range<usize>| {
-        let f = fast::parse(text, range, block)?;
+        let (f, seen) = records.parse(text, range, block)?;
         let singles = [f.interfaces.is_some(), f.default_class.is_some()];
         let mut plan = Plan::default();
         let mut problems = Vec::new();
@@ -396,11 +437,12 @@ fn read_fast(
             files,
             plan,
             singles,
+            seen,
         })
     };
     let Some(cut) = fast::split(text, split_from) else {
         let p = part(0..text.len())?;
-        return Some((p.files, p.plan));
+        return Some((p.files, p.plan, p.seen));
     };
     let (first, second) = std::thread::scope(|s| {
         let other = std::thread::Builder::new().spawn_scoped(s, || part(cut..text.len()));
@@ -421,7 +463,8 @@ fn read_fast(
         return None;
     }
     merge(&mut first.plan, second.plan);
-    Some((first.files, first.plan))
+    first.seen.extend(second.seen);
+    Some((first.files, first.plan, first.seen))
 }
 
 /// [`read`] by the `toml` crate alone.

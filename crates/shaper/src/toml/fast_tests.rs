@@ -33,7 +33,9 @@ fn outcome(
     (plan, errors, files)
 }
 
-fn pick<T: Clone + std::fmt::Debug + 'static>(v: &'static [T]) -> impl Strategy<Value = T> {
+pub(super) fn pick<T: Clone + std::fmt::Debug + 'static>(
+    v: &'static [T],
+) -> impl Strategy<Value = T> {
     proptest::sample::select(v)
 }
 
@@ -125,7 +127,7 @@ fn field(k: usize, i: u32) -> BoxedStrategy<String> {
 
 /// A valid table of kind `k` (node, circuit, device), number `i`: its
 /// required fields, then some optional ones.
-fn table(k: usize, i: u32) -> BoxedStrategy<String> {
+pub(super) fn table(k: usize, i: u32) -> BoxedStrategy<String> {
     let (header, required) = match k {
         0 => ("[[node]]", format!("name = \"n{i}\"\nrate = \"100mbit\"\n")),
         1 => ("[[circuit]]", format!("id = \"c{i}\"\nrate = \"10mbit\"\n")),
@@ -155,7 +157,7 @@ fn table(k: usize, i: u32) -> BoxedStrategy<String> {
 /// A valid shaper file: optional `libreqos`, `[interfaces]` and
 /// `[default_class]`, then tables; blank and comment lines between;
 /// LF or CR LF line ends.
-fn valid() -> impl Strategy<Value = String> {
+pub(super) fn valid() -> impl Strategy<Value = String> {
     let tables = proptest::collection::vec((0usize..3, 0u32..4), 0..8);
     let head = (
         pick(&[
@@ -208,7 +210,7 @@ fn valid() -> impl Strategy<Value = String> {
 /// Lines the fast reader does not build (it hands the file to the
 /// crate), forms of TOML it reads, or lines with a problem the crate or
 /// the conversion reports.
-const ODD: &[&str] = &[
+pub(super) const ODD: &[&str] = &[
     "id = \"a\\tb\"",
     "name = 'literal'",
     "name = \"\"\"multi\"\"\"",
@@ -258,7 +260,7 @@ const ODD: &[&str] = &[
 ];
 
 /// A valid file with a few lines put in.
-fn odd() -> impl Strategy<Value = String> {
+pub(super) fn odd() -> impl Strategy<Value = String> {
     (
         valid(),
         proptest::collection::vec((any::<prop::sample::Index>(), pick(ODD)), 1..3),
