@@ -162,22 +162,18 @@ pub fn prepare(old: &Arc<Checked>, new: Checked, _now_ns: u64) -> Result<Prepare
     // The upload side and the statistics on a second thread: most of
     // the preparation is allocating queues and histograms, which scales
     // with the cores (one thread does it all if none can start).
-    let ((down, classifiers), (up, watch)) = std::thread::scope(|s| {
-        let other = || (edit(Dir::Upload), watch());
-        let helper = std::thread::Builder::new().spawn_scoped(s, other);
-        let here = (
-            edit(Dir::Download),
-            [
-                Classifier::new(&new, Dir::Download),
-                Classifier::new(&new, Dir::Upload),
-            ],
-        );
-        let there = match helper {
-            Ok(h) => h.join().unwrap_or_else(|_| other()),
-            Err(_) => other(),
-        };
-        (here, there)
-    });
+    let ((down, classifiers), (up, watch)) = crate::on_two::on_two(
+        || {
+            (
+                edit(Dir::Download),
+                [
+                    Classifier::new(&new, Dir::Download),
+                    Classifier::new(&new, Dir::Upload),
+                ],
+            )
+        },
+        || (edit(Dir::Upload), watch()),
+    );
     Ok(Prepared {
         edits: [down?, up?],
         classifiers,
