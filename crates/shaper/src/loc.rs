@@ -59,6 +59,11 @@ impl<'t> LineIndex<'t> {
         Self(place::LineIndex::new(text))
     }
 
+    /// The 1-based line of byte `offset`.
+    pub fn line(&self, offset: usize) -> u32 {
+        u32_of(self.0.line_col(offset).0)
+    }
+
     /// The place of byte `offset` in `file` (this index's text).
     pub fn loc(&self, file: &Arc<str>, offset: usize) -> Loc {
         let (line, col) = self.0.line_col(offset);
