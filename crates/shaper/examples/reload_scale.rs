@@ -354,7 +354,7 @@ fn shaper_path(src: &Source, e: &mut Engine) {
 }
 
 /// `n` reloads of the shaper file through `load_and_prepare`, from one
-/// file to the other and back; the mean wall and CPU per reload.
+/// file to the other and back; the least and median wall and CPU.
 fn repeat(n: u32) {
     let dir = std::env::temp_dir().join(format!("reload_scale.{}", std::process::id()));
     let (a, b) = (dir.join("a"), dir.join("b"));
@@ -369,7 +369,7 @@ fn repeat(n: u32) {
     // b first: the cache then holds a's records for the first reload, to b.
     let plan_b = load(&src_b);
     let plan_a = load(&src_a);
-    let (mut wall, mut work, mut freed) = (0u64, 0u64, 0u64);
+    let (mut walls, mut works, mut freed) = (Vec::new(), Vec::new(), 0u64);
     for i in 0..n {
         let (to, old) = if i % 2 == 0 {
             (&src_b, &plan_a)
@@ -379,18 +379,23 @@ fn repeat(n: u32) {
         let (t, c) = (Instant::now(), process_cpu_ns());
         let prepared = load_and_prepare(to, old, 1).expect("prepared");
         let c2 = process_cpu_ns();
-        wall += t.elapsed().as_nanos() as u64;
+        walls.push(t.elapsed().as_nanos() as u64);
+        works.push(c2 - c);
         drop(prepared);
-        work += c2 - c;
         freed += process_cpu_ns() - c2;
     }
-    let per = |ns: u64| show_ns(ns / u64::from(n.max(1)));
+    // The least and the median: other work on the machine only adds.
+    let spread = |v: &mut Vec<u64>| {
+        v.sort_unstable();
+        let at = |i: usize| v.get(i).copied().map_or_else(String::new, show_ns);
+        format!("least {}, median {}", at(0), at(v.len() / 2))
+    };
     println!(
-        "{n} reloads of the shaper file: load_and_prepare {} of wall, {} of CPU (all threads) each, \
+        "{n} reloads of the shaper file, load_and_prepare each: wall {}; CPU of all threads {}; \
          {} of CPU to drop what it prepared",
-        per(wall),
-        per(work),
-        per(freed)
+        spread(&mut walls),
+        spread(&mut works),
+        show_ns(freed / u64::from(n.max(1)))
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

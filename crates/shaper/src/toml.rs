@@ -397,9 +397,8 @@ fn read_cached(
     cut: (usize, usize),
     records: &mut cache::Cache,
 ) -> Option<LibreqosFiles> {
-    records.begin();
     if let Some((files, fresh, seen)) = read_fast(file, text, cut, records) {
-        records.end(text, seen);
+        records.end(seen);
         merge(plan, fresh);
         return files;
     }

@@ -14,19 +14,26 @@
 //! places' lines moved to where the record now starts; a record starts
 //! a line, so the columns stay: every place is the new file's); only
 //! the others are parsed and converted, a run of them at a time, cut at
-//! every header line (each record read as it would be alone).
+//! every header line (each record read as it would be alone). The
+//! entries are kept in the file's order, and a record is looked for
+//! first in the entry after the last one found: the records a change
+//! leaves alone come in the same order, so most are found by one
+//! comparison of memory read in order, the hash table being for the
+//! others.
 //!
 //! Invariants:
 //! - an entry is the item [`super::convert`] makes of what
 //!   `fast::parse` builds from its key alone, its lines from the key's
 //!   first: a record's parse and conversion depend on its bytes only
 //!   (a record with a problem is never kept: the crate reads that file),
-//!   so a hit equals parsing and converting the record again. Parsing the file record by record
-//!   is parsing it cut at every header line, which `fast_tests` checks
+//!   so a hit equals parsing and converting the record again. Parsing
+//!   the file record by record is parsing it cut at every header line, which `fast_tests` checks
 //!   against the `toml` crate; anything the fast reader does not build
 //!   (the root's keys and the other tables are parsed as before, in
 //!   runs between records) hands the whole file to the crate, so every
 //!   message stays the crate's;
+//! - a record is found only by a comparison of its whole text with a
+//!   key (the hash only says where to compare);
 //! - the map holds the records of the last file the fast reader read
 //!   without a problem, and nothing else: it is replaced, never grown,
 //!   so it holds at most one file's records, and a file is read only
@@ -43,8 +50,8 @@ use super::{CircuitToml, DeviceToml, FileToml, NodeToml, RuleToml};
 use crate::loc::{LineIndex, Loc};
 use crate::plan::{Circuit, Device, Node, Plan, Prefix, Rule};
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use toml::Spanned;
 
@@ -65,32 +72,47 @@ pub(super) enum Item {
     Rule(Rule),
 }
 
-/// An item kept, and the last read that found it in its file.
-struct Entry {
+/// An item kept, with its record's text.
+pub(super) struct Entry {
+    key: Box<str>,
+    /// The key's hash ([`Cache::hasher`]).
+    hash: u64,
     item: Item,
-    read: AtomicU64,
+    /// The next entry whose key has the same hash, or [`NONE`].
+    same: u32,
 }
 
-/// Items by their record's text.
-type Map = HashMap<Box<str>, Entry, foldhash::fast::RandomState>;
+/// No entry.
+const NONE: u32 = u32::MAX;
 
 /// The records of the last file read.
 #[derive(Default)]
 pub(super) struct Cache {
-    map: Map,
-    /// The read under way: entries found are marked with it, and those
-    /// not marked are dropped when it ends ([`Cache::end`]), so that
-    /// the map is updated in place rather than built again.
-    read: u64,
+    /// In the order of that file: the records of a file read next that
+    /// were not changed come in the same order, so each is looked for
+    /// first after the last one found (one comparison, memory read in
+    /// order), and by its hash only when that fails.
+    entries: Vec<Box<Entry>>,
+    /// The first entry of each hash, the others chained by
+    /// [`Entry::same`].
+    index: HashMap<u64, u32, foldhash::fast::RandomState>,
+    hasher: foldhash::fast::RandomState,
+    /// How many entries of each kind (nodes, circuits, devices, rules):
+    /// room made for as many items in a part as its share of them.
+    kinds: [usize; 4],
 }
 
-/// A record of the file being read that was not in the cache: where it
-/// is, and its item (lines from its first).
-pub(super) type Seen = (Range<usize>, Item);
+/// A record of the file being read, in the file's order: found in the
+/// cache (its entry's index), or not (its entry, made; small, as there
+/// is one for every record).
+pub(super) enum Seen {
+    Found(u32),
+    Built(Box<Entry>),
+}
 
 /// What [`Cache::parse`] made of a part of a file: the tables between
 /// records as the fast reader built them (to convert), the records'
-/// items in the file's order, and the records not found.
+/// items in the file's order, and its records.
 pub(super) type Parsed = (FileToml, Plan, Vec<Seen>);
 
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
@@ -132,7 +154,8 @@ impl Cache {
     ) -> Option<Parsed> {
         let mut file = FileToml::empty();
         let mut items = Plan::default();
-        let mut seen = Vec::new();
+        self.make_room(&mut items, part.len(), text.len());
+        let mut seen = Vec::with_capacity(self.entries.len());
         let mut problems = Vec::new();
         let mut conv = Conv {
             file: at.file,
@@ -144,6 +167,9 @@ impl Cache {
         let mut plain: Option<Range<usize>> = None;
         // Records not in the cache, parsed together when a run ends.
         let mut missed: Vec<Range<usize>> = Vec::new();
+        // Where the next record is looked for first: after the last one
+        // found (a first half starts with the first entry).
+        let mut next = if part.start == 0 { 0 } else { usize::MAX };
         let mut start = part.start;
         while start < part.end {
             // The next line that starts with `[`, as `fast` cuts.
@@ -152,9 +178,10 @@ impl Cache {
                 .and_then(|t| t.find("\n["))
                 .map_or(part.end, |i| start + i + 1);
             let piece = text.get(start..end)?;
-            let found = piece.starts_with("[[").then(|| self.map.get(piece));
+            let found = piece.starts_with("[[").then(|| self.find(piece, next));
             if !matches!(found, Some(None)) {
-                built(text, &mut missed, &mut conv, &mut items, &mut seen)?;
+                let how = (self, &mut conv);
+                built(text, &mut missed, how, &mut items, &mut seen)?;
             }
             match found {
                 None => plain = Some(plain.map_or(start..end, |p| p.start..end)),
@@ -164,18 +191,20 @@ impl Cache {
                     }
                     missed.push(start..end);
                 }
-                Some(Some(e)) => {
+                Some(Some(i)) => {
                     if let Some(p) = plain.take() {
                         add_plain(&mut file, fast::parse(text, p, block)?)?;
                     }
-                    e.read.store(self.read, Ordering::Relaxed);
                     let line = at.lines.line(start);
+                    let e = self.entries.get(i as usize)?;
                     e.item.placed(at.file, line).into_plan(&mut items);
+                    seen.push(Seen::Found(i));
+                    next = i as usize + 1;
                 }
             }
             start = end;
         }
-        built(text, &mut missed, &mut conv, &mut items, &mut seen)?;
+        built(text, &mut missed, (self, &mut conv), &mut items, &mut seen)?;
         drop(conv);
         if let Some(p) = plain {
             add_plain(&mut file, fast::parse(text, p, block)?)?;
@@ -183,42 +212,93 @@ impl Cache {
         problems.is_empty().then_some((file, items, seen))
     }
 
-    /// Begins a read: what [`Cache::parse`] finds is marked with it.
-    pub(super) fn begin(&mut self) {
-        self.read = self.read.wrapping_add(1);
+    /// The index of the entry whose key is `piece`: the entry `next`
+    /// if it is, else the one its hash leads to.
+    fn find(&self, piece: &str, next: usize) -> Option<u32> {
+        if let Some(e) = self.entries.get(next) {
+            if *e.key == *piece {
+                return u32::try_from(next).ok();
+            }
+        }
+        let hash = self.hasher.hash_one(piece);
+        let mut i = *self.index.get(&hash)?;
+        loop {
+            let e = self.entries.get(i as usize)?;
+            if e.hash == hash && *e.key == *piece {
+                return Some(i);
+            }
+            i = e.same;
+        }
     }
 
-    /// Ends the read of the file `text`, which built `seen`: the
-    /// entries it found are kept, the records it built added, the rest
-    /// dropped.
-    pub(super) fn end(&mut self, text: &str, seen: Vec<Seen>) {
-        let read = self.read;
-        for (range, item) in seen {
-            let Some(key) = text.get(range) else {
-                continue;
+    /// Room in `items` for the items of a part of `part` bytes of a
+    /// file of `whole`: its share of the last file's, a tenth more.
+    fn make_room(&self, items: &mut Plan, part: usize, whole: usize) {
+        let share = |n: usize| {
+            let n = n.saturating_mul(part) / whole.max(1);
+            n.saturating_add(n / 10)
+        };
+        let [n, c, d, r] = self.kinds.map(share);
+        items.nodes.reserve(n);
+        items.circuits.reserve(c);
+        items.devices.reserve(d);
+        items.rules.reserve(r);
+    }
+
+    /// A new entry: `item` (lines from its first) of the record `key`.
+    fn entry(&self, key: &str, item: Item) -> Box<Entry> {
+        Box::new(Entry {
+            key: Box::from(key),
+            hash: self.hasher.hash_one(key),
+            item,
+            same: NONE,
+        })
+    }
+
+    /// Ends the read of a file whose records are `seen` (in its order):
+    /// the entries found are kept, the records built added, the rest
+    /// dropped; all in that order.
+    pub(super) fn end(&mut self, seen: Vec<Seen>) {
+        let mut old: Vec<Option<Box<Entry>>> =
+            std::mem::take(&mut self.entries).into_iter().map(Some).collect();
+        self.index.clear();
+        self.kinds = [0; 4];
+        self.entries.reserve(seen.len());
+        for s in seen {
+            let mut e = match s {
+                // A record given twice alike is kept once.
+                Seen::Found(i) => match old.get_mut(i as usize).and_then(Option::take) {
+                    Some(e) => e,
+                    None => continue,
+                },
+                Seen::Built(e) => e,
             };
-            let read = AtomicU64::new(read);
-            self.map.insert(Box::from(key), Entry { item, read });
+            // Entries fewer than a file's bytes: the index fits.
+            let Ok(at) = u32::try_from(self.entries.len()) else {
+                break;
+            };
+            e.same = self.index.insert(e.hash, at).unwrap_or(NONE);
+            self.kinds[e.item.kind()] += 1;
+            self.entries.push(e);
         }
-        self.map.retain(|_, e| *e.read.get_mut() == read);
     }
 
     /// How many records it holds.
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        self.map.len()
+        self.entries.len()
     }
 }
 
 /// The records `missed` (consecutive, emptied) as the fast reader
 /// builds them, cut at every header line (so each is read as it would
-/// be alone), converted by `conv`: into `items`, and into `seen` with
-/// lines from their first. `None` if the fast reader does not build
+/// be alone), converted by `conv`: into `items`, and into `seen` as
+/// `cache`'s new entries (lines from their first). `None` if the fast reader does not build
 /// them, one record each, or one has a problem.
 fn built(
     text: &str,
     missed: &mut Vec<Range<usize>>,
-    conv: &mut Conv<'_>,
+    (cache, conv): (&Cache, &mut Conv<'_>),
     items: &mut Plan,
     seen: &mut Vec<Seen>,
 ) -> Option<()> {
@@ -255,7 +335,8 @@ fn built(
         let item = r.converted(conv)?;
         // Kept with lines from the record's first (wrapping: back by it).
         let back = 0u32.wrapping_sub(conv.lines.line(range.start));
-        seen.push((range, item.placed(conv.file, back)));
+        let key = text.get(range)?;
+        seen.push(Seen::Built(cache.entry(key, item.placed(conv.file, back))));
         item.into_plan(items);
     }
     Some(())
@@ -365,6 +446,16 @@ impl Item {
                 circuit: r.circuit.clone(),
                 at: at(&r.at),
             }),
+        }
+    }
+
+    /// Its kind's place in [`Cache::kinds`].
+    fn kind(&self) -> usize {
+        match self {
+            Item::Node(_) => 0,
+            Item::Circuit(_) => 1,
+            Item::Device(_) => 2,
+            Item::Rule(_) => 3,
         }
     }
 
