@@ -365,7 +365,8 @@ fn repeat(n: u32) {
     }
     let src = |d: &Path| Source::ShaperFile(d.join("shaper.toml"));
     let (src_a, src_b) = (src(&a), src(&b));
-    let load = |s: &Source| Arc::new(fairway_shaper::load(s).unwrap_or_else(|e| panic!("{}", e[0])));
+    let load =
+        |s: &Source| Arc::new(fairway_shaper::load(s).unwrap_or_else(|e| panic!("{}", e[0])));
     // b first: the cache then holds a's records for the first reload, to b.
     let plan_b = load(&src_b);
     let plan_a = load(&src_a);

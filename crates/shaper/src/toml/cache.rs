@@ -170,14 +170,19 @@ impl Cache {
         // Where the next record is looked for first: after the last one
         // found (a first half starts with the first entry).
         let mut next = if part.start == 0 { 0 } else { usize::MAX };
+        let header = memchr::memmem::Finder::new(b"\n[");
         let mut start = part.start;
+        // The line `start` is on, counted along.
+        let mut line = at.lines.line(start);
         while start < part.end {
             // The next line that starts with `[`, as `fast` cuts.
             let end = text
                 .get(start..part.end)
-                .and_then(|t| t.find("\n["))
+                .and_then(|t| header.find(t.as_bytes()))
                 .map_or(part.end, |i| start + i + 1);
             let piece = text.get(start..end)?;
+            let first = line;
+            line = line.wrapping_add(count_lines(piece));
             let found = piece.starts_with("[[").then(|| self.find(piece, next));
             if !matches!(found, Some(None)) {
                 let how = (self, &mut conv);
@@ -195,9 +200,8 @@ impl Cache {
                     if let Some(p) = plain.take() {
                         add_plain(&mut file, fast::parse(text, p, block)?)?;
                     }
-                    let line = at.lines.line(start);
                     let e = self.entries.get(i as usize)?;
-                    e.item.placed(at.file, line).into_plan(&mut items);
+                    e.item.placed(at.file, first).into_plan(&mut items);
                     seen.push(Seen::Found(i));
                     next = i as usize + 1;
                 }
@@ -259,8 +263,10 @@ impl Cache {
     /// the entries found are kept, the records built added, the rest
     /// dropped; all in that order.
     pub(super) fn end(&mut self, seen: Vec<Seen>) {
-        let mut old: Vec<Option<Box<Entry>>> =
-            std::mem::take(&mut self.entries).into_iter().map(Some).collect();
+        let mut old: Vec<Option<Box<Entry>>> = std::mem::take(&mut self.entries)
+            .into_iter()
+            .map(Some)
+            .collect();
         self.index.clear();
         self.kinds = [0; 4];
         self.entries.reserve(seen.len());
@@ -340,6 +346,12 @@ fn built(
         item.into_plan(items);
     }
     Some(())
+}
+
+/// How many lines end in `piece`.
+fn count_lines(piece: &str) -> u32 {
+    let n = memchr::memchr_iter(b'\n', piece.as_bytes()).count();
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// What the fast reader built from text between records into `file`;
