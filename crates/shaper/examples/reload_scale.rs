@@ -48,6 +48,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 fn main() {
+    // As the shaper does (`datapath/run.rs`).
+    fairway_shaper::datapath::memory::keep_freed_memory();
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--repeat") {
         let n = args.get(i + 1).and_then(|n| n.parse().ok());
