@@ -15,8 +15,9 @@
 //! [`MMAP_FROM`] or more (the frame pool) is still mapped and unmapped
 //! whole. Elsewhere than on glibc nothing is changed.
 
-/// Blocks this large or larger are mapped on their own: glibc's largest
-/// mmap threshold on a 64-bit machine (a larger one is refused).
+/// Blocks this large or larger are mapped on their own: the ceiling of
+/// glibc's own moving threshold on a 64-bit machine (it raises its
+/// threshold up to this as mapped blocks are freed, from 128 KiB).
 pub const MMAP_FROM: usize = 32 << 20;
 
 /// The heap's free top is given back to the kernel once it is this
