@@ -91,7 +91,10 @@ pub(super) struct Cache {
     /// In the order of that file: the records of a file read next that
     /// were not changed come in the same order, so each is looked for
     /// first after the last one found (one comparison, memory read in
-    /// order), and by its hash only when that fails.
+    /// order), and by its hash only when that fails. Boxed:
+    /// [`Cache::end`] puts them in the new file's order moving a pointer
+    /// each, and a record built is handed over boxed.
+    #[allow(clippy::vec_box)]
     entries: Vec<Box<Entry>>,
     /// The first entry of each hash, the others chained by
     /// [`Entry::same`].
