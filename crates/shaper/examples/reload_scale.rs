@@ -22,6 +22,13 @@
 //! its loop runs it: `load_and_prepare` on a thread of its own that
 //! wakes the loop when done, the pause and the reload's line, with the
 //! hand-offs between the threads timed.
+//!
+//! `… --example reload_scale -- --repeat N` runs the shaper file's
+//! `load_and_prepare` N times, back and forth between the two files
+//! (each time against the other's plan, the record cache holding the
+//! other file's records, as at a reload), for a profiler: `perf record
+//! -g` sees the reload's work and little else. Prints the mean wall
+//! and CPU (all threads) per reload.
 
 mod common;
 
@@ -41,6 +48,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 fn main() {
+    // As the shaper does (`datapath/run.rs`).
+    fairway_shaper::datapath::memory::keep_freed_memory();
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--repeat") {
+        let n = args.get(i + 1).and_then(|n| n.parse().ok());
+        repeat(n.expect("--repeat N: a count of reloads"));
+        return;
+    }
     if std::env::args().any(|a| a == "--from-file") {
         from_file(Format::Toml);
         from_file(Format::Libreqos);
@@ -338,6 +353,54 @@ fn shaper_path(src: &Source, e: &mut Engine) {
         show_ns(process_cpu_ns() - cpu)
     );
     drop(applied);
+}
+
+/// `n` reloads of the shaper file through `load_and_prepare`, from one
+/// file to the other and back; the least and median wall and CPU.
+fn repeat(n: u32) {
+    let dir = std::env::temp_dir().join(format!("reload_scale.{}", std::process::id()));
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let p = plan();
+    for (d, plan) in [(&a, p.clone()), (&b, changed(&p))] {
+        std::fs::create_dir_all(d).expect("scratch folder");
+        write(&plan, Format::Toml, d);
+    }
+    let src = |d: &Path| Source::ShaperFile(d.join("shaper.toml"));
+    let (src_a, src_b) = (src(&a), src(&b));
+    let load =
+        |s: &Source| Arc::new(fairway_shaper::load(s).unwrap_or_else(|e| panic!("{}", e[0])));
+    // b first: the cache then holds a's records for the first reload, to b.
+    let plan_b = load(&src_b);
+    let plan_a = load(&src_a);
+    let (mut walls, mut works, mut freed) = (Vec::new(), Vec::new(), 0u64);
+    for i in 0..n {
+        let (to, old) = if i % 2 == 0 {
+            (&src_b, &plan_a)
+        } else {
+            (&src_a, &plan_b)
+        };
+        let (t, c) = (Instant::now(), process_cpu_ns());
+        let prepared = load_and_prepare(to, old, 1).expect("prepared");
+        let c2 = process_cpu_ns();
+        walls.push(t.elapsed().as_nanos() as u64);
+        works.push(c2 - c);
+        drop(prepared);
+        freed += process_cpu_ns() - c2;
+    }
+    // The least and the median: other work on the machine only adds.
+    let spread = |v: &mut Vec<u64>| {
+        v.sort_unstable();
+        let at = |i: usize| v.get(i).copied().map_or_else(String::new, show_ns);
+        format!("least {}, median {}", at(0), at(v.len() / 2))
+    };
+    println!(
+        "{n} reloads of the shaper file, load_and_prepare each: wall {}; CPU of all threads {}; \
+         {} of CPU to drop what it prepared",
+        spread(&mut walls),
+        spread(&mut works),
+        show_ns(freed / u64::from(n.max(1)))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Blocks until `fd` is readable, as the loop's `ppoll` does.

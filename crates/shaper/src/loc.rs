@@ -49,19 +49,49 @@ impl Loc {
     }
 }
 
-/// Places of byte offsets in one text: the policy files' line index
-/// ([`fairway_policy_file::place`]), giving [`Loc`]s.
-pub struct LineIndex<'t>(place::LineIndex<'t>);
+/// Places of byte offsets in one text, giving [`Loc`]s: what
+/// [`fairway_policy_file::place::LineIndex`] gives, its line starts
+/// found by a SIMD search (a reload of a large shaper file builds one).
+pub struct LineIndex<'t> {
+    text: &'t str,
+    /// Byte offset where each line starts.
+    starts: Vec<usize>,
+}
 
 impl<'t> LineIndex<'t> {
     /// The index of `text`.
     pub fn new(text: &'t str) -> Self {
-        Self(place::LineIndex::new(text))
+        let mut starts = Vec::with_capacity(text.len() / 32 + 1);
+        starts.push(0);
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        Self { text, starts }
+    }
+
+    /// 1-based line and column (in characters) of byte `offset`; an
+    /// offset past the end is the end, one inside a character is that
+    /// character.
+    fn line_col(&self, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.starts.get(line - 1).copied().unwrap_or(0);
+        let col = self
+            .text
+            .get(start..offset)
+            .map_or(0, |t| t.chars().count());
+        (line, col + 1)
+    }
+
+    /// The 1-based line of byte `offset`.
+    pub fn line(&self, offset: usize) -> u32 {
+        u32_of(self.line_col(offset).0)
     }
 
     /// The place of byte `offset` in `file` (this index's text).
     pub fn loc(&self, file: &Arc<str>, offset: usize) -> Loc {
-        let (line, col) = self.0.line_col(offset);
+        let (line, col) = self.line_col(offset);
         Loc {
             file: Arc::clone(file),
             line: Some(u32_of(line)),
@@ -117,6 +147,20 @@ mod tests {
                 Loc::at_offset(&f, text, offset),
                 "{offset}"
             );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_index_places_as_the_policy_files_do(
+            text in "[ab\n\u{e9}\u{1F600}\r]{0,40}",
+            offsets in proptest::collection::vec(0usize..48, 1..8),
+        ) {
+            let index = LineIndex::new(&text);
+            for offset in offsets {
+                let (line, col) = place::line_col(&text, offset);
+                proptest::prop_assert_eq!(index.line_col(offset), (line, col), "{:?} at {}", text, offset);
+            }
         }
     }
 }

@@ -397,9 +397,8 @@ fn read_cached(
     cut: (usize, usize),
     records: &mut cache::Cache,
 ) -> Option<LibreqosFiles> {
-    records.begin();
     if let Some((files, fresh, seen)) = read_fast(file, text, cut, records) {
-        records.end(text, seen);
+        records.end(seen);
         merge(plan, fresh);
         return files;
     }
@@ -427,11 +426,16 @@ fn read_fast(
     records: &cache::Cache,
 ) -> Option<(Option<LibreqosFiles>, Plan, Vec<cache::Seen>)> {
     let lines = LineIndex::new(text);
+    let at = cache::Places {
+        file,
+        lines: &lines,
+    };
     let part = |range: Range<usize>| {
-        let (f, seen) = records.parse(text, range, block)?;
+        let (f, mut plan, seen) = records.parse(text, range, block, &at)?;
         let singles = [f.interfaces.is_some(), f.default_class.is_some()];
-        let mut plan = Plan::default();
         let mut problems = Vec::new();
+        // The tables between the records: the records' items are in
+        // `plan` already, and `f` has none.
         let files = convert(file, &lines, f, &mut plan, &mut problems);
         problems.is_empty().then_some(Part {
             files,
@@ -506,13 +510,23 @@ fn merge(plan: &mut Plan, fresh: Plan) {
     if default_class.is_some() {
         plan.default_class = default_class;
     }
-    plan.nodes.extend(nodes);
-    plan.circuits.extend(circuits);
-    plan.devices.extend(devices);
-    plan.rules.extend(rules);
+    append(&mut plan.nodes, nodes);
+    append(&mut plan.circuits, circuits);
+    append(&mut plan.devices, devices);
+    append(&mut plan.rules, rules);
     plan.virtual_nodes.extend(virtual_nodes);
     plan.flattened_parents += flattened_parents;
     plan.left_out.extend(left_out);
+}
+
+/// `more` after what `v` holds: taken whole into an empty `v` (a plan
+/// read afresh), rather than copied item by item.
+fn append<T>(v: &mut Vec<T>, mut more: Vec<T>) {
+    if v.is_empty() {
+        *v = more;
+    } else {
+        v.append(&mut more);
+    }
 }
 
 /// The parsed file's tables into `plan`, every refused value a problem.

@@ -22,7 +22,8 @@
 //! - [`reload_request`]: reload requests from the control socket to the loop;
 //! - [`watch`] and [`snapshot`]: rates, delay percentiles and the
 //!   statistics the loop hands to the control socket and the metrics
-//!   endpoint on request ([`snapshot_request`]).
+//!   endpoint on request ([`snapshot_request`]);
+//! - [`memory`]: the memory a reload frees kept for the next one.
 
 pub mod bucket;
 pub mod classify;
@@ -33,6 +34,7 @@ pub mod headers;
 pub mod heap;
 #[cfg(target_os = "linux")]
 pub mod hooks;
+pub mod memory;
 pub mod node_sched;
 pub mod pool;
 #[cfg(target_os = "linux")]

@@ -328,6 +328,8 @@ pub fn run(
     started: impl FnOnce(),
 ) -> Result<Outcome, RunError> {
     let ifs = c.plan.interfaces.as_ref().ok_or(RunError::NoInterfaces)?;
+    // A reload's memory is reused by the next one, not faulted in anew.
+    super::memory::keep_freed_memory();
     let mut internet = port::open(&ifs.internet, ifs.io).map_err(RunError::Port)?;
     let mut subscribers = port::open(&ifs.subscribers, ifs.io).map_err(RunError::Port)?;
     // Slots for the larger MTU: a frame that fits it fits a slot.

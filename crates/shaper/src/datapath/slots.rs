@@ -163,11 +163,41 @@ fn slots(from: &[Option<usize>]) -> Vec<usize> {
     slot
 }
 
-/// Puts item `i` of `v` at `slot[i]`.
-fn place<T>(v: Vec<T>, slot: &[usize]) -> Vec<T> {
+/// Puts item `i` of `v` at `slot[i]`: in place, each cycle of the
+/// permutation followed by swaps (the plan's circuits are large, and
+/// moving each once beats building the vector again). `slot` is a
+/// permutation of `0..v.len()` ([`slots`] of a plan's `from`);
+/// anything else is left to [`place_by_copy`].
+fn place<T>(mut v: Vec<T>, slot: &[usize]) -> Vec<T> {
+    let n = v.len();
+    let mut hit = vec![false; n];
+    let permutation = slot.len() == n
+        && slot
+            .iter()
+            .all(|&s| s < n && !std::mem::replace(&mut hit[s], true));
+    if !permutation {
+        return place_by_copy(v, slot);
+    }
+    let mut to = slot.to_vec();
+    for i in 0..n {
+        // The item at `i` goes to `to[i]`; the one it displaces comes to `i`.
+        while to[i] != i {
+            let j = to[i];
+            v.swap(i, j);
+            to.swap(i, j);
+        }
+    }
+    v
+}
+
+/// [`place`] by building the vector again: an item whose slot is out of
+/// range is dropped, and of items given the same slot the last stays.
+fn place_by_copy<T>(v: Vec<T>, slot: &[usize]) -> Vec<T> {
     let mut out: Vec<Option<T>> = (0..v.len()).map(|_| None).collect();
     for (i, x) in v.into_iter().enumerate() {
-        out[slot[i]] = Some(x);
+        if let Some(o) = slot.get(i).and_then(|&s| out.get_mut(s)) {
+            *o = Some(x);
+        }
     }
     out.into_iter().flatten().collect()
 }
@@ -227,6 +257,32 @@ mod tests {
         );
         assert_eq!(a, [11, 10, 102]);
         assert!(retired.iter().all(|&x| x == -1), "{retired:?}");
+    }
+
+    proptest! {
+        /// In place or by copy, an item ends at its slot.
+        #[test]
+        fn placed_in_place_as_by_copy(n in 0usize..60, seed: u64) {
+            let mut slot: Vec<usize> = (0..n).collect();
+            let mut rnd = crate::datapath::test_plan::rng(seed);
+            for i in (1..n).rev() {
+                slot.swap(i, rnd(i as u64 + 1) as usize);
+            }
+            let v: Vec<String> = (0..n).map(|i| format!("item {i}")).collect();
+            let placed = place(v.clone(), &slot);
+            prop_assert_eq!(&placed, &place_by_copy(v.clone(), &slot));
+            for (i, x) in v.iter().enumerate() {
+                prop_assert_eq!(&placed[slot[i]], x);
+            }
+        }
+    }
+
+    #[test]
+    fn a_slot_list_that_is_no_permutation_is_placed_by_copy() {
+        let v = vec!['a', 'b', 'c'];
+        assert_eq!(place(v.clone(), &[1, 1, 0]), ['c', 'b']);
+        assert_eq!(place(v.clone(), &[2, 9, 0]), ['c', 'a']);
+        assert_eq!(place(v, &[0, 1]), ['a', 'b']);
     }
 
     proptest! {

@@ -175,3 +175,27 @@ fn records_moved_by_an_edit_are_found_and_placed_where_they_now_are() {
         assert_eq!(moved.at.line, Some(6 + 3 * 11 + 6), "{:?}", moved.at);
     }
 }
+
+#[test]
+fn a_record_changed_in_place_is_not_taken_for_the_one_it_replaced() {
+    // The changed record is where the cache looks first (after the one
+    // found before it), its text as long as the old one's: only a
+    // comparison of the whole text tells them apart.
+    let before = circuits(0, 20).replace("zz", "02:00:00:00:00:01");
+    let (old, new) = (
+        "id = \"c5\"\nrate = { download = \"10",
+        "id = \"c5\"\nrate = { download = \"20",
+    );
+    let after = before.replacen(old, new, 1);
+    assert_ne!(before, after);
+    for cut in CUTS {
+        let mut records = Cache::default();
+        let _ = cached(&before, &mut records, cut);
+        assert_eq!(records.len(), 40, "{cut:?}");
+        let with_cache = cached(&after, &mut records, cut);
+        assert_eq!(with_cache, by_crate(&after), "{cut:?}");
+        assert_eq!(with_cache.0.circuits[5].rates.download.max, 20_000_000);
+        // And back: the old record is a new one again.
+        assert_eq!(cached(&before, &mut records, cut), by_crate(&before));
+    }
+}
