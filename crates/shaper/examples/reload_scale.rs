@@ -301,8 +301,9 @@ fn from_file(format: Format) {
     let src = write(&p, format, &dir);
     let running = Arc::new(fairway_shaper::load(&src).unwrap_or_else(|e| panic!("{}", e[0])));
     let mut e = Engine::new(&running, 0).expect("the engine");
-    write(&changed(&p), format, &dir);
-    shaper_path(&src, &mut e);
+    shaper_path(&src, &mut e, || {
+        write(&changed(&p), format, &dir);
+    });
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -311,12 +312,17 @@ fn from_file(format: Format) {
 /// on a channel is handed the reload and runs `load_and_prepare`, then
 /// wakes the waiting loop through an eventfd; the pause; the reload's
 /// line. Prints the hand-offs (the thread woken, the way back to the
-/// loop) beside the work.
-fn shaper_path(src: &Source, e: &mut Engine) {
+/// loop) beside the work. The thread first warms up on the running
+/// files, as the shaper's does; `change` then writes the new ones.
+fn shaper_path(src: &Source, e: &mut Engine, change: impl FnOnce()) {
     let wake = Arc::new(Wake::new().expect("an eventfd"));
     let (ask, asked) = std::sync::mpsc::channel::<(Source, Arc<_>, Instant)>();
+    let (warmed, warm_done) = std::sync::mpsc::channel::<()>();
     let woken = Arc::clone(&wake);
+    let (warm_src, warm_old) = (src.clone(), Arc::clone(e.plan()));
     let worker = std::thread::spawn(move || {
+        drop(load_and_prepare(&warm_src, &warm_old, 0));
+        warmed.send(()).expect("the example waits");
         let (src, old, t) = asked.recv().expect("asked");
         let started = t.elapsed();
         let prepared = load_and_prepare(&src, &old, 1).expect("prepared");
@@ -324,6 +330,8 @@ fn shaper_path(src: &Source, e: &mut Engine) {
         woken.wake();
         (prepared, started, done)
     });
+    warm_done.recv().expect("the warm-up");
+    change();
     // Parked before the signal, as in the shaper.
     std::thread::sleep(std::time::Duration::from_millis(50));
     let (t, cpu) = (Instant::now(), process_cpu_ns());

@@ -7,16 +7,31 @@
 //! It ends when the loop's side ([`Worker`]) is dropped: the shaper
 //! stopped (SIGTERM, SIGINT, a failed socket) or was dropped. Dropped
 //! while idle, the thread is joined (it is parked: it ends at once);
-//! dropped while it prepares, it is left to end once that work is done,
-//! which nobody then takes (a stop does not wait for a preparation).
+//! dropped while it prepares (or warms up), it is left to end once that
+//! work is done, which nobody then takes (a stop does not wait for a
+//! preparation).
 //! A thread that died (a panic) is noticed at the next request and
 //! started again.
+//!
+//! **Warm-up.** Started with the running configuration, the thread first
+//! reads and prepares it once, as a reload of the unchanged file would,
+//! and throws the result away. Why: glibc's malloc gives each thread an
+//! arena of its own and returns a freed block to the arena it came from.
+//! The first reload's new plan, edit lists and second threads would
+//! otherwise take fresh memory from the kernel a page at a time (several
+//! thousand page faults, each page zeroed, at 10,000 circuits), since
+//! the running plan was built on another thread and is still in use.
+//! After the warm-up, what it freed stays in the thread's arena
+//! ([`super::memory::keep_freed_memory`]) and the first reload costs what
+//! later ones do. It takes one preparation's CPU when the shaper starts,
+//! off the loop; a reload asked for meanwhile waits for it.
 
 use super::reload::{load_and_prepare, Prepared, ReloadError};
 use super::wake::Wake;
 use crate::load::Source;
 use crate::validate::Checked;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -52,18 +67,30 @@ pub(super) struct Worker {
     thread: Option<JoinHandle<()>>,
     /// Asked and not yet taken.
     busy: bool,
+    /// The warm-up still runs (the thread is not parked yet).
+    warming: Arc<AtomicBool>,
 }
 
 impl Worker {
     /// Starts the thread (under the normal policy even when the loop runs
     /// under `SCHED_FIFO`: [`super::run::realtime`] resets it for the
     /// threads the loop starts); it wakes `wake` after each preparation.
-    pub fn start(wake: Arc<Wake>) -> io::Result<Worker> {
+    /// With `warm` (the running configuration), it first prepares that
+    /// once and drops the result (the module doc's warm-up).
+    pub fn start(wake: Arc<Wake>, warm: Option<Ask>) -> io::Result<Worker> {
         let (ask, asked) = mpsc::channel::<Ask>();
         let (done, prepared) = mpsc::channel();
+        let warming = Arc::new(AtomicBool::new(warm.is_some()));
+        let warmed = Arc::clone(&warming);
         let thread = std::thread::Builder::new()
             .name("fairway-reload".into())
             .spawn(move || {
+                if let Some(a) = warm {
+                    // Its outcome, an error included, is nobody's: a
+                    // reload reads the file again and reports.
+                    drop(load_and_prepare(&a.source, &a.old, a.now_ns));
+                    warmed.store(false, Ordering::Release);
+                }
                 while let Ok(a) = asked.recv() {
                     let outcome = Box::new(load_and_prepare(&a.source, &a.old, a.now_ns));
                     // Nobody left to take it: the loop stopped.
@@ -78,6 +105,7 @@ impl Worker {
             prepared,
             thread: Some(thread),
             busy: false,
+            warming,
         })
     }
 
@@ -107,7 +135,7 @@ impl Drop for Worker {
     fn drop(&mut self) {
         self.ask = None;
         if let Some(t) = self.thread.take() {
-            if !self.busy {
+            if !self.busy && !self.warming.load(Ordering::Acquire) {
                 // Parked in `recv`, which now fails: it ends at once.
                 let _ = t.join();
             }
@@ -144,7 +172,7 @@ mod tests {
     fn the_thread_serves_reload_after_reload_and_ends_when_dropped_idle() {
         let (source, old) = example();
         let wake = Arc::new(Wake::new().unwrap());
-        let mut w = Worker::start(Arc::clone(&wake)).unwrap();
+        let mut w = Worker::start(Arc::clone(&wake), None).unwrap();
         assert_eq!(Arc::strong_count(&wake), 2, "the thread holds the wake");
         for _ in 0..2 {
             let a = Ask {
@@ -174,7 +202,7 @@ mod tests {
     fn dropped_while_it_prepares_the_thread_ends_after_that_work() {
         let (source, old) = example();
         let wake = Arc::new(Wake::new().unwrap());
-        let mut w = Worker::start(Arc::clone(&wake)).unwrap();
+        let mut w = Worker::start(Arc::clone(&wake), None).unwrap();
         let a = Ask {
             source,
             old,
@@ -183,5 +211,68 @@ mod tests {
         assert!(w.ask(a).is_ok());
         drop(w);
         assert!(ended(&wake), "the thread ends once its work is done");
+    }
+
+    #[test]
+    fn the_warm_up_answers_nobody_and_a_reload_after_it_is_served() {
+        let (source, old) = example();
+        let wake = Arc::new(Wake::new().unwrap());
+        let warm = Ask {
+            source: source.clone(),
+            old: Arc::clone(&old),
+            now_ns: 0,
+        };
+        let mut w = Worker::start(Arc::clone(&wake), Some(warm)).unwrap();
+        let t0 = Instant::now();
+        while w.warming.load(Ordering::Acquire) {
+            assert!(t0.elapsed() < Duration::from_secs(60), "the warm-up ends");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(
+            matches!(w.take(), Taken::Nothing),
+            "no outcome for the warm-up"
+        );
+        let mut p = libc::pollfd {
+            fd: wake.raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd.
+        let woken = unsafe { libc::poll(&mut p, 1, 0) } == 1;
+        assert!(!woken, "the warm-up does not wake the loop");
+        let a = Ask {
+            source,
+            old,
+            now_ns: 0,
+        };
+        assert!(w.ask(a).is_ok());
+        let t0 = Instant::now();
+        let outcome = loop {
+            match w.take() {
+                Taken::Nothing => {
+                    assert!(t0.elapsed() < Duration::from_secs(60));
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Taken::Done(o) => break o,
+                Taken::Gone => panic!("the thread ended"),
+            }
+        };
+        assert!(outcome.is_ok());
+        drop(w);
+        assert_eq!(Arc::strong_count(&wake), 1, "joined: the thread ended");
+    }
+
+    #[test]
+    fn dropped_while_it_warms_up_the_thread_ends_after_that_work() {
+        let (source, old) = example();
+        let wake = Arc::new(Wake::new().unwrap());
+        let warm = Ask {
+            source,
+            old,
+            now_ns: 0,
+        };
+        let w = Worker::start(Arc::clone(&wake), Some(warm)).unwrap();
+        drop(w);
+        assert!(ended(&wake), "the thread ends once its warm-up is done");
     }
 }

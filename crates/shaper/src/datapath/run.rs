@@ -187,7 +187,9 @@ struct Reloader<'a> {
 }
 
 impl<'a> Reloader<'a> {
-    fn new(hooks: Reload<'a>) -> Result<Self, RunError> {
+    /// `running` is the plan the shaper starts with: the reload's thread
+    /// warms up on it (`reload_worker.rs`).
+    fn new(hooks: Reload<'a>, running: Arc<Checked>) -> Result<Self, RunError> {
         let hup = Arc::new(AtomicBool::new(false));
         let hup_ns = Arc::new(AtomicU64::new(0));
         let wake = Arc::new(Wake::new().map_err(RunError::Signals)?);
@@ -204,7 +206,12 @@ impl<'a> Reloader<'a> {
             .map_err(RunError::Signals)?;
         // A thread that cannot start now is tried again at the signal,
         // whose reload is refused if it still cannot.
-        let worker = Worker::start(Arc::clone(&wake)).ok();
+        let warm = Ask {
+            source: hooks.source.clone(),
+            old: running,
+            now_ns: now_ns(),
+        };
+        let worker = Worker::start(Arc::clone(&wake), Some(warm)).ok();
         Ok(Reloader {
             hooks,
             hup,
@@ -294,7 +301,7 @@ impl<'a> Reloader<'a> {
             },
             None => ask,
         };
-        let mut w = Worker::start(Arc::clone(&self.wake))?;
+        let mut w = Worker::start(Arc::clone(&self.wake), None)?;
         let sent = w.ask(ask).map_err(|_| io::Error::other("it ended at once"));
         self.worker = Some(w);
         sent
@@ -337,7 +344,9 @@ pub fn run(
     let pool = Pool::new(POOL_SLOTS, mtu).map_err(|e| RunError::Engine(EngineError::Pool(e)))?;
     let mut engine = Engine::with_pool(c, now_ns(), pool).map_err(RunError::Engine)?;
     let mut outs: [Vec<Out>; 2] = [Vec::with_capacity(BATCH), Vec::with_capacity(BATCH)];
-    let mut reloader = reload.map(Reloader::new).transpose()?;
+    let mut reloader = reload
+        .map(|r| Reloader::new(r, Arc::clone(engine.plan())))
+        .transpose()?;
     // Drops counted so far were before the shaper ran: reset.
     internet.kernel_drops();
     subscribers.kernel_drops();
@@ -486,11 +495,15 @@ mod tests {
         let mut engine = Engine::new(&c, now_ns()).unwrap();
         let mut answers = Vec::new();
         let mut on = |a: &ReloadAnswer| answers.push(a.clone());
-        let mut r = Reloader::new(Reload {
-            source,
-            requests: Arc::new(ReloadRequests::new()),
-            on_outcome: &mut on,
-        })
+        let running = Arc::clone(engine.plan());
+        let mut r = Reloader::new(
+            Reload {
+                source,
+                requests: Arc::new(ReloadRequests::new()),
+                on_outcome: &mut on,
+            },
+            running,
+        )
         .unwrap();
         assert!(
             r.worker.is_some(),
