@@ -210,6 +210,14 @@ pub const INJECT_MAX_LIMIT: u32 = 8;
 /// this many requests in flight together. See "The adaptive device
 /// bound" in the module doc for why 2.
 pub const DEFAULT_WARM_DEPTH: u32 = 2;
+/// While a raised application is warm, the applications that are not
+/// raised get their requests dispatched in pieces of at most this many
+/// sectors (128 KiB, the default L_max): a request of up to L_max
+/// sectors (an engine's 1 MiB read) leaves the queue one piece at a time,
+/// the rest staying queued in its place. The raised application's wait
+/// behind [`BfqConfig::warm_depth`] transfers so stays what it is with
+/// 128 KiB requests, whatever L_max is.
+pub const WARM_PIECE: u32 = DEFAULT_L_MAX;
 /// Largest [`BfqConfig::warm_depth`]: the engine's largest bound on
 /// transfers in flight, above which the rule would never hold anything.
 pub const MAX_WARM_DEPTH: u32 = 256;
@@ -399,6 +407,9 @@ pub enum BfqFault {
     /// Holds the applications that are not raised while a raised one is
     /// raised, warm or not: they never reach the large bound meanwhile.
     HoldWhileRaised,
+    /// Dispatches requests whole while a raised application is warm
+    /// (no [`WARM_PIECE`]s).
+    WholeWhileWarm,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -628,8 +639,20 @@ impl Bfq {
         self.fault == BfqFault::HoldWhileRaised
     }
 
+    /// Dispatches whole requests while a raised application is warm (the
+    /// `BfqFault::WholeWhileWarm` fault of the tests).
+    #[cfg(feature = "test-support")]
+    fn whole_while_warm(&self) -> bool {
+        self.fault == BfqFault::WholeWhileWarm
+    }
+
     // Without the `test-support` feature there are no faults: the checks
     // are constant and compile away.
+    #[cfg(not(feature = "test-support"))]
+    fn whole_while_warm(&self) -> bool {
+        false
+    }
+
     #[cfg(not(feature = "test-support"))]
     fn warm_depth_per_app(&self) -> bool {
         false
@@ -907,6 +930,23 @@ impl Bfq {
             && (self.raised_warm(st.class, now) || self.holds_while_raised())
     }
 
+    /// The largest piece of a request of `app` that may leave its queue at
+    /// `now` (0: the whole request): [`WARM_PIECE`] while `app` is not
+    /// raised and a raised application of its class or a higher one is
+    /// warm, as [`Self::held_for_raised`] counts warmth.
+    fn warm_piece(&self, app: u32, now: Nanos) -> u32 {
+        let st = &self.apps[app as usize];
+        if self.raised.is_empty()
+            || st.cur_weight > st.weight
+            || self.whole_while_warm()
+            || !self.raised_warm(st.class, now)
+        {
+            0
+        } else {
+            WARM_PIECE
+        }
+    }
+
     /// Bookkeeping of a dispatch from `class` at `now`, for the IDLE
     /// class's grace period.
     fn note_dispatch(&mut self, class: usize, now: Nanos) {
@@ -948,14 +988,18 @@ impl Bfq {
             return None;
         }
         let (head, t_fifo) = (self.head, Some(self.cfg.t_fifo));
+        let piece = self.warm_piece(j, now);
         let st = &mut self.apps[j as usize];
         let room = st.budget.saturating_sub(st.injected);
-        let req = st.queue.pop_next_within(head, now, t_fifo, room).ok()?;
+        let before = st.queue.len();
+        let req = st.queue.pop_piece_within(head, now, t_fifo, room, piece);
+        let req = req.ok()?;
         st.injected += req.len;
         st.in_service += 1;
         self.in_flight += 1;
         let class = st.class;
-        self.queued -= 1;
+        // A piece leaves the rest of its request queued.
+        self.queued -= before - st.queue.len();
         self.head = req.end();
         self.note_dispatch(class, now);
         self.engines[class].add_service(j, req.len);
@@ -1394,8 +1438,10 @@ impl Bfq {
                 }
                 let head = self.head;
                 let t_fifo = Some(self.cfg.t_fifo);
+                let piece = self.warm_piece(a.app, now);
                 let st = &mut self.apps[a.app as usize];
-                let req = match st.queue.pop_next_within(head, now, t_fifo, a.remaining) {
+                let before = st.queue.len();
+                let req = match st.queue.pop_piece_within(head, now, t_fifo, a.remaining, piece) {
                     Ok(r) => r,
                     Err(Some(len)) => {
                         self.expire_exhausted(now, len);
@@ -1411,7 +1457,7 @@ impl Bfq {
                 let empty = st.queue.is_empty();
                 st.in_service += 1;
                 self.in_flight += 1;
-                self.queued -= 1;
+                self.queued -= before - st.queue.len();
                 self.head = req.end();
                 let class = self.apps[a.app as usize].class;
                 self.note_dispatch(class, now);
