@@ -210,14 +210,24 @@ pub const INJECT_MAX_LIMIT: u32 = 8;
 /// this many requests in flight together. See "The adaptive device
 /// bound" in the module doc for why 2.
 pub const DEFAULT_WARM_DEPTH: u32 = 2;
-/// While a raised application is warm, the applications that are not
-/// raised get their requests dispatched in pieces of at most this many
-/// sectors (128 KiB, the default L_max): a request of up to L_max
-/// sectors (an engine's 1 MiB read) leaves the queue one piece at a time,
-/// the rest staying queued in its place. The raised application's wait
-/// behind [`BfqConfig::warm_depth`] transfers so stays what it is with
-/// 128 KiB requests, whatever L_max is.
+/// While a raised application is warm, or was less than
+/// [`WARM_PIECE_WINDOW`] ago, the applications that are not raised get
+/// their requests dispatched in pieces of at most this many sectors
+/// (128 KiB, the default L_max): a request of up to L_max sectors (an
+/// engine's 1 MiB read) leaves the queue one piece at a time, the rest
+/// staying queued in its place. The raised application's wait behind
+/// [`BfqConfig::warm_depth`] transfers so stays what it is with 128 KiB
+/// requests, whatever L_max is.
 pub const WARM_PIECE: u32 = DEFAULT_L_MAX;
+/// How long after a raised application was last warm the others'
+/// requests are still dispatched in [`WARM_PIECE`]s (200 ms). A starting
+/// task pauses between its reads (its processes think, its threads wait
+/// for the CPU on a busy host), longer than T_wait at times: its request
+/// after such a pause waits for what is on the device, which the large
+/// bound lets fill; in pieces that is at most `max_in_flight` pieces, as
+/// with 128 KiB requests, where whole requests would be up to L_max
+/// sectors each. Past the window the others' requests go whole again.
+pub const WARM_PIECE_WINDOW: Nanos = 200 * MS;
 /// Largest [`BfqConfig::warm_depth`]: the engine's largest bound on
 /// transfers in flight, above which the rule would never hold anything.
 pub const MAX_WARM_DEPTH: u32 = 256;
@@ -900,7 +910,13 @@ impl Bfq {
     /// than T_wait ago (its next request is then likely on its way: a
     /// thread's round trip, or the next process of a starting task).
     pub fn raised_warm(&self, class: usize, now: Nanos) -> bool {
-        let t_wait = self.cfg.t_wait;
+        self.raised_warm_within(class, now, self.cfg.t_wait)
+    }
+
+    /// [`Bfq::raised_warm`] with the last completion less than `window`
+    /// ago instead of T_wait.
+    fn raised_warm_within(&self, class: usize, now: Nanos, window: Nanos) -> bool {
+        let t_wait = window;
         self.raised.iter().any(|&r| {
             let w = &self.apps[r as usize];
             w.class <= class
@@ -933,13 +949,14 @@ impl Bfq {
     /// The largest piece of a request of `app` that may leave its queue at
     /// `now` (0: the whole request): [`WARM_PIECE`] while `app` is not
     /// raised and a raised application of its class or a higher one is
-    /// warm, as [`Self::held_for_raised`] counts warmth.
+    /// warm or was less than [`WARM_PIECE_WINDOW`] ago.
     fn warm_piece(&self, app: u32, now: Nanos) -> u32 {
         let st = &self.apps[app as usize];
+        let window = WARM_PIECE_WINDOW.max(self.cfg.t_wait);
         if self.raised.is_empty()
             || st.cur_weight > st.weight
             || self.whole_while_warm()
-            || !self.raised_warm(st.class, now)
+            || !self.raised_warm_within(st.class, now, window)
         {
             0
         } else {
