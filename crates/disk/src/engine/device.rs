@@ -59,6 +59,19 @@ pub(crate) fn sched_request(p: &Pending) -> Request {
     }
 }
 
+/// The size `max_in_flight` counts transfers in: 128 KiB, the largest
+/// request of an engine at the default `max_request`.
+pub(crate) const UNIT_BYTES: u32 = super::config::DEFAULT_MAX_REQUEST;
+
+/// What a transfer of `len` bytes counts against `max_in_flight`: one per
+/// [`UNIT_BYTES`] started. Every transfer of an engine at the default
+/// `max_request` counts one; a 1 MiB one counts 8, so the bytes a request
+/// arriving after a quiet spell may find on the device stay
+/// `max_in_flight` × 128 KiB whatever the transfers' size.
+fn units(len: u32) -> usize {
+    len.div_ceil(UNIT_BYTES) as usize
+}
+
 /// A transfer on the ring: one piece of request `id` (the whole request
 /// when the scheduler dispatched it whole).
 struct InFlight {
@@ -91,6 +104,9 @@ pub(crate) struct Core {
     pub(crate) sync_in_sched: HashMap<u32, u64>,
     /// Transfers on the ring, by their ring tag.
     in_flight: HashMap<u64, InFlight>,
+    /// What they count against `max_in_flight`: a transfer counts one per
+    /// [`UNIT_BYTES`] started (see [`units`]).
+    units: usize,
     /// The next ring tag (a request dispatched in pieces has a transfer,
     /// and a tag, per piece).
     next_tag: u64,
@@ -138,6 +154,7 @@ impl Core {
             held: HashMap::new(),
             sync_in_sched: HashMap::new(),
             in_flight: HashMap::new(),
+            units: 0,
             next_tag: 0,
             issued: HashMap::new(),
             reaped: Vec::new(),
@@ -261,6 +278,7 @@ impl Core {
         };
         match pushed {
             Ok(()) => {
+                self.units += units(piece.len);
                 self.in_flight.insert(tag, InFlight { req, id, piece });
             }
             Err(e) => {
@@ -299,6 +317,7 @@ impl Core {
             let Some(f) = self.in_flight.remove(&tag) else {
                 continue;
             };
+            self.units -= units(f.piece.len);
             self.sched.complete(self.now(), &f.req);
             if let Some(is) = self.issued.get_mut(&f.id) {
                 let result = if res < 0 {
@@ -377,7 +396,7 @@ impl Core {
     pub(crate) fn dispatch(&mut self) -> usize {
         let mut started = 0;
         self.wake = None;
-        while self.in_flight.len() < self.max_in_flight {
+        while self.units < self.max_in_flight {
             match self.sched.dispatch(self.now()) {
                 Dispatch::Serve(req) => {
                     self.start(req);

@@ -71,10 +71,11 @@ pub struct SBenchArgs {
     #[arg(long, default_value_t = 64)]
     in_flight: u32,
     /// fairway's engine: its largest request, bytes, 131072..=1048576, a
-    /// multiple of 4096 (default 1048576). fairway's sequential readers
+    /// multiple of 4096 (default 131072). fairway's sequential readers
     /// read up to this much at a time; while a weight-raised client is
-    /// warm BFQ dispatches them in pieces of 128 KiB.
-    #[arg(long, default_value_t = 1 << 20)]
+    /// warm BFQ dispatches them in pieces of 128 KiB, and --in-flight
+    /// counts a transfer once per 128 KiB.
+    #[arg(long, default_value_t = 128 << 10)]
     max_request: u32,
     /// Instead of S's readers, each sequential reader on both sides issues
     /// batches of this many direct 128 KiB reads, 1..=64 (1: one
