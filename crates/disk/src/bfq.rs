@@ -1458,7 +1458,10 @@ impl Bfq {
                 let piece = self.warm_piece(a.app, now);
                 let st = &mut self.apps[a.app as usize];
                 let before = st.queue.len();
-                let req = match st.queue.pop_piece_within(head, now, t_fifo, a.remaining, piece) {
+                let req = match st
+                    .queue
+                    .pop_piece_within(head, now, t_fifo, a.remaining, piece)
+                {
                     Ok(r) => r,
                     Err(Some(len)) => {
                         self.expire_exhausted(now, len);

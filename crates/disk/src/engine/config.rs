@@ -113,7 +113,7 @@ impl EngineConfig {
         check("max_clients", self.max_clients, MAX_CLIENTS, "1..=65536")?;
         check("max_queued", self.max_queued, MAX_QUEUED, "1..=1048576")?;
         if !(DEFAULT_MAX_REQUEST..=MAX_REQUEST_LIMIT).contains(&self.max_request)
-            || self.max_request % 4096 != 0
+            || !self.max_request.is_multiple_of(4096)
         {
             return Err(EngineError::OutOfRange {
                 name: "max_request",

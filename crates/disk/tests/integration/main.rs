@@ -13,5 +13,5 @@ mod groups_qos;
 mod guarantees;
 mod schedulers;
 mod uring_device;
-mod warm_split;
 mod warm_bound;
+mod warm_split;

@@ -73,12 +73,16 @@ struct Entry {
     back: u32,
 }
 
+/// A request's completion: `Ok(bytes)` or its failure, with its pieces
+/// issued and back at that instant.
+type Completed = (Result<u32, Failed<&'static str>>, u32, u32);
+
 /// What one run saw.
 #[derive(Default)]
 struct Seen {
     /// Per request: its completions (`Ok(bytes)` or the failure) with the
     /// pieces issued and back at that instant.
-    done: HashMap<u64, Vec<(Result<u32, Failed<&'static str>>, u32, u32)>>,
+    done: HashMap<u64, Vec<Completed>>,
     /// Per client, the tags of the pieces it got dispatched, in order.
     log: HashMap<u32, Vec<u64>>,
     /// Largest piece of the others dispatched while the raised
@@ -252,7 +256,7 @@ impl Model {
         let (r, piece, _) = self.device.pop_front().unwrap();
         self.b.complete(now, &r);
         self.transfers += 1;
-        let failed = self.fail_every > 0 && self.transfers % self.fail_every == 0;
+        let failed = self.fail_every > 0 && self.transfers.is_multiple_of(self.fail_every);
         self.seen.failed_pieces += usize::from(failed);
         let e = self.entries.get_mut(&r.tag).unwrap();
         e.back += 1;
@@ -312,7 +316,7 @@ fn run(fault: BfqFault, model: ModelFault, fail_every: u64) -> Seen {
             raised_tag = Some(m.next_tag);
             // Every other read asynchronous (read-ahead): BFQ then serves
             // the others rather than idling for it.
-            m.submit(now, RAISED, SMALL, raised_left % 2 == 0);
+            m.submit(now, RAISED, SMALL, raised_left.is_multiple_of(2));
             raised_left -= 1;
             raised_next = None;
         }
@@ -423,4 +427,3 @@ fn pieces_are_small_while_a_raised_application_is_warm_whole_otherwise() {
     let whole = run(BfqFault::WholeWhileWarm, ModelFault::None, 0);
     assert!(pieces_hold(&whole).is_err());
 }
-

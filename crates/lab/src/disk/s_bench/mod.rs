@@ -265,7 +265,7 @@ impl SBenchConfig {
         check("max_startup_s", self.max_startup_s, MAX_STARTUP_S)?;
         check("in_flight", u64::from(self.in_flight), (1, 256))?;
         let (lo, hi) = (DEFAULT_MAX_REQUEST, MAX_REQUEST_LIMIT);
-        if !(lo..=hi).contains(&self.max_request) || self.max_request % 4096 != 0 {
+        if !(lo..=hi).contains(&self.max_request) || !self.max_request.is_multiple_of(4096) {
             return Err(SBenchError::OutOfRange {
                 name: "max_request",
                 value: u64::from(self.max_request),
@@ -488,14 +488,13 @@ fn cell(
     dev.drop_cache()?;
     if scheduler == FAIRWAY {
         dev.set_scheduler("none")?;
-        let ports =
-            engine::EnginePorts::start(
-                &dev.dev,
-                config.spec,
-                config.in_flight,
-                config.max_request,
-                config.submission,
-            )?;
+        let ports = engine::EnginePorts::start(
+            &dev.dev,
+            config.spec,
+            config.in_flight,
+            config.max_request,
+            config.submission,
+        )?;
         // The device thread names itself once it runs: wait for that, so
         // the first reading of its clock finds it.
         let named = std::time::Instant::now();
