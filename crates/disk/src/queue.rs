@@ -213,10 +213,10 @@ mod tests {
         assert_eq!(q.sectors(), 24 + 8);
         // The rest is the oldest still, and C-LOOK's next from the piece's end.
         assert_eq!(q.oldest().map(|r| (r.sector, r.len)), Some((116, 24)));
+        // A piece beyond the budget stays queued, its length returned.
+        assert_eq!(q.pop_piece_within(p.end(), 5, None, 4, 16), Err(Some(16)));
         let r = q.pop_piece_within(p.end(), 5, Some(100), 1000, 16).unwrap();
         assert_eq!((r.sector, r.len), (116, 16));
-        // A piece beyond the budget stays queued.
-        assert_eq!(q.pop_piece_within(0, 5, None, 4, 16), Err(Some(16)));
         let r = q.pop_piece_within(0, 5, None, 1000, 16).unwrap();
         assert_eq!((r.sector, r.len), (132, 8));
         assert_eq!(q.len(), 1);
