@@ -109,8 +109,9 @@
 //!   theirs waits for one to complete. Once the requests that were on the
 //!   device when the raised application became warm are served, each of
 //!   its requests arrives behind at most `warm_depth` of theirs: its wait
-//!   is at most `warm_depth` transfers of at most L_max sectors (on a
-//!   device serving in arrival order; less on one serving in parallel).
+//!   is at most `warm_depth` transfers of at most [`WARM_PIECE`] sectors
+//!   (on a device serving in arrival order; less on one serving in
+//!   parallel).
 //!   This is what the kernel's BFQ gets by idling for a raised queue and
 //!   bounding what it injects meanwhile with its injection limit (which
 //!   starts at 1).
@@ -124,11 +125,13 @@
 //!   throughput and it proportionally longer waits.
 //! * Reservations (the dmClock phase) are promises of a rate and are not
 //!   held by it; nor are raised applications' own requests.
-//! * Transfer size: the bound counts requests of at most L_max sectors,
-//!   so the wait it promises is `warm_depth · L_max` sectors; the large
-//!   end's bytes come from the number of requests (the engine's transfers
-//!   are at most 128 KiB), not from longer transfers, which would
-//!   lengthen that promise.
+//! * Transfer size: the bound counts what leaves the queues, and while a
+//!   raised application is warm (and for [`WARM_PIECE_WINDOW`] after)
+//!   the others' requests leave them in pieces of at most [`WARM_PIECE`]
+//!   sectors (128 KiB), the rest staying queued in place; so the wait it
+//!   promises is `warm_depth · WARM_PIECE` sectors whatever L_max is
+//!   (an engine's `max_request` of up to 1 MiB). Otherwise requests go
+//!   whole.
 //!
 //! # Guarantees (§2.2)
 //!

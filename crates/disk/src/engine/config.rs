@@ -48,7 +48,8 @@ pub struct EngineConfig {
     /// is the BFQ thesis' model: one request in service, every ordering
     /// decision the scheduler's. More lets the device reorder among them
     /// (command queueing) and overlap transfers, which a fast SSD needs for
-    /// throughput, at the cost of that much looser control.
+    /// throughput, at the cost of that much looser control. A transfer
+    /// counts once per 128 KiB it carries (see `max_request`).
     pub max_in_flight: u32,
     /// Clients registered at once, `1..=65536`. Default 1024.
     pub max_clients: u32,

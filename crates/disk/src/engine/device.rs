@@ -3,7 +3,10 @@
 //! drives it when requests reach it through a channel
 //! ([`super::Submission::DeviceThread`]): the thread takes the
 //! application's commands, asks the scheduler what to issue whenever fewer
-//! than `max_in_flight` transfers are in flight, issues it on io_uring and
+//! than `max_in_flight` transfers are in flight (counting 128 KiB of a
+//! transfer as one), issues it on io_uring — a request the scheduler
+//! dispatches in pieces as one transfer per piece, completed once after
+//! its last ([`crate::split`]) — and
 //! delivers each completion (queue, callback or future). [`super::inline`]
 //! drives the same core from the submitting threads.
 //!
