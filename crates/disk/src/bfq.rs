@@ -109,8 +109,9 @@
 //!   theirs waits for one to complete. Once the requests that were on the
 //!   device when the raised application became warm are served, each of
 //!   its requests arrives behind at most `warm_depth` of theirs: its wait
-//!   is at most `warm_depth` transfers of at most L_max sectors (on a
-//!   device serving in arrival order; less on one serving in parallel).
+//!   is at most `warm_depth` transfers of at most [`WARM_PIECE`] sectors
+//!   (on a device serving in arrival order; less on one serving in
+//!   parallel).
 //!   This is what the kernel's BFQ gets by idling for a raised queue and
 //!   bounding what it injects meanwhile with its injection limit (which
 //!   starts at 1).
@@ -124,11 +125,13 @@
 //!   throughput and it proportionally longer waits.
 //! * Reservations (the dmClock phase) are promises of a rate and are not
 //!   held by it; nor are raised applications' own requests.
-//! * Transfer size: the bound counts requests of at most L_max sectors,
-//!   so the wait it promises is `warm_depth · L_max` sectors; the large
-//!   end's bytes come from the number of requests (the engine's transfers
-//!   are at most 128 KiB), not from longer transfers, which would
-//!   lengthen that promise.
+//! * Transfer size: the bound counts what leaves the queues, and while a
+//!   raised application is warm (and for [`WARM_PIECE_WINDOW`] after)
+//!   the others' requests leave them in pieces of at most [`WARM_PIECE`]
+//!   sectors (128 KiB), the rest staying queued in place; so the wait it
+//!   promises is `warm_depth · WARM_PIECE` sectors whatever L_max is
+//!   (an engine's `max_request` of up to 1 MiB). Otherwise requests go
+//!   whole.
 //!
 //! # Guarantees (§2.2)
 //!
@@ -210,6 +213,24 @@ pub const INJECT_MAX_LIMIT: u32 = 8;
 /// this many requests in flight together. See "The adaptive device
 /// bound" in the module doc for why 2.
 pub const DEFAULT_WARM_DEPTH: u32 = 2;
+/// While a raised application is warm, or was less than
+/// [`WARM_PIECE_WINDOW`] ago, the applications that are not raised get
+/// their requests dispatched in pieces of at most this many sectors
+/// (128 KiB, the default L_max): a request of up to L_max sectors (an
+/// engine's 1 MiB read) leaves the queue one piece at a time, the rest
+/// staying queued in its place. The raised application's wait behind
+/// [`BfqConfig::warm_depth`] transfers so stays what it is with 128 KiB
+/// requests, whatever L_max is.
+pub const WARM_PIECE: u32 = DEFAULT_L_MAX;
+/// How long after a raised application was last warm the others'
+/// requests are still dispatched in [`WARM_PIECE`]s (200 ms). A starting
+/// task pauses between its reads (its processes think, its threads wait
+/// for the CPU on a busy host), longer than T_wait at times: its request
+/// after such a pause waits for what is on the device, which the large
+/// bound lets fill; in pieces that is at most `max_in_flight` pieces, as
+/// with 128 KiB requests, where whole requests would be up to L_max
+/// sectors each. Past the window the others' requests go whole again.
+pub const WARM_PIECE_WINDOW: Nanos = 200 * MS;
 /// Largest [`BfqConfig::warm_depth`]: the engine's largest bound on
 /// transfers in flight, above which the rule would never hold anything.
 pub const MAX_WARM_DEPTH: u32 = 256;
@@ -399,6 +420,9 @@ pub enum BfqFault {
     /// Holds the applications that are not raised while a raised one is
     /// raised, warm or not: they never reach the large bound meanwhile.
     HoldWhileRaised,
+    /// Dispatches requests whole while a raised application is warm
+    /// (no [`WARM_PIECE`]s).
+    WholeWhileWarm,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -628,8 +652,20 @@ impl Bfq {
         self.fault == BfqFault::HoldWhileRaised
     }
 
+    /// Dispatches whole requests while a raised application is warm (the
+    /// `BfqFault::WholeWhileWarm` fault of the tests).
+    #[cfg(feature = "test-support")]
+    fn whole_while_warm(&self) -> bool {
+        self.fault == BfqFault::WholeWhileWarm
+    }
+
     // Without the `test-support` feature there are no faults: the checks
     // are constant and compile away.
+    #[cfg(not(feature = "test-support"))]
+    fn whole_while_warm(&self) -> bool {
+        false
+    }
+
     #[cfg(not(feature = "test-support"))]
     fn warm_depth_per_app(&self) -> bool {
         false
@@ -877,7 +913,13 @@ impl Bfq {
     /// than T_wait ago (its next request is then likely on its way: a
     /// thread's round trip, or the next process of a starting task).
     pub fn raised_warm(&self, class: usize, now: Nanos) -> bool {
-        let t_wait = self.cfg.t_wait;
+        self.raised_warm_within(class, now, self.cfg.t_wait)
+    }
+
+    /// [`Bfq::raised_warm`] with the last completion less than `window`
+    /// ago instead of T_wait.
+    fn raised_warm_within(&self, class: usize, now: Nanos, window: Nanos) -> bool {
+        let t_wait = window;
         self.raised.iter().any(|&r| {
             let w = &self.apps[r as usize];
             w.class <= class
@@ -905,6 +947,24 @@ impl Bfq {
         };
         greedy >= self.cfg.warm_depth
             && (self.raised_warm(st.class, now) || self.holds_while_raised())
+    }
+
+    /// The largest piece of a request of `app` that may leave its queue at
+    /// `now` (0: the whole request): [`WARM_PIECE`] while `app` is not
+    /// raised and a raised application of its class or a higher one is
+    /// warm or was less than [`WARM_PIECE_WINDOW`] ago.
+    fn warm_piece(&self, app: u32, now: Nanos) -> u32 {
+        let st = &self.apps[app as usize];
+        let window = WARM_PIECE_WINDOW.max(self.cfg.t_wait);
+        if self.raised.is_empty()
+            || st.cur_weight > st.weight
+            || self.whole_while_warm()
+            || !self.raised_warm_within(st.class, now, window)
+        {
+            0
+        } else {
+            WARM_PIECE
+        }
     }
 
     /// Bookkeeping of a dispatch from `class` at `now`, for the IDLE
@@ -948,14 +1008,18 @@ impl Bfq {
             return None;
         }
         let (head, t_fifo) = (self.head, Some(self.cfg.t_fifo));
+        let piece = self.warm_piece(j, now);
         let st = &mut self.apps[j as usize];
         let room = st.budget.saturating_sub(st.injected);
-        let req = st.queue.pop_next_within(head, now, t_fifo, room).ok()?;
+        let before = st.queue.len();
+        let req = st.queue.pop_piece_within(head, now, t_fifo, room, piece);
+        let req = req.ok()?;
         st.injected += req.len;
         st.in_service += 1;
         self.in_flight += 1;
         let class = st.class;
-        self.queued -= 1;
+        // A piece leaves the rest of its request queued.
+        self.queued -= before - st.queue.len();
         self.head = req.end();
         self.note_dispatch(class, now);
         self.engines[class].add_service(j, req.len);
@@ -1394,8 +1458,13 @@ impl Bfq {
                 }
                 let head = self.head;
                 let t_fifo = Some(self.cfg.t_fifo);
+                let piece = self.warm_piece(a.app, now);
                 let st = &mut self.apps[a.app as usize];
-                let req = match st.queue.pop_next_within(head, now, t_fifo, a.remaining) {
+                let before = st.queue.len();
+                let req = match st
+                    .queue
+                    .pop_piece_within(head, now, t_fifo, a.remaining, piece)
+                {
                     Ok(r) => r,
                     Err(Some(len)) => {
                         self.expire_exhausted(now, len);
@@ -1411,7 +1480,7 @@ impl Bfq {
                 let empty = st.queue.is_empty();
                 st.in_service += 1;
                 self.in_flight += 1;
-                self.queued -= 1;
+                self.queued -= before - st.queue.len();
                 self.head = req.end();
                 let class = self.apps[a.app as usize].class;
                 self.note_dispatch(class, now);

@@ -624,8 +624,20 @@ impl DiskSchedSpec {
     /// Builds the scheduler for application ids `0..max_apps`, after
     /// [`DiskSchedSpec::check`]; every parameter is used exactly as given.
     pub fn build(&self, max_apps: u32) -> Result<Box<dyn DiskScheduler + Send>, DiskSpecError> {
+        self.build_with_l_max(max_apps, DEFAULT_L_MAX)
+    }
+
+    /// [`DiskSchedSpec::build`] taking requests of up to `l_max` sectors
+    /// (the engine's largest request) instead of [`DEFAULT_L_MAX`]. BFQ
+    /// refuses an `l_max` above its B_max (a budget must fit the longest
+    /// request).
+    pub fn build_with_l_max(
+        &self,
+        max_apps: u32,
+        l_max: u32,
+    ) -> Result<Box<dyn DiskScheduler + Send>, DiskSpecError> {
         self.check()?;
-        let l = DEFAULT_L_MAX;
+        let l = l_max;
         let ms = |v: u64| -> Nanos { v * MS };
         Ok(match *self {
             Self::Bfq {
@@ -649,6 +661,7 @@ impl DiskSchedSpec {
                         Some(0) => TimeBudget::Off,
                         Some(t) => TimeBudget::Fixed(ms(t)),
                     },
+                    l_max,
                     ..BfqConfig::simplified(b_max)?
                 };
                 Box::new(Bfq::new(cfg)?)

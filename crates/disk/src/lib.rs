@@ -11,7 +11,8 @@
 //! * [`bfq`]: BFQ (§2.1), [`bwf2q`]: its B-WF2Q+ engine (§2.1.4),
 //!   [`hier`]: B-WF2Q+ over groups of applications (hierarchical shares),
 //!   [`dmclock`]: reservations and limits (dmClock's tags),
-//!   [`queue`]: per-application C-LOOK/FIFO request queues.
+//!   [`queue`]: per-application C-LOOK/FIFO request queues,
+//!   [`split`]: a request dispatched in pieces, put back together.
 //! * [`baseline`]: C-LOOK, AS, CFQ-like, SCAN-EDF, YFQ (§2.3–2.4).
 //! * [`catalogue`]: every scheduler by name, its parameters and their
 //!   ranges, specs such as `bfq:b_max=8192` and the one place a spec
@@ -60,6 +61,7 @@ pub mod readahead;
 pub mod request;
 pub mod scheduler;
 pub mod sim;
+pub mod split;
 pub mod uring_device;
 pub mod workload;
 

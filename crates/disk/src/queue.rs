@@ -106,6 +106,39 @@ impl RequestQueue {
         self.remove_key(key).ok_or(None)
     }
 
+    /// As [`pop_next_within`](Self::pop_next_within), but a request
+    /// longer than `piece` sectors is not removed whole: its first `piece`
+    /// sectors are returned and the rest stays queued in its place, with
+    /// its age (a request dispatched in pieces keeps its T_FIFO deadline
+    /// and, starting where the piece ends, is C-LOOK's next pick). The
+    /// budget check applies to what leaves the queue.
+    pub fn pop_piece_within(
+        &mut self,
+        head: u64,
+        now: Nanos,
+        t_fifo: Option<Nanos>,
+        max_len: u32,
+        piece: u32,
+    ) -> Result<Request, Option<u32>> {
+        let key = self.pick_key(head, now, t_fifo).ok_or(None)?;
+        let len = self.by_pos.get(&key).map_or(0, |r| r.len);
+        if len <= piece || piece == 0 {
+            return self.pop_next_within(head, now, t_fifo, max_len);
+        }
+        if piece > max_len {
+            return Err(Some(piece));
+        }
+        let mut rest = self.by_pos.remove(&key).ok_or(None)?;
+        let mut head_piece = rest;
+        head_piece.len = piece;
+        rest.sector += u64::from(piece);
+        rest.len -= piece;
+        self.by_age.insert(key.1, rest.sector);
+        self.by_pos.insert((rest.sector, key.1), rest);
+        self.sectors -= u64::from(piece);
+        Ok(head_piece)
+    }
+
     /// Removes the oldest request.
     pub fn pop_oldest(&mut self) -> Option<Request> {
         let (&seq, &sector) = self.by_age.iter().next()?;
@@ -166,5 +199,26 @@ mod tests {
         assert_eq!(q.pop_next(60, 100, Some(100)).map(|r| r.sector), Some(50));
         assert_eq!(q.pop_next(60, 100, Some(100)).map(|r| r.sector), Some(90));
         assert_eq!(q.sectors(), 8);
+    }
+
+    #[test]
+    fn a_piece_leaves_the_rest_in_place_with_its_age() {
+        let mut q = RequestQueue::new();
+        let mut big = Request::read(AppId(0), 100, 40);
+        big.arrival = 0;
+        q.push(big);
+        q.push(req(500, 1));
+        let p = q.pop_piece_within(0, 5, Some(100), 1000, 16).unwrap();
+        assert_eq!((p.sector, p.len), (100, 16));
+        assert_eq!(q.sectors(), 24 + 8);
+        // The rest is the oldest still, and C-LOOK's next from the piece's end.
+        assert_eq!(q.oldest().map(|r| (r.sector, r.len)), Some((116, 24)));
+        // A piece beyond the budget stays queued, its length returned.
+        assert_eq!(q.pop_piece_within(p.end(), 5, None, 4, 16), Err(Some(16)));
+        let r = q.pop_piece_within(p.end(), 5, Some(100), 1000, 16).unwrap();
+        assert_eq!((r.sector, r.len), (116, 16));
+        let r = q.pop_piece_within(0, 5, None, 1000, 16).unwrap();
+        assert_eq!((r.sector, r.len), (132, 8));
+        assert_eq!(q.len(), 1);
     }
 }

@@ -15,12 +15,18 @@ use super::error::EngineError;
 /// Alignment of every [`AlignedBuf`], bytes.
 pub const BUF_ALIGN: usize = 4096;
 
-/// Largest buffer: one request's transfer, which the schedulers bound by
-/// L_max = 256 sectors (128 KiB, see [`crate::bfq::DEFAULT_L_MAX`]).
+/// The largest request of an engine with the default
+/// [`super::EngineConfig::max_request`] (128 KiB, L_max = 256 sectors,
+/// [`crate::bfq::DEFAULT_L_MAX`]). A buffer may be up to
+/// [`MAX_LARGE_BUF_LEN`], for engines that take larger requests.
 pub const MAX_BUF_LEN: usize = crate::bfq::DEFAULT_L_MAX as usize * 512;
 
+/// Largest buffer: the largest request any engine may take
+/// ([`super::MAX_REQUEST_LIMIT`], 1 MiB).
+pub const MAX_LARGE_BUF_LEN: usize = super::config::MAX_REQUEST_LIMIT as usize;
+
 /// An owned, zero-initialised, [`BUF_ALIGN`]-aligned byte buffer of a fixed
-/// length (`1..=MAX_BUF_LEN` bytes).
+/// length (`1..=MAX_LARGE_BUF_LEN` bytes).
 pub struct AlignedBuf {
     /// Heap storage, `len + BUF_ALIGN` bytes; never resized, so it never
     /// moves.
@@ -31,14 +37,14 @@ pub struct AlignedBuf {
 }
 
 impl AlignedBuf {
-    /// A zeroed buffer of `len` bytes. `len` must be in `1..=MAX_BUF_LEN`
+    /// A zeroed buffer of `len` bytes. `len` must be in `1..=MAX_LARGE_BUF_LEN`
     /// (checked before allocating).
     pub fn new(len: usize) -> Result<Self, EngineError> {
-        if !(1..=MAX_BUF_LEN).contains(&len) {
+        if !(1..=MAX_LARGE_BUF_LEN).contains(&len) {
             return Err(EngineError::OutOfRange {
                 name: "buffer length",
                 value: len as u64,
-                allowed: "1..=131072 bytes (one request, at most L_max = 256 sectors)",
+                allowed: "1..=1048576 bytes (one request, at most the largest max_request)",
             });
         }
         let raw = vec![0u8; len + BUF_ALIGN];
@@ -47,7 +53,7 @@ impl AlignedBuf {
         Ok(Self { raw, at, len })
     }
 
-    /// A buffer holding a copy of `data` (`1..=MAX_BUF_LEN` bytes).
+    /// A buffer holding a copy of `data` (`1..=MAX_LARGE_BUF_LEN` bytes).
     pub fn from_slice(data: &[u8]) -> Result<Self, EngineError> {
         let mut b = Self::new(data.len())?;
         b.copy_from_slice(data);
@@ -109,14 +115,14 @@ mod tests {
 
     #[test]
     fn aligned_zeroed_and_bounded() {
-        for len in [1, 511, 4096, 4097, MAX_BUF_LEN] {
+        for len in [1, 511, 4096, 4097, MAX_BUF_LEN, MAX_LARGE_BUF_LEN] {
             let b = AlignedBuf::new(len).unwrap();
             assert_eq!(b.len(), len);
             assert_eq!(b.as_ptr() as usize % BUF_ALIGN, 0);
             assert!(b.iter().all(|&x| x == 0));
         }
         assert!(AlignedBuf::new(0).is_err());
-        let e = AlignedBuf::new(MAX_BUF_LEN + 1).unwrap_err();
-        assert!(e.to_string().contains("1..=131072"), "{e}");
+        let e = AlignedBuf::new(MAX_LARGE_BUF_LEN + 1).unwrap_err();
+        assert!(e.to_string().contains("1..=1048576"), "{e}");
     }
 }

@@ -12,6 +12,13 @@ pub const MAX_IN_FLIGHT: u32 = crate::uring_device::MAX_IN_FLIGHT;
 pub const MAX_CLIENTS: u32 = 1 << 16;
 /// Largest `max_queued`: BFQ's own bound on queued requests.
 pub const MAX_QUEUED: u32 = 1 << 20;
+/// Default and smallest `max_request`, bytes: 128 KiB, the schedulers'
+/// default L_max ([`crate::bfq::DEFAULT_L_MAX`] sectors).
+pub const DEFAULT_MAX_REQUEST: u32 = crate::bfq::DEFAULT_L_MAX * 512;
+/// Largest `max_request`, bytes (1 MiB): larger transfers add nothing a
+/// device's own merging does not already give, and every buffer of that
+/// size is held for the request's whole life.
+pub const MAX_REQUEST_LIMIT: u32 = 1 << 20;
 
 /// Which threads run the scheduler and issue the transfers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -41,7 +48,8 @@ pub struct EngineConfig {
     /// is the BFQ thesis' model: one request in service, every ordering
     /// decision the scheduler's. More lets the device reorder among them
     /// (command queueing) and overlap transfers, which a fast SSD needs for
-    /// throughput, at the cost of that much looser control.
+    /// throughput, at the cost of that much looser control. A transfer
+    /// counts once per 128 KiB it carries (see `max_request`).
     pub max_in_flight: u32,
     /// Clients registered at once, `1..=65536`. Default 1024.
     pub max_clients: u32,
@@ -53,6 +61,15 @@ pub struct EngineConfig {
     /// Which threads run the scheduler and issue transfers. Default
     /// [`Submission::DeviceThread`].
     pub submission: Submission,
+    /// The largest request, bytes (counting the 512-byte sectors its offset
+    /// and length touch): `131072..=1048576`, a multiple of 4096. Default
+    /// 131072. The scheduler's L_max is this many sectors. With BFQ, while
+    /// a weight-raised client is warm the others' requests are dispatched
+    /// in pieces of at most 128 KiB ([`crate::bfq::WARM_PIECE`]), each a
+    /// transfer of its own; the request completes once, after its last
+    /// piece. BFQ's B_max must be at least as large (a budget must fit the
+    /// longest request).
+    pub max_request: u32,
 }
 
 impl Default for EngineConfig {
@@ -63,6 +80,7 @@ impl Default for EngineConfig {
             max_clients: 1024,
             max_queued: 4096,
             submission: Submission::DeviceThread,
+            max_request: DEFAULT_MAX_REQUEST,
         }
     }
 }
@@ -95,6 +113,15 @@ impl EngineConfig {
         )?;
         check("max_clients", self.max_clients, MAX_CLIENTS, "1..=65536")?;
         check("max_queued", self.max_queued, MAX_QUEUED, "1..=1048576")?;
+        if !(DEFAULT_MAX_REQUEST..=MAX_REQUEST_LIMIT).contains(&self.max_request)
+            || !self.max_request.is_multiple_of(4096)
+        {
+            return Err(EngineError::OutOfRange {
+                name: "max_request",
+                value: u64::from(self.max_request),
+                allowed: "131072..=1048576 bytes, a multiple of 4096",
+            });
+        }
         self.scheduler.check()?;
         Ok(())
     }
@@ -151,6 +178,27 @@ mod tests {
                 },
                 "max_queued",
             ),
+            (
+                EngineConfig {
+                    max_request: DEFAULT_MAX_REQUEST - 4096,
+                    ..ok
+                },
+                "max_request",
+            ),
+            (
+                EngineConfig {
+                    max_request: MAX_REQUEST_LIMIT + 4096,
+                    ..ok
+                },
+                "max_request",
+            ),
+            (
+                EngineConfig {
+                    max_request: DEFAULT_MAX_REQUEST + 512,
+                    ..ok
+                },
+                "max_request",
+            ),
         ] {
             let e = cfg.validate().unwrap_err();
             assert!(e.to_string().starts_with(name), "{e}");
@@ -166,6 +214,10 @@ mod tests {
             },
             EngineConfig {
                 max_queued: MAX_QUEUED,
+                ..ok
+            },
+            EngineConfig {
+                max_request: MAX_REQUEST_LIMIT,
                 ..ok
             },
         ] {

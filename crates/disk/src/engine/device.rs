@@ -3,7 +3,10 @@
 //! drives it when requests reach it through a channel
 //! ([`super::Submission::DeviceThread`]): the thread takes the
 //! application's commands, asks the scheduler what to issue whenever fewer
-//! than `max_in_flight` transfers are in flight, issues it on io_uring and
+//! than `max_in_flight` transfers are in flight (counting 128 KiB of a
+//! transfer as one), issues it on io_uring — a request the scheduler
+//! dispatches in pieces as one transfer per piece, completed once after
+//! its last ([`crate::split`]) — and
 //! delivers each completion (queue, callback or future). [`super::inline`]
 //! drives the same core from the submitting threads.
 //!
@@ -32,6 +35,7 @@ use super::shared::{Cmd, Pending, Shared};
 use super::wait::{receive, Wait};
 use crate::request::{AddErrorKind, AppId, Nanos, Request, SECTOR_BYTES};
 use crate::scheduler::{DiskScheduler, Dispatch};
+use crate::split::{Assembly, Failed, Piece};
 use std::collections::{HashMap, VecDeque};
 use std::os::unix::io::AsRawFd;
 use std::sync::mpsc::{Receiver, Sender};
@@ -58,9 +62,33 @@ pub(crate) fn sched_request(p: &Pending) -> Request {
     }
 }
 
+/// The size `max_in_flight` counts transfers in: 128 KiB, the largest
+/// request of an engine at the default `max_request`.
+pub(crate) const UNIT_BYTES: u32 = super::config::DEFAULT_MAX_REQUEST;
+
+/// What a transfer of `len` bytes counts against `max_in_flight`: one per
+/// [`UNIT_BYTES`] started. Every transfer of an engine at the default
+/// `max_request` counts one; a 1 MiB one counts 8, so the bytes a request
+/// arriving after a quiet spell may find on the device stay
+/// `max_in_flight` × 128 KiB whatever the transfers' size.
+fn units(len: u32) -> usize {
+    len.div_ceil(UNIT_BYTES) as usize
+}
+
+/// A transfer on the ring: one piece of request `id` (the whole request
+/// when the scheduler dispatched it whole).
 struct InFlight {
+    /// The piece as the scheduler dispatched it.
     req: Request,
+    id: u64,
+    piece: Piece,
+}
+
+/// A request the scheduler has dispatched (some or all of it): it
+/// completes once, when its last piece does ([`crate::split`]).
+struct Issued {
     pending: Pending,
+    asm: Assembly<IoError>,
 }
 
 /// The scheduler and what it holds; one thread at a time drives it.
@@ -77,7 +105,16 @@ pub(crate) struct Core {
     pub(crate) held: HashMap<u32, VecDeque<Pending>>,
     /// Per client slot: the id of its synchronous request in the scheduler.
     pub(crate) sync_in_sched: HashMap<u32, u64>,
+    /// Transfers on the ring, by their ring tag.
     in_flight: HashMap<u64, InFlight>,
+    /// What they count against `max_in_flight`: a transfer counts one per
+    /// [`UNIT_BYTES`] started (see [`units`]).
+    units: usize,
+    /// The next ring tag (a request dispatched in pieces has a transfer,
+    /// and a tag, per piece).
+    next_tag: u64,
+    /// Requests dispatched, some or all of their pieces, by id.
+    issued: HashMap<u64, Issued>,
     /// The completions of one reap (kept to reuse its memory).
     reaped: Vec<(u64, i32)>,
     /// Finished requests, for the core's holder to deliver once it has let
@@ -120,6 +157,9 @@ impl Core {
             held: HashMap::new(),
             sync_in_sched: HashMap::new(),
             in_flight: HashMap::new(),
+            units: 0,
+            next_tag: 0,
+            issued: HashMap::new(),
             reaped: Vec::new(),
             done: Vec::new(),
             after_delivery: Vec::new(),
@@ -188,42 +228,87 @@ impl Core {
         }
     }
 
-    /// Issues the dispatched `req`; the client's next synchronous request
-    /// joins the scheduler.
+    /// Issues the dispatched `req` (a request, or a piece of one); once
+    /// all of the request is dispatched, its client's next synchronous
+    /// request joins the scheduler (so a client's synchronous requests
+    /// leave the scheduler in order, each whole before the next).
     fn start(&mut self, req: Request) {
-        let Some(mut p) = self.waiting.remove(&req.tag) else {
+        let id = req.tag;
+        if let Some(p) = self.waiting.remove(&id) {
+            if let Some(s) = self.shared.lock().client(p.req.client) {
+                s.stats.dispatched += 1;
+            }
+            let asm = Assembly::new(p.req.offset, p.req.len);
+            self.issued.insert(id, Issued { pending: p, asm });
+        }
+        let Some(is) = self.issued.get_mut(&id) else {
             // Not ours (cannot happen): tell the scheduler it is done.
             self.sched.complete(self.now(), &req);
             return;
         };
-        let slot = p.req.client.slot;
-        if p.req.sync && self.sync_in_sched.get(&slot) == Some(&p.id) {
+        let base = u64::from(is.pending.target.id.slot) << TARGET_SHIFT;
+        let piece = is.asm.piece(req.sector - base, req.len);
+        let slot = is.pending.req.client.slot;
+        let next_sync = is.asm.all_dispatched()
+            && is.pending.req.sync
+            && self.sync_in_sched.get(&slot) == Some(&id);
+        let fd = is.pending.target.file.as_raw_fd();
+        let dir = is.pending.req.dir;
+        let ptr = is.pending.req.buf.as_mut_ptr();
+        if next_sync {
             self.sync_in_sched.remove(&slot);
             let next = self.held.get_mut(&slot).and_then(|q| q.pop_front());
             if let Some(n) = next {
                 self.schedule(n);
             }
         }
-        if let Some(s) = self.shared.lock().client(p.req.client) {
-            s.stats.dispatched += 1;
-        }
-        let fd = p.target.file.as_raw_fd();
-        let (dir, len, offset, id) = (p.req.dir, p.req.len, p.req.offset, p.id);
-        let ptr = p.req.buf.as_mut_ptr();
-        // SAFETY: the buffer's heap block and the target's file are owned
-        // by `p`, which moves into `in_flight` (moving it does not move the
-        // heap block) and leaves it only when the completion tagged `id` is
-        // reaped; the core drains every transfer before the engine stops.
-        let pushed = unsafe { self.ring.push(fd, dir, ptr, len, offset, id) };
+        let Some(piece) = piece else {
+            // Its request failed already: the piece is not issued.
+            self.sched.complete(self.now(), &req);
+            self.finish_if_done(id);
+            return;
+        };
+        let tag = self.next_tag;
+        self.next_tag += 1;
+        // SAFETY: the piece lies within the buffer (`Assembly::piece`),
+        // whose heap block and the target's file are owned by the request,
+        // which stays in `issued` (moving it does not move the heap block)
+        // until its last piece in flight is reaped; the core drains every
+        // transfer before the engine stops.
+        let pushed = unsafe {
+            let at = ptr.add(piece.buf_offset as usize);
+            self.ring.push(fd, dir, at, piece.len, piece.offset, tag)
+        };
         match pushed {
             Ok(()) => {
-                self.in_flight.insert(id, InFlight { req, pending: p });
+                self.units += units(piece.len);
+                self.in_flight.insert(tag, InFlight { req, id, piece });
             }
             Err(e) => {
                 self.sched.complete(self.now(), &req);
-                self.finish(p, Err(IoError::Os(e)));
+                if let Some(is) = self.issued.get_mut(&id) {
+                    is.asm.not_issued(IoError::Os(e));
+                }
+                self.finish_if_done(id);
             }
         }
+    }
+
+    /// Request `id` completes if every piece of it is dispatched and none
+    /// is in flight.
+    fn finish_if_done(&mut self, id: u64) {
+        if !self.issued.get(&id).is_some_and(|is| is.asm.finished()) {
+            return;
+        }
+        let Some(is) = self.issued.remove(&id) else {
+            return;
+        };
+        let result = match is.asm.result() {
+            Ok(_) => Ok(()),
+            Err(Failed::Error(e)) => Err(e),
+            Err(Failed::Short { transferred, len }) => Err(IoError::Short { transferred, len }),
+        };
+        self.finish(is.pending, result);
     }
 
     /// Takes every completion the kernel has posted; how many.
@@ -231,26 +316,40 @@ impl Core {
         let mut reaped = std::mem::take(&mut self.reaped);
         self.ring.reap(&mut reaped);
         let n = reaped.len();
-        for (id, res) in reaped.drain(..) {
-            let Some(f) = self.in_flight.remove(&id) else {
+        for (tag, res) in reaped.drain(..) {
+            let Some(f) = self.in_flight.remove(&tag) else {
                 continue;
             };
+            self.units -= units(f.piece.len);
             self.sched.complete(self.now(), &f.req);
-            let len = f.pending.req.len;
-            let result = if res < 0 {
-                Err(IoError::Os(std::io::Error::from_raw_os_error(-res)))
-            } else if res as u32 != len {
-                Err(IoError::Short {
-                    transferred: res as u32,
-                    len,
-                })
-            } else {
-                Ok(())
-            };
-            self.finish(f.pending, result);
+            if let Some(is) = self.issued.get_mut(&f.id) {
+                let result = if res < 0 {
+                    Err(IoError::Os(std::io::Error::from_raw_os_error(-res)))
+                } else {
+                    Ok(res as u32)
+                };
+                is.asm.complete(&f.piece, result);
+            }
+            self.finish_if_done(f.id);
         }
         self.reaped = reaped;
         n
+    }
+
+    /// The scheduler gave back `queued` undispatched: whole requests
+    /// (returned) and the rests of requests dispatched in part, which
+    /// fail with `why` once their pieces in flight complete.
+    fn give_back(&mut self, queued: &[Request], why: fn() -> IoError) -> Vec<Pending> {
+        let mut whole = Vec::new();
+        for r in queued {
+            if let Some(p) = self.waiting.remove(&r.tag) {
+                whole.push(p);
+            } else if let Some(is) = self.issued.get_mut(&r.tag) {
+                is.asm.abandon(why());
+                self.finish_if_done(r.tag);
+            }
+        }
+        whole
     }
 
     /// Removes a client from the scheduler: its queued and held requests
@@ -258,10 +357,7 @@ impl Core {
     fn remove_client(&mut self, slot: u32) {
         let queued = self.sched.remove_app(AppId(slot)).unwrap_or_default();
         self.sync_in_sched.remove(&slot);
-        let mut cancelled: Vec<Pending> = queued
-            .iter()
-            .filter_map(|r| self.waiting.remove(&r.tag))
-            .collect();
+        let mut cancelled = self.give_back(&queued, || IoError::Cancelled);
         cancelled.extend(self.held.remove(&slot).unwrap_or_default());
         cancelled.sort_by_key(|p| p.id);
         for p in cancelled {
@@ -303,7 +399,7 @@ impl Core {
     pub(crate) fn dispatch(&mut self) -> usize {
         let mut started = 0;
         self.wake = None;
-        while self.in_flight.len() < self.max_in_flight {
+        while self.units < self.max_in_flight {
             match self.sched.dispatch(self.now()) {
                 Dispatch::Serve(req) => {
                     self.start(req);
@@ -329,23 +425,30 @@ impl Core {
                 // A failed ring may still own the buffers: keep (leak) them
                 // rather than free memory the kernel might write to.
                 let lost: Vec<InFlight> = self.in_flight.drain().map(|(_, f)| f).collect();
-                for mut f in lost {
+                for f in lost {
+                    let Some(mut is) = self.issued.remove(&f.id) else {
+                        continue;
+                    };
                     let placeholder = super::buf::AlignedBuf::placeholder();
-                    std::mem::forget(std::mem::replace(&mut f.pending.req.buf, placeholder));
+                    std::mem::forget(std::mem::replace(&mut is.pending.req.buf, placeholder));
                     let e =
                         std::io::Error::other("io_uring failed: the transfer's outcome is unknown");
-                    self.finish(f.pending, Err(IoError::Os(e)));
+                    self.finish(is.pending, Err(IoError::Os(e)));
                 }
                 break;
             }
             self.reap();
         }
-        let mut rest: Vec<Pending> = self
-            .sched
-            .drain()
-            .iter()
-            .filter_map(|r| self.waiting.remove(&r.tag))
-            .collect();
+        let drained = self.sched.drain();
+        let mut rest = self.give_back(&drained, || IoError::ShutDown);
+        // Nothing is left in flight: whatever was dispatched in part ends.
+        let parts: Vec<u64> = self.issued.keys().copied().collect();
+        for id in parts {
+            if let Some(is) = self.issued.get_mut(&id) {
+                is.asm.abandon(IoError::ShutDown);
+            }
+            self.finish_if_done(id);
+        }
         rest.extend(self.held.drain().flat_map(|(_, q)| q));
         for cmd in unread.into_iter().chain(rx.try_iter()) {
             match cmd {

@@ -74,16 +74,18 @@ mod shared;
 mod target;
 pub(crate) mod wait;
 
-pub use buf::{AlignedBuf, BUF_ALIGN, MAX_BUF_LEN};
+pub use buf::{AlignedBuf, BUF_ALIGN, MAX_BUF_LEN, MAX_LARGE_BUF_LEN};
 pub use client::{ClientId, ClientOptions, ClientStats, GroupId, IoClass, Rate};
-pub use config::{EngineConfig, Submission, MAX_CLIENTS, MAX_IN_FLIGHT, MAX_QUEUED};
+pub use config::{
+    EngineConfig, Submission, DEFAULT_MAX_REQUEST, MAX_CLIENTS, MAX_IN_FLIGHT, MAX_QUEUED,
+    MAX_REQUEST_LIMIT,
+};
 pub use error::{EngineError, IoError, SubmitError, SubmitErrorKind};
 pub use future::IoFuture;
 pub use group::GroupOptions;
 pub use request::{Completion, IoRequest, RequestId};
 pub use target::{TargetId, TargetOptions};
 
-use crate::bfq::DEFAULT_L_MAX;
 use crate::request::{Direction, SECTOR_BYTES};
 use crate::scheduler::{AppSpec, MAX_WEIGHT};
 use deliver::Deliverer;
@@ -142,7 +144,10 @@ impl Engine {
 
     fn start(config: EngineConfig, callback: Option<Callback>) -> Result<Self, EngineError> {
         config.validate()?;
-        let sched = config.scheduler.build(config.max_clients)?;
+        let l_max = config.max_request / SECTOR_BYTES as u32;
+        let sched = config
+            .scheduler
+            .build_with_l_max(config.max_clients, l_max)?;
         let ring = ring::Ring::new(config.max_in_flight, true).map_err(EngineError::Unavailable)?;
         let bell = ring.doorbell().ok_or_else(|| {
             EngineError::Unavailable(std::io::Error::other("the ring has no doorbell"))
@@ -427,7 +432,7 @@ impl Engine {
         }
         let checked = match st.target(req.target) {
             None => Err(SubmitErrorKind::UnknownTarget(req.target)),
-            Some(t) => check_request(&req, t).map(|()| t.clone()),
+            Some(t) => check_request(&req, t, self.config.max_request).map(|()| t.clone()),
         };
         let checked = checked.and_then(|t| {
             if st.outstanding >= self.config.max_queued {
@@ -548,7 +553,7 @@ fn count_accepted(st: &mut shared::State, p: &Pending) {
 }
 
 /// Checks a request against its target; the kind of refusal.
-fn check_request(req: &IoRequest, t: &Target) -> Result<(), SubmitErrorKind> {
+fn check_request(req: &IoRequest, t: &Target, max_request: u32) -> Result<(), SubmitErrorKind> {
     if req.len == 0 {
         return Err(SubmitErrorKind::ZeroLength);
     }
@@ -563,10 +568,11 @@ fn check_request(req: &IoRequest, t: &Target) -> Result<(), SubmitErrorKind> {
         return Err(SubmitErrorKind::OffsetTooLarge { end });
     }
     let sectors = end.div_ceil(SECTOR_BYTES) - req.offset / SECTOR_BYTES;
-    if sectors > u64::from(DEFAULT_L_MAX) {
+    let l_max = max_request / SECTOR_BYTES as u32;
+    if sectors > u64::from(l_max) {
         return Err(SubmitErrorKind::TooLong {
             sectors,
-            max: DEFAULT_L_MAX,
+            max: l_max,
         });
     }
     if req.dir == Direction::Write && !t.options.write {

@@ -1179,3 +1179,71 @@ fn the_idling_deadline_is_kept_when_nobody_submits() {
         eprintln!("{submission:?}: served after {:?}", t.elapsed());
     }
 }
+
+/// An engine with `max_request` of 1 MiB takes 1 MiB reads (whole: nobody
+/// is raised) and delivers their data, once each; one crossing the end of
+/// the file completes short with the bytes read; a default engine refuses
+/// a read above 128 KiB, naming L_max.
+#[test]
+fn large_requests_complete_once_with_their_data() {
+    for submission in SUBMISSIONS {
+        let file = TempFile::new("large", FILE_BYTES);
+        let Some(engine) = engine(EngineConfig {
+            max_in_flight: 4,
+            max_request: 1 << 20,
+            submission,
+            ..EngineConfig::default()
+        }) else {
+            return;
+        };
+        let t = open(&engine, &file, false);
+        let c = client(&engine, 1);
+        let offsets = [0u64, 1 << 20, 3 << 20, 2 << 20];
+        for (k, &off) in offsets.iter().enumerate() {
+            let sync = k % 2 == 0;
+            let mut r = read(c, t, off, 1 << 20).with_user_data(off);
+            if !sync {
+                r = r.asynchronous();
+            }
+            engine.submit(r).unwrap();
+        }
+        // Crosses the end of the file: 512 KiB of it exist.
+        let tail = FILE_BYTES - (512 << 10);
+        engine
+            .submit(read(c, t, tail, 1 << 20).with_user_data(tail))
+            .unwrap();
+        let done = drain(&engine);
+        assert_eq!(done.len(), offsets.len() + 1);
+        for d in &done {
+            if d.user_data == tail {
+                match &d.result {
+                    Err(IoError::Short { transferred, len }) => {
+                        assert_eq!((*transferred, *len), (512 << 10, 1 << 20));
+                    }
+                    other => panic!("{other:?}"),
+                }
+                continue;
+            }
+            d.result.as_ref().unwrap();
+            assert!(holds_file_data(&d.buf, d.user_data), "{}", d.user_data);
+        }
+        let stats = engine.client_stats(c).unwrap();
+        assert_eq!((stats.dispatched, stats.completed + stats.failed), (5, 5));
+        // A buffer above the largest `max_request` cannot be made.
+        assert!(AlignedBuf::new((1 << 20) + 4096).is_err());
+    }
+    let Some(small) = engine(EngineConfig::default()) else {
+        return;
+    };
+    let file = TempFile::new("large-default", FILE_BYTES);
+    let t = open(&small, &file, false);
+    let c = client(&small, 1);
+    let e = small.submit(read(c, t, 0, 256 << 10)).unwrap_err();
+    assert_eq!(
+        e.kind,
+        SubmitErrorKind::TooLong {
+            sectors: 512,
+            max: 256
+        }
+    );
+}

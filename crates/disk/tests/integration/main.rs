@@ -14,3 +14,4 @@ mod guarantees;
 mod schedulers;
 mod uring_device;
 mod warm_bound;
+mod warm_split;

@@ -62,6 +62,7 @@ fn build(
         max_clients,
         max_queued,
         submission,
+        ..EngineConfig::default()
     };
     let engine =
         Engine::new(config).map_err(|e| Failure::new(super::engine_status(&e), e.to_string()))?;

@@ -70,6 +70,13 @@ pub struct SBenchArgs {
     /// bfq:...,warm_depth=N, default 2, BFQ's).
     #[arg(long, default_value_t = 64)]
     in_flight: u32,
+    /// fairway's engine: its largest request, bytes, 131072..=1048576, a
+    /// multiple of 4096 (default 131072). fairway's sequential readers
+    /// read up to this much at a time; while a weight-raised client is
+    /// warm BFQ dispatches them in pieces of 128 KiB, and --in-flight
+    /// counts a transfer once per 128 KiB.
+    #[arg(long, default_value_t = 128 << 10)]
+    max_request: u32,
     /// Instead of S's readers, each sequential reader on both sides issues
     /// batches of this many direct 128 KiB reads, 1..=64 (1: one
     /// synchronous read after another). Default: S's readers, 4 KiB reads
@@ -193,6 +200,7 @@ fn config(a: &SBenchArgs) -> Result<SBenchConfig, DiskCmdError> {
             MAX_STARTUP_S,
         )?,
         in_flight: in_range("--in-flight", a.in_flight, (1, 256))?,
+        max_request: a.max_request,
         reader_depth: a
             .reader_depth
             .map(|d| {
@@ -288,8 +296,8 @@ fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
         _ => "sequential readers as S's (4 KiB reads through the page cache; fairway's: direct reads of the depth and size measured)".into(),
     };
     crate::outln!(
-        "Replayed start-up of `{}` ({} reads, {} processes), {} replay(s) per cell; greedy workers {} MiB each: {readers}, writers 128 KiB and random readers 4 KiB direct, one at a time; fairway: {} through the engine, {} in flight, {} submission, kernel at none:",
-        r.trace, r.trace_requests, r.trace_threads, r.reps, r.region_mib, r.fairway_spec, r.in_flight, r.submission
+        "Replayed start-up of `{}` ({} reads, {} processes), {} replay(s) per cell; greedy workers {} MiB each: {readers}, writers 128 KiB and random readers 4 KiB direct, one at a time; fairway: {} through the engine, {} in flight, requests up to {} KiB, {} submission, kernel at none:",
+        r.trace, r.trace_requests, r.trace_threads, r.reps, r.region_mib, r.fairway_spec, r.in_flight, r.max_request >> 10, r.submission
     );
     crate::outln!(
         "s: mean start-up; MB/s: the workers' over S's loop ({} s, cache dropped, {} s, the replay, {} s after one under 2 s), as S's iostat; start-up MB/s: theirs during the replays only.",

@@ -7,7 +7,7 @@ use super::SBenchError;
 use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::engine::{
     AlignedBuf, ClientId, ClientOptions, Completion, Engine, EngineConfig, EngineError, IoRequest,
-    Submission, TargetId, TargetOptions, MAX_BUF_LEN,
+    Submission, TargetId, TargetOptions,
 };
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -19,16 +19,19 @@ pub struct EnginePorts {
     engine: Arc<Engine>,
     target: TargetId,
     routes: Routes,
+    /// Every buffer's length: the engine's largest request.
+    buf_len: usize,
 }
 
 impl EnginePorts {
     /// An engine scheduling with `scheduler`, `in_flight` transfers at
-    /// once, submitting as `submission` says, on the device `dev`
-    /// (512-byte logical blocks).
+    /// once, requests of up to `max_request` bytes, submitting as
+    /// `submission` says, on the device `dev` (512-byte logical blocks).
     pub fn start(
         dev: &str,
         scheduler: DiskSchedSpec,
         in_flight: u32,
+        max_request: u32,
         submission: Submission,
     ) -> Result<Self, SBenchError> {
         let routes: Routes = Arc::default();
@@ -36,6 +39,7 @@ impl EnginePorts {
         let config = EngineConfig {
             scheduler,
             max_in_flight: in_flight,
+            max_request,
             submission,
             ..EngineConfig::default()
         };
@@ -59,6 +63,7 @@ impl EnginePorts {
             engine: Arc::new(engine),
             target,
             routes,
+            buf_len: max_request as usize,
         })
     }
 
@@ -78,6 +83,7 @@ pub struct EnginePort {
     route: u64,
     rx: Receiver<Completion>,
     bufs: Vec<AlignedBuf>,
+    buf_len: usize,
     pending: usize,
 }
 
@@ -95,6 +101,7 @@ impl Ports for EnginePorts {
             route: routes.len() as u64 - 1,
             rx,
             bufs: Vec::new(),
+            buf_len: self.buf_len,
             pending: 0,
         })
     }
@@ -104,7 +111,7 @@ impl EnginePort {
     fn buf(&mut self) -> Result<AlignedBuf, SBenchError> {
         match self.bufs.pop() {
             Some(b) => Ok(b),
-            None => Ok(AlignedBuf::new(MAX_BUF_LEN)?),
+            None => Ok(AlignedBuf::new(self.buf_len)?),
         }
     }
 

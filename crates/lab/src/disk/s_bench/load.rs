@@ -137,7 +137,10 @@ impl Drop for Sampler {
 /// reader always has one). A larger mean read is split into reads of
 /// `max_bytes` keeping the same bytes outstanding per reader (`split`
 /// true), so fairway's scheduler is given as much to hold back as the
-/// kernel's device queue held.
+/// kernel's device queue held: the fewest reads of at most `max_bytes`
+/// that hold those bytes (at least two, so that a reader always has a
+/// read on the device while it issues the next), of equal size rounded
+/// to the nearest 4 KiB.
 pub fn reader_shape(load: &DeviceLoad, readers: u32, max_bytes: u32) -> (u32, u32, bool) {
     let per = load.in_flight_reads / f64::from(readers.max(1));
     if load.read_bytes <= f64::from(max_bytes) {
@@ -145,8 +148,10 @@ pub fn reader_shape(load: &DeviceLoad, readers: u32, max_bytes: u32) -> (u32, u3
         let bytes = pages.saturating_mul(4096).min(max_bytes);
         return ((per.round() as u32).max(1), bytes, false);
     }
-    let depth = (per * load.read_bytes / f64::from(max_bytes)).round() as u32;
-    (depth.max(1), max_bytes, true)
+    let outstanding = per * load.read_bytes;
+    let depth = ((outstanding / f64::from(max_bytes)).ceil() as u32).max(2);
+    let pages = ((outstanding / f64::from(depth) / 4096.0).round() as u32).max(1);
+    (depth, pages.saturating_mul(4096).min(max_bytes), true)
 }
 
 #[cfg(test)]
@@ -189,6 +194,17 @@ mod tests {
         assert_eq!(
             reader_shape(&load(25.4, 876544.0), 10, 131072),
             (17, 131072, true)
+        );
+        // 1.24 reads of 1.2 MiB per reader, reads up to 1 MiB: the same
+        // bytes in two reads of 744 KiB.
+        assert_eq!(
+            reader_shape(&load(12.4, 1_228_800.0), 10, 1 << 20),
+            (2, 761_856, true)
+        );
+        // Less than one such read per reader: still two, halving it.
+        assert_eq!(
+            reader_shape(&load(5.0, 1_228_800.0), 10, 1 << 20),
+            (2, 307_200, true)
         );
     }
 }

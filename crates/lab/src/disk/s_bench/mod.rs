@@ -77,13 +77,13 @@ pub const S_BENCH_BFQ: DiskSchedSpec = match FAIRWAY_BFQ {
 pub const S_BENCH_WARM_DEPTH: u32 = fairway_disk::bfq::DEFAULT_WARM_DEPTH;
 use device::{Image, LoopDev};
 use fairway_disk::catalogue::DiskSchedSpec;
-use fairway_disk::engine::{EngineError, Submission};
+use fairway_disk::engine::{EngineError, Submission, DEFAULT_MAX_REQUEST, MAX_REQUEST_LIMIT};
 use measure::{app_bytes, measure, Plan, Probe, MAX_WORKERS};
 pub use measure::{Pauses, QUICK_LOOP, S_LOOP};
 use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
-use workers::{SeqReads, SEQ_BYTES};
+use workers::SeqReads;
 
 /// The kernel's schedulers compared, in the table's column order.
 pub const KERNEL_SCHEDULERS: [&str; 4] = ["none", "mq-deadline", "kyber", "bfq"];
@@ -207,6 +207,10 @@ pub struct SBenchConfig {
     pub max_startup_s: u64,
     /// The engine's transfers in flight, `1..=256`.
     pub in_flight: u32,
+    /// The engine's largest request, bytes
+    /// ([`fairway_disk::engine::EngineConfig::max_request`]): fairway's
+    /// sequential readers read at most this much at a time.
+    pub max_request: u32,
     /// `None`: S's sequential readers (4 KiB reads through the page cache
     /// on the kernel's side; on fairway's, the depth and size they were
     /// measured to put on the device). `Some(n)`, `1..=MAX_READER_DEPTH`:
@@ -260,6 +264,14 @@ impl SBenchConfig {
         check("warmup_s", self.warmup_s, WARMUP_S)?;
         check("max_startup_s", self.max_startup_s, MAX_STARTUP_S)?;
         check("in_flight", u64::from(self.in_flight), (1, 256))?;
+        let (lo, hi) = (DEFAULT_MAX_REQUEST, MAX_REQUEST_LIMIT);
+        if !(lo..=hi).contains(&self.max_request) || !self.max_request.is_multiple_of(4096) {
+            return Err(SBenchError::OutOfRange {
+                name: "max_request",
+                value: u64::from(self.max_request),
+                allowed: format!("{lo}..={hi} bytes, a multiple of 4096"),
+            });
+        }
         match self.reader_depth {
             None => Ok(()),
             Some(d) => check(
@@ -391,6 +403,7 @@ pub fn run(
         pause_settle_s: config.pauses.settle.as_secs_f64(),
         pause_after_s: config.pauses.after.as_secs_f64(),
         in_flight: config.in_flight,
+        max_request: config.max_request,
         reads: plan.reads,
         submission: match config.submission {
             Submission::Inline => "inline",
@@ -443,10 +456,10 @@ fn reader_shape(
             }
         }
     };
-    let (depth, bytes, split) = load::reader_shape(&load, case.readers, SEQ_BYTES);
+    let (depth, bytes, split) = load::reader_shape(&load, case.readers, config.max_request);
     if depth > workers::MAX_READER_DEPTH {
         return Err(SBenchError::OutOfRange {
-            name: "measured reader depth (reads of 128 KiB kept in flight by each reader)",
+            name: "measured reader depth (reads kept in flight by each reader)",
             value: u64::from(depth),
             allowed: format!(
                 "1..={}: the engine's queue per reader; pass --reader-depth to choose one",
@@ -475,8 +488,13 @@ fn cell(
     dev.drop_cache()?;
     if scheduler == FAIRWAY {
         dev.set_scheduler("none")?;
-        let ports =
-            engine::EnginePorts::start(&dev.dev, config.spec, config.in_flight, config.submission)?;
+        let ports = engine::EnginePorts::start(
+            &dev.dev,
+            config.spec,
+            config.in_flight,
+            config.max_request,
+            config.submission,
+        )?;
         // The device thread names itself once it runs: wait for that, so
         // the first reading of its clock finds it.
         let named = std::time::Instant::now();

@@ -121,6 +121,8 @@ pub struct SReport {
     pub pause_after_s: f64,
     /// fairway's engine: transfers in flight at once.
     pub in_flight: u32,
+    /// fairway's engine: its largest request, bytes.
+    pub max_request: u32,
     /// How the sequential readers read (`buffered`: S's readers on the
     /// kernel's side, the measured shape on fairway's; `batch`: the
     /// `--reader-depth` override).
@@ -248,6 +250,7 @@ mod tests {
             pause_settle_s: 0.2,
             pause_after_s: 2.0,
             in_flight: 64,
+            max_request: 1 << 20,
             reads: SeqReads::Buffered,
             submission: "device-thread",
             realtime: false,
