@@ -168,6 +168,21 @@ mod tests {
         true
     }
 
+    /// Waits up to a minute for the work asked of `w`.
+    fn outcome_of(w: &mut Worker) -> Box<Outcome> {
+        let t0 = Instant::now();
+        loop {
+            match w.take() {
+                Taken::Nothing => {
+                    assert!(t0.elapsed() < Duration::from_secs(60));
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Taken::Done(o) => return o,
+                Taken::Gone => panic!("the thread ended"),
+            }
+        }
+    }
+
     #[test]
     fn the_thread_serves_reload_after_reload_and_ends_when_dropped_idle() {
         let (source, old) = example();
@@ -181,17 +196,7 @@ mod tests {
                 now_ns: 0,
             };
             assert!(w.ask(a).is_ok());
-            let t0 = Instant::now();
-            let outcome = loop {
-                match w.take() {
-                    Taken::Nothing => {
-                        assert!(t0.elapsed() < Duration::from_secs(60));
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                    Taken::Done(o) => break o,
-                    Taken::Gone => panic!("the thread ended"),
-                }
-            };
+            let outcome = outcome_of(&mut w);
             assert!(outcome.is_ok(), "the same file prepares");
         }
         drop(w);
@@ -246,17 +251,7 @@ mod tests {
             now_ns: 0,
         };
         assert!(w.ask(a).is_ok());
-        let t0 = Instant::now();
-        let outcome = loop {
-            match w.take() {
-                Taken::Nothing => {
-                    assert!(t0.elapsed() < Duration::from_secs(60));
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                Taken::Done(o) => break o,
-                Taken::Gone => panic!("the thread ended"),
-            }
-        };
+        let outcome = outcome_of(&mut w);
         assert!(outcome.is_ok());
         drop(w);
         assert_eq!(Arc::strong_count(&wake), 1, "joined: the thread ended");
