@@ -39,6 +39,7 @@ use fairway_shaper::datapath::reload::{load_and_prepare, prepare, show_ns};
 use fairway_shaper::datapath::slots::arrange;
 use fairway_shaper::datapath::tree::TreeEdit;
 use fairway_shaper::datapath::wake::Wake;
+use fairway_shaper::datapath::warm_up::warm_up;
 use fairway_shaper::libreqos::{network_json, shaped_devices};
 use fairway_shaper::load::{read_text, Source};
 use fairway_shaper::plan::{Dir, Plan};
@@ -321,7 +322,7 @@ fn shaper_path(src: &Source, e: &mut Engine, change: impl FnOnce()) {
     let woken = Arc::clone(&wake);
     let (warm_src, warm_old) = (src.clone(), Arc::clone(e.plan()));
     let worker = std::thread::spawn(move || {
-        drop(load_and_prepare(&warm_src, &warm_old, 0));
+        drop(warm_up(&warm_src, &warm_old, 0));
         warmed.send(()).expect("the example waits");
         let (src, old, t) = asked.recv().expect("asked");
         let started = t.elapsed();
@@ -334,7 +335,7 @@ fn shaper_path(src: &Source, e: &mut Engine, change: impl FnOnce()) {
     change();
     // Parked before the signal, as in the shaper.
     std::thread::sleep(std::time::Duration::from_millis(50));
-    let (t, cpu) = (Instant::now(), process_cpu_ns());
+    let (t, cpu, faults0) = (Instant::now(), process_cpu_ns(), faults());
     ask.send((src.clone(), Arc::clone(e.plan()), t))
         .expect("the reload's thread waits");
     wait_readable(wake.raw_fd());
@@ -350,7 +351,7 @@ fn shaper_path(src: &Source, e: &mut Engine, change: impl FnOnce()) {
     let ns = |d: std::time::Duration| show_ns(d.as_nanos() as u64);
     println!(
         "  the shaper's path: thread woken in {}, load_and_prepare {}, back to the loop in {}, \
-         pause {}, line {} ({} bytes); applied in {} ({} of CPU, all threads)",
+         pause {}, line {} ({} bytes); applied in {} ({} of CPU, all threads, {} page faults)",
         ns(started),
         ns(done - started),
         ns(noticed - done),
@@ -358,7 +359,8 @@ fn shaper_path(src: &Source, e: &mut Engine, change: impl FnOnce()) {
         show_ns(line_ns),
         line.len(),
         show_ns(total_ns),
-        show_ns(process_cpu_ns() - cpu)
+        show_ns(process_cpu_ns() - cpu),
+        faults() - faults0
     );
     drop(applied);
 }
@@ -428,6 +430,16 @@ fn text(path: &Path, name: &Arc<str>) -> String {
 }
 
 /// This process's CPU time, ns (all its threads).
+/// The process's minor page faults so far (the pages it took fresh from
+/// the kernel).
+fn faults() -> i64 {
+    // SAFETY: all-zero is a valid rusage; getrusage writes it.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid target and a live rusage.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    u.ru_minflt
+}
+
 fn process_cpu_ns() -> u64 {
     // SAFETY: all-zero is a valid timespec; clock_gettime writes it.
     let mut ts: libc::timespec = unsafe { std::mem::zeroed() };

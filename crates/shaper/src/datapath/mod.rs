@@ -54,6 +54,8 @@ pub mod stats;
 pub mod tree;
 #[cfg(target_os = "linux")]
 pub mod wake;
+#[cfg(target_os = "linux")]
+pub mod warm_up;
 pub mod watch;
 #[cfg(all(target_os = "linux", feature = "ebpf"))]
 pub mod xdp;

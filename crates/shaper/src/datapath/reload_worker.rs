@@ -14,20 +14,13 @@
 //! started again.
 //!
 //! **Warm-up.** Started with the running configuration, the thread first
-//! reads and prepares it once, as a reload of the unchanged file would,
-//! and throws the result away. Why: glibc's malloc gives each thread an
-//! arena of its own and returns a freed block to the arena it came from.
-//! The first reload's new plan, edit lists and second threads would
-//! otherwise take fresh memory from the kernel a page at a time (several
-//! thousand page faults, each page zeroed, at 10,000 circuits), since
-//! the running plan was built on another thread and is still in use.
-//! After the warm-up, what it freed stays in the thread's arena
-//! ([`super::memory::keep_freed_memory`]) and the first reload costs what
-//! later ones do. It takes one preparation's CPU when the shaper starts,
-//! off the loop; a reload asked for meanwhile waits for it.
+//! prepares it once and throws the result away ([`super::warm_up`]), so
+//! that the first reload finds its memory ready; a reload asked for
+//! meanwhile waits for it.
 
 use super::reload::{load_and_prepare, Prepared, ReloadError};
 use super::wake::Wake;
+use super::warm_up::warm_up;
 use crate::load::Source;
 use crate::validate::Checked;
 use std::io;
@@ -75,8 +68,8 @@ impl Worker {
     /// Starts the thread (under the normal policy even when the loop runs
     /// under `SCHED_FIFO`: [`super::run::realtime`] resets it for the
     /// threads the loop starts); it wakes `wake` after each preparation.
-    /// With `warm` (the running configuration), it first prepares that
-    /// once and drops the result (the module doc's warm-up).
+    /// With `warm` (the running configuration), it first warms up on it
+    /// ([`warm_up`]).
     pub fn start(wake: Arc<Wake>, warm: Option<Ask>) -> io::Result<Worker> {
         let (ask, asked) = mpsc::channel::<Ask>();
         let (done, prepared) = mpsc::channel();
@@ -88,7 +81,7 @@ impl Worker {
                 if let Some(a) = warm {
                     // Its outcome, an error included, is nobody's: a
                     // reload reads the file again and reports.
-                    drop(load_and_prepare(&a.source, &a.old, a.now_ns));
+                    drop(warm_up(&a.source, &a.old, a.now_ns));
                     warmed.store(false, Ordering::Release);
                 }
                 while let Ok(a) = asked.recv() {
