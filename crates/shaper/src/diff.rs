@@ -10,10 +10,10 @@
 //! link as one item each. The indices that map each new node and circuit
 //! to the old one are what the data path moves queues by.
 
+use crate::fast_hash::Map;
 use crate::on_two::on_two;
 use crate::plan::{Circuit, Node, Plan, Rule};
 use crate::validate::{Checked, Parent};
-use std::collections::HashMap;
 use std::fmt;
 
 /// What changed in one kind of item (nodes, circuits or devices), by name.
@@ -110,7 +110,7 @@ fn compare<'a>(
     same_place: impl Fn(usize, usize) -> bool,
     same_settings: impl Fn(usize, usize) -> bool,
 ) -> (Changes, Vec<Option<usize>>) {
-    let mut old_index: Option<HashMap<&str, usize>> = None;
+    let mut old_index: Option<Map<&str, usize>> = None;
     let mut matched = vec![false; old.len()];
     let mut next = 0;
     let mut ch = Changes::default();
@@ -303,7 +303,7 @@ mod tests {
 
     /// [`compare`] as a plain lookup of every key in maps of both sides.
     fn reference(old: &[&str], new: &[&str]) -> (Changes, Vec<Option<usize>>) {
-        let old_index: HashMap<&str, usize> =
+        let old_index: std::collections::HashMap<&str, usize> =
             old.iter().enumerate().map(|(i, &k)| (k, i)).collect();
         let mut ch = Changes::default();
         let from: Vec<Option<usize>> = new.iter().map(|k| old_index.get(k).copied()).collect();

@@ -37,6 +37,7 @@ pub mod control;
 pub mod datapath;
 pub mod diff;
 pub mod error;
+pub mod fast_hash;
 pub mod libreqos;
 pub mod limits;
 pub mod load;

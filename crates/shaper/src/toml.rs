@@ -45,6 +45,7 @@
 //! ```
 
 use crate::error::{ConfigError, Problem};
+use crate::fast_hash::Map;
 use crate::libreqos::shaped_devices::parse_prefix;
 use crate::loc::{LineIndex, Loc};
 use crate::mac::Mac;
@@ -59,7 +60,6 @@ use fairway_core::SchedSpec;
 use fairway_policy_file::RateError;
 use fairway_policy_file::RateField;
 use serde::Deserialize;
-use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -201,7 +201,7 @@ struct Conv<'a> {
     errors: &'a mut Vec<ConfigError>,
     /// Rates already read, by their text: a large file writes the same
     /// few rates thousands of times.
-    rates: HashMap<String, u64>,
+    rates: Map<String, u64>,
 }
 
 /// At most this many rates are remembered ([`Conv::rates`]).
@@ -541,7 +541,7 @@ fn convert(
         file,
         lines,
         errors,
-        rates: HashMap::new(),
+        rates: Map::default(),
     };
     plan.nodes.reserve(f.node.len());
     plan.circuits.reserve(f.circuit.len());

@@ -23,12 +23,12 @@
 //!   Rules may overlap anything: they are tried first, in order.
 
 use crate::error::{ConfigError, Problem};
+use crate::fast_hash::{map_with_capacity, Map};
 use crate::limits::{MAX_CIRCUITS, MAX_DEPTH, MAX_DEVICES, MAX_NODES, MAX_RULES};
 use crate::loc::Loc;
 use crate::on_two::on_two;
 use crate::plan::{Dir, Plan, Rates};
 use ipnet::IpNet;
-use std::collections::HashMap;
 
 /// A child's parent: the root (the link) or a node's index.
 pub type Parent = Option<usize>;
@@ -259,10 +259,10 @@ fn unique<'p>(
     items: impl Iterator<Item = (&'p String, &'p Loc)>,
     what: &'static str,
     errors: &mut Vec<ConfigError>,
-) -> HashMap<&'p str, usize> {
+) -> Map<&'p str, usize> {
     // Sized once for the items (already held): no rehash on the way.
     let n = items.size_hint().0;
-    let mut seen: HashMap<&str, usize> = HashMap::with_capacity(n);
+    let mut seen: Map<&str, usize> = map_with_capacity(n);
     let mut first: Vec<&Loc> = Vec::with_capacity(n);
     for (i, (name, at)) in items.enumerate() {
         first.push(at);
@@ -363,7 +363,7 @@ fn depths(plan: &Plan, parent: &[Parent], errors: &mut Vec<ConfigError>) -> Vec<
 
 /// Disjoint prefixes and distinct MACs between circuits.
 fn addresses(plan: &Plan, circuit: &[Option<usize>], errors: &mut Vec<ConfigError>) {
-    let mut macs: HashMap<_, (usize, &Loc)> = HashMap::new();
+    let mut macs: Map<_, (usize, &Loc)> = Map::default();
     let mut nets: Vec<(IpNet, usize, &Loc)> = Vec::new();
     for (d, c) in plan.devices.iter().zip(circuit) {
         let Some(c) = *c else { continue };

@@ -191,7 +191,7 @@ fn regroups(
     let (on, nn) = (old.plan.nodes.len(), new.plan.nodes.len());
     let (og, ng) = (groups(os), groups(ns));
     // Each running child's (parent, slot), by its list entry.
-    let mut was_at = std::collections::HashMap::new();
+    let mut was_at = crate::fast_hash::Map::default();
     for (p, g) in og.iter().enumerate() {
         for (slot, &c) in g.iter().enumerate() {
             was_at.insert(kid_id(c, on), (p as u32, slot as u32));

@@ -24,9 +24,9 @@
 //! 38 MB at 10,000 circuits).
 
 use super::reload::{load_and_prepare, Prepared, ReloadError};
+use crate::fast_hash::Set;
 use crate::load::Source;
 use crate::validate::{check, Checked};
-use std::collections::HashSet;
 use std::sync::Arc;
 
 /// One circuit in this many is left out of the plan the warm-up
@@ -51,7 +51,7 @@ pub fn warm_up(
 /// refuses it.
 pub fn without_some(c: &Checked) -> Option<Checked> {
     let mut plan = c.plan.clone();
-    let gone: HashSet<String> = plan
+    let gone: Set<String> = plan
         .circuits
         .iter()
         .step_by(ADDED_SHARE)
@@ -87,7 +87,7 @@ mod tests {
         let n = all.circuits.len();
         assert!(n >= 2, "the example has several circuits");
         assert_eq!(kept.circuits.len(), n - n.div_ceil(ADDED_SHARE));
-        let ids: HashSet<&str> = kept.circuits.iter().map(|k| k.id.as_str()).collect();
+        let ids: Set<&str> = kept.circuits.iter().map(|k| k.id.as_str()).collect();
         assert!(kept
             .devices
             .iter()

@@ -47,9 +47,9 @@
 
 use super::{fast, Conv};
 use super::{CircuitToml, DeviceToml, FileToml, NodeToml, RuleToml};
+use crate::fast_hash::Map;
 use crate::loc::{LineIndex, Loc};
 use crate::plan::{Circuit, Device, Node, Plan, Prefix, Rule};
-use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -98,7 +98,7 @@ pub(super) struct Cache {
     entries: Vec<Box<Entry>>,
     /// The first entry of each hash, the others chained by
     /// [`Entry::same`].
-    index: HashMap<u64, u32, foldhash::fast::RandomState>,
+    index: Map<u64, u32>,
     hasher: foldhash::fast::RandomState,
     /// How many entries of each kind (nodes, circuits, devices, rules):
     /// room made for as many items in a part as its share of them.
@@ -164,7 +164,7 @@ impl Cache {
             file: at.file,
             lines: at.lines,
             errors: &mut problems,
-            rates: HashMap::new(),
+            rates: Map::default(),
         };
         // Text between records: the root's keys and other tables.
         let mut plain: Option<Range<usize>> = None;
