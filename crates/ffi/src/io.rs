@@ -214,7 +214,7 @@ fn engine_status(e: &EngineError) -> FairwayStatus {
             FairwayStatus::FairwayErrInvalidArgument
         }
         EngineError::Unavailable(_) => FairwayStatus::FairwayErrUnavailable,
-        EngineError::Open { .. } => FairwayStatus::FairwayErrOs,
+        EngineError::Open { .. } | EngineError::Memory(_) => FairwayStatus::FairwayErrOs,
         EngineError::TooManyClients { .. }
         | EngineError::TooManyTargets { .. }
         | EngineError::TooManyGroups { .. } => FairwayStatus::FairwayErrFull,

@@ -104,6 +104,7 @@ fn bad_flags_give_one_line_before_anything_runs() {
     );
     one_line_error(&sb(&["--reps", "-1"]), 2, "negative");
     one_line_error(&sb(&["--submission", "batch"]), 2, "batch");
+    one_line_error(&sb(&["--buffers", "stack"]), 2, "stack");
 }
 
 #[test]
@@ -244,6 +245,7 @@ fn quick_run_gives_every_scheduler_figures_and_cleans_up() {
     }
     assert_eq!(v["reads"], "buffered");
     assert_eq!(v["submission"], "device-thread");
+    assert_eq!(v["buffers"], "huge");
     // --quick's shortened S loop: 1 s, the cache dropped, 0.2 s, the
     // replay, 0.5 s after a short one.
     assert_eq!(v["pause_before_s"], 1.0);

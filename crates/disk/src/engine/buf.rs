@@ -8,9 +8,17 @@
 //! cannot be handed to the engine at all. The storage is a heap block that
 //! never moves or reallocates while the buffer exists: the kernel may write
 //! into it while the engine owns it (during the transfer), and moving the
-//! `AlignedBuf` value itself does not move the bytes.
+//! `AlignedBuf` value itself does not move the bytes. The heap block is
+//! the default; [`super::huge_page_bufs`] carves buffers out of
+//! transparent huge pages instead (see there why a device may serve
+//! those faster).
+
+// A buffer in a shared mapping is a slice of its own range of it.
+#![allow(unsafe_code)]
 
 use super::error::EngineError;
+use super::huge_bufs::Mapping;
+use std::sync::Arc;
 
 /// Alignment of every [`AlignedBuf`], bytes.
 pub const BUF_ALIGN: usize = 4096;
@@ -28,12 +36,20 @@ pub const MAX_LARGE_BUF_LEN: usize = super::config::MAX_REQUEST_LIMIT as usize;
 /// An owned, zero-initialised, [`BUF_ALIGN`]-aligned byte buffer of a fixed
 /// length (`1..=MAX_LARGE_BUF_LEN` bytes).
 pub struct AlignedBuf {
-    /// Heap storage, `len + BUF_ALIGN` bytes; never resized, so it never
-    /// moves.
-    raw: Vec<u8>,
-    /// Start of the aligned region inside `raw`.
+    storage: Storage,
+    /// Start of the aligned region inside the storage.
     at: usize,
     len: usize,
+}
+
+/// Where an [`AlignedBuf`]'s bytes live.
+enum Storage {
+    /// Heap storage, `len + BUF_ALIGN` bytes; never resized, so it never
+    /// moves.
+    Heap(Vec<u8>),
+    /// A range of a mapping shared with other buffers
+    /// ([`super::huge_page_bufs`]): each buffer's range is its own.
+    Mapped(Arc<Mapping>),
 }
 
 impl AlignedBuf {
@@ -50,7 +66,23 @@ impl AlignedBuf {
         let raw = vec![0u8; len + BUF_ALIGN];
         let addr = raw.as_ptr() as usize;
         let at = (BUF_ALIGN - addr % BUF_ALIGN) % BUF_ALIGN;
-        Ok(Self { raw, at, len })
+        Ok(Self {
+            storage: Storage::Heap(raw),
+            at,
+            len,
+        })
+    }
+
+    /// The buffer of bytes `at..at + len` of `mapping`, which no other
+    /// buffer uses; `at` a multiple of [`BUF_ALIGN`], `len` in
+    /// `1..=MAX_LARGE_BUF_LEN` (the caller checks both).
+    pub(super) fn mapped(mapping: Arc<Mapping>, at: usize, len: usize) -> Self {
+        debug_assert!(at.is_multiple_of(BUF_ALIGN) && at + len <= mapping.len());
+        Self {
+            storage: Storage::Mapped(mapping),
+            at,
+            len,
+        }
     }
 
     /// A buffer holding a copy of `data` (`1..=MAX_LARGE_BUF_LEN` bytes).
@@ -65,7 +97,11 @@ impl AlignedBuf {
     pub(crate) fn placeholder() -> Self {
         let raw = vec![0u8; 1 + BUF_ALIGN];
         let at = (BUF_ALIGN - raw.as_ptr() as usize % BUF_ALIGN) % BUF_ALIGN;
-        Self { raw, at, len: 1 }
+        Self {
+            storage: Storage::Heap(raw),
+            at,
+            len: 1,
+        }
     }
 
     /// Length in bytes.
@@ -76,12 +112,27 @@ impl AlignedBuf {
 
     /// The bytes as a slice.
     pub fn as_slice(&self) -> &[u8] {
-        &self.raw[self.at..self.at + self.len]
+        match &self.storage {
+            Storage::Heap(raw) => &raw[self.at..self.at + self.len],
+            // SAFETY: `at..at + len` lies within the mapping, which lives
+            // as long as this buffer (the Arc), and no other buffer uses
+            // that range; `&self` excludes a mutable borrow of it.
+            Storage::Mapped(m) => unsafe {
+                std::slice::from_raw_parts(m.base().add(self.at), self.len)
+            },
+        }
     }
 
     /// The bytes as a mutable slice.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        &mut self.raw[self.at..self.at + self.len]
+        match &mut self.storage {
+            Storage::Heap(raw) => &mut raw[self.at..self.at + self.len],
+            // SAFETY: as in `as_slice`; `&mut self` makes this the only
+            // borrow of the range.
+            Storage::Mapped(m) => unsafe {
+                std::slice::from_raw_parts_mut(m.base().add(self.at), self.len)
+            },
+        }
     }
 
     /// Start of the aligned region, for the kernel.

@@ -65,6 +65,9 @@ pub enum EngineError {
     UnknownTarget(TargetId),
     /// The engine has stopped.
     Stopped,
+    /// Memory for buffers could not be mapped
+    /// ([`super::huge_page_bufs`]).
+    Memory(std::io::Error),
 }
 
 impl fmt::Display for EngineError {
@@ -92,6 +95,7 @@ impl fmt::Display for EngineError {
             Self::UnknownClient(c) => write!(f, "{c} is not registered"),
             Self::UnknownTarget(t) => write!(f, "{t} is not open"),
             Self::Stopped => write!(f, "the engine has stopped"),
+            Self::Memory(e) => write!(f, "cannot map memory for the buffers: {e}"),
         }
     }
 }

@@ -67,6 +67,7 @@ mod device;
 mod error;
 mod future;
 mod group;
+mod huge_bufs;
 mod inline;
 mod request;
 pub(crate) mod ring;
@@ -83,6 +84,7 @@ pub use config::{
 pub use error::{EngineError, IoError, SubmitError, SubmitErrorKind};
 pub use future::IoFuture;
 pub use group::GroupOptions;
+pub use huge_bufs::{huge_page_bufs, HUGE_PAGE, MAX_HUGE_BUFS, MAX_HUGE_BYTES};
 pub use request::{Completion, IoRequest, RequestId};
 pub use target::{TargetId, TargetOptions};
 

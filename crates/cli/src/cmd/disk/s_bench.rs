@@ -9,6 +9,7 @@ use clap::Args;
 use fairway_disk::catalogue::DiskSchedSpec;
 use fairway_disk::engine::Submission;
 use fairway_eval::cost::chart::{ChartSpec, Series};
+use fairway_lab::disk::s_bench::buffers::Buffers;
 use fairway_lab::disk::s_bench::workers::SeqReads;
 use fairway_lab::disk::s_bench::{
     self, trace, Case, SBenchConfig, SBenchError, SReport, Trace, CASES, FAIRWAY,
@@ -77,6 +78,13 @@ pub struct SBenchArgs {
     /// counts a transfer once per 128 KiB.
     #[arg(long, default_value_t = 128 << 10)]
     max_request: u32,
+    /// Where both sides' direct-I/O buffers live: huge (transparent huge
+    /// pages, so a direct transfer reaches the loop device in requests of
+    /// up to its max_sectors_kb, as S's buffered read-ahead does) or heap
+    /// (4 KiB pages: at most 128 segments of one page, 512 KiB, per
+    /// request). Default huge.
+    #[arg(long, value_name = "KIND", value_parser = ["huge", "heap"], default_value = "huge")]
+    buffers: String,
     /// Instead of S's readers, each sequential reader on both sides issues
     /// batches of this many direct 128 KiB reads, 1..=64 (1: one
     /// synchronous read after another). Default: S's readers, 4 KiB reads
@@ -201,6 +209,11 @@ fn config(a: &SBenchArgs) -> Result<SBenchConfig, DiskCmdError> {
         )?,
         in_flight: in_range("--in-flight", a.in_flight, (1, 256))?,
         max_request: a.max_request,
+        buffers: if a.buffers == "heap" {
+            Buffers::Heap
+        } else {
+            Buffers::Huge
+        },
         reader_depth: a
             .reader_depth
             .map(|d| {
@@ -296,8 +309,9 @@ fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
         _ => "sequential readers as S's (4 KiB reads through the page cache; fairway's: direct reads of the depth and size measured)".into(),
     };
     crate::outln!(
-        "Replayed start-up of `{}` ({} reads, {} processes), {} replay(s) per cell; greedy workers {} MiB each: {readers}, writers 128 KiB and random readers 4 KiB direct, one at a time; fairway: {} through the engine, {} in flight, requests up to {} KiB, {} submission, kernel at none:",
-        r.trace, r.trace_requests, r.trace_threads, r.reps, r.region_mib, r.fairway_spec, r.in_flight, r.max_request >> 10, r.submission
+        "Replayed start-up of `{}` ({} reads, {} processes), {} replay(s) per cell; greedy workers {} MiB each: {readers}, writers 128 KiB and random readers 4 KiB direct, one at a time; fairway: {} through the engine, {} in flight, requests up to {} KiB, {} submission, kernel at none; direct-I/O buffers: {}:",
+        r.trace, r.trace_requests, r.trace_threads, r.reps, r.region_mib, r.fairway_spec, r.in_flight, r.max_request >> 10, r.submission,
+        if r.buffers == Buffers::Huge { "huge pages" } else { "heap" }
     );
     crate::outln!(
         "s: mean start-up; MB/s: the workers' over S's loop ({} s, cache dropped, {} s, the replay, {} s after one under 2 s), as S's iostat; start-up MB/s: theirs during the replays only.",

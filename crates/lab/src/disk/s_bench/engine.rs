@@ -2,6 +2,7 @@
 //! scheduler at `none`), every thread a client of it, so fairway's BFQ
 //! orders all the workload's I/O and io_uring issues it.
 
+use super::buffers::Buffers;
 use super::port::{Op, Port, Ports};
 use super::SBenchError;
 use fairway_disk::catalogue::DiskSchedSpec;
@@ -21,6 +22,7 @@ pub struct EnginePorts {
     routes: Routes,
     /// Every buffer's length: the engine's largest request.
     buf_len: usize,
+    buffers: Buffers,
 }
 
 impl EnginePorts {
@@ -33,6 +35,7 @@ impl EnginePorts {
         in_flight: u32,
         max_request: u32,
         submission: Submission,
+        buffers: Buffers,
     ) -> Result<Self, SBenchError> {
         let routes: Routes = Arc::default();
         let r = routes.clone();
@@ -64,6 +67,7 @@ impl EnginePorts {
             target,
             routes,
             buf_len: max_request as usize,
+            buffers,
         })
     }
 
@@ -84,6 +88,7 @@ pub struct EnginePort {
     rx: Receiver<Completion>,
     bufs: Vec<AlignedBuf>,
     buf_len: usize,
+    buffers: Buffers,
     pending: usize,
 }
 
@@ -102,6 +107,7 @@ impl Ports for EnginePorts {
             rx,
             bufs: Vec::new(),
             buf_len: self.buf_len,
+            buffers: self.buffers,
             pending: 0,
         })
     }
@@ -109,10 +115,7 @@ impl Ports for EnginePorts {
 
 impl EnginePort {
     fn buf(&mut self) -> Result<AlignedBuf, SBenchError> {
-        match self.bufs.pop() {
-            Some(b) => Ok(b),
-            None => Ok(AlignedBuf::new(self.buf_len)?),
-        }
+        self.buffers.take(&mut self.bufs, self.buf_len)
     }
 
     fn submit(&mut self, req: IoRequest) -> Result<(), SBenchError> {

@@ -6,6 +6,7 @@
 //! descriptor without `O_DIRECT`.
 
 use super::aio::{Aio, AIO_DEPTH};
+use super::buffers::Buffers;
 use super::port::{Op, Port, Ports};
 use super::SBenchError;
 use fairway_disk::engine::{AlignedBuf, MAX_BUF_LEN};
@@ -17,6 +18,8 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 pub struct KernelPorts {
     /// The device path.
     pub dev: String,
+    /// Where the direct-I/O buffers live.
+    pub buffers: Buffers,
 }
 
 /// One thread's file descriptor, buffer and AIO context.
@@ -31,6 +34,7 @@ pub struct KernelPort {
     buf: AlignedBuf,
     pending: Vec<AlignedBuf>,
     spare: Vec<AlignedBuf>,
+    buffers: Buffers,
 }
 
 fn io_err(what: &str, source: std::io::Error) -> SBenchError {
@@ -49,15 +53,17 @@ impl Ports for KernelPorts {
             .custom_flags(libc::O_DIRECT)
             .open(&self.dev)
             .map_err(|e| io_err(&self.dev, e))?;
+        let mut spare = Vec::new();
         Ok(KernelPort {
             aio: Aio::new().map_err(|e| io_err("io_setup", e))?,
             file,
             cached: None,
             dev: self.dev.clone(),
             plain: Vec::new(),
-            buf: AlignedBuf::new(MAX_BUF_LEN).map_err(SBenchError::Engine)?,
+            buf: self.buffers.take(&mut spare, MAX_BUF_LEN)?,
             pending: Vec::new(),
-            spare: Vec::new(),
+            spare,
+            buffers: self.buffers,
         })
     }
 }
@@ -140,10 +146,7 @@ impl Port for KernelPort {
         if self.pending.len() == AIO_DEPTH {
             self.drain()?;
         }
-        let mut buf = match self.spare.pop() {
-            Some(b) => b,
-            None => AlignedBuf::new(MAX_BUF_LEN).map_err(SBenchError::Engine)?,
-        };
+        let mut buf = self.buffers.take(&mut self.spare, MAX_BUF_LEN)?;
         let ptr = buf.as_mut_slice().as_mut_ptr();
         // SAFETY: the buffer moves into `pending` (its heap block does not
         // move) and stays there until `drain` has collected the read, or

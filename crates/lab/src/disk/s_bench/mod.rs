@@ -22,6 +22,7 @@
 //!   [`report`]: the table's data and the targets.
 
 pub mod aio;
+pub mod buffers;
 pub mod cpu;
 pub mod device;
 pub mod engine;
@@ -222,6 +223,8 @@ pub struct SBenchConfig {
     pub submission: Submission,
     /// fairway's scheduler in the engine (default [`S_BENCH_BFQ`]).
     pub spec: DiskSchedSpec,
+    /// Where both sides' direct-I/O buffers live ([`buffers`]).
+    pub buffers: buffers::Buffers,
 }
 
 fn check(name: &'static str, value: u64, (lo, hi): (u64, u64)) -> Result<(), SBenchError> {
@@ -404,6 +407,7 @@ pub fn run(
         pause_after_s: config.pauses.after.as_secs_f64(),
         in_flight: config.in_flight,
         max_request: config.max_request,
+        buffers: config.buffers,
         reads: plan.reads,
         submission: match config.submission {
             Submission::Inline => "inline",
@@ -494,6 +498,7 @@ fn cell(
             config.in_flight,
             config.max_request,
             config.submission,
+            config.buffers,
         )?;
         // The device thread names itself once it runs: wait for that, so
         // the first reading of its clock finds it.
@@ -515,6 +520,7 @@ fn cell(
         dev.set_scheduler(scheduler)?;
         let ports = kernel::KernelPorts {
             dev: dev.dev.clone(),
+            buffers: config.buffers,
         };
         let cpu = || Some(cpu::process_system());
         let probe = Probe {

@@ -123,6 +123,8 @@ pub struct SReport {
     pub in_flight: u32,
     /// fairway's engine: its largest request, bytes.
     pub max_request: u32,
+    /// Where both sides' direct-I/O buffers live.
+    pub buffers: super::buffers::Buffers,
     /// How the sequential readers read (`buffered`: S's readers on the
     /// kernel's side, the measured shape on fairway's; `batch`: the
     /// `--reader-depth` override).
@@ -251,6 +253,7 @@ mod tests {
             pause_after_s: 2.0,
             in_flight: 64,
             max_request: 1 << 20,
+            buffers: crate::disk::s_bench::buffers::Buffers::Huge,
             reads: SeqReads::Buffered,
             submission: "device-thread",
             realtime: false,
