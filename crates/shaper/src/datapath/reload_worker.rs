@@ -141,13 +141,7 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
-    fn example() -> (Source, Arc<Checked>) {
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../examples/shaper/shaper.toml");
-        let source = Source::ShaperFile(file);
-        let c = crate::load::load(&source).unwrap_or_else(|e| panic!("{}", e[0]));
-        (source, Arc::new(c))
-    }
+    use crate::datapath::test_plan::example_source as example;
 
     /// Waits up to a minute for the thread to let go of `wake`.
     fn ended(wake: &Arc<Wake>) -> bool {

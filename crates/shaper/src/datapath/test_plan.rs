@@ -87,3 +87,13 @@ pub fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
         x % n
     }
 }
+
+/// The repository's example shaper file (`examples/shaper/shaper.toml`,
+/// which pulls in the LibreQoS examples), as a source and loaded.
+pub fn example_source() -> (crate::load::Source, std::sync::Arc<Checked>) {
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/shaper/shaper.toml");
+    let source = crate::load::Source::ShaperFile(file);
+    let c = crate::load::load(&source).unwrap_or_else(|e| panic!("{}", e[0]));
+    (source, std::sync::Arc::new(c))
+}

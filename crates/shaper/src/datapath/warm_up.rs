@@ -71,13 +71,7 @@ mod tests {
     use super::*;
     use crate::datapath::reload::prepare;
 
-    fn example() -> (Source, Arc<Checked>) {
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../examples/shaper/shaper.toml");
-        let source = Source::ShaperFile(file);
-        let c = crate::load::load(&source).unwrap_or_else(|e| panic!("{}", e[0]));
-        (source, Arc::new(c))
-    }
+    use crate::datapath::test_plan::example_source as example;
 
     #[test]
     fn the_base_leaves_out_one_circuit_in_five_with_its_devices_and_rules() {
