@@ -17,7 +17,7 @@
 #![allow(unsafe_code)]
 
 use super::error::EngineError;
-use super::huge_bufs::Mapping;
+use super::mapping::Mapping;
 use std::sync::Arc;
 
 /// Alignment of every [`AlignedBuf`], bytes.

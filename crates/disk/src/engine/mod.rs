@@ -69,6 +69,7 @@ mod future;
 mod group;
 mod huge_bufs;
 mod inline;
+mod mapping;
 mod request;
 pub(crate) mod ring;
 mod shared;
@@ -84,7 +85,8 @@ pub use config::{
 pub use error::{EngineError, IoError, SubmitError, SubmitErrorKind};
 pub use future::IoFuture;
 pub use group::GroupOptions;
-pub use huge_bufs::{huge_page_bufs, HUGE_PAGE, MAX_HUGE_BUFS, MAX_HUGE_BYTES};
+pub use huge_bufs::{huge_page_bufs, MAX_HUGE_BUFS, MAX_HUGE_BYTES};
+pub use mapping::HUGE_PAGE;
 pub use request::{Completion, IoRequest, RequestId};
 pub use target::{TargetId, TargetOptions};
 
