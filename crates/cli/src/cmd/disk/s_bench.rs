@@ -353,6 +353,7 @@ fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
     }
     t.print()?;
     crate::outln!();
+    print_runs(r)?;
     crate::outln!("CPU µs per device request (fairway-bfq: its engine thread; the kernel's: the process's system time, an approximation; after the slash: the whole process's user and system time, every column):");
     cpu.print()?;
     crate::outln!();
@@ -371,6 +372,34 @@ fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
         );
     }
     Ok(())
+}
+
+/// Each replay's start-up time, in the order run: S's figure is their
+/// mean, and one far above its cell's others is a pause of the storage
+/// rather than the scheduler's doing (docs/io-scheduler.md).
+fn print_runs(r: &SReport) -> Result<(), DiskCmdError> {
+    if r.reps < 2 {
+        return Ok(());
+    }
+    let mut hdr = vec!["each replay, s".to_string()];
+    hdr.extend(r.schedulers.iter().cloned());
+    let h: Vec<&str> = hdr.iter().map(String::as_str).collect();
+    let mut t = Table::new(&h);
+    for case in &r.cases {
+        let mut row = vec![case.case.clone()];
+        row.extend(case.cells.iter().map(replays));
+        t.row(row);
+    }
+    crate::outln!("Each replay's start-up, in the order run (the means above are theirs):");
+    t.print()?;
+    crate::outln!();
+    Ok(())
+}
+
+/// A cell's replays, in seconds, in the order run.
+fn replays(c: &s_bench::Cell) -> String {
+    let runs: Vec<String> = c.startup_runs_s.iter().map(|x| format!("{x:.3}")).collect();
+    runs.join(" ")
 }
 
 /// The device's load while the workers ran alone, and the shape of
@@ -446,4 +475,27 @@ fn series(r: &SReport) -> Vec<Series> {
             color: si,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cells_replays_are_listed_in_the_order_run() {
+        let c = s_bench::Cell {
+            scheduler: "fairway-bfq".into(),
+            startup_s: Some(0.163),
+            startup_runs_s: vec![0.093, 0.295, 0.1],
+            timed_out: 0,
+            throughput_mb_s: 0.0,
+            startup_throughput_mb_s: 0.0,
+            requests: 0,
+            cpu_us_per_request: None,
+            cpu_source: "engine thread",
+            process_cpu_us_per_request: None,
+            device_load: None,
+        };
+        assert_eq!(replays(&c), "0.093 0.295 0.100");
+    }
 }
