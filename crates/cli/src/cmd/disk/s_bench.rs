@@ -325,10 +325,7 @@ fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
     }
     let hdr: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut t = Table::new(&hdr);
-    let mut cpu_hdr = vec!["CPU µs/request".to_string()];
-    cpu_hdr.extend(r.schedulers.iter().cloned());
-    let cpu_h: Vec<&str> = cpu_hdr.iter().map(String::as_str).collect();
-    let mut cpu = Table::new(&cpu_h);
+    let mut cpu = per_scheduler("CPU µs/request", r, &[]);
     for case in &r.cases {
         let mut row = vec![case.case.clone()];
         let mut crow = vec![case.case.clone()];
@@ -374,6 +371,15 @@ fn print_tables(r: &SReport, limit: u64) -> Result<(), DiskCmdError> {
     Ok(())
 }
 
+/// A table whose columns are `first`, one per scheduler of the run, then
+/// `after`.
+fn per_scheduler(first: &str, r: &SReport, after: &[&str]) -> Table {
+    let mut h = vec![first];
+    h.extend(r.schedulers.iter().map(String::as_str));
+    h.extend_from_slice(after);
+    Table::new(&h)
+}
+
 /// Each replay's start-up time, in the order run: S's figure is their
 /// mean, and one far above its cell's others is a pause of the storage
 /// rather than the scheduler's doing (docs/io-scheduler.md).
@@ -381,10 +387,7 @@ fn print_runs(r: &SReport) -> Result<(), DiskCmdError> {
     if r.reps < 2 {
         return Ok(());
     }
-    let mut hdr = vec!["each replay, s".to_string()];
-    hdr.extend(r.schedulers.iter().cloned());
-    let h: Vec<&str> = hdr.iter().map(String::as_str).collect();
-    let mut t = Table::new(&h);
+    let mut t = per_scheduler("each replay, s", r, &[]);
     for case in &r.cases {
         let mut row = vec![case.case.clone()];
         row.extend(case.cells.iter().map(replays));
@@ -405,11 +408,7 @@ fn replays(c: &s_bench::Cell) -> String {
 /// The device's load while the workers ran alone, and the shape of
 /// fairway's readers that follows from it.
 fn print_loads(r: &SReport) -> Result<(), DiskCmdError> {
-    let mut hdr = vec!["device load (workers alone)".to_string()];
-    hdr.extend(r.schedulers.iter().cloned());
-    hdr.push("fairway's readers".into());
-    let h: Vec<&str> = hdr.iter().map(String::as_str).collect();
-    let mut t = Table::new(&h);
+    let mut t = per_scheduler("device load (workers alone)", r, &["fairway's readers"]);
     for case in r.cases.iter().filter(|c| c.readers + c.writers > 0) {
         let mut row = vec![case.case.clone()];
         for c in &case.cells {
