@@ -515,7 +515,10 @@ impl Engine {
         }
     }
 
-    /// Accepted requests not finished yet (queued or in flight).
+    /// Accepted requests not finished yet (queued or in flight). A request
+    /// stops counting as its completion is queued, so when this reaches 0
+    /// the last completions may still wait to be taken with
+    /// [`Engine::poll`] or [`Engine::wait`].
     pub fn outstanding(&self) -> u32 {
         self.shared.lock().outstanding
     }
