@@ -47,7 +47,13 @@
 //! * **Low-latency weight raising** ([`BfqConfig::low_latency`], on by
 //!   default as in the kernel): an application that issues after
 //!   [`WR_MIN_IDLE`] of idleness has its weight multiplied by [`WR_COEFF`]
-//!   for [`Bfq::wr_duration`], then returns to its weight.
+//!   for [`Bfq::wr_duration`], then returns to its weight. A raised
+//!   application ends the turn of an active one of its class that is not
+//!   raised when it becomes backlogged, as the kernel's BFQ preempts for a
+//!   queue of higher weight, and when, back-shifted after using up its
+//!   budget, it becomes the eligible application B-WF2Q+ would serve first
+//!   (the active one having been served something): an interactive task
+//!   does not wait for a greedy application's whole budget.
 //! * **I/O injection** ([`BfqConfig::inject`], off by default: Theorem
 //!   2.1 and the thesis' experiments assume exclusive service while
 //!   idling): while the active application idles, requests of the
@@ -512,8 +518,8 @@ pub struct BfqStats {
     /// Weight raisings started (low latency).
     pub wr_started: u64,
     /// Active applications expired because a higher class, or a raised
-    /// application of their class, became backlogged (or a limited one
-    /// came back).
+    /// application of their class, became backlogged, a raised one became
+    /// eligible again, or a limited one came back.
     pub preempted: u64,
     /// Weight raisings not started because the raised weight would take
     /// the weight sum beyond [`MAX_WEIGHT_SUM`].
@@ -896,6 +902,49 @@ impl Bfq {
         let (served, budget) = (cur.budget - a.remaining, cur.budget);
         self.stats.preempted += 1;
         self.deactivate(served, budget);
+    }
+
+    /// A raised application that has become eligible, and is the eligible
+    /// one B-WF2Q+ would serve first, ends the turn of the active
+    /// application `active` of its class that is not raised, once that one
+    /// has been served something in its turn. A raised application that
+    /// used up its budget with requests left is re-inserted back-shifted
+    /// (`S = F`) and waits to become eligible; with its raised weight that
+    /// takes a small part of its budget of the others' service, but the
+    /// greedy application chosen meanwhile would keep the device for its
+    /// whole budget. So, as in [`Bfq::preempt_for_raised`], the greedy
+    /// one's turn ends: charged what it consumed, it loses nothing of its
+    /// share. An application chosen while the raised one was already
+    /// eligible (B-WF2Q+ put it first) serves at least one request, so
+    /// that choice is not undone before it has made progress. Returns
+    /// whether it preempted.
+    fn preempt_for_next_raised(&mut self, active: u32) -> bool {
+        let Some(a) = self.active else { return false };
+        let st = &self.apps[active as usize];
+        let class = st.class;
+        let served = st.budget - a.remaining;
+        if served == 0 || st.cur_weight > st.weight || !self.raised_queued(class) {
+            return false;
+        }
+        let Some(next) = self.engines[class].peek_eligible() else {
+            return false;
+        };
+        let n = &self.apps[next as usize];
+        if n.cur_weight == n.weight {
+            return false;
+        }
+        let budget = self.apps[active as usize].budget;
+        self.stats.preempted += 1;
+        self.deactivate(served, budget);
+        true
+    }
+
+    /// Whether a raised application of `class` has requests queued.
+    fn raised_queued(&self, class: usize) -> bool {
+        self.raised.iter().any(|&r| {
+            let st = &self.apps[r as usize];
+            st.class == class && !st.queue.is_empty()
+        })
     }
 
     /// Requests in flight of the applications that are not raised.
@@ -1451,6 +1500,9 @@ impl Bfq {
                 }
                 if self.over_limit_at(a.app, now) {
                     self.expire_limited();
+                    continue;
+                }
+                if self.preempt_for_next_raised(a.app) {
                     continue;
                 }
                 if self.held_for_raised(a.app, now) {

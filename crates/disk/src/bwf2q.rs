@@ -184,6 +184,13 @@ impl BudgetWf2q {
             .map(|(_, a)| a)
     }
 
+    /// The eligible application (`S <= V`) with the smallest F, left
+    /// queued and V left alone; `None` if none is eligible at the current V.
+    pub fn peek_eligible(&mut self) -> Option<u32> {
+        self.peek_next()?;
+        self.eligible.peek().map(|(_, a)| a)
+    }
+
     /// Removes `app` if queued.
     pub fn remove(&mut self, app: u32) {
         self.eligible.remove(app);

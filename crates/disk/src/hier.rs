@@ -289,6 +289,20 @@ impl HierWf2q {
         }
     }
 
+    /// The application eligible at every level (itself and each group
+    /// above it: `S <= V` in its parent's tree) with the smallest F at each,
+    /// everything left queued; `None` if the top level has none eligible.
+    pub fn peek_eligible(&mut self) -> Option<u32> {
+        let mut g = ROOT;
+        loop {
+            let n = self.tree(g).peek_eligible()?;
+            if n < self.max_apps {
+                return Some(n);
+            }
+            g = n - self.max_apps;
+        }
+    }
+
     /// Removes `app` if queued (it is not the active one); groups left
     /// with nothing queued leave their parents' trees, charged nothing.
     pub fn remove(&mut self, app: u32) {

@@ -500,6 +500,56 @@ fn a_raised_application_preempts_a_greedy_one_mid_budget() {
     }
 }
 
+/// A raised application that used up its budget with requests left is
+/// re-inserted with its start at its finish and waits to become eligible;
+/// the greedy application chosen meanwhile yields as soon as B-WF2Q+ would
+/// serve the raised one again, instead of keeping the device for its whole
+/// budget (512 sectors and more: 8 requests and more here).
+#[test]
+fn a_raised_application_back_from_its_budget_preempts_a_greedy_one() {
+    let mut b = Bfq::new(BfqConfig::simplified(4096).unwrap()).unwrap();
+    for a in 0..2 {
+        b.add_app(AppId(a), AppSpec::weight(1)).unwrap();
+    }
+    // App 1 completes one request, then idles 3 s: raised at its next.
+    b.add_request(0, Request::read(AppId(1), 1 << 30, 8))
+        .unwrap();
+    let Dispatch::Serve(r) = b.dispatch(0) else {
+        panic!("app 1 not served")
+    };
+    b.complete(MS, &r);
+    assert_eq!(b.dispatch(10 * MS), Dispatch::Empty); // its idling ends
+    let t0 = 3_000 * MS;
+    let read = |a: u32, k: u64| Request::read(AppId(a), (u64::from(a) << 30) + k * 64, 64);
+    for k in 0..256 {
+        b.add_request(t0, read(0, k).asynchronous()).unwrap();
+    }
+    let left = 128;
+    for k in 0..left {
+        b.add_request(t0, read(1, k + 1).asynchronous()).unwrap();
+    }
+    // One request at a time, 1 ms each: the longest run of app 0's while
+    // app 1 has requests queued.
+    let (mut t, mut left, mut run, mut longest) = (t0, left, 0, 0);
+    while left > 0 {
+        let Dispatch::Serve(r) = b.dispatch(t) else {
+            panic!("nothing served at {t}")
+        };
+        if r.app == AppId(1) {
+            left -= 1;
+            run = 0;
+        } else {
+            run += 1;
+            longest = longest.max(run);
+        }
+        t += MS;
+        b.complete(t, &r);
+    }
+    assert!(b.raised_until(AppId(1)).is_some(), "app 1 stayed raised");
+    assert!(b.stats().exhausted > 2, "app 1 used up its budget");
+    assert!(longest <= 2, "app 0 served {longest} in a row");
+}
+
 /// While a raised application is warm, a greedy active application that
 /// is not raised keeps at most `warm_depth` requests in flight (on
 /// a device taking several at once); once the raised one has been quiet
