@@ -279,23 +279,22 @@ impl HierWf2q {
     /// The application [`next_application`](Self::next_application) would
     /// return, everything left queued.
     pub fn peek_next(&mut self) -> Option<u32> {
-        let mut g = ROOT;
-        loop {
-            let n = self.tree(g).peek_next()?;
-            if n < self.max_apps {
-                return Some(n);
-            }
-            g = n - self.max_apps;
-        }
+        self.descend(BudgetWf2q::peek_next)
     }
 
     /// The application eligible at every level (itself and each group
     /// above it: `S <= V` in its parent's tree) with the smallest F at each,
     /// everything left queued; `None` if the top level has none eligible.
     pub fn peek_eligible(&mut self) -> Option<u32> {
+        self.descend(BudgetWf2q::peek_eligible)
+    }
+
+    /// From the root down, the node `pick` finds in each tree, until it is
+    /// an application; nothing is removed.
+    fn descend(&mut self, pick: fn(&mut BudgetWf2q) -> Option<u32>) -> Option<u32> {
         let mut g = ROOT;
         loop {
-            let n = self.tree(g).peek_eligible()?;
+            let n = pick(self.tree(g))?;
             if n < self.max_apps {
                 return Some(n);
             }

@@ -500,18 +500,14 @@ fn a_raised_application_preempts_a_greedy_one_mid_budget() {
     }
 }
 
-/// A raised application that used up its budget with requests left is
-/// re-inserted with its start at its finish and waits to become eligible;
-/// the greedy application chosen meanwhile yields as soon as B-WF2Q+ would
-/// serve the raised one again, instead of keeping the device for its whole
-/// budget (512 sectors and more: 8 requests and more here).
-#[test]
-fn a_raised_application_back_from_its_budget_preempts_a_greedy_one() {
+/// BFQ (B_max 4096 sectors) with apps 0 and 1 of weight 1; app 1 has
+/// completed one request at 1 ms and its idling has ended: its next
+/// request 2 s or more later raises its weight.
+fn two_apps_the_second_idle_after_one_request() -> Bfq {
     let mut b = Bfq::new(BfqConfig::simplified(4096).unwrap()).unwrap();
     for a in 0..2 {
         b.add_app(AppId(a), AppSpec::weight(1)).unwrap();
     }
-    // App 1 completes one request, then idles 3 s: raised at its next.
     b.add_request(0, Request::read(AppId(1), 1 << 30, 8))
         .unwrap();
     let Dispatch::Serve(r) = b.dispatch(0) else {
@@ -519,6 +515,18 @@ fn a_raised_application_back_from_its_budget_preempts_a_greedy_one() {
     };
     b.complete(MS, &r);
     assert_eq!(b.dispatch(10 * MS), Dispatch::Empty); // its idling ends
+    b
+}
+
+/// A raised application that used up its budget with requests left is
+/// re-inserted with its start at its finish and waits to become eligible;
+/// the greedy application chosen meanwhile yields as soon as B-WF2Q+ would
+/// serve the raised one again, instead of keeping the device for its whole
+/// budget (512 sectors and more: 8 requests and more here).
+#[test]
+fn a_raised_application_back_from_its_budget_preempts_a_greedy_one() {
+    // App 1 completes one request, then idles 3 s: raised at its next.
+    let mut b = two_apps_the_second_idle_after_one_request();
     let t0 = 3_000 * MS;
     let read = |a: u32, k: u64| Request::read(AppId(a), (u64::from(a) << 30) + k * 64, 64);
     for k in 0..256 {
@@ -557,18 +565,8 @@ fn a_raised_application_back_from_its_budget_preempts_a_greedy_one() {
 #[test]
 fn a_warm_raised_application_keeps_the_device_shallow() {
     use fairway_disk::bfq::DEFAULT_WARM_DEPTH;
-    let mut b = Bfq::new(BfqConfig::simplified(4096).unwrap()).unwrap();
-    for a in 0..2 {
-        b.add_app(AppId(a), AppSpec::weight(1)).unwrap();
-    }
     // App 1 is raised: one request done at 1 ms, the next 3 s later.
-    b.add_request(0, Request::read(AppId(1), 1 << 30, 8))
-        .unwrap();
-    let Dispatch::Serve(r) = b.dispatch(0) else {
-        panic!("app 1 not served")
-    };
-    b.complete(MS, &r);
-    assert_eq!(b.dispatch(10 * MS), Dispatch::Empty); // its idling ends
+    let mut b = two_apps_the_second_idle_after_one_request();
     let t0 = 3_000 * MS;
     // Its next request is asynchronous (read-ahead): served, and its turn
     // ends at once (nobody waits for it), while it is still in flight.
