@@ -879,10 +879,17 @@ impl Bfq {
         if st.class <= class {
             return;
         }
-        let served = st.budget - a.remaining;
-        let budget = st.budget;
+        self.preempt_active();
+    }
+
+    /// Ends the active application's turn for another's sake (counted in
+    /// [`BfqStats::preempted`]): charged what it consumed, its budget
+    /// kept, re-inserted back-shifted if backlogged.
+    pub(super) fn preempt_active(&mut self) {
+        let Some(a) = self.active else { return };
+        let budget = self.apps[a.app as usize].budget;
         self.stats.preempted += 1;
-        self.deactivate(served, budget);
+        self.deactivate(budget - a.remaining, budget);
     }
 
     /// A newly backlogged application `app` whose weight is raised ends
@@ -899,14 +906,12 @@ impl Bfq {
         if new.cur_weight == new.weight || cur.cur_weight > cur.weight || new.class != cur.class {
             return;
         }
-        let (served, budget) = (cur.budget - a.remaining, cur.budget);
-        self.stats.preempted += 1;
-        self.deactivate(served, budget);
+        self.preempt_active();
     }
 
     /// A raised application that has become eligible, and is the eligible
-    /// one B-WF2Q+ would serve first, ends the turn of the active
-    /// application `active` of its class that is not raised, once that one
+    /// one B-WF2Q+ would serve first, ends the turn of the
+    /// active application of its class that is not raised, once that one
     /// has been served something in its turn. A raised application that
     /// used up its budget with requests left is re-inserted back-shifted
     /// (`S = F`) and waits to become eligible; with its raised weight that
@@ -918,12 +923,11 @@ impl Bfq {
     /// eligible (B-WF2Q+ put it first) serves at least one request, so
     /// that choice is not undone before it has made progress. Returns
     /// whether it preempted.
-    fn preempt_for_next_raised(&mut self, active: u32) -> bool {
+    fn preempt_for_next_raised(&mut self) -> bool {
         let Some(a) = self.active else { return false };
-        let st = &self.apps[active as usize];
+        let st = &self.apps[a.app as usize];
         let class = st.class;
-        let served = st.budget - a.remaining;
-        if served == 0 || st.cur_weight > st.weight || !self.raised_queued(class) {
+        if st.budget == a.remaining || st.cur_weight > st.weight || !self.raised_queued(class) {
             return false;
         }
         let Some(next) = self.engines[class].peek_eligible() else {
@@ -933,9 +937,7 @@ impl Bfq {
         if n.cur_weight == n.weight {
             return false;
         }
-        let budget = self.apps[active as usize].budget;
-        self.stats.preempted += 1;
-        self.deactivate(served, budget);
+        self.preempt_active();
         true
     }
 
@@ -1502,7 +1504,7 @@ impl Bfq {
                     self.expire_limited();
                     continue;
                 }
-                if self.preempt_for_next_raised(a.app) {
+                if self.preempt_for_next_raised() {
                     continue;
                 }
                 if self.held_for_raised(a.app, now) {

@@ -92,9 +92,7 @@ impl Bfq {
         if st.class < class {
             return;
         }
-        let (served, budget) = (st.budget - a.remaining, st.budget);
-        self.stats.preempted += 1;
-        self.deactivate(served, budget);
+        self.preempt_active();
     }
 
     /// The active application reached its limit: its turn ends, charged
