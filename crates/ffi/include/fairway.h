@@ -258,6 +258,10 @@ typedef struct FairwayIoCompletion {
   uint32_t op;
   // From submission to completion, ns.
   uint64_t latency_ns;
+  // From submission to the scheduler's dispatch, ns: the part of
+  // `latency_ns` spent in fairway's queues (all of it for a request
+  // never dispatched).
+  uint64_t queued_ns;
 } FairwayIoCompletion;
 
 // The state of a cFFS queue.

@@ -114,6 +114,10 @@ pub struct FairwayIoCompletion {
     pub op: u32,
     /// From submission to completion, ns.
     pub latency_ns: u64,
+    /// From submission to the scheduler's dispatch, ns: the part of
+    /// `latency_ns` spent in fairway's queues (all of it for a request
+    /// never dispatched).
+    pub queued_ns: u64,
 }
 
 /// What happened to a client's requests. Every accepted request ends in
@@ -440,6 +444,7 @@ impl IoState {
                     fairway_disk::Direction::Write => FAIRWAY_IO_OP_WRITE,
                 },
                 latency_ns: u64::try_from(c.latency.as_nanos()).unwrap_or(u64::MAX),
+                queued_ns: u64::try_from(c.queued.as_nanos()).unwrap_or(u64::MAX),
             };
             // SAFETY: the caller's contract; `n < cap`.
             unsafe { out.add(n).write(completion) };

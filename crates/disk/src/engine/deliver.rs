@@ -124,6 +124,9 @@ impl Deliverer {
     /// the queue (waiters to wake).
     fn deliver(&self, p: Pending, result: Result<(), IoError>) -> bool {
         let latency = p.submitted.elapsed();
+        let queued = p
+            .dispatched
+            .map_or(latency, |d| d.saturating_duration_since(p.submitted));
         let Pending { id, req, route, .. } = p;
         let c = Completion {
             id: RequestId(id),
@@ -137,6 +140,7 @@ impl Deliverer {
             result,
             buf: req.buf,
             latency,
+            queued,
         };
         let mut st = self.shared.lock();
         st.outstanding -= 1;

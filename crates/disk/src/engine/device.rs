@@ -234,7 +234,8 @@ impl Core {
     /// leave the scheduler in order, each whole before the next).
     fn start(&mut self, req: Request) {
         let id = req.tag;
-        if let Some(p) = self.waiting.remove(&id) {
+        if let Some(mut p) = self.waiting.remove(&id) {
+            p.dispatched = Some(Instant::now());
             if let Some(s) = self.shared.lock().client(p.req.client) {
                 s.stats.dispatched += 1;
             }

@@ -454,6 +454,7 @@ impl Engine {
                 target,
                 route,
                 submitted: Instant::now(),
+                dispatched: None,
             }),
             Err(kind) => {
                 if let Some(s) = st.client(req.client) {

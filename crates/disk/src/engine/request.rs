@@ -111,4 +111,8 @@ pub struct Completion {
     pub buf: AlignedBuf,
     /// From submission to completion.
     pub latency: Duration,
+    /// From submission to the scheduler's first dispatch of it: the part
+    /// of [`Completion::latency`] spent waiting in fairway's queues (the
+    /// rest is the device's; all of it for a request never dispatched).
+    pub queued: Duration,
 }

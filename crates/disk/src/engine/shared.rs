@@ -34,6 +34,8 @@ pub(crate) struct Pending {
     pub(crate) target: Arc<Target>,
     pub(crate) route: Route,
     pub(crate) submitted: Instant,
+    /// When the scheduler first dispatched it (`None`: not yet).
+    pub(crate) dispatched: Option<Instant>,
 }
 
 /// A change of the scheduler's configuration, run on the device thread.

@@ -742,9 +742,18 @@ fn removing_a_client_cancels_its_queued_requests_and_completes_the_one_in_flight
     assert_eq!(at_removal.outstanding(), 1);
     let e = engine.submit(read(c, t, 0, BLOCK)).unwrap_err();
     assert_eq!(e.kind, SubmitErrorKind::UnknownClient(c));
+    // The FIFO read stays on the "device" and `other`'s read in the queue.
+    const HOLD: Duration = Duration::from_millis(50);
+    std::thread::sleep(HOLD);
     fifo.feed(&[7u8; 512]);
     let mut done = drain(&engine);
     done.sort_by_key(|c| c.user_data);
+    // Dispatched before the hold: its wait was the device's.
+    assert!(done[0].queued + HOLD <= done[0].latency, "{:?}", done[0]);
+    // Queued through the hold, then issued.
+    assert!(done[4].queued >= HOLD && done[4].queued <= done[4].latency);
+    // Never dispatched: all of their time was queued.
+    assert!(done[1..4].iter().all(|c| c.queued == c.latency));
     let got: Vec<(u64, bool)> = done
         .iter()
         .map(|c| (c.user_data, matches!(c.result, Err(IoError::Cancelled))))

@@ -226,6 +226,7 @@ fn zero_completion() -> FairwayIoCompletion {
         len: 0,
         op: 0,
         latency_ns: 0,
+        queued_ns: 0,
     }
 }
 
@@ -300,6 +301,7 @@ fn reads_and_writes(flags: u32) {
             (BLOCK as i64, BLOCK as u32, FAIRWAY_IO_OP_READ)
         );
         assert_eq!(c.offset, (c.user_data - 1000) * 8192);
+        assert!(c.queued_ns <= c.latency_ns && c.latency_ns > 0);
         assert!(bytes(b)
             .iter()
             .enumerate()
@@ -772,6 +774,8 @@ fn shutdown_with_requests_outstanding_loses_none() {
             assert!(bytes(c.buf)[..512].iter().all(|&x| x == 0x3c));
         } else {
             assert_eq!(c.result, -i64::from(libc::ESHUTDOWN));
+            // Never dispatched: its whole wait was in the queue.
+            assert_eq!(c.queued_ns, c.latency_ns);
         }
     }
     assert!(bufs.is_empty());

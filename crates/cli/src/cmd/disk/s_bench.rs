@@ -395,13 +395,33 @@ fn print_runs(r: &SReport) -> Result<(), DiskCmdError> {
     }
     crate::outln!("Each replay's start-up, in the order run (the means above are theirs):");
     t.print()?;
+    let cells = || r.cases.iter().flat_map(|c| &c.cells);
+    if cells().any(|c| c.host_reports_runs.iter().any(|&n| n > 0)) {
+        crate::outln!("* the hypervisor took free page reports during it, pausing the disk");
+    }
+    let settle: f64 = cells().map(|c| c.host_settle_s).sum();
+    if settle > 0.0 {
+        crate::outln!(
+            "S's pauses were made {settle:.0} s longer in all, for the hypervisor's free page \
+             reports to end before each drop of the page cache (docs/io-scheduler.md)."
+        );
+    }
     crate::outln!();
     Ok(())
 }
 
-/// A cell's replays, in seconds, in the order run.
+/// A cell's replays, in seconds, in the order run; `*` marks one during
+/// which the hypervisor took free page reports.
 fn replays(c: &s_bench::Cell) -> String {
-    let runs: Vec<String> = c.startup_runs_s.iter().map(|x| format!("{x:.3}")).collect();
+    let runs: Vec<String> = c
+        .startup_runs_s
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let disturbed = c.host_reports_runs.get(i).is_some_and(|&n| n > 0);
+            format!("{x:.3}{}", if disturbed { "*" } else { "" })
+        })
+        .collect();
     runs.join(" ")
 }
 
@@ -481,12 +501,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_cells_replays_are_listed_in_the_order_run() {
+    fn a_cells_replays_are_listed_in_the_order_run_those_the_hypervisor_paused_marked() {
         let c = s_bench::Cell {
             scheduler: "fairway-bfq".into(),
             startup_s: Some(0.163),
             startup_runs_s: vec![0.093, 0.295, 0.1],
             timed_out: 0,
+            host_reports_runs: Vec::new(),
+            host_settle_s: 0.0,
             throughput_mb_s: 0.0,
             startup_throughput_mb_s: 0.0,
             requests: 0,
@@ -496,5 +518,10 @@ mod tests {
             device_load: None,
         };
         assert_eq!(replays(&c), "0.093 0.295 0.100");
+        let paused = s_bench::Cell {
+            host_reports_runs: vec![0, 2, 0],
+            ..c
+        };
+        assert_eq!(replays(&paused), "0.093 0.295* 0.100");
     }
 }

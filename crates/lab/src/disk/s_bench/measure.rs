@@ -9,6 +9,7 @@
 //! measured phase are the device's own count of what it completed.
 
 use super::load::{stat, Sampler};
+use super::page_reporting;
 use super::port::{Counters, Op, Port, Ports};
 use super::replay::{replay, APP_REGION};
 use super::report::Cell;
@@ -244,14 +245,19 @@ pub fn measure<S: Ports>(
     let (loop_b0, _) = counters.snapshot();
     let loop_t0 = Instant::now();
     let (mut bytes, mut secs, mut runs, mut timed_out) = (0u64, 0f64, Vec::new(), 0u32);
+    let (mut reports, mut settle_s) = (Vec::new(), 0f64);
     for (rep, app) in (0..plan.reps).zip(apps) {
-        crew.sleep(plan.pauses.before)?;
+        settle_s += pause_before(&mut crew, plan.pauses.before)?;
         drop_cache(probe.dev)?;
         crew.sleep(plan.pauses.settle)?;
         crew.sleep(APP_IDLE.saturating_sub(touched.elapsed()))?;
         let (b0, _) = counters.snapshot();
         let seed = plan.seed ^ (u64::from(rep) + 1).wrapping_mul(0x1234_5678_9abc);
+        let reports0 = page_reporting::reports();
         let r = replay(trace, app, 0, seed, plan.max_startup, &counters)?;
+        if let (Some(a), Some(b)) = (reports0, page_reporting::reports()) {
+            reports.push(b.saturating_sub(a));
+        }
         let (b1, _) = counters.snapshot();
         bytes += b1 - b0;
         secs += r.secs;
@@ -281,6 +287,8 @@ pub fn measure<S: Ports>(
         startup_s: (timed_out == 0 && !runs.is_empty()).then_some(mean),
         startup_runs_s: runs,
         timed_out,
+        host_reports_runs: reports,
+        host_settle_s: settle_s,
         throughput_mb_s: mb_s(loop_b1 - loop_b0, loop_secs),
         startup_throughput_mb_s: mb_s(bytes, secs),
         requests,
@@ -293,6 +301,36 @@ pub fn measure<S: Ports>(
         device_load,
     })
 }
+
+/// S's pause before a drop of the page cache, made longer while the
+/// hypervisor is still taking free page reports ([`page_reporting`]):
+/// until none has come for [`page_reporting::QUIET`], at most
+/// [`page_reporting::MAX_WAIT`] beyond the pause. The seconds beyond it.
+fn pause_before(crew: &mut Crew, pause: Duration) -> Result<f64, SBenchError> {
+    let t0 = Instant::now();
+    let Some(mut last) = page_reporting::reports() else {
+        crew.sleep(pause)?;
+        return Ok(0.0);
+    };
+    // The reports before the pause are not seen: quiet counts from its
+    // start, which S's pause (4 s) covers.
+    let mut quiet_since = t0;
+    loop {
+        let elapsed = t0.elapsed();
+        let settled = quiet_since.elapsed() >= page_reporting::QUIET;
+        if elapsed >= pause && (settled || elapsed >= pause + page_reporting::MAX_WAIT) {
+            return Ok((elapsed - pause).as_secs_f64());
+        }
+        crew.sleep(REPORTS_POLL)?;
+        let n = page_reporting::reports().unwrap_or(last);
+        if n != last {
+            (last, quiet_since) = (n, Instant::now());
+        }
+    }
+}
+
+/// How often [`pause_before`] looks at the reports.
+const REPORTS_POLL: Duration = Duration::from_millis(50);
 
 /// `bytes` over `secs`, MB/s (10^6 bytes; 0 for no time).
 fn mb_s(bytes: u64, secs: f64) -> f64 {

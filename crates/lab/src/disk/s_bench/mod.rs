@@ -19,6 +19,8 @@
 //!   each thread's I/O, [`kernel`] (system calls, [`aio`]) or [`engine`];
 //! * [`mod@measure`]: one case under one scheduler; [`load`]: the load the
 //!   workers put on the device; [`cpu`]: CPU per request;
+//!   [`page_reporting`]: a virtual machine's pauses of its disk, waited
+//!   out before each replay;
 //!   [`report`]: the table's data and the targets.
 
 pub mod aio;
@@ -29,6 +31,7 @@ pub mod engine;
 pub mod kernel;
 pub mod load;
 pub mod measure;
+pub mod page_reporting;
 pub mod port;
 pub mod replay;
 pub mod report;

@@ -21,6 +21,14 @@ pub struct Cell {
     pub startup_runs_s: Vec<f64>,
     /// Replays stopped at the time limit.
     pub timed_out: u32,
+    /// The hypervisor's passes of free page reports during each replay,
+    /// which pause a virtual disk ([`super::page_reporting`]); empty on a
+    /// machine without free page reporting.
+    pub host_reports_runs: Vec<u64>,
+    /// Seconds S's pauses were made longer, in all, to let the
+    /// hypervisor's free page reports end before the page cache was
+    /// dropped.
+    pub host_settle_s: f64,
     /// The greedy workers' aggregate MB/s (read and written) over S's
     /// iteration loop, pauses and replays, as S's `iostat` samples cover
     /// it (0 idle).
@@ -217,6 +225,8 @@ mod tests {
             startup_s: Some(startup),
             startup_runs_s: vec![startup],
             timed_out: 0,
+            host_reports_runs: Vec::new(),
+            host_settle_s: 0.0,
             throughput_mb_s: loop_mb,
             startup_throughput_mb_s: during_mb,
             requests: 1,
