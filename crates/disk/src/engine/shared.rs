@@ -116,7 +116,9 @@ impl State {
     }
 
     /// Sends the device thread `cmd` (and wakes it); the command back if
-    /// the engine has stopped.
+    /// the engine has stopped. (The command is as large as a request: a
+    /// box would cost an allocation per request, see [`Cmd::Submit`].)
+    #[allow(clippy::result_large_err)]
     pub(crate) fn send(&self, cmd: Cmd) -> Result<(), Cmd> {
         let Some(tx) = &self.tx else {
             return Err(cmd);
