@@ -158,6 +158,9 @@ fn without_root_it_is_skipped_with_exit_code_3() {
     assert!(out.stdout.is_empty());
 }
 
+/// Linux's smallest order of the free blocks it reports to a hypervisor.
+const REPORTING_ORDER: &str = "/sys/module/page_reporting/parameters/page_reporting_order";
+
 fn leftovers() -> (String, Vec<String>) {
     let losetup = Command::new("losetup")
         .arg("-a")
@@ -187,9 +190,14 @@ fn quick_run_gives_every_scheduler_figures_and_cleans_up() {
         eprintln!("skipped, needs root");
         return;
     }
+    let order = || std::fs::read_to_string(REPORTING_ORDER).ok();
+    let order_before = order();
     let out = fairway(&["disk", "s-bench", "--quick", "--json"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
+    // Free page reporting, paused for the run where the machine has it,
+    // is as it was.
+    assert_eq!(order(), order_before);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -246,6 +254,14 @@ fn quick_run_gives_every_scheduler_figures_and_cleans_up() {
     assert_eq!(v["reads"], "buffered");
     assert_eq!(v["submission"], "device-thread");
     assert_eq!(v["buffers"], "huge");
+    let reporting = v["page_reporting"].as_str().unwrap();
+    let queue =
+        std::fs::read_to_string("/proc/interrupts").is_ok_and(|i| i.contains("reporting_vq"));
+    if queue {
+        assert!(reporting == "paused for the run" || reporting.starts_with("left on"));
+    } else {
+        assert_eq!(reporting, "absent", "{v}");
+    }
     // --quick's shortened S loop: 1 s, the cache dropped, 0.2 s, the
     // replay, 0.5 s after a short one.
     assert_eq!(v["pause_before_s"], 1.0);

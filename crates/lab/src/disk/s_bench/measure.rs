@@ -245,9 +245,9 @@ pub fn measure<S: Ports>(
     let (loop_b0, _) = counters.snapshot();
     let loop_t0 = Instant::now();
     let (mut bytes, mut secs, mut runs, mut timed_out) = (0u64, 0f64, Vec::new(), 0u32);
-    let (mut reports, mut settle_s) = (Vec::new(), 0f64);
+    let mut reports = Vec::new();
     for (rep, app) in (0..plan.reps).zip(apps) {
-        settle_s += pause_before(&mut crew, plan.pauses.before)?;
+        crew.sleep(plan.pauses.before)?;
         drop_cache(probe.dev)?;
         crew.sleep(plan.pauses.settle)?;
         crew.sleep(APP_IDLE.saturating_sub(touched.elapsed()))?;
@@ -288,7 +288,6 @@ pub fn measure<S: Ports>(
         startup_runs_s: runs,
         timed_out,
         host_reports_runs: reports,
-        host_settle_s: settle_s,
         throughput_mb_s: mb_s(loop_b1 - loop_b0, loop_secs),
         startup_throughput_mb_s: mb_s(bytes, secs),
         requests,
@@ -301,36 +300,6 @@ pub fn measure<S: Ports>(
         device_load,
     })
 }
-
-/// S's pause before a drop of the page cache, made longer while the
-/// hypervisor is still taking free page reports ([`page_reporting`]):
-/// until none has come for [`page_reporting::QUIET`], at most
-/// [`page_reporting::MAX_WAIT`] beyond the pause. The seconds beyond it.
-fn pause_before(crew: &mut Crew, pause: Duration) -> Result<f64, SBenchError> {
-    let t0 = Instant::now();
-    let Some(mut last) = page_reporting::reports() else {
-        crew.sleep(pause)?;
-        return Ok(0.0);
-    };
-    // The reports before the pause are not seen: quiet counts from its
-    // start, which S's pause (4 s) covers.
-    let mut quiet_since = t0;
-    loop {
-        let elapsed = t0.elapsed();
-        let settled = quiet_since.elapsed() >= page_reporting::QUIET;
-        if elapsed >= pause && (settled || elapsed >= pause + page_reporting::MAX_WAIT) {
-            return Ok((elapsed - pause).as_secs_f64());
-        }
-        crew.sleep(REPORTS_POLL)?;
-        let n = page_reporting::reports().unwrap_or(last);
-        if n != last {
-            (last, quiet_since) = (n, Instant::now());
-        }
-    }
-}
-
-/// How often [`pause_before`] looks at the reports.
-const REPORTS_POLL: Duration = Duration::from_millis(50);
 
 /// `bytes` over `secs`, MB/s (10^6 bytes; 0 for no time).
 fn mb_s(bytes: u64, secs: f64) -> f64 {

@@ -19,8 +19,8 @@
 //!   each thread's I/O, [`kernel`] (system calls, [`aio`]) or [`engine`];
 //! * [`mod@measure`]: one case under one scheduler; [`load`]: the load the
 //!   workers put on the device; [`cpu`]: CPU per request;
-//!   [`page_reporting`]: a virtual machine's pauses of its disk, waited
-//!   out before each replay;
+//!   [`page_reporting`]: a virtual machine's pauses of its disk, stopped
+//!   for the run;
 //!   [`report`]: the table's data and the targets.
 
 pub mod aio;
@@ -198,6 +198,9 @@ pub struct SBenchConfig {
     /// Run the benchmark's threads under `SCHED_RR` (priority 1), so that
     /// other load on the machine delays them less.
     pub realtime: bool,
+    /// Leave the virtual machine's free page reporting on during the run
+    /// (by default it is paused: [`page_reporting::Pause`]).
+    pub keep_page_reporting: bool,
     /// Each greedy worker's region, MiB, `16..=4096`.
     pub region_mib: u64,
     /// Replays per case and scheduler, `1..=100`.
@@ -329,6 +332,7 @@ pub fn run(
     step: &mut dyn FnMut(usize, usize, &str),
 ) -> Result<SReport, SBenchError> {
     preflight(config, &trace)?;
+    let reporting = page_reporting::Pause::start(config.keep_page_reporting);
     let image = Image::create(config.image_mib(&trace) << 20)?;
     let dev = LoopDev::attach(&image)?;
     let offered = dev.schedulers();
@@ -417,6 +421,7 @@ pub fn run(
             _ => "device-thread",
         },
         realtime: config.realtime,
+        page_reporting: reporting.state.to_string(),
         fairway_spec: config.spec.to_string(),
         schedulers,
         cases,
@@ -425,6 +430,7 @@ pub fn run(
     report.check_targets();
     drop(dev);
     drop(image);
+    drop(reporting);
     Ok(report)
 }
 

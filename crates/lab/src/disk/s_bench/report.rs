@@ -25,10 +25,6 @@ pub struct Cell {
     /// which pause a virtual disk ([`super::page_reporting`]); empty on a
     /// machine without free page reporting.
     pub host_reports_runs: Vec<u64>,
-    /// Seconds S's pauses were made longer, in all, to let the
-    /// hypervisor's free page reports end before the page cache was
-    /// dropped.
-    pub host_settle_s: f64,
     /// The greedy workers' aggregate MB/s (read and written) over S's
     /// iteration loop, pauses and replays, as S's `iostat` samples cover
     /// it (0 idle).
@@ -141,6 +137,9 @@ pub struct SReport {
     pub submission: &'static str,
     /// Whether the threads ran under `SCHED_RR`.
     pub realtime: bool,
+    /// What the run did about the virtual machine's free page reporting
+    /// (`absent`, `paused for the run`, `left on (why)`).
+    pub page_reporting: String,
     /// fairway's BFQ spec.
     pub fairway_spec: String,
     /// The columns.
@@ -226,7 +225,6 @@ mod tests {
             startup_runs_s: vec![startup],
             timed_out: 0,
             host_reports_runs: Vec::new(),
-            host_settle_s: 0.0,
             throughput_mb_s: loop_mb,
             startup_throughput_mb_s: during_mb,
             requests: 1,
@@ -267,6 +265,7 @@ mod tests {
             reads: SeqReads::Buffered,
             submission: "device-thread",
             realtime: false,
+            page_reporting: "absent".into(),
             fairway_spec: "bfq".into(),
             schedulers: vec!["none".into(), "bfq".into(), "fairway-bfq".into()],
             cases: vec![
